@@ -1,0 +1,76 @@
+// The one atomic-write primitive. Every file a2a puts in the store goes through here:
+//
+//   1. create a unique temp file in ROOT/tmp/ (same filesystem, never watched), mode 0600
+//   2. write all bytes, fsync, close (each checked: "NFS-writing" in Maildir's sense)
+//   3. rename(temp, dest)   - replace: readers see the old file or the new one, never a mix
+//      link(temp, dest)     - exclusive: fails with EEXIST if dest exists (claims, numbering);
+//                             link is atomic and exclusive on NFS too, unlike O_EXCL on old NFS
+//   4. finally unlink the temp name, whatever happened
+//
+// At the instant of the rename/link the new content is visible in full. A crash before it
+// leaves only a temp file, which `gc` removes once it is older than TMP_STALE_MS.
+
+import { closeSync, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { ioError } from "./errors";
+import { tmpDir } from "./paths";
+import { ensureDir, type Store } from "./store";
+
+export const TMP_STALE_MS = 60 * 60 * 1000;
+
+function tempName(store: Store): string {
+  return join(tmpDir(store), `${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+}
+
+function writeTemp(store: Store, data: string | Uint8Array): string {
+  ensureDir(store, tmpDir(store));
+  const temp = tempName(store);
+  const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+  const fd = openSync(temp, "wx", store.fileMode);
+  try {
+    let off = 0;
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return temp;
+}
+
+function unlinkQuiet(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone (renamed into place) or never created
+  }
+}
+
+// Replaces `dest` with `data` atomically. Throws A2AError(EIO) with the store untouched.
+export function writeAtomic(store: Store, dest: string, data: string | Uint8Array): void {
+  let temp: string | undefined;
+  try {
+    temp = writeTemp(store, data);
+    renameSync(temp, dest);
+    temp = undefined;
+  } catch (err) {
+    throw ioError(err, `writing ${dest}`);
+  } finally {
+    if (temp) unlinkQuiet(temp);
+  }
+}
+
+// Creates `dest` with `data` only if it does not exist. Returns false when it already exists.
+export function createAtomic(store: Store, dest: string, data: string | Uint8Array): boolean {
+  let temp: string | undefined;
+  try {
+    temp = writeTemp(store, data);
+    linkSync(temp, dest);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw ioError(err, `creating ${dest}`);
+  } finally {
+    if (temp) unlinkQuiet(temp);
+  }
+}

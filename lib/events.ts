@@ -1,0 +1,92 @@
+// The event feed behind `a2a watch`: started, appended, published, cleared, derived by
+// comparing each slot's record with the last one seen. Events come from lib/watch.ts, so a
+// burst of changes to one slot may fold into one event carrying the latest state (a watch
+// reports that something changed, not every intermediate version); `version` says how far.
+
+import { readdirSync } from "node:fs";
+import { checkName, slotNameOf, slotsDir } from "./paths";
+import type { SlotRecord } from "./record";
+import { readSlot } from "./slot";
+import { ensureDir, type Store } from "./store";
+import { waitUntil, type WaitOptions } from "./watch";
+
+export type SlotEventType = "started" | "appended" | "published" | "cleared";
+
+export interface SlotEvent {
+  event: SlotEventType;
+  name: string;
+  version: number;
+  at: number; // unix seconds
+  task?: string;
+  chunks?: number;
+  size?: number;
+  preview?: string;
+}
+
+function describe(prev: SlotRecord | undefined, cur: SlotRecord): SlotEvent | undefined {
+  if (prev && prev.version === cur.version && prev.started_at === cur.started_at) return undefined;
+  const base = { name: cur.name, version: cur.version, at: cur.updated_at };
+  if (cur.state === "done") {
+    if (prev?.state === "done" && prev.version === cur.version) return undefined;
+    return { event: "published", ...base, size: cur.size, preview: (cur.result ?? "").slice(0, 80) };
+  }
+  if (prev && prev.state === "running" && prev.started_at === cur.started_at && cur.chunks > prev.chunks) {
+    return { event: "appended", ...base, chunks: cur.chunks };
+  }
+  return { event: "started", ...base, task: cur.task };
+}
+
+// Calls onEvent for every change to the named slots (all slots when `only` is empty) until
+// the signal aborts or the timeout passes. Slots that exist at the start are not reported.
+export async function watchSlots(store: Store, only: string[], onEvent: (e: SlotEvent) => void, opts: WaitOptions = {}): Promise<void> {
+  only.forEach((n) => checkName(n));
+  ensureDir(store, slotsDir(store));
+  const wanted = only.length ? new Set(only) : undefined;
+  const seen = new Map<string, SlotRecord>();
+  const look = (name: string) => {
+    if (wanted && !wanted.has(name)) return;
+    const r = readSlot(store, name, 0);
+    if (r.kind === "corrupt") return; // torn: the next event re-reads it
+    const prev = seen.get(name);
+    if (r.kind === "absent") {
+      if (prev) {
+        seen.delete(name);
+        onEvent({ event: "cleared", name, version: prev.version, at: Date.now() / 1000 });
+      }
+      return;
+    }
+    seen.set(name, r.record);
+    const e = describe(prev, r.record);
+    if (e) onEvent(e);
+  };
+  const scan = () => {
+    const present = new Set(readdirSync(slotsDir(store)).map(slotNameOf).filter((n): n is string => !!n));
+    for (const n of new Set([...present, ...seen.keys()])) look(n);
+  };
+  // The first check runs once the watch is registered: what is there then is the baseline,
+  // not news, and nothing that lands after it can be missed.
+  const snapshot = () => {
+    for (const n of readdirSync(slotsDir(store)).map(slotNameOf)) {
+      if (!n || (wanted && !wanted.has(n))) continue;
+      const r = readSlot(store, n);
+      if (r.kind === "ok") seen.set(n, r.record);
+    }
+  };
+  let first = true;
+  await waitUntil<true>(
+    store,
+    slotsDir(store),
+    (file) => {
+      if (first) {
+        first = false;
+        snapshot();
+      } else if (file === undefined) scan();
+      else {
+        const name = slotNameOf(file);
+        if (name) look(name);
+      }
+      return undefined;
+    },
+    opts,
+  );
+}

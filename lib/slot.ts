@@ -1,0 +1,316 @@
+// Slot operations: start, publish, clear, append, read, list, gc. A slot is one record file
+// (lib/record.ts) replaced atomically (lib/atomic.ts) under the slot's lock (lib/lock.ts).
+//
+// Invariants:
+// - every change goes through `mutate`: lock, read, compute, write, unlock; so `version` grows
+//   by exactly one per change, and --if-version is a true compare-and-set across processes;
+// - readers never lock; a record that is absent, expired, or fails its checks (torn read on a
+//   caching filesystem, foreign garbage) reads as absent, never as an error or a wrong value;
+// - invalid input is rejected before anything is touched, so a failed call leaves the store
+//   exactly as it was.
+
+import { readdirSync, readFileSync, rmSync, statSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { A2AError, ioError } from "./errors";
+import { TMP_STALE_MS, writeAtomic } from "./atomic";
+import { withLock, STALE_MS } from "./lock";
+import { checkName, chunkFile, locksDir, slotFile, slotNameOf, slotsDir, streamDir, streamsDir, tmpDir } from "./paths";
+import { decodeRecord, encodeRecord, isExpired, nowSec, type SlotRecord } from "./record";
+import { ensureDir, type Store } from "./store";
+
+export type ReadResult =
+  | { kind: "ok"; record: SlotRecord }
+  | { kind: "absent"; expired?: SlotRecord }
+  | { kind: "corrupt" };
+
+// One read of a slot file. `retries` re-reads a record that fails its checks (a torn read);
+// wait loops pass 0 because their next wake-up is the retry.
+export function readSlot(store: Store, name: string, retries = 3): ReadResult {
+  for (let i = 0; ; i++) {
+    let text: string;
+    try {
+      text = readFileSync(slotFile(store, name), "utf8");
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR") return { kind: "absent" };
+      if (code !== "ESTALE" || i >= retries) {
+        if (code === "ESTALE") return { kind: "corrupt" };
+        throw ioError(err, `reading slot ${name}`);
+      }
+      continue;
+    }
+    const record = decodeRecord(text);
+    if (record && record.name === name) {
+      return isExpired(record) ? { kind: "absent", expired: record } : { kind: "ok", record };
+    }
+    if (i >= retries) return { kind: "corrupt" };
+    Bun.sleepSync(1 + i * 5);
+  }
+}
+
+// The live record of `name`, or undefined (absent, expired or unreadable).
+export function getSlot(store: Store, name: string): SlotRecord | undefined {
+  checkName(name);
+  const r = readSlot(store, name);
+  return r.kind === "ok" ? r.record : undefined;
+}
+
+export interface TtlOption {
+  ttlSec?: number; // seconds until the record counts as absent
+}
+
+function expiry(opts: TtlOption, now: number, previous: number | null): number | null {
+  return opts.ttlSec !== undefined ? now + opts.ttlSec : previous;
+}
+
+function checkSize(store: Store, text: string, what: string): void {
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes > store.maxBytes) {
+    throw new A2AError(
+      "ETOOBIG",
+      `${what} is ${bytes} bytes, over the ${store.maxBytes}-byte limit: send a path or a summary instead, or raise A2A_MAX_BYTES`,
+    );
+  }
+}
+
+// Lock, read the live record, let `change` compute the next one, write it, unlock.
+async function mutate(
+  store: Store,
+  name: string,
+  change: (old: SlotRecord | undefined, now: number) => SlotRecord,
+): Promise<SlotRecord> {
+  checkName(name);
+  ensureDir(store, slotsDir(store));
+  return withLock(store, name, () => {
+    const r = readSlot(store, name);
+    const old = r.kind === "ok" ? r.record : undefined;
+    const next = change(old, nowSec());
+    writeAtomic(store, slotFile(store, name), encodeRecord(next));
+    return next;
+  });
+}
+
+function base(store: Store, name: string, now: number): Omit<SlotRecord, "state" | "task" | "result" | "version"> {
+  return {
+    a2a: 1, name, size: 0, started_at: now, published_at: null, updated_at: now,
+    expires_at: null, chunks: 0, host: store.host, pid: process.pid,
+  } as const;
+}
+
+// Announces work on `name`: a fresh running record; a published slot goes back to running
+// and the previous run's streamed chunks are dropped.
+export async function startSlot(store: Store, name: string, task = "", opts: TtlOption = {}): Promise<SlotRecord> {
+  checkSize(store, task, "the task");
+  return mutate(store, name, (old, now) => {
+    if (old?.chunks) removeChunks(store, name);
+    return {
+      ...base(store, name, now),
+      state: "running", task, result: null,
+      version: (old?.version ?? 0) + 1,
+      expires_at: expiry(opts, now, null),
+    };
+  });
+}
+
+export interface PublishOptions extends TtlOption {
+  ifVersion?: number; // publish only if the slot's version is still this (0 = absent)
+}
+
+// Publishes `result` on `name`, keeping the task and start time of a running slot.
+export async function publishSlot(store: Store, name: string, result: string, opts: PublishOptions = {}): Promise<SlotRecord> {
+  checkName(name);
+  checkSize(store, result, "the result");
+  return mutate(store, name, (old, now) => {
+    const current = old?.version ?? 0;
+    if (opts.ifVersion !== undefined && opts.ifVersion !== current) {
+      throw new A2AError(
+        "ECONFLICT",
+        `slot ${name} is at version ${current}, not ${opts.ifVersion}: read it again (a2a status ${name} --json) and retry with --if-version ${current}`,
+      );
+    }
+    return {
+      ...base(store, name, now),
+      state: "done", task: old?.task ?? "", result, size: Buffer.byteLength(result, "utf8"),
+      version: current + 1,
+      started_at: old?.started_at ?? now,
+      published_at: now,
+      expires_at: expiry(opts, now, old?.expires_at ?? null),
+      chunks: old?.chunks ?? 0,
+    };
+  });
+}
+
+// Streams one chunk of partial output into a running slot (starting it if absent).
+export async function appendChunk(store: Store, name: string, chunk: string): Promise<SlotRecord> {
+  checkName(name);
+  checkSize(store, chunk, "the chunk");
+  return mutate(store, name, (old, now) => {
+    if (old?.state === "done") {
+      throw new A2AError("ECONFLICT", `slot ${name} is already published: start a new run first (a2a start ${name})`);
+    }
+    const n = (old?.chunks ?? 0) + 1;
+    ensureDir(store, streamDir(store, name));
+    // The chunk lands before the record that counts it, so a reader never sees a count
+    // whose file is missing.
+    writeAtomic(store, chunkFile(store, name, n), chunk);
+    return old
+      ? { ...old, version: old.version + 1, chunks: n, updated_at: now, host: store.host, pid: process.pid }
+      : { ...base(store, name, now), state: "running", task: "", result: null, version: 1, chunks: n };
+  });
+}
+
+// Chunks after number `after` (1-based) that the record counts, in order.
+export function readChunks(store: Store, name: string, after: number, upTo: number): string[] {
+  const out: string[] = [];
+  for (let n = after + 1; n <= upTo; n++) {
+    try {
+      out.push(readFileSync(chunkFile(store, name, n), "utf8"));
+    } catch (err) {
+      // A concurrent `start` dropped this run's chunks: the caller sees the new run next.
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") break;
+      throw ioError(err, `reading chunk ${n} of ${name}`);
+    }
+  }
+  return out;
+}
+
+function removeChunks(store: Store, name: string): void {
+  rmSync(streamDir(store, name), { recursive: true, force: true });
+}
+
+// Removes a slot and its chunks. Returns false when there was no live record.
+export async function clearSlot(store: Store, name: string): Promise<boolean> {
+  checkName(name);
+  if (readSlot(store, name).kind === "absent" && !existsLoose(slotFile(store, name))) return false;
+  return withLock(store, name, () => {
+    const r = readSlot(store, name);
+    try {
+      unlinkSync(slotFile(store, name));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw ioError(err, `clearing slot ${name}`);
+    }
+    removeChunks(store, name);
+    return r.kind !== "absent";
+  });
+}
+
+function existsLoose(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function names(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw ioError(err, `listing ${dir}`);
+  }
+}
+
+export interface SlotListing {
+  records: SlotRecord[]; // live records, newest change first
+  skipped: string[]; // files in slots/ that are not valid records (left untouched)
+}
+
+// Every live slot (or just `only`), newest first; expired ones are swept on the way.
+export async function listSlots(store: Store, only?: string[]): Promise<SlotListing> {
+  only?.forEach((n) => checkName(n));
+  const wanted = only ?? names(slotsDir(store)).map(slotNameOf).filter((n): n is string => !!n);
+  const records: SlotRecord[] = [];
+  const skipped: string[] = [];
+  for (const name of wanted) {
+    const r = readSlot(store, name);
+    if (r.kind === "ok") records.push(r.record);
+    else if (r.kind === "corrupt") skipped.push(name);
+    else if (r.expired) await sweepExpired(store, name);
+  }
+  records.sort((a, b) => b.updated_at - a.updated_at || a.name.localeCompare(b.name));
+  return { records, skipped };
+}
+
+// Removes `name` if, under its lock, it is still expired (a concurrent start may have renewed it).
+async function sweepExpired(store: Store, name: string): Promise<boolean> {
+  return withLock(store, name, () => {
+    const r = readSlot(store, name);
+    if (r.kind !== "absent" || !r.expired) return false;
+    unlinkSync(slotFile(store, name));
+    removeChunks(store, name);
+    return true;
+  });
+}
+
+// Clears every slot; returns the names that held a live record.
+export async function clearAll(store: Store): Promise<string[]> {
+  const cleared: string[] = [];
+  for (const file of names(slotsDir(store))) {
+    const name = slotNameOf(file);
+    if (name && (await clearSlot(store, name))) cleared.push(name);
+  }
+  return cleared;
+}
+
+export interface GcReport {
+  expired: string[]; // slots past their TTL, removed
+  temp_files: number; // abandoned temp files older than TMP_STALE_MS, removed
+  orphan_streams: string[]; // chunk directories of slots that no longer exist, removed
+  stale_locks: string[]; // lock directories older than the stale limit, removed
+}
+
+// Sweeps what crashes and expiry leave behind. Safe to run at any time, from any process.
+export async function gc(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise<GcReport> {
+  const report: GcReport = { expired: [], temp_files: 0, orphan_streams: [], stale_locks: [] };
+  const now = Date.now();
+  for (const file of names(slotsDir(store))) {
+    const name = slotNameOf(file);
+    const r = name ? readSlot(store, name) : undefined;
+    if (name && r?.kind === "absent" && r.expired && (await sweepExpired(store, name))) report.expired.push(name);
+  }
+  for (const file of names(tmpDir(store))) {
+    const p = join(tmpDir(store), file);
+    if (ageMs(p, now) > tmpMaxAgeMs && unlinkQuiet(p)) report.temp_files++;
+  }
+  for (const name of names(streamsDir(store))) {
+    if (name.startsWith(".") || existsLoose(slotFile(store, name))) continue;
+    // Under the lock, so an `append` creating this slot right now is not undone.
+    const removed = await withLock(store, name, () => {
+      if (existsLoose(slotFile(store, name))) return false;
+      removeChunks(store, name);
+      return true;
+    }).catch(() => false);
+    if (removed) report.orphan_streams.push(name);
+  }
+  for (const file of names(locksDir(store))) {
+    const p = join(locksDir(store), file);
+    if (ageMs(p, now) > STALE_MS * 5) {
+      try {
+        rmSync(p, { recursive: true, force: true });
+        report.stale_locks.push(file.replace(/\.lock$/, ""));
+      } catch {
+        // taken over or released meanwhile
+      }
+    }
+  }
+  return report;
+}
+
+function ageMs(path: string, now: number): number {
+  try {
+    return now - statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+function unlinkQuiet(path: string): boolean {
+  try {
+    unlinkSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

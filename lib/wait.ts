@@ -1,0 +1,54 @@
+// Waiting for slots to be published: one name, all of several, or the first of several.
+// Built on lib/watch.ts: one watch on slots/, and each event re-reads only the slot whose
+// file changed, so waiting on 1,000 names costs one read per change, not 1,000.
+
+import { A2AError } from "./errors";
+import { checkName, slotNameOf, slotsDir } from "./paths";
+import type { SlotRecord } from "./record";
+import { readSlot } from "./slot";
+import { ensureDir, type Store } from "./store";
+import { waitUntil, type WaitOptions } from "./watch";
+
+export interface WaitSlotsOptions extends WaitOptions {
+  any?: boolean; // resolve on the first published name instead of all
+  afterVersion?: number; // only a publish with a version above this counts
+}
+
+// Resolves with the published records keyed by name (all names, or the first with `any`).
+// Throws ETIMEDOUT when the time runs out; returns undefined only when aborted.
+export async function waitSlots(store: Store, names: string[], opts: WaitSlotsOptions = {}): Promise<Map<string, SlotRecord> | undefined> {
+  if (names.length === 0) throw new A2AError("EUSAGE", "no slot name given: name at least one slot to wait for");
+  names.forEach((n) => checkName(n));
+  const after = opts.afterVersion ?? 0;
+  ensureDir(store, slotsDir(store));
+  const found = new Map<string, SlotRecord>();
+  const pending = new Set(names);
+  const look = (name: string) => {
+    const r = readSlot(store, name, 0);
+    if (r.kind === "ok" && r.record.state === "done" && r.record.version > after) {
+      found.set(name, r.record);
+      pending.delete(name);
+    }
+  };
+  const result = await waitUntil(
+    store,
+    slotsDir(store),
+    (file) => {
+      if (file === undefined) for (const n of [...pending]) look(n);
+      else {
+        const name = slotNameOf(file);
+        if (name && pending.has(name)) look(name);
+      }
+      const done = opts.any ? found.size > 0 : pending.size === 0;
+      return done ? found : undefined;
+    },
+    opts,
+  );
+  if (result) return result;
+  if (opts.signal?.aborted) return undefined;
+  const missing = [...pending];
+  throw new A2AError(
+    "ETIMEDOUT",
+    `timed out waiting for ${missing.join(", ")}: nothing published in time; raise --timeout or check the producer (a2a status ${missing[0]})`,
+  );
+}

@@ -1,0 +1,144 @@
+// The one watch/wait primitive. A process keeps at most one directory watch per directory
+// (shared by every waiter on it, kept in the Store object, not in module state), and on a
+// network filesystem, where a watch never sees other machines' writes, it polls as well.
+//
+// Wake rules, in this order, so nothing published between the check and the watch is lost:
+//   1. subscribe to the directory (the watch exists from here on);
+//   2. run the check once;
+//   3. on every event for a non-dot entry, re-run the check for that entry; on every poll
+//      tick, re-run it for everything (file = undefined).
+// The check must treat "absent", "torn" and "vanished" as "not yet" and return undefined.
+//
+// Watches are closed only by closeWatches(store): an idle directory watch costs nothing,
+// and closing one releases an inotify fd, which can take the kernel up to ~16 ms; the CLI
+// closes them after it has written its output and closed stdout.
+
+import { statfsSync, watch, type FSWatcher } from "node:fs";
+import type { Store } from "./store";
+
+export type Listener = (file: string | undefined) => void;
+
+interface DirWatch {
+  listeners: Set<Listener>;
+  watcher?: FSWatcher;
+  timer?: ReturnType<typeof setInterval>;
+}
+
+const NETWORK_FS: Record<number, string> = {
+  0x6969: "nfs",
+  0xff534d42: "cifs",
+  0xfe534d42: "smb2",
+  0x517b: "smb",
+  0x65735546: "fuse",
+  0x01021997: "9p",
+  0x00c36400: "ceph",
+  0x47504653: "gpfs",
+  0x0bd00bd0: "lustre",
+};
+
+// The name of the network filesystem `dir` is on, or undefined for a local one.
+export function networkFsType(dir: string): string | undefined {
+  try {
+    return NETWORK_FS[Number(statfsSync(dir).type) >>> 0];
+  } catch {
+    return undefined;
+  }
+}
+
+// How `dir` is watched: "watch" (events), "poll" (ticks), or "both" (network fs in auto mode:
+// events for this machine's writes, ticks for other machines').
+export function wakeMode(store: Store, dir: string): "watch" | "poll" | "both" {
+  if (store.watchMode !== "auto") return store.watchMode;
+  return networkFsType(dir) ? "both" : "watch";
+}
+
+function hub(store: Store): Map<string, DirWatch> {
+  const s = store as Store & { _watches?: Map<string, DirWatch> };
+  return (s._watches ??= new Map());
+}
+
+function open(store: Store, dir: string): DirWatch {
+  const w: DirWatch = { listeners: new Set() };
+  const fire = (file: string | undefined) => {
+    for (const l of [...w.listeners]) l(file);
+  };
+  const mode = wakeMode(store, dir);
+  if (mode !== "poll") {
+    w.watcher = watch(dir, { persistent: true }, (_event, file) => {
+      const name = file == null ? undefined : String(file);
+      if (name?.startsWith(".")) return; // temp and foreign dot-files never wake anyone
+      fire(name);
+    });
+    // The directory vanished or the watch broke: fall back to polling rather than hang.
+    w.watcher.on("error", () => {
+      w.watcher?.close();
+      w.watcher = undefined;
+      w.timer ??= setInterval(() => fire(undefined), store.pollMs);
+    });
+  }
+  if (mode !== "watch") w.timer = setInterval(() => fire(undefined), store.pollMs);
+  return w;
+}
+
+// Calls `listener` for every change in `dir` until the returned function is called.
+// `dir` must exist.
+export function subscribe(store: Store, dir: string, listener: Listener): () => void {
+  const watches = hub(store);
+  let w = watches.get(dir);
+  if (!w) watches.set(dir, (w = open(store, dir)));
+  w.listeners.add(listener);
+  return () => w!.listeners.delete(listener);
+}
+
+export interface WaitOptions {
+  timeoutMs?: number; // undefined = no limit
+  signal?: AbortSignal;
+}
+
+// Resolves with the first non-undefined value of `check`, or undefined on timeout or abort.
+export function waitUntil<T>(
+  store: Store,
+  dir: string,
+  check: (file: string | undefined) => T | undefined,
+  opts: WaitOptions = {},
+): Promise<T | undefined> {
+  return new Promise<T | undefined>((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let unsubscribe = () => {};
+    const finish = (value: T | undefined) => {
+      unsubscribe();
+      if (timer) clearTimeout(timer);
+      opts.signal?.removeEventListener("abort", onAbort);
+      resolve(value);
+    };
+    const onAbort = () => finish(undefined);
+    const run = (file: string | undefined) => {
+      try {
+        const v = check(file);
+        if (v !== undefined) finish(v);
+      } catch (err) {
+        unsubscribe();
+        if (timer) clearTimeout(timer);
+        reject(err);
+      }
+    };
+    if (opts.signal?.aborted) return resolve(undefined);
+    unsubscribe = subscribe(store, dir, run);
+    opts.signal?.addEventListener("abort", onAbort);
+    // Beyond setTimeout's 24.8-day range a limit is as good as none.
+    if (opts.timeoutMs !== undefined && opts.timeoutMs < 2 ** 31) {
+      timer = setTimeout(() => finish(undefined), Math.max(0, opts.timeoutMs));
+    }
+    run(undefined);
+  });
+}
+
+// Releases every watch and poll timer this store opened (call once waiting is over).
+export function closeWatches(store: Store): void {
+  const watches = hub(store);
+  for (const w of watches.values()) {
+    w.watcher?.close();
+    if (w.timer) clearInterval(w.timer);
+  }
+  watches.clear();
+}
