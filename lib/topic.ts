@@ -1,0 +1,110 @@
+// Broadcast topics: an append-only, numbered log per topic that every reader sees in full.
+// It backs `a2a pub/sub` and the MCP agent_send/agent_recv channels.
+//
+//   ROOT/topics/TOPIC/NNNNNNNNNNNN.json   message number N (12 digits, from 1), immutable
+//
+// Numbering needs no lock: a publisher lists the directory, takes max+1, and creates that
+// file with link() (lib/atomic.ts createAtomic), which fails with EEXIST if another publisher
+// got there first; it then tries the next number. A number is only ever taken after every
+// smaller one exists, so the ids a reader sees are dense: having read up to N, nothing below
+// N can still appear. Files are never rewritten, so even a caching network filesystem cannot
+// show a torn one (a file that fails its checks is treated as not there yet).
+
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createAtomic } from "./atomic";
+import { A2AError, ioError } from "./errors";
+import { NAME_RULE } from "./paths";
+import { nowSec } from "./record";
+import { ensureDir, type Store } from "./store";
+
+export interface TopicMessage {
+  a2a: 1;
+  topic: string;
+  id: number;
+  from: string;
+  body: string;
+  sent_at: number;
+}
+
+const ID_DIGITS = 12;
+const TOPIC_RE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+
+export const topicsDir = (s: Store) => join(s.root, "topics");
+export const topicDir = (s: Store, topic: string) => join(topicsDir(s), topic);
+const idFile = (s: Store, topic: string, id: number) => join(topicDir(s, topic), String(id).padStart(ID_DIGITS, "0") + ".json");
+
+export function checkTopic(topic: unknown): string {
+  if (typeof topic !== "string" || topic.length > 128 || !TOPIC_RE.test(topic)) {
+    const shown = typeof topic === "string" ? JSON.stringify(topic.slice(0, 60)) : String(topic);
+    throw new A2AError("EUSAGE", `invalid topic ${shown}: topics are dot-separated words (e.g. build.status); ${NAME_RULE}, with no empty word`);
+  }
+  return topic;
+}
+
+// Message ids present in the topic directory, ascending.
+export function topicIds(store: Store, topic: string): number[] {
+  let files: string[];
+  try {
+    files = readdirSync(topicDir(store, topic));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw ioError(err, `listing topic ${topic}`);
+  }
+  const ids: number[] = [];
+  for (const f of files) {
+    if (f.length === ID_DIGITS + 5 && f.endsWith(".json")) {
+      const n = Number(f.slice(0, ID_DIGITS));
+      if (Number.isSafeInteger(n) && n > 0) ids.push(n);
+    }
+  }
+  return ids.sort((a, b) => a - b);
+}
+
+// Appends `body` to `topic` and returns the message with its id.
+export function publishTopic(store: Store, topic: string, body: string, from: string): TopicMessage {
+  checkTopic(topic);
+  const bytes = Buffer.byteLength(body, "utf8");
+  if (bytes > store.maxBytes) {
+    throw new A2AError("ETOOBIG", `the message is ${bytes} bytes, over the ${store.maxBytes}-byte limit: send a path or a summary instead, or raise A2A_MAX_BYTES`);
+  }
+  ensureDir(store, topicDir(store, topic));
+  const ids = topicIds(store, topic);
+  let id = (ids.at(-1) ?? 0) + 1;
+  for (;;) {
+    const msg: TopicMessage = { a2a: 1, topic, id, from, body, sent_at: nowSec() };
+    if (createAtomic(store, idFile(store, topic, id), JSON.stringify(msg) + "\n")) return msg;
+    id++; // another publisher took this number: the next one is free or will be soon
+  }
+}
+
+function readMessage(store: Store, topic: string, id: number): TopicMessage | undefined {
+  let text: string;
+  try {
+    text = readFileSync(idFile(store, topic, id), "utf8");
+  } catch {
+    return undefined; // removed by retention, or not visible yet on a network filesystem
+  }
+  if (!text.endsWith("\n")) return undefined;
+  try {
+    const m = JSON.parse(text);
+    return m && m.a2a === 1 && m.id === id && typeof m.body === "string" ? (m as TopicMessage) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// Messages of `topic` with id > sinceId, oldest first, at most `limit`. Stops at the first
+// unreadable one so a reader never skips past a message it could not yet see.
+export function readTopic(store: Store, topic: string, sinceId = 0, limit = Infinity): TopicMessage[] {
+  checkTopic(topic);
+  const out: TopicMessage[] = [];
+  for (const id of topicIds(store, topic)) {
+    if (id <= sinceId) continue;
+    if (out.length >= limit) break;
+    const m = readMessage(store, topic, id);
+    if (!m) break;
+    out.push(m);
+  }
+  return out;
+}
