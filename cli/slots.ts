@@ -233,7 +233,8 @@ export function registerSlotCommands(program: Command): void {
 
 function renderWait(names: string[], found: Map<string, SlotRecord>, asJson: boolean): string {
   if (asJson) {
-    return names.length === 1 ? json(found.get(names[0])) : json(Object.fromEntries(found));
+    // Keys in the order asked (found holds them in the order they were published).
+    return names.length === 1 ? json(found.get(names[0])) : json(Object.fromEntries(names.filter((n) => found.has(n)).map((n) => [n, found.get(n)])));
   }
   if (names.length === 1) {
     const text = found.get(names[0])!.result ?? "";

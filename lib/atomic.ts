@@ -29,11 +29,18 @@ function writeTemp(store: Store, data: string | Uint8Array): string {
   const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   const fd = openSync(temp, "wx", store.fileMode);
   try {
-    let off = 0;
-    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    try {
+      let off = 0;
+      while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    // The caller never learns this name: remove the partial file here, or a failed write
+    // (ENOSPC, EDQUOT, EIO) leaves it in tmp/, still holding the space it took, for an hour.
+    unlinkQuiet(temp);
+    throw err;
   }
   return temp;
 }

@@ -73,11 +73,14 @@ function checkSize(store: Store, text: string, what: string): void {
   }
 }
 
-// Lock, read the live record, let `change` compute the next one, write it, unlock.
+// Lock, read the live record, let `change` compute the next one, write it, run `afterWrite`
+// (still under the lock), unlock.
 async function mutate(
   store: Store,
   name: string,
   change: (old: SlotRecord | undefined, now: number) => SlotRecord,
+  afterWrite?: () => void,
+  undo?: () => void, // runs under the lock when the record could not be written
 ): Promise<SlotRecord> {
   checkName(name);
   ensureDir(store, slotsDir(store));
@@ -85,7 +88,13 @@ async function mutate(
     const r = readSlot(store, name);
     const old = r.kind === "ok" ? r.record : undefined;
     const next = change(old, nowSec());
-    writeAtomic(store, slotFile(store, name), encodeRecord(next));
+    try {
+      writeAtomic(store, slotFile(store, name), encodeRecord(next));
+    } catch (err) {
+      undo?.();
+      throw err;
+    }
+    afterWrite?.();
     return next;
   });
 }
@@ -101,15 +110,27 @@ function base(store: Store, name: string, now: number): Omit<SlotRecord, "state"
 // and the previous run's streamed chunks are dropped.
 export async function startSlot(store: Store, name: string, task = "", opts: TtlOption = {}): Promise<SlotRecord> {
   checkSize(store, task, "the task");
-  return mutate(store, name, (old, now) => {
-    if (old?.chunks) removeChunks(store, name);
-    return {
+  // The old run's chunks go only after the new record (chunks: 0) is in place: removing them
+  // first let readers, and for good after a crash or a full disk, see a record counting
+  // chunks that were gone. A crash between the two leaves stale chunk files that no record
+  // counts; each append of the new run replaces its file before counting it.
+  return mutate(
+    store,
+    name,
+    (old, now) => ({
       ...base(store, name, now),
       state: "running", task, result: null,
       version: (old?.version ?? 0) + 1,
       expires_at: expiry(opts, now, null),
-    };
-  });
+    }),
+    () => {
+      try {
+        removeChunks(store, name);
+      } catch {
+        // The start itself took effect; leftovers are uncounted and harmless (see above).
+      }
+    },
+  );
 }
 
 export interface PublishOptions extends TtlOption {
@@ -144,19 +165,27 @@ export async function publishSlot(store: Store, name: string, result: string, op
 export async function appendChunk(store: Store, name: string, chunk: string): Promise<SlotRecord> {
   checkName(name);
   checkSize(store, chunk, "the chunk");
-  return mutate(store, name, (old, now) => {
-    if (old?.state === "done") {
-      throw new A2AError("ECONFLICT", `slot ${name} is already published: start a new run first (a2a start ${name})`);
-    }
-    const n = (old?.chunks ?? 0) + 1;
-    ensureDir(store, streamDir(store, name));
-    // The chunk lands before the record that counts it, so a reader never sees a count
-    // whose file is missing.
-    writeAtomic(store, chunkFile(store, name, n), chunk);
-    return old
-      ? { ...old, version: old.version + 1, chunks: n, updated_at: now, host: store.host, pid: process.pid }
-      : { ...base(store, name, now), state: "running", task: "", result: null, version: 1, chunks: n };
-  });
+  let written: string | undefined;
+  return mutate(
+    store,
+    name,
+    (old, now) => {
+      if (old?.state === "done") {
+        throw new A2AError("ECONFLICT", `slot ${name} is already published: start a new run first (a2a start ${name})`);
+      }
+      const n = (old?.chunks ?? 0) + 1;
+      ensureDir(store, streamDir(store, name));
+      // The chunk lands before the record that counts it, so a reader never sees a count
+      // whose file is missing.
+      writeAtomic(store, (written = chunkFile(store, name, n)), chunk);
+      return old
+        ? { ...old, version: old.version + 1, chunks: n, updated_at: now, host: store.host, pid: process.pid }
+        : { ...base(store, name, now), state: "running", task: "", result: null, version: 1, chunks: n };
+    },
+    undefined,
+    // No record counts the chunk: it must not stay (a failed call leaves the store as it was).
+    () => written && unlinkQuiet(written),
+  );
 }
 
 // Chunks after number `after` (1-based) that the record counts, in order.

@@ -94,17 +94,34 @@ function readMessage(store: Store, topic: string, id: number): TopicMessage | un
   }
 }
 
-// Messages of `topic` with id > sinceId, oldest first, at most `limit`. Stops at the first
-// unreadable one so a reader never skips past a message it could not yet see.
+// Messages of `topic` with id > sinceId, oldest first, at most `limit`. Reads by number from
+// sinceId + 1 and stops at the first one missing or unreadable, so a reader never skips past
+// a message it could not yet see (a directory listing taken during a publish can miss a
+// file whose successor it shows). It jumps ahead only past numbers removed by retention: when
+// the oldest id on disk is above sinceId + 1 and sinceId + 1 itself is not there.
 export function readTopic(store: Store, topic: string, sinceId = 0, limit = Infinity): TopicMessage[] {
   checkTopic(topic);
   const out: TopicMessage[] = [];
-  for (const id of topicIds(store, topic)) {
-    if (id <= sinceId) continue;
-    if (out.length >= limit) break;
-    const m = readMessage(store, topic, id);
+  let next = sinceId + 1;
+  const oldest = topicIds(store, topic)[0];
+  if (oldest === undefined) return out;
+  if (oldest > next && !readMessage(store, topic, next)) next = oldest;
+  while (out.length < limit) {
+    const m = readMessage(store, topic, next);
     if (!m) break;
     out.push(m);
+    next++;
   }
   return out;
+}
+
+// The id of the last message of `topic` published before unix time `sec` (0 if none): where a
+// subscriber that started at `sec` begins. Walks back from the newest message.
+export function lastIdBefore(store: Store, topic: string, sec: number): number {
+  const ids = topicIds(store, topic);
+  for (let i = ids.length - 1; i >= 0; i--) {
+    const m = readMessage(store, topic, ids[i]);
+    if (m && m.sent_at < sec) return m.id;
+  }
+  return 0;
 }

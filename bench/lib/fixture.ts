@@ -1,0 +1,48 @@
+// Stores for the bench: fresh temporary roots laid out like a2a's (ROOT/slots, ROOT/tmp),
+// optionally pre-filled with valid slot records, and the payloads the fixtures exchange.
+// Records are encoded with lib/record.ts, so lib's readers accept them exactly as if
+// `a2a publish` had written them.
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { encodeRecord, nowSec, type SlotRecord } from "../../lib/record";
+
+export const slotsOf = (root: string) => join(root, "slots");
+export const tmpOf = (root: string) => join(root, "tmp");
+
+// The result text of trial `seq`: small and recognisable, so waiters can check what they read.
+export const payloadFor = (seq: number | string) => `bench ${seq} ${"x".repeat(40)}`;
+
+export function record(name: string, result: string, version = 1): SlotRecord {
+  const now = nowSec();
+  return {
+    a2a: 1, name, state: "done", task: "bench", result, size: Buffer.byteLength(result, "utf8"), version,
+    started_at: now, published_at: now, updated_at: now, expires_at: null, chunks: 0, host: hostname(), pid: process.pid,
+  };
+}
+
+// A fresh store root under `base` with `slots` published records named fill0..fillN-1.
+const created = new Set<string>();
+
+export function makeStore(base: string, slots = 0, label = "store"): string {
+  const root = mkdtempSync(join(base || tmpdir(), `a2a-bench-${label}-`));
+  created.add(root);
+  mkdirSync(slotsOf(root), { recursive: true, mode: 0o700 });
+  mkdirSync(tmpOf(root), { recursive: true, mode: 0o700 });
+  for (let i = 0; i < slots; i++) {
+    const name = `fill${i}`;
+    writeFileSync(join(slotsOf(root), name + ".json"), encodeRecord(record(name, payloadFor(`fill-${i}`))), { mode: 0o600 });
+  }
+  return root;
+}
+
+export function removeStore(root: string): void {
+  rmSync(root, { recursive: true, force: true });
+  created.delete(root);
+}
+
+// Removes every store still around (the bench was interrupted or a section failed).
+export function removeAllStores(): void {
+  for (const root of [...created]) removeStore(root);
+}

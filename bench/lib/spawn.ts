@@ -1,0 +1,50 @@
+// Whole-process measurements, timed from the bench process with CLOCK_MONOTONIC: spawn a
+// command and wait for it to exit (start-up), and the shell round trip of `a2a publish`
+// spawned while `a2a wait` blocks. The harness cost (Bun.spawn + reaping) is in every
+// figure; the /bin/true row measures it alone.
+
+import { mono } from "./clock";
+import { hasInotify, until } from "./proc";
+
+export async function timeSpawn(cmd: string[], env: Record<string, string>): Promise<number> {
+  const t0 = mono();
+  const p = Bun.spawn({ cmd, env, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  const code = await p.exited;
+  const t = mono() - t0;
+  if (code !== 0) throw new Error(`${cmd.slice(0, 3).join(" ")} exited ${code}: ${(await new Response(p.stderr).text()).trim()}`);
+  return t;
+}
+
+export interface RoundTrip {
+  eof: number; // publish spawned -> wait's stdout complete (EOF), what $(a2a wait x) sees
+  exit: number; // publish spawned -> wait reaped, what `a2a wait x; next` sees
+  publish: number; // publish spawned -> publish reaped
+}
+
+// `a2a wait NAME` is started and given time to register its watch (its inotify fd shows in
+// /proc, then 2 ms more); then the clock starts and `a2a publish NAME PAYLOAD` is spawned.
+export async function roundTrip(bin: string, env: Record<string, string>, name: string, payload: string): Promise<RoundTrip> {
+  const wait = Bun.spawn({ cmd: [bin, "wait", name, "--timeout", "60"], env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  try {
+    await until(() => hasInotify(wait.pid) || wait.exitCode !== null, 20_000, "a2a wait to register its watch");
+    if (wait.exitCode !== null) throw new Error(`a2a wait exited early (${wait.exitCode}): ${(await new Response(wait.stderr).text()).trim()}`);
+    await Bun.sleep(2);
+    let tExit = NaN;
+    let tPub = NaN;
+    const t0 = mono();
+    const pub = Bun.spawn({ cmd: [bin, "publish", name, payload], env, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+    const exited = wait.exited.then((c) => ((tExit = mono()), c));
+    const pubExited = pub.exited.then((c) => ((tPub = mono()), c));
+    let text = "";
+    const dec = new TextDecoder();
+    for await (const chunk of wait.stdout) text += dec.decode(chunk, { stream: true });
+    const tEof = mono();
+    const [wc, pc] = await Promise.all([exited, pubExited]);
+    if (wc !== 0 || pc !== 0 || text !== payload) {
+      throw new Error(`round trip: wait exited ${wc} with ${JSON.stringify(text.slice(0, 80))}, publish exited ${pc}: ${(await new Response(pub.stderr).text()).trim()}`);
+    }
+    return { eof: tEof - t0, exit: tExit - t0, publish: tPub - t0 };
+  } finally {
+    if (wait.exitCode === null) wait.kill("SIGKILL");
+  }
+}

@@ -1,0 +1,107 @@
+// `bun run torture`: a program that tries hard to make a2a lose or corrupt data.
+//
+//   bun bench/torture.ts [--short] [--only crash,hostile,...] [--seed N] [--keep]
+//
+// --short is the CI form (under ~3 minutes on 2 cores); the default is the long form, run by
+// hand. Each scenario prints what it tried, then PASS/FAIL/SKIP with its counts and figures;
+// the exit status is 1 if any scenario failed. Verdicts never depend on timing: time limits
+// are safety nets that report a hang. The binary under test is $A2A_BIN (default dist/a2a),
+// built from the sources when it is missing or older than them. Scenarios needing root
+// (tmpfs, bindfs, dropping privileges) print SKIP with the reason elsewhere.
+
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Ctx, Outcome } from "./torture/common";
+import { crash } from "./torture/crash";
+import { contention } from "./torture/contention";
+import { diskFull } from "./torture/diskfull";
+import { networkFs } from "./torture/netfs";
+import { hostile } from "./torture/hostile";
+import { mcp } from "./torture/mcp";
+
+const SCENARIOS: { name: string; what: string; run: (ctx: Ctx) => Promise<Outcome> }[] = [
+  { name: "crash", what: "kill -9 writers (publish, start, append, a lib-level publish loop) at random points while a reader decodes every read", run: crash },
+  { name: "contention", what: "8 processes doing compare-and-set read-modify-write on one slot; 8 processes starting, publishing, appending and clearing own and shared slots", run: contention },
+  { name: "diskfull", what: "a store on a 1 MiB tmpfs: publish, start, append when the disk fills", run: diskFull },
+  { name: "netfs", what: "one store through two bindfs views (NFS stand-in): writer on one, auto-mode waiter and a raw reader on the other; writers on both", run: networkFs },
+  { name: "hostile", what: "fuzzed names and payloads, garbage and foreign files in the store, wrong permissions", run: hostile },
+  { name: "mcp", what: "malformed JSON-RPC, unknown tools, wrong argument types, disconnect mid-wait, fds and RSS over many waits", run: mcp },
+];
+
+const ROOT = join(import.meta.dir, "..");
+
+function parseArgs(argv: string[]) {
+  const o = { short: false, only: undefined as string[] | undefined, seed: Date.now() % 1_000_000, keep: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--short") o.short = true;
+    else if (a === "--keep") o.keep = true;
+    else if (a === "--only") o.only = argv[++i].split(",");
+    else if (a === "--seed") o.seed = Number(argv[++i]);
+    else {
+      console.log(`usage: bun bench/torture.ts [--short] [--only ${SCENARIOS.map((s) => s.name).join(",")}] [--seed N] [--keep]`);
+      process.exit(a === "--help" || a === "-h" ? 0 : 2);
+    }
+  }
+  for (const n of o.only ?? []) if (!SCENARIOS.some((s) => s.name === n)) throw new Error(`unknown scenario ${n}`);
+  return o;
+}
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) newest = Math.max(newest, newestSource(p));
+    else if (/\.(ts|json)$/.test(e.name)) newest = Math.max(newest, statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+// Same rule as tests/preload.ts: never test a binary older than the code it claims to be.
+function ensureBinary(bin: string): void {
+  const sources = Math.max(newestSource(join(ROOT, "cli")), newestSource(join(ROOT, "lib")), statSync(join(ROOT, "package.json")).mtimeMs);
+  if (existsSync(bin) && statSync(bin).mtimeMs >= sources) return;
+  console.log(`building ${bin} (missing or older than the sources)`);
+  const r = Bun.spawnSync(["bun", "build", "--compile", "--bytecode", "--minify", "cli/main.ts", "--outfile", bin], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error("building the binary failed:\n" + r.stderr.toString());
+}
+
+async function main(): Promise<number> {
+  const o = parseArgs(process.argv.slice(2));
+  const bin = resolve(process.env.A2A_BIN || join(ROOT, "dist", "a2a"));
+  ensureBinary(bin);
+  const work = mkdtempSync(join(tmpdir(), "a2a-torture-"));
+  const ctx: Ctx = {
+    bin, repo: ROOT, short: o.short, seed: o.seed, work,
+    isRoot: process.getuid?.() === 0,
+    log: (line) => console.log(line),
+  };
+  const version = Bun.spawnSync([bin, "--version"]).stdout.toString().trim();
+  console.log(`a2a torture, ${o.short ? "short" : "long"} form: binary ${bin} (${version}), seed ${o.seed} (--seed ${o.seed} replays the same choices), scratch ${work}`);
+  const results: { name: string; outcome: Outcome; secs: number }[] = [];
+  for (const s of SCENARIOS) {
+    if (o.only && !o.only.includes(s.name)) continue;
+    console.log(`\n== ${s.name}: ${s.what}`);
+    const t0 = performance.now();
+    let outcome: Outcome;
+    try {
+      outcome = await s.run(ctx);
+    } catch (err) {
+      outcome = { status: "FAIL", summary: "the scenario itself threw", figures: [], failures: [String((err as Error)?.stack ?? err)] };
+    }
+    const secs = (performance.now() - t0) / 1000;
+    results.push({ name: s.name, outcome, secs });
+    console.log(`${outcome.status} ${s.name}: ${outcome.summary} (${secs.toFixed(1)} s)`);
+    for (const [k, val] of outcome.figures) console.log(`    ${k}: ${val}`);
+    for (const f of outcome.failures) console.log(`    ! ${f}`);
+  }
+  console.log("\n== summary");
+  for (const r of results) console.log(`${r.outcome.status.padEnd(4)}  ${r.name.padEnd(10)}  ${r.secs.toFixed(1).padStart(6)} s  ${r.outcome.summary}`);
+  const failed = results.some((r) => r.outcome.status === "FAIL");
+  if (o.keep || failed) console.log(`scratch kept for inspection: ${work}`);
+  else rmSync(work, { recursive: true, force: true });
+  return failed ? 1 : 0;
+}
+
+process.exit(await main());

@@ -1,0 +1,161 @@
+// Topic subscriptions: every subscriber sees every message of every matching topic once, in
+// order per topic (the log itself is lib/topic.ts). Patterns are NATS-style: dot-separated
+// words, `*` matches exactly one word, `>` (last only) matches one or more trailing words.
+//
+//   ROOT/subs/NAME.json     {"a2a":1,"name":NAME,"created_at":T}   a named (durable) subscriber
+//   ROOT/subs/NAME/TOPIC    "N\n": the last message id of TOPIC written out for NAME
+//
+// Where a subscriber starts in a topic it has no cursor for: at the first message published
+// at or after its start (created_at for a named one, the process start for an anonymous one),
+// or at 1 with `fromStart`. So a topic that appears later is read from its first message.
+// Steps per message: write it out (onMessage), then, for a named subscriber, replace the
+// cursor file (lib/atomic.ts). A stop by signal or timeout falls between messages, so a
+// restart resumes with no loss and no duplicate; a kill -9 between the two steps repeats
+// that one message. One named subscriber is one reader: two processes with the same name
+// both see everything (use an inbox to share work).
+// Following: one watch on topics/ finds new topics, one per matching topic finds messages.
+
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { writeAtomic } from "./atomic";
+import { A2AError } from "./errors";
+import { checkAgent, entries } from "./mailbox";
+import { nowSec } from "./record";
+import { ensureDir, type Store } from "./store";
+import { lastIdBefore, readTopic, topicDir, topicsDir, type TopicMessage } from "./topic";
+import { subscribe, waitUntil, type WaitOptions } from "./watch";
+
+const WORD_RE = /^[A-Za-z0-9_-]+$/;
+
+export function checkPattern(pattern: unknown): string {
+  const words = typeof pattern === "string" && pattern.length <= 128 ? pattern.split(".") : [];
+  const ok = words.length > 0 && words.every((w, i) => WORD_RE.test(w) || w === "*" || (w === ">" && i === words.length - 1));
+  if (!ok) {
+    const shown = typeof pattern === "string" ? JSON.stringify(pattern.slice(0, 60)) : String(pattern);
+    throw new A2AError("EUSAGE", `invalid topic pattern ${shown}: use dot-separated words, * for any one word, > (last) for the rest, e.g. build.*.status or build.>`);
+  }
+  return pattern as string;
+}
+
+export function matchTopic(pattern: string, topic: string): boolean {
+  const p = pattern.split(".");
+  const t = topic.split(".");
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === ">") return t.length > i;
+    if (i >= t.length || (p[i] !== "*" && p[i] !== t[i])) return false;
+  }
+  return p.length === t.length;
+}
+
+const isTopicName = (t: string) => t.split(".").every((w) => WORD_RE.test(w));
+
+// Topics on disk that match `pattern`, sorted.
+export function matchingTopics(store: Store, pattern: string): string[] {
+  return entries(topicsDir(store)).filter((t) => isTopicName(t) && matchTopic(pattern, t)).sort();
+}
+
+const subsDir = (s: Store) => join(s.root, "subs");
+const cursorFile = (s: Store, name: string, topic: string) => join(subsDir(s), name, topic);
+
+// The named subscriber's start time, creating its record on first use.
+function subscriberSince(store: Store, name: string): number {
+  const meta = join(subsDir(store), name + ".json");
+  try {
+    const r = JSON.parse(readFileSync(meta, "utf8"));
+    if (typeof r?.created_at === "number") return r.created_at;
+  } catch {
+    // first use
+  }
+  const created_at = nowSec();
+  ensureDir(store, join(subsDir(store), name));
+  writeAtomic(store, meta, JSON.stringify({ a2a: 1, name, created_at }) + "\n");
+  return created_at;
+}
+
+function readCursor(store: Store, name: string, topic: string): number | undefined {
+  try {
+    const n = Number(readFileSync(cursorFile(store, name, topic), "utf8").trim());
+    return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface SubscribeOptions extends WaitOptions {
+  name?: string; // durable subscriber name (cursor kept on disk); anonymous when absent
+  follow?: boolean; // keep delivering until the timeout or abort
+  fromStart?: boolean; // topics without a cursor start at their first message
+  max?: number; // without follow: deliver at most this many (the rest stay for the next call)
+}
+
+// Delivers every message of topics matching `pattern` that this subscriber has not seen, to
+// `onMessage`, in order per topic; with `follow`, keeps doing so as messages arrive. Returns
+// the number delivered. If onMessage throws, the cursor stays before that message.
+export async function subscribeTopics(
+  store: Store,
+  pattern: string,
+  opts: SubscribeOptions,
+  onMessage: (m: TopicMessage) => void,
+): Promise<number> {
+  checkPattern(pattern);
+  const name = opts.name === undefined ? undefined : checkAgent(opts.name, "subscriber name");
+  const since = name ? subscriberSince(store, name) : nowSec();
+  const cursors = new Map<string, number>();
+  let delivered = 0;
+  const drain = (topic: string) => {
+    if (!cursors.has(topic)) {
+      const saved = name ? readCursor(store, name, topic) : undefined;
+      cursors.set(topic, saved ?? (opts.fromStart ? 0 : lastIdBefore(store, topic, since)));
+    }
+    const room = opts.follow || opts.max === undefined ? Infinity : opts.max - delivered;
+    for (const m of readTopic(store, topic, cursors.get(topic)!, Math.max(0, room))) {
+      onMessage(m);
+      cursors.set(topic, m.id);
+      delivered++;
+      if (name) writeAtomic(store, cursorFile(store, name, topic), `${m.id}\n`);
+    }
+  };
+  if (name) ensureDir(store, join(subsDir(store), name));
+  if (!opts.follow) {
+    for (const t of matchingTopics(store, pattern)) drain(t);
+    return delivered;
+  }
+  ensureDir(store, topicsDir(store));
+  // A failure inside a topic's watch callback (e.g. stdout closed) ends the whole follow.
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  opts.signal?.addEventListener("abort", onAbort);
+  if (opts.signal?.aborted) stop.abort();
+  let failure: unknown;
+  const guarded = (topic: string) => {
+    if (stop.signal.aborted) return;
+    try {
+      drain(topic);
+    } catch (err) {
+      failure = err;
+      stop.abort();
+    }
+  };
+  const watched = new Map<string, () => void>();
+  const add = (topic: string) => {
+    if (!watched.has(topic)) watched.set(topic, subscribe(store, topicDir(store, topic), () => guarded(topic)));
+    guarded(topic);
+  };
+  try {
+    await waitUntil<true>(
+      store,
+      topicsDir(store),
+      (file) => {
+        if (file === undefined) matchingTopics(store, pattern).forEach(add);
+        else if (!watched.has(file) && isTopicName(file) && matchTopic(pattern, file)) add(file);
+        return undefined;
+      },
+      { timeoutMs: opts.timeoutMs, signal: stop.signal },
+    );
+  } finally {
+    for (const off of watched.values()) off();
+    opts.signal?.removeEventListener("abort", onAbort);
+  }
+  if (failure) throw failure;
+  return delivered;
+}

@@ -1,0 +1,259 @@
+// Bad input and hostile conditions: every one gets the documented exit code, one clear line on
+// stderr naming the rule or the fix, no stack trace, and leaves the store (and everything
+// around it) exactly as it was.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { chmodSync, chownSync, existsSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BIN, a2a, tempDir, type RunResult } from "./helpers";
+import { expectCleanError, snapshot } from "./fixtures/core";
+import { checkName } from "../lib/paths";
+
+setDefaultTimeout(60_000);
+
+const RULE = /names are 1-128 characters of letters, digits, '\.', '_' and '-', not starting with '\.'/;
+
+const BAD_NAMES: Record<string, string> = {
+  "a path separator": "a/b",
+  "a parent reference": "../escape",
+  "just dots": "..",
+  "an absolute path": "/etc/passwd",
+  "a leading dot": ".hidden",
+  "129 characters": "n".repeat(129),
+  "the empty string": "",
+  "unicode letters": "café",
+  "a space": "a b",
+  "a backslash": "a\\b",
+  "a newline": "a\nb",
+  "a glob": "a*",
+};
+
+// Every command that takes a slot name, with the name in place.
+const COMMANDS: ((n: string) => string[])[] = [
+  (n) => ["start", n, "task"],
+  (n) => ["publish", n, "result"],
+  (n) => ["publish", n, "result", "--if-version", "0"],
+  (n) => ["wait", n, "--timeout", "5"],
+  (n) => ["wait", "ok", n, "--any", "--timeout", "5"],
+  (n) => ["append", n, "chunk"],
+  (n) => ["tail", n],
+  (n) => ["tail", n, "--follow", "--timeout", "5"],
+  (n) => ["status", n],
+  (n) => ["clear", n],
+  (n) => ["watch", n, "--timeout", "5"],
+];
+
+describe.concurrent("bad names", () => {
+  for (const [what, name] of Object.entries(BAD_NAMES)) {
+    test(`a name with ${what} is refused by every command, exit 2, nothing created`, async () => {
+      using d = tempDir();
+      const store = join(d.path, "store");
+      await a2a(["publish", "ok", "existing"], { dir: store });
+      const outside = snapshot(d.path);
+      for (const cmd of COMMANDS) {
+        const r = await a2a(cmd(name), { dir: store, cwd: d.path });
+        expectCleanError(r, 2, RULE);
+        expect(r.stdout).toBe("");
+      }
+      // The parent, the store and everything in them unchanged.
+      expect(snapshot(d.path)).toEqual(outside);
+      expect(existsSync("/etc/passwd.json")).toBe(false);
+    });
+  }
+
+  test("128 characters and every allowed character are fine", async () => {
+    using d = tempDir();
+    for (const name of ["n".repeat(128), "A-z_0.9", "x..y", "-dash", "_under", "a.b.c"]) {
+      const p = await a2a(["publish", name, "ok"], { dir: d.path });
+      expect({ name, code: p.code, stderr: p.stderr }).toEqual({ name, code: 0, stderr: "" });
+      expect((await a2a(["wait", name, "--timeout", "5"], { dir: d.path })).stdout).toBe("ok");
+    }
+    expect(readdirSync(join(d.path, "slots")).length).toBe(6);
+  });
+
+  test("a NUL in a name is refused by the name gate (argv cannot carry one)", () => {
+    // execve() refuses NUL bytes in arguments, so no CLI call can pass one; MCP input can, and
+    // goes through the same lib/paths.ts checkName.
+    expect(() => Bun.spawnSync({ cmd: [BIN, "publish", "a\0b", "x"] })).toThrow();
+    expect(() => checkName("a\0b")).toThrow(RULE);
+    expect(() => checkName("nul\0")).toThrow(RULE);
+  });
+});
+
+describe.concurrent("bad payloads", () => {
+  const limit = { A2A_MAX_BYTES: "16" };
+
+  test("an oversize result is refused with exit 2 (argument, stdin, --file) and the old record stays", async () => {
+    using d = tempDir();
+    using inputs = tempDir();
+    await a2a(["publish", "r", "old result"], { dir: d.path });
+    const before = snapshot(d.path);
+    const big = "x".repeat(17);
+    writeFileSync(join(inputs.path, "big"), big);
+    const tries: RunResult[] = [
+      await a2a(["publish", "r", big], { dir: d.path, env: limit }),
+      await a2a(["publish", "r"], { dir: d.path, env: limit, stdin: big }),
+      await a2a(["publish", "r", "-"], { dir: d.path, env: limit, stdin: "y".repeat(1_000_000) }),
+      await a2a(["publish", "r", "--file", join(inputs.path, "big")], { dir: d.path, env: limit }),
+      await a2a(["publish", "r", "é".repeat(9)], { dir: d.path, env: limit }), // 18 bytes, 9 characters
+      await a2a(["append", "r2", big], { dir: d.path, env: limit }),
+      await a2a(["start", "r3", big], { dir: d.path, env: limit }),
+    ];
+    for (const r of tries) expectCleanError(r, 2, /over the 16-byte limit: .*A2A_MAX_BYTES/);
+    expect(snapshot(d.path)).toEqual(before);
+    // At the limit exactly is fine, counted in bytes.
+    expect((await a2a(["publish", "r", "é".repeat(8)], { dir: d.path, env: limit })).code).toBe(0);
+    expect((await a2a(["wait", "r"], { dir: d.path })).stdout).toBe("é".repeat(8));
+  });
+
+  test("invalid UTF-8 on stdin or in --file is refused with exit 2 and the old record stays", async () => {
+    using d = tempDir();
+    using inputs = tempDir();
+    await a2a(["publish", "r", "good"], { dir: d.path });
+    const before = snapshot(d.path);
+    const bad = new Uint8Array([0x68, 0x69, 0xff, 0xfe, 0x80]);
+    writeFileSync(join(inputs.path, "bad"), bad);
+    expectCleanError(await a2a(["publish", "r"], { dir: d.path, stdin: bad }), 2, /not valid UTF-8/);
+    expectCleanError(await a2a(["publish", "r", "-"], { dir: d.path, stdin: new Uint8Array([0xc3]) }), 2, /not valid UTF-8/);
+    expectCleanError(await a2a(["append", "r2", "-"], { dir: d.path, stdin: bad }), 2, /not valid UTF-8/);
+    expectCleanError(await a2a(["publish", "r", "--file", join(inputs.path, "bad")], { dir: d.path }), 2, /not valid UTF-8/);
+    expect(snapshot(d.path)).toEqual(before);
+  });
+
+  test("NUL and other control characters in a result are text and pass through", async () => {
+    using d = tempDir();
+    const text = "a\u0000b\u0001c\u001b[31mred\u001b[0m";
+    expect((await a2a(["publish", "r"], { dir: d.path, stdin: text })).code).toBe(0);
+    expect((await a2a(["wait", "r"], { dir: d.path })).stdout).toBe(text);
+  });
+
+  test("a missing --file, or both an argument and --file, is a usage error", async () => {
+    using d = tempDir();
+    expectCleanError(await a2a(["publish", "r", "--file", join(d.path, "nope")], { dir: d.path }), 2, /no such file/);
+    writeFileSync(join(d.path, "f"), "x");
+    expectCleanError(await a2a(["publish", "r", "arg", "--file", join(d.path, "f")], { dir: d.path }), 2, /both/);
+    expect(existsSync(join(d.path, "slots", "r.json"))).toBe(false);
+  });
+});
+
+describe.concurrent("bad flags and settings", () => {
+  const cases: [string, string[], Record<string, string>, RegExp][] = [
+    ["unknown command", ["frobnicate"], {}, /unknown command 'frobnicate'/],
+    ["unknown option", ["wait", "r", "--bogus"], {}, /unknown option '--bogus'/],
+    ["unknown global option", ["--nope", "status"], {}, /unknown option '--nope'/],
+    ["missing argument", ["publish"], {}, /missing required argument/],
+    ["bad --timeout", ["wait", "r", "--timeout", "soon"], {}, /--timeout "soon" is not a duration/],
+    ["negative --timeout", ["wait", "r", "--timeout", "-1"], {}, /.+/],
+    ["bad --ttl", ["publish", "r", "x", "--ttl", "forever"], {}, /--ttl "forever" is not a duration/],
+    ["bad --if-version", ["publish", "r", "x", "--if-version", "-1"], {}, /--if-version "-1" is not a whole number/],
+    ["fractional --if-version", ["publish", "r", "x", "--if-version", "1.5"], {}, /is not a whole number/],
+    ["bad --after-version", ["wait", "r", "--after-version", "x"], {}, /--after-version "x" is not a whole number/],
+    ["bad --after", ["tail", "r", "--after", "x"], {}, /--after "x" is not a whole number/],
+    ["bad A2A_WATCH", ["status"], { A2A_WATCH: "inotify" }, /A2A_WATCH="inotify" is not a watch mode: use auto, watch or poll/],
+    ["bad A2A_MAX_BYTES", ["status"], { A2A_MAX_BYTES: "0" }, /A2A_MAX_BYTES="0" is not a positive integer/],
+    ["bad A2A_POLL_MS", ["status"], { A2A_POLL_MS: "fast" }, /A2A_POLL_MS="fast" is not a positive integer/],
+  ];
+  for (const [what, args, env, message] of cases) {
+    test(`${what}: exit 2, one line, store untouched`, async () => {
+      using d = tempDir();
+      await a2a(["publish", "r", "kept"], { dir: d.path });
+      const before = snapshot(d.path);
+      expectCleanError(await a2a(args, { dir: d.path, env }), 2, message);
+      expect(snapshot(d.path)).toEqual(before);
+    });
+  }
+});
+
+describe("a store that cannot be written", () => {
+  // Tests run as root, which ignores permission bits: run the binary as `nobody` instead.
+  const asNobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"];
+  const canDropRoot = process.getuid?.() === 0 && Bun.which("setpriv") !== null;
+
+  async function runAs(cmd: string[], store: string, stdin?: string): Promise<RunResult> {
+    const p = Bun.spawn({
+      cmd: [...asNobody, BIN, ...cmd],
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", A2A_DIR: store },
+      stdin: stdin === undefined ? "ignore" : new Blob([stdin]),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+    return { stdout, stderr, code };
+  }
+
+  test.if(canDropRoot)("a read-only slots directory: writes fail with exit 1 and a hint, reads still work, store intact", async () => {
+    using d = tempDir();
+    chmodSync(d.path, 0o755);
+    const store = join(d.path, "store");
+    await a2a(["start", "s"], { dir: store });
+    await a2a(["append", "s", "chunk"], { dir: store });
+    await a2a(["publish", "r", "precious"], { dir: store });
+    // Owned by nobody, but slots/ is r-x: nothing in it can be created, replaced or removed.
+    for (const p of ["", "slots", "tmp", "locks", "streams", "streams/s"]) chownSync(join(store, p), 65534, 65534);
+    for (const f of readdirSync(join(store, "slots"))) chownSync(join(store, "slots", f), 65534, 65534);
+    chmodSync(join(store, "slots"), 0o500);
+    const before = snapshot(store);
+    for (const cmd of [["publish", "r", "overwrite"], ["publish", "new", "x"], ["start", "r"], ["append", "s", "more"], ["clear", "r"], ["clear", "--all"]]) {
+      const r = await runAs(cmd, store);
+      expectCleanError(r, 1, /failed \(EACCES\): check the permissions of the store directory/);
+    }
+    expect(snapshot(store)).toEqual(before);
+    // Reading needs no write access.
+    expect(await runAs(["wait", "r", "--timeout", "5"], store)).toEqual({ stdout: "precious", stderr: "", code: 0 });
+    expect((await runAs(["status", "--json"], store)).code).toBe(0);
+    expect((await runAs(["tail", "s"], store)).stdout).toBe("chunk");
+  });
+
+  test.if(canDropRoot)("a store directory owned by someone else: exit 1 with a hint, no stack trace", async () => {
+    using d = tempDir();
+    chmodSync(d.path, 0o755);
+    const store = join(d.path, "store");
+    await a2a(["publish", "r", "root's"], { dir: store }); // root-owned, mode 0700
+    const before = snapshot(store);
+    for (const cmd of [["publish", "r", "x"], ["status"], ["wait", "r", "--timeout", "1"], ["gc"]]) {
+      expectCleanError(await runAs(cmd, store), 1, /EACCES.*permissions/);
+    }
+    expect(snapshot(store)).toEqual(before);
+  });
+
+  test("a file where the store directory should be: exit 1, file untouched", async () => {
+    using d = tempDir();
+    const notDir = join(d.path, "store");
+    writeFileSync(notDir, "I am a file");
+    for (const cmd of [["publish", "r", "x"], ["start", "r"], ["wait", "r", "--timeout", "1"], ["append", "r", "c"]]) {
+      expectCleanError(await a2a(cmd, { dir: notDir }), 1, /failed \((EEXIST|ENOTDIR)\)/);
+    }
+    expect(await Bun.file(notDir).text()).toBe("I am a file");
+  });
+
+  test("a file where slots/ should be: exit 1, nothing else changed", async () => {
+    using d = tempDir();
+    await a2a(["publish", "ok", "x"], { dir: d.path });
+    const { rmSync } = await import("node:fs");
+    rmSync(join(d.path, "slots"), { recursive: true });
+    writeFileSync(join(d.path, "slots"), "");
+    const before = snapshot(d.path);
+    for (const cmd of [["publish", "r", "x"], ["wait", "r", "--timeout", "1"], ["clear", "--all"]]) {
+      expectCleanError(await a2a(cmd, { dir: d.path }), 1);
+    }
+    expect(snapshot(d.path)).toEqual(before);
+  });
+});
+
+describe("garbage in the store", () => {
+  test("a foreign or corrupt file in slots/ is skipped with a warning, never returned", async () => {
+    using d = tempDir();
+    await a2a(["publish", "good", "fine"], { dir: d.path });
+    writeFileSync(join(d.path, "slots", "bad.json"), '{"a2a":1,"name":"bad","state":"done","result":"cut');
+    writeFileSync(join(d.path, "slots", "README.txt"), "not a slot");
+    const st = await a2a(["status", "--json"], { dir: d.path });
+    expect(st.code).toBe(0);
+    expect(JSON.parse(st.stdout).map((r: any) => r.name)).toEqual(["good"]);
+    expect(st.stderr).toMatch(/^a2a: warning: slots\/bad\.json is not a valid record; skipped/);
+    expect(st.stderr).not.toMatch(/^\s+at /m);
+    // A waiter does not take it as published.
+    expectCleanError(await a2a(["wait", "bad", "--timeout", "0.2"], { dir: d.path }), 124);
+    // clear removes it.
+    await a2a(["clear", "bad"], { dir: d.path });
+    expect(existsSync(join(d.path, "slots", "bad.json"))).toBe(false);
+  });
+});

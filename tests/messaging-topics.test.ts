@@ -1,0 +1,93 @@
+// Broadcast topics through the compiled binary: NATS-style wildcards, durable named cursors,
+// and fan-out to several followers, one of them restarted midway.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { a2a, BIN, hasWatch, readUntil, spawnA2A, tempDir, until } from "./helpers";
+
+setDefaultTimeout(120_000);
+
+const lines = (text: string) => text.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+
+async function ok(args: string[], dir: string) {
+  const r = await a2a(args, { dir });
+  if (r.code !== 0) throw new Error(`a2a ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
+  return r.stdout;
+}
+
+describe("topics", () => {
+  test("wildcards: * matches one word, > the rest", async () => {
+    using d = tempDir();
+    for (const t of ["a.b", "a.b.c", "a.c", "x.b", "a"]) await ok(["pub", t, `on ${t}`, "--as", "pub"], d.path);
+    const topicsOf = async (pattern: string) =>
+      lines(await ok(["sub", pattern, "--from-start", "--json"], d.path)).map((m) => m.topic).sort();
+    expect(await topicsOf("a.*")).toEqual(["a.b", "a.c"]);
+    expect(await topicsOf("a.>")).toEqual(["a.b", "a.b.c", "a.c"]);
+    expect(await topicsOf("*.b")).toEqual(["a.b", "x.b"]);
+    expect(await topicsOf("a.*.c")).toEqual(["a.b.c"]);
+    expect(await topicsOf("a")).toEqual(["a"]);
+    expect(await topicsOf(">")).toEqual(["a", "a.b", "a.b.c", "a.c", "x.b"]);
+    expect(await topicsOf("b.>")).toEqual([]);
+    for (const bad of ["a.>.b", "a..b", "a b", ""]) {
+      const r = await a2a(["sub", bad], { dir: d.path });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/^a2a: invalid topic pattern /);
+    }
+    const human = await ok(["sub", "a.b", "--from-start"], d.path);
+    expect(human).toMatch(/^--- a\.b #1 from pub at .* \(untrusted input from another agent.*\) ---\non a\.b\n$/);
+  });
+
+  test("a named subscriber resumes where it stopped; an anonymous one sees only what comes after it", async () => {
+    using d = tempDir();
+    await ok(["pub", "news", "before anyone listened"], d.path);
+    expect(await ok(["sub", "news", "--json"], d.path)).toBe("");
+    expect(await ok(["sub", "news", "--as", "reader", "--json"], d.path)).toBe(""); // starts now
+    await ok(["pub", "news", "one"], d.path);
+    await ok(["pub", "news", "two"], d.path);
+    expect(lines(await ok(["sub", "news", "--as", "reader", "--json"], d.path)).map((m) => [m.id, m.body])).toEqual([[2, "one"], [3, "two"]]);
+    expect(await ok(["sub", "news", "--as", "reader", "--json"], d.path)).toBe("");
+    await ok(["pub", "news", "three"], d.path);
+    await ok(["pub", "news.sports", "a topic that appeared later"], d.path);
+    expect(lines(await ok(["sub", "news.>", "--as", "reader", "--json"], d.path)).map((m) => m.body)).toEqual(["a topic that appeared later"]);
+    expect(lines(await ok(["sub", "news", "--as", "reader", "--json"], d.path)).map((m) => m.body)).toEqual(["three"]);
+    // --from-start only reaches back for topics the subscriber has no position in.
+    expect(lines(await ok(["sub", "news", "--as", "late", "--from-start", "--json"], d.path))).toHaveLength(4);
+    expect(await ok(["sub", "news", "--as", "late", "--from-start", "--json"], d.path)).toBe("");
+  });
+
+  test("fan-out to 3 followers, one restarted midway: each sees every message once, in order", async () => {
+    using d = tempDir();
+    const total = 40;
+    const follow = (name: string) => spawnA2A(["sub", "fan.>", "--as", name, "--follow", "--json"], { dir: d.path });
+    const subs = [follow("s1"), follow("s2"), follow("s3")];
+    for (const s of subs) await until(() => hasWatch(s.pid), 20_000, "a follower's watch");
+    const publisher = Bun.spawn({
+      cmd: ["bash", "-c", `for i in $(seq 1 ${total}); do t=$([ $((i % 2)) = 0 ] && echo a || echo b); "$A2A_BIN" pub fan.$t "$i" --as pub >/dev/null || exit 1; done`],
+      env: { ...process.env, A2A_BIN: BIN, A2A_DIR: d.path },
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+
+    // s2 stops (SIGTERM) after some messages and starts again while publishing goes on.
+    const firstRun = await readUntil(subs[1].stdout, (t) => t.split("\n").length > 8);
+    subs[1].kill("SIGTERM");
+    const rest = await readUntil(subs[1].stdout, () => false); // to EOF
+    expect(await subs[1].exited).toBe(0);
+    const restarted = follow("s2");
+
+    expect(await publisher.exited).toBe(0);
+    const collect = async (p: ReturnType<typeof follow>, prefix = "") => {
+      const text = await readUntil(p.stdout, (t) => (prefix + t).split("\n").filter(Boolean).length >= total, 60_000);
+      p.kill("SIGTERM");
+      await p.exited;
+      return lines(prefix + text);
+    };
+    const seen = [await collect(subs[0]), await collect(restarted, firstRun + rest), await collect(subs[2])];
+    for (const msgs of seen) {
+      expect(msgs).toHaveLength(total);
+      for (const t of ["fan.a", "fan.b"]) {
+        const mine = msgs.filter((m) => m.topic === t);
+        expect(mine.map((m) => m.id)).toEqual(Array.from({ length: total / 2 }, (_, i) => i + 1));
+        expect(mine.map((m) => Number(m.body))).toEqual(mine.map((m) => Number(m.body)).sort((a, b) => a - b));
+      }
+    }
+  });
+});

@@ -1,0 +1,319 @@
+// The slot store: records, versions, compare-and-set, concurrency, TTL, clear and gc, all
+// through the compiled binary on real temporary stores.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { a2a, spawnA2A, tempDir, until } from "./helpers";
+import { expectCleanError, recordOf, sh, slotPath } from "./fixtures/core";
+
+setDefaultTimeout(60_000);
+
+// A record on disk is one line of JSON, complete, with a size that matches its result.
+function expectWholeRecord(text: string, name: string): any {
+  expect(text.endsWith("\n")).toBe(true);
+  expect(text.indexOf("\n")).toBe(text.length - 1);
+  const r = JSON.parse(text);
+  expect(r).toMatchObject({ a2a: 1, name });
+  expect(r.size).toBe(r.result === null ? 0 : Buffer.byteLength(r.result, "utf8"));
+  return r;
+}
+
+describe.concurrent("records and versions", () => {
+  test("start, then publish: one record with every field, version counting each change", async () => {
+    using d = tempDir();
+    const before = Date.now() / 1000;
+    const s = await a2a(["start", "job", "crunch numbers", "--json"], { dir: d.path });
+    expect(s.code).toBe(0);
+    const started = JSON.parse(s.stdout);
+    expect(started).toMatchObject({ name: "job", state: "running", task: "crunch numbers", result: null, version: 1, published_at: null, expires_at: null, chunks: 0, pid: expect.any(Number), host: expect.any(String) });
+    expect(started.started_at).toBeGreaterThanOrEqual(Math.floor(before));
+    const p = await a2a(["publish", "job", "done: 7", "--json"], { dir: d.path });
+    const published = JSON.parse(p.stdout);
+    expect(published).toMatchObject({ name: "job", state: "done", task: "crunch numbers", result: "done: 7", size: 7, version: 2, started_at: started.started_at });
+    expect(published.published_at).toBeGreaterThanOrEqual(started.started_at);
+    // The file on disk is that record, whole.
+    expect(expectWholeRecord(readFileSync(slotPath(d.path, "job"), "utf8"), "job")).toEqual(published);
+    // start on a published slot: back to running, next version (agent2agent semantics).
+    const again = JSON.parse((await a2a(["start", "job", "round two", "--json"], { dir: d.path })).stdout);
+    expect(again).toMatchObject({ state: "running", task: "round two", result: null, version: 3 });
+  });
+
+  test("human output of start, publish and status", async () => {
+    using d = tempDir();
+    expect(await a2a(["start", "a", "first task"], { dir: d.path })).toEqual({ stdout: "started a (version 1)\n", stderr: "", code: 0 });
+    expect(await a2a(["publish", "b", "héllo"], { dir: d.path })).toEqual({ stdout: "published b (version 1, 6B)\n", stderr: "", code: 0 });
+    const st = await a2a(["status"], { dir: d.path });
+    expect(st.code).toBe(0);
+    const lines = st.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^NAME\s+STATE\s+TASK\s+AGE\s+SIZE\s+PREVIEW$/);
+    // Newest first.
+    expect(lines.slice(1).map((l) => l.split(/\s+/).slice(0, 2))).toEqual([["b", "done"], ["a", "running"]]);
+    expect(lines[2]).toContain("first task");
+    expect(lines[1]).toContain("héllo");
+  });
+
+  test("status on an empty or missing store creates nothing", async () => {
+    using d = tempDir();
+    const store = join(d.path, "store");
+    expect((await a2a(["status"], { dir: store })).stdout).toMatch(/^no slots yet/);
+    expect(await a2a(["status", "--json"], { dir: store })).toEqual({ stdout: "[]\n", stderr: "", code: 0 });
+    expectCleanError(await a2a(["status", "nope"], { dir: store }), 3, /no slot named nope/);
+    expect(existsSync(store)).toBe(false);
+  });
+
+  test("status --json lists full records, newest first; status NAME only those", async () => {
+    using d = tempDir();
+    for (const n of ["x", "y", "z"]) await a2a(["publish", n, `r-${n}`], { dir: d.path });
+    const all = JSON.parse((await a2a(["status", "--json"], { dir: d.path })).stdout);
+    expect(all.map((r: any) => r.name)).toEqual(["z", "y", "x"]);
+    expect(all[0]).toMatchObject({ a2a: 1, result: "r-z", state: "done", version: 1 });
+    const some = JSON.parse((await a2a(["status", "x", "z", "--json"], { dir: d.path })).stdout);
+    expect(some.map((r: any) => r.name).sort()).toEqual(["x", "z"]);
+  });
+
+  test("the store is private: directories 0700, files 0600", async () => {
+    using d = tempDir();
+    const store = join(d.path, "s");
+    await a2a(["publish", "p", "secret"], { dir: store });
+    const { statSync } = await import("node:fs");
+    expect(statSync(store).mode & 0o777).toBe(0o700);
+    expect(statSync(join(store, "slots")).mode & 0o777).toBe(0o700);
+    expect(statSync(slotPath(store, "p")).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe.concurrent("compare-and-set (--if-version)", () => {
+  test("a matching version publishes; a stale one exits 4 and leaves the record byte for byte", async () => {
+    using d = tempDir();
+    await a2a(["publish", "cfg", '{"v":1}'], { dir: d.path });
+    const ok = await a2a(["publish", "cfg", '{"v":2}', "--if-version", "1", "--json"], { dir: d.path });
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ result: '{"v":2}', version: 2 });
+    const before = readFileSync(slotPath(d.path, "cfg"));
+    const lost = await a2a(["publish", "cfg", '{"v":"lost"}', "--if-version", "1"], { dir: d.path });
+    expectCleanError(lost, 4, /slot cfg is at version 2, not 1: .*--if-version 2/);
+    expect(lost.stdout).toBe("");
+    expect(readFileSync(slotPath(d.path, "cfg")).equals(before)).toBe(true);
+  });
+
+  test("--if-version 0 creates an absent slot, and conflicts once it exists", async () => {
+    using d = tempDir();
+    const first = await a2a(["publish", "claim", "mine", "--if-version", "0"], { dir: d.path });
+    expect(first.code).toBe(0);
+    const before = readFileSync(slotPath(d.path, "claim"));
+    expectCleanError(await a2a(["publish", "claim", "theirs", "--if-version", "0"], { dir: d.path }), 4);
+    expect(readFileSync(slotPath(d.path, "claim")).equals(before)).toBe(true);
+    // A version ahead of the slot conflicts too, and never creates.
+    expectCleanError(await a2a(["publish", "other", "x", "--if-version", "3"], { dir: d.path }), 4, /at version 0, not 3/);
+    expect(existsSync(slotPath(d.path, "other"))).toBe(false);
+  });
+
+  test("racing CAS writers on one version: exactly one wins", async () => {
+    using d = tempDir();
+    await a2a(["publish", "ctr", "0"], { dir: d.path });
+    const racers = await Promise.all(Array.from({ length: 6 }, (_, i) => a2a(["publish", "ctr", `w${i}`, "--if-version", "1"], { dir: d.path })));
+    const codes = racers.map((r) => r.code).sort();
+    expect(codes).toEqual([0, 4, 4, 4, 4, 4]);
+    const winner = racers.findIndex((r) => r.code === 0);
+    expect(recordOf(d.path, "ctr")).toMatchObject({ version: 2, result: `w${winner}` });
+  });
+});
+
+describe("concurrency", () => {
+  test("8 processes x 20 publishes on one slot: every version once, final version 160, record whole", async () => {
+    using d = tempDir();
+    const writers = Array.from({ length: 8 }, (_, k) =>
+      sh(`for i in $(seq 1 20); do "$A2A" publish hot "writer ${k} publish $i" --json || exit 1; done`, d.path),
+    );
+    const results = await Promise.all(writers);
+    const versions: number[] = [];
+    for (const r of results) {
+      expect(r.code).toBe(0);
+      for (const line of r.stdout.trim().split("\n")) versions.push(JSON.parse(line).version);
+    }
+    // No two publishes saw the same old version: no lost update.
+    expect(versions.sort((a, b) => a - b)).toEqual(Array.from({ length: 160 }, (_, i) => i + 1));
+    const rec = expectWholeRecord(readFileSync(slotPath(d.path, "hot"), "utf8"), "hot");
+    expect(rec.version).toBe(160);
+    expect(rec.result).toMatch(/^writer \d publish \d+$/);
+    // Nothing left behind: no temp files, no lock directories.
+    expect(readdirSync(join(d.path, "tmp"))).toEqual([]);
+    expect(readdirSync(join(d.path, "locks"))).toEqual([]);
+  });
+
+  test("a reader looping over the file and over status --json never sees a partial record", async () => {
+    using d = tempDir();
+    // Results of very different sizes, so a torn read would show as a bad size or bad JSON.
+    const big = "B".repeat(100_000); // under the 128 KiB limit of one environment string
+    await a2a(["publish", "live", "seed"], { dir: d.path });
+    const writer = sh(
+      `i=0; while [ $i -lt 60 ]; do i=$((i+1)); if [ $((i % 2)) = 0 ]; then "$A2A" publish live "small $i" >/dev/null || exit 1; else printf '%s %s' "$BIG" "$i" | "$A2A" publish live >/dev/null || exit 1; fi; done`,
+      d.path,
+      { BIG: big },
+    );
+    let done = false;
+    writer.then(() => (done = true));
+    let fileReads = 0;
+    let statusReads = 0;
+    let lastVersion = 0;
+    while (!done) {
+      const rec = expectWholeRecord(readFileSync(slotPath(d.path, "live"), "utf8"), "live");
+      expect(rec.result === "seed" || /^small \d+$/.test(rec.result) || rec.result.startsWith(big)).toBe(true);
+      expect(rec.version).toBeGreaterThanOrEqual(lastVersion);
+      lastVersion = rec.version;
+      fileReads++;
+      if (fileReads % 20 === 0) {
+        const st = await a2a(["status", "live", "--json"], { dir: d.path });
+        expect(st.stderr).toBe("");
+        const [r] = JSON.parse(st.stdout);
+        expect(r.size).toBe(Buffer.byteLength(r.result, "utf8"));
+        statusReads++;
+      }
+      await Bun.sleep(0); // let the writer's promise settle
+    }
+    expect((await writer).code).toBe(0);
+    expect(recordOf(d.path, "live").version).toBe(61);
+    expect(fileReads).toBeGreaterThan(0);
+    expect(statusReads + fileReads).toBeGreaterThan(1);
+  });
+
+  test("a lock left by a killed writer does not wedge the store", async () => {
+    using d = tempDir();
+    await a2a(["publish", "w", "before"], { dir: d.path });
+    // What `kill -9` during a publish leaves: the lock directory, freshly made.
+    mkdirSync(join(d.path, "locks", "w.lock"));
+    const r = await a2a(["publish", "w", "after"], { dir: d.path });
+    expect(r.code).toBe(0);
+    expect(recordOf(d.path, "w")).toMatchObject({ result: "after", version: 2 });
+    expect(existsSync(join(d.path, "locks", "w.lock"))).toBe(false);
+  });
+});
+
+describe.concurrent("TTL", () => {
+  test("an expired record counts as absent in status, wait and CAS", async () => {
+    using d = tempDir();
+    const p = JSON.parse((await a2a(["publish", "t", "short-lived", "--ttl", "50ms", "--json"], { dir: d.path })).stdout);
+    expect(p.expires_at).toBeCloseTo(p.published_at + 0.05, 2);
+    await until(() => Date.now() / 1000 > p.expires_at, 10_000, "the TTL to pass");
+    expectCleanError(await a2a(["wait", "t", "--timeout", "0.1"], { dir: d.path }), 124);
+    // CAS sees the expired slot as version 0.
+    expectCleanError(await a2a(["publish", "t", "x", "--if-version", "1"], { dir: d.path }), 4, /at version 0/);
+    expectCleanError(await a2a(["status", "t"], { dir: d.path }), 3);
+    expect((await a2a(["status", "--json"], { dir: d.path })).stdout).toBe("[]\n");
+  });
+
+  test("a record with a long TTL is live, and publish keeps the TTL set by start", async () => {
+    using d = tempDir();
+    const s = JSON.parse((await a2a(["start", "long", "--ttl", "2h", "--json"], { dir: d.path })).stdout);
+    expect(s.expires_at - s.started_at).toBeCloseTo(7200, 1);
+    const p = JSON.parse((await a2a(["publish", "long", "ok", "--json"], { dir: d.path })).stdout);
+    expect(p.expires_at).toBe(s.expires_at);
+    expect((await a2a(["wait", "long", "--timeout", "5"], { dir: d.path })).stdout).toBe("ok");
+  });
+
+  test("a tiny TTL shows as absent in status within a bound", async () => {
+    using d = tempDir();
+    await a2a(["start", "blip", "--ttl", "0.05s"], { dir: d.path });
+    const end = Date.now() + 20_000;
+    let st = await a2a(["status", "blip", "--json"], { dir: d.path });
+    while (st.stdout !== "[]\n" && Date.now() < end) st = await a2a(["status", "blip", "--json"], { dir: d.path });
+    expect(st).toEqual({ stdout: "[]\n", stderr: "", code: 0 });
+    // Expired records are swept lazily: the file is gone too.
+    expect(existsSync(slotPath(d.path, "blip"))).toBe(false);
+  });
+});
+
+describe.concurrent("clear", () => {
+  test("clear NAME removes the slot and its chunks; a missing name exits 3", async () => {
+    using d = tempDir();
+    await a2a(["start", "s"], { dir: d.path });
+    await a2a(["append", "s", "chunk"], { dir: d.path });
+    await a2a(["publish", "keep", "k"], { dir: d.path });
+    expect(await a2a(["clear", "s"], { dir: d.path })).toEqual({ stdout: "cleared s\n", stderr: "", code: 0 });
+    expect(existsSync(slotPath(d.path, "s"))).toBe(false);
+    expect(existsSync(join(d.path, "streams", "s"))).toBe(false);
+    expect(recordOf(d.path, "keep")).toMatchObject({ result: "k" });
+    expectCleanError(await a2a(["clear", "s"], { dir: d.path }), 3, /no slot named s/);
+    // Versions restart after a clear.
+    expect(JSON.parse((await a2a(["publish", "s", "new", "--json"], { dir: d.path })).stdout).version).toBe(1);
+  });
+
+  test("clear with present and missing names clears the present ones and exits 3", async () => {
+    using d = tempDir();
+    await a2a(["publish", "a", "1"], { dir: d.path });
+    const r = await a2a(["clear", "a", "ghost", "--json"], { dir: d.path });
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stdout)).toEqual({ cleared: ["a"], missing: ["ghost"] });
+    expect(existsSync(slotPath(d.path, "a"))).toBe(false);
+  });
+
+  test("clear --all removes every slot; clear with neither or both is a usage error", async () => {
+    using d = tempDir();
+    for (const n of ["a", "b", "c"]) await a2a(["publish", n, n], { dir: d.path });
+    const r = await a2a(["clear", "--all", "--json"], { dir: d.path });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).cleared.sort()).toEqual(["a", "b", "c"]);
+    expect(readdirSync(join(d.path, "slots"))).toEqual([]);
+    expectCleanError(await a2a(["clear"], { dir: d.path }), 2, /nothing to clear/);
+    expectCleanError(await a2a(["clear", "a", "--all"], { dir: d.path }), 2, /both --all and names/);
+    expect(await a2a(["clear", "--all"], { dir: d.path })).toMatchObject({ code: 0, stderr: "" });
+  });
+
+  test("a waiter blocked on a cleared slot keeps waiting for the next publish", async () => {
+    using d = tempDir();
+    await a2a(["start", "c"], { dir: d.path });
+    const waiter = spawnA2A(["wait", "c"], { dir: d.path });
+    const { hasWatch } = await import("./helpers");
+    await until(() => hasWatch(waiter.pid));
+    await a2a(["clear", "c"], { dir: d.path });
+    await a2a(["publish", "c", "after clear"], { dir: d.path });
+    expect(await new Response(waiter.stdout).text()).toBe("after clear");
+    expect(await waiter.exited).toBe(0);
+  });
+});
+
+describe.concurrent("gc", () => {
+  test("removes expired records, stale temp files, orphaned chunk dirs and stale locks; keeps the rest", async () => {
+    using d = tempDir();
+    const root = d.path;
+    const exp = JSON.parse((await a2a(["publish", "old", "x", "--ttl", "10ms", "--json"], { dir: root })).stdout);
+    await a2a(["publish", "live", "y", "--ttl", "1h"], { dir: root });
+    await a2a(["start", "streaming"], { dir: root });
+    await a2a(["append", "streaming", "part"], { dir: root });
+    await until(() => Date.now() / 1000 > exp.expires_at, 10_000, "the TTL to pass");
+    const hoursAgo = new Date(Date.now() - 2 * 3600_000);
+    // A temp file abandoned by a crash two hours ago, and one being written right now.
+    writeFileSync(join(root, "tmp", "123.dead.tmp"), "partial");
+    utimesSync(join(root, "tmp", "123.dead.tmp"), hoursAgo, hoursAgo);
+    writeFileSync(join(root, "tmp", "456.busy.tmp"), "in flight");
+    // Chunks of a slot that no longer exists.
+    mkdirSync(join(root, "streams", "ghost"), { recursive: true });
+    writeFileSync(join(root, "streams", "ghost", "0000000001"), "boo");
+    // A lock whose holder died long ago, and one just taken.
+    mkdirSync(join(root, "locks", "stuck.lock"), { recursive: true });
+    utimesSync(join(root, "locks", "stuck.lock"), hoursAgo, hoursAgo);
+    mkdirSync(join(root, "locks", "fresh.lock"));
+    const r = await a2a(["gc", "--json"], { dir: root });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ expired: ["old"], temp_files: 1, orphan_streams: ["ghost"], stale_locks: ["stuck"] });
+    expect(existsSync(slotPath(root, "old"))).toBe(false);
+    expect(readdirSync(join(root, "tmp"))).toEqual(["456.busy.tmp"]);
+    expect(readdirSync(join(root, "streams"))).toEqual(["streaming"]);
+    expect(readdirSync(join(root, "locks"))).toEqual(["fresh.lock"]);
+    expect(recordOf(root, "live")).toMatchObject({ result: "y" });
+    expect((await a2a(["tail", "streaming"], { dir: root })).stdout).toBe("part");
+    // A second run finds nothing; the human summary says so.
+    expect(await a2a(["gc"], { dir: root })).toEqual({
+      stdout: "removed 0 expired slot(s), 0 temp file(s), 0 orphaned stream(s), 0 stale lock(s)\n",
+      stderr: "",
+      code: 0,
+    });
+  });
+
+  test("gc on an empty or missing store succeeds and creates nothing", async () => {
+    using d = tempDir();
+    const store = join(d.path, "none");
+    expect(JSON.parse((await a2a(["gc", "--json"], { dir: store })).stdout)).toEqual({ expired: [], temp_files: 0, orphan_streams: [], stale_locks: [] });
+    expect(existsSync(store)).toBe(false);
+  });
+});
