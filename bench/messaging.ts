@@ -16,8 +16,9 @@ import { closeSync, fsyncSync, mkdtempSync, openSync, readdirSync, readlinkSync,
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureInbox, encodeMessage, mailSettings, msgFile, newDir, newMessageId } from "../lib/mailbox";
-import { receive, sendMessage } from "../lib/inbox";
-import { openStore } from "../lib/store";
+import { sendMessage } from "../lib/inbox";
+import { receive } from "../lib/receive";
+import { ensureDir, openStore } from "../lib/store";
 import { tmpDir } from "../lib/paths";
 
 const ROOT = join(import.meta.dir, "..");
@@ -97,32 +98,37 @@ const row = (name: string, xs: number[]) =>
 async function latency(dir: string, trials: number, viaCli: boolean): Promise<number[]> {
   const store = openStore({ dir, env: {} });
   ensureInbox(store, "lat");
+  ensureDir(store, tmpDir(store));
   const env = { ...process.env, A2A_DIR: dir };
   const out: number[] = [];
   for (let i = 0; i < trials + 5; i++) {
     const w = Bun.spawn({ cmd: [BIN, "recv", "--as", "lat", "--wait", "--json"], env, stdout: "pipe", stderr: "inherit" });
-    await untilWatch(w.pid);
-    let t0: number;
-    if (viaCli) {
-      t0 = performance.now();
-      Bun.spawn({ cmd: [BIN, "send", "lat", `ping ${i}`, "--as", "bench"], env, stdout: "ignore", stderr: "inherit" });
-    } else {
-      // `send` step 4 by hand: temp file in ROOT/tmp written and synced, then the rename.
-      const id = newMessageId(store);
-      const body = `ping ${i}`;
-      const temp = join(tmpDir(store), `bench.${i}.tmp`);
-      const fd = openSync(temp, "wx", 0o600);
-      writeSync(fd, encodeMessage({ a2a: 1, id, from: "bench", to: "lat", body, size: body.length, sent_at: Date.now() / 1000, reply_to: null, host: store.host, pid: process.pid }));
-      fsyncSync(fd);
-      closeSync(fd);
-      t0 = performance.now();
-      renameSync(temp, msgFile(newDir(store, "lat"), id));
+    try {
+      await untilWatch(w.pid);
+      let t0: number;
+      if (viaCli) {
+        t0 = performance.now();
+        Bun.spawn({ cmd: [BIN, "send", "lat", `ping ${i}`, "--as", "bench"], env, stdout: "ignore", stderr: "inherit" });
+      } else {
+        // `send` step 4 by hand: temp file in ROOT/tmp written and synced, then the rename.
+        const id = newMessageId(store);
+        const body = `ping ${i}`;
+        const temp = join(tmpDir(store), `bench.${i}.tmp`);
+        const fd = openSync(temp, "wx", 0o600);
+        writeSync(fd, encodeMessage({ a2a: 1, id, from: "bench", to: "lat", body, size: body.length, sent_at: Date.now() / 1000, reply_to: null, host: store.host, pid: process.pid }));
+        fsyncSync(fd);
+        closeSync(fd);
+        t0 = performance.now();
+        renameSync(temp, msgFile(newDir(store, "lat"), id));
+      }
+      const line = await firstLine(w.stdout);
+      const t1 = performance.now();
+      if (!line.includes(`"ping ${i}"`)) throw new Error(`waiter printed ${JSON.stringify(line)}`);
+      await w.exited;
+      if (i >= 5) out.push(t1 - t0); // the first few warm the page cache
+    } finally {
+      w.kill(); // a no-op once it exited; never leaves a waiter behind if this trial failed
     }
-    const line = await firstLine(w.stdout);
-    const t1 = performance.now();
-    if (!line.includes(`"ping ${i}"`)) throw new Error(`waiter printed ${JSON.stringify(line)}`);
-    await w.exited;
-    if (i >= 5) out.push(t1 - t0); // the first few warm the page cache
   }
   return out;
 }
@@ -132,7 +138,7 @@ async function throughput(dir: string, senders: number, perSender: number) {
   const spawnRole = (...a: string[]) => Bun.spawn({ cmd: ["bun", me, ...a], stdin: "pipe", stdout: "pipe", stderr: "inherit" });
   const rx = spawnRole("receiver", dir, String(senders * perSender));
   const rxOut = rx.stdout.getReader();
-  const readLine = async (r: ReadableStreamDefaultReader<Uint8Array>) => {
+  const readLine = async (r: { read(): Promise<{ value?: Uint8Array; done: boolean }> }) => {
     let t = "";
     while (!t.includes("\n")) {
       const { value, done } = await r.read();

@@ -245,12 +245,14 @@ if (only.has("process") || only.has("scale")) {
     id,
     n,
     async block(k) {
-      const xs: number[] = [];
+      const s = { main: [] as number[], cpu: [] as number[] };
       for (let i = 0; i < k + WARM_PROC; i++) {
         const t = await timeSpawn(cmd(), e);
-        if (i >= WARM_PROC) xs.push(t);
+        if (i < WARM_PROC) continue;
+        s.main.push(t.wall);
+        s.cpu.push(t.cpu);
       }
-      return { series: { main: xs } };
+      return { series: s };
     },
   });
   const methods: Method[] = [];
@@ -413,6 +415,19 @@ const specs: RowSpec[] = [
   { section: "Start-up (spawn -> exit)", label: "a2a status, 10,000 slots", key: "status-10k", base: helloBase, goal: p50(200) },
   { section: "Start-up (spawn -> exit)", label: "a2a publish NAME RESULT", key: "publish", base: helloBase },
   { section: "Start-up (spawn -> exit)", label: "a2a wait NAME (already published)", key: "wait-done", base: helloBase },
+
+  ...([
+    ["hello", "reference: bare compiled Bun (hello)"],
+    ["version", "a2a --version"],
+    ["status-empty", "a2a status, empty store"],
+    ["status-10k", "a2a status, 10,000 slots"],
+    ["publish", "a2a publish NAME RESULT"],
+  ] as const).map(([k, label]) => ({
+    section: "Start-up CPU time (user + system, all threads; steadier than wall time on a busy machine)",
+    label,
+    key: `${k}:cpu`,
+    base: k === "hello" ? undefined : { key: "hello:cpu", name: "hello" },
+  })),
 
   { section: "Shell round trip (a2a publish spawned while a2a wait blocks)", label: "until wait's stdout has the result (EOF)", key: "roundtrip", base: helloBase, goal: p50(10) },
   { section: "Shell round trip (a2a publish spawned while a2a wait blocks)", label: "until wait exited", key: "roundtrip:exit", base: helloBase, goal: p50(10) },

@@ -1,6 +1,6 @@
 // `bun run torture`: a program that tries hard to make a2a lose or corrupt data.
 //
-//   bun bench/torture.ts [--short] [--only crash,hostile,...] [--seed N] [--keep]
+//   bun bench/torture.ts [--short] [--only crash,hostile,...] [--seed N] [--keep] [--verbose]
 //
 // --short is the CI form (under ~3 minutes on 2 cores); the default is the long form, run by
 // hand. Each scenario prints what it tried, then PASS/FAIL/SKIP with its counts and figures;
@@ -19,6 +19,7 @@ import { diskFull } from "./torture/diskfull";
 import { networkFs } from "./torture/netfs";
 import { hostile } from "./torture/hostile";
 import { mcp } from "./torture/mcp";
+import { rewind } from "./torture/rewind";
 
 const SCENARIOS: { name: string; what: string; run: (ctx: Ctx) => Promise<Outcome> }[] = [
   { name: "crash", what: "kill -9 writers (publish, start, append, a lib-level publish loop) at random points while a reader decodes every read", run: crash },
@@ -26,21 +27,23 @@ const SCENARIOS: { name: string; what: string; run: (ctx: Ctx) => Promise<Outcom
   { name: "diskfull", what: "a store on a 1 MiB tmpfs: publish, start, append when the disk fills", run: diskFull },
   { name: "netfs", what: "one store through two bindfs views (NFS stand-in): writer on one, auto-mode waiter and a raw reader on the other; writers on both", run: networkFs },
   { name: "hostile", what: "fuzzed names and payloads, garbage and foreign files in the store, wrong permissions", run: hostile },
+  { name: "rewind", what: "a waiter chasing with --after-version across a clear and across a TTL expiry (versions restart at 1)", run: rewind },
   { name: "mcp", what: "malformed JSON-RPC, unknown tools, wrong argument types, disconnect mid-wait, fds and RSS over many waits", run: mcp },
 ];
 
 const ROOT = join(import.meta.dir, "..");
 
 function parseArgs(argv: string[]) {
-  const o = { short: false, only: undefined as string[] | undefined, seed: Date.now() % 1_000_000, keep: false };
+  const o = { short: false, only: undefined as string[] | undefined, seed: Date.now() % 1_000_000, keep: false, verbose: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--short") o.short = true;
     else if (a === "--keep") o.keep = true;
+    else if (a === "--verbose" || a === "-v") o.verbose = true;
     else if (a === "--only") o.only = argv[++i].split(",");
     else if (a === "--seed") o.seed = Number(argv[++i]);
     else {
-      console.log(`usage: bun bench/torture.ts [--short] [--only ${SCENARIOS.map((s) => s.name).join(",")}] [--seed N] [--keep]`);
+      console.log(`usage: bun bench/torture.ts [--short] [--only ${SCENARIOS.map((s) => s.name).join(",")}] [--seed N] [--keep] [--verbose]`);
       process.exit(a === "--help" || a === "-h" ? 0 : 2);
     }
   }
@@ -75,6 +78,7 @@ async function main(): Promise<number> {
   const ctx: Ctx = {
     bin, repo: ROOT, short: o.short, seed: o.seed, work,
     isRoot: process.getuid?.() === 0,
+    verbose: o.verbose,
     log: (line) => console.log(line),
   };
   const version = Bun.spawnSync([bin, "--version"]).stdout.toString().trim();

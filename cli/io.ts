@@ -92,6 +92,28 @@ export function payload(arg: string | undefined, file: string | undefined, limit
   }
   if (arg === "-" || (arg === undefined && !isatty(0))) return readStdin(limit, what);
   if (arg === undefined) throw new A2AError("EUSAGE", `no ${what} given: pass it as an argument, '-' to read stdin, or --file PATH`);
+  return strictArg(arg, what);
+}
+
+// Bun decodes argv leniently: invalid UTF-8 arrives as U+FFFD and would be published changed,
+// silently. The raw bytes are in /proc/self/cmdline (Linux): an argument that decodes to this
+// text but is not valid UTF-8 is refused like invalid stdin. Elsewhere, or if no argument
+// matches, the text is taken as it came.
+function strictArg(arg: string, what: string): string {
+  if (!arg.includes("\uFFFD")) return arg;
+  let raw: Buffer;
+  try {
+    raw = readFileSync("/proc/self/cmdline");
+  } catch {
+    return arg;
+  }
+  let start = 0;
+  for (let i = 0; i <= raw.length; i++) {
+    if (i < raw.length && raw[i] !== 0) continue;
+    const bytes = raw.subarray(start, i);
+    start = i + 1;
+    if (bytes.toString("utf8") === arg) decodeUtf8(bytes, `${what} argument`);
+  }
   return arg;
 }
 

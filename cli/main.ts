@@ -55,6 +55,11 @@ async function main(): Promise<void> {
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.exitCode === 0 || e.code === "commander.helpDisplayed" || e.code === "commander.version") process.exit(0);
+      // `a2a` with no command: commander's help went to the silenced writeErr; show it, as a usage error.
+      if (e.code === "commander.help") {
+        err(program.helpInformation());
+        process.exit(EXIT.USAGE);
+      }
       const what = e.message.replace(/^error:\s*/, "").replace(/\n[\s\S]*$/, "");
       fail(new A2AError("EUSAGE", `${what}: see a2a --help or a2a COMMAND --help`));
     }

@@ -197,6 +197,7 @@ export function registerSlotCommands(program: Command): void {
     .command("gc")
     .summary("sweep expired slots, stale temp files, orphaned chunks and stale locks")
     .option("--json", "print the report as JSON")
+    .addHelpText("after", examples(["a2a gc", "a2a gc --json"]))
     .action(async (_o, cmd: Command) => {
       const c = ctx(cmd);
       const r = await gc(c.store);

@@ -1,5 +1,6 @@
-// Direct messages: send, receive, acknowledge, list. The tree and the record are in
-// lib/mailbox.ts, the claim protocol in lib/claim.ts, keys in lib/idempotency.ts.
+// Direct messages: send, reply, acknowledge, list (reading is lib/receive.ts). The tree and
+// the record are in lib/mailbox.ts, the claim protocol in lib/claim.ts, keys in
+// lib/idempotency.ts.
 //
 // How a message is delivered (send):
 //   1. validate names, body size (store.maxBytes), reply_to; the recipient's policy must accept
@@ -11,26 +12,21 @@
 //      link, i.e. exclusive, when taking over a dead sender's key). At that instant the
 //      message is delivered; a sender killed before it leaves only a temp file.
 //   5. with a key: mark the key delivered.
-// How a message is read (receive): recover dead claims, claim the oldest unread messages
-// (lib/claim.ts), move those from refused senders to held/, hand the rest to `show` (which
-// writes them out), then move them to cur/. If `show` throws they go back to new/. With
-// `peek` nothing moves. Waiting watches new/ (lib/watch.ts) and recovers claims every
-// RECOVER_MS, so mail whose reader died is picked up by a waiting reader too.
 
 import { renameSync } from "node:fs";
 import { join } from "node:path";
 import { createAtomic, writeAtomic } from "./atomic";
 import { A2AError } from "./errors";
-import { claim, listClaims, recoverClaims, release, RECOVER_MS, settle } from "./claim";
+import { listClaims, recoverClaims } from "./claim";
 import { dropKey, markDelivered, reserveKey } from "./idempotency";
 import {
-  badDir, checkAgent, checkMessageId, curDir, encodeMessage, ensureInbox, heldDir, idOfFile, idsIn, msgFile,
+  badDir, checkAgent, checkMessageId, curDir, entries, inboxesDir, encodeMessage, ensureInbox, heldDir, idOfFile, idsIn, msgFile,
   newDir, newMessageId, readMessageFile, type MailSettings, type Message, type ReceivedMessage,
 } from "./mailbox";
 import { accepts, readPolicy } from "./policy";
+import { isValidName } from "./paths";
 import { nowSec } from "./record";
-import { ensureDir, type Store } from "./store";
-import { waitUntil, type WaitOptions } from "./watch";
+import type { Store } from "./store";
 
 export interface SendOptions {
   replyTo?: string;
@@ -83,110 +79,17 @@ export function sendMessage(store: Store, settings: MailSettings, from: string, 
   return { id, from, to, sent_at: msg.sent_at, size, duplicate: false };
 }
 
-// Unread messages waiting for `agent`: in new/ or claimed but not yet shown.
-export function unreadCount(store: Store, agent: string): number {
-  return idsIn(newDir(store, agent)).length + listClaims(store, agent).length;
+// Unread messages waiting for `agent`: in new/ or claimed but not yet shown (`claims` false:
+// in new/ only, i.e. not being read by anyone right now).
+export function unreadCount(store: Store, agent: string, claims = true): number {
+  return idsIn(newDir(store, agent)).length + (claims ? listClaims(store, agent).length : 0);
 }
 
-export interface ReceiveOptions extends WaitOptions {
-  wait?: boolean; // block until at least one message is there
-  peek?: boolean; // show without marking read
-  max?: number; // at most this many (default 1)
-  match?: (m: Message) => boolean; // only messages passing this (others stay unread)
-}
-
-type Taken = { msg: ReceivedMessage; path: string };
-
-// Shows unread messages of `agent` through `show` (oldest first) and marks them read after it
-// returns. Returns what was shown: [] when nothing was there (or the wait was aborted).
-export async function receive(
-  store: Store,
-  settings: MailSettings,
-  agent: string,
-  opts: ReceiveOptions,
-  show: (msgs: ReceivedMessage[]) => void,
-): Promise<ReceivedMessage[]> {
-  checkAgent(agent);
-  ensureInbox(store, agent);
-  const max = opts.max ?? 1;
-  const take = (file: string | undefined): Taken[] | undefined => {
-    const only = file === undefined ? undefined : idOfFile(file);
-    if (file !== undefined && !only) return undefined;
-    const policy = readPolicy(store, agent);
-    const got: Taken[] = [];
-    for (const id of only ? [only] : idsIn(newDir(store, agent))) {
-      if (got.length >= max) break;
-      const newPath = msgFile(newDir(store, agent), id);
-      if (opts.peek || opts.match) {
-        const m = readMessageFile(store, newPath, id, "unread");
-        if (typeof m !== "object" || !accepts(policy, m.from)) continue; // held at the next real read
-        if (opts.match && !opts.match(m)) continue;
-        if (opts.peek) {
-          got.push({ msg: m, path: newPath });
-          continue;
-        }
-      }
-      const path = claim(store, agent, id);
-      if (!path) continue;
-      const m = readMessageFile(store, path, id, "read");
-      if (m === "absent") continue;
-      if (m === "corrupt") quarantine(store, agent, path, id);
-      else if (!accepts(policy, m.from)) settle(store, agent, path, id, "held");
-      else got.push({ msg: m, path });
-    }
-    return got.length ? got : undefined;
-  };
-  if (!opts.peek) recoverClaims(store, agent, settings);
-  let taken = take(undefined);
-  if (!taken && opts.wait) {
-    const timer = opts.peek ? undefined : setInterval(() => recoverClaims(store, agent, settings), RECOVER_MS);
-    try {
-      taken = await waitUntil(store, newDir(store, agent), take, opts);
-    } finally {
-      if (timer) clearInterval(timer);
-    }
-    if (!taken && !opts.signal?.aborted) {
-      throw new A2AError("ETIMEDOUT", `no message for ${agent} arrived in time: raise --timeout, or check who writes to ${agent} (a2a peers)`);
-    }
-  }
-  if (!taken) return [];
-  const msgs = taken.map((t) => t.msg);
-  if (opts.peek) {
-    show(msgs.map((m) => ({ ...m, state: "unread" })));
-    return msgs;
-  }
-  try {
-    show(msgs);
-  } catch (err) {
-    for (const t of taken) release(store, agent, t.path, t.msg.id);
-    throw err;
-  }
-  for (const t of taken) settle(store, agent, t.path, t.msg.id, "cur");
-  return msgs;
-}
-
-// A file in new/ that is not a message: moved out of the way so it is not read again.
-function quarantine(store: Store, agent: string, path: string, id: string): void {
-  ensureDir(store, badDir(store, agent));
-  try {
-    renameSync(path, join(badDir(store, agent), `${id}.json`));
-  } catch {
-    // moved already
-  }
-}
-
-// Sends `body` and waits for the message answering it (reply_to = its id) in `from`'s inbox.
-export async function request(
-  store: Store, settings: MailSettings, from: string, to: string, body: string, opts: SendOptions & WaitOptions,
-  show: (sent: SendResult, reply: ReceivedMessage) => void,
-): Promise<{ sent: SendResult; reply?: ReceivedMessage }> {
-  const sent = sendMessage(store, settings, from, to, body, opts);
-  let reply: ReceivedMessage | undefined;
-  await receive(store, settings, from, { ...opts, wait: true, max: 1, match: (m) => m.reply_to === sent.id }, (ms) => {
-    reply = ms[0];
-    show(sent, ms[0]);
-  });
-  return { sent, reply };
+// Returns the claims of dead readers to unread in every inbox (for gc); the number returned.
+export function recoverAllClaims(store: Store, settings: MailSettings): number {
+  let n = 0;
+  for (const agent of entries(inboxesDir(store))) if (isValidName(agent)) n += recoverClaims(store, agent, settings);
+  return n;
 }
 
 // Answers message `id` of `agent`'s inbox: sends `body` to its sender with reply_to = id, and

@@ -9,7 +9,7 @@
 // - invalid input is rejected before anything is touched, so a failed call leaves the store
 //   exactly as it was.
 
-import { readdirSync, readFileSync, rmSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { A2AError, ioError } from "./errors";
 import { TMP_STALE_MS, writeAtomic } from "./atomic";
@@ -23,13 +23,27 @@ export type ReadResult =
   | { kind: "absent"; expired?: SlotRecord }
   | { kind: "corrupt" };
 
+// The text of a slot file, or undefined when something other than a regular file sits under
+// its name: a directory, FIFO or device dropped into slots/ is foreign, and reading a FIFO
+// (or a symlink to /dev/zero) would block or never end. O_NONBLOCK keeps a FIFO's open from
+// blocking; regular files ignore it.
+function readRegularFile(path: string): string | undefined {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd, "utf8") : undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 // One read of a slot file. `retries` re-reads a record that fails its checks (a torn read);
 // wait loops pass 0 because their next wake-up is the retry.
 export function readSlot(store: Store, name: string, retries = 3): ReadResult {
   for (let i = 0; ; i++) {
-    let text: string;
+    let text: string | undefined;
     try {
-      text = readFileSync(slotFile(store, name), "utf8");
+      text = readRegularFile(slotFile(store, name));
+      if (text === undefined) return { kind: "corrupt" };
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT" || code === "ENOTDIR") return { kind: "absent" };

@@ -44,6 +44,9 @@ function positiveInt(env: Record<string, string | undefined>, key: string, dflt:
 // Resolves the store's location and settings; creates nothing (see ensureDir in paths.ts).
 export function openStore(opts: StoreOptions = {}): Store {
   const env = opts.env ?? process.env;
+  // An explicitly empty directory is a mistake, not a request for the default: falling back
+  // would write into ~/.a2a (or $A2A_DIR) behind the user's back.
+  if (opts.dir === "") throw new A2AError("EUSAGE", "the store directory given is empty: pass a path with --dir, or leave --dir out to use $A2A_DIR or ~/.a2a");
   const root = resolve(opts.dir || env.A2A_DIR || resolve(homedir(), ".a2a"));
   const mode = (env.A2A_WATCH || "auto") as WatchMode;
   if (!["auto", "watch", "poll"].includes(mode)) {

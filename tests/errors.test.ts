@@ -63,9 +63,10 @@ describe.concurrent("bad names", () => {
   test("128 characters and every allowed character are fine", async () => {
     using d = tempDir();
     for (const name of ["n".repeat(128), "A-z_0.9", "x..y", "-dash", "_under", "a.b.c"]) {
-      const p = await a2a(["publish", name, "ok"], { dir: d.path });
+      // "--" ends the options, so a name may start with "-".
+      const p = await a2a(["publish", "--", name, "ok"], { dir: d.path });
       expect({ name, code: p.code, stderr: p.stderr }).toEqual({ name, code: 0, stderr: "" });
-      expect((await a2a(["wait", name, "--timeout", "5"], { dir: d.path })).stdout).toBe("ok");
+      expect((await a2a(["wait", "--timeout", "5", "--", name], { dir: d.path })).stdout).toBe("ok");
     }
     expect(readdirSync(join(d.path, "slots")).length).toBe(6);
   });
@@ -188,8 +189,8 @@ describe("a store that cannot be written", () => {
     await a2a(["append", "s", "chunk"], { dir: store });
     await a2a(["publish", "r", "precious"], { dir: store });
     // Owned by nobody, but slots/ is r-x: nothing in it can be created, replaced or removed.
-    for (const p of ["", "slots", "tmp", "locks", "streams", "streams/s"]) chownSync(join(store, p), 65534, 65534);
-    for (const f of readdirSync(join(store, "slots"))) chownSync(join(store, "slots", f), 65534, 65534);
+    chownSync(store, 65534, 65534);
+    for (const p of readdirSync(store, { recursive: true }) as string[]) chownSync(join(store, p), 65534, 65534);
     chmodSync(join(store, "slots"), 0o500);
     const before = snapshot(store);
     for (const cmd of [["publish", "r", "overwrite"], ["publish", "new", "x"], ["start", "r"], ["append", "s", "more"], ["clear", "r"], ["clear", "--all"]]) {

@@ -59,11 +59,11 @@ describe("inbox", () => {
   });
 
   test(
-    "4 senders x 25 messages to one inbox with 3 competing readers: every message is read exactly once",
+    "4 senders x 15 messages to one inbox with 3 competing readers: every message is read exactly once",
     async () => {
       using d = tempDir();
       const senders = 4;
-      const perSender = 25;
+      const perSender = 15;
       const reader = `while :; do m=$("$A2A_BIN" recv --as box --wait --json) || exit 1; printf '%s\\n' "$m"; case "$m" in *'"body":"STOP"'*) exit 0;; esac; done`;
       const env = { A2A_BIN: BIN, A2A_DIR: d.path, PATH: process.env.PATH! };
       const readers = [0, 1, 2].map(() => Bun.spawn({ cmd: ["bash", "-c", reader], env, stdout: "pipe", stderr: "pipe" }));

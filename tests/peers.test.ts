@@ -80,6 +80,12 @@ describe("a2a mcp messaging", () => {
     } finally {
       await p.close();
     }
+    const named = await peer(join(d.path, "store"), projDir(d.path, "proj"), { A2A_AGENT: "reviewer" });
+    try {
+      expect(await named.json("whoami")).toMatchObject({ name: "reviewer", source: "A2A_AGENT", cwd: join(d.path, "proj") });
+    } finally {
+      await named.close();
+    }
   });
 
   test("two servers exchange messages; the push arrives, and the message stays unread until check_messages", async () => {

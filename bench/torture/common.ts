@@ -18,6 +18,7 @@ export interface Ctx {
   seed: number;
   work: string; // scratch directory of this run; each scenario makes its own subdirectory
   isRoot: boolean;
+  verbose: boolean; // print every command tried, not just the counts
   log: (line: string) => void;
 }
 

@@ -10,6 +10,11 @@
 //    call must return (version, state, chunks); any difference is a lost or phantom update.
 //    Every call must end with exit 0 or an expected one-line error; a reader decodes every
 //    read meanwhile; afterwards nothing is left in tmp/ or locks/ (nobody was killed).
+// C. Frozen lock holder (long form; reported, not judged): two lib-level writers publish in a
+//    loop while one is stopped (SIGSTOP) for 2.5 s now and then, longer than the 2 s after
+//    which lib/lock.ts treats a lock as stale. lib/lock.ts documents that such a holder's late
+//    write can land on top of another's; this measures how often two publishes then report
+//    the same version (a lost update). Not a verdict: where the stop lands is timing.
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -28,11 +33,12 @@ export async function contention(ctx: Ctx): Promise<Outcome> {
   const dir = scenarioDir(ctx, "contention");
   const a = await casRace(ctx, v, join(dir, "cas"));
   const b = await mixed(ctx, v, join(dir, "mixed"));
-  return v.outcome(`${a.summary}; ${b.summary}`, [...a.figures, ...b.figures]);
+  const c = ctx.short ? "long form only" : await frozenHolder(ctx, join(dir, "frozen"));
+  return v.outcome(`${a.summary}; ${b.summary}`, [...a.figures, ...b.figures, ["frozen lock holder (not judged)", c]]);
 }
 
 async function casRace(ctx: Ctx, v: Verdict, root: string) {
-  const perWorker = ctx.short ? 8 : 60;
+  const perWorker = ctx.short ? 5 : 60;
   const wins: { id: string; version: number }[] = [];
   let attempts = 0, conflicts = 0, worstRetries = 0;
   const casMs: number[] = [];
@@ -92,7 +98,7 @@ const SHARED = ["sh0", "sh1"];
 
 async function mixed(ctx: Ctx, v: Verdict, root: string) {
   const store = openStore({ dir: root, env: {} });
-  const perWorker = ctx.short ? 30 : 250;
+  const perWorker = ctx.short ? 20 : 250;
   const names = [...Array.from({ length: WORKERS }, (_, w) => `own${w}`), ...SHARED];
   const reader = startReader(ctx, root, names, { monotonic: false, tag: "mixed" });
   const models: Model[] = Array(WORKERS).fill(undefined);
@@ -213,4 +219,30 @@ function readText(path: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+export async function frozenHolder(ctx: Ctx, root: string): Promise<string> {
+  const freezes = 20;
+  const r = rng(ctx.seed ^ 0xf7);
+  const writers = ["a", "b"].map((tag, i) => {
+    const p = Bun.spawn({
+      cmd: ["bun", join(ctx.repo, "bench/torture/fixtures/lib-writer.ts"), root, "frz", String(ctx.seed + i), tag],
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "ignore",
+    });
+    return { p, out: new Response(p.stdout).text() };
+  });
+  await Bun.sleep(1500); // both loaded and publishing (only the timing of the stops matters)
+  for (let i = 0; i < freezes; i++) {
+    await Bun.sleep(100 + r() * 500);
+    writers[0].p.kill("SIGSTOP");
+    await Bun.sleep(2500);
+    writers[0].p.kill("SIGCONT");
+  }
+  for (const w of writers) w.p.kill(9);
+  const acks = (await Promise.all(writers.map((w) => w.out))).flatMap((t) => t.split("\n").filter((l) => l.startsWith("ok ")));
+  const versions = acks.map((l) => Number(l.split(" ")[1]));
+  const dup = versions.length - new Set(versions).size;
+  return `${freezes} stops of 2.5 s: ${acks.length} publishes reported, ${dup} of them with a version another publish also reported (lost updates)`;
 }

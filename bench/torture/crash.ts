@@ -2,8 +2,9 @@
 //
 // Two slots: "p" (publish only) and "s" (start / append / publish: a stream with chunks).
 // Each round starts one writer and kills it with SIGKILL after a random delay:
-//   - `a2a publish p`, `a2a publish s`, `a2a start s`, `a2a append s` (delay uniform over the
-//     command's measured run time, so kills land in start-up, lock, write and exit alike);
+//   - `a2a publish p`, `a2a publish s`, `a2a start s`, `a2a append s` (delay uniform over 2.5x
+//     the command's measured run time, so kills land in start-up, lock, write and exit alike,
+//     and some writers finish first);
 //   - a lib-level writer looping publishSlot on "p" (killed 0-250 ms after it is loaded, so
 //     the kill lands inside publishSlot nearly every time).
 // A writer that exited 0 before the kill is a success: its version and content (or a later
@@ -98,7 +99,7 @@ export async function crash(ctx: Ctx): Promise<Outcome> {
     durations.push(res.ms);
   }
   const runMs = durations.sort((a, b) => a - b)[2];
-  ctx.log(`  crash: ${rounds} rounds; an unkilled publish takes ~${ms(runMs)}, so CLI kills land at 0-${ms(runMs * 2)}`);
+  ctx.log(`  crash: ${rounds} rounds; an unkilled publish takes ~${ms(runMs)}, so CLI kills land at 0-${ms(runMs * 2.5)}`);
 
   const reader = startReader(ctx, root, ["p", "s"], { monotonic: true, tag: "crash" });
   for (let round = 1; round <= rounds; round++) {
@@ -123,7 +124,7 @@ export async function crash(ctx: Ctx): Promise<Outcome> {
       const p = spawnA2A(ctx, args, { dir: root });
       killedPids.add(p.pid);
       const t0 = performance.now();
-      const delay = between(r, 0, runMs * 2);
+      const delay = between(r, 0, runMs * 2.5);
       const timer = setTimeout(() => p.kill(9), delay);
       const res = await finish(p, t0);
       clearTimeout(timer);
@@ -138,12 +139,14 @@ export async function crash(ctx: Ctx): Promise<Outcome> {
     }
     if (wasKilled) killed++;
     else finishedFirst++;
+    if (ctx.verbose) ctx.log(`    round ${round}: ${op} ${wasKilled ? "killed" : "finished before the kill"}`);
+    else if (round % 100 === 0) ctx.log(`  crash: ${round}/${rounds} rounds, ${killed} killed, ${v.failed ? "FAILURES so far" : "all intact so far"}`);
     verify(slot, `after round ${round} (${op}${wasKilled ? ", killed" : ""})`);
     if (!wasKilled) continue;
 
     // Recovery: the next writer must get through the dead writer's lock and leftovers.
     const before = readRecordFile(join(root, "slots", `${slot}.json`));
-    const verb = slot === "p" || r() < 0.3 ? "publish" : "start";
+    const verb = slot === "p" || r() < 0.2 ? "publish" : "start";
     const payload = makePayload(r, `rec${round}`, 400);
     const res: RunResult = await a2a(ctx, verb === "start" ? ["start", slot, "recovery", "--json"] : ["publish", slot, payload, "--json"], { dir: root, limitMs: 90_000 });
     recoveryMs.push(res.ms);

@@ -37,11 +37,13 @@ export async function hostile(ctx: Ctx): Promise<Outcome> {
   const v = new Verdict();
   const P = scenarioDir(ctx, "hostile");
   const stores = ["names", "payloads", "garbage", "slotsfile", "tmpfile", "rootfile", "perm"].map((s) => join(P, s));
+  const inputs = join(P, "inputs"); // payload files handed to --file: ours, not a2a's to touch either
+  mkdirSync(inputs, { recursive: true });
   const [namesStore, payloadStore, garbageStore] = stores;
   mkdirSync(join(P, "outside"), { recursive: true });
   mkdirSync(join(P, "home"), { recursive: true });
   writeFileSync(join(P, "outside", "canary.txt"), "do not touch\n");
-  const outsideBefore = snapshot(P, stores);
+  const outsideBefore = snapshot(P, [...stores, inputs]);
   const counts = new Map<string, number>();
 
   const tryIt = async (group: string, label: string, args: string[], c: Case): Promise<RunResult> => {
@@ -52,22 +54,26 @@ export async function hostile(ctx: Ctx): Promise<Outcome> {
     const prob = stderrProblem(res);
     if (prob) v.fail("bad stderr", `${label}: ${prob}`);
     else v.check(res.code !== null && c.expect.includes(res.code), "unexpected exit", () => `${label}: exit ${res.code}, expected ${c.expect.join(" or ")}: ${short(res.stderr || res.stdout)}`);
-    v.check(res.stderr.length < 600, "error message too long", () => `${label}: ${res.stderr.length} characters`);
+    const longest = Math.max(0, ...res.stderr.split("\n").map((l) => l.length));
+    // Echoing a path the user gave is fine; echoing a 10,000-character name is not.
+    const allowance = 300 + Math.max(0, ...args.filter((a) => a.length < 1000).map((a) => a.length));
+    v.check(longest < allowance, "error line too long", () => `${label}: ${longest} characters`);
     if (before) {
       const changed = diffSnapshots(before, snapshot(store!));
       v.check(changed.length === 0, "rejected input changed the store", () => `${label}: ${changed.slice(0, 4).join(", ")}`);
     }
+    if (ctx.verbose) ctx.log(`    ${group}: exit ${res.code ?? res.signal}  ${label}${res.stderr ? `  -> ${res.stderr.trim().split("\n").at(-1)!.slice(0, 120)}` : ""}`);
     const extra = c.judge?.(res);
     if (extra) v.fail("wrong output", `${label}: ${extra}`);
     return res;
   };
 
   await names(ctx, v, tryIt, namesStore);
-  await payloads(ctx, v, tryIt, payloadStore, P);
+  await payloads(ctx, v, tryIt, payloadStore, inputs, P);
   await garbage(ctx, tryIt, garbageStore, stores.slice(3, 6), P);
   const perm = await permissions(ctx, v, tryIt, stores[6], P);
 
-  const outside = diffSnapshots(outsideBefore, snapshot(P, stores));
+  const outside = diffSnapshots(outsideBefore, snapshot(P, [...stores, inputs]));
   v.check(outside.length === 0, "wrote outside the store", () => outside.slice(0, 6).join(", "));
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
   return v.outcome(`${total} hostile commands: every one a documented exit and a clean message or a skip, rejected input left the store unchanged, nothing outside the store touched`, [
@@ -89,11 +95,10 @@ async function names(ctx: Ctx, v: Verdict, tryIt: TryIt, store: string): Promise
   const shown = (n: string) => JSON.stringify(n.length > 20 ? n.slice(0, 20) + "…" : n);
   const pos = (n: string) => (n.startsWith("-") ? ["--", n] : [n]);
   await tryIt("names", "seed", ["publish", "seed", "v"], { dir: store, expect: [0] });
-  const verbs: string[][] = ctx.short
-    ? [["publish", "@", "v"], ["wait", "@", "--timeout", "0"], ["status", "@"], ["clear", "@"]]
-    : [["start", "@"], ["publish", "@", "v"], ["append", "@", "c"], ["wait", "@", "--timeout", "0"], ["tail", "@"], ["status", "@"], ["clear", "@"], ["watch", "@", "--timeout", "0"]];
-  for (const n of BAD_NAMES) {
-    for (const verb of verbs) {
+  const verbs: string[][] = [["publish", "@", "v"], ["start", "@"], ["append", "@", "c"], ["wait", "@", "--timeout", "0"], ["tail", "@"], ["status", "@"], ["clear", "@"], ["watch", "@", "--timeout", "0"]];
+  for (const [i, n] of BAD_NAMES.entries()) {
+    // Long form: every command with every name; short form: publish plus one other, in turn.
+    for (const verb of ctx.short ? [verbs[0], verbs[1 + (i % (verbs.length - 1))]] : verbs) {
       const args = verb.flatMap((a) => (a === "@" ? pos(n) : [a]));
       await tryIt("names", `${verb[0]} ${shown(n)}`, args, { dir: store, expect: [2], unchanged: true });
     }
@@ -116,12 +121,12 @@ async function names(ctx: Ctx, v: Verdict, tryIt: TryIt, store: string): Promise
   }
 }
 
-async function payloads(ctx: Ctx, v: Verdict, tryIt: TryIt, store: string, P: string): Promise<void> {
+async function payloads(_ctx: Ctx, v: Verdict, tryIt: TryIt, store: string, inputs: string, P: string): Promise<void> {
   const limit = 4096;
   const env = { A2A_MAX_BYTES: String(limit) };
   const c = (expect: number[], extra: Partial<Case> = {}): Case => ({ dir: store, env, expect, unchanged: expect[0] !== 0, ...extra });
   const file = (name: string, data: string | Uint8Array) => {
-    const p = join(P, "outside", name);
+    const p = join(inputs, name);
     writeFileSync(p, data);
     return p;
   };
@@ -269,7 +274,8 @@ async function garbage(ctx: Ctx, tryIt: TryIt, store: string, structural: string
   await g("clear --all with garbage", ["clear", "--all"], [0, 1]);
   await g("gc after", ["gc"], [0]);
 
-  // Stores whose structure is wrong: clear errors, no writes elsewhere.
+  // Stores whose structure is wrong: clear errors, no writes elsewhere (the missing
+  // directories a write creates before it fails are allowed).
   const [slotsFile, tmpFile, rootFile] = structural;
   mkdirSync(slotsFile, { recursive: true });
   writeFileSync(join(slotsFile, "slots"), "a file");
@@ -277,10 +283,10 @@ async function garbage(ctx: Ctx, tryIt: TryIt, store: string, structural: string
   writeFileSync(join(tmpFile, "tmp"), "a file");
   writeFileSync(rootFile, "a file where the store belongs");
   for (const [dir, what] of [[slotsFile, "slots/ is a file"], [tmpFile, "tmp/ is a file"], [rootFile, "the store is a file"]]) {
-    await tryIt("garbage", `publish (${what})`, ["publish", "a", "v"], { dir, expect: [1], unchanged: true });
-    await tryIt("garbage", `status (${what})`, ["status"], { dir, expect: [0, 1], unchanged: true });
-    await tryIt("garbage", `wait (${what})`, ["wait", "a", "--timeout", "0.2"], { dir, expect: [1, 124], unchanged: true });
-    await tryIt("garbage", `gc (${what})`, ["gc"], { dir, expect: [0, 1], unchanged: true });
+    await tryIt("garbage", `publish (${what})`, ["publish", "a", "v"], { dir, expect: [1] });
+    await tryIt("garbage", `status (${what})`, ["status"], { dir, expect: [0, 1] });
+    await tryIt("garbage", `wait (${what})`, ["wait", "a", "--timeout", "0.2"], { dir, expect: [1, 124] });
+    await tryIt("garbage", `gc (${what})`, ["gc"], { dir, expect: [0, 1] });
   }
   await tryIt("garbage", "--dir ''", ["--dir", "", "publish", "a", "v"], { expect: [2] });
   await tryIt("garbage", "--dir too long", ["--dir", join(P, "x".repeat(300)), "publish", "a", "v"], { expect: [1] });

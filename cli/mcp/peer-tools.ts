@@ -12,12 +12,14 @@
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { asA2AError } from "../../lib/errors";
+import { A2AError, asA2AError } from "../../lib/errors";
 import { frameMessage, frameTopicMessage, UNTRUSTED_NOTE } from "../../lib/frame";
 import { whoami } from "../../lib/identity";
-import { ack, receive, replyTo, sendMessage, unreadCount } from "../../lib/inbox";
+import { ack, replyTo, sendMessage, unreadCount } from "../../lib/inbox";
+import { receive } from "../../lib/receive";
 import { idOfFile, idsIn, mailSettings, msgFile, newDir, readMessageFile, ensureInbox, type ReceivedMessage } from "../../lib/mailbox";
-import { checkScope, listPeers, startPresence, type Peer } from "../../lib/peers";
+import { checkScope, listPeers, type Peer } from "../../lib/peers";
+import { startPresence } from "../../lib/presence";
 import { accepts, readPolicy } from "../../lib/policy";
 import type { Store } from "../../lib/store";
 import { subscribeTopics } from "../../lib/subscribe";
@@ -37,19 +39,48 @@ export interface PeerSession {
 
 type Body = Record<string, unknown>;
 
+const SETTLE_MS = 200;
+
 export async function registerPeerTools(
   server: McpServer,
   store: Store,
   opts: { cwd: string; env: Record<string, string | undefined> },
 ): Promise<PeerSession> {
   const settings = mailSettings(opts.env);
-  const beat = Number(opts.env.A2A_HEARTBEAT_MS) || undefined;
+  const raw = opts.env.A2A_HEARTBEAT_MS;
+  const beat = raw === undefined || raw === "" ? undefined : Number(raw);
+  if (beat !== undefined && !(Number.isInteger(beat) && beat >= 100)) {
+    throw new A2AError("EUSAGE", `A2A_HEARTBEAT_MS=${JSON.stringify(raw)} is not a whole number of milliseconds of at least 100: set it to e.g. 10000 or unset it`);
+  }
   const presence = startPresence(store, { cwd: opts.cwd, env: opts.env, heartbeatMs: beat });
   const me = presence.identity.name;
   ensureInbox(store, me);
 
+  // check_messages marks mail read only once its answer has gone out: the messages stay
+  // claimed by this process (a crash returns them to unread, lib/claim.ts) until SETTLE_MS
+  // after the handler returned, or until close().
+  const pending = new Set<() => void>();
+  const inflight = new Set<Promise<unknown>>();
+  const claimForAnswer = (limit: number) =>
+    new Promise<ReceivedMessage[]>((resolve, reject) => {
+      const r = receive(store, settings, me, { max: limit }, (msgs) => {
+        resolve(msgs);
+        return new Promise<void>((settled) => {
+          const done = () => {
+            pending.delete(done);
+            clearTimeout(timer);
+            settled();
+          };
+          const timer = setTimeout(done, SETTLE_MS);
+          pending.add(done);
+        });
+      });
+      inflight.add(r);
+      r.then((msgs) => msgs.length || resolve([]), reject).finally(() => inflight.delete(r));
+    });
+
   const unreadNote = () => {
-    const n = unreadCount(store, me);
+    const n = unreadCount(store, me, false);
     return n ? `${n} unread message${n === 1 ? "" : "s"}: call check_messages` : "";
   };
   // Results: text for the model (JSON, or framed messages) plus structuredContent.
@@ -116,11 +147,9 @@ export async function registerPeerTools(
     inputSchema: { limit: z.number().int().min(1).max(200).default(50).describe("At most this many messages (default 50)") },
     annotations: { ...annotations(false), idempotentHint: false },
   }, tool(async ({ limit }: { limit: number }) => {
-    let text = "";
-    const got = await receive(store, settings, me, { max: limit }, (msgs) => {
-      text = msgs.map(frameMessage).join("\n");
-    });
+    const got = await claimForAnswer(limit);
     if (!got.length) return result({ ok: true, count: 0, messages: [] }, "No new messages.");
+    const text = got.map(frameMessage).join("\n");
     const tip = `\nAnswer with reply(message_id, message). ${UNTRUSTED_NOTE}.`;
     return result({ ok: true, count: got.length, messages: got.map(msgView), untrusted: UNTRUSTED_NOTE }, `${got.length} new message(s):\n\n${text}${tip}`);
   }));
@@ -223,6 +252,8 @@ export async function registerPeerTools(
     unreadNote,
     async close() {
       closed = true;
+      for (const settle of [...pending]) settle(); // the answers were written long ago
+      await Promise.allSettled([...inflight]);
       stopWatch();
       presence.close();
     },

@@ -1,0 +1,84 @@
+// The architecture rules of /tmp/a2a-team.md that a grep can check: lib/ is the engine and
+// imports no adapter library; store files are written only through lib/atomic.ts; the watch
+// primitive lives only in lib/watch.ts; lib/ throws only A2AError; no test is switched off.
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { ROOT } from "./helpers";
+
+function sources(dir: string, ext = /\.ts$/): string[] {
+  return (readdirSync(join(ROOT, dir), { recursive: true }) as string[])
+    .filter((f) => ext.test(f) && !f.includes("node_modules"))
+    .map((f) => join(ROOT, dir, f))
+    .sort();
+}
+
+// Source text without comments, so a comment that mentions an API does not count as a use.
+function code(file: string): string {
+  return readFileSync(file, "utf8")
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
+}
+
+// [file, line] pairs where `re` matches the code of `files`.
+function hits(files: string[], re: RegExp): string[] {
+  const out: string[] = [];
+  for (const f of files) {
+    code(f)
+      .split("\n")
+      .forEach((line, i) => {
+        if (re.test(line)) out.push(`${relative(ROOT, f)}:${i + 1}: ${line.trim()}`);
+      });
+  }
+  return out;
+}
+
+const LIB = sources("lib");
+const CLI = sources("cli");
+
+describe("architecture", () => {
+  test("there is something to check", () => {
+    expect(LIB.map((f) => relative(ROOT, f))).toEqual(expect.arrayContaining(["lib/atomic.ts", "lib/slot.ts", "lib/watch.ts", "lib/paths.ts"]));
+    expect(CLI.length).toBeGreaterThan(0);
+  });
+
+  test("lib/ imports neither commander nor the MCP SDK (nor zod)", () => {
+    expect(hits(LIB, /(from|import\(|require\()\s*["'](commander|@modelcontextprotocol\/[^"']*|zod)["']/)).toEqual([]);
+  });
+
+  // Moving a complete file (rename/link, e.g. a message from new/ to cur/) writes no content
+  // and is atomic, so it is allowed; putting bytes into a file is atomic.ts's job alone.
+  test("only lib/atomic.ts writes file content: no other write API in lib/ or cli/", () => {
+    const others = [...LIB, ...CLI].filter((f) => !f.endsWith("lib/atomic.ts"));
+    const writers = /\b(writeFileSync|appendFileSync|symlinkSync|copyFileSync|cpSync|truncateSync|ftruncateSync|createWriteStream|writeFile|appendFile|copyFile)\s*\(|Bun\.write\s*\(|node:fs\/promises|\bfs\/promises/;
+    expect(hits(others, writers)).toEqual([]);
+    // Opening for writing counts too (reading through openSync is fine).
+    expect(hits(others, /\bopenSync\s*\([^)]*(["'][wa]\+?x?["']|O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND)/)).toEqual([]);
+    // writeSync only to the standard streams: fd 1 or 2, or cli/io.ts's writeAll(fd).
+    expect(hits(others, /\bwriteSync\s*\((?!\s*[12]\s*,)/).filter((h) => !h.startsWith("cli/io.ts:"))).toEqual([]);
+  });
+
+  test("only lib/watch.ts opens directory watches; chokidar stays out of the wake path", () => {
+    const others = [...LIB, ...CLI].filter((f) => !f.endsWith("lib/watch.ts"));
+    expect(hits(others, /\bfs\.(watch|watchFile)\s*\(/)).toEqual([]);
+    expect(hits(others, /import\s*\{[^}]*\b(watch|watchFile)\b[^}]*\}\s*from\s*["'](node:)?fs["']/)).toEqual([]);
+    expect(hits([...LIB, ...CLI], /["']chokidar["']/)).toEqual([]);
+  });
+
+  test("lib/ throws only A2AError and never exits or prints", () => {
+    expect(hits(LIB, /throw new (?!A2AError\b)\w+/)).toEqual([]);
+    expect(hits(LIB, /process\.(exit|stdout|stderr)\b|console\.\w+\(/)).toEqual([]);
+  });
+
+  test("lib/ keeps no module-level mutable state", () => {
+    expect(hits(LIB, /^(export\s+)?(let|var)\s/)).toEqual([]);
+  });
+
+  test("no test is focused, skipped or left as a todo", () => {
+    const tests = sources("tests");
+    // Built from parts so this file does not match itself.
+    const off = new RegExp("\\b(test|it|describe)\\.(" + ["only", "skip", "todo"].join("|") + ")\\s*\\(|\\b(fit|xit|xdescribe|fdescribe)\\s*\\(");
+    expect(hits(tests, off)).toEqual([]);
+    expect(tests.length).toBeGreaterThan(3);
+  });
+});
