@@ -4,6 +4,8 @@
 //
 //   bun bench/messaging.ts [--trials 300] [--messages 4000]      (A2A_BIN picks the binary)
 //
+// 0. floor: the same harness with a bare Bun fs.watch waiter (no a2a code): what this machine
+//    allows right now; read the other rows against it.
 // 1. wake: a fresh `a2a recv --wait --json` blocks in its watch (checked through /proc); this
 //    process writes a message record to ROOT/tmp/ exactly as `send` does, then takes t0 and
 //    renames it into new/ (the instant of delivery); t1 = the receiver's JSON line arrives on
@@ -30,6 +32,22 @@ const arg = (name: string, dflt: number) => {
 
 // ---- child roles -------------------------------------------------------------------------
 const role = process.argv[2];
+if (role === "floor") {
+  // The floor: a bare Bun fs.watch waiter, no a2a code; prints the first file's content.
+  const { watch, readFileSync } = await import("node:fs");
+  const dir = process.argv[3];
+  const w = watch(dir, (_e, f) => {
+    if (!f || String(f).startsWith(".")) return;
+    try {
+      process.stdout.write(readFileSync(join(dir, String(f)), "utf8"));
+    } catch {
+      return;
+    }
+    w.close();
+    process.exit(0);
+  });
+  await new Promise(() => {}); // until the event
+}
 if (role === "sender" || role === "receiver") {
   const [dir, n, tag] = process.argv.slice(3);
   const store = openStore({ dir, env: {} });
@@ -95,14 +113,16 @@ const pct = (xs: number[], p: number) => {
 const row = (name: string, xs: number[]) =>
   `| ${name} | ${xs.length} | ${pct(xs, 50).toFixed(3)} | ${pct(xs, 90).toFixed(3)} | ${pct(xs, 99).toFixed(3)} | ${Math.max(...xs).toFixed(3)} |`;
 
-async function latency(dir: string, trials: number, viaCli: boolean): Promise<number[]> {
+async function latency(dir: string, trials: number, via: "rename" | "cli" | "floor"): Promise<number[]> {
+  const viaCli = via === "cli";
   const store = openStore({ dir, env: {} });
   ensureInbox(store, "lat");
   ensureDir(store, tmpDir(store));
   const env = { ...process.env, A2A_DIR: dir };
   const out: number[] = [];
   for (let i = 0; i < trials + 5; i++) {
-    const w = Bun.spawn({ cmd: [BIN, "recv", "--as", "lat", "--wait", "--json"], env, stdout: "pipe", stderr: "inherit" });
+    const cmd = via === "floor" ? ["bun", join(import.meta.dir, "messaging.ts"), "floor", newDir(store, "lat")] : [BIN, "recv", "--as", "lat", "--wait", "--json"];
+    const w = Bun.spawn({ cmd, env, stdout: "pipe", stderr: "inherit" });
     try {
       await untilWatch(w.pid);
       let t0: number;
@@ -171,8 +191,9 @@ try {
   console.log(`binary ${BIN}; ${cpus().length} CPUs; load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}; Bun ${Bun.version}\n`);
   console.log("## send -> receive latency (ms), a waiting `a2a recv --wait` process\n");
   console.log("| path | n | p50 | p90 | p99 | max |\n|---|---|---|---|---|---|");
-  console.log(row("rename into new/ -> message on the waiter's stdout", await latency(join(work, "lat"), trials, false)));
-  console.log(row("`a2a send` spawned -> message on the waiter's stdout", await latency(join(work, "cli"), trials, true)));
+  console.log(row("floor: bare Bun fs.watch waiter, rename -> content on its stdout", await latency(join(work, "floor"), trials, "floor")));
+  console.log(row("rename into new/ -> message on the waiter's stdout", await latency(join(work, "lat"), trials, "rename")));
+  console.log(row("`a2a send` spawned -> message on the waiter's stdout", await latency(join(work, "cli"), trials, "cli")));
   console.log("\n## sustained throughput, one inbox, one receiver (recv --all in a loop)\n");
   console.log("| senders | messages | sends/s (all senders) | received+marked read/s (end to end) |\n|---|---|---|---|");
   for (const k of [1, 4]) {

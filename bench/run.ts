@@ -461,6 +461,10 @@ info.loadAfter = loadavg().map((x) => x.toFixed(2)).join(" ");
 process.stdout.write(`\na2a bench ${info.date}: ${info.a2a}\nBun ${info.bun}, ${info.cpu}, load ${info.loadBefore} -> ${info.loadAfter}, store on ${info.store}\n`);
 process.stdout.write(renderText(rows));
 if (tput.length) process.stdout.write(`\nThroughput, one writer\n${textTable(tputTable(), 1)}`);
+const busy = (loadavg()[0] > cpus().length || Number(info.loadBefore.split(" ")[0]) > cpus().length)
+  ? `load average ${info.loadBefore} -> ${info.loadAfter} on ${cpus().length} cores: other jobs competed for the CPU during this run, so latencies and start-up times are inflated; rerun on a quiet machine for figures to quote`
+  : "";
+if (busy) process.stdout.write(`\nWARNING: ${busy}\n`);
 const miss = missed(rows);
 process.stdout.write(miss.length ? `\nGoals missed: ${miss.map((r) => r.spec.label.trim()).join("; ")}\n` : rows.some((r) => r.goal?.met) ? "\nAll goals checked in this run were met.\n" : "");
 
@@ -470,6 +474,7 @@ function resultsMarkdown(): string {
   const L: string[] = [];
   L.push("# a2a benchmark results", "");
   L.push(`Written by \`bun run bench\` (bench/run.ts) on ${info.date}. All times in milliseconds. Rerun it to refresh this file; figures from a shared or loaded machine are noisy (see the load average).`, "");
+  if (busy) L.push(`**Warning:** ${busy}.`, "");
   L.push("## Machine and versions", "");
   L.push(`- host: ${info.host}, Linux ${info.kernel}, ${info.cpu}, ${info.memGiB} GiB`);
   L.push(`- load average (1/5/15 min): ${info.loadBefore} before, ${info.loadAfter} after`);
@@ -502,7 +507,9 @@ function resultsMarkdown(): string {
     L.push(`## ${e.name === "mcp" ? "MCP" : "Messaging"} (bench/${e.name}.ts)`, "");
     if (e.note) L.push(`_${e.note}_`, "");
     // Markdown (a table) goes in as it is; aligned text keeps its columns in a code block.
-    if (e.text) L.push(/^\|/m.test(e.text) ? e.text : "```\n" + e.text + "\n```", "");
+    // Markdown goes in with its headings moved below this section's; aligned text keeps its
+    // columns in a code block.
+    if (e.text) L.push(/^\|/m.test(e.text) ? e.text.replace(/^(#{1,4}) /gm, "$1## ") : "```\n" + e.text + "\n```", "");
   }
   L.push("## Raw numbers", "");
   const statRows = [["series", "n", "min", "mean", "p50", "p90", "p99", "max", "cold (median of runs)"]];

@@ -2,8 +2,7 @@
 // costs ~9 ms of start-up), stdin reading with strict UTF-8, and the parsers for the values
 // users type (durations, versions). Nothing here knows about slots.
 
-import { closeSync, readFileSync, readSync, writeSync } from "node:fs";
-import { isatty } from "node:tty";
+import { closeSync, fstatSync, readFileSync, readSync, writeSync } from "node:fs";
 import { A2AError, ioError } from "../lib/errors";
 
 function writeAll(fd: number, text: string | Uint8Array): void {
@@ -84,14 +83,26 @@ export function readFileText(path: string, limit: number, what: string): string 
   return decodeUtf8(bytes, `${what} in ${path}`);
 }
 
+// Stdin is input when it is a pipe, socket or file (`cmd | a2a publish r`, `< f`), not a
+// terminal or /dev/null (a script's default): a forgotten RESULT must be a usage error, not
+// an empty publish that wakes every waiter with nothing.
+function stdinHasData(): boolean {
+  try {
+    const st = fstatSync(0);
+    return st.isFIFO() || st.isSocket() || st.isFile();
+  } catch {
+    return false;
+  }
+}
+
 // The payload of publish/append/send: the argument, `-` or a piped stdin, or --file.
 export function payload(arg: string | undefined, file: string | undefined, limit: number, what: string): string {
   if (file !== undefined) {
     if (arg !== undefined) throw new A2AError("EUSAGE", `both a ${what} argument and --file given: use one`);
     return readFileText(file, limit, what);
   }
-  if (arg === "-" || (arg === undefined && !isatty(0))) return readStdin(limit, what);
-  if (arg === undefined) throw new A2AError("EUSAGE", `no ${what} given: pass it as an argument, '-' to read stdin, or --file PATH`);
+  if (arg === "-" || (arg === undefined && stdinHasData())) return readStdin(limit, what);
+  if (arg === undefined) throw new A2AError("EUSAGE", `${what} is missing: pass it as an argument, '-' to read stdin, or --file PATH`);
   return strictArg(arg, what);
 }
 

@@ -77,7 +77,14 @@ export async function receive(
   if (!opts.peek) recoverClaims(store, agent, settings);
   let taken = take(undefined);
   if (!taken && opts.wait) {
-    const timer = opts.peek ? undefined : setInterval(() => recoverClaims(store, agent, settings), RECOVER_MS);
+    const recover = () => {
+      try {
+        recoverClaims(store, agent, settings);
+      } catch {
+        // a transient filesystem error: the next tick retries
+      }
+    };
+    const timer = opts.peek ? undefined : setInterval(recover, RECOVER_MS);
     try {
       taken = await waitUntil(store, newDir(store, agent), take, opts);
     } finally {

@@ -270,7 +270,8 @@ export async function listSlots(store: Store, only?: string[]): Promise<SlotList
     const r = readSlot(store, name);
     if (r.kind === "ok") records.push(r.record);
     else if (r.kind === "corrupt") skipped.push(name);
-    else if (r.expired) await sweepExpired(store, name);
+    // The lazy sweep is housekeeping: a store this process cannot write must still list.
+    else if (r.expired) await sweepExpired(store, name).catch(() => false);
   }
   records.sort((a, b) => b.updated_at - a.updated_at || a.name.localeCompare(b.name));
   return { records, skipped };

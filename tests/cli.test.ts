@@ -7,7 +7,7 @@ import { a2a, tempDir } from "./helpers";
 import { expectCleanError } from "./fixtures/core";
 import pkg from "../package.json" with { type: "json" };
 
-setDefaultTimeout(30_000);
+setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
 
 const SLOT_COMMANDS = ["start", "publish", "wait", "append", "tail", "status", "clear", "gc", "watch"];
 

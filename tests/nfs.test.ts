@@ -13,9 +13,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { a2a, hasWatch, spawnA2A, tempDir, until } from "./helpers";
-import { MODES, Output, blocked, expectCleanError, recordOf, slotPath } from "./fixtures/core";
+import { MODES, Output, arm, blocked, expectCleanError, recordOf, slotPath } from "./fixtures/core";
 
-setDefaultTimeout(60_000);
+setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
 
 const FUSE_MAGIC = 0x65735546;
 
@@ -54,7 +54,9 @@ describe.skipIf(!shim.so)("statfs detection (LD_PRELOAD shim reporting NFS)", ()
     using d = tempDir();
     await a2a(["start", "r", "t".repeat(64)], { dir: d.path });
     const fake = env.FAKE ? { LD_PRELOAD: shim.so!, FAKE_NFS_PREFIX: d.path } : {};
-    const waiter = spawnA2A(["wait", "r", "--timeout", timeout], { dir: d.path, env: { ...env, ...fake, FAKE: undefined } });
+    // Armed before the waiter starts: nothing but the hidden write may give it a reason to re-read.
+    arm(slotPath(d.path, "r"));
+    await using waiter = spawnA2A(["wait", "r", "--timeout", timeout], { dir: d.path, env: { ...env, ...fake, FAKE: undefined } });
     // Past its first check (which would see the change without any watch) and blocked.
     await blocked(waiter.pid, MODES[env.A2A_WATCH === "poll" ? 1 : 0], slotPath(d.path, "r"));
     publishUnseen(d.path, "r", "seen only by polling");
@@ -138,7 +140,8 @@ describe.skipIf(!!why)("two bindfs views of one directory (the NFS stand-in)", (
   test("control: a watch on view A does not see a publish through view B", async () => {
     const s = store();
     await a2a(["start", "r"], { dir: s.a });
-    const waiter = spawnA2A(["wait", "r", "--timeout", "1.5"], { dir: s.a, env: { A2A_WATCH: "watch" } });
+    arm(slotPath(s.a, "r"));
+    await using waiter = spawnA2A(["wait", "r", "--timeout", "1.5"], { dir: s.a, env: { A2A_WATCH: "watch" } });
     await blocked(waiter.pid, MODES[0], slotPath(s.a, "r"));
     expect((await a2a(["publish", "r", "from B"], { dir: s.b })).code).toBe(0);
     const [stdout, stderr, code] = await Promise.all([new Response(waiter.stdout).text(), new Response(waiter.stderr).text(), waiter.exited]);
@@ -148,7 +151,8 @@ describe.skipIf(!!why)("two bindfs views of one directory (the NFS stand-in)", (
   test("auto mode: a waiter on view A wakes for a publish through view B", async () => {
     const s = store();
     await a2a(["start", "r"], { dir: s.a });
-    const waiter = spawnA2A(["wait", "r"], { dir: s.a });
+    arm(slotPath(s.a, "r"));
+    await using waiter = spawnA2A(["wait", "r"], { dir: s.a });
     // On FUSE auto mode watches (for local writes) and polls (for everyone else's).
     await blocked(waiter.pid, MODES[0], slotPath(s.a, "r"));
     expect((await a2a(["publish", "r", '{"from":"B","ok":true}'], { dir: s.b })).code).toBe(0);
@@ -158,7 +162,7 @@ describe.skipIf(!!why)("two bindfs views of one directory (the NFS stand-in)", (
 
   test("auto mode: a waiter on view A for a slot that does not exist yet, fan-in over both views", async () => {
     const s = store();
-    const waiter = spawnA2A(["wait", "x", "y", "--json"], { dir: s.a });
+    await using waiter = spawnA2A(["wait", "x", "y", "--json"], { dir: s.a });
     await until(() => hasWatch(waiter.pid));
     await a2a(["publish", "x", "via A"], { dir: s.a });
     await a2a(["publish", "y", "via B"], { dir: s.b });
@@ -170,7 +174,7 @@ describe.skipIf(!!why)("two bindfs views of one directory (the NFS stand-in)", (
   test("tail --follow on view A prints chunks appended through view B once, in order", async () => {
     const s = store();
     await a2a(["start", "s"], { dir: s.b });
-    const follower = spawnA2A(["tail", "s", "--follow"], { dir: s.a });
+    await using follower = spawnA2A(["tail", "s", "--follow"], { dir: s.a });
     const out = new Output(follower.stdout);
     await until(() => hasWatch(follower.pid));
     let expected = "";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { a2a, spawnA2A, tempDir, until } from "./helpers";
 import { expectCleanError, recordOf, sh, slotPath } from "./fixtures/core";
 
-setDefaultTimeout(60_000);
+setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
 
 // A record on disk is one line of JSON, complete, with a size that matches its result.
 function expectWholeRecord(text: string, name: string): any {
@@ -262,7 +262,7 @@ describe.concurrent("clear", () => {
   test("a waiter blocked on a cleared slot keeps waiting for the next publish", async () => {
     using d = tempDir();
     await a2a(["start", "c"], { dir: d.path });
-    const waiter = spawnA2A(["wait", "c"], { dir: d.path });
+    await using waiter = spawnA2A(["wait", "c"], { dir: d.path });
     const { hasWatch } = await import("./helpers");
     await until(() => hasWatch(waiter.pid));
     await a2a(["clear", "c"], { dir: d.path });

@@ -4,9 +4,9 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, hasWatch, readUntil, spawnA2A, tempDir, until } from "./helpers";
-import { MODES, Output, blocked, expectCleanError, recordOf, sh, slotPath } from "./fixtures/core";
+import { MODES, Output, arm, blocked, expectCleanError, recordOf, sh, slotPath } from "./fixtures/core";
 
-setDefaultTimeout(60_000);
+setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
 
 const chunk = (i: number) => `chunk ${String(i).padStart(2, "0")} ✓\n`;
 const chunks = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => chunk(from + i)).join("");
@@ -84,7 +84,8 @@ for (const mode of MODES) {
       using d = tempDir();
       await a2a(["start", "s"], { dir: d.path, env });
       await appendRange(d.path, 1, 10, env);
-      const follower = spawnA2A(["tail", "s", "--follow"], { dir: d.path, env });
+      arm(slotPath(d.path, "s"));
+      await using follower = spawnA2A(["tail", "s", "--follow"], { dir: d.path, env });
       const out = new Output(follower.stdout);
       // The backlog comes first.
       const backlog = await out.until((t) => t.includes(chunk(10)), "the backlog");
@@ -100,7 +101,7 @@ for (const mode of MODES) {
 
     test("a follower started before the slot exists sees the whole run", async () => {
       using d = tempDir();
-      const follower = spawnA2A(["tail", "s", "--follow"], { dir: d.path, env });
+      await using follower = spawnA2A(["tail", "s", "--follow"], { dir: d.path, env });
       if (!mode.poll) await until(() => hasWatch(follower.pid));
       await a2a(["start", "s"], { dir: d.path, env });
       await appendRange(d.path, 1, 5, env);
@@ -123,7 +124,7 @@ describe("watch", () => {
   test("a2a watch --json prints started, appended, published and cleared, one object a line", async () => {
     using d = tempDir();
     await a2a(["publish", "old", "there before"], { dir: d.path });
-    const w = spawnA2A(["watch", "--json"], { dir: d.path });
+    await using w = spawnA2A(["watch", "--json"], { dir: d.path });
     await until(() => hasWatch(w.pid));
     const out = new Output(w.stdout);
     const nextLine = async () => JSON.parse(await out.until((t) => t.endsWith("\n"), "an event line"));
@@ -144,7 +145,7 @@ describe("watch", () => {
 
   test("a2a watch NAME ignores other slots; --timeout ends it with exit 0", async () => {
     using d = tempDir();
-    const w = spawnA2A(["watch", "mine", "--timeout", "20"], { dir: d.path });
+    await using w = spawnA2A(["watch", "mine", "--timeout", "20"], { dir: d.path });
     await until(() => hasWatch(w.pid));
     await a2a(["publish", "other", "x"], { dir: d.path });
     await a2a(["publish", "mine", "y"], { dir: d.path });

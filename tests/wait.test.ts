@@ -4,10 +4,10 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, a2a, spawnA2A, tempDir, until } from "./helpers";
-import { MODES, blocked, expectCleanError, recordOf, sh, slotPath } from "./fixtures/core";
+import { a2a, spawnA2A, tempDir, until } from "./helpers";
+import { MODES, arm, blocked, expectCleanError, recordOf, sh, shellEnv, slotPath } from "./fixtures/core";
 
-setDefaultTimeout(60_000);
+setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
 
 // Results that must survive publish -> wait byte for byte.
 const PAYLOADS: Record<string, string> = {
@@ -28,7 +28,8 @@ for (const mode of MODES) {
     test("a waiter blocked on a running slot gets the result published by another process", async () => {
       using d = tempDir();
       expect((await a2a(["start", "r", "research"], { dir: d.path, env })).code).toBe(0);
-      const waiter = spawnA2A(["wait", "r"], { dir: d.path, env });
+      arm(slotPath(d.path, "r"));
+      await using waiter = spawnA2A(["wait", "r"], { dir: d.path, env });
       await blocked(waiter.pid, mode, slotPath(d.path, "r"));
       const pub = await a2a(["publish", "r", "the answer"], { dir: d.path, env });
       expect(pub.code).toBe(0);
@@ -38,7 +39,7 @@ for (const mode of MODES) {
 
     test("a waiter started before the slot exists wakes on its first publish", async () => {
       using d = tempDir();
-      const waiter = spawnA2A(["wait", "fresh"], { dir: d.path, env });
+      await using waiter = spawnA2A(["wait", "fresh"], { dir: d.path, env });
       // Poll mode has no file to observe yet; a watch can be seen.
       if (!mode.poll) await blocked(waiter.pid, mode);
       expect((await a2a(["publish", "fresh", "first"], { dir: d.path, env })).code).toBe(0);
@@ -60,7 +61,8 @@ for (const mode of MODES) {
         for (const via of ["arg", "stdin", "file"] as const) {
           const name = `p${i++}`;
           await a2a(["start", name], { dir: d.path, env });
-          const waiter = spawnA2A(["wait", name], { dir: d.path, env });
+          arm(slotPath(d.path, name));
+          await using waiter = spawnA2A(["wait", name], { dir: d.path, env });
           await blocked(waiter.pid, mode, slotPath(d.path, name));
           const file = join(d.path, `${name}.in`);
           if (via === "file") writeFileSync(file, text);
@@ -76,13 +78,15 @@ for (const mode of MODES) {
 
     test("x=$(a2a wait r) captures the result exactly, as the shell defines it", async () => {
       using d = tempDir();
+      using o = tempDir();
       const text = PAYLOADS.multiline + "\n" + PAYLOADS.unicode + "\n" + PAYLOADS.json;
       await a2a(["start", "r"], { dir: d.path, env });
-      const waiter = Bun.spawn({
+      arm(slotPath(d.path, "r"));
+      await using waiter = Bun.spawn({
         cmd: ["sh", "-c", 'x=$("$A2A" wait r); rc=$?; printf "%s" "$x" > "$OUT"; exit $rc'],
-        env: { ...process.env, ...env, A2A: BIN, A2A_DIR: d.path, OUT: join(d.path, "out") },
+        env: shellEnv(d.path, { ...env, OUT: join(o.path, "out") }),
       });
-      const out = join(d.path, "out");
+      const out = join(o.path, "out");
       // The shell's child is the waiter: find it through the watch or its reads of the slot.
       await blocked(await childPid(waiter.pid), mode, slotPath(d.path, "r"));
       await a2a(["publish", "r", text], { dir: d.path, env });
@@ -94,10 +98,12 @@ for (const mode of MODES) {
       using d = tempDir();
       await a2a(["publish", "cfg", "v1 content"], { dir: d.path, env });
       // Seen version 1 already: a new wait must not return it.
-      const waiter = spawnA2A(["wait", "cfg", "--after-version", "1"], { dir: d.path, env });
+      arm(slotPath(d.path, "cfg"));
+      await using waiter = spawnA2A(["wait", "cfg", "--after-version", "1"], { dir: d.path, env });
       await blocked(waiter.pid, mode, slotPath(d.path, "cfg"));
       // A restart (version 2, running) is not a publish either.
       await a2a(["start", "cfg", "recomputing"], { dir: d.path, env });
+      arm(slotPath(d.path, "cfg"));
       await blocked(waiter.pid, mode, slotPath(d.path, "cfg"));
       await a2a(["publish", "cfg", "v3 content"], { dir: d.path, env });
       expect(await new Response(waiter.stdout).text()).toBe("v3 content");
@@ -110,11 +116,13 @@ for (const mode of MODES) {
     test("fan-in: all names, printed under ==> NAME <== headers in the order asked", async () => {
       using d = tempDir();
       for (const n of ["a", "b", "c"]) await a2a(["start", n], { dir: d.path, env });
-      const waiter = spawnA2A(["wait", "a", "b", "c"], { dir: d.path, env });
+      arm(slotPath(d.path, "c"));
+      await using waiter = spawnA2A(["wait", "a", "b", "c"], { dir: d.path, env });
       await blocked(waiter.pid, mode, slotPath(d.path, "c"));
       // Published out of order; two of three must not release the waiter.
       await a2a(["publish", "c", "C result"], { dir: d.path, env });
       await a2a(["publish", "a", "A\nresult\n"], { dir: d.path, env });
+      arm(slotPath(d.path, "b"));
       await blocked(waiter.pid, mode, slotPath(d.path, "b"));
       await a2a(["publish", "b", "B"], { dir: d.path, env });
       expect(await new Response(waiter.stdout).text()).toBe("==> a <==\nA\nresult\n\n==> b <==\nB\n\n==> c <==\nC result\n");
@@ -124,7 +132,8 @@ for (const mode of MODES) {
     test("fan-in --any returns the first published name only", async () => {
       using d = tempDir();
       for (const n of ["a", "b", "c"]) await a2a(["start", n], { dir: d.path, env });
-      const waiter = spawnA2A(["wait", "a", "b", "c", "--any"], { dir: d.path, env });
+      arm(slotPath(d.path, "b"));
+      await using waiter = spawnA2A(["wait", "a", "b", "c", "--any"], { dir: d.path, env });
       await blocked(waiter.pid, mode, slotPath(d.path, "b"));
       await a2a(["publish", "b", "bee"], { dir: d.path, env });
       expect(await new Response(waiter.stdout).text()).toBe("==> b <==\nbee\n");
@@ -135,7 +144,8 @@ for (const mode of MODES) {
       using d = tempDir();
       await a2a(["publish", "b", '{"n":2}'], { dir: d.path, env });
       await a2a(["start", "a", "task A"], { dir: d.path, env });
-      const waiter = spawnA2A(["wait", "a", "b", "--json"], { dir: d.path, env });
+      arm(slotPath(d.path, "a"));
+      await using waiter = spawnA2A(["wait", "a", "b", "--json"], { dir: d.path, env });
       await blocked(waiter.pid, mode, slotPath(d.path, "a"));
       await a2a(["publish", "a", "ü"], { dir: d.path, env });
       const out = JSON.parse(await new Response(waiter.stdout).text());
@@ -161,7 +171,7 @@ describe("wait on many names", () => {
     const names = Array.from({ length: 200 }, (_, i) => `w${String(i).padStart(3, "0")}`);
     // Half are there before the wait starts, half land while it is blocked.
     await publishRange(d.path, 0, 99);
-    const waiter = spawnA2A(["wait", ...names, "--json"], { dir: d.path });
+    await using waiter = spawnA2A(["wait", ...names, "--json"], { dir: d.path });
     await blocked(waiter.pid, MODES[0]);
     await publishRange(d.path, 100, 199);
     const out = JSON.parse(await new Response(waiter.stdout).text());
