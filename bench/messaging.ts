@@ -46,6 +46,9 @@ if (role === "floor") {
     w.close();
     process.exit(0);
   });
+  // The Bun runtime may hold an inotify fd of its own, so /proc cannot tell when this watch
+  // is ready: say so on stdout instead.
+  process.stdout.write("ready\n");
   await new Promise(() => {}); // until the event
 }
 if (role === "sender" || role === "receiver") {
@@ -124,7 +127,9 @@ async function latency(dir: string, trials: number, via: "rename" | "cli" | "flo
     const cmd = via === "floor" ? ["bun", join(import.meta.dir, "messaging.ts"), "floor", newDir(store, "lat")] : [BIN, "recv", "--as", "lat", "--wait", "--json"];
     const w = Bun.spawn({ cmd, env, stdout: "pipe", stderr: "inherit" });
     try {
-      await untilWatch(w.pid);
+      if (via === "floor") {
+        if ((await firstLine(w.stdout)) !== "ready\n") throw new Error("the floor waiter did not start");
+      } else await untilWatch(w.pid);
       let t0: number;
       if (viaCli) {
         t0 = performance.now();

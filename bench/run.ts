@@ -7,8 +7,9 @@
 //
 // Sections (--only takes a comma list): wake, scale, poll, process, throughput, mcp, messaging.
 // mcp and messaging run bench/mcp.ts and bench/messaging.ts (owned by their authors) as
-// `bun bench/X.ts [--quick]` with A2A_BIN set, and include their stdout verbatim; a missing
-// script is skipped with a message.
+// `bun bench/X.ts` with A2A_BIN set (with --quick: mcp.ts --quick, messaging.ts --trials 40
+// --messages 400), and include their stdout verbatim; a missing script is skipped with a
+// message.
 //
 // The binary under test is $A2A_BIN (default dist/a2a), rebuilt first when a source is newer
 // (as tests/preload.ts does). Timing: CLOCK_MONOTONIC through bun:ffi in every process
@@ -56,7 +57,7 @@ if (opt.help) {
 
 const quick = !!opt.quick;
 const N = Number(opt.n ?? (quick ? 40 : 300));
-const SLOW_N = Number(opt["slow-n"] ?? (quick ? 15 : N));
+const SLOW_N = Number(opt["slow-n"] ?? (quick ? Math.min(15, N) : N));
 const ROUNDS = Number(opt.rounds ?? (quick ? 2 : 5));
 const WARM_WAKE = quick ? 2 : 5; // per fresh waiter process
 const WARM_PROC = quick ? 1 : 2; // per block of spawns
@@ -111,7 +112,7 @@ const BIN = resolve(ROOT, process.env.A2A_BIN || "dist/a2a");
   const sources = Math.max(newestSource(join(ROOT, "cli")), newestSource(join(ROOT, "lib")), statSync(join(ROOT, "package.json")).mtimeMs);
   if (!existsSync(BIN) || statSync(BIN).mtimeMs < sources) {
     log(`building ${BIN} (missing or older than the sources)...`);
-    const r = sh(["bun", "build", "--compile", "--bytecode", "--minify", "cli/main.ts", "--outfile", BIN]);
+    const r = sh([process.execPath, "build", "--compile", "--bytecode", "--minify", "cli/main.ts", "--outfile", BIN]);
     if (!r.ok) fatal(`building the binary failed:\n${r.out}`);
   }
 }
@@ -124,7 +125,7 @@ const HELLO = join(OUT, "hello");
   const want = `${Bun.version} ${statSync(join(ROOT, "bench", "fixtures", "hello.ts")).mtimeMs}`;
   if (!existsSync(HELLO) || !existsSync(stamp) || readFileSync(stamp, "utf8") !== want) {
     log("building the bare Bun reference binary (bench/out/hello)...");
-    const r = sh(["bun", "build", "--compile", "--bytecode", "--minify", "bench/fixtures/hello.ts", "--outfile", HELLO]);
+    const r = sh([process.execPath, "build", "--compile", "--bytecode", "--minify", "bench/fixtures/hello.ts", "--outfile", HELLO]);
     if (!r.ok) fatal(`building bench/out/hello failed:\n${r.out}`);
     writeFileSync(stamp, want);
   }
@@ -275,13 +276,14 @@ if (only.has("process") || only.has("scale")) {
         id: "roundtrip",
         n: N,
         async block(k) {
-          const s = { main: [] as number[], exit: [] as number[], publish: [] as number[] };
+          const s = { main: [] as number[], exit: [] as number[], teardown: [] as number[], publish: [] as number[] };
           for (let i = 0; i < k + WARM_PROC; i++) {
             const name = `rt${seq++}`;
             const r = await roundTrip(BIN, env(scratch), name, payloadFor(name));
             if (i < WARM_PROC) continue;
             s.main.push(r.eof);
             s.exit.push(r.exit);
+            s.teardown.push(r.exit - r.eof);
             s.publish.push(r.publish);
           }
           return { series: s };
@@ -330,10 +332,12 @@ for (const name of ["mcp", "messaging"]) {
     external.push({ name, script, text: "", note: `skipped: bench/${name}.ts does not exist yet` });
     continue;
   }
-  log(`\n[${name}] bun bench/${name}.ts${quick ? " --quick" : ""}`);
+  // Their own smoke-run flags: mcp.ts takes --quick; messaging.ts takes --trials/--messages.
+  const quickArgs = quick ? (name === "mcp" ? ["--quick"] : ["--trials", "40", "--messages", "400"]) : [];
+  log(`\n[${name}] bun bench/${name}.ts ${quickArgs.join(" ")}`);
   const t = performance.now();
   const p = Bun.spawn({
-    cmd: ["bun", script, ...(quick ? ["--quick"] : [])],
+    cmd: [process.execPath, script, ...quickArgs],
     cwd: ROOT,
     env: { ...cleanEnv, A2A_BIN: BIN },
     stdin: "ignore",
@@ -431,6 +435,7 @@ const specs: RowSpec[] = [
 
   { section: "Shell round trip (a2a publish spawned while a2a wait blocks)", label: "until wait's stdout has the result (EOF)", key: "roundtrip", base: helloBase, goal: p50(10) },
   { section: "Shell round trip (a2a publish spawned while a2a wait blocks)", label: "until wait exited", key: "roundtrip:exit", base: helloBase, goal: p50(10) },
+  { section: "Shell round trip (a2a publish spawned while a2a wait blocks)", label: "↳ wait's teardown: EOF -> exited (watch close, exit)", key: "roundtrip:teardown" },
   { section: "Shell round trip (a2a publish spawned while a2a wait blocks)", label: "until publish exited", key: "roundtrip:publish", base: helloBase },
 ];
 

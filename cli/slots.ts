@@ -23,12 +23,6 @@ function finishWaiting(c: { store: Parameters<typeof closeWatches>[0] }, text: s
   closeWatches(c.store);
 }
 
-function stopOnSignals(): AbortSignal {
-  const ac = new AbortController();
-  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(sig, () => ac.abort());
-  return ac.signal;
-}
-
 export function registerSlotCommands(program: Command): void {
   program
     .command("start")
@@ -89,14 +83,14 @@ export function registerSlotCommands(program: Command): void {
     ]))
     .action(async (names: string[], o, cmd: Command) => {
       const c = ctx(cmd);
-      const found = await waitSlots(c.store, names, {
+      const unique = [...new Set(names)];
+      const found = await waitSlots(c.store, unique, {
         any: !!o.any,
         afterVersion: o.afterVersion === undefined ? undefined : parseCount(o.afterVersion, "--after-version"),
         timeoutMs: o.timeout === undefined ? undefined : parseDuration(o.timeout, "--timeout") * 1000,
-        signal: stopOnSignals(),
       });
-      if (!found) throw new A2AError("ETIMEDOUT", "interrupted before anything was published: run the wait again");
-      finishWaiting(c, renderWait(names, found, c.json));
+      // A signal (Ctrl-C) ends the process the default way, exit 128+N: never mistaken for 124.
+      finishWaiting(c, renderWait(unique, found!, c.json));
     });
 
   program
@@ -132,7 +126,6 @@ export function registerSlotCommands(program: Command): void {
           after: o.after === undefined ? 0 : parseCount(o.after, "--after"),
           follow: !!o.follow,
           timeoutMs: o.timeout === undefined ? undefined : parseDuration(o.timeout, "--timeout") * 1000,
-          signal: stopOnSignals(),
         },
         print,
       );
@@ -225,7 +218,6 @@ export function registerSlotCommands(program: Command): void {
         },
         {
           timeoutMs: o.timeout === undefined ? undefined : parseDuration(o.timeout, "--timeout") * 1000,
-          signal: stopOnSignals(),
         },
       );
       finishWaiting(c, "");

@@ -74,6 +74,9 @@ export interface TtlOption {
 }
 
 function expiry(opts: TtlOption, now: number, previous: number | null): number | null {
+  if (opts.ttlSec !== undefined && !(opts.ttlSec > 0)) {
+    throw new A2AError("EUSAGE", `a TTL of ${opts.ttlSec} s would expire the record at once: give a positive duration, e.g. --ttl 30m`);
+  }
   return opts.ttlSec !== undefined ? now + opts.ttlSec : previous;
 }
 

@@ -22,15 +22,16 @@ const FUSE_MAGIC = 0x65735546;
 // ---------------------------------------------------------------------------------------------
 // 1. statfs detection, with the LD_PRELOAD shim
 
-function buildShim(): { so?: string; why?: string } {
+function buildShim(): { so?: string; why?: string; dir?: string } {
   if (!Bun.which("gcc")) return { why: "gcc is not installed" };
-  const out = mkdtempSync(join(tmpdir(), "a2a-shim-"));
-  const so = join(out, "fake-nfs.so");
+  const dir = mkdtempSync(join(tmpdir(), "a2a-shim-"));
+  const so = join(dir, "fake-nfs.so");
   const r = Bun.spawnSync(["gcc", "-shared", "-fPIC", "-O2", "-o", so, join(import.meta.dir, "fixtures", "fake-nfs.c"), "-ldl"], { stderr: "pipe" });
-  return r.exitCode === 0 ? { so } : { why: `gcc failed: ${r.stderr.toString().trim()}` };
+  return r.exitCode === 0 ? { so, dir } : { why: `gcc failed: ${r.stderr.toString().trim()}`, dir };
 }
 const shim = buildShim();
 if (shim.why) console.warn(`nfs.test.ts: skipping the statfs shim tests: ${shim.why}`);
+afterAll(() => shim.dir && rmSync(shim.dir, { recursive: true, force: true }));
 
 // Rewrites the running record of `name` in place, through a shared mmap, into a published one
 // of exactly the same length: the content changes with no inotify event at all.

@@ -50,11 +50,11 @@ export function spawnWaiter(ctx: Ctx, kind: WaiterKind, root: string, args: stri
     return new Child([ctx.cWaiter, slotsOf(root)], { env, label: "inotify_wait" });
   }
   const mode = kind === "bare" ? "bare" : args[0] ?? "lib";
-  return new Child(["bun", join(FIXTURES, "waiter.ts"), mode, root, ...args.slice(1)], { env, label: `waiter ${mode}` });
+  return new Child([process.execPath, join(FIXTURES, "waiter.ts"), mode, root, ...args.slice(1)], { env, label: `waiter ${mode}` });
 }
 
 export function spawnPublisher(ctx: Ctx, root: string): Child {
-  return new Child(["bun", join(FIXTURES, "publisher.ts"), root], { env: ctx.env, label: "publisher" });
+  return new Child([process.execPath, join(FIXTURES, "publisher.ts"), root], { env: ctx.env, label: "publisher" });
 }
 
 export async function wakeRun(ctx: Ctx, cfg: WakeConfig, trials: number, warmup: number): Promise<RunResult> {
