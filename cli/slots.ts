@@ -4,7 +4,9 @@
 import type { Command } from "commander";
 import { isatty } from "node:tty";
 import { A2AError } from "../lib/errors";
-import { appendChunk, clearAll, clearSlot, gc, listSlots, publishSlot, startSlot } from "../lib/slot";
+import { appendChunk, clearAll, clearSlot, listSlots, publishSlot, startSlot } from "../lib/slot";
+import { gcStore } from "../lib/gc";
+import { mailSettings } from "../lib/mailbox";
 import { waitSlots } from "../lib/wait";
 import { tailSlot } from "../lib/stream";
 import { watchSlots } from "../lib/events";
@@ -188,13 +190,13 @@ export function registerSlotCommands(program: Command): void {
 
   program
     .command("gc")
-    .summary("sweep expired slots, stale temp files, orphaned chunks and stale locks")
+    .summary("sweep expired slots, stale temp files, orphaned chunks, stale locks, and dead readers' claims")
     .option("--json", "print the report as JSON")
     .addHelpText("after", examples(["a2a gc", "a2a gc --json"]))
     .action(async (_o, cmd: Command) => {
       const c = ctx(cmd);
-      const r = await gc(c.store);
-      out(c.json ? json(r) : `removed ${r.expired.length} expired slot(s), ${r.temp_files} temp file(s), ${r.orphan_streams.length} orphaned stream(s), ${r.stale_locks.length} stale lock(s)\n`);
+      const r = await gcStore(c.store, mailSettings(process.env));
+      out(c.json ? json(r) : `removed ${r.expired.length} expired slot(s), ${r.temp_files} temp file(s), ${r.orphan_streams.length} orphaned stream(s), ${r.stale_locks.length} stale lock(s); returned ${r.claims_recovered} abandoned message claim(s) to unread\n`);
     });
 
   program

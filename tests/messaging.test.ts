@@ -142,6 +142,9 @@ describe("inbox", () => {
       closeSync(rd);
     }
     expect(files(inbox(store, "box", "cur"))).toEqual([]);
+    // gc returns the dead reader's claim to unread (the next recv would also recover it).
+    expect(JSON.parse(await ok(["gc", "--json"], store))).toMatchObject({ claims_recovered: 1 });
+    expect(files(inbox(store, "box", "new"))).toEqual([`${sent.id}.json`]);
     const again = lines(await ok(["recv", "--as", "box", "--json"], store));
     expect(again.map((m) => [m.id, m.body.length])).toEqual([[sent.id, body.length]]);
     expect(files(inbox(store, "box", "claim"))).toEqual([]);

@@ -295,7 +295,7 @@ describe.concurrent("gc", () => {
     mkdirSync(join(root, "locks", "fresh.lock"));
     const r = await a2a(["gc", "--json"], { dir: root });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ expired: ["old"], temp_files: 1, orphan_streams: ["ghost"], stale_locks: ["stuck"] });
+    expect(JSON.parse(r.stdout)).toEqual({ expired: ["old"], temp_files: 1, orphan_streams: ["ghost"], stale_locks: ["stuck"], claims_recovered: 0 });
     expect(existsSync(slotPath(root, "old"))).toBe(false);
     expect(readdirSync(join(root, "tmp"))).toEqual(["456.busy.tmp"]);
     expect(readdirSync(join(root, "streams"))).toEqual(["streaming"]);
@@ -304,7 +304,7 @@ describe.concurrent("gc", () => {
     expect((await a2a(["tail", "streaming"], { dir: root })).stdout).toBe("part");
     // A second run finds nothing; the human summary says so.
     expect(await a2a(["gc"], { dir: root })).toEqual({
-      stdout: "removed 0 expired slot(s), 0 temp file(s), 0 orphaned stream(s), 0 stale lock(s)\n",
+      stdout: "removed 0 expired slot(s), 0 temp file(s), 0 orphaned stream(s), 0 stale lock(s); returned 0 abandoned message claim(s) to unread\n",
       stderr: "",
       code: 0,
     });
@@ -313,7 +313,7 @@ describe.concurrent("gc", () => {
   test("gc on an empty or missing store succeeds and creates nothing", async () => {
     using d = tempDir();
     const store = join(d.path, "none");
-    expect(JSON.parse((await a2a(["gc", "--json"], { dir: store })).stdout)).toEqual({ expired: [], temp_files: 0, orphan_streams: [], stale_locks: [] });
+    expect(JSON.parse((await a2a(["gc", "--json"], { dir: store })).stdout)).toEqual({ expired: [], temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0 });
     expect(existsSync(store)).toBe(false);
   });
 });
