@@ -231,9 +231,21 @@ export async function frozenHolder(ctx: Ctx, root: string): Promise<string> {
       stdout: "pipe",
       stderr: "ignore",
     });
-    return { p, out: new Response(p.stdout).text() };
+    let text = "";
+    let onReady = () => {};
+    const ready = new Promise<void>((res) => (onReady = res));
+    const out = (async () => {
+      const dec = new TextDecoder();
+      for await (const chunk of p.stdout) {
+        text += dec.decode(chunk, { stream: true });
+        if (text.includes("ready\n")) onReady();
+      }
+      onReady();
+      return text;
+    })();
+    return { p, out, ready };
   });
-  await Bun.sleep(1500); // both loaded and publishing (only the timing of the stops matters)
+  await Promise.race([Promise.all(writers.map((w) => w.ready)), Bun.sleep(60_000)]);
   for (let i = 0; i < freezes; i++) {
     await Bun.sleep(100 + r() * 500);
     writers[0].p.kill("SIGSTOP");
