@@ -24,7 +24,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { A2AError, ioError } from "./errors";
 import { checkName } from "./paths";
-import { ensureDir, type Store } from "./store";
+import { ensureDir, positiveInt, type Store } from "./store";
 
 export interface Message {
   a2a: 1;
@@ -56,16 +56,10 @@ export const DEFAULT_MAX_UNREAD = 10_000;
 export const DEFAULT_CLAIM_LEASE_MS = 30_000;
 
 export function mailSettings(env: Record<string, string | undefined>): MailSettings {
-  const int = (key: string, dflt: number) => {
-    const raw = env[key];
-    if (raw === undefined || raw === "") return dflt;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n <= 0) {
-      throw new A2AError("EUSAGE", `${key}=${JSON.stringify(raw)} is not a positive integer: set it to a whole number or unset it`);
-    }
-    return n;
+  return {
+    maxUnread: positiveInt(env, "A2A_MAX_UNREAD", DEFAULT_MAX_UNREAD),
+    claimLeaseMs: positiveInt(env, "A2A_CLAIM_LEASE_MS", DEFAULT_CLAIM_LEASE_MS),
   };
-  return { maxUnread: int("A2A_MAX_UNREAD", DEFAULT_MAX_UNREAD), claimLeaseMs: int("A2A_CLAIM_LEASE_MS", DEFAULT_CLAIM_LEASE_MS) };
 }
 
 export const inboxesDir = (s: Store) => join(s.root, "inbox");

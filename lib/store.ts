@@ -31,7 +31,8 @@ export interface StoreOptions {
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
 export const DEFAULT_POLL_MS = 100;
 
-function positiveInt(env: Record<string, string | undefined>, key: string, dflt: number): number {
+// An environment setting that must be a positive whole number; unset or empty means `dflt`.
+export function positiveInt(env: Record<string, string | undefined>, key: string, dflt: number): number {
   const raw = env[key];
   if (raw === undefined || raw === "") return dflt;
   const n = Number(raw);
