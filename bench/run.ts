@@ -112,7 +112,7 @@ const BIN = resolve(ROOT, process.env.A2A_BIN || "dist/a2a");
   const sources = Math.max(newestSource(join(ROOT, "cli")), newestSource(join(ROOT, "lib")), statSync(join(ROOT, "package.json")).mtimeMs);
   if (!existsSync(BIN) || statSync(BIN).mtimeMs < sources) {
     log(`building ${BIN} (missing or older than the sources)...`);
-    const r = sh([process.execPath, "build", "--compile", "--bytecode", "--minify", "cli/main.ts", "--outfile", BIN]);
+    const r = sh([process.execPath, "build", "--compile", "--bytecode", "--minify", "--splitting", "--format", "esm", "cli/main.ts", "--outfile", BIN]);
     if (!r.ok) fatal(`building the binary failed:\n${r.out}`);
   }
 }

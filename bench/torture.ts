@@ -66,7 +66,7 @@ function ensureBinary(bin: string): void {
   const sources = Math.max(newestSource(join(ROOT, "cli")), newestSource(join(ROOT, "lib")), statSync(join(ROOT, "package.json")).mtimeMs);
   if (existsSync(bin) && statSync(bin).mtimeMs >= sources) return;
   console.log(`building ${bin} (missing or older than the sources)`);
-  const r = Bun.spawnSync(["bun", "build", "--compile", "--bytecode", "--minify", "cli/main.ts", "--outfile", bin], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const r = Bun.spawnSync(["bun", "build", "--compile", "--bytecode", "--minify", "--splitting", "--format", "esm", "cli/main.ts", "--outfile", bin], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error("building the binary failed:\n" + r.stderr.toString());
 }
 

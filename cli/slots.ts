@@ -2,7 +2,7 @@
 // Each is parse -> one lib/ call -> format; errors are thrown as A2AError to cli/main.ts.
 
 import type { Command } from "commander";
-import { isatty } from "node:tty";
+import { fstatSync } from "node:fs";
 import { A2AError } from "../lib/errors";
 import { appendChunk, clearAll, clearSlot, listSlots, publishSlot, startSlot } from "../lib/slot";
 import { gcStore } from "../lib/gc";
@@ -234,7 +234,7 @@ function renderWait(names: string[], found: Map<string, SlotRecord>, asJson: boo
   if (names.length === 1) {
     const text = found.get(names[0])!.result ?? "";
     // Byte for byte into pipes; a newline for a person at a terminal.
-    return isatty(1) && !text.endsWith("\n") ? text + "\n" : text;
+    return fstatSync(1).isCharacterDevice() && !text.endsWith("\n") ? text + "\n" : text;
   }
   return names
     .filter((n) => found.has(n))

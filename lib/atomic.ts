@@ -11,7 +11,7 @@
 // leaves only a temp file, which `gc` removes once it is older than TMP_STALE_MS.
 
 import { closeSync, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { randomHex } from "./digest";
 import { join } from "node:path";
 import { ioError } from "./errors";
 import { tmpDir } from "./paths";
@@ -20,7 +20,7 @@ import { ensureDir, type Store } from "./store";
 export const TMP_STALE_MS = 60 * 60 * 1000;
 
 function tempName(store: Store): string {
-  return join(tmpDir(store), `${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  return join(tmpDir(store), `${process.pid}.${randomHex(6)}.tmp`);
 }
 
 function writeTemp(store: Store, data: string | Uint8Array): string {

@@ -16,7 +16,7 @@
 // another message.
 
 import { existsSync, readFileSync, unlinkSync } from "node:fs";
-import { createHash } from "node:crypto";
+import { hashHex } from "./digest";
 import { join } from "node:path";
 import { createAtomic, writeAtomic } from "./atomic";
 import { A2AError, ioError } from "./errors";
@@ -37,7 +37,7 @@ interface KeyRecord {
 export type Reservation = { kind: "fresh" | "takeover" | "duplicate"; id: string };
 
 const keyFile = (store: Store, to: string, from: string, key: string) =>
-  join(keysDir(store, to), createHash("sha256").update(`${from}\n${key}`).digest("hex").slice(0, 32) + ".json");
+  join(keysDir(store, to), hashHex("sha256", `${from}\n${key}`).slice(0, 32) + ".json");
 
 function readKey(path: string): KeyRecord | undefined {
   try {

@@ -10,7 +10,7 @@
 // append a name, and the last write wins: both names stay valid, one may be forgotten.
 
 import { existsSync, readFileSync } from "node:fs";
-import { createHash } from "node:crypto";
+import { hashHex } from "./digest";
 import { basename, dirname, join, resolve } from "node:path";
 import { writeAtomic } from "./atomic";
 import { A2AError } from "./errors";
@@ -60,7 +60,7 @@ export function nameFromDirectory(cwd: string): string {
 export const withSuffix = (base: string, n: number) => (n <= 1 ? base : `${base.slice(0, 120)}-${n}`);
 
 const identityFile = (store: Store, cwd: string) =>
-  join(store.root, "identities", createHash("sha256").update(`${store.host}\0${resolve(cwd)}`).digest("hex").slice(0, 16) + ".json");
+  join(store.root, "identities", hashHex("sha256", `${store.host}\0${resolve(cwd)}`).slice(0, 16) + ".json");
 
 export function rememberedNames(store: Store, cwd: string): string[] {
   try {

@@ -7,9 +7,14 @@
 //
 // Calling sequence: withLock(store, name, fn) -> acquire, run fn, release in finally.
 // Readers never lock: they rely on the atomic rename (lib/atomic.ts) to see old or new.
-// What it does not do: protect against a holder frozen longer than STALE_MS (e.g. SIGSTOP);
-// such a holder's lock is broken and its late write may land after another writer's.
+// What it does not do: protect against a holder frozen longer than STALE_MS (e.g. SIGSTOP,
+// or an fsync stalled that long); such a holder's lock is broken and its late write may land
+// after another writer's. What it does do: such a holder, on release, leaves the lock
+// directory alone unless it is still its own (same test as proper-lockfile's: the mtime is
+// the one it last set), so it cannot free the lock of whoever took over, which would let a
+// third writer in beside them, whose release frees the next one's, and so on.
 
+import * as fs from "node:fs";
 import { ioError, A2AError } from "./errors";
 import { lockFile, locksDir } from "./paths";
 import { ensureDir, type Store } from "./store";
@@ -22,12 +27,25 @@ export async function withLock<T>(store: Store, name: string, fn: () => T | Prom
   ensureDir(store, locksDir(store));
   const path = lockFile(store, name);
   const started = Date.now();
+  // Ownership of the lock directory: the mtime we last set (or found when we took it).
+  let ourMtime = NaN;
+  let keepDir = false;
+  const lockFs = {
+    ...fs,
+    utimes: (p: fs.PathLike, a: fs.TimeLike, m: fs.TimeLike, cb: (e: NodeJS.ErrnoException | null) => void) =>
+      fs.utimes(p, a, m, (e) => {
+        if (!e) ourMtime = new Date(m as Date).getTime();
+        cb(e);
+      }),
+    rmdir: (p: fs.PathLike, cb: (e: NodeJS.ErrnoException | null) => void) => (keepDir ? cb(null) : fs.rmdir(p, cb)),
+  };
   let release: (() => Promise<void>) | undefined;
   for (let attempt = 0; !release; attempt++) {
     try {
       release = await lock(path, {
         lockfilePath: path,
         realpath: false,
+        fs: lockFs as unknown as typeof fs,
         stale: STALE_MS,
         update: 1000,
         retries: 0,
@@ -49,8 +67,20 @@ export async function withLock<T>(store: Store, name: string, fn: () => T | Prom
     }
   }
   try {
+    ourMtime = fs.statSync(path).mtimeMs; // nobody can have taken it over yet: it is fresh
+  } catch {
+    // vanished already (removed by hand): release below finds nothing to remove either way
+  }
+  try {
     return await fn();
   } finally {
+    let ours = false;
+    try {
+      ours = fs.statSync(path).mtimeMs === ourMtime;
+    } catch {
+      // gone: nothing of ours to remove
+    }
+    keepDir = !ours; // release still stops the refresh timer; the directory stays theirs
     await release().catch(() => {
       // Already released or broken as stale: the lock is not ours any more either way.
     });

@@ -20,7 +20,7 @@
 // machines. Names starting with "." are never messages.
 
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { createHash, randomBytes } from "node:crypto";
+import { hashHex, randomHex } from "./digest";
 import { join } from "node:path";
 import { A2AError, ioError } from "./errors";
 import { checkName } from "./paths";
@@ -89,8 +89,8 @@ export function newMessageId(store: Store): string {
   const s = store as Store & { _lastIdUs?: number };
   const us = Math.max(Date.now() * 1000, (s._lastIdUs ?? 0) + 1);
   s._lastIdUs = us;
-  const hostHash = createHash("sha1").update(store.host).digest("hex").slice(0, 4);
-  return `${String(us).padStart(16, "0")}-${hostHash}-${process.pid.toString(36)}-${randomBytes(3).toString("hex")}`;
+  const hostHash = hashHex("sha1", store.host).slice(0, 4);
+  return `${String(us).padStart(16, "0")}-${hostHash}-${process.pid.toString(36)}-${randomHex(3)}`;
 }
 
 export function idOfFile(file: string): string | undefined {

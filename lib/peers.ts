@@ -15,7 +15,7 @@
 //   close: the holder removes its own file (also from a process 'exit' hook).
 
 import { linkSync, readFileSync, renameSync, unlinkSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { randomHex } from "./digest";
 import { join, resolve } from "node:path";
 import { A2AError } from "./errors";
 import { gitRoot } from "./identity";
@@ -71,7 +71,7 @@ export function isLive(store: Store, p: Peer, now = nowSec()): boolean {
 // Removes a gone peer's presence unless it was refreshed meanwhile. True when removed.
 export function sweep(store: Store, judged: Peer): boolean {
   ensureDir(store, tmpDir(store));
-  const aside = join(tmpDir(store), `swept.${process.pid}.${randomBytes(4).toString("hex")}.json`);
+  const aside = join(tmpDir(store), `swept.${process.pid}.${randomHex(4)}.json`);
   try {
     renameSync(peerFile(store, judged.name), aside);
   } catch {

@@ -19,6 +19,6 @@ function newestSource(dir: string): number {
 
 const sources = Math.max(newestSource(join(root, "cli")), newestSource(join(root, "lib")), statSync(join(root, "package.json")).mtimeMs);
 if (!existsSync(bin) || statSync(bin).mtimeMs < sources) {
-  const r = Bun.spawnSync(["bun", "build", "--compile", "--bytecode", "--minify", "cli/main.ts", "--outfile", bin], { cwd: root, stdout: "pipe", stderr: "pipe" });
+  const r = Bun.spawnSync(["bun", "build", "--compile", "--bytecode", "--minify", "--splitting", "--format", "esm", "cli/main.ts", "--outfile", bin], { cwd: root, stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error("tests/preload.ts: building the binary failed:\n" + r.stderr.toString());
 }

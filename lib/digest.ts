@@ -1,0 +1,11 @@
+// Random names and content hashes without importing node:crypto, whose load costs every CLI
+// start-up ~10 ms in a compiled binary (the bundle hoists node built-ins to the top). Bun's
+// global Web Crypto and CryptoHasher are already there.
+
+export function randomHex(bytes: number): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("hex");
+}
+
+export function hashHex(algorithm: "sha1" | "sha256", text: string): string {
+  return new Bun.CryptoHasher(algorithm).update(text).digest("hex");
+}
