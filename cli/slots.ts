@@ -196,7 +196,7 @@ export function registerSlotCommands(program: Command): void {
     .action(async (_o, cmd: Command) => {
       const c = ctx(cmd);
       const r = await gcStore(c.store, mailSettings(process.env));
-      out(c.json ? json(r) : `removed ${r.expired.length} expired slot(s), ${r.temp_files} temp file(s), ${r.orphan_streams.length} orphaned stream(s), ${r.stale_locks.length} stale lock(s); returned ${r.claims_recovered} abandoned message claim(s) to unread\n`);
+      out(c.json ? json(r) : `swept ${r.expired.length} expired slot(s); removed ${r.tombstones} old tombstone(s), ${r.temp_files} temp file(s), ${r.orphan_streams.length} orphaned stream(s), ${r.stale_locks.length} stale lock(s); returned ${r.claims_recovered} abandoned message claim(s) to unread\n`);
     });
 
   program

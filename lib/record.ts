@@ -6,7 +6,9 @@
 // content cut to an old length; such a read fails one of these and is retried, never returned.
 // Times are unix seconds with millisecond fractions.
 
-export type SlotState = "running" | "done";
+// "cleared" is a tombstone: the slot is absent, but its version lives on, so a version never
+// repeats and `wait --after-version N` still sees the next publish after a clear or expiry.
+export type SlotState = "running" | "done" | "cleared";
 
 export interface SlotRecord {
   a2a: 1;
@@ -15,7 +17,7 @@ export interface SlotRecord {
   task: string;
   result: string | null;
   size: number; // UTF-8 bytes of result (0 while running)
-  version: number; // 1 on first write, +1 on every change; restarts after clear
+  version: number; // 1 on first write, +1 on every change (clear and expiry included)
   started_at: number;
   published_at: number | null;
   updated_at: number;
@@ -57,7 +59,7 @@ export function decodeRecord(text: string): SlotRecord | undefined {
     return undefined;
   }
   if (!r || typeof r !== "object" || r.a2a !== 1) return undefined;
-  if (typeof r.name !== "string" || (r.state !== "running" && r.state !== "done")) return undefined;
+  if (typeof r.name !== "string" || !["running", "done", "cleared"].includes(r.state)) return undefined;
   if (!Number.isInteger(r.version) || r.version < 1) return undefined;
   if (r.result !== null && typeof r.result !== "string") return undefined;
   if (r.size !== (r.result === null ? 0 : Buffer.byteLength(r.result, "utf8"))) return undefined;

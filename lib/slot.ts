@@ -4,8 +4,11 @@
 // Invariants:
 // - every change goes through `mutate`: lock, read, compute, write, unlock; so `version` grows
 //   by exactly one per change, and --if-version is a true compare-and-set across processes;
-// - readers never lock; a record that is absent, expired, or fails its checks (torn read on a
-//   caching filesystem, foreign garbage) reads as absent, never as an error or a wrong value;
+// - readers never lock; a record that is absent, cleared (a tombstone), expired, or fails its
+//   checks (torn read on a caching filesystem, foreign garbage) reads as absent, never as an
+//   error or a wrong value;
+// - versions never go backwards: clear and the expiry sweep leave a tombstone carrying the
+//   next version, which gc removes only after TOMBSTONE_KEEP_SEC;
 // - invalid input is rejected before anything is touched, so a failed call leaves the store
 //   exactly as it was.
 
@@ -14,13 +17,13 @@ import { join } from "node:path";
 import { A2AError, ioError } from "./errors";
 import { TMP_STALE_MS, writeAtomic } from "./atomic";
 import { withLock, STALE_MS } from "./lock";
-import { checkName, chunkFile, locksDir, slotFile, slotNameOf, slotsDir, streamDir, streamsDir, tmpDir } from "./paths";
+import { checkName, chunkFile, isValidName, locksDir, slotFile, slotNameOf, slotsDir, streamDir, streamsDir, tmpDir } from "./paths";
 import { decodeRecord, encodeRecord, isExpired, nowSec, type SlotRecord } from "./record";
 import { ensureDir, type Store } from "./store";
 
 export type ReadResult =
   | { kind: "ok"; record: SlotRecord }
-  | { kind: "absent"; expired?: SlotRecord }
+  | { kind: "absent"; last?: SlotRecord; expired?: boolean } // last: tombstone or expired record
   | { kind: "corrupt" };
 
 // The text of a slot file, or undefined when something other than a regular file sits under
@@ -55,7 +58,8 @@ export function readSlot(store: Store, name: string, retries = 3): ReadResult {
     }
     const record = decodeRecord(text);
     if (record && record.name === name) {
-      return isExpired(record) ? { kind: "absent", expired: record } : { kind: "ok", record };
+      if (record.state === "cleared") return { kind: "absent", last: record };
+      return isExpired(record) ? { kind: "absent", last: record, expired: true } : { kind: "ok", record };
     }
     if (i >= retries) return { kind: "corrupt" };
     Bun.sleepSync(1 + i * 5);
@@ -91,11 +95,12 @@ function checkSize(store: Store, text: string, what: string): void {
 }
 
 // Lock, read the live record, let `change` compute the next one, write it, run `afterWrite`
-// (still under the lock), unlock.
+// (still under the lock), unlock. `change` gets the last version ever written (a tombstone's
+// or an expired record's too), so the next version continues from it.
 async function mutate(
   store: Store,
   name: string,
-  change: (old: SlotRecord | undefined, now: number) => SlotRecord,
+  change: (old: SlotRecord | undefined, now: number, lastVersion: number) => SlotRecord,
   afterWrite?: () => void,
   undo?: () => void, // runs under the lock when the record could not be written
 ): Promise<SlotRecord> {
@@ -104,7 +109,8 @@ async function mutate(
   return withLock(store, name, () => {
     const r = readSlot(store, name);
     const old = r.kind === "ok" ? r.record : undefined;
-    const next = change(old, nowSec());
+    const last = r.kind === "ok" ? r.record : r.kind === "absent" ? r.last : undefined;
+    const next = change(old, nowSec(), last?.version ?? 0);
     try {
       writeAtomic(store, slotFile(store, name), encodeRecord(next));
     } catch (err) {
@@ -134,10 +140,10 @@ export async function startSlot(store: Store, name: string, task = "", opts: Ttl
   return mutate(
     store,
     name,
-    (old, now) => ({
+    (_old, now, lastVersion) => ({
       ...base(store, name, now),
       state: "running", task, result: null,
-      version: (old?.version ?? 0) + 1,
+      version: lastVersion + 1,
       expires_at: expiry(opts, now, null),
     }),
     () => {
@@ -158,8 +164,8 @@ export interface PublishOptions extends TtlOption {
 export async function publishSlot(store: Store, name: string, result: string, opts: PublishOptions = {}): Promise<SlotRecord> {
   checkName(name);
   checkSize(store, result, "the result");
-  return mutate(store, name, (old, now) => {
-    const current = old?.version ?? 0;
+  return mutate(store, name, (old, now, lastVersion) => {
+    const current = old?.version ?? 0; // an absent slot (even with a tombstone) is version 0
     if (opts.ifVersion !== undefined && opts.ifVersion !== current) {
       throw new A2AError(
         "ECONFLICT",
@@ -169,7 +175,7 @@ export async function publishSlot(store: Store, name: string, result: string, op
     return {
       ...base(store, name, now),
       state: "done", task: old?.task ?? "", result, size: Buffer.byteLength(result, "utf8"),
-      version: current + 1,
+      version: lastVersion + 1,
       started_at: old?.started_at ?? now,
       published_at: now,
       expires_at: expiry(opts, now, old?.expires_at ?? null),
@@ -186,7 +192,7 @@ export async function appendChunk(store: Store, name: string, chunk: string): Pr
   return mutate(
     store,
     name,
-    (old, now) => {
+    (old, now, lastVersion) => {
       if (old?.state === "done") {
         throw new A2AError("ECONFLICT", `slot ${name} is already published: start a new run first (a2a start ${name})`);
       }
@@ -197,7 +203,7 @@ export async function appendChunk(store: Store, name: string, chunk: string): Pr
       writeAtomic(store, (written = chunkFile(store, name, n)), chunk);
       return old
         ? { ...old, version: old.version + 1, chunks: n, updated_at: now, host: store.host, pid: process.pid }
-        : { ...base(store, name, now), state: "running", task: "", result: null, version: 1, chunks: n };
+        : { ...base(store, name, now), state: "running", task: "", result: null, version: lastVersion + 1, chunks: n };
     },
     undefined,
     // No record counts the chunk: it must not stay (a failed call leaves the store as it was).
@@ -224,29 +230,35 @@ function removeChunks(store: Store, name: string): void {
   rmSync(streamDir(store, name), { recursive: true, force: true });
 }
 
-// Removes a slot and its chunks. Returns false when there was no live record.
-export async function clearSlot(store: Store, name: string): Promise<boolean> {
-  checkName(name);
-  if (readSlot(store, name).kind === "absent" && !existsLoose(slotFile(store, name))) return false;
-  return withLock(store, name, () => {
-    const r = readSlot(store, name);
-    try {
-      unlinkSync(slotFile(store, name));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw ioError(err, `clearing slot ${name}`);
-    }
-    removeChunks(store, name);
-    return r.kind !== "absent";
-  });
+export const TOMBSTONE_KEEP_SEC = 24 * 3600;
+
+// The record that replaces `last` when the slot is cleared or swept: absent to every reader,
+// but carrying the next version.
+function tombstone(store: Store, last: SlotRecord, now: number): SlotRecord {
+  return {
+    ...base(store, last.name, now),
+    state: "cleared", task: "", result: null, version: last.version + 1, started_at: last.started_at,
+  };
 }
 
-function existsLoose(path: string): boolean {
-  try {
-    statSync(path);
+// Clears a slot: a tombstone replaces its record, then its chunks go. Returns false when there
+// was no live record. A file that is not a valid record (foreign garbage) is removed.
+export async function clearSlot(store: Store, name: string): Promise<boolean> {
+  checkName(name);
+  if (readSlot(store, name).kind === "absent") return false;
+  return withLock(store, name, () => {
+    const r = readSlot(store, name);
+    if (r.kind === "absent") return false;
+    if (r.kind === "corrupt") {
+      try {
+        unlinkSync(slotFile(store, name));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw ioError(err, `clearing slot ${name}`);
+      }
+    } else writeAtomic(store, slotFile(store, name), encodeRecord(tombstone(store, r.record, nowSec())));
+    removeChunks(store, name);
     return true;
-  } catch {
-    return false;
-  }
+  });
 }
 
 function names(dir: string): string[] {
@@ -280,12 +292,12 @@ export async function listSlots(store: Store, only?: string[]): Promise<SlotList
   return { records, skipped };
 }
 
-// Removes `name` if, under its lock, it is still expired (a concurrent start may have renewed it).
+// Tombstones `name` if, under its lock, it is still expired (a concurrent start may have renewed it).
 async function sweepExpired(store: Store, name: string): Promise<boolean> {
   return withLock(store, name, () => {
     const r = readSlot(store, name);
-    if (r.kind !== "absent" || !r.expired) return false;
-    unlinkSync(slotFile(store, name));
+    if (r.kind !== "absent" || !r.expired || !r.last) return false;
+    writeAtomic(store, slotFile(store, name), encodeRecord(tombstone(store, r.last, nowSec())));
     removeChunks(store, name);
     return true;
   });
@@ -302,7 +314,8 @@ export async function clearAll(store: Store): Promise<string[]> {
 }
 
 export interface GcReport {
-  expired: string[]; // slots past their TTL, removed
+  expired: string[]; // slots past their TTL, replaced by tombstones
+  tombstones: number; // tombstones older than TOMBSTONE_KEEP_SEC, removed
   temp_files: number; // abandoned temp files older than TMP_STALE_MS, removed
   orphan_streams: string[]; // chunk directories of slots that no longer exist, removed
   stale_locks: string[]; // lock directories older than the stale limit, removed
@@ -310,22 +323,27 @@ export interface GcReport {
 
 // Sweeps what crashes and expiry leave behind. Safe to run at any time, from any process.
 export async function gc(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise<GcReport> {
-  const report: GcReport = { expired: [], temp_files: 0, orphan_streams: [], stale_locks: [] };
+  const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [] };
   const now = Date.now();
   for (const file of names(slotsDir(store))) {
     const name = slotNameOf(file);
     const r = name ? readSlot(store, name) : undefined;
-    if (name && r?.kind === "absent" && r.expired && (await sweepExpired(store, name))) report.expired.push(name);
+    if (!name || r?.kind !== "absent" || !r.last) continue;
+    if (r.expired) {
+      if (await sweepExpired(store, name)) report.expired.push(name);
+    } else if (r.last.updated_at < now / 1000 - TOMBSTONE_KEEP_SEC && (await removeTombstone(store, name))) {
+      report.tombstones++;
+    }
   }
   for (const file of names(tmpDir(store))) {
     const p = join(tmpDir(store), file);
     if (ageMs(p, now) > tmpMaxAgeMs && unlinkQuiet(p)) report.temp_files++;
   }
   for (const name of names(streamsDir(store))) {
-    if (name.startsWith(".") || existsLoose(slotFile(store, name))) continue;
+    if (name.startsWith(".") || !isValidName(name) || readSlot(store, name).kind !== "absent") continue;
     // Under the lock, so an `append` creating this slot right now is not undone.
     const removed = await withLock(store, name, () => {
-      if (existsLoose(slotFile(store, name))) return false;
+      if (readSlot(store, name).kind !== "absent") return false;
       removeChunks(store, name);
       return true;
     }).catch(() => false);
@@ -343,6 +361,14 @@ export async function gc(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise<GcRe
     }
   }
   return report;
+}
+
+// Removes the tombstone of `name` if, under its lock, it still is one.
+async function removeTombstone(store: Store, name: string): Promise<boolean> {
+  return withLock(store, name, () => {
+    const r = readSlot(store, name);
+    return r.kind === "absent" && !r.expired && !!r.last && unlinkQuiet(slotFile(store, name));
+  });
 }
 
 function ageMs(path: string, now: number): number {

@@ -218,8 +218,8 @@ describe.concurrent("TTL", () => {
     let st = await a2a(["status", "blip", "--json"], { dir: d.path });
     while (st.stdout !== "[]\n" && Date.now() < end) st = await a2a(["status", "blip", "--json"], { dir: d.path });
     expect(st).toEqual({ stdout: "[]\n", stderr: "", code: 0 });
-    // Expired records are swept lazily: the file is gone too.
-    expect(existsSync(slotPath(d.path, "blip"))).toBe(false);
+    // Expired records are swept lazily into a tombstone that keeps the version going.
+    expect(recordOf(d.path, "blip")).toMatchObject({ state: "cleared", version: 2, result: null });
   });
 });
 
@@ -230,12 +230,14 @@ describe.concurrent("clear", () => {
     await a2a(["append", "s", "chunk"], { dir: d.path });
     await a2a(["publish", "keep", "k"], { dir: d.path });
     expect(await a2a(["clear", "s"], { dir: d.path })).toEqual({ stdout: "cleared s\n", stderr: "", code: 0 });
-    expect(existsSync(slotPath(d.path, "s"))).toBe(false);
+    // start v1, append v2, clear: a tombstone at v3, absent to every reader.
+    expect(recordOf(d.path, "s")).toMatchObject({ state: "cleared", version: 3, result: null, chunks: 0 });
+    expect(JSON.parse((await a2a(["status", "--json"], { dir: d.path })).stdout).map((r: any) => r.name)).toEqual(["keep"]);
     expect(existsSync(join(d.path, "streams", "s"))).toBe(false);
     expect(recordOf(d.path, "keep")).toMatchObject({ result: "k" });
     expectCleanError(await a2a(["clear", "s"], { dir: d.path }), 3, /no slot named s/);
-    // Versions restart after a clear.
-    expect(JSON.parse((await a2a(["publish", "s", "new", "--json"], { dir: d.path })).stdout).version).toBe(1);
+    // Versions never go backwards: the next publish continues from the tombstone.
+    expect(JSON.parse((await a2a(["publish", "s", "new", "--json"], { dir: d.path })).stdout).version).toBe(4);
   });
 
   test("clear with present and missing names clears the present ones and exits 3", async () => {
@@ -244,7 +246,8 @@ describe.concurrent("clear", () => {
     const r = await a2a(["clear", "a", "ghost", "--json"], { dir: d.path });
     expect(r.code).toBe(3);
     expect(JSON.parse(r.stdout)).toEqual({ cleared: ["a"], missing: ["ghost"] });
-    expect(existsSync(slotPath(d.path, "a"))).toBe(false);
+    expect(recordOf(d.path, "a")).toMatchObject({ state: "cleared", version: 2 });
+    expect(existsSync(slotPath(d.path, "ghost"))).toBe(false);
   });
 
   test("clear --all removes every slot; clear with neither or both is a usage error", async () => {
@@ -253,7 +256,7 @@ describe.concurrent("clear", () => {
     const r = await a2a(["clear", "--all", "--json"], { dir: d.path });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).cleared.sort()).toEqual(["a", "b", "c"]);
-    expect(readdirSync(join(d.path, "slots"))).toEqual([]);
+    expect(readdirSync(join(d.path, "slots")).sort().map((f) => recordOf(d.path, f.replace(/\.json$/, "")).state)).toEqual(["cleared", "cleared", "cleared"]);
     expectCleanError(await a2a(["clear"], { dir: d.path }), 2, /nothing to clear/);
     expectCleanError(await a2a(["clear", "a", "--all"], { dir: d.path }), 2, /both --all and names/);
     expect(await a2a(["clear", "--all"], { dir: d.path })).toMatchObject({ code: 0, stderr: "" });
@@ -286,6 +289,13 @@ describe.concurrent("gc", () => {
     writeFileSync(join(root, "tmp", "123.dead.tmp"), "partial");
     utimesSync(join(root, "tmp", "123.dead.tmp"), hoursAgo, hoursAgo);
     writeFileSync(join(root, "tmp", "456.busy.tmp"), "in flight");
+    // A tombstone older than a day (removed) and a fresh one (kept: it carries the version).
+    await a2a(["publish", "gone", "g"], { dir: root });
+    await a2a(["clear", "gone"], { dir: root });
+    const tomb = recordOf(root, "gone");
+    writeFileSync(slotPath(root, "gone"), JSON.stringify({ ...tomb, updated_at: tomb.updated_at - 2 * 86400 }) + "\n");
+    await a2a(["publish", "recent", "r"], { dir: root });
+    await a2a(["clear", "recent"], { dir: root });
     // Chunks of a slot that no longer exists.
     mkdirSync(join(root, "streams", "ghost"), { recursive: true });
     writeFileSync(join(root, "streams", "ghost", "0000000001"), "boo");
@@ -295,8 +305,10 @@ describe.concurrent("gc", () => {
     mkdirSync(join(root, "locks", "fresh.lock"));
     const r = await a2a(["gc", "--json"], { dir: root });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ expired: ["old"], temp_files: 1, orphan_streams: ["ghost"], stale_locks: ["stuck"], claims_recovered: 0 });
-    expect(existsSync(slotPath(root, "old"))).toBe(false);
+    expect(JSON.parse(r.stdout)).toEqual({ expired: ["old"], tombstones: 1, temp_files: 1, orphan_streams: ["ghost"], stale_locks: ["stuck"], claims_recovered: 0 });
+    expect(recordOf(root, "old")).toMatchObject({ state: "cleared", version: 2 });
+    expect(existsSync(slotPath(root, "gone"))).toBe(false);
+    expect(recordOf(root, "recent")).toMatchObject({ state: "cleared" });
     expect(readdirSync(join(root, "tmp"))).toEqual(["456.busy.tmp"]);
     expect(readdirSync(join(root, "streams"))).toEqual(["streaming"]);
     expect(readdirSync(join(root, "locks"))).toEqual(["fresh.lock"]);
@@ -304,7 +316,7 @@ describe.concurrent("gc", () => {
     expect((await a2a(["tail", "streaming"], { dir: root })).stdout).toBe("part");
     // A second run finds nothing; the human summary says so.
     expect(await a2a(["gc"], { dir: root })).toEqual({
-      stdout: "removed 0 expired slot(s), 0 temp file(s), 0 orphaned stream(s), 0 stale lock(s); returned 0 abandoned message claim(s) to unread\n",
+      stdout: "swept 0 expired slot(s); removed 0 old tombstone(s), 0 temp file(s), 0 orphaned stream(s), 0 stale lock(s); returned 0 abandoned message claim(s) to unread\n",
       stderr: "",
       code: 0,
     });
@@ -313,7 +325,7 @@ describe.concurrent("gc", () => {
   test("gc on an empty or missing store succeeds and creates nothing", async () => {
     using d = tempDir();
     const store = join(d.path, "none");
-    expect(JSON.parse((await a2a(["gc", "--json"], { dir: store })).stdout)).toEqual({ expired: [], temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0 });
+    expect(JSON.parse((await a2a(["gc", "--json"], { dir: store })).stdout)).toEqual({ expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0 });
     expect(existsSync(store)).toBe(false);
   });
 });

@@ -10,7 +10,11 @@
 //    call must return (version, state, chunks); any difference is a lost or phantom update.
 //    Every call must end with exit 0 or an expected one-line error; a reader decodes every
 //    read meanwhile; afterwards nothing is left in tmp/ or locks/ (nobody was killed).
-// C. Frozen lock holder (long form; reported, not judged): two lib-level writers publish in a
+// C. Stalled lock holder: A holds a slot's lock through a 4 s synchronous stall (a stuck
+//    fsync); B takes the lock over as stale at 2.5 s. When A's stall ends and A releases, B's
+//    lock directory must still be there (A must not free a lock that is no longer its own).
+//    If B could not enter before A released (a very loaded machine), it says so: not judged.
+// D. Frozen lock holder (long form; reported, not judged): two lib-level writers publish in a
 //    loop while one is stopped (SIGSTOP) for 2.5 s now and then, longer than the 2 s after
 //    which lib/lock.ts treats a lock as stale. lib/lock.ts documents that such a holder's late
 //    write can land on top of another's; this measures how often two publishes then report
@@ -21,7 +25,7 @@ import { join } from "node:path";
 import { chunkFile } from "../../lib/paths";
 import { openStore } from "../../lib/store";
 import {
-  a2a, type Ctx, listDir, msLine, type Outcome, readerLine, readRecordFile, recordProblem, scenarioDir, short,
+  a2a, type Ctx, finish, listDir, msLine, type Outcome, readerLine, readRecordFile, recordProblem, scenarioDir, short,
   startReader, stderrProblem, Verdict,
 } from "./common";
 import { makePayload, payloadCrc, payloadTag, pick, rng, seal, unseal, type Rand } from "./payload";
@@ -33,8 +37,9 @@ export async function contention(ctx: Ctx): Promise<Outcome> {
   const dir = scenarioDir(ctx, "contention");
   const a = await casRace(ctx, v, join(dir, "cas"));
   const b = await mixed(ctx, v, join(dir, "mixed"));
-  const c = ctx.short ? "long form only" : await frozenHolder(ctx, join(dir, "frozen"));
-  return v.outcome(`${a.summary}; ${b.summary}`, [...a.figures, ...b.figures, ["frozen lock holder (not judged)", c]]);
+  const c = await stalledHolder(ctx, v, join(dir, "stalled"));
+  const d = ctx.short ? "long form only" : await frozenHolder(ctx, join(dir, "frozen"));
+  return v.outcome(`${a.summary}; ${b.summary}; ${c}`, [...a.figures, ...b.figures, ["frozen lock holder (not judged)", d]]);
 }
 
 async function casRace(ctx: Ctx, v: Verdict, root: string) {
@@ -257,4 +262,21 @@ export async function frozenHolder(ctx: Ctx, root: string): Promise<string> {
   const versions = acks.map((l) => Number(l.split(" ")[1]));
   const dup = versions.length - new Set(versions).size;
   return `${freezes} stops of 2.5 s: ${acks.length} publishes reported, ${dup} of them with a version another publish also reported (lost updates)`;
+}
+
+export async function stalledHolder(ctx: Ctx, v: Verdict, root: string): Promise<string> {
+  const t0 = Date.now() + 2000; // both processes loaded by then
+  const run = (role: string) =>
+    Bun.spawn({ cmd: ["bun", join(ctx.repo, "bench/torture/fixtures/stall-lock.ts"), role, root, String(t0)], stdout: "pipe", stderr: "pipe" });
+  const procs = [run("A"), run("B")];
+  const outs = await Promise.all(procs.map((p) => finish(p, performance.now(), 60_000)));
+  const text = outs.map((o) => o.stdout).join("");
+  const num = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
+  const released = num(/A released (\d+)/), entered = num(/B entered (\d+)/);
+  if (!(entered < released)) {
+    return `stalled holder: not exercised (B entered at ${entered} ms, A released at ${released} ms)${outs.some((o) => o.code !== 0) ? `: ${short(outs.map((o) => o.stderr).join(" "))}` : ""}`;
+  }
+  const present = /B lock present/.test(text);
+  v.check(present, "a stalled lock holder freed its successor's lock", () => `B took the lock over at ${entered} ms, A released at ${released} ms, and B's lock directory was gone while B still held it`);
+  return `stalled holder: B took over at ${entered} ms, A released at ${released} ms, B's lock ${present ? "kept" : "REMOVED"}`;
 }
