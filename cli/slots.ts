@@ -37,7 +37,7 @@ export function registerSlotCommands(program: Command): void {
     .addHelpText("after", examples(['a2a start researcher "scraping competitor prices"', "a2a start build --ttl 2h"]))
     .action(async (name: string, task: string, o, cmd: Command) => {
       const c = ctx(cmd);
-      const rec = await startSlot(c.store, name, task, { ttlSec: o.ttl && parseDuration(o.ttl, "--ttl") });
+      const rec = await startSlot(c.store, name, task, { ttlSec: o.ttl === undefined ? undefined : parseDuration(o.ttl, "--ttl") });
       out(c.json ? json(rec) : `started ${rec.name} (version ${rec.version})\n`);
     });
 
@@ -60,7 +60,7 @@ export function registerSlotCommands(program: Command): void {
       const c = ctx(cmd);
       const text = payload(result, o.file, c.store.maxBytes, "the result");
       const rec = await publishSlot(c.store, name, text, {
-        ttlSec: o.ttl && parseDuration(o.ttl, "--ttl"),
+        ttlSec: o.ttl === undefined ? undefined : parseDuration(o.ttl, "--ttl"),
         ifVersion: o.ifVersion === undefined ? undefined : parseCount(o.ifVersion, "--if-version"),
       });
       out(c.json ? json(rec) : `published ${rec.name} (version ${rec.version}, ${size(rec.size)})\n`);
@@ -148,10 +148,11 @@ export function registerSlotCommands(program: Command): void {
       const c = ctx(cmd);
       const { records, skipped } = await listSlots(c.store, names.length ? names : undefined);
       for (const s of skipped) process.stderr.write(`a2a: warning: slots/${s}.json is not a valid record; skipped (a2a clear ${s} removes it)\n`);
-      if (c.json) return out(json(records));
       if (names.length && records.length === 0) {
+        if (c.json) out(json(records));
         throw new A2AError("ENOTFOUND", `no slot named ${names.join(", ")}: check the name (a2a status lists all)`);
       }
+      if (c.json) return out(json(records));
       if (records.length === 0) return out("no slots yet: a2a start NAME or a2a publish NAME RESULT creates one\n");
       out(table(
         ["NAME", "STATE", "TASK", "AGE", "SIZE", "PREVIEW"],

@@ -16,7 +16,7 @@
 import { renameSync } from "node:fs";
 import { join } from "node:path";
 import { createAtomic, writeAtomic } from "./atomic";
-import { A2AError } from "./errors";
+import { A2AError, ioError } from "./errors";
 import { listClaims, recoverClaims } from "./claim";
 import { dropKey, markDelivered, reserveKey } from "./idempotency";
 import {
@@ -73,8 +73,11 @@ export function sendMessage(store: Store, settings: MailSettings, from: string, 
   }
   const msg: Message = { a2a: 1, id, from, to, body, size, sent_at: nowSec(), reply_to: replyTo, host: store.host, pid: process.pid };
   const dest = msgFile(newDir(store, to), id);
-  if (exclusive) createAtomic(store, dest, encodeMessage(msg));
-  else writeAtomic(store, dest, encodeMessage(msg));
+  // A takeover re-sends the dead sender's id: if another retry took over too and got there
+  // first, the link fails and this one is the duplicate.
+  if (exclusive) {
+    if (!createAtomic(store, dest, encodeMessage(msg))) return { id, from, to, sent_at: msg.sent_at, size, duplicate: true };
+  } else writeAtomic(store, dest, encodeMessage(msg));
   if (opts.key !== undefined) markDelivered(store, to, from, opts.key, id);
   return { id, from, to, sent_at: msg.sent_at, size, duplicate: false };
 }
@@ -135,8 +138,9 @@ export function ack(store: Store, agent: string, ids: string[]): AckResult {
     try {
       renameSync(from, cur(id));
       return true;
-    } catch {
-      return false;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return false; // not there: try the next place
+      throw ioError(err, `marking message ${id} read`);
     }
   };
   for (const id of ids) {

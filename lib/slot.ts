@@ -77,10 +77,13 @@ export interface TtlOption {
   ttlSec?: number; // seconds until the record counts as absent
 }
 
-function expiry(opts: TtlOption, now: number, previous: number | null): number | null {
+function checkTtl(opts: TtlOption): void {
   if (opts.ttlSec !== undefined && !(opts.ttlSec > 0)) {
     throw new A2AError("EUSAGE", `a TTL of ${opts.ttlSec} s would expire the record at once: give a positive duration, e.g. --ttl 30m`);
   }
+}
+
+function expiry(opts: TtlOption, now: number, previous: number | null): number | null {
   return opts.ttlSec !== undefined ? now + opts.ttlSec : previous;
 }
 
@@ -108,6 +111,12 @@ async function mutate(
   ensureDir(store, slotsDir(store));
   return withLock(store, name, () => {
     const r = readSlot(store, name);
+    // Under the lock nobody is writing it, so a record that still fails its checks after the
+    // retries is damaged, not torn: writing over it would lose its version (and let a
+    // --if-version 0 through), so stop and say so.
+    if (r.kind === "corrupt") {
+      throw new A2AError("EIO", `slot ${name}'s record is unreadable (damaged or not an a2a record): check ${slotFile(store, name)}, or remove it with a2a clear ${name}`);
+    }
     const old = r.kind === "ok" ? r.record : undefined;
     const last = r.kind === "ok" ? r.record : r.kind === "absent" ? r.last : undefined;
     const next = change(old, nowSec(), last?.version ?? 0);
@@ -132,7 +141,9 @@ function base(store: Store, name: string, now: number): Omit<SlotRecord, "state"
 // Announces work on `name`: a fresh running record; a published slot goes back to running
 // and the previous run's streamed chunks are dropped.
 export async function startSlot(store: Store, name: string, task = "", opts: TtlOption = {}): Promise<SlotRecord> {
+  checkName(name);
   checkSize(store, task, "the task");
+  checkTtl(opts);
   // The old run's chunks go only after the new record (chunks: 0) is in place: removing them
   // first let readers, and for good after a crash or a full disk, see a record counting
   // chunks that were gone. A crash between the two leaves stale chunk files that no record
@@ -164,6 +175,7 @@ export interface PublishOptions extends TtlOption {
 export async function publishSlot(store: Store, name: string, result: string, opts: PublishOptions = {}): Promise<SlotRecord> {
   checkName(name);
   checkSize(store, result, "the result");
+  checkTtl(opts);
   return mutate(store, name, (old, now, lastVersion) => {
     const current = old?.version ?? 0; // an absent slot (even with a tombstone) is version 0
     if (opts.ifVersion !== undefined && opts.ifVersion !== current) {

@@ -14,7 +14,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createAtomic } from "./atomic";
 import { A2AError, ioError } from "./errors";
-import { NAME_RULE } from "./paths";
+import { checkName, NAME_RULE } from "./paths";
 import { nowSec } from "./record";
 import { ensureDir, type Store } from "./store";
 
@@ -64,6 +64,8 @@ export function topicIds(store: Store, topic: string): number[] {
 // Appends `body` to `topic` and returns the message with its id.
 export function publishTopic(store: Store, topic: string, body: string, from: string): TopicMessage {
   checkTopic(topic);
+  // The sender is shown to readers: it follows the name rule, so it cannot fake framing lines.
+  if (from !== "") checkName(from, "sender name");
   const bytes = Buffer.byteLength(body, "utf8");
   if (bytes > store.maxBytes) {
     throw new A2AError("ETOOBIG", `the message is ${bytes} bytes, over the ${store.maxBytes}-byte limit: send a path or a summary instead, or raise A2A_MAX_BYTES`);

@@ -63,20 +63,26 @@ function open(store: Store, dir: string): DirWatch {
     for (const l of [...w.listeners]) l(file);
   };
   const mode = wakeMode(store, dir);
+  const poll = () => (w.timer ??= setInterval(() => fire(undefined), store.pollMs));
   if (mode !== "poll") {
-    w.watcher = watch(dir, { persistent: true }, (_event, file) => {
-      const name = file == null ? undefined : String(file);
-      if (name?.startsWith(".")) return; // temp and foreign dot-files never wake anyone
-      fire(name);
-    });
-    // The directory vanished or the watch broke: fall back to polling rather than hang.
-    w.watcher.on("error", () => {
-      w.watcher?.close();
-      w.watcher = undefined;
-      w.timer ??= setInterval(() => fire(undefined), store.pollMs);
-    });
+    try {
+      w.watcher = watch(dir, { persistent: true }, (_event, file) => {
+        const name = file == null ? undefined : String(file);
+        if (name?.startsWith(".")) return; // temp and foreign dot-files never wake anyone
+        fire(name);
+      });
+      // The directory vanished or the watch broke: fall back to polling rather than hang.
+      w.watcher.on("error", () => {
+        w.watcher?.close();
+        w.watcher = undefined;
+        poll();
+      });
+    } catch {
+      // No watch to be had (inotify limits used up: ENOSPC/EMFILE): polling still wakes us.
+      poll();
+    }
   }
-  if (mode !== "watch") w.timer = setInterval(() => fire(undefined), store.pollMs);
+  if (mode !== "watch") poll();
   return w;
 }
 
@@ -105,20 +111,25 @@ export function waitUntil<T>(
   return new Promise<T | undefined>((resolve, reject) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let unsubscribe = () => {};
-    const finish = (value: T | undefined) => {
+    let done = false; // events already queued must not run the check after the end
+    const end = () => {
+      done = true;
       unsubscribe();
       if (timer) clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
+    };
+    const finish = (value: T | undefined) => {
+      end();
       resolve(value);
     };
     const onAbort = () => finish(undefined);
     const run = (file: string | undefined) => {
+      if (done) return;
       try {
         const v = check(file);
         if (v !== undefined) finish(v);
       } catch (err) {
-        unsubscribe();
-        if (timer) clearTimeout(timer);
+        end();
         reject(err);
       }
     };

@@ -1,8 +1,8 @@
 // Rewind: a consumer that chases a slot with `a2a wait NAME --after-version V` (the documented
 // way to wait for the next publish, also agent_wait's after_version) must see the next publish
-// whatever happened to the slot in between. Slot versions restart at 1 after `clear` and after
-// the record expires (docs/PROTOCOL.md section 4), so a publish after either carries a version
-// the chaser has "already seen": its wait must still return it.
+// whatever happened to the slot in between. A clear or an expiry must not rewind the version
+// (docs/PROTOCOL.md section 4: they leave a tombstone carrying it), or a publish after either
+// would carry a version the chaser has "already seen" and its wait would miss it.
 //
 //   1. publish x twice (version 2); a waiter with --after-version 2; clear x; publish x.
 //   2. publish y twice with --ttl 1s (version 2); a waiter with --after-version 2; the record
@@ -29,7 +29,7 @@ export async function rewind(ctx: Ctx): Promise<Outcome> {
     const got = w.code === 0 ? JSON.parse(w.stdout) : undefined;
     tried.push(`${label}: publish got version ${pv}, the waiter (after version 2) ${got ? `woke with ${short(got.result)}` : `exited ${w.code}`}`);
     v.check(got?.result === `after ${label}`, "publish missed by an --after-version waiter", () =>
-      `after ${label} the publish got version ${pv}, not above the 2 the waiter had seen; the waiter ${w.code === 124 ? "timed out" : `exited ${w.code}`} (versions restart at 1 after ${label})`);
+      `after ${label} the publish got version ${pv}, not above the 2 the waiter had seen; the waiter ${w.code === 124 ? "timed out" : `exited ${w.code}`} (the version went backwards after ${label})`);
   };
 
   await chase("clear", "x", [["publish", "x", "one"], ["publish", "x", "two"]], async () => {

@@ -20,6 +20,9 @@ export const count = (what: string) => z.preprocess(numeric, z.number().int().mi
 export const countDefault = (dflt: number, what: string) =>
   z.preprocess(numeric, z.number().int().min(0).default(dflt)).describe(what);
 
+export const boundedCount = (dflt: number, min: number, max: number, what: string) =>
+  z.preprocess(numeric, z.number().int().min(min).max(max).default(dflt)).describe(what);
+
 export const flag = (dflt: boolean, what: string) => z.preprocess(boolish, z.boolean().default(dflt)).describe(what);
 
 // A list of names; a single string "a, b" is read as that list.

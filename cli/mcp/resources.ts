@@ -81,11 +81,12 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
 
   server.server.setRequestHandler(SubscribeRequestSchema, async (req) => {
     const name = nameOfUri(req.params.uri);
-    if (!last.has(name)) last.set(name, signature(name) ?? "");
+    // Watch first, then take the baseline: a change between the two is never missed.
     if (!unsubscribe) {
       ensureDir(store, slotsDir(store));
       unsubscribe = subscribe(store, slotsDir(store), onChange);
     }
+    if (!last.has(name)) last.set(name, signature(name) ?? "");
     ctx.log(`subscribed to ${req.params.uri}`);
     return {};
   });
