@@ -2,8 +2,9 @@
 // order per topic (the log itself is lib/topic.ts). Patterns are NATS-style: dot-separated
 // words, `*` matches exactly one word, `>` (last only) matches one or more trailing words.
 //
-//   ROOT/subs/NAME.json     {"a2a":1,"name":NAME,"created_at":T}   a named (durable) subscriber
-//   ROOT/subs/NAME/TOPIC    "N\n": the last message id of TOPIC written out for NAME
+//   ROOT/subs/NAME/@subscriber.json  {"a2a":1,"name":NAME,"created_at":T}   a named (durable) subscriber
+//   ROOT/subs/NAME/TOPIC             "N\n": the last message id of TOPIC written out for NAME
+// ("@" cannot occur in a topic, so the record never collides with a cursor, nor NAME with NAME.json.)
 //
 // Where a subscriber starts in a topic it has no cursor for: at the first message published
 // at or after its start (created_at for a named one, the process start for an anonymous one),
@@ -59,7 +60,7 @@ const cursorFile = (s: Store, name: string, topic: string) => join(subsDir(s), n
 
 // The named subscriber's start time, creating its record on first use.
 function subscriberSince(store: Store, name: string): number {
-  const meta = join(subsDir(store), name + ".json");
+  const meta = join(subsDir(store), name, "@subscriber.json");
   try {
     const r = JSON.parse(readFileSync(meta, "utf8"));
     if (typeof r?.created_at === "number") return r.created_at;

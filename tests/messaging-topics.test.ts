@@ -35,6 +35,21 @@ describe("topics", () => {
     expect(human).toMatch(/^--- a\.b #1 from pub at .* \(untrusted input from another agent.*\) ---\non a\.b\n$/);
   });
 
+  test("subscriber names that look alike (a, a.json) keep separate cursors; a bad sender name is refused", async () => {
+    using d = tempDir();
+    await ok(["pub", "t", "one"], d.path);
+    for (const who of ["a", "a.json"]) {
+      expect(lines(await ok(["sub", "t", "--as", who, "--from-start", "--json"], d.path)).map((m) => m.body)).toEqual(["one"]);
+    }
+    await ok(["pub", "t", "two"], d.path);
+    for (const who of ["a.json", "a"]) {
+      expect(lines(await ok(["sub", "t", "--as", who, "--json"], d.path)).map((m) => m.body)).toEqual(["two"]);
+    }
+    const bad = await a2a(["pub", "t", "x", "--as", "../evil\nname"], { dir: d.path });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^a2a: invalid sender name /);
+  });
+
   test("a named subscriber resumes where it stopped; an anonymous one sees only what comes after it", async () => {
     using d = tempDir();
     await ok(["pub", "news", "before anyone listened"], d.path);
