@@ -121,8 +121,3 @@ export function listPeers(store: Store, scope: Scope, here: Here): PeerListing {
   out.peers.sort((a, b) => a.name.localeCompare(b.name));
   return out;
 }
-
-export function getPeer(store: Store, name: string): Peer | undefined {
-  const p = readPeer(peerFile(store, checkAgent(name)));
-  return p && isLive(store, p) ? p : undefined;
-}

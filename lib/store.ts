@@ -6,7 +6,7 @@
 // 0770 + setgid when A2A_SHARED=1, for a group-shared team directory); every file a2a
 // creates is 0600 (0660 shared). Only lib/paths.ts knows directory names.
 
-import { mkdirSync, statSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { resolve } from "node:path";
 import { A2AError, ioError } from "./errors";
@@ -71,14 +71,5 @@ export function ensureDir(store: Store, dir: string): void {
     mkdirSync(dir, { recursive: true, mode: store.dirMode });
   } catch (err) {
     throw ioError(err, `creating ${dir}`);
-  }
-}
-
-// True when the store root exists (read-only commands never create it).
-export function storeExists(store: Store): boolean {
-  try {
-    return statSync(store.root).isDirectory();
-  } catch {
-    return false;
   }
 }
