@@ -217,7 +217,9 @@ describe.concurrent("TTL", () => {
     const end = Date.now() + 20_000;
     let st = await a2a(["status", "blip", "--json"], { dir: d.path });
     while (st.stdout !== "[]\n" && Date.now() < end) st = await a2a(["status", "blip", "--json"], { dir: d.path });
-    expect(st).toEqual({ stdout: "[]\n", stderr: "", code: 0 });
+    // Asked by name and absent: an empty list, and "not found" like the human form.
+    expect(st.stdout).toBe("[]\n");
+    expectCleanError(st, 3, /^a2a: no slot named blip: /);
     // Expired records are swept lazily into a tombstone that keeps the version going.
     expect(recordOf(d.path, "blip")).toMatchObject({ state: "cleared", version: 2, result: null });
   });
