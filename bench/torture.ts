@@ -27,7 +27,7 @@ const SCENARIOS: { name: string; what: string; run: (ctx: Ctx) => Promise<Outcom
   { name: "diskfull", what: "a store on a 1 MiB tmpfs: publish, start, append when the disk fills", run: diskFull },
   { name: "netfs", what: "one store through two bindfs views (NFS stand-in): writer on one, auto-mode waiter and a raw reader on the other; writers on both", run: networkFs },
   { name: "hostile", what: "fuzzed names and payloads, garbage and foreign files in the store, wrong permissions", run: hostile },
-  { name: "rewind", what: "a waiter chasing with --after-version across a clear and across a TTL expiry (versions restart at 1)", run: rewind },
+  { name: "rewind", what: "a waiter chasing with --after-version across a clear and across a TTL expiry (versions must never go backwards)", run: rewind },
   { name: "mcp", what: "malformed JSON-RPC, unknown tools, wrong argument types, disconnect mid-wait, fds and RSS over many waits", run: mcp },
 ];
 

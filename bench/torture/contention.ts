@@ -52,7 +52,8 @@ async function casRace(ctx: Ctx, v: Verdict, root: string) {
       for (let tries = 1; ; tries++) {
         attempts++;
         const st = await a2a(ctx, ["status", "counter", "--json"], { dir: root });
-        if (st.code !== 0) return v.fail("status failed", `exit ${st.code}: ${short(st.stderr)}`);
+        // Asked by name, an absent slot is exit 3 with an empty list: version 0.
+        if (st.code !== 0 && !(st.code === 3 && st.stdout === "[]\n")) return v.fail("status failed", `exit ${st.code}: ${short(st.stderr)}`);
         const rec = JSON.parse(st.stdout)[0];
         const version = rec?.version ?? 0;
         const list: string[] = rec ? JSON.parse(unseal(rec.result)?.body ?? "null") : [];
@@ -96,7 +97,8 @@ async function casRace(ctx: Ctx, v: Verdict, root: string) {
   };
 }
 
-type Model = { state: "running" | "done"; version: number; chunks: string[]; crc?: string } | undefined;
+// "cleared": the tombstone a clear leaves; absent to readers, but versions continue from it.
+type Model = { state: "running" | "done" | "cleared"; version: number; chunks: string[]; crc?: string } | undefined;
 type Verb = "start" | "publish" | "append" | "clear" | "status" | "wait";
 const VERBS: Verb[] = ["start", "start", "publish", "publish", "publish", "append", "append", "append", "append", "clear", "status", "wait"];
 const SHARED = ["sh0", "sh1"];
@@ -126,7 +128,7 @@ async function mixed(ctx: Ctx, v: Verdict, root: string) {
       exits.set(`${verb} ${res.code}`, (exits.get(`${verb} ${res.code}`) ?? 0) + 1);
       const prob = stderrProblem(res);
       if (prob) v.fail("bad stderr", `${args.slice(0, 2).join(" ")}: ${prob}`);
-      const allowed: Record<Verb, number[]> = { start: [0], publish: [0], append: [0, 4], clear: [0, 3], status: [0], wait: [0, 124] };
+      const allowed: Record<Verb, number[]> = { start: [0], publish: [0], append: [0, 4], clear: [0, 3], status: [0, 3], wait: [0, 124] };
       if (!v.check(res.code !== null && allowed[verb].includes(res.code), "unexpected exit", () => `${verb} ${name}: exit ${res.code ?? res.signal}: ${short(res.stderr)}`)) continue;
       if (own) checkOwn(v, models, w, verb, res.code!, res.stdout, payload);
       else if (res.code === 0 && verb === "wait") v.check(payloadTag(res.stdout) !== undefined, "wait printed a torn result", () => short(res.stdout));
@@ -183,28 +185,30 @@ async function mixed(ctx: Ctx, v: Verdict, root: string) {
 
 // What a call on a worker's own slot must have returned, given everything before it.
 function checkOwn(v: Verdict, models: Model[], w: number, verb: Verb, code: number, stdout: string, payload: string): void {
-  const m = models[w];
+  const m0 = models[w];
+  const m = m0?.state === "cleared" ? undefined : m0; // the live record, if any
+  const base = m0?.version ?? 0; // versions never go backwards, not even across a clear
   const name = `own${w}`;
   const rec = verb === "start" || verb === "publish" || (verb === "append" && code === 0) ? JSON.parse(stdout) : undefined;
   const expect = (ok: boolean, what: string) => v.check(ok, "lost or phantom update", () => `${verb} ${name}: ${what} (model ${JSON.stringify(m && { ...m, chunks: m.chunks.length })}, got ${short(stdout)})`);
   switch (verb) {
     case "start":
-      expect(rec.version === (m?.version ?? 0) + 1 && rec.chunks === 0, "version or chunks");
+      expect(rec.version === base + 1 && rec.chunks === 0, "version or chunks");
       models[w] = { state: "running", version: rec.version, chunks: [] };
       break;
     case "publish":
-      expect(rec.version === (m?.version ?? 0) + 1 && rec.chunks === (m?.chunks.length ?? 0), "version or chunks");
+      expect(rec.version === base + 1 && rec.chunks === (m?.chunks.length ?? 0), "version or chunks");
       models[w] = { state: "done", version: rec.version, chunks: m?.chunks ?? [], crc: payloadCrc(payload) };
       break;
     case "append":
       if (m?.state === "done") return void expect(code === 4, "append to a published run was not refused");
       if (!expect(code === 0, `append to a ${m ? "running" : "absent"} slot refused`)) return;
-      expect(rec.version === (m?.version ?? 0) + 1 && rec.chunks === (m?.chunks.length ?? 0) + 1, "version or chunks");
+      expect(rec.version === base + 1 && rec.chunks === (m?.chunks.length ?? 0) + 1, "version or chunks");
       models[w] = { state: "running", version: rec.version, chunks: [...(m?.chunks ?? []), payloadCrc(payload)] };
       break;
     case "clear":
       expect(code === (m ? 0 : 3), "clear exit");
-      models[w] = undefined;
+      models[w] = m ? { state: "cleared", version: m.version + 1, chunks: [] } : m0;
       break;
     case "status": {
       const list = JSON.parse(stdout);
