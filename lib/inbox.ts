@@ -26,7 +26,7 @@ import {
 import { accepts, readPolicy } from "./policy";
 import { isValidName } from "./paths";
 import { nowSec } from "./record";
-import type { Store } from "./store";
+import { checkSize, type Store } from "./store";
 
 export interface SendOptions {
   replyTo?: string;
@@ -49,10 +49,7 @@ export function sendMessage(store: Store, settings: MailSettings, from: string, 
   if (opts.key !== undefined && (typeof opts.key !== "string" || opts.key.length < 1 || opts.key.length > 256)) {
     throw new A2AError("EUSAGE", "invalid idempotency key: use 1-256 characters, the same on every retry of one message");
   }
-  const size = Buffer.byteLength(body, "utf8");
-  if (size > store.maxBytes) {
-    throw new A2AError("ETOOBIG", `the message is ${size} bytes, over the ${store.maxBytes}-byte limit: send a path or a summary instead, or raise A2A_MAX_BYTES`);
-  }
+  const size = checkSize(store, body, "the message");
   const policy = readPolicy(store, to);
   if (!accepts(policy, from)) {
     throw new A2AError("EDENIED", `${to} does not accept messages from ${from} (policy ${policy.mode}): ask ${to} to run a2a allow ${from} --as ${to}`);

@@ -19,7 +19,7 @@ import { TMP_STALE_MS, writeAtomic } from "./atomic";
 import { withLock, STALE_MS } from "./lock";
 import { checkName, chunkFile, isValidName, locksDir, slotFile, slotNameOf, slotsDir, streamDir, streamsDir, tmpDir } from "./paths";
 import { decodeRecord, encodeRecord, isExpired, nowSec, type SlotRecord } from "./record";
-import { ensureDir, type Store } from "./store";
+import { checkSize, ensureDir, type Store } from "./store";
 
 export type ReadResult =
   | { kind: "ok"; record: SlotRecord }
@@ -85,16 +85,6 @@ function checkTtl(opts: TtlOption): void {
 
 function expiry(opts: TtlOption, now: number, previous: number | null): number | null {
   return opts.ttlSec !== undefined ? now + opts.ttlSec : previous;
-}
-
-function checkSize(store: Store, text: string, what: string): void {
-  const bytes = Buffer.byteLength(text, "utf8");
-  if (bytes > store.maxBytes) {
-    throw new A2AError(
-      "ETOOBIG",
-      `${what} is ${bytes} bytes, over the ${store.maxBytes}-byte limit: send a path or a summary instead, or raise A2A_MAX_BYTES`,
-    );
-  }
 }
 
 // Lock, read the live record, let `change` compute the next one, write it, run `afterWrite`

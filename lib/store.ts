@@ -73,3 +73,15 @@ export function ensureDir(store: Store, dir: string): void {
     throw ioError(err, `creating ${dir}`);
   }
 }
+
+// The UTF-8 size of `text`, or ETOOBIG when it is over the store's limit (nothing is written).
+export function checkSize(store: Store, text: string, what: string): number {
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes > store.maxBytes) {
+    throw new A2AError(
+      "ETOOBIG",
+      `${what} is ${bytes} bytes, over the ${store.maxBytes}-byte limit: send a path or a summary instead, or raise A2A_MAX_BYTES`,
+    );
+  }
+  return bytes;
+}

@@ -16,7 +16,7 @@ import { createAtomic } from "./atomic";
 import { A2AError, ioError } from "./errors";
 import { checkName, NAME_RULE } from "./paths";
 import { nowSec } from "./record";
-import { ensureDir, type Store } from "./store";
+import { checkSize, ensureDir, type Store } from "./store";
 
 export interface TopicMessage {
   a2a: 1;
@@ -66,10 +66,7 @@ export function publishTopic(store: Store, topic: string, body: string, from: st
   checkTopic(topic);
   // The sender is shown to readers: it follows the name rule, so it cannot fake framing lines.
   if (from !== "") checkName(from, "sender name");
-  const bytes = Buffer.byteLength(body, "utf8");
-  if (bytes > store.maxBytes) {
-    throw new A2AError("ETOOBIG", `the message is ${bytes} bytes, over the ${store.maxBytes}-byte limit: send a path or a summary instead, or raise A2A_MAX_BYTES`);
-  }
+  checkSize(store, body, "the message");
   ensureDir(store, topicDir(store, topic));
   const ids = topicIds(store, topic);
   let id = (ids.at(-1) ?? 0) + 1;
