@@ -18,7 +18,8 @@
 // here asserts on time: missed goals are results, and the exit status is 1 only when a
 // measurement itself failed.
 
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { ensureBinary } from "../tests/build";
 import { cpus, loadavg, release, tmpdir, totalmem, hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -97,24 +98,11 @@ function sh(cmd: string[], cwd = ROOT): { ok: boolean; out: string } {
   }
 }
 
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) newest = Math.max(newest, newestSource(p));
-    else if (/\.(ts|json)$/.test(e.name)) newest = Math.max(newest, statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
 const BIN = resolve(ROOT, process.env.A2A_BIN || "dist/a2a");
-{
-  const sources = Math.max(newestSource(join(ROOT, "cli")), newestSource(join(ROOT, "lib")), statSync(join(ROOT, "package.json")).mtimeMs);
-  if (!existsSync(BIN) || statSync(BIN).mtimeMs < sources) {
-    log(`building ${BIN} (missing or older than the sources)...`);
-    const r = sh([process.execPath, "build", "--compile", "--bytecode", "--minify", "--splitting", "--format", "esm", "cli/main.ts", "--outfile", BIN]);
-    if (!r.ok) fatal(`building the binary failed:\n${r.out}`);
-  }
+try {
+  ensureBinary(BIN, log);
+} catch (e) {
+  fatal((e as Error).message);
 }
 mkdirSync(OUT, { recursive: true });
 

@@ -9,7 +9,8 @@
 // built from the sources when it is missing or older than them. Scenarios needing root
 // (tmpfs, bindfs, dropping privileges) print SKIP with the reason elsewhere.
 
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { ensureBinary } from "../tests/build";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Ctx, Outcome } from "./torture/common";
@@ -51,29 +52,10 @@ function parseArgs(argv: string[]) {
   return o;
 }
 
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) newest = Math.max(newest, newestSource(p));
-    else if (/\.(ts|json)$/.test(e.name)) newest = Math.max(newest, statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
-// Same rule as tests/preload.ts: never test a binary older than the code it claims to be.
-function ensureBinary(bin: string): void {
-  const sources = Math.max(newestSource(join(ROOT, "cli")), newestSource(join(ROOT, "lib")), statSync(join(ROOT, "package.json")).mtimeMs);
-  if (existsSync(bin) && statSync(bin).mtimeMs >= sources) return;
-  console.log(`building ${bin} (missing or older than the sources)`);
-  const r = Bun.spawnSync(["bun", "build", "--compile", "--bytecode", "--minify", "--splitting", "--format", "esm", "cli/main.ts", "--outfile", bin], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-  if (r.exitCode !== 0) throw new Error("building the binary failed:\n" + r.stderr.toString());
-}
-
 async function main(): Promise<number> {
   const o = parseArgs(process.argv.slice(2));
   const bin = resolve(process.env.A2A_BIN || join(ROOT, "dist", "a2a"));
-  ensureBinary(bin);
+  ensureBinary(bin, console.log);
   const work = mkdtempSync(join(tmpdir(), "a2a-torture-"));
   const ctx: Ctx = {
     bin, repo: ROOT, short: o.short, seed: o.seed, work,
