@@ -37,10 +37,21 @@ function writeOut(text: string): void {
   }
 }
 
+// A signal ends a blocking command between messages (never between writing a message out and
+// marking it read, nor between printing and moving a cursor); the reason is the signal's name.
+const SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
 function stopOnSignals(): AbortSignal {
   const ac = new AbortController();
-  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(sig, () => ac.abort());
+  for (const sig of Object.keys(SIGNALS) as (keyof typeof SIGNALS)[]) process.once(sig, () => ac.abort(sig));
   return ac.signal;
+}
+
+// A wait ended by a signal exits as if killed by it (128 + N, e.g. 130 for Ctrl-C), like
+// `a2a wait`: a script can tell it from a timeout (124).
+function endInterrupted(signal: AbortSignal, store: Parameters<typeof closeWatches>[0]): void {
+  process.exitCode = 128 + (SIGNALS[signal.reason as keyof typeof SIGNALS] ?? SIGNALS.SIGTERM);
+  closeStdout();
+  closeWatches(store);
 }
 
 const timeoutMs = (o: { timeout?: string }) => (o.timeout === undefined ? undefined : parseDuration(o.timeout, "--timeout") * 1000);
@@ -83,10 +94,14 @@ export function registerMessageCommands(program: Command): void {
         const r = sendMessage(c.store, settings, me, to, body, opts);
         return out(c.json ? json(r) : sentLine(r));
       }
-      const { sent, reply } = await request(c.store, settings, me, to, body, { ...opts, timeoutMs: timeoutMs(o), signal: stopOnSignals() }, (s, m) =>
+      const signal = stopOnSignals();
+      const { sent, reply } = await request(c.store, settings, me, to, body, { ...opts, timeoutMs: timeoutMs(o), signal }, (s, m) =>
         writeOut(c.json ? json({ ...s, reply: m }) : sentLine(s) + frameMessage(m)),
       );
-      if (!reply) throw new A2AError("ETIMEDOUT", `interrupted before ${to} replied to ${sent.id}: its reply will wait in your inbox (a2a recv)`);
+      if (!reply) {
+        process.stderr.write(`a2a: interrupted before ${to} replied to ${sent.id}: its reply will wait in your inbox (a2a recv)\n`);
+        return endInterrupted(signal, c.store);
+      }
       closeStdout();
       closeWatches(c.store);
     });
@@ -110,12 +125,13 @@ export function registerMessageCommands(program: Command): void {
       const c = ctx(cmd);
       const me = requireAgent(o.as, process.env, "recv").name;
       if (o.timeout !== undefined && !o.wait) throw new A2AError("EUSAGE", "--timeout applies to --wait only: add --wait or drop --timeout");
+      const signal = o.wait ? stopOnSignals() : undefined;
       const got = await receive(
         c.store, mailSettings(process.env), me,
-        { wait: !!o.wait, peek: !!o.peek, max: o.all ? Infinity : 1, timeoutMs: timeoutMs(o), signal: o.wait ? stopOnSignals() : undefined },
+        { wait: !!o.wait, peek: !!o.peek, max: o.all ? Infinity : 1, timeoutMs: timeoutMs(o), signal },
         (msgs) => writeOut(msgs.map((m) => render(m, c.json)).join(c.json ? "" : "\n")),
       );
-      if (o.wait && !got.length) throw new A2AError("ETIMEDOUT", "interrupted before a message arrived: run recv again");
+      if (signal && !got.length) return endInterrupted(signal, c.store);
       if (!got.length && !c.json) process.stderr.write(`a2a: no unread messages for ${me}\n`);
       closeStdout();
       closeWatches(c.store);

@@ -163,6 +163,16 @@ describe("inbox", () => {
     expect(late.stderr).toMatch(/^a2a: no message for bob arrived in time: /);
   });
 
+  test("recv --wait stopped by a signal exits 128+N, not 124, and leaves the inbox as it was", async () => {
+    using d = tempDir();
+    const waiter = spawnA2A(["recv", "--as", "bob", "--wait"], { dir: d.path });
+    await until(() => hasWatch(waiter.pid), 20_000, "the waiter's watch");
+    waiter.kill("SIGINT");
+    expect(await waiter.exited).toBe(130);
+    expect(await new Response(waiter.stdout).text()).toBe("");
+    expect(files(inbox(d.path, "bob", "claim"))).toEqual([]);
+  });
+
   test("send --wait-reply prints the message answering it (request/response)", async () => {
     using d = tempDir();
     const asker = spawnA2A(["send", "oracle", "which port?", "--as", "alice", "--wait-reply", "--timeout", "60", "--json"], { dir: d.path });
