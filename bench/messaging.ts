@@ -14,7 +14,8 @@
 // 3. throughput: K sender processes (lib sendMessage in a loop, each its own process) and one
 //    receiver process (lib receive --all --wait in a loop, marking read) on one inbox; t0 =
 //    "go" written to the senders, t1 = the receiver reports it has read all K x M.
-import { closeSync, fsyncSync, mkdtempSync, openSync, readdirSync, readlinkSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, mkdtempSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { hasInotify } from "./lib/proc";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureInbox, encodeMessage, mailSettings, msgFile, newDir, newMessageId } from "../lib/mailbox";
@@ -75,23 +76,9 @@ if (role === "sender" || role === "receiver") {
 }
 
 // ---- parent ------------------------------------------------------------------------------
-function hasWatch(pid: number): boolean {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
-      try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`) === "anon_inode:inotify";
-      } catch {
-        return false;
-      }
-    });
-  } catch {
-    return false;
-  }
-}
-
 async function untilWatch(pid: number) {
   const end = Date.now() + 30_000;
-  while (!hasWatch(pid)) {
+  while (!hasInotify(pid)) {
     if (Date.now() > end) throw new Error("the waiter never registered its watch");
     await Bun.sleep(1);
   }

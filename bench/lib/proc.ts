@@ -4,7 +4,6 @@
 // child is killed by its pid when the bench is done with it (or dies).
 
 import type { Subprocess } from "bun";
-import { readdirSync, readlinkSync } from "node:fs";
 
 const live = new Set<Subprocess>();
 
@@ -116,17 +115,6 @@ export async function until(cond: () => boolean, limitMs = 20_000, what = "condi
   }
 }
 
-// True once process `pid` holds an inotify instance (its watch is registered).
-export function hasInotify(pid: number): boolean {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
-      try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`) === "anon_inode:inotify";
-      } catch {
-        return false;
-      }
-    });
-  } catch {
-    return false;
-  }
-}
+// True once process `pid` holds an inotify instance (its watch is registered): the same check
+// the tests use.
+export { hasWatch as hasInotify } from "../../tests/helpers";
