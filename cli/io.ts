@@ -5,7 +5,9 @@
 import { closeSync, fstatSync, readFileSync, readSync, writeSync } from "node:fs";
 import { A2AError, ioError } from "../lib/errors";
 
-function writeAll(fd: number, text: string | Uint8Array): void {
+// `strict`: a reader that left is a failure (a message must not count as read unless it was
+// written out in full); otherwise it is the reader's choice (`a2a status | head`).
+function writeAll(fd: number, text: string | Uint8Array, strict = false): void {
   const buf = typeof text === "string" ? Buffer.from(text, "utf8") : text;
   let off = 0;
   while (off < buf.length) {
@@ -14,13 +16,15 @@ function writeAll(fd: number, text: string | Uint8Array): void {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "EAGAIN") continue; // a non-blocking pipe is full: the reader will drain it
-      if (code === "EPIPE") return; // the reader left (`a2a status | head`): not our failure
+      if (!strict && code === "EPIPE") return;
+      if (strict) throw new A2AError("EIO", "stdout closed before everything was written: what was not shown stays unread; run the command again");
       throw err;
     }
   }
 }
 
 export const out = (text: string | Uint8Array) => writeAll(1, text);
+export const outStrict = (text: string) => writeAll(1, text, true);
 export const err = (text: string) => writeAll(2, text);
 
 // Closes stdout so `$(a2a wait x)` sees EOF now, not after the watch teardown and exit.

@@ -4,7 +4,6 @@
 // the recipient's policy (EDENIED) or inbox full (EFULL), 2 usage, 3 not found, 124 timeout.
 
 import type { Command } from "commander";
-import { writeSync } from "node:fs";
 import { A2AError } from "../lib/errors";
 import { frameMessage, frameTopicMessage } from "../lib/frame";
 import { requireAgent, whoami } from "../lib/identity";
@@ -18,24 +17,10 @@ import { publishTopic } from "../lib/topic";
 import { closeWatches } from "../lib/watch";
 import { ctx } from "./context";
 import { age, preview, table } from "./format";
-import { closeStdout, json, out, parseCount, parseDuration, payload } from "./io";
+import { closeStdout, json, out, outStrict, parseCount, parseDuration, payload } from "./io";
 
 const examples = (lines: string[]) => "\nExamples:\n" + lines.map((l) => "  $ " + l).join("\n") + "\n";
 const AS = ["--as <name>", "who you are (default: $A2A_AGENT)"] as const;
-
-// Writes all of `text` to stdout or throws: a message counts as read only once it was written,
-// so unlike io.out a closed pipe is a failure here (the message goes back to unread).
-function writeOut(text: string): void {
-  const buf = Buffer.from(text, "utf8");
-  for (let off = 0; off < buf.length; ) {
-    try {
-      off += writeSync(1, buf, off, buf.length - off);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "EAGAIN") continue;
-      throw new A2AError("EIO", "stdout closed before the messages were written: they stay unread; run recv again");
-    }
-  }
-}
 
 // A signal ends a blocking command between messages (never between writing a message out and
 // marking it read, nor between printing and moving a cursor); the reason is the signal's name.
@@ -96,7 +81,7 @@ export function registerMessageCommands(program: Command): void {
       }
       const signal = stopOnSignals();
       const { sent, reply } = await request(c.store, settings, me, to, body, { ...opts, timeoutMs: timeoutMs(o), signal }, (s, m) =>
-        writeOut(c.json ? json({ ...s, reply: m }) : sentLine(s) + frameMessage(m)),
+        outStrict(c.json ? json({ ...s, reply: m }) : sentLine(s) + frameMessage(m)),
       );
       if (!reply) {
         process.stderr.write(`a2a: interrupted before ${to} replied to ${sent.id}: its reply will wait in your inbox (a2a recv)\n`);
@@ -129,7 +114,7 @@ export function registerMessageCommands(program: Command): void {
       const got = await receive(
         c.store, mailSettings(process.env), me,
         { wait: !!o.wait, peek: !!o.peek, max: o.all ? Infinity : 1, timeoutMs: timeoutMs(o), signal },
-        (msgs) => writeOut(msgs.map((m) => render(m, c.json)).join(c.json ? "" : "\n")),
+        (msgs) => outStrict(msgs.map((m) => render(m, c.json)).join(c.json ? "" : "\n")),
       );
       if (signal && !got.length) return endInterrupted(signal, c.store);
       if (!got.length && !c.json) process.stderr.write(`a2a: no unread messages for ${me}\n`);
@@ -238,7 +223,7 @@ export function registerMessageCommands(program: Command): void {
       await subscribeTopics(
         c.store, pattern,
         { name: o.as, follow: !!o.follow, fromStart: !!o.fromStart, timeoutMs: timeoutMs(o), signal: o.follow ? stopOnSignals() : undefined },
-        (m) => writeOut(c.json ? json(m) : frameTopicMessage(m)),
+        (m) => outStrict(c.json ? json(m) : frameTopicMessage(m)),
       );
       closeStdout();
       closeWatches(c.store);
