@@ -20,11 +20,11 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { openStore } from "../lib/store";
-import { ensureDir } from "../lib/store";
-import { slotFile, slotsDir, tmpDir } from "../lib/paths";
-import { encodeRecord, nowSec } from "../lib/record";
-import { publishSlot } from "../lib/slot";
+import { openStore } from "../lib/core/config";
+import { ensureDir } from "../lib/core/config";
+import { slotFile, slotsDir, tmpDir } from "../lib/core/paths";
+import { encodeRecord, nowSec } from "../lib/slots/record";
+import { publishSlot } from "../lib/slots/slot";
 import { fmtMs, randBetween, shuffle, summarize } from "./lib/stats";
 import { textTable } from "./lib/table";
 

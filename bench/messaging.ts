@@ -18,11 +18,11 @@ import { closeSync, fsyncSync, mkdtempSync, openSync, renameSync, rmSync, writeS
 import { hasInotify } from "./lib/proc";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureInbox, encodeMessage, mailSettings, msgFile, newDir, newMessageId } from "../lib/mailbox";
-import { sendMessage } from "../lib/inbox";
-import { receive } from "../lib/receive";
-import { ensureDir, openStore } from "../lib/store";
-import { tmpDir } from "../lib/paths";
+import { ensureInbox, encodeMessage, mailSettings, msgFile, newDir, newMessageId } from "../lib/mail/message";
+import { sendMessage } from "../lib/mail/send";
+import { receive } from "../lib/mail/receive";
+import { ensureDir, openStore } from "../lib/core/config";
+import { tmpDir } from "../lib/core/paths";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = process.env.A2A_BIN || join(ROOT, "dist", "a2a");

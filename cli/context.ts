@@ -2,7 +2,7 @@
 // and whether to print JSON. Kept apart so command modules stay parse -> call lib -> format.
 
 import type { Command } from "commander";
-import { openStore, type Store } from "../lib/store";
+import { openStore, type Store } from "../lib/core/config";
 
 export interface Ctx {
   store: Store;

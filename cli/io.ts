@@ -3,7 +3,7 @@
 // users type (durations, versions). Nothing here knows about slots.
 
 import { closeSync, fstatSync, readFileSync, readSync, writeSync } from "node:fs";
-import { A2AError, ioError } from "../lib/errors";
+import { A2AError, ioError } from "../lib/core/errors";
 
 // `strict`: a reader that left is a failure (a message must not count as read unless it was
 // written out in full); otherwise it is the reader's choice (`a2a status | head`).

@@ -7,7 +7,7 @@
 // an exit status from lib/errors.ts; never a stack trace.
 
 import pkg from "../package.json" with { type: "json" };
-import { A2AError, EXIT, asA2AError } from "../lib/errors";
+import { A2AError, EXIT, asA2AError } from "../lib/core/errors";
 import { err, out } from "./io";
 
 const argv = process.argv.slice(2);

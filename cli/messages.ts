@@ -4,17 +4,17 @@
 // the recipient's policy (EDENIED) or inbox full (EFULL), 2 usage, 3 not found, 124 timeout.
 
 import type { Command } from "commander";
-import { A2AError } from "../lib/errors";
+import { A2AError } from "../lib/core/errors";
 import { frameMessage, frameTopicMessage } from "../lib/frame";
-import { requireAgent, whoami } from "../lib/identity";
-import { ack, listInbox, sendMessage, type SendResult } from "../lib/inbox";
-import { receive, request } from "../lib/receive";
-import { mailSettings, type ReceivedMessage } from "../lib/mailbox";
-import { checkScope, listPeers } from "../lib/peers";
-import { allowSenders, denySenders, readPolicy, setPolicyMode, checkMode, type Policy } from "../lib/policy";
-import { subscribeTopics } from "../lib/subscribe";
-import { publishTopic } from "../lib/topic";
-import { closeWatches } from "../lib/watch";
+import { requireAgent, whoami } from "../lib/presence/identity";
+import { ack, listInbox, sendMessage, type SendResult } from "../lib/mail/send";
+import { receive, request } from "../lib/mail/receive";
+import { mailSettings, type ReceivedMessage } from "../lib/mail/message";
+import { checkScope, listPeers } from "../lib/presence/peers";
+import { allowSenders, denySenders, readPolicy, setPolicyMode, checkMode, type Policy } from "../lib/mail/policy";
+import { subscribeTopics } from "../lib/topics/subscribe";
+import { publishTopic } from "../lib/topics/log";
+import { closeWatches } from "../lib/core/watch";
 import { ctx } from "./context";
 import { age, preview, table } from "./format";
 import { closeStdout, json, out, outStrict, parseCount, parseDuration, payload } from "./io";

@@ -3,15 +3,15 @@
 
 import type { Command } from "commander";
 import { fstatSync } from "node:fs";
-import { A2AError } from "../lib/errors";
-import { appendChunk, clearAll, clearSlot, listSlots, publishSlot, startSlot } from "../lib/slot";
+import { A2AError } from "../lib/core/errors";
+import { appendChunk, clearAll, clearSlot, listSlots, publishSlot, startSlot } from "../lib/slots/slot";
 import { gcStore } from "../lib/gc";
-import { mailSettings } from "../lib/mailbox";
-import { waitSlots } from "../lib/wait";
-import { tailSlot } from "../lib/stream";
-import { watchSlots } from "../lib/events";
-import { closeWatches } from "../lib/watch";
-import type { SlotRecord } from "../lib/record";
+import { mailSettings } from "../lib/mail/message";
+import { waitSlots } from "../lib/slots/wait";
+import { tailSlot } from "../lib/slots/tail";
+import { watchSlots } from "../lib/slots/events";
+import { closeWatches } from "../lib/core/watch";
+import type { SlotRecord } from "../lib/slots/record";
 import { ctx } from "./context";
 import { closeStdout, json, out, parseCount, parseDuration, payload } from "./io";
 import { age, isoTime, preview, size, table } from "./format";

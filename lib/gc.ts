@@ -3,10 +3,10 @@
 // and the mail side (claims of readers that died between taking a message and marking it
 // read, returned to unread: lib/inbox.ts). Safe to run at any time, from any process.
 
-import { recoverAllClaims } from "./inbox";
-import type { MailSettings } from "./mailbox";
-import { gc as gcSlots, type GcReport } from "./slot";
-import type { Store } from "./store";
+import { recoverAllClaims } from "./mail/send";
+import type { MailSettings } from "./mail/message";
+import { gc as gcSlots, type GcReport } from "./slots/slot";
+import type { Store } from "./core/config";
 
 export interface StoreGcReport extends GcReport {
   claims_recovered: number; // messages of dead readers put back to unread

@@ -38,7 +38,7 @@ const CLI = sources("cli");
 
 describe("architecture", () => {
   test("there is something to check", () => {
-    expect(LIB.map((f) => relative(ROOT, f))).toEqual(expect.arrayContaining(["lib/atomic.ts", "lib/slot.ts", "lib/watch.ts", "lib/paths.ts"]));
+    expect(LIB.map((f) => relative(ROOT, f))).toEqual(expect.arrayContaining(["lib/core/atomic.ts", "lib/slots/slot.ts", "lib/core/watch.ts", "lib/core/paths.ts"]));
     expect(CLI.length).toBeGreaterThan(0);
   });
 
@@ -49,7 +49,7 @@ describe("architecture", () => {
   // Moving a complete file (rename/link, e.g. a message from new/ to cur/) writes no content
   // and is atomic, so it is allowed; putting bytes into a file is atomic.ts's job alone.
   test("only lib/atomic.ts writes file content: no other write API in lib/ or cli/", () => {
-    const others = [...LIB, ...CLI].filter((f) => !f.endsWith("lib/atomic.ts"));
+    const others = [...LIB, ...CLI].filter((f) => !f.endsWith("lib/core/atomic.ts"));
     const writers = /\b(writeFileSync|appendFileSync|symlinkSync|copyFileSync|cpSync|truncateSync|ftruncateSync|createWriteStream|writeFile|appendFile|copyFile)\s*\(|Bun\.write\s*\(|node:fs\/promises|\bfs\/promises/;
     expect(hits(others, writers)).toEqual([]);
     // Opening for writing counts too (reading through openSync is fine).
@@ -59,7 +59,7 @@ describe("architecture", () => {
   });
 
   test("only lib/watch.ts opens directory watches; chokidar stays out of the wake path", () => {
-    const others = [...LIB, ...CLI].filter((f) => !f.endsWith("lib/watch.ts"));
+    const others = [...LIB, ...CLI].filter((f) => !f.endsWith("lib/core/watch.ts"));
     expect(hits(others, /\bfs\.(watch|watchFile)\s*\(/)).toEqual([]);
     expect(hits(others, /import\s*\{[^}]*\b(watch|watchFile)\b[^}]*\}\s*from\s*["'](node:)?fs["']/)).toEqual([]);
     expect(hits([...LIB, ...CLI], /["']chokidar["']/)).toEqual([]);

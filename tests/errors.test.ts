@@ -6,7 +6,7 @@ import { chmodSync, chownSync, existsSync, readdirSync, writeFileSync } from "no
 import { join } from "node:path";
 import { BIN, a2a, tempDir, until, type RunResult } from "./helpers";
 import { expectCleanError, snapshot } from "./fixtures/core";
-import { checkName } from "../lib/paths";
+import { checkName } from "../lib/core/paths";
 
 setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
 

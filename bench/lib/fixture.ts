@@ -6,7 +6,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { encodeRecord, nowSec, type SlotRecord } from "../../lib/record";
+import { encodeRecord, nowSec, type SlotRecord } from "../../lib/slots/record";
 
 export const slotsOf = (root: string) => join(root, "slots");
 export const tmpOf = (root: string) => join(root, "tmp");

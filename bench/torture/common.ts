@@ -8,7 +8,7 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { decodeRecord, type SlotRecord } from "../../lib/record";
+import { decodeRecord, type SlotRecord } from "../../lib/slots/record";
 import { payloadTag } from "./payload";
 
 export interface Ctx {

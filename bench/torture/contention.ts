@@ -22,8 +22,8 @@
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { chunkFile } from "../../lib/paths";
-import { openStore } from "../../lib/store";
+import { chunkFile } from "../../lib/core/paths";
+import { openStore } from "../../lib/core/config";
 import {
   a2a, type Ctx, finish, listDir, msLine, type Outcome, readerLine, readRecordFile, recordProblem, scenarioDir, short,
   startReader, stderrProblem, Verdict,

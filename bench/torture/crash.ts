@@ -16,8 +16,8 @@
 
 import { readFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { chunkFile } from "../../lib/paths";
-import { openStore } from "../../lib/store";
+import { chunkFile } from "../../lib/core/paths";
+import { openStore } from "../../lib/core/config";
 import {
   a2a, type Ctx, finish, listDir, ms, msLine, type Outcome, readerLine, readRecordFile, recordProblem, type RunResult,
   scenarioDir, short, spawnA2A, startReader, stderrProblem, Verdict,

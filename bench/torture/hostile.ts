@@ -19,8 +19,8 @@
 
 import { chmodSync, chownSync, mkdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { A2AError } from "../../lib/errors";
-import { checkName } from "../../lib/paths";
+import { A2AError } from "../../lib/core/errors";
+import { checkName } from "../../lib/core/paths";
 import {
   a2a, type Ctx, commandExists, diffSnapshots, listDir, type Outcome, type RunOpts, type RunResult, scenarioDir, short,
   snapshot, stderrProblem, Verdict,

@@ -5,7 +5,7 @@
 
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { NAME_RULE } from "../../lib/paths";
+import { NAME_RULE } from "../../lib/core/paths";
 
 const numeric = (v: unknown) => (typeof v === "string" && /^\s*\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v);
 const boolish = (v: unknown) => (v === "true" ? true : v === "false" ? false : v);

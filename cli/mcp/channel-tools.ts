@@ -4,7 +4,7 @@
 
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { publishTopic, readTopic } from "../../lib/topic";
+import { publishTopic, readTopic } from "../../lib/topics/log";
 import type { McpCtx } from "./context";
 import { countDefault } from "./args";
 import { handler, UNTRUSTED } from "./result";

@@ -10,8 +10,8 @@
 //   A2A_AGENT            the default sender of agent_send
 //   A2A_LOG              any non-empty value: one log line per call on stderr
 
-import { A2AError } from "../../lib/errors";
-import type { Store } from "../../lib/store";
+import { A2AError } from "../../lib/core/errors";
+import type { Store } from "../../lib/core/config";
 import { err } from "../io";
 
 export interface McpCtx {

@@ -12,19 +12,19 @@
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { A2AError, asA2AError } from "../../lib/errors";
+import { A2AError, asA2AError } from "../../lib/core/errors";
 import { frameMessage, frameTopicMessage, UNTRUSTED_NOTE } from "../../lib/frame";
-import { whoami } from "../../lib/identity";
-import { ack, replyTo, sendMessage, unreadCount } from "../../lib/inbox";
-import { receive } from "../../lib/receive";
-import { idOfFile, idsIn, mailSettings, msgFile, newDir, readMessageFile, ensureInbox, type ReceivedMessage } from "../../lib/mailbox";
-import { checkScope, listPeers, type Peer } from "../../lib/peers";
-import { startPresence } from "../../lib/presence";
-import { accepts, readPolicy } from "../../lib/policy";
-import type { Store } from "../../lib/store";
-import { subscribeTopics } from "../../lib/subscribe";
-import { publishTopic, type TopicMessage } from "../../lib/topic";
-import { subscribe } from "../../lib/watch";
+import { whoami } from "../../lib/presence/identity";
+import { ack, replyTo, sendMessage, unreadCount } from "../../lib/mail/send";
+import { receive } from "../../lib/mail/receive";
+import { idOfFile, idsIn, mailSettings, msgFile, newDir, readMessageFile, ensureInbox, type ReceivedMessage } from "../../lib/mail/message";
+import { checkScope, listPeers, type Peer } from "../../lib/presence/peers";
+import { startPresence } from "../../lib/presence/presence";
+import { accepts, readPolicy } from "../../lib/mail/policy";
+import type { Store } from "../../lib/core/config";
+import { subscribeTopics } from "../../lib/topics/subscribe";
+import { publishTopic, type TopicMessage } from "../../lib/topics/log";
+import { subscribe } from "../../lib/core/watch";
 import { boundedCount, flag } from "./args";
 
 export const PEER_INSTRUCTIONS = `Messages between agents (a2a): you have a name (whoami) and an inbox other agents and scripts can write to; mail waits there across sessions until you read it.

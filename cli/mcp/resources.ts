@@ -10,10 +10,10 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { isValidName, slotNameOf, slotsDir } from "../../lib/paths";
-import { listSlots, readSlot } from "../../lib/slot";
-import { ensureDir } from "../../lib/store";
-import { subscribe } from "../../lib/watch";
+import { isValidName, slotNameOf, slotsDir } from "../../lib/core/paths";
+import { listSlots, readSlot } from "../../lib/slots/slot";
+import { ensureDir } from "../../lib/core/config";
+import { subscribe } from "../../lib/core/watch";
 import type { McpCtx } from "./context";
 
 const PREFIX = "a2a://slot/";

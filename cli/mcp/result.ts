@@ -10,7 +10,7 @@
 
 import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import { asA2AError } from "../../lib/errors";
+import { asA2AError } from "../../lib/core/errors";
 import type { McpCtx } from "./context";
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;

@@ -15,8 +15,8 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import pkg from "../../package.json" with { type: "json" };
-import { openStore } from "../../lib/store";
-import { closeWatches } from "../../lib/watch";
+import { openStore } from "../../lib/core/config";
+import { closeWatches } from "../../lib/core/watch";
 import { makeCtx } from "./context";
 import { oneLineValidationErrors } from "./args";
 import { registerSlotTools } from "./slot-tools";

@@ -4,8 +4,8 @@
 
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { appendChunk, clearSlot, listSlots, publishSlot, startSlot } from "../../lib/slot";
-import { tailSlot } from "../../lib/stream";
+import { appendChunk, clearSlot, listSlots, publishSlot, startSlot } from "../../lib/slots/slot";
+import { tailSlot } from "../../lib/slots/tail";
 import type { McpCtx } from "./context";
 import { count, countDefault, slotName } from "./args";
 import { handler, UNTRUSTED } from "./result";

@@ -8,10 +8,10 @@
 //   listener on the shared directory watch is removed, nothing else is left behind.
 
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { A2AError } from "../../lib/errors";
-import type { SlotRecord } from "../../lib/record";
-import { getSlot } from "../../lib/slot";
-import { waitSlots } from "../../lib/wait";
+import { A2AError } from "../../lib/core/errors";
+import type { SlotRecord } from "../../lib/slots/record";
+import { getSlot } from "../../lib/slots/slot";
+import { waitSlots } from "../../lib/slots/wait";
 import { preview } from "../format";
 import type { McpCtx } from "./context";
 import { count, flag, nameList, seconds, slotName } from "./args";

@@ -16,14 +16,14 @@
 // another message.
 
 import { existsSync, readFileSync, unlinkSync } from "node:fs";
-import { hashHex } from "./digest";
+import { hashHex } from "../core/digest";
 import { join } from "node:path";
-import { createAtomic, writeAtomic } from "./atomic";
-import { A2AError, ioError } from "./errors";
+import { createAtomic, writeAtomic } from "../core/atomic";
+import { A2AError, ioError } from "../core/errors";
 import { listClaims } from "./claim";
-import { curDir, heldDir, keysDir, msgFile, newDir, type MailSettings } from "./mailbox";
-import { holderGone } from "./owner";
-import { ensureDir, type Store } from "./store";
+import { curDir, heldDir, keysDir, msgFile, newDir, type MailSettings } from "./message";
+import { holderGone } from "../core/owner";
+import { ensureDir, type Store } from "../core/config";
 
 interface KeyRecord {
   a2a: 1;

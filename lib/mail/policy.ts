@@ -11,12 +11,12 @@
 // into new/ directly, or claiming another name (see the file owner reported with each message).
 
 import { readFileSync, renameSync } from "node:fs";
-import { writeAtomic } from "./atomic";
-import { A2AError, ioError } from "./errors";
-import { withLock } from "./lock";
-import { checkAgent, ensureInbox, heldDir, idsIn, inboxDir, msgFile, newDir, policyFile, readMessageFile } from "./mailbox";
-import { nowSec } from "./record";
-import { ensureDir, type Store } from "./store";
+import { writeAtomic } from "../core/atomic";
+import { A2AError, ioError } from "../core/errors";
+import { withLock } from "../core/lock";
+import { checkAgent, ensureInbox, heldDir, idsIn, inboxDir, msgFile, newDir, policyFile, readMessageFile } from "./message";
+import { nowSec } from "../slots/record";
+import { ensureDir, type Store } from "../core/config";
 
 export type PolicyMode = "open" | "allowlist";
 

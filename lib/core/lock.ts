@@ -17,7 +17,7 @@
 import * as fs from "node:fs";
 import { ioError, A2AError } from "./errors";
 import { lockFile, locksDir } from "./paths";
-import { ensureDir, type Store } from "./store";
+import { ensureDir, type Store } from "./config";
 
 export const STALE_MS = 2000; // proper-lockfile's floor; the holder refreshes every 1000 ms
 const GIVE_UP_MS = 30_000;

@@ -15,18 +15,18 @@
 
 import { renameSync } from "node:fs";
 import { join } from "node:path";
-import { createAtomic, writeAtomic } from "./atomic";
-import { A2AError, ioError } from "./errors";
+import { createAtomic, writeAtomic } from "../core/atomic";
+import { A2AError, ioError } from "../core/errors";
 import { listClaims, recoverClaims } from "./claim";
-import { dropKey, markDelivered, reserveKey } from "./idempotency";
+import { dropKey, markDelivered, reserveKey } from "./keys";
 import {
   badDir, checkAgent, checkMessageId, curDir, entries, inboxesDir, encodeMessage, ensureInbox, heldDir, idOfFile, idsIn, msgFile,
   newDir, newMessageId, readMessageFile, type MailSettings, type Message, type ReceivedMessage,
-} from "./mailbox";
+} from "./message";
 import { accepts, readPolicy } from "./policy";
-import { isValidName } from "./paths";
-import { nowSec } from "./record";
-import { checkSize, type Store } from "./store";
+import { isValidName } from "../core/paths";
+import { nowSec } from "../slots/record";
+import { checkSize, type Store } from "../core/config";
 
 export interface SendOptions {
   replyTo?: string;

@@ -14,13 +14,13 @@
 
 import { readlinkSync, unlinkSync } from "node:fs";
 import { resolve } from "node:path";
-import { createAtomic, writeAtomic } from "./atomic";
-import { A2AError, ioError } from "./errors";
+import { createAtomic, writeAtomic } from "../core/atomic";
+import { A2AError, ioError } from "../core/errors";
 import { gitRoot, nameFromDirectory, rememberedNames, rememberName, withSuffix, type Identity } from "./identity";
-import { checkAgent } from "./mailbox";
+import { checkAgent } from "../mail/message";
 import { DEFAULT_HEARTBEAT_MS, isLive, peerFile, peersDir, readPeer, samePeer, sweep, type Peer } from "./peers";
-import { nowSec } from "./record";
-import { ensureDir, type Store } from "./store";
+import { nowSec } from "../slots/record";
+import { ensureDir, type Store } from "../core/config";
 
 export const MAX_SUMMARY = 1000;
 

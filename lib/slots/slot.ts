@@ -14,12 +14,12 @@
 
 import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { A2AError, ioError } from "./errors";
-import { TMP_STALE_MS, writeAtomic } from "./atomic";
-import { withLock, STALE_MS } from "./lock";
-import { checkName, chunkFile, isValidName, locksDir, slotFile, slotNameOf, slotsDir, streamDir, streamsDir, tmpDir } from "./paths";
+import { A2AError, ioError } from "../core/errors";
+import { TMP_STALE_MS, writeAtomic } from "../core/atomic";
+import { withLock, STALE_MS } from "../core/lock";
+import { checkName, chunkFile, isValidName, locksDir, slotFile, slotNameOf, slotsDir, streamDir, streamsDir, tmpDir } from "../core/paths";
 import { decodeRecord, encodeRecord, isExpired, nowSec, type SlotRecord } from "./record";
-import { checkSize, ensureDir, type Store } from "./store";
+import { checkSize, ensureDir, type Store } from "../core/config";
 
 export type ReadResult =
   | { kind: "ok"; record: SlotRecord }

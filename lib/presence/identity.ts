@@ -10,15 +10,15 @@
 // append a name, and the last write wins: both names stay valid, one may be forgotten.
 
 import { existsSync, readFileSync } from "node:fs";
-import { hashHex } from "./digest";
+import { hashHex } from "../core/digest";
 import { basename, dirname, join, resolve } from "node:path";
-import { writeAtomic } from "./atomic";
-import { A2AError } from "./errors";
-import { unreadCount } from "./inbox";
-import { checkAgent, userName } from "./mailbox";
-import { isValidName } from "./paths";
-import { readPolicy, type PolicyMode } from "./policy";
-import { ensureDir, type Store } from "./store";
+import { writeAtomic } from "../core/atomic";
+import { A2AError } from "../core/errors";
+import { unreadCount } from "../mail/send";
+import { checkAgent, userName } from "../mail/message";
+import { isValidName } from "../core/paths";
+import { readPolicy, type PolicyMode } from "../mail/policy";
+import { ensureDir, type Store } from "../core/config";
 
 export type NameSource = "--as" | "A2A_AGENT" | "directory";
 

@@ -20,11 +20,11 @@
 // machines. Names starting with "." are never messages.
 
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { hashHex, randomHex } from "./digest";
+import { hashHex, randomHex } from "../core/digest";
 import { join } from "node:path";
-import { A2AError, ioError } from "./errors";
-import { checkName } from "./paths";
-import { ensureDir, positiveInt, type Store } from "./store";
+import { A2AError, ioError } from "../core/errors";
+import { checkName } from "../core/paths";
+import { ensureDir, positiveInt, type Store } from "../core/config";
 
 export interface Message {
   a2a: 1;

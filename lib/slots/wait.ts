@@ -2,12 +2,12 @@
 // Built on lib/watch.ts: one watch on slots/, and each event re-reads only the slot whose
 // file changed, so waiting on 1,000 names costs one read per change, not 1,000.
 
-import { A2AError } from "./errors";
-import { checkName, slotNameOf, slotsDir } from "./paths";
+import { A2AError } from "../core/errors";
+import { checkName, slotNameOf, slotsDir } from "../core/paths";
 import type { SlotRecord } from "./record";
 import { readSlot } from "./slot";
-import { ensureDir, type Store } from "./store";
-import { waitUntil, type WaitOptions } from "./watch";
+import { ensureDir, type Store } from "../core/config";
+import { waitUntil, type WaitOptions } from "../core/watch";
 
 export interface WaitSlotsOptions extends WaitOptions {
   any?: boolean; // resolve on the first published name instead of all

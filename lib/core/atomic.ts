@@ -15,7 +15,7 @@ import { randomHex } from "./digest";
 import { join } from "node:path";
 import { ioError } from "./errors";
 import { tmpDir } from "./paths";
-import { ensureDir, type Store } from "./store";
+import { ensureDir, type Store } from "./config";
 
 export const TMP_STALE_MS = 60 * 60 * 1000;
 

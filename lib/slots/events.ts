@@ -4,11 +4,11 @@
 // reports that something changed, not every intermediate version); `version` says how far.
 
 import { readdirSync } from "node:fs";
-import { checkName, slotNameOf, slotsDir } from "./paths";
+import { checkName, slotNameOf, slotsDir } from "../core/paths";
 import type { SlotRecord } from "./record";
 import { readSlot } from "./slot";
-import { ensureDir, type Store } from "./store";
-import { waitUntil, type WaitOptions } from "./watch";
+import { ensureDir, type Store } from "../core/config";
+import { waitUntil, type WaitOptions } from "../core/watch";
 
 export type SlotEventType = "started" | "appended" | "published" | "cleared";
 

@@ -4,11 +4,11 @@
 // A follower keys on the record (slots/ is the only watched directory), and stops once the
 // slot is published and every chunk it counts has been read.
 
-import { checkName, slotNameOf, slotsDir } from "./paths";
+import { checkName, slotNameOf, slotsDir } from "../core/paths";
 import type { SlotRecord } from "./record";
 import { readChunks, readSlot } from "./slot";
-import { ensureDir, type Store } from "./store";
-import { waitUntil, type WaitOptions } from "./watch";
+import { ensureDir, type Store } from "../core/config";
+import { waitUntil, type WaitOptions } from "../core/watch";
 
 export interface TailOptions extends WaitOptions {
   after?: number; // skip the first `after` chunks

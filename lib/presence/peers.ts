@@ -15,15 +15,15 @@
 //   close: the holder removes its own file (also from a process 'exit' hook).
 
 import { linkSync, readFileSync, renameSync, unlinkSync } from "node:fs";
-import { randomHex } from "./digest";
+import { randomHex } from "../core/digest";
 import { join, resolve } from "node:path";
-import { A2AError } from "./errors";
+import { A2AError } from "../core/errors";
 import { gitRoot } from "./identity";
-import { checkAgent, entries } from "./mailbox";
-import { pidAlive } from "./owner";
-import { tmpDir } from "./paths";
-import { nowSec } from "./record";
-import { ensureDir, type Store } from "./store";
+import { checkAgent, entries } from "../mail/message";
+import { pidAlive } from "../core/owner";
+import { tmpDir } from "../core/paths";
+import { nowSec } from "../slots/record";
+import { ensureDir, type Store } from "../core/config";
 
 export interface Peer {
   a2a: 1;

@@ -10,7 +10,7 @@
 
 import { join } from "node:path";
 import { A2AError } from "./errors";
-import type { Store } from "./store";
+import type { Store } from "./config";
 
 export const NAME_RULE = "names are 1-128 characters of letters, digits, '.', '_' and '-', not starting with '.'";
 const NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;

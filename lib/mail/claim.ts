@@ -16,10 +16,10 @@
 
 import { renameSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { ioError } from "./errors";
-import { claimDir, curDir, entries, heldDir, isMessageId, msgFile, newDir, type MailSettings } from "./mailbox";
-import { holderGone, hostTag } from "./owner";
-import type { Store } from "./store";
+import { ioError } from "../core/errors";
+import { claimDir, curDir, entries, heldDir, isMessageId, msgFile, newDir, type MailSettings } from "./message";
+import { holderGone, hostTag } from "../core/owner";
+import type { Store } from "../core/config";
 
 export const RECOVER_MS = 2_000;
 

@@ -18,13 +18,13 @@
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeAtomic } from "./atomic";
-import { A2AError } from "./errors";
-import { checkAgent, entries } from "./mailbox";
-import { nowSec } from "./record";
-import { ensureDir, type Store } from "./store";
-import { lastIdBefore, readTopic, topicDir, topicsDir, type TopicMessage } from "./topic";
-import { subscribe, waitUntil, type WaitOptions } from "./watch";
+import { writeAtomic } from "../core/atomic";
+import { A2AError } from "../core/errors";
+import { checkAgent, entries } from "../mail/message";
+import { nowSec } from "../slots/record";
+import { ensureDir, type Store } from "../core/config";
+import { lastIdBefore, readTopic, topicDir, topicsDir, type TopicMessage } from "./log";
+import { subscribe, waitUntil, type WaitOptions } from "../core/watch";
 
 const WORD_RE = /^[A-Za-z0-9_-]+$/;
 

@@ -12,11 +12,11 @@
 
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createAtomic } from "./atomic";
-import { A2AError, ioError } from "./errors";
-import { checkName, NAME_RULE } from "./paths";
-import { nowSec } from "./record";
-import { checkSize, ensureDir, type Store } from "./store";
+import { createAtomic } from "../core/atomic";
+import { A2AError, ioError } from "../core/errors";
+import { checkName, NAME_RULE } from "../core/paths";
+import { nowSec } from "../slots/record";
+import { checkSize, ensureDir, type Store } from "../core/config";
 
 export interface TopicMessage {
   a2a: 1;

@@ -4,7 +4,7 @@
 // taken for dead. A pid can be reused, so even a local holder that looks alive counts as gone
 // once it is LOCAL_LEASE_FACTOR leases old.
 
-import type { Store } from "./store";
+import type { Store } from "./config";
 
 export const LOCAL_LEASE_FACTOR = 10;
 

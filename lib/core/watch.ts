@@ -14,7 +14,7 @@
 // closes them after it has written its output and closed stdout.
 
 import { statfsSync, watch, type FSWatcher } from "node:fs";
-import type { Store } from "./store";
+import type { Store } from "./config";
 
 export type Listener = (file: string | undefined) => void;
 

@@ -17,13 +17,13 @@
 
 import { renameSync } from "node:fs";
 import { join } from "node:path";
-import { A2AError } from "./errors";
+import { A2AError } from "../core/errors";
 import { claim, recoverClaims, release, RECOVER_MS, settle } from "./claim";
-import { sendMessage, type SendOptions, type SendResult } from "./inbox";
-import { badDir, checkAgent, ensureInbox, idOfFile, idsIn, msgFile, newDir, readMessageFile, type MailSettings, type Message, type ReceivedMessage } from "./mailbox";
+import { sendMessage, type SendOptions, type SendResult } from "./send";
+import { badDir, checkAgent, ensureInbox, idOfFile, idsIn, msgFile, newDir, readMessageFile, type MailSettings, type Message, type ReceivedMessage } from "./message";
 import { accepts, readPolicy } from "./policy";
-import { ensureDir, type Store } from "./store";
-import { waitUntil, type WaitOptions } from "./watch";
+import { ensureDir, type Store } from "../core/config";
+import { waitUntil, type WaitOptions } from "../core/watch";
 
 export interface ReceiveOptions extends WaitOptions {
   wait?: boolean; // block until at least one message is there
