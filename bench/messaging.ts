@@ -18,7 +18,8 @@ import { closeSync, fsyncSync, mkdtempSync, openSync, renameSync, rmSync, writeS
 import { hasInotify } from "./lib/proc";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureInbox, encodeMessage, mailSettings, msgFile, newDir, newMessageId } from "../lib/mail/message";
+import { ensureInbox, encodeMessage, newMessageId } from "../lib/mail/message";
+import { msgFile, newDir } from "../lib/core/paths";
 import { sendMessage } from "../lib/mail/send";
 import { receive } from "../lib/mail/receive";
 import { ensureDir, openStore } from "../lib/core/config";
@@ -55,20 +56,20 @@ if (role === "floor") {
 if (role === "sender" || role === "receiver") {
   const [dir, n, tag] = process.argv.slice(3);
   const store = openStore({ dir, env: {} });
-  const settings = { ...mailSettings({}), maxUnread: 1e9 };
+  store.maxUnread = 1e9;
   const total = Number(n);
   if (role === "sender") {
     process.stdout.write("ready\n");
     for await (const _ of console) break; // "go"
-    for (let i = 0; i < total; i++) sendMessage(store, settings, `sender${tag}`, "box", `m ${tag} ${i}`);
+    for (let i = 0; i < total; i++) await sendMessage(store, `sender${tag}`, "box", `m ${tag} ${i}`);
     process.stdout.write("done\n");
   } else {
     ensureInbox(store, "box");
     process.stdout.write("ready\n");
     let got = 0;
     while (got < total) {
-      const msgs = await receive(store, settings, "box", { wait: true, max: Infinity }, () => {});
-      got += msgs.length;
+      const msgs = await receive(store, "box", { wait: true, max: Infinity }, () => {});
+      got += msgs.value.length;
     }
     process.stdout.write(`done ${got}\n`);
   }

@@ -4,18 +4,19 @@
 // `a2a mcp`) and `--version` answers before commander is even loaded.
 //
 // Every failure ends here as one line on stderr, "a2a: <what happened>: <what to do>", and
-// an exit status from lib/errors.ts; never a stack trace.
+// an exit status from lib/core/errors.ts; never a stack trace.
 
 import pkg from "../package.json" with { type: "json" };
-import { A2AError, EXIT, asA2AError } from "../lib/core/errors";
+import { A2AError, EXIT, asA2AError, phrase } from "../lib/core/errors";
+import { SHELL } from "./phrase";
 import { err, out } from "./io";
 
 const argv = process.argv.slice(2);
 
 function fail(e: unknown): never {
   const a = asA2AError(e);
-  err(`a2a: ${a.message}\n`);
-  if (process.env.A2A_DEBUG && a.cause) err(String((a.cause as Error)?.stack ?? a.cause) + "\n");
+  err(`a2a: ${phrase(a, SHELL)}\n`);
+  if (process.env.A2A_DEBUG /* read before any Store exists */ && a.cause) err(String((a.cause as Error)?.stack ?? a.cause) + "\n");
   process.exit(a.exitCode);
 }
 

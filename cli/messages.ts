@@ -1,15 +1,18 @@
 // The messaging commands: send, recv, inbox, ack, whoami, peers, pub, sub, allow, deny,
 // policy. Each is parse -> one lib/ call -> format; errors are thrown as A2AError to main.ts.
-// Who you are: --as NAME, else $A2A_AGENT (lib/identity.ts). Exit codes: 0 ok, 1 refused by
+// Who you are: --as NAME, else $A2A_AGENT (lib/presence/identity.ts). Exit codes: 0 ok, 1 refused by
 // the recipient's policy (EDENIED) or inbox full (EFULL), 2 usage, 3 not found, 124 timeout.
 
 import type { Command } from "commander";
-import { A2AError } from "../lib/core/errors";
+import { A2AError, arg, op, text } from "../lib/core/errors";
 import { frameMessage, frameTopicMessage } from "../lib/frame";
-import { requireAgent, whoami } from "../lib/presence/identity";
-import { ack, listInbox, sendMessage, type SendResult } from "../lib/mail/send";
+import { requireAgent } from "../lib/presence/identity";
+import { whoami } from "../lib/whoami";
+import { sendMessage, type SendResult } from "../lib/mail/send";
+import { ack, listInbox } from "../lib/mail/inbox";
+import { settle } from "./outcome";
 import { receive, request } from "../lib/mail/receive";
-import { mailSettings, type ReceivedMessage } from "../lib/mail/message";
+import { type ReceivedMessage } from "../lib/mail/message";
 import { checkScope, listPeers } from "../lib/presence/peers";
 import { allowSenders, denySenders, readPolicy, setPolicyMode, checkMode, type Policy } from "../lib/mail/policy";
 import { subscribeTopics } from "../lib/topics/subscribe";
@@ -70,20 +73,21 @@ export function registerMessageCommands(program: Command): void {
     ]))
     .action(async (to: string, message: string | undefined, o, cmd: Command) => {
       const c = ctx(cmd);
-      const me = requireAgent(o.as, process.env, "send").name;
+      const me = requireAgent(c.store, o.as, "send").name;
       const body = payload(message, o.file, c.store.maxBytes, "the message");
-      const settings = mailSettings(process.env);
       const opts = { replyTo: o.replyTo, key: o.key };
       if (!o.waitReply) {
         if (o.timeout !== undefined) throw new A2AError("EUSAGE", "--timeout applies to --wait-reply only: add --wait-reply or drop --timeout");
-        const r = sendMessage(c.store, settings, me, to, body, opts);
+        const r = await sendMessage(c.store, me, to, body, opts);
         return out(c.json ? json(r) : sentLine(r));
       }
       const signal = stopOnSignals();
-      const { sent, reply } = await request(c.store, settings, me, to, body, { ...opts, timeoutMs: timeoutMs(o), signal }, (s, m) =>
+      const outcome = await request(c.store, me, to, body, { ...opts, timeoutMs: timeoutMs(o), signal }, (s, m) =>
         outStrict(c.json ? json({ ...s, reply: m }) : sentLine(s) + frameMessage(m)),
       );
-      if (!reply) {
+      const { sent } = outcome.value;
+      settle(outcome, () => text`no reply to ${sent.id} from ${to} arrived in time: it will wait in your inbox (${op("recv")}); raise ${arg("timeout")} to wait longer`);
+      if (outcome.kind === "aborted") {
         process.stderr.write(`a2a: interrupted before ${to} replied to ${sent.id}: its reply will wait in your inbox (a2a recv)\n`);
         return endInterrupted(signal, c.store);
       }
@@ -108,15 +112,17 @@ export function registerMessageCommands(program: Command): void {
     ]))
     .action(async (o, cmd: Command) => {
       const c = ctx(cmd);
-      const me = requireAgent(o.as, process.env, "recv").name;
+      const me = requireAgent(c.store, o.as, "recv").name;
       if (o.timeout !== undefined && !o.wait) throw new A2AError("EUSAGE", "--timeout applies to --wait only: add --wait or drop --timeout");
       const signal = o.wait ? stopOnSignals() : undefined;
-      const got = await receive(
-        c.store, mailSettings(process.env), me,
+      const outcome = await receive(
+        c.store, me,
         { wait: !!o.wait, peek: !!o.peek, max: o.all ? Infinity : 1, timeoutMs: timeoutMs(o), signal },
         (msgs) => outStrict(msgs.map((m) => render(m, c.json)).join(c.json ? "" : "\n")),
       );
-      if (signal && !got.length) return endInterrupted(signal, c.store);
+      const got = settle(outcome, () => text`no message for ${me} arrived in time: raise ${arg("timeout")}, or check who writes to ${me} (${op("peers")})`);
+      if (signal && !got) return endInterrupted(signal, c.store);
+      if (!got) return;
       if (!got.length && !c.json) process.stderr.write(`a2a: no unread messages for ${me}\n`);
       closeStdout();
       closeWatches(c.store);
@@ -132,7 +138,7 @@ export function registerMessageCommands(program: Command): void {
     .addHelpText("after", examples(["a2a inbox --as bob", "a2a inbox --held --as bob"]))
     .action((o, cmd: Command) => {
       const c = ctx(cmd);
-      const me = requireAgent(o.as, process.env, "inbox").name;
+      const me = requireAgent(c.store, o.as, "inbox").name;
       const l = listInbox(c.store, me, o.limit === undefined ? 20 : Math.max(1, parseCount(o.limit, "--limit")));
       if (c.json) return out(json(o.held ? { agent: l.agent, held: l.held, counts: l.counts } : l));
       const rows = (ms: ReceivedMessage[]) => ms.map((m) => [m.id, m.from, m.user, age(m.sent_at), m.state, preview(m.body, 50)]);
@@ -156,7 +162,7 @@ export function registerMessageCommands(program: Command): void {
     .addHelpText("after", examples(["a2a ack 1764507972123000-3f2a-1k3d-a9c2e1 --as bob"]))
     .action((ids: string[], o, cmd: Command) => {
       const c = ctx(cmd);
-      const r = ack(c.store, requireAgent(o.as, process.env, "ack").name, ids);
+      const r = ack(c.store, requireAgent(c.store, o.as, "ack").name, ids);
       out(c.json ? json(r) : [...r.acked.map((i) => `read ${i}\n`), ...r.already.map((i) => `already read ${i}\n`)].join(""));
       if (r.missing.length) throw new A2AError("ENOTFOUND", `no message ${r.missing.join(", ")} in this inbox: check the id (a2a inbox)`);
     });
@@ -169,7 +175,7 @@ export function registerMessageCommands(program: Command): void {
     .addHelpText("after", examples(["A2A_AGENT=alice a2a whoami", "a2a whoami --as bob --json"]))
     .action((o, cmd: Command) => {
       const c = ctx(cmd);
-      const w = whoami(c.store, requireAgent(o.as, process.env, "whoami"), process.cwd());
+      const w = whoami(c.store, requireAgent(c.store, o.as, "whoami"), process.cwd());
       out(c.json ? json(w) : `${w.name} (from ${w.source}) on ${w.host} as OS user ${w.user}: ${w.unread} unread, policy ${w.policy}, store ${w.store}\n`);
     });
 
@@ -201,7 +207,7 @@ export function registerMessageCommands(program: Command): void {
     .addHelpText("after", examples(['a2a pub build.status "tests green" --as ci', "tail -1 log | a2a pub alerts.disk -"]))
     .action((topic: string, message: string | undefined, o, cmd: Command) => {
       const c = ctx(cmd);
-      const from = o.as ?? process.env.A2A_AGENT ?? "";
+      const from = o.as ?? c.store.agent ?? "";
       const m = publishTopic(c.store, topic, payload(message, o.file, c.store.maxBytes, "the message"), from);
       out(c.json ? json(m) : `published ${m.topic} #${m.id}\n`);
     });
@@ -238,7 +244,7 @@ export function registerMessageCommands(program: Command): void {
     .addHelpText("after", examples(["a2a allow alice bob --as carol", "a2a policy allowlist --as carol"]))
     .action(async (names: string[], o, cmd: Command) => {
       const c = ctx(cmd);
-      const r = await allowSenders(c.store, requireAgent(o.as, process.env, "allow").name, names);
+      const r = await allowSenders(c.store, requireAgent(c.store, o.as, "allow").name, names);
       out(c.json ? json({ ...r.policy, released: r.released }) : policyLine(r.policy) + (r.released ? `${r.released} held message(s) released to unread\n` : ""));
     });
 
@@ -251,7 +257,7 @@ export function registerMessageCommands(program: Command): void {
     .addHelpText("after", examples(["a2a deny spammer --as carol"]))
     .action(async (names: string[], o, cmd: Command) => {
       const c = ctx(cmd);
-      const p = await denySenders(c.store, requireAgent(o.as, process.env, "deny").name, names);
+      const p = await denySenders(c.store, requireAgent(c.store, o.as, "deny").name, names);
       out(c.json ? json(p) : policyLine(p));
     });
 
@@ -264,7 +270,7 @@ export function registerMessageCommands(program: Command): void {
     .addHelpText("after", examples(["a2a policy allowlist --as carol", "a2a policy --as carol"]))
     .action(async (mode: string | undefined, o, cmd: Command) => {
       const c = ctx(cmd);
-      const me = requireAgent(o.as, process.env, "policy").name;
+      const me = requireAgent(c.store, o.as, "policy").name;
       const p = mode === undefined ? readPolicy(c.store, me) : await setPolicyMode(c.store, me, checkMode(mode));
       out(c.json ? json(p) : policyLine(p));
     });

@@ -3,10 +3,10 @@
 
 import type { Command } from "commander";
 import { fstatSync } from "node:fs";
-import { A2AError } from "../lib/core/errors";
+import { A2AError, arg, op, text } from "../lib/core/errors";
+import { settle } from "./outcome";
 import { appendChunk, clearAll, clearSlot, listSlots, publishSlot, startSlot } from "../lib/slots/slot";
 import { gcStore } from "../lib/gc";
-import { mailSettings } from "../lib/mail/message";
 import { waitSlots } from "../lib/slots/wait";
 import { tailSlot } from "../lib/slots/tail";
 import { watchSlots } from "../lib/slots/events";
@@ -86,12 +86,15 @@ export function registerSlotCommands(program: Command): void {
     .action(async (names: string[], o, cmd: Command) => {
       const c = ctx(cmd);
       const unique = [...new Set(names)];
-      const found = await waitSlots(c.store, unique, {
+      const outcome = await waitSlots(c.store, unique, {
         any: !!o.any,
         afterVersion: o.afterVersion === undefined ? undefined : parseCount(o.afterVersion, "--after-version"),
         timeoutMs: o.timeout === undefined ? undefined : parseDuration(o.timeout, "--timeout") * 1000,
       });
       // A signal (Ctrl-C) ends the process the default way, exit 128+N: never mistaken for 124.
+      const found = settle(outcome, (pending) =>
+        text`timed out waiting for ${pending.join(", ")}: nothing published in time; raise ${arg("timeout")} or check the producer (${op("status", pending[0])})`,
+      );
       finishWaiting(c, renderWait(unique, found!, c.json));
     });
 
@@ -121,7 +124,7 @@ export function registerSlotCommands(program: Command): void {
     .action(async (name: string, o, cmd: Command) => {
       const c = ctx(cmd);
       const print = (text: string, n: number) => out(c.json ? json({ name, n, text }) : text);
-      const res = await tailSlot(
+      const outcome = await tailSlot(
         c.store,
         name,
         {
@@ -131,10 +134,8 @@ export function registerSlotCommands(program: Command): void {
         },
         print,
       );
-      if (res.state === "absent" && !o.follow) throw new A2AError("ENOTFOUND", `no slot named ${name}: check the name (a2a status)`);
-      if (o.follow && res.state !== "done" && o.timeout !== undefined) {
-        throw new A2AError("ETIMEDOUT", `timed out following ${name}: it was not published in time; raise --timeout`);
-      }
+      const res = settle(outcome, () => text`timed out following ${name}: it was not published in time; raise ${arg("timeout")}`);
+      if (res?.state === "absent" && !o.follow) throw new A2AError("ENOTFOUND", text`no slot named ${name}: check the name (${op("status")})`);
       finishWaiting(c, "");
     });
 
@@ -196,7 +197,7 @@ export function registerSlotCommands(program: Command): void {
     .addHelpText("after", examples(["a2a gc", "a2a gc --json"]))
     .action(async (_o, cmd: Command) => {
       const c = ctx(cmd);
-      const r = await gcStore(c.store, mailSettings(process.env));
+      const r = await gcStore(c.store);
       out(c.json ? json(r) : `swept ${r.expired.length} expired slot(s); removed ${r.tombstones} old tombstone(s), ${r.temp_files} temp file(s), ${r.orphan_streams.length} orphaned stream(s), ${r.stale_locks.length} stale lock(s); returned ${r.claims_recovered} abandoned message claim(s) to unread\n`);
     });
 

@@ -1,18 +1,93 @@
-// `a2a gc`: one sweep of everything that crashes and expiry leave behind, across the store:
-// the slot side (expired records, stale temp files, orphaned chunks, stale locks: lib/slot.ts)
-// and the mail side (claims of readers that died between taking a message and marking it
-// read, returned to unread: lib/inbox.ts). Safe to run at any time, from any process.
+// `a2a gc`: every sweep of what crashes and expiry leave behind, in one place, across the
+// store: expired slot records (tombstoned), old tombstones, abandoned temp files, chunk
+// directories no record counts, stale locks, and message claims of readers that died
+// between taking a message and marking it read (returned to unread). Safe to run at any
+// time, from any process: each removal re-checks its condition under the lock it needs.
+//
+// Invariant: gc removes only entries whose names match the protocol's patterns and whose
+// type is the one a2a creates there (a regular temp file, an empty lock directory), so a
+// foreign file dropped into the store is left alone.
 
-import { recoverAllClaims } from "./mail/send";
-import type { MailSettings } from "./mail/message";
-import { gc as gcSlots, type GcReport } from "./slots/slot";
+import { lstatSync, rmdirSync } from "node:fs";
+import { join } from "node:path";
+import { TMP_STALE_MS } from "./core/atomic";
 import type { Store } from "./core/config";
+import { entries, unlinkQuiet } from "./core/fs";
+import { STALE_MS, withLock } from "./core/lock";
+import { inboxesDir, isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir } from "./core/paths";
+import { recoverClaims } from "./mail/claim";
+import { readSlot, removeChunks, sweepExpired, TOMBSTONE_KEEP_SEC } from "./slots/slot";
 
-export interface StoreGcReport extends GcReport {
+export interface GcReport {
+  expired: string[]; // slots past their TTL, replaced by tombstones
+  tombstones: number; // tombstones older than TOMBSTONE_KEEP_SEC, removed
+  temp_files: number; // abandoned temp files older than TMP_STALE_MS, removed
+  orphan_streams: string[]; // chunk directories of slots that no longer exist, removed
+  stale_locks: string[]; // lock directories older than the stale limit, removed
   claims_recovered: number; // messages of dead readers put back to unread
 }
 
-export async function gcStore(store: Store, settings: MailSettings): Promise<StoreGcReport> {
-  const slots = await gcSlots(store);
-  return { ...slots, claims_recovered: recoverAllClaims(store, settings) };
+// The temp files lib/core/atomic.ts names: PID.HEX.tmp.
+const TEMP_RE = /^\d+\.[0-9a-f]+\.tmp$/;
+
+export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise<GcReport> {
+  const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0 };
+  const now = Date.now();
+  for (const file of entries(slotsDir(store))) {
+    const name = slotNameOf(file);
+    const r = name ? readSlot(store, name) : undefined;
+    if (!name || r?.kind !== "absent" || !r.last) continue;
+    if (r.expired) {
+      if (await sweepExpired(store, name)) report.expired.push(name);
+    } else if (r.last.updated_at < now / 1000 - TOMBSTONE_KEEP_SEC && (await removeTombstone(store, name))) {
+      report.tombstones++;
+    }
+  }
+  for (const file of entries(tmpDir(store))) {
+    const p = join(tmpDir(store), file);
+    const st = lstatQuiet(p);
+    if (TEMP_RE.test(file) && st?.isFile() && now - st.mtimeMs > tmpMaxAgeMs && unlinkQuiet(p)) report.temp_files++;
+  }
+  for (const name of entries(streamsDir(store))) {
+    if (!isValidName(name) || readSlot(store, name).kind !== "absent") continue;
+    // Under the lock, so an `append` creating this slot right now is not undone.
+    const removed = await withLock(store, name, () => {
+      if (readSlot(store, name).kind !== "absent") return false;
+      removeChunks(store, name);
+      return true;
+    }).catch(() => false);
+    if (removed) report.orphan_streams.push(name);
+  }
+  for (const file of entries(locksDir(store))) {
+    const p = join(locksDir(store), file);
+    const st = lstatQuiet(p);
+    const name = lockNameOf(file);
+    if (!name || !st?.isDirectory() || now - st.mtimeMs <= STALE_MS * 5) continue;
+    try {
+      rmdirSync(p); // a lock is an empty directory: anything else in it is not ours to delete
+      report.stale_locks.push(name);
+    } catch {
+      // taken over or released meanwhile, or not empty
+    }
+  }
+  for (const agent of entries(inboxesDir(store))) {
+    if (isValidName(agent)) report.claims_recovered += recoverClaims(store, agent);
+  }
+  return report;
+}
+
+// Removes the tombstone of `name` if, under its lock, it still is one.
+async function removeTombstone(store: Store, name: string): Promise<boolean> {
+  return withLock(store, name, () => {
+    const r = readSlot(store, name);
+    return r.kind === "absent" && !r.expired && !!r.last && unlinkQuiet(slotFile(store, name));
+  });
+}
+
+function lstatQuiet(path: string) {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
 }

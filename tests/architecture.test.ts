@@ -1,6 +1,6 @@
 // The architecture rules of /tmp/a2a-team.md that a grep can check: lib/ is the engine and
-// imports no adapter library; store files are written only through lib/atomic.ts; the watch
-// primitive lives only in lib/watch.ts; lib/ throws only A2AError; no test is switched off.
+// imports no adapter library; store files are written only through lib/core/atomic.ts; the watch
+// primitive lives only in lib/core/watch.ts; lib/ throws only A2AError; no test is switched off.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -48,7 +48,7 @@ describe("architecture", () => {
 
   // Moving a complete file (rename/link, e.g. a message from new/ to cur/) writes no content
   // and is atomic, so it is allowed; putting bytes into a file is atomic.ts's job alone.
-  test("only lib/atomic.ts writes file content: no other write API in lib/ or cli/", () => {
+  test("only lib/core/atomic.ts writes file content: no other write API in lib/ or cli/", () => {
     const others = [...LIB, ...CLI].filter((f) => !f.endsWith("lib/core/atomic.ts"));
     const writers = /\b(writeFileSync|appendFileSync|symlinkSync|copyFileSync|cpSync|truncateSync|ftruncateSync|createWriteStream|writeFile|appendFile|copyFile)\s*\(|Bun\.write\s*\(|node:fs\/promises|\bfs\/promises/;
     expect(hits(others, writers)).toEqual([]);
@@ -58,7 +58,7 @@ describe("architecture", () => {
     expect(hits(others, /\bwriteSync\s*\((?!\s*[12]\s*,)/).filter((h) => !h.startsWith("cli/io.ts:"))).toEqual([]);
   });
 
-  test("only lib/watch.ts opens directory watches; chokidar stays out of the wake path", () => {
+  test("only lib/core/watch.ts opens directory watches; chokidar stays out of the wake path", () => {
     const others = [...LIB, ...CLI].filter((f) => !f.endsWith("lib/core/watch.ts"));
     expect(hits(others, /\bfs\.(watch|watchFile)\s*\(/)).toEqual([]);
     expect(hits(others, /import\s*\{[^}]*\b(watch|watchFile)\b[^}]*\}\s*from\s*["'](node:)?fs["']/)).toEqual([]);
@@ -72,6 +72,47 @@ describe("architecture", () => {
 
   test("lib/ keeps no module-level mutable state", () => {
     expect(hits(LIB, /^(export\s+)?(let|var)\s/)).toEqual([]);
+  });
+
+  // Runtime state belongs in typed fields of the Store (lib/core/config.ts), not in fields
+  // smuggled onto it through a cast ("store as Store & { _watches?: ... }").
+  test("no state hidden on an object through a cast", () => {
+    expect(hits([...LIB, ...CLI], /\bas\s+\w+\s*&\s*\{/)).toEqual([]);
+    expect(hits([...LIB, ...CLI], /\bas\s+(any|unknown)\)\s*\.\s*_\w+\s*=|\.\s*_[a-z]\w*\s*\?\?=/)).toEqual([]);
+  });
+
+  test("every A2A_* setting is read in lib/core/config.ts only", () => {
+    const others = [...LIB, ...CLI].filter((f) => !f.endsWith("lib/core/config.ts"));
+    // A2A_DEBUG is read by cli/main.ts too: it must work when the store cannot even be opened.
+    expect(hits(others, /\benv\s*(\.\s*A2A_(?!DEBUG\b)\w+|\[\s*["'`]A2A_)/)).toEqual([]);
+  });
+
+  // lib/ is layered: core/ at the bottom imports nothing above it; each concept imports core/
+  // and only the concepts it builds on; top-level lib/*.ts modules (gc, frame, whoami) join
+  // concepts and are imported by adapters only.
+  test("lib/ concepts import core/ and nothing sideways", () => {
+    const allowed: Record<string, string[]> = {
+      core: [],
+      slots: ["core"],
+      mail: ["core"],
+      topics: ["core"],
+      presence: ["core"],
+      tasks: ["core"],
+    };
+    const bad: string[] = [];
+    for (const f of LIB) {
+      const rel = relative(join(ROOT, "lib"), f);
+      const from = rel.includes("/") ? rel.split("/")[0] : "(top)";
+      for (const m of code(f).matchAll(/from\s+["'](\.[^"']+)["']/g)) {
+        const target = relative(join(ROOT, "lib"), join(f, "..", m[1]));
+        if (target.startsWith("..")) bad.push(`${rel} imports ${m[1]}, outside lib/`);
+        const to = target.includes("/") ? target.split("/")[0] : "(top)";
+        if (from === "(top)" || to === from) continue;
+        if (!(from in allowed)) bad.push(`${rel}: lib/${from}/ is not a known concept (add it to this test)`);
+        else if (to === "(top)" || !allowed[from].includes(to)) bad.push(`${rel} imports ${target}`);
+      }
+    }
+    expect(bad).toEqual([]);
   });
 
   test("no test is focused, skipped or left as a todo", () => {

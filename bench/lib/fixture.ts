@@ -1,6 +1,6 @@
 // Stores for the bench: fresh temporary roots laid out like a2a's (ROOT/slots, ROOT/tmp),
 // optionally pre-filled with valid slot records, and the payloads the fixtures exchange.
-// Records are encoded with lib/record.ts, so lib's readers accept them exactly as if
+// Records are encoded with lib/slots/record.ts, so lib's readers accept them exactly as if
 // `a2a publish` had written them.
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// agent2agent's broadcast channels, agent_send and agent_recv, on lib/topic.ts: a channel is a
+// agent2agent's broadcast channels, agent_send and agent_recv, on lib/topics/log.ts: a channel is a
 // topic (the same log `a2a pub/sub` use), ids increase per channel with no gap, and reading
 // consumes nothing, so every reader sees every message. since_id means "ids above this".
 
@@ -28,7 +28,7 @@ export function registerChannelTools(server: McpServer, ctx: McpCtx): void {
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     handler(ctx, "agent_send", async (a: { channel: string; message: string; sender: string }) => {
-      const from = a.sender || ctx.agentName || ctx.env.A2A_AGENT || "anonymous";
+      const from = a.sender || ctx.agentName || ctx.store.agent || "anonymous";
       const m = publishTopic(store, a.channel, a.message, from);
       return { ok: true, id: m.id, channel: m.topic, sender: m.from, created_at: m.sent_at, message: `Sent message ${m.id} to channel ${m.topic}.` };
     }),

@@ -1,7 +1,7 @@
 // The messaging tools of `a2a mcp`, compatible with claude-peers-mcp (list_peers,
 // send_message, set_summary, check_messages), plus whoami, reply, ack_messages and the topic
 // tools. Each maps to one lib/ function; this module only adds the session around them:
-//   - presence (lib/peers.ts): the name is taken at start ($A2A_AGENT, else from the working
+//   - presence (lib/presence/peers.ts): the name is taken at start ($A2A_AGENT, else from the working
 //     directory, remembered there), the heartbeat runs, close() removes it;
 //   - push: a watch on the inbox's new/ sends `notifications/claude/channel` {content, meta}
 //     once per message. A push is not a delivery: the message stays unread until
@@ -12,12 +12,15 @@
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { A2AError, asA2AError } from "../../lib/core/errors";
+import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
+import { MODEL } from "./phrase";
 import { frameMessage, frameTopicMessage, UNTRUSTED_NOTE } from "../../lib/frame";
-import { whoami } from "../../lib/presence/identity";
-import { ack, replyTo, sendMessage, unreadCount } from "../../lib/mail/send";
+import { whoami } from "../../lib/whoami";
+import { replyTo, sendMessage } from "../../lib/mail/send";
+import { ack, unreadCount } from "../../lib/mail/inbox";
+import { msgFile, newDir } from "../../lib/core/paths";
 import { receive } from "../../lib/mail/receive";
-import { idOfFile, idsIn, mailSettings, msgFile, newDir, readMessageFile, ensureInbox, type ReceivedMessage } from "../../lib/mail/message";
+import { idOfFile, idsIn, readMessageFile, ensureInbox, type ReceivedMessage } from "../../lib/mail/message";
 import { checkScope, listPeers, type Peer } from "../../lib/presence/peers";
 import { startPresence } from "../../lib/presence/presence";
 import { accepts, readPolicy } from "../../lib/mail/policy";
@@ -45,27 +48,21 @@ const SETTLE_MS = 200;
 export async function registerPeerTools(
   server: McpServer,
   store: Store,
-  opts: { cwd: string; env: Record<string, string | undefined> },
+  opts: { cwd: string },
 ): Promise<PeerSession> {
-  const settings = mailSettings(opts.env);
-  const raw = opts.env.A2A_HEARTBEAT_MS;
-  const beat = raw === undefined || raw === "" ? undefined : Number(raw);
-  if (beat !== undefined && !(Number.isInteger(beat) && beat >= 100)) {
-    throw new A2AError("EUSAGE", `A2A_HEARTBEAT_MS=${JSON.stringify(raw)} is not a whole number of milliseconds of at least 100: set it to e.g. 10000 or unset it`);
-  }
-  const presence = startPresence(store, { cwd: opts.cwd, env: opts.env, heartbeatMs: beat });
+  const presence = startPresence(store, { cwd: opts.cwd });
   const me = presence.identity.name;
   ensureInbox(store, me);
 
   // check_messages marks mail read only once its answer has gone out: the messages stay
-  // claimed by this process (a crash returns them to unread, lib/claim.ts) until SETTLE_MS
+  // claimed by this process (a crash returns them to unread, lib/mail/claim.ts) until SETTLE_MS
   // after the handler returned. A close() before then returns them to unread: the answer may
   // never have reached the client (at least once, never lost).
   const pending = new Map<() => void, () => void>(); // settle as read -> give back
   const inflight = new Set<Promise<unknown>>();
   const claimForAnswer = (limit: number) =>
     new Promise<ReceivedMessage[]>((resolve, reject) => {
-      const r = receive(store, settings, me, { max: limit }, (msgs) => {
+      const r = receive(store, me, { max: limit }, (msgs) => {
         resolve(msgs);
         return new Promise<void>((settled, giveBack) => {
           const end = (read: boolean) => {
@@ -80,7 +77,7 @@ export async function registerPeerTools(
         });
       });
       inflight.add(r);
-      r.then((msgs) => msgs.length || resolve([]), reject).finally(() => inflight.delete(r));
+      r.then((o) => o.value.length || resolve([]), reject).finally(() => inflight.delete(r));
     });
 
   const unreadNote = () => {
@@ -100,7 +97,8 @@ export async function registerPeerTools(
       return await fn(a);
     } catch (e) {
       const err = asA2AError(e);
-      return result({ ok: false, error: err.code, message: err.message }, `a2a: ${err.message} (${err.code})`, true);
+      const message = phrase(err, MODEL);
+      return result({ ok: false, error: err.code, message }, `a2a: ${message} (${err.code})`, true);
     }
   };
   const peerView = (p: Peer) => ({
@@ -130,8 +128,8 @@ export async function registerPeerTools(
       reply_to: z.string().optional().describe("Optional: the id of the message this answers (reply does this for you)"),
     },
     annotations: annotations(false),
-  }, tool(({ to_id, message, reply_to }: { to_id: string; message: string; reply_to?: string }) => {
-    const r = sendMessage(store, settings, me, to_id, message, { replyTo: reply_to || undefined });
+  }, tool(async ({ to_id, message, reply_to }: { to_id: string; message: string; reply_to?: string }) => {
+    const r = await sendMessage(store, me, to_id, message, { replyTo: reply_to || undefined });
     return result({ ok: true, ...r, message: `Message ${r.id} sent to ${r.to}.` });
   }));
 
@@ -163,8 +161,8 @@ export async function registerPeerTools(
     description: "Answer message message_id (from check_messages or a notification): sends your message to its sender with reply_to set, and marks the original read.",
     inputSchema: { message_id: z.string().describe("The id of the message you answer"), message: z.string().describe("Your answer") },
     annotations: annotations(false),
-  }, tool(({ message_id, message }: { message_id: string; message: string }) => {
-    const { original, ...r } = replyTo(store, settings, me, message_id, message);
+  }, tool(async ({ message_id, message }: { message_id: string; message: string }) => {
+    const { original, ...r } = await replyTo(store, me, message_id, message);
     return result({ ok: true, ...r, message: `Reply ${r.id} sent to ${original.from}.` });
   }));
 

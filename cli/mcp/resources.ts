@@ -1,8 +1,8 @@
 // Every slot as an MCP resource, a2a://slot/NAME, whose content is the slot's JSON record
-// (lib/record.ts). resources/subscribe on such a URI sends notifications/resources/updated
+// (lib/slots/record.ts). resources/subscribe on such a URI sends notifications/resources/updated
 // whenever that slot changes (started, appended, published, cleared).
 //
-// One listener on the server's shared slots/ watch (lib/watch.ts subscribe) serves every
+// One listener on the server's shared slots/ watch (lib/core/watch.ts subscribe) serves every
 // subscription. A change is "the record's version, start or update time differs from the
 // last one notified", so a burst of events for one write, or a poll tick on a network
 // filesystem, never sends a notification for nothing.

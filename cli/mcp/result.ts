@@ -10,7 +10,8 @@
 
 import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import { asA2AError } from "../../lib/core/errors";
+import { asA2AError, phrase } from "../../lib/core/errors";
+import { MODEL } from "./phrase";
 import type { McpCtx } from "./context";
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -34,11 +35,12 @@ export function reply(ctx: McpCtx, body: Body): CallToolResult {
 
 export function errorReply(ctx: McpCtx, e: unknown): CallToolResult {
   const a = asA2AError(e);
-  const line = `a2a: ${a.message} (${a.code})`;
+  const message = phrase(a, MODEL);
+  const line = `a2a: ${message} (${a.code})`;
   const unread = ctx.unreadNote();
   const content: CallToolResult["content"] = [{ type: "text", text: line }];
   if (unread) content.push({ type: "text", text: unread });
-  return { content, structuredContent: { ok: false, error: a.code, message: a.message, ...(unread ? { unread } : {}) }, isError: true };
+  return { content, structuredContent: { ok: false, error: a.code, message, ...(Object.keys(a.data).length ? { data: a.data } : {}), ...(unread ? { unread } : {}) }, isError: true };
 }
 
 // Wraps a handler: its body becomes a reply, anything it throws a tool error; one log line.

@@ -34,10 +34,9 @@ const INSTRUCTIONS = `a2a is a coordination bus shared by the AI agents and scri
 const GRACE_MS = 2000; // the most shutdown waits for the messaging session to close
 
 export async function runMcpServer(dir?: string): Promise<void> {
-  const env = process.env;
-  const store = openStore({ dir, env });
+  const store = openStore({ dir });
   const stopping = new AbortController();
-  const ctx = makeCtx(store, env, stopping.signal);
+  const ctx = makeCtx(store, stopping.signal);
   for (const k of ["log", "info", "debug", "warn", "error"] as const) console[k] = (...a: unknown[]) => ctx.log(a.map(String).join(" "));
 
   const server = new McpServer(
@@ -56,7 +55,7 @@ export async function runMcpServer(dir?: string): Promise<void> {
   registerWaitTools(server, ctx);
   registerChannelTools(server, ctx);
   const resources = registerResources(server, ctx);
-  const peers = await registerPeerTools(server, store, { cwd: process.cwd(), env });
+  const peers = await registerPeerTools(server, store, { cwd: process.cwd() });
   ctx.unreadNote = () => {
     try {
       return peers.unreadNote();

@@ -127,7 +127,7 @@ export function registerSlotTools(server: McpServer, ctx: McpCtx): void {
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, ...shared },
     },
     handler(ctx, "agent_tail", async ({ name, after }: { name: string; after: number }) => {
-      const r = await tailSlot(store, name, { after });
+      const r = (await tailSlot(store, name, { after })).value;
       if (r.state === "absent") {
         return { ok: false, name, error: "not_found", message: `No record found for ${name}: check the name (agent_status lists slots).` };
       }

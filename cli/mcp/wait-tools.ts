@@ -1,5 +1,5 @@
 // The blocking tools: agent_wait (agent2agent's) and agent_wait_all (ours), both on
-// lib/wait.ts waitSlots. What makes a wait safe inside an MCP client:
+// lib/slots/wait.ts waitSlots. What makes a wait safe inside an MCP client:
 // - one call blocks at most ctx.maxWaitSec; a longer `timeout` returns at the cap with
 //   error "still_waiting" and the remaining time, and the model calls again; "timeout" is
 //   kept for a timeout that really ran out;
@@ -63,11 +63,9 @@ async function boundedWait(
             .catch(() => {}); // the client is gone: shutdown follows
         }, ctx.progressMs);
   try {
-    const found = await waitSlots(ctx.store, names, { any: o.any, afterVersion: o.afterVersion, timeoutMs: budget * 1000, signal: stop.signal });
-    if (found) return { kind: "done", found, waited: waited() };
-    return { kind: "cancelled", waited: waited(), remaining: o.timeout - waited() };
-  } catch (e) {
-    if (!(e instanceof A2AError) || e.code !== "ETIMEDOUT") throw e;
+    const outcome = await waitSlots(ctx.store, names, { any: o.any, afterVersion: o.afterVersion, timeoutMs: budget * 1000, signal: stop.signal });
+    if (outcome.kind === "done") return { kind: "done", found: outcome.value, waited: waited() };
+    if (outcome.kind === "aborted") return { kind: "cancelled", waited: waited(), remaining: o.timeout - waited() };
     const kind = o.timeout > budget ? "still_waiting" : "timeout";
     return { kind, waited: waited(), remaining: Math.max(0, o.timeout - budget) };
   } finally {

@@ -10,17 +10,17 @@
 // At the instant of the rename/link the new content is visible in full. A crash before it
 // leaves only a temp file, which `gc` removes once it is older than TMP_STALE_MS.
 
-import { closeSync, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, linkSync, openSync, renameSync, writeSync } from "node:fs";
 import { randomHex } from "./digest";
-import { join } from "node:path";
 import { ioError } from "./errors";
-import { tmpDir } from "./paths";
+import { unlinkQuiet } from "./fs";
+import { tempFile, tmpDir } from "./paths";
 import { ensureDir, type Store } from "./config";
 
 export const TMP_STALE_MS = 60 * 60 * 1000;
 
 function tempName(store: Store): string {
-  return join(tmpDir(store), `${process.pid}.${randomHex(6)}.tmp`);
+  return tempFile(store, `${process.pid}.${randomHex(6)}.tmp`);
 }
 
 function writeTemp(store: Store, data: string | Uint8Array): string {
@@ -43,14 +43,6 @@ function writeTemp(store: Store, data: string | Uint8Array): string {
     throw err;
   }
   return temp;
-}
-
-function unlinkQuiet(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // already gone (renamed into place) or never created
-  }
 }
 
 // Replaces `dest` with `data` atomically. Throws A2AError(EIO) with the store untouched.

@@ -1,68 +1,178 @@
-// A Store is a root directory plus the settings read once from the environment. It is the
-// only thing lib/ functions take to find their files: there is no module-level state, so two
-// stores in one process (tests, the MCP server) never see each other.
+// The Store: a root directory, every setting a2a has, and the runtime state one process keeps
+// for that root. Every `A2A_*` variable is read here and nowhere else, once, when the Store is
+// opened; lib/ functions take the Store and never look at the environment.
 //
-// Invariants: the root and its subdirectories are created on first use with mode 0700 (or
-// 0770 + setgid when A2A_SHARED=1, for a group-shared team directory); every file a2a
-// creates is 0600 (0660 shared). Only lib/paths.ts knows directory names.
+// Invariants:
+// - no module-level state: two Stores in one process (tests, the MCP server) share nothing;
+// - runtime state (the directory watches, the last message id, the uid -> user cache) lives
+//   in typed fields of the Store, never behind casts;
+// - a bad setting or a store path that cannot be created fails openStore with one EUSAGE or
+//   EIO error, so every command (and `a2a mcp`) refuses the same way before touching anything
+//   (openStore itself creates nothing: the first write creates the tree);
+// - the root and its subdirectories are created with mode 0700 (or 0770 + setgid when
+//   A2A_SHARED=1, for a group-shared team directory); files are 0600 (0660 shared).
 
-import { mkdirSync } from "node:fs";
+import { accessSync, constants, mkdirSync, statSync } from "node:fs";
 import { homedir, hostname } from "node:os";
-import { resolve } from "node:path";
-import { A2AError, ioError } from "./errors";
+import { dirname, join, resolve } from "node:path";
+import { A2AError, arg, ioError, text } from "./errors";
+import type { DirWatch } from "./watch";
 
 export type WatchMode = "auto" | "watch" | "poll";
+export type Env = Record<string, string | undefined>;
 
-export interface Store {
+export interface Settings {
+  maxBytes: number; // A2A_MAX_BYTES: largest result / chunk / message body accepted, in bytes
+  pollMs: number; // A2A_POLL_MS: poll interval on network filesystems or when forced
+  watchMode: WatchMode; // A2A_WATCH
+  shared: boolean; // A2A_SHARED=1: a group-shared store
+  maxUnread: number; // A2A_MAX_UNREAD: unread messages one inbox may hold
+  claimLeaseMs: number; // A2A_CLAIM_LEASE_MS: a claim older than this, from another host, is taken back
+  heartbeatMs: number; // A2A_HEARTBEAT_MS: presence heartbeat of `a2a mcp`
+  agent: string | undefined; // A2A_AGENT: who this process is, unless --as says otherwise
+  maxWaitSec: number; // A2A_MCP_MAX_WAIT: seconds one MCP call may block
+  progressMs: number; // A2A_MCP_PROGRESS_MS: progress notification interval during an MCP wait
+  log: boolean; // A2A_LOG: one log line per MCP call on stderr
+  debug: boolean; // A2A_DEBUG: stack traces with errors
+}
+
+export interface Store extends Settings {
   root: string;
-  maxBytes: number; // largest result / chunk / message body accepted, in bytes
-  pollMs: number; // poll interval on network filesystems or when forced
-  watchMode: WatchMode;
+  rootFrom: "--dir" | "A2A_DIR" | "default"; // where the root came from, for messages and doctor
   dirMode: number;
   fileMode: number;
   host: string;
+  // Runtime state of this process for this root.
+  watches: Map<string, DirWatch>; // one directory watch per directory (lib/core/watch.ts)
+  lastIdUs: number; // the last message id's microseconds: ids grow strictly (lib/mail/message.ts)
+  users: Map<number, string> | undefined; // uid -> user name, read from /etc/passwd once
 }
 
 export interface StoreOptions {
   dir?: string;
-  env?: Record<string, string | undefined>;
+  env?: Env;
 }
 
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
 export const DEFAULT_POLL_MS = 100;
+export const DEFAULT_MAX_UNREAD = 10_000;
+export const DEFAULT_CLAIM_LEASE_MS = 30_000;
+export const DEFAULT_HEARTBEAT_MS = 10_000;
+export const DEFAULT_MAX_WAIT_SEC = 100; // Claude Code backgrounds a call after 120 s
+export const DEFAULT_PROGRESS_MS = 10_000;
 
-// An environment setting that must be a positive whole number; unset or empty means `dflt`.
-export function positiveInt(env: Record<string, string | undefined>, key: string, dflt: number): number {
+// A setting that must be a whole number of at least `min`; unset or empty means `dflt`.
+function wholeNumber(env: Env, key: string, dflt: number, min = 1, unit = ""): number {
   const raw = env[key];
   if (raw === undefined || raw === "") return dflt;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) {
-    throw new A2AError("EUSAGE", `${key}=${JSON.stringify(raw)} is not a positive integer: set it to a whole number or unset it`);
+  if (!Number.isInteger(n) || n < min) {
+    const what = min === 1 ? "a positive integer" : `a whole number of at least ${min}`;
+    throw new A2AError("EUSAGE", `${key}=${JSON.stringify(raw)} is not ${what}${unit ? " of " + unit : ""}: set it to e.g. ${dflt} or unset it`);
   }
   return n;
 }
 
-// Resolves the store's location and settings; creates nothing (see ensureDir in paths.ts).
-export function openStore(opts: StoreOptions = {}): Store {
-  const env = opts.env ?? process.env;
-  // An explicitly empty directory is a mistake, not a request for the default: falling back
-  // would write into ~/.a2a (or $A2A_DIR) behind the user's back.
-  if (opts.dir === "") throw new A2AError("EUSAGE", "the store directory given is empty: pass a path with --dir, or leave --dir out to use $A2A_DIR or ~/.a2a");
-  const root = resolve(opts.dir || env.A2A_DIR || resolve(homedir(), ".a2a"));
-  const mode = (env.A2A_WATCH || "auto") as WatchMode;
-  if (!["auto", "watch", "poll"].includes(mode)) {
+// A setting that must be a positive number (fractions allowed); unset or empty means `dflt`.
+function positiveNumber(env: Env, key: string, dflt: number, unit: string): number {
+  const raw = env[key];
+  if (raw === undefined || raw === "") return dflt;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) {
+    throw new A2AError("EUSAGE", `${key}=${JSON.stringify(raw)} is not a positive number of ${unit}: set it to e.g. ${dflt} or unset it`);
+  }
+  return n;
+}
+
+// "~" and "~/x" mean the home directory, as a shell would have expanded them: a path written
+// in JSON (an MCP config) or quoted in a script reaches us unexpanded.
+export function expandHome(path: string): string {
+  if (path === "~") return homedir();
+  if (path.startsWith("~/")) return join(homedir(), path.slice(2));
+  return path;
+}
+
+export function readSettings(env: Env): Settings {
+  const watchMode = (env.A2A_WATCH || "auto") as WatchMode;
+  if (!["auto", "watch", "poll"].includes(watchMode)) {
     throw new A2AError("EUSAGE", `A2A_WATCH=${JSON.stringify(env.A2A_WATCH)} is not a watch mode: use auto, watch or poll`);
   }
-  const shared = env.A2A_SHARED === "1";
   return {
-    root,
-    maxBytes: positiveInt(env, "A2A_MAX_BYTES", DEFAULT_MAX_BYTES),
-    pollMs: positiveInt(env, "A2A_POLL_MS", DEFAULT_POLL_MS),
-    watchMode: mode,
-    dirMode: shared ? 0o2770 : 0o700,
-    fileMode: shared ? 0o660 : 0o600,
-    host: hostname(),
+    maxBytes: wholeNumber(env, "A2A_MAX_BYTES", DEFAULT_MAX_BYTES),
+    pollMs: wholeNumber(env, "A2A_POLL_MS", DEFAULT_POLL_MS),
+    watchMode,
+    shared: env.A2A_SHARED === "1",
+    maxUnread: wholeNumber(env, "A2A_MAX_UNREAD", DEFAULT_MAX_UNREAD),
+    claimLeaseMs: wholeNumber(env, "A2A_CLAIM_LEASE_MS", DEFAULT_CLAIM_LEASE_MS),
+    heartbeatMs: wholeNumber(env, "A2A_HEARTBEAT_MS", DEFAULT_HEARTBEAT_MS, 100, "milliseconds"),
+    agent: env.A2A_AGENT || undefined,
+    maxWaitSec: positiveNumber(env, "A2A_MCP_MAX_WAIT", DEFAULT_MAX_WAIT_SEC, "seconds"),
+    progressMs: positiveNumber(env, "A2A_MCP_PROGRESS_MS", DEFAULT_PROGRESS_MS, "milliseconds"),
+    log: !!env.A2A_LOG,
+    debug: !!env.A2A_DEBUG,
   };
+}
+
+// Where the store is: --dir, else $A2A_DIR, else ~/.a2a; a leading "~" is expanded.
+export function storeRoot(dir: string | undefined, env: Env): { root: string; from: Store["rootFrom"] } {
+  // An explicitly empty path is a mistake, not a request for the default: falling back would
+  // write into ~/.a2a (or $A2A_DIR) behind the user's back.
+  if (dir === "") throw new A2AError("EUSAGE", "the store directory given is empty: pass a path with --dir, or leave --dir out to use $A2A_DIR or ~/.a2a");
+  if (dir !== undefined) return { root: resolve(expandHome(dir)), from: "--dir" };
+  if (env.A2A_DIR === "") throw new A2AError("EUSAGE", "A2A_DIR is set but empty: set it to the store's path, or unset it to use ~/.a2a");
+  if (env.A2A_DIR !== undefined) return { root: resolve(expandHome(env.A2A_DIR)), from: "A2A_DIR" };
+  return { root: resolve(homedir(), ".a2a"), from: "default" };
+}
+
+// Reads every setting and checks that the root is, or can become, a directory; or throws.
+export function openStore(opts: StoreOptions = {}): Store {
+  const env = opts.env ?? process.env;
+  const { root, from } = storeRoot(opts.dir, env);
+  const settings = readSettings(env);
+  const store: Store = {
+    ...settings,
+    root,
+    rootFrom: from,
+    dirMode: settings.shared ? 0o2770 : 0o700,
+    fileMode: settings.shared ? 0o660 : 0o600,
+    host: hostname(),
+    watches: new Map(),
+    lastIdUs: 0,
+    users: undefined,
+  };
+  checkRoot(store);
+  return store;
+}
+
+// The root must be a directory, or creatable as one: the nearest existing ancestor is a
+// directory this process may write. Nothing is created here (reads of a missing store create
+// nothing; the first write does), but a path that can never be a store fails every command
+// the same way, before anything else.
+function checkRoot(store: Store): void {
+  const where = `the store ${store.root} (from ${store.rootFrom})`;
+  for (let p = store.root; ; p = dirname(p)) {
+    let st;
+    try {
+      st = statSync(p);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" && dirname(p) !== p) continue;
+      throw ioError(err, `opening ${where}`);
+    }
+    if (!st.isDirectory()) {
+      throw new A2AError("EIO", text`${where} cannot be a directory: ${p} is a file; point ${arg("dir")} or A2A_DIR at a directory`, {
+        data: { root: store.root, from: store.rootFrom, blocker: p },
+      });
+    }
+    if (p !== store.root) {
+      try {
+        accessSync(p, constants.W_OK | constants.X_OK);
+      } catch (err) {
+        throw ioError(err, `creating ${where} in ${p}`);
+      }
+    }
+    return;
+  }
 }
 
 // Creates `dir` (and parents) with the store's mode; a no-op when it exists.

@@ -1,9 +1,12 @@
-// The one error type of a2a. Every failure a user can cause or meet is an A2AError whose
-// message reads "<what happened>: <what to do>", and whose code fixes the exit status, so
-// the CLI and the MCP server report the same thing the same way.
+// The one error type of a2a. Every failure a user can cause or meet is an A2AError with a
+// code (which fixes the exit status and the MCP error name), data (the facts, for programs),
+// and a text "<what happened>: <what to do>" whose remedy may name things the caller can do:
+// an argument (`arg("ifVersion", 2)`) or an operation (`op("status", name)`). lib/ does not
+// know how a shell user or a model spells those; each adapter renders them with its own
+// phrasebook (`phrase`): the CLI says `--if-version 2`, the MCP server says `if_version: 2`.
 //
-// Invariant: lib/ throws only A2AError for anything it anticipates; anything else is a bug
-// or an unexpected I/O failure, which adapters report through `asA2AError` as exit 1.
+// Invariant: lib/ throws only A2AError for anything it anticipates; anything else is a bug or
+// an unexpected I/O failure, which adapters report through `asA2AError` as exit 1.
 
 export const EXIT = {
   OK: 0,
@@ -17,7 +20,7 @@ export const EXIT = {
 export type ErrorCode =
   | "EUSAGE" // bad flag, bad name, bad value
   | "ETOOBIG" // payload over the size limit
-  | "ENOTFOUND" // no such slot / message / peer
+  | "ENOTFOUND" // no such slot / message / peer / task
   | "ECONFLICT" // compare-and-set lost, or a claim is already held
   | "ETIMEDOUT" // wait ran out of time
   | "EDENIED" // refused by a recipient's policy
@@ -35,33 +38,82 @@ const EXIT_OF: Record<ErrorCode, number> = {
   EIO: EXIT.FAILURE,
 };
 
+// Something the caller can do, named neutrally; an adapter's phrasebook spells it.
+export type Ref =
+  | { arg: string; value?: string | number } // an argument of the current operation, camelCase
+  | { op: string; args: (string | Ref)[] }; // another operation (CLI subcommand / MCP tool)
+
+export type Part = string | Ref;
+
+export interface Phrasebook {
+  arg(name: string, value?: string | number): string;
+  op(name: string, args: (string | Ref)[]): string; // renders its args itself (with `render`)
+}
+
+export const arg = (name: string, value?: string | number): Ref => ({ arg: name, value });
+export const op = (name: string, ...args: (string | Ref)[]): Ref => ({ op: name, args });
+
+// A text with refs in it: text`retry with ${arg("ifVersion", 2)}`.
+export function text(strings: TemplateStringsArray, ...values: (string | number | Ref)[]): Part[] {
+  const parts: Part[] = [];
+  strings.forEach((s, i) => {
+    if (s) parts.push(s);
+    if (i < values.length) parts.push(typeof values[i] === "object" ? (values[i] as Ref) : String(values[i]));
+  });
+  return parts;
+}
+
+export function render(parts: Part[], book: Phrasebook): string {
+  return parts
+    .map((p) => {
+      if (typeof p === "string") return p;
+      if ("arg" in p) return book.arg(p.arg, p.value);
+      return book.op(p.op, p.args);
+    })
+    .join("");
+}
+
+// How lib/ itself spells refs (logs, tests of lib): neutral, never shown by an adapter.
+const NEUTRAL: Phrasebook = {
+  arg: (name, value) => (value === undefined ? name : `${name} ${value}`),
+  op: (name, args) => [name, ...args.map((a) => render([a], NEUTRAL))].join(" "),
+};
+
 export class A2AError extends Error {
   readonly code: ErrorCode;
   readonly exitCode: number;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  readonly parts: Part[];
+  readonly data: Record<string, unknown>;
+  constructor(code: ErrorCode, message: string | Part[], options?: { cause?: unknown; data?: Record<string, unknown> }) {
+    const parts = typeof message === "string" ? [message] : message;
+    super(render(parts, NEUTRAL), options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "A2AError";
     this.code = code;
     this.exitCode = EXIT_OF[code];
+    this.parts = parts;
+    this.data = options?.data ?? {};
   }
 }
+
+// The error's text for one audience.
+export const phrase = (e: A2AError, book: Phrasebook): string => render(e.parts, book);
 
 // Turns a raw Node/Bun filesystem error into a message a user can act on.
 export function ioError(err: unknown, what: string): A2AError {
   if (err instanceof A2AError) return err;
   const e = err as NodeJS.ErrnoException;
-  const hint: Record<string, string> = {
-    EACCES: "check the permissions of the store directory (it should be yours, mode 0700)",
-    EPERM: "check the permissions of the store directory (it should be yours, mode 0700)",
-    EROFS: "the store is on a read-only filesystem; point --dir or A2A_DIR at a writable directory",
-    ENOSPC: "the disk is full; free space, then retry (nothing was changed)",
-    EDQUOT: "the disk quota is exhausted; free space, then retry (nothing was changed)",
-    ENOTDIR: "a path inside the store is not a directory; point --dir at an a2a store or an empty directory",
-    EMFILE: "too many open files; raise `ulimit -n` or wait on fewer names",
+  const hint: Record<string, Part[]> = {
+    EACCES: ["check the permissions of the store directory (yours, mode 0700; or shared with your group, mode 2770)"],
+    EPERM: ["check the permissions of the store directory (yours, mode 0700; or shared with your group, mode 2770)"],
+    EROFS: text`the store is on a read-only filesystem; point ${arg("dir")} or A2A_DIR at a writable directory`,
+    ENOSPC: ["the disk is full; free space, then retry (nothing was changed)"],
+    EDQUOT: ["the disk quota is exhausted; free space, then retry (nothing was changed)"],
+    ENOTDIR: text`a path inside the store is not a directory; point ${arg("dir")} at an a2a store or an empty directory`,
+    EMFILE: ["too many open files; raise `ulimit -n` or wait on fewer names"],
   };
-  const fix = (e && e.code && hint[e.code]) || "check the store directory and retry";
+  const fix = (e && e.code && hint[e.code]) || ["check the store directory and retry"];
   const detail = e && e.code ? `${e.code}` : String((e && e.message) || err);
-  return new A2AError("EIO", `${what} failed (${detail}): ${fix}`, { cause: err });
+  return new A2AError("EIO", [`${what} failed (${detail}): `, ...fix], { cause: err, data: { errno: e?.code } });
 }
 
 // Anything thrown, as an A2AError (unexpected errors keep their message, exit 1).

@@ -6,7 +6,7 @@
 // with -9 costs the next writer at most ~STALE_MS, never a wedged store.
 //
 // Calling sequence: withLock(store, name, fn) -> acquire, run fn, release in finally.
-// Readers never lock: they rely on the atomic rename (lib/atomic.ts) to see old or new.
+// Readers never lock: they rely on the atomic rename (lib/core/atomic.ts) to see old or new.
 // What it does not do: protect against a holder frozen longer than STALE_MS (e.g. SIGSTOP,
 // or an fsync stalled that long); such a holder's lock is broken and its late write may land
 // after another writer's. What it does do: such a holder, on release, leaves the lock

@@ -1,9 +1,10 @@
-// Who holds something (a message claim, a presence, an idempotency key) and whether that
+// Who holds something (a message claim, a presence, an idempotency key, a task) and whether that
 // holder can still be alive. A holder is a host plus a pid. On this host the answer is exact
 // (kill(pid, 0)); for another host only time can tell, so a holder older than its lease is
 // taken for dead. A pid can be reused, so even a local holder that looks alive counts as gone
-// once it is LOCAL_LEASE_FACTOR leases old.
+// once it is LOCAL_LEASE_FACTOR leases old. Also: the OS user name behind a uid.
 
+import { readFileSync } from "node:fs";
 import type { Store } from "./config";
 
 export const LOCAL_LEASE_FACTOR = 10;
@@ -27,4 +28,20 @@ export function pidAlive(pid: number): boolean {
 export function holderGone(store: Store, host: string, pid: number, ageMs: number, leaseMs: number): boolean {
   if (hostTag(host) === hostTag(store.host)) return !pidAlive(pid) || ageMs > leaseMs * LOCAL_LEASE_FACTOR;
   return ageMs > leaseMs;
+}
+
+// The OS user name for `uid` (from /etc/passwd, read once per Store), else "uid N".
+export function userName(store: Store, uid: number): string {
+  if (!store.users) {
+    const users = (store.users = new Map<number, string>());
+    try {
+      for (const line of readFileSync("/etc/passwd", "utf8").split("\n")) {
+        const f = line.split(":");
+        if (f.length > 2 && /^\d+$/.test(f[2]) && !users.has(Number(f[2]))) users.set(Number(f[2]), f[0]);
+      }
+    } catch {
+      // no passwd file (containers): numeric uids it is
+    }
+  }
+  return store.users.get(uid) ?? `uid ${uid}`;
 }

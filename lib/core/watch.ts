@@ -15,10 +15,11 @@
 
 import { statfsSync, watch, type FSWatcher } from "node:fs";
 import type { Store } from "./config";
+import { done, ended, type Outcome } from "./outcome";
 
 export type Listener = (file: string | undefined) => void;
 
-interface DirWatch {
+export interface DirWatch {
   listeners: Set<Listener>;
   watcher?: FSWatcher;
   timer?: ReturnType<typeof setInterval>;
@@ -50,11 +51,6 @@ export function networkFsType(dir: string): string | undefined {
 export function wakeMode(store: Store, dir: string): "watch" | "poll" | "both" {
   if (store.watchMode !== "auto") return store.watchMode;
   return networkFsType(dir) ? "both" : "watch";
-}
-
-function hub(store: Store): Map<string, DirWatch> {
-  const s = store as Store & { _watches?: Map<string, DirWatch> };
-  return (s._watches ??= new Map());
 }
 
 function open(store: Store, dir: string): DirWatch {
@@ -89,7 +85,7 @@ function open(store: Store, dir: string): DirWatch {
 // Calls `listener` for every change in `dir` until the returned function is called.
 // `dir` must exist.
 export function subscribe(store: Store, dir: string, listener: Listener): () => void {
-  const watches = hub(store);
+  const watches = store.watches;
   let w = watches.get(dir);
   if (!w) watches.set(dir, (w = open(store, dir)));
   w.listeners.add(listener);
@@ -101,52 +97,63 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
-// Resolves with the first non-undefined value of `check`, or undefined on timeout or abort.
+export interface WaitUntilOptions extends WaitOptions {
+  // Also re-run the check for everything this often: for conditions no directory event
+  // announces (a holder that died, a lease that ran out).
+  recheckMs?: number;
+}
+
+// Runs `check` until it returns a value (done), the time runs out (timeout) or the signal
+// aborts (aborted); the value of a timeout or abort is undefined, and `pending` is empty:
+// callers say what they were waiting for.
 export function waitUntil<T>(
   store: Store,
   dir: string,
   check: (file: string | undefined) => T | undefined,
-  opts: WaitOptions = {},
-): Promise<T | undefined> {
-  return new Promise<T | undefined>((resolve, reject) => {
+  opts: WaitUntilOptions = {},
+): Promise<Outcome<T | undefined>> {
+  return new Promise<Outcome<T | undefined>>((resolve, reject) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let recheck: ReturnType<typeof setInterval> | undefined;
     let unsubscribe = () => {};
-    let done = false; // events already queued must not run the check after the end
+    let over = false; // events already queued must not run the check after the end
     const end = () => {
-      done = true;
+      over = true;
       unsubscribe();
       if (timer) clearTimeout(timer);
+      if (recheck) clearInterval(recheck);
       opts.signal?.removeEventListener("abort", onAbort);
     };
-    const finish = (value: T | undefined) => {
+    const finish = (outcome: Outcome<T | undefined>) => {
       end();
-      resolve(value);
+      resolve(outcome);
     };
-    const onAbort = () => finish(undefined);
+    const onAbort = () => finish(ended("aborted", undefined, []));
     const run = (file: string | undefined) => {
-      if (done) return;
+      if (over) return;
       try {
         const v = check(file);
-        if (v !== undefined) finish(v);
+        if (v !== undefined) finish(done(v));
       } catch (err) {
         end();
         reject(err);
       }
     };
-    if (opts.signal?.aborted) return resolve(undefined);
+    if (opts.signal?.aborted) return resolve(ended("aborted", undefined, []));
     unsubscribe = subscribe(store, dir, run);
     opts.signal?.addEventListener("abort", onAbort);
     // Beyond setTimeout's 24.8-day range a limit is as good as none.
     if (opts.timeoutMs !== undefined && opts.timeoutMs < 2 ** 31) {
-      timer = setTimeout(() => finish(undefined), Math.max(0, opts.timeoutMs));
+      timer = setTimeout(() => finish(ended("timeout", undefined, [])), Math.max(0, opts.timeoutMs));
     }
+    if (opts.recheckMs) recheck = setInterval(() => run(undefined), opts.recheckMs);
     run(undefined);
   });
 }
 
 // Releases every watch and poll timer this store opened (call once waiting is over).
 export function closeWatches(store: Store): void {
-  const watches = hub(store);
+  const watches = store.watches;
   for (const w of watches.values()) {
     w.watcher?.close();
     if (w.timer) clearInterval(w.timer);

@@ -1,25 +1,25 @@
 // Claiming unread mail, so that with several readers on one inbox each message is shown by
 // exactly one of them, and a reader that dies before showing it loses nothing.
 //
-// Calling sequence (a reader, lib/inbox.ts):
+// Calling sequence (a reader, lib/mail/send.ts):
 //   1. claim:   rename new/ID.json -> claim/ID,HOST,PID,MS   (the rename is the claim: of
 //               several readers exactly one succeeds; the others get ENOENT and move on)
 //   2. show the message (write it to stdout / return it from the tool)
 //   3. settle:  rename claim/... -> cur/ID.json               (read; at that instant)
 //      or release: rename claim/... -> new/ID.json           (showing failed: unread again)
 // Recovery (any reader, before it claims, and every RECOVER_MS while it waits; also gc):
-//   a claim whose holder is gone (lib/owner.ts holderGone: same host and pid dead, or older
+//   a claim whose holder is gone (lib/core/owner.ts holderGone: same host and pid dead, or older
 //   than the lease) is renamed back to new/ID.json, so a reader killed between 1 and 3 leaves
 //   the message unread. The claim's MS is the claim time: a rename keeps the file's mtime.
 // A holder judged gone while still alive (frozen past the lease) may show the message after
 // another reader did too: delivery is at-least-once, never at-most-once.
 
-import { renameSync, statSync } from "node:fs";
-import { join } from "node:path";
-import { ioError } from "../core/errors";
-import { claimDir, curDir, entries, heldDir, isMessageId, msgFile, newDir, type MailSettings } from "./message";
-import { holderGone, hostTag } from "../core/owner";
+import { statSync } from "node:fs";
 import type { Store } from "../core/config";
+import { entries } from "../core/fs";
+import { holderGone, hostTag } from "../core/owner";
+import { claimDir, claimFile, curDir, heldDir, msgFile, newDir } from "../core/paths";
+import { isMessageId, moveMessage } from "./message";
 
 export const RECOVER_MS = 2_000;
 
@@ -45,22 +45,10 @@ function exists(path: string): boolean {
   }
 }
 
-// Renames, mapping "source gone" to false (someone else moved it first).
-function move(from: string, to: string, what: string): boolean {
-  try {
-    renameSync(from, to);
-    return true;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ESTALE") return false;
-    throw ioError(err, what);
-  }
-}
-
 // Step 1. Returns the claim path, or undefined when another reader took the message first.
 export function claim(store: Store, agent: string, id: string): string | undefined {
-  const path = join(claimDir(store, agent), `${id},${hostTag(store.host)},${process.pid},${Date.now()}`);
-  if (move(msgFile(newDir(store, agent), id), path, `claiming message ${id}`)) return path;
+  const path = claimFile(store, agent, `${id},${hostTag(store.host)},${process.pid},${Date.now()}`);
+  if (moveMessage(msgFile(newDir(store, agent), id), path, `claiming message ${id}`)) return path;
   // On NFS a retransmitted rename can report ENOENT although the first attempt succeeded.
   return exists(path) ? path : undefined;
 }
@@ -68,12 +56,12 @@ export function claim(store: Store, agent: string, id: string): string | undefin
 // Step 3: the message was shown (dest "cur") or its sender is not allowed (dest "held").
 export function settle(store: Store, agent: string, claimPath: string, id: string, dest: "cur" | "held"): void {
   const dir = dest === "cur" ? curDir(store, agent) : heldDir(store, agent);
-  move(claimPath, msgFile(dir, id), `marking message ${id} ${dest === "cur" ? "read" : "held"}`);
+  moveMessage(claimPath, msgFile(dir, id), `marking message ${id} ${dest === "cur" ? "read" : "held"}`);
 }
 
 // Step 3': showing failed; the message is unread again.
 export function release(store: Store, agent: string, claimPath: string, id: string): void {
-  move(claimPath, msgFile(newDir(store, agent), id), `returning message ${id} to unread`);
+  moveMessage(claimPath, msgFile(newDir(store, agent), id), `returning message ${id} to unread`);
 }
 
 // Every claim in the inbox, with its path.
@@ -81,17 +69,17 @@ export function listClaims(store: Store, agent: string): (ClaimInfo & { path: st
   const out: (ClaimInfo & { path: string })[] = [];
   for (const f of entries(claimDir(store, agent))) {
     const c = parseClaim(f);
-    if (c) out.push({ ...c, path: join(claimDir(store, agent), f) });
+    if (c) out.push({ ...c, path: claimFile(store, agent, f) });
   }
   return out;
 }
 
 // Returns the claims of gone holders to new/; the number returned.
-export function recoverClaims(store: Store, agent: string, settings: MailSettings, now = Date.now()): number {
+export function recoverClaims(store: Store, agent: string, now = Date.now()): number {
   let n = 0;
   for (const c of listClaims(store, agent)) {
-    if (!holderGone(store, c.host, c.pid, now - c.ms, settings.claimLeaseMs)) continue;
-    if (move(c.path, msgFile(newDir(store, agent), c.id), `recovering message ${c.id}`)) n++;
+    if (!holderGone(store, c.host, c.pid, now - c.ms, store.claimLeaseMs)) continue;
+    if (moveMessage(c.path, msgFile(newDir(store, agent), c.id), `recovering message ${c.id}`)) n++;
   }
   return n;
 }

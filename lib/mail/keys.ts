@@ -4,26 +4,28 @@
 //   ROOT/inbox/TO/keys/HASH.json    HASH = first 32 hex of sha256(FROM "\n" KEY)
 //   {"a2a":1,"id":ID,"host":H,"pid":P,"at":MS,"delivered":false|true}
 //
-// Calling sequence (lib/inbox.ts send):
-//   1. reserveKey: create the key record exclusively (lib/atomic.ts createAtomic = link), with a
+// Calling sequence (send.ts):
+//   1. reserveKey: create the key record exclusively (lib/core/atomic.ts createAtomic = link), with a
 //      fresh id and delivered=false. Created -> "fresh": go on and deliver under that id.
 //   2. It existed: if delivered, or the message with its id is in new/, claim/, cur/ or held/
 //      -> "duplicate" (nothing is written). If its holder is alive, wait (it is between 1 and
-//      3, normally microseconds); if the holder is gone (lib/owner.ts), take the record over
+//      3, normally microseconds), woken by the watch on keys/; if the holder is gone
+//      (lib/core/owner.ts: rechecked every KEY_RECHECK_MS), take the record over
 //      (replace it with our host/pid) -> "takeover": deliver under the recorded id, exclusively.
 //   3. markDelivered: replace the record with delivered=true.
 // Key records are kept as long as the inbox (they are small); a key is never reused for
 // another message.
 
-import { existsSync, readFileSync, unlinkSync } from "node:fs";
-import { hashHex } from "../core/digest";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { createAtomic, writeAtomic } from "../core/atomic";
-import { A2AError, ioError } from "../core/errors";
-import { listClaims } from "./claim";
-import { curDir, heldDir, keysDir, msgFile, newDir, type MailSettings } from "./message";
-import { holderGone } from "../core/owner";
 import { ensureDir, type Store } from "../core/config";
+import { hashHex } from "../core/digest";
+import { A2AError } from "../core/errors";
+import { readJsonLine, unlinkQuiet } from "../core/fs";
+import { holderGone } from "../core/owner";
+import { curDir, heldDir, keyFile as keyPath, keysDir, msgFile, newDir } from "../core/paths";
+import { waitUntil } from "../core/watch";
+import { listClaims } from "./claim";
 
 interface KeyRecord {
   a2a: 1;
@@ -37,18 +39,10 @@ interface KeyRecord {
 export type Reservation = { kind: "fresh" | "takeover" | "duplicate"; id: string };
 
 const keyFile = (store: Store, to: string, from: string, key: string) =>
-  join(keysDir(store, to), hashHex("sha256", `${from}\n${key}`).slice(0, 32) + ".json");
+  keyPath(store, to, hashHex("sha256", `${from}\n${key}`).slice(0, 32));
 
-function readKey(path: string): KeyRecord | undefined {
-  try {
-    const r = JSON.parse(readFileSync(path, "utf8"));
-    return r && r.a2a === 1 && typeof r.id === "string" ? r : undefined;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code && code !== "ENOENT" && code !== "ESTALE") throw ioError(err, `reading idempotency key ${path}`);
-    return undefined;
-  }
-}
+const asKey = (r: any): KeyRecord | undefined =>
+  r.a2a === 1 && typeof r.id === "string" && typeof r.host === "string" && typeof r.at === "number" ? r : undefined;
 
 export function messageExists(store: Store, to: string, id: string): boolean {
   return [newDir, curDir, heldDir].some((d) => existsSync(msgFile(d(store, to), id))) || listClaims(store, to).some((c) => c.id === id);
@@ -57,25 +51,30 @@ export function messageExists(store: Store, to: string, id: string): boolean {
 const record = (store: Store, id: string, delivered: boolean): string =>
   JSON.stringify({ a2a: 1, id, host: store.host, pid: process.pid, at: Date.now(), delivered }) + "\n";
 
-export function reserveKey(store: Store, settings: MailSettings, to: string, from: string, key: string, freshId: string): Reservation {
+// How often a send waiting on another send's key looks again, for the one change no event
+// announces: that other sender died.
+const KEY_RECHECK_MS = 50;
+
+export async function reserveKey(store: Store, to: string, from: string, key: string, freshId: string): Promise<Reservation> {
   ensureDir(store, keysDir(store, to));
   const path = keyFile(store, to, from, key);
-  const deadline = Date.now() + settings.claimLeaseMs;
-  for (;;) {
+  const attempt = (): Reservation | undefined => {
     if (createAtomic(store, path, record(store, freshId, false))) return { kind: "fresh", id: freshId };
-    const r = readKey(path);
-    if (r) {
-      if (r.delivered || messageExists(store, to, r.id)) return { kind: "duplicate", id: r.id };
-      if (holderGone(store, r.host, r.pid, Date.now() - r.at, settings.claimLeaseMs)) {
-        writeAtomic(store, path, record(store, r.id, false));
-        return { kind: "takeover", id: r.id };
-      }
+    const r = readJsonLine(store, path, asKey);
+    if (r.kind !== "ok") return undefined; // being replaced, or removed by a failed send: look again
+    if (r.value.delivered || messageExists(store, to, r.value.id)) return { kind: "duplicate", id: r.value.id };
+    if (holderGone(store, r.value.host, r.value.pid, Date.now() - r.value.at, store.claimLeaseMs)) {
+      writeAtomic(store, path, record(store, r.value.id, false));
+      return { kind: "takeover", id: r.value.id };
     }
-    if (Date.now() > deadline) {
-      throw new A2AError("ECONFLICT", `another send with key ${JSON.stringify(key)} to ${to} is still in progress: retry in a moment`);
-    }
-    Bun.sleepSync(2);
-  }
+    return undefined; // its holder is between reserving and delivering: wait for it
+  };
+  // Woken by the holder's markDelivered (a replace in keys/) or dropKey; rechecked for its death.
+  const outcome = await waitUntil(store, keysDir(store, to), attempt, { timeoutMs: store.claimLeaseMs, recheckMs: KEY_RECHECK_MS });
+  if (outcome.value) return outcome.value;
+  throw new A2AError("ECONFLICT", `another send with key ${JSON.stringify(key)} to ${to} is still in progress: retry in a moment`, {
+    data: { key, to },
+  });
 }
 
 export function markDelivered(store: Store, to: string, from: string, key: string, id: string): void {
@@ -84,9 +83,5 @@ export function markDelivered(store: Store, to: string, from: string, key: strin
 
 // Removes a key record this process created a moment ago, when the send failed after all.
 export function dropKey(store: Store, to: string, from: string, key: string): void {
-  try {
-    unlinkSync(keyFile(store, to, from, key));
-  } catch {
-    // already gone
-  }
+  unlinkQuiet(keyFile(store, to, from, key));
 }

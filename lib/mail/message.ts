@@ -1,17 +1,17 @@
-// The mailbox on disk: one Maildir-style inbox per agent, the message record, message ids.
-// Only this module knows the inbox tree; lib/inbox.ts, claim.ts, policy.ts and
-// idempotency.ts operate on it.
+// The mailbox on disk: one Maildir-style inbox per agent, the message record, message ids,
+// and the one way a message file moves. The paths are in lib/core/paths.ts; sending is
+// send.ts, reading receive.ts, claims claim.ts, keys keys.ts, who may write policy.ts.
 //
 //   ROOT/inbox/AGENT/new/ID.json                  delivered, unread
 //   ROOT/inbox/AGENT/claim/ID,HOST,PID,MS         taken by reader HOST/PID at unix ms MS, not yet shown
 //   ROOT/inbox/AGENT/cur/ID.json                  read (shown, or acked)
 //   ROOT/inbox/AGENT/held/ID.json                 kept aside: its sender is not allowed by the policy
 //   ROOT/inbox/AGENT/bad/NAME                     a file in new/ that is not a valid message (quarantined)
-//   ROOT/inbox/AGENT/keys/HASH.json               idempotency key record (lib/idempotency.ts)
-//   ROOT/inbox/AGENT/policy.json                  who may write to AGENT (lib/policy.ts)
+//   ROOT/inbox/AGENT/keys/HASH.json               idempotency key record (keys.ts)
+//   ROOT/inbox/AGENT/policy.json                  who may write to AGENT (policy.ts)
 //
 // A message file is one line of JSON plus "\n" (keys in the order of `Message`), written once
-// through lib/atomic.ts and then only renamed between new/, claim/, cur/ and held/, never
+// through lib/core/atomic.ts and then only renamed between new/, claim/, cur/ and held/, never
 // rewritten. A reader accepts it only if it ends in "\n", parses, has a2a = 1, an `id` equal to
 // its file name's, and `size` equal to the UTF-8 byte length of `body`.
 //
@@ -19,12 +19,13 @@
 // base 36, "-", 6 random hex: sorts by send time (within one process strictly), unique across
 // machines. Names starting with "." are never messages.
 
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { renameSync } from "node:fs";
+import { ensureDir, type Store } from "../core/config";
 import { hashHex, randomHex } from "../core/digest";
-import { join } from "node:path";
 import { A2AError, ioError } from "../core/errors";
-import { checkName } from "../core/paths";
-import { ensureDir, positiveInt, type Store } from "../core/config";
+import { entries, readJsonLine } from "../core/fs";
+import { userName } from "../core/owner";
+import { claimDir, curDir, heldDir, newDir } from "../core/paths";
 
 export interface Message {
   a2a: 1;
@@ -47,32 +48,6 @@ export interface ReceivedMessage extends Message {
   state: MessageState;
 }
 
-export interface MailSettings {
-  maxUnread: number; // unread messages one inbox may hold; a send beyond it fails with EFULL
-  claimLeaseMs: number; // a claim older than this, from another host, is taken back
-}
-
-export const DEFAULT_MAX_UNREAD = 10_000;
-export const DEFAULT_CLAIM_LEASE_MS = 30_000;
-
-export function mailSettings(env: Record<string, string | undefined>): MailSettings {
-  return {
-    maxUnread: positiveInt(env, "A2A_MAX_UNREAD", DEFAULT_MAX_UNREAD),
-    claimLeaseMs: positiveInt(env, "A2A_CLAIM_LEASE_MS", DEFAULT_CLAIM_LEASE_MS),
-  };
-}
-
-export const inboxesDir = (s: Store) => join(s.root, "inbox");
-export const inboxDir = (s: Store, agent: string) => join(inboxesDir(s), agent);
-export const newDir = (s: Store, a: string) => join(inboxDir(s, a), "new");
-export const claimDir = (s: Store, a: string) => join(inboxDir(s, a), "claim");
-export const curDir = (s: Store, a: string) => join(inboxDir(s, a), "cur");
-export const heldDir = (s: Store, a: string) => join(inboxDir(s, a), "held");
-export const badDir = (s: Store, a: string) => join(inboxDir(s, a), "bad");
-export const keysDir = (s: Store, a: string) => join(inboxDir(s, a), "keys");
-export const policyFile = (s: Store, a: string) => join(inboxDir(s, a), "policy.json");
-export const msgFile = (dir: string, id: string) => join(dir, id + ".json");
-
 const ID_RE = /^\d{16}-[0-9a-f]{4}-[0-9a-z]+-[0-9a-f]{6}$/;
 export const isMessageId = (id: unknown): id is string => typeof id === "string" && ID_RE.test(id);
 
@@ -84,11 +59,10 @@ export function checkMessageId(id: unknown, what = "message id"): string {
   return id;
 }
 
-// A fresh id, strictly increasing within this store object (the last one is kept on it).
+// A fresh id, strictly increasing within this Store (store.lastIdUs).
 export function newMessageId(store: Store): string {
-  const s = store as Store & { _lastIdUs?: number };
-  const us = Math.max(Date.now() * 1000, (s._lastIdUs ?? 0) + 1);
-  s._lastIdUs = us;
+  const us = Math.max(Date.now() * 1000, store.lastIdUs + 1);
+  store.lastIdUs = us;
   const hostHash = hashHex("sha1", store.host).slice(0, 4);
   return `${String(us).padStart(16, "0")}-${hostHash}-${process.pid.toString(36)}-${randomHex(3)}`;
 }
@@ -104,67 +78,49 @@ export function encodeMessage(m: Message): string {
   return JSON.stringify({ a2a, id, from, to, body, size: Buffer.byteLength(body, "utf8"), sent_at, reply_to, host, pid }) + "\n";
 }
 
-export function decodeMessage(text: string, id: string): Message | undefined {
-  if (!text.endsWith("\n")) return undefined;
-  let m: any;
-  try {
-    m = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+// The message in a parsed record, or undefined when it is not a valid one with this id.
+function asMessage(m: any, id: string): Message | undefined {
   if (!m || m.a2a !== 1 || m.id !== id || typeof m.body !== "string" || typeof m.from !== "string") return undefined;
   if (m.size !== Buffer.byteLength(m.body, "utf8") || typeof m.sent_at !== "number") return undefined;
   if (m.reply_to !== null && typeof m.reply_to !== "string") return undefined;
   return m as Message;
 }
 
-// Reads one message file: the message, "absent" (moved or not there), or "corrupt".
-export function readMessageFile(store: Store, path: string, id: string, state: MessageState): ReceivedMessage | "absent" | "corrupt" {
-  let text: string;
-  let uid: number;
+export function decodeMessage(text: string, id: string): Message | undefined {
+  if (!text.endsWith("\n")) return undefined;
   try {
-    text = readFileSync(path, "utf8");
-    uid = statSync(path).uid;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ESTALE") return "absent";
-    throw ioError(err, `reading message ${id}`);
+    return asMessage(JSON.parse(text), id);
+  } catch {
+    return undefined;
   }
-  const m = decodeMessage(text, id);
-  return m ? { ...m, user: userName(store, uid), state } : "corrupt";
 }
 
-// Entries of `dir` (none when it does not exist), dot-files left out.
-export function entries(dir: string): string[] {
+// Reads one message file: the message, "absent" (moved or not there), or "corrupt" (not a
+// valid message: garbage, a FIFO, a link, a file over the size bound).
+export function readMessageFile(store: Store, path: string, id: string, state: MessageState): ReceivedMessage | "absent" | "corrupt" {
+  const r = readJsonLine(store, path, (v) => asMessage(v, id));
+  if (r.kind === "absent") return "absent";
+  if (r.kind === "invalid") return "corrupt";
+  return { ...r.value, user: userName(store, r.uid), state };
+}
+
+// Moves a message file between the inbox's directories (claim, settle, release, ack, allow,
+// quarantine). False when the source is gone: another reader moved it first. On NFS a
+// retransmitted rename can report ENOENT although it succeeded: callers that must know
+// check the destination.
+export function moveMessage(from: string, to: string, what: string): boolean {
   try {
-    return readdirSync(dir).filter((f) => !f.startsWith("."));
+    renameSync(from, to);
+    return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw ioError(err, `listing ${dir}`);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ESTALE") return false;
+    throw ioError(err, what);
   }
 }
 
 // Message ids in a new/, cur/ or held/ directory, oldest first.
 export const idsIn = (dir: string): string[] => entries(dir).map(idOfFile).filter((i): i is string => !!i).sort();
-
-// The OS user name for `uid` (from /etc/passwd, read once per store object), else "uid N".
-export function userName(store: Store, uid: number): string {
-  const s = store as Store & { _users?: Map<number, string> };
-  if (!s._users) {
-    s._users = new Map();
-    try {
-      for (const line of readFileSync("/etc/passwd", "utf8").split("\n")) {
-        const f = line.split(":");
-        if (f.length > 2 && /^\d+$/.test(f[2]) && !s._users.has(Number(f[2]))) s._users.set(Number(f[2]), f[0]);
-      }
-    } catch {
-      // no passwd file (containers): numeric uids it is
-    }
-  }
-  return s._users.get(uid) ?? `uid ${uid}`;
-}
-
-export const checkAgent = (name: unknown, what = "agent name") => checkName(name, what);
 
 // Creates the directories messages move between (a no-op when they exist).
 export function ensureInbox(store: Store, agent: string): void {

@@ -6,17 +6,18 @@
 // Enforced twice: at send (the sender gets EDENIED, nothing is written) and at receive (a
 // message from a refused sender, e.g. one sent before the policy changed or written by hand,
 // is moved to held/ and never shown; `allow` moves that sender's held mail back to new/).
-// Changes are read-modify-write under a lock (lib/lock.ts, name "@policy.AGENT") and land by
+// Changes are read-modify-write under a lock (lib/core/lock.ts, name "@policy.AGENT") and land by
 // an atomic replace. What this cannot stop: a process with write access to the store writing
 // into new/ directly, or claiming another name (see the file owner reported with each message).
 
-import { readFileSync, renameSync } from "node:fs";
 import { writeAtomic } from "../core/atomic";
-import { A2AError, ioError } from "../core/errors";
-import { withLock } from "../core/lock";
-import { checkAgent, ensureInbox, heldDir, idsIn, inboxDir, msgFile, newDir, policyFile, readMessageFile } from "./message";
-import { nowSec } from "../slots/record";
 import { ensureDir, type Store } from "../core/config";
+import { A2AError, arg, op, text } from "../core/errors";
+import { readJsonLine } from "../core/fs";
+import { withLock } from "../core/lock";
+import { checkAgent, heldDir, inboxDir, msgFile, newDir, policyFile } from "../core/paths";
+import { nowSec } from "../core/time";
+import { ensureInbox, idsIn, moveMessage, readMessageFile } from "./message";
 
 export type PolicyMode = "open" | "allowlist";
 
@@ -31,32 +32,28 @@ export interface Policy {
 
 export function checkMode(mode: unknown): PolicyMode {
   if (mode !== "open" && mode !== "allowlist") {
-    throw new A2AError("EUSAGE", `invalid policy ${JSON.stringify(mode)}: use open (anyone may write) or allowlist (only names given to a2a allow)`);
+    throw new A2AError("EUSAGE", text`invalid policy ${JSON.stringify(mode)}: use open (anyone may write) or allowlist (only names given to ${op("allow")})`);
   }
   return mode;
 }
 
+const asPolicy = (p: any) =>
+  p.a2a === 1 && (p.mode === "open" || p.mode === "allowlist") && Array.isArray(p.allow) && Array.isArray(p.deny) ? (p as Policy) : undefined;
+
 export function readPolicy(store: Store, agent: string): Policy {
   checkAgent(agent);
   for (let i = 0; ; i++) {
-    let text: string;
-    try {
-      text = readFileSync(policyFile(store, agent), "utf8");
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return { a2a: 1, agent, mode: "open", allow: [], deny: [], updated_at: null };
-      throw ioError(err, `reading the policy of ${agent}`);
-    }
-    try {
-      const p = JSON.parse(text);
-      if (p && p.a2a === 1 && (p.mode === "open" || p.mode === "allowlist") && Array.isArray(p.allow) && Array.isArray(p.deny)) {
-        return { ...p, agent } as Policy;
-      }
-    } catch {
-      // torn read on a caching network filesystem: retry below
-    }
+    const r = readJsonLine(store, policyFile(store, agent), asPolicy);
+    if (r.kind === "ok") return { ...r.value, agent };
+    if (r.kind === "absent" && !r.stale) return { a2a: 1, agent, mode: "open", allow: [], deny: [], updated_at: null };
+    // Invalid: a torn read on a caching network filesystem is retried; then it is damage.
     if (i >= 3) {
       // Failing closed would silently drop mail; failing open would ignore the user's wish.
-      throw new A2AError("EIO", `the policy file ${policyFile(store, agent)} is not valid: fix it or remove it (a2a policy open|allowlist --as ${agent} rewrites it)`);
+      throw new A2AError(
+        "EIO",
+        text`the policy file ${policyFile(store, agent)} is not valid: fix it or remove it (${op("policy", "open|allowlist", arg("as", agent))} rewrites it)`,
+        { data: { agent, file: policyFile(store, agent) } },
+      );
     }
     Bun.sleepSync(2 + i * 5);
   }
@@ -94,12 +91,8 @@ export async function allowSenders(store: Store, agent: string, names: string[])
   for (const id of idsIn(heldDir(store, agent))) {
     const m = readMessageFile(store, msgFile(heldDir(store, agent), id), id, "held");
     if (typeof m === "object" && accepts(policy, m.from)) {
-      try {
-        renameSync(msgFile(heldDir(store, agent), id), msgFile(newDir(store, agent), id));
-        released++;
-      } catch {
-        // released by a concurrent `allow`
-      }
+      // False: released by a concurrent `allow`.
+      if (moveMessage(msgFile(heldDir(store, agent), id), msgFile(newDir(store, agent), id), `releasing message ${id}`)) released++;
     }
   }
   return { policy, released };

@@ -1,29 +1,28 @@
 // Reading direct messages: receive (recv, check_messages) and request (send --wait-reply).
 //
 // How a message is read:
-//   1. recover claims of dead readers (lib/claim.ts recoverClaims);
+//   1. recover claims of dead readers (lib/mail/claim.ts recoverClaims);
 //   2. claim the oldest unread messages, up to `max` (rename new/ -> claim/; a message another
 //      reader claimed first is skipped); with `match`, a message is read in new/ first and
 //      only claimed if it matches;
 //   3. a claimed file that is not a valid message goes to bad/; one from a sender the policy
-//      refuses goes to held/ (lib/policy.ts);
+//      refuses goes to held/ (lib/mail/policy.ts);
 //   4. hand the rest to `show`, which writes them out;
 //   5. when `show` has returned, move them to cur/: at that instant they are read. If `show`
 //      throws (stdout closed) they go back to new/; if the reader dies, step 1 of the next
 //      reader returns them.
-// With `peek` nothing moves. With `wait`, steps 2-5 run on every change in new/ (lib/watch.ts
+// With `peek` nothing moves. With `wait`, steps 2-5 run on every change in new/ (lib/core/watch.ts
 // waitUntil) until something was taken, and step 1 repeats every RECOVER_MS, so mail whose
 // reader died is picked up by a waiting reader too.
 
-import { renameSync } from "node:fs";
-import { join } from "node:path";
-import { A2AError } from "../core/errors";
-import { claim, recoverClaims, release, RECOVER_MS, settle } from "./claim";
-import { sendMessage, type SendOptions, type SendResult } from "./send";
-import { badDir, checkAgent, ensureInbox, idOfFile, idsIn, msgFile, newDir, readMessageFile, type MailSettings, type Message, type ReceivedMessage } from "./message";
-import { accepts, readPolicy } from "./policy";
 import { ensureDir, type Store } from "../core/config";
+import { done, ended, type Outcome } from "../core/outcome";
+import { badDir, checkAgent, msgFile, newDir } from "../core/paths";
 import { waitUntil, type WaitOptions } from "../core/watch";
+import { claim, recoverClaims, release, RECOVER_MS, settle } from "./claim";
+import { ensureInbox, idOfFile, idsIn, moveMessage, readMessageFile, type Message, type ReceivedMessage } from "./message";
+import { accepts, readPolicy } from "./policy";
+import { sendMessage, type SendOptions, type SendResult } from "./send";
 
 export interface ReceiveOptions extends WaitOptions {
   wait?: boolean; // block until at least one message is there
@@ -36,14 +35,14 @@ type Taken = { msg: ReceivedMessage; path: string };
 
 // Shows unread messages of `agent` through `show` (oldest first) and marks them read after it
 // returns (or its promise resolves: the MCP server resolves once its answer is on the wire).
-// Returns what was shown: [] when nothing was there (or the wait was aborted).
+// Returns what was shown: done with [] when nothing was there and `wait` was not asked;
+// timeout or aborted (pending: the inbox) when a wait ended with nothing.
 export async function receive(
   store: Store,
-  settings: MailSettings,
   agent: string,
   opts: ReceiveOptions,
   show: (msgs: ReceivedMessage[]) => void | Promise<void>,
-): Promise<ReceivedMessage[]> {
+): Promise<Outcome<ReceivedMessage[]>> {
   checkAgent(agent);
   ensureInbox(store, agent);
   const max = opts.max ?? 1;
@@ -74,31 +73,31 @@ export async function receive(
     }
     return got.length ? got : undefined;
   };
-  if (!opts.peek) recoverClaims(store, agent, settings);
+  if (!opts.peek) recoverClaims(store, agent);
   let taken = take(undefined);
   if (!taken && opts.wait) {
-    const recover = () => {
-      try {
-        recoverClaims(store, agent, settings);
-      } catch {
-        // a transient filesystem error: the next tick retries
+    let lastRecovery = Date.now();
+    // Every RECOVER_MS the whole inbox is looked at again, claims of dead readers first.
+    const takeOrRecover = (file: string | undefined) => {
+      if (file === undefined && !opts.peek && Date.now() - lastRecovery >= RECOVER_MS) {
+        lastRecovery = Date.now();
+        try {
+          recoverClaims(store, agent);
+        } catch {
+          // a transient filesystem error: the next tick retries
+        }
       }
+      return take(file);
     };
-    const timer = opts.peek ? undefined : setInterval(recover, RECOVER_MS);
-    try {
-      taken = await waitUntil(store, newDir(store, agent), take, opts);
-    } finally {
-      if (timer) clearInterval(timer);
-    }
-    if (!taken && !opts.signal?.aborted) {
-      throw new A2AError("ETIMEDOUT", `no message for ${agent} arrived in time: raise --timeout, or check who writes to ${agent} (a2a peers)`);
-    }
+    const outcome = await waitUntil(store, newDir(store, agent), takeOrRecover, { ...opts, recheckMs: RECOVER_MS });
+    if (outcome.kind !== "done") return ended(outcome.kind, [], [agent]);
+    taken = outcome.value;
   }
-  if (!taken) return [];
+  if (!taken) return done([]);
   const msgs = taken.map((t) => t.msg);
   if (opts.peek) {
     await show(msgs.map((m) => ({ ...m, state: "unread" })));
-    return msgs;
+    return done(msgs);
   }
   try {
     await show(msgs);
@@ -107,30 +106,26 @@ export async function receive(
     throw err;
   }
   for (const t of taken) settle(store, agent, t.path, t.msg.id, "cur");
-  return msgs;
+  return done(msgs);
 }
 
 // A file in new/ that is not a message: moved out of the way so it is not read again.
 function quarantine(store: Store, agent: string, path: string, id: string): void {
   ensureDir(store, badDir(store, agent));
-  try {
-    renameSync(path, join(badDir(store, agent), `${id}.json`));
-  } catch {
-    // moved already
-  }
+  moveMessage(path, msgFile(badDir(store, agent), id), `quarantining message ${id}`); // false: moved already
 }
 
 // Sends `body` and waits for the message answering it (reply_to = its id) in `from`'s inbox.
 export async function request(
-  store: Store, settings: MailSettings, from: string, to: string, body: string, opts: SendOptions & WaitOptions,
+  store: Store, from: string, to: string, body: string, opts: SendOptions & WaitOptions,
   show: (sent: SendResult, reply: ReceivedMessage) => void,
-): Promise<{ sent: SendResult; reply?: ReceivedMessage }> {
-  const sent = sendMessage(store, settings, from, to, body, opts);
+): Promise<Outcome<{ sent: SendResult; reply?: ReceivedMessage }>> {
+  const sent = await sendMessage(store, from, to, body, opts);
   let reply: ReceivedMessage | undefined;
-  await receive(store, settings, from, { ...opts, wait: true, max: 1, match: (m) => m.reply_to === sent.id }, (ms) => {
+  const outcome = await receive(store, from, { ...opts, wait: true, max: 1, match: (m) => m.reply_to === sent.id }, (ms) => {
     reply = ms[0];
     show(sent, ms[0]);
   });
-  return { sent, reply };
+  return { ...outcome, value: { sent, reply }, pending: outcome.kind === "done" ? [] : [`a reply to ${sent.id}`] };
 }
 

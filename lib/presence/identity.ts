@@ -1,7 +1,7 @@
 // Who an agent is. On the command line: `--as NAME`, else $A2A_AGENT. In `a2a mcp`:
 // $A2A_AGENT, else a name derived from the working directory (the git root's basename), and
-// remembered per directory so a reconnect gets the same name (lib/peers.ts adds a suffix
-// only while a live peer holds the name).
+// remembered per directory so a reconnect gets the same name (lib/presence/peers.ts adds a suffix
+// only while a live peer holds the name). `whoami` itself is lib/whoami.ts.
 //
 //   ROOT/identities/HASH.json   HASH = first 16 hex of sha256(HOST "\0" CWD)
 //   {"a2a":1,"host":H,"cwd":C,"names":["proj","proj-2"]}   names handed out here, in order
@@ -9,16 +9,14 @@
 // The record is replaced atomically; two servers starting in one directory at once may each
 // append a name, and the last write wins: both names stay valid, one may be forgotten.
 
-import { existsSync, readFileSync } from "node:fs";
-import { hashHex } from "../core/digest";
+import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { writeAtomic } from "../core/atomic";
-import { A2AError } from "../core/errors";
-import { unreadCount } from "../mail/send";
-import { checkAgent, userName } from "../mail/message";
-import { isValidName } from "../core/paths";
-import { readPolicy, type PolicyMode } from "../mail/policy";
 import { ensureDir, type Store } from "../core/config";
+import { hashHex } from "../core/digest";
+import { A2AError, arg, text } from "../core/errors";
+import { readJsonLine } from "../core/fs";
+import { checkAgent, identitiesDir, identityFile as identityPath, isValidName } from "../core/paths";
 
 export type NameSource = "--as" | "A2A_AGENT" | "directory";
 
@@ -28,16 +26,16 @@ export interface Identity {
 }
 
 // The CLI's agent name, or undefined when neither --as nor $A2A_AGENT is given.
-export function optionalAgent(flag: string | undefined, env: Record<string, string | undefined>): Identity | undefined {
+export function optionalAgent(store: Store, flag: string | undefined): Identity | undefined {
   if (flag !== undefined) return { name: checkAgent(flag, "--as name"), source: "--as" };
-  if (env.A2A_AGENT) return { name: checkAgent(env.A2A_AGENT, "A2A_AGENT name"), source: "A2A_AGENT" };
+  if (store.agent) return { name: checkAgent(store.agent, "A2A_AGENT name"), source: "A2A_AGENT" };
   return undefined;
 }
 
 // The CLI's agent name; a usage error saying how to set one when there is none.
-export function requireAgent(flag: string | undefined, env: Record<string, string | undefined>, what = "this command"): Identity {
-  const id = optionalAgent(flag, env);
-  if (!id) throw new A2AError("EUSAGE", `${what} needs to know who you are: pass --as NAME or set A2A_AGENT=NAME`);
+export function requireAgent(store: Store, flag: string | undefined, what = "this command"): Identity {
+  const id = optionalAgent(store, flag);
+  if (!id) throw new A2AError("EUSAGE", text`${what} needs to know who you are: pass ${arg("as", "NAME")} or set A2A_AGENT=NAME`);
   return id;
 }
 
@@ -59,48 +57,16 @@ export function nameFromDirectory(cwd: string): string {
 // "proj", "proj-2", "proj-3", ...
 export const withSuffix = (base: string, n: number) => (n <= 1 ? base : `${base.slice(0, 120)}-${n}`);
 
-const identityFile = (store: Store, cwd: string) =>
-  join(store.root, "identities", hashHex("sha256", `${store.host}\0${resolve(cwd)}`).slice(0, 16) + ".json");
+const identityFile = (store: Store, cwd: string) => identityPath(store, hashHex("sha256", `${store.host}\0${resolve(cwd)}`).slice(0, 16));
 
 export function rememberedNames(store: Store, cwd: string): string[] {
-  try {
-    const r = JSON.parse(readFileSync(identityFile(store, cwd), "utf8"));
-    return Array.isArray(r?.names) ? r.names.filter(isValidName) : [];
-  } catch {
-    return []; // none yet (or unreadable: a fresh name is harmless)
-  }
+  const r = readJsonLine(store, identityFile(store, cwd), (v) => (Array.isArray(v.names) ? (v.names as unknown[]) : undefined));
+  return r.kind === "ok" ? r.value.filter(isValidName) : []; // none yet (or unreadable: a fresh name is harmless)
 }
 
 export function rememberName(store: Store, cwd: string, name: string): void {
   const names = rememberedNames(store, cwd);
   if (names.includes(name)) return;
-  ensureDir(store, join(store.root, "identities"));
+  ensureDir(store, identitiesDir(store));
   writeAtomic(store, identityFile(store, cwd), JSON.stringify({ a2a: 1, host: store.host, cwd: resolve(cwd), names: [...names, name] }) + "\n");
-}
-
-export interface WhoAmI {
-  name: string;
-  source: NameSource;
-  host: string;
-  user: string;
-  cwd: string;
-  git_root: string | null;
-  unread: number;
-  policy: PolicyMode;
-  store: string;
-}
-
-export function whoami(store: Store, id: Identity, cwd: string): WhoAmI {
-  const user = userName(store, process.getuid?.() ?? -1);
-  return {
-    name: id.name,
-    source: id.source,
-    host: store.host,
-    user,
-    cwd: resolve(cwd),
-    git_root: gitRoot(cwd),
-    unread: unreadCount(store, id.name),
-    policy: readPolicy(store, id.name).mode,
-    store: store.root,
-  };
 }

@@ -8,22 +8,22 @@
 //     EEXIST, a live holder means "next candidate", a gone one is swept and the name retried.
 //   heartbeat: every heartbeat_ms the holder replaces its file with a fresh `heartbeat`, only
 //     while the file is still its own (same host, pid, started_at); if it vanished, it is
-//     recreated exclusively. (register, heartbeat and close: lib/presence.ts)
+//     recreated exclusively. (register, heartbeat and close: lib/presence/presence.ts)
 //   live: heartbeat younger than 3 x heartbeat_ms and, on the same host, the pid exists.
 //   sweep (by any lister): a file judged gone is renamed aside, re-checked, and removed; if it
 //     turns out to have been refreshed meanwhile it is linked back. Inboxes are never touched.
 //   close: the holder removes its own file (also from a process 'exit' hook).
 
-import { linkSync, readFileSync, renameSync, unlinkSync } from "node:fs";
-import { randomHex } from "../core/digest";
+import { linkSync, renameSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { DEFAULT_HEARTBEAT_MS, type Store } from "../core/config";
+import { randomHex } from "../core/digest";
 import { A2AError } from "../core/errors";
-import { gitRoot } from "./identity";
-import { checkAgent, entries } from "../mail/message";
+import { entries, readJsonLine, unlinkQuiet } from "../core/fs";
 import { pidAlive } from "../core/owner";
-import { tmpDir } from "../core/paths";
-import { nowSec } from "../slots/record";
-import { ensureDir, type Store } from "../core/config";
+import { peerFile, peerNameOf, peersDir } from "../core/paths";
+import { nowSec } from "../core/time";
+import { gitRoot } from "./identity";
 
 export interface Peer {
   a2a: 1;
@@ -40,10 +40,8 @@ export interface Peer {
 }
 
 export type Scope = "all" | "machine" | "directory" | "repo";
-export const DEFAULT_HEARTBEAT_MS = 10_000;
 
-export const peersDir = (s: Store) => join(s.root, "peers");
-export const peerFile = (s: Store, name: string) => join(peersDir(s), name + ".json");
+
 
 export function checkScope(scope: unknown): Scope {
   if (scope !== "all" && scope !== "machine" && scope !== "directory" && scope !== "repo") {
@@ -52,13 +50,11 @@ export function checkScope(scope: unknown): Scope {
   return scope;
 }
 
-export function readPeer(path: string): Peer | undefined {
-  try {
-    const p = JSON.parse(readFileSync(path, "utf8"));
-    return p && p.a2a === 1 && typeof p.name === "string" && typeof p.heartbeat === "number" ? p : undefined;
-  } catch {
-    return undefined; // gone, or torn on a caching network filesystem
-  }
+// The presence record at `path`, or undefined: gone, torn on a caching network filesystem, or
+// not a presence record.
+export function readPeer(store: Store, path: string): Peer | undefined {
+  const r = readJsonLine(store, path, (p) => (p.a2a === 1 && typeof p.name === "string" && typeof p.heartbeat === "number" ? (p as Peer) : undefined));
+  return r.kind === "ok" ? r.value : undefined;
 }
 
 export const samePeer = (a: Peer, b: Peer) => a.host === b.host && a.pid === b.pid && a.started_at === b.started_at;
@@ -69,24 +65,26 @@ export function isLive(store: Store, p: Peer, now = nowSec()): boolean {
 }
 
 // Removes a gone peer's presence unless it was refreshed meanwhile. True when removed.
+// The file is renamed aside to a dot-name inside peers/ (skipped by every reader, never
+// touched by gc), re-read there, and linked back if it turns out to be fresh after all.
 export function sweep(store: Store, judged: Peer): boolean {
-  ensureDir(store, tmpDir(store));
-  const aside = join(tmpDir(store), `swept.${process.pid}.${randomHex(4)}.json`);
+  const aside = join(peersDir(store), `.swept.${judged.name}.${process.pid}.${randomHex(4)}`);
   try {
     renameSync(peerFile(store, judged.name), aside);
   } catch {
     return false; // swept by someone else
   }
-  const now = readPeer(aside);
-  if (now && (!samePeer(now, judged) || now.heartbeat !== judged.heartbeat)) {
+  const now = readPeer(store, aside);
+  const stale = !now || (samePeer(now, judged) && now.heartbeat === judged.heartbeat);
+  if (!stale) {
     try {
       linkSync(aside, peerFile(store, judged.name));
     } catch {
       // the name was taken again meanwhile: the newer holder wins
     }
   }
-  unlinkSync(aside);
-  return !now || (samePeer(now, judged) && now.heartbeat === judged.heartbeat);
+  unlinkQuiet(aside);
+  return stale;
 }
 
 export interface Here {
@@ -105,8 +103,8 @@ export function listPeers(store: Store, scope: Scope, here: Here): PeerListing {
   const root = here.gitRoot === undefined ? gitRoot(cwd) : here.gitRoot;
   const out: PeerListing = { peers: [], gone: [] };
   for (const f of entries(peersDir(store))) {
-    if (!f.endsWith(".json")) continue;
-    const p = readPeer(join(peersDir(store), f));
+    if (!peerNameOf(f)) continue;
+    const p = readPeer(store, join(peersDir(store), f));
     if (!p) continue;
     if (!isLive(store, p)) {
       if (sweep(store, p)) out.gone.push(p);

@@ -1,12 +1,12 @@
-// Presence of this process as a peer (lib/peers.ts has the record and the liveness rules):
+// Presence of this process as a peer (lib/presence/peers.ts has the record and the liveness rules):
 // take a name, keep the heartbeat, remove the file on close or exit.
 //
 // Steps:
 //   1. the name: $A2A_AGENT if set (used even while another live process holds it: they share
 //      the inbox, and the newer presence file wins); else, in order, the names remembered for
-//      this directory (lib/identity.ts), then NAME, NAME-2, NAME-3, ... from the directory;
-//   2. take a candidate: create peers/NAME.json exclusively (lib/atomic.ts createAtomic); on
-//      EEXIST a live holder means "next candidate", a gone one is swept (lib/peers.ts) and the
+//      this directory (lib/presence/identity.ts), then NAME, NAME-2, NAME-3, ... from the directory;
+//   2. take a candidate: create peers/NAME.json exclusively (lib/core/atomic.ts createAtomic); on
+//      EEXIST a live holder means "next candidate", a gone one is swept (lib/presence/peers.ts) and the
 //      name retried once; the name taken is remembered for the directory;
 //   3. every heartbeat_ms: replace the file with a fresh heartbeat if it is still ours, create
 //      it again if it vanished (swept while we were frozen), leave it if another holder took it;
@@ -15,12 +15,12 @@
 import { readlinkSync, unlinkSync } from "node:fs";
 import { resolve } from "node:path";
 import { createAtomic, writeAtomic } from "../core/atomic";
-import { A2AError, ioError } from "../core/errors";
-import { gitRoot, nameFromDirectory, rememberedNames, rememberName, withSuffix, type Identity } from "./identity";
-import { checkAgent } from "../mail/message";
-import { DEFAULT_HEARTBEAT_MS, isLive, peerFile, peersDir, readPeer, samePeer, sweep, type Peer } from "./peers";
-import { nowSec } from "../slots/record";
 import { ensureDir, type Store } from "../core/config";
+import { A2AError, ioError } from "../core/errors";
+import { checkAgent, peerFile, peersDir } from "../core/paths";
+import { nowSec } from "../core/time";
+import { gitRoot, nameFromDirectory, rememberedNames, rememberName, withSuffix, type Identity } from "./identity";
+import { isLive, readPeer, samePeer, sweep, type Peer } from "./peers";
 
 export const MAX_SUMMARY = 1000;
 
@@ -36,9 +36,7 @@ function parentTty(): string | null {
 
 export interface PresenceOptions {
   cwd: string;
-  env: Record<string, string | undefined>;
   summary?: string;
-  heartbeatMs?: number;
 }
 
 export interface Presence {
@@ -51,7 +49,7 @@ export interface Presence {
 // Takes a name and announces it; keeps the heartbeat until close() (steps in the header).
 export function startPresence(store: Store, opts: PresenceOptions): Presence {
   ensureDir(store, peersDir(store));
-  const heartbeatMs = opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  const heartbeatMs = store.heartbeatMs;
   const cwd = resolve(opts.cwd);
   const now = nowSec();
   const base = (name: string): Peer => ({
@@ -60,9 +58,9 @@ export function startPresence(store: Store, opts: PresenceOptions): Presence {
   });
   let identity: Identity;
   let rec: Peer;
-  if (opts.env.A2A_AGENT) {
+  if (store.agent) {
     // An explicit name is used even while another live process holds it: they share the inbox.
-    identity = { name: checkAgent(opts.env.A2A_AGENT, "A2A_AGENT name"), source: "A2A_AGENT" };
+    identity = { name: checkAgent(store.agent, "A2A_AGENT name"), source: "A2A_AGENT" };
     rec = base(identity.name);
     writeAtomic(store, peerFile(store, identity.name), JSON.stringify(rec) + "\n");
   } else {
@@ -76,7 +74,7 @@ export function startPresence(store: Store, opts: PresenceOptions): Presence {
   }
   const file = peerFile(store, identity.name);
   const mine = () => {
-    const cur = readPeer(file);
+    const cur = readPeer(store, file);
     return cur === undefined ? "absent" : samePeer(cur, rec) ? "mine" : "other";
   };
   const write = () => {
@@ -128,7 +126,7 @@ function take(store: Store, p: Peer): boolean {
     } catch (err) {
       throw ioError(err, `registering as ${p.name}`);
     }
-    const holder = readPeer(peerFile(store, p.name));
+    const holder = readPeer(store, peerFile(store, p.name));
     if (holder && isLive(store, holder)) return false;
     if (holder) sweep(store, holder);
   }

@@ -1,14 +1,15 @@
 // The event feed behind `a2a watch`: started, appended, published, cleared, derived by
-// comparing each slot's record with the last one seen. Events come from lib/watch.ts, so a
+// comparing each slot's record with the last one seen. Events come from lib/core/watch.ts, so a
 // burst of changes to one slot may fold into one event carrying the latest state (a watch
 // reports that something changed, not every intermediate version); `version` says how far.
 
-import { readdirSync } from "node:fs";
+import { ensureDir, type Store } from "../core/config";
+import { entries } from "../core/fs";
+import { ended, type Outcome } from "../core/outcome";
 import { checkName, slotNameOf, slotsDir } from "../core/paths";
+import { waitUntil, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
 import { readSlot } from "./slot";
-import { ensureDir, type Store } from "../core/config";
-import { waitUntil, type WaitOptions } from "../core/watch";
 
 export type SlotEventType = "started" | "appended" | "published" | "cleared";
 
@@ -37,12 +38,14 @@ function describe(prev: SlotRecord | undefined, cur: SlotRecord): SlotEvent | un
 }
 
 // Calls onEvent for every change to the named slots (all slots when `only` is empty) until
-// the signal aborts or the timeout passes. Slots that exist at the start are not reported.
-export async function watchSlots(store: Store, only: string[], onEvent: (e: SlotEvent) => void, opts: WaitOptions = {}): Promise<void> {
+// the signal aborts or the timeout passes (it never ends "done"; the value is the number of
+// events reported). Slots that exist at the start are not reported.
+export async function watchSlots(store: Store, only: string[], onEvent: (e: SlotEvent) => void, opts: WaitOptions = {}): Promise<Outcome<number>> {
   only.forEach((n) => checkName(n));
   ensureDir(store, slotsDir(store));
   const wanted = only.length ? new Set(only) : undefined;
   const seen = new Map<string, SlotRecord>();
+  let reported = 0;
   const look = (name: string) => {
     if (wanted && !wanted.has(name)) return;
     const r = readSlot(store, name, 0);
@@ -51,29 +54,33 @@ export async function watchSlots(store: Store, only: string[], onEvent: (e: Slot
     if (r.kind === "absent") {
       if (prev) {
         seen.delete(name);
+        reported++;
         onEvent({ event: "cleared", name, version: prev.version, at: Date.now() / 1000 });
       }
       return;
     }
     seen.set(name, r.record);
     const e = describe(prev, r.record);
-    if (e) onEvent(e);
+    if (e) {
+      reported++;
+      onEvent(e);
+    }
   };
   const scan = () => {
-    const present = new Set(readdirSync(slotsDir(store)).map(slotNameOf).filter((n): n is string => !!n));
+    const present = new Set(entries(slotsDir(store)).map(slotNameOf).filter((n): n is string => !!n));
     for (const n of new Set([...present, ...seen.keys()])) look(n);
   };
   // The first check runs once the watch is registered: what is there then is the baseline,
   // not news, and nothing that lands after it can be missed.
   const snapshot = () => {
-    for (const n of readdirSync(slotsDir(store)).map(slotNameOf)) {
+    for (const n of entries(slotsDir(store)).map(slotNameOf)) {
       if (!n || (wanted && !wanted.has(n))) continue;
       const r = readSlot(store, n);
       if (r.kind === "ok") seen.set(n, r.record);
     }
   };
   let first = true;
-  await waitUntil<true>(
+  const outcome = await waitUntil<true>(
     store,
     slotsDir(store),
     (file) => {
@@ -89,4 +96,5 @@ export async function watchSlots(store: Store, only: string[], onEvent: (e: Slot
     },
     opts,
   );
+  return ended(outcome.kind, reported, only);
 }

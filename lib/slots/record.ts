@@ -22,7 +22,7 @@ export interface SlotRecord {
   published_at: number | null;
   updated_at: number;
   expires_at: number | null;
-  chunks: number; // streamed chunks of the current run (see lib/stream.ts)
+  chunks: number; // streamed chunks of the current run (see lib/slots/tail.ts)
   host: string;
   pid: number;
 }

@@ -1,5 +1,6 @@
-// Slot operations: start, publish, clear, append, read, list, gc. A slot is one record file
-// (lib/record.ts) replaced atomically (lib/atomic.ts) under the slot's lock (lib/lock.ts).
+// Slot operations: start, publish, clear, append, read, list (their sweep is in lib/gc.ts).
+// A slot is one record file (record.ts) replaced atomically (lib/core/atomic.ts) under the
+// slot's lock (lib/core/lock.ts).
 //
 // Invariants:
 // - every change goes through `mutate`: lock, read, compute, write, unlock; so `version` grows
@@ -12,51 +13,34 @@
 // - invalid input is rejected before anything is touched, so a failed call leaves the store
 //   exactly as it was.
 
-import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from "node:fs";
-import { join } from "node:path";
-import { A2AError, ioError } from "../core/errors";
-import { TMP_STALE_MS, writeAtomic } from "../core/atomic";
-import { withLock, STALE_MS } from "../core/lock";
-import { checkName, chunkFile, isValidName, locksDir, slotFile, slotNameOf, slotsDir, streamDir, streamsDir, tmpDir } from "../core/paths";
-import { decodeRecord, encodeRecord, isExpired, nowSec, type SlotRecord } from "./record";
+import { rmSync, unlinkSync } from "node:fs";
+import { writeAtomic } from "../core/atomic";
 import { checkSize, ensureDir, type Store } from "../core/config";
+import { A2AError, arg, ioError, op, text } from "../core/errors";
+import { entries, readBounded, recordLimit, unlinkQuiet } from "../core/fs";
+import { withLock } from "../core/lock";
+import { checkName, chunkFile, slotFile, slotNameOf, slotsDir, streamDir } from "../core/paths";
+import { nowSec } from "../core/time";
+import { decodeRecord, encodeRecord, isExpired, type SlotRecord } from "./record";
 
 export type ReadResult =
   | { kind: "ok"; record: SlotRecord }
   | { kind: "absent"; last?: SlotRecord; expired?: boolean } // last: tombstone or expired record
   | { kind: "corrupt" };
 
-// The text of a slot file, or undefined when something other than a regular file sits under
-// its name: a directory, FIFO or device dropped into slots/ is foreign, and reading a FIFO
-// (or a symlink to /dev/zero) would block or never end. O_NONBLOCK keeps a FIFO's open from
-// blocking; regular files ignore it.
-function readRegularFile(path: string): string | undefined {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    return fstatSync(fd).isFile() ? readFileSync(fd, "utf8") : undefined;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 // One read of a slot file. `retries` re-reads a record that fails its checks (a torn read);
 // wait loops pass 0 because their next wake-up is the retry.
 export function readSlot(store: Store, name: string, retries = 3): ReadResult {
   for (let i = 0; ; i++) {
-    let text: string | undefined;
-    try {
-      text = readRegularFile(slotFile(store, name));
-      if (text === undefined) return { kind: "corrupt" };
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" || code === "ENOTDIR") return { kind: "absent" };
-      if (code !== "ESTALE" || i >= retries) {
-        if (code === "ESTALE") return { kind: "corrupt" };
-        throw ioError(err, `reading slot ${name}`);
-      }
-      continue;
+    // Bounded and never following a link: a FIFO, device or huge file under the name is foreign.
+    const r = readBounded(slotFile(store, name), recordLimit(store.maxBytes));
+    if (r.kind === "absent" && !r.stale) return { kind: "absent" };
+    if (r.kind === "invalid") return { kind: "corrupt" };
+    if (r.kind === "absent") {
+      if (i >= retries) return { kind: "corrupt" };
+      continue; // ESTALE: the file was replaced while we opened it; the next open sees the new one
     }
-    const record = decodeRecord(text);
+    const record = decodeRecord(r.bytes.toString("utf8"));
     if (record && record.name === name) {
       if (record.state === "cleared") return { kind: "absent", last: record };
       return isExpired(record) ? { kind: "absent", last: record, expired: true } : { kind: "ok", record };
@@ -79,7 +63,7 @@ export interface TtlOption {
 
 function checkTtl(opts: TtlOption): void {
   if (opts.ttlSec !== undefined && !(opts.ttlSec > 0)) {
-    throw new A2AError("EUSAGE", `a TTL of ${opts.ttlSec} s would expire the record at once: give a positive duration, e.g. --ttl 30m`);
+    throw new A2AError("EUSAGE", text`a TTL of ${opts.ttlSec} s would expire the record at once: give a positive duration, e.g. ${arg("ttl", "30m")}`);
   }
 }
 
@@ -105,7 +89,9 @@ async function mutate(
     // retries is damaged, not torn: writing over it would lose its version (and let a
     // --if-version 0 through), so stop and say so.
     if (r.kind === "corrupt") {
-      throw new A2AError("EIO", `slot ${name}'s record is unreadable (damaged or not an a2a record): check ${slotFile(store, name)}, or remove it with a2a clear ${name}`);
+      throw new A2AError("EIO", text`slot ${name}'s record is unreadable (damaged or not an a2a record): check ${slotFile(store, name)}, or remove it with ${op("clear", name)}`, {
+        data: { slot: name, file: slotFile(store, name) },
+      });
     }
     const old = r.kind === "ok" ? r.record : undefined;
     const last = r.kind === "ok" ? r.record : r.kind === "absent" ? r.last : undefined;
@@ -171,7 +157,8 @@ export async function publishSlot(store: Store, name: string, result: string, op
     if (opts.ifVersion !== undefined && opts.ifVersion !== current) {
       throw new A2AError(
         "ECONFLICT",
-        `slot ${name} is at version ${current}, not ${opts.ifVersion}: read it again (a2a status ${name} --json) and retry with --if-version ${current}`,
+        text`slot ${name} is at version ${current}, not ${opts.ifVersion}: read it again (${op("status", name, arg("json"))}) and retry with ${arg("ifVersion", current)}`,
+        { data: { slot: name, version: current, expected: opts.ifVersion } },
       );
     }
     return {
@@ -196,7 +183,7 @@ export async function appendChunk(store: Store, name: string, chunk: string): Pr
     name,
     (old, now, lastVersion) => {
       if (old?.state === "done") {
-        throw new A2AError("ECONFLICT", `slot ${name} is already published: start a new run first (a2a start ${name})`);
+        throw new A2AError("ECONFLICT", text`slot ${name} is already published: start a new run first (${op("start", name)})`, { data: { slot: name } });
       }
       const n = (old?.chunks ?? 0) + 1;
       ensureDir(store, streamDir(store, name));
@@ -209,7 +196,9 @@ export async function appendChunk(store: Store, name: string, chunk: string): Pr
     },
     undefined,
     // No record counts the chunk: it must not stay (a failed call leaves the store as it was).
-    () => written && unlinkQuiet(written),
+    () => {
+      if (written) unlinkQuiet(written);
+    },
   );
 }
 
@@ -217,18 +206,20 @@ export async function appendChunk(store: Store, name: string, chunk: string): Pr
 export function readChunks(store: Store, name: string, after: number, upTo: number): string[] {
   const out: string[] = [];
   for (let n = after + 1; n <= upTo; n++) {
-    try {
-      out.push(readFileSync(chunkFile(store, name, n), "utf8"));
-    } catch (err) {
-      // A concurrent `start` dropped this run's chunks: the caller sees the new run next.
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") break;
-      throw ioError(err, `reading chunk ${n} of ${name}`);
+    const r = readBounded(chunkFile(store, name, n), store.maxBytes);
+    // Absent: a concurrent `start` dropped this run's chunks; the caller sees the new run next.
+    if (r.kind === "absent") break;
+    if (r.kind === "invalid") {
+      throw new A2AError("EIO", text`chunk ${n} of ${name} is ${r.why}, not a chunk a2a wrote: start a new run (${op("start", name)})`, {
+        data: { slot: name, chunk: n },
+      });
     }
+    out.push(r.bytes.toString("utf8"));
   }
   return out;
 }
 
-function removeChunks(store: Store, name: string): void {
+export function removeChunks(store: Store, name: string): void {
   rmSync(streamDir(store, name), { recursive: true, force: true });
 }
 
@@ -236,7 +227,7 @@ export const TOMBSTONE_KEEP_SEC = 24 * 3600;
 
 // The record that replaces `last` when the slot is cleared or swept: absent to every reader,
 // but carrying the next version.
-function tombstone(store: Store, last: SlotRecord, now: number): SlotRecord {
+export function tombstone(store: Store, last: SlotRecord, now: number): SlotRecord {
   return {
     ...base(store, last.name, now),
     state: "cleared", task: "", result: null, version: last.version + 1, started_at: last.started_at,
@@ -263,15 +254,6 @@ export async function clearSlot(store: Store, name: string): Promise<boolean> {
   });
 }
 
-function names(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw ioError(err, `listing ${dir}`);
-  }
-}
-
 export interface SlotListing {
   records: SlotRecord[]; // live records, newest change first
   skipped: string[]; // files in slots/ that are not valid records (left untouched)
@@ -280,7 +262,7 @@ export interface SlotListing {
 // Every live slot (or just `only`), newest first; expired ones are swept on the way.
 export async function listSlots(store: Store, only?: string[]): Promise<SlotListing> {
   only?.forEach((n) => checkName(n));
-  const wanted = only ?? names(slotsDir(store)).map(slotNameOf).filter((n): n is string => !!n);
+  const wanted = only ?? entries(slotsDir(store)).map(slotNameOf).filter((n): n is string => !!n);
   const records: SlotRecord[] = [];
   const skipped: string[] = [];
   for (const name of wanted) {
@@ -295,7 +277,7 @@ export async function listSlots(store: Store, only?: string[]): Promise<SlotList
 }
 
 // Tombstones `name` if, under its lock, it is still expired (a concurrent start may have renewed it).
-async function sweepExpired(store: Store, name: string): Promise<boolean> {
+export async function sweepExpired(store: Store, name: string): Promise<boolean> {
   return withLock(store, name, () => {
     const r = readSlot(store, name);
     if (r.kind !== "absent" || !r.expired || !r.last) return false;
@@ -308,84 +290,10 @@ async function sweepExpired(store: Store, name: string): Promise<boolean> {
 // Clears every slot; returns the names that held a live record.
 export async function clearAll(store: Store): Promise<string[]> {
   const cleared: string[] = [];
-  for (const file of names(slotsDir(store))) {
+  for (const file of entries(slotsDir(store))) {
     const name = slotNameOf(file);
     if (name && (await clearSlot(store, name))) cleared.push(name);
   }
   return cleared;
 }
 
-export interface GcReport {
-  expired: string[]; // slots past their TTL, replaced by tombstones
-  tombstones: number; // tombstones older than TOMBSTONE_KEEP_SEC, removed
-  temp_files: number; // abandoned temp files older than TMP_STALE_MS, removed
-  orphan_streams: string[]; // chunk directories of slots that no longer exist, removed
-  stale_locks: string[]; // lock directories older than the stale limit, removed
-}
-
-// Sweeps what crashes and expiry leave behind. Safe to run at any time, from any process.
-export async function gc(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise<GcReport> {
-  const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [] };
-  const now = Date.now();
-  for (const file of names(slotsDir(store))) {
-    const name = slotNameOf(file);
-    const r = name ? readSlot(store, name) : undefined;
-    if (!name || r?.kind !== "absent" || !r.last) continue;
-    if (r.expired) {
-      if (await sweepExpired(store, name)) report.expired.push(name);
-    } else if (r.last.updated_at < now / 1000 - TOMBSTONE_KEEP_SEC && (await removeTombstone(store, name))) {
-      report.tombstones++;
-    }
-  }
-  for (const file of names(tmpDir(store))) {
-    const p = join(tmpDir(store), file);
-    if (ageMs(p, now) > tmpMaxAgeMs && unlinkQuiet(p)) report.temp_files++;
-  }
-  for (const name of names(streamsDir(store))) {
-    if (name.startsWith(".") || !isValidName(name) || readSlot(store, name).kind !== "absent") continue;
-    // Under the lock, so an `append` creating this slot right now is not undone.
-    const removed = await withLock(store, name, () => {
-      if (readSlot(store, name).kind !== "absent") return false;
-      removeChunks(store, name);
-      return true;
-    }).catch(() => false);
-    if (removed) report.orphan_streams.push(name);
-  }
-  for (const file of names(locksDir(store))) {
-    const p = join(locksDir(store), file);
-    if (ageMs(p, now) > STALE_MS * 5) {
-      try {
-        rmSync(p, { recursive: true, force: true });
-        report.stale_locks.push(file.replace(/\.lock$/, ""));
-      } catch {
-        // taken over or released meanwhile
-      }
-    }
-  }
-  return report;
-}
-
-// Removes the tombstone of `name` if, under its lock, it still is one.
-async function removeTombstone(store: Store, name: string): Promise<boolean> {
-  return withLock(store, name, () => {
-    const r = readSlot(store, name);
-    return r.kind === "absent" && !r.expired && !!r.last && unlinkQuiet(slotFile(store, name));
-  });
-}
-
-function ageMs(path: string, now: number): number {
-  try {
-    return now - statSync(path).mtimeMs;
-  } catch {
-    return 0;
-  }
-}
-
-function unlinkQuiet(path: string): boolean {
-  try {
-    unlinkSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -1,14 +1,15 @@
 // Streaming partial output: `append` adds numbered chunk files to a running slot
-// (lib/slot.ts appendChunk) and `tail` reads them in order. Chunk N is written before the
+// (slot.ts appendChunk) and `tail` reads them in order. Chunk N is written before the
 // record that counts it, so a reader that trusts the record's `chunks` never misses a file.
 // A follower keys on the record (slots/ is the only watched directory), and stops once the
 // slot is published and every chunk it counts has been read.
 
+import { ensureDir, type Store } from "../core/config";
+import { done, ended, type Outcome } from "../core/outcome";
 import { checkName, slotNameOf, slotsDir } from "../core/paths";
+import { waitUntil, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
 import { readChunks, readSlot } from "./slot";
-import { ensureDir, type Store } from "../core/config";
-import { waitUntil, type WaitOptions } from "../core/watch";
 
 export interface TailOptions extends WaitOptions {
   after?: number; // skip the first `after` chunks
@@ -22,13 +23,14 @@ export interface TailResult {
   version: number;
 }
 
-// Reads the chunks after `after`; with `follow`, calls onChunk as each lands until publish.
+// Reads the chunks after `after`; with `follow`, calls onChunk as each lands until publish
+// (done), or until the time runs out or the caller stops (the chunks so far, pending: name).
 export async function tailSlot(
   store: Store,
   name: string,
   opts: TailOptions = {},
   onChunk: (text: string, n: number) => void = () => {},
-): Promise<TailResult> {
+): Promise<Outcome<TailResult>> {
   checkName(name);
   let next = opts.after ?? 0;
   let startedAt: number | undefined;
@@ -48,13 +50,14 @@ export async function tailSlot(
     const finished = !opts.follow || (rec.state === "done" && next >= rec.chunks);
     return finished ? { chunks: all, next, state: rec.state, version: rec.version } : undefined;
   };
-  if (!opts.follow) return drain()!;
+  if (!opts.follow) return done(drain()!);
   ensureDir(store, slotsDir(store));
-  const res = await waitUntil(
+  const outcome = await waitUntil(
     store,
     slotsDir(store),
     (file) => (file === undefined || slotNameOf(file) === name ? drain() : undefined),
     opts,
   );
-  return res ?? { chunks: all, next, state: "running", version: 0 };
+  if (outcome.kind === "done") return done(outcome.value!);
+  return ended(outcome.kind, { chunks: all, next, state: "running", version: 0 }, [name]);
 }

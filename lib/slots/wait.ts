@@ -1,22 +1,23 @@
 // Waiting for slots to be published: one name, all of several, or the first of several.
-// Built on lib/watch.ts: one watch on slots/, and each event re-reads only the slot whose
+// Built on lib/core/watch.ts: one watch on slots/, and each event re-reads only the slot whose
 // file changed, so waiting on 1,000 names costs one read per change, not 1,000.
 
+import { ensureDir, type Store } from "../core/config";
 import { A2AError } from "../core/errors";
+import { ended, type Outcome } from "../core/outcome";
 import { checkName, slotNameOf, slotsDir } from "../core/paths";
+import { waitUntil, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
 import { readSlot } from "./slot";
-import { ensureDir, type Store } from "../core/config";
-import { waitUntil, type WaitOptions } from "../core/watch";
 
 export interface WaitSlotsOptions extends WaitOptions {
-  any?: boolean; // resolve on the first published name instead of all
+  any?: boolean; // done on the first published name instead of all
   afterVersion?: number; // only a publish with a version above this counts
 }
 
-// Resolves with the published records keyed by name (all names, or the first with `any`).
-// Throws ETIMEDOUT when the time runs out; returns undefined only when aborted.
-export async function waitSlots(store: Store, names: string[], opts: WaitSlotsOptions = {}): Promise<Map<string, SlotRecord> | undefined> {
+// The published records keyed by name (all names, or the first with `any`); on timeout or
+// abort, those published so far, and the names still pending.
+export async function waitSlots(store: Store, names: string[], opts: WaitSlotsOptions = {}): Promise<Outcome<Map<string, SlotRecord>>> {
   if (names.length === 0) throw new A2AError("EUSAGE", "no slot name given: name at least one slot to wait for");
   names.forEach((n) => checkName(n));
   const after = opts.afterVersion ?? 0;
@@ -30,7 +31,7 @@ export async function waitSlots(store: Store, names: string[], opts: WaitSlotsOp
       pending.delete(name);
     }
   };
-  const result = await waitUntil(
+  const outcome = await waitUntil(
     store,
     slotsDir(store),
     (file) => {
@@ -44,11 +45,5 @@ export async function waitSlots(store: Store, names: string[], opts: WaitSlotsOp
     },
     opts,
   );
-  if (result) return result;
-  if (opts.signal?.aborted) return undefined;
-  const missing = [...pending];
-  throw new A2AError(
-    "ETIMEDOUT",
-    `timed out waiting for ${missing.join(", ")}: nothing published in time; raise --timeout or check the producer (a2a status ${missing[0]})`,
-  );
+  return ended(outcome.kind, found, outcome.kind === "done" ? [] : [...pending]);
 }

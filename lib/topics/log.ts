@@ -4,19 +4,18 @@
 //   ROOT/topics/TOPIC/NNNNNNNNNNNN.json   message number N (12 digits, from 1), immutable
 //
 // Numbering needs no lock: a publisher lists the directory, takes max+1, and creates that
-// file with link() (lib/atomic.ts createAtomic), which fails with EEXIST if another publisher
+// file with link() (lib/core/atomic.ts createAtomic), which fails with EEXIST if another publisher
 // got there first; it then tries the next number. A number is only ever taken after every
 // smaller one exists, so the ids a reader sees are dense: having read up to N, nothing below
 // N can still appear. Files are never rewritten, so even a caching network filesystem cannot
 // show a torn one (a file that fails its checks is treated as not there yet).
 
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { createAtomic } from "../core/atomic";
-import { A2AError, ioError } from "../core/errors";
-import { checkName, NAME_RULE } from "../core/paths";
-import { nowSec } from "../slots/record";
 import { checkSize, ensureDir, type Store } from "../core/config";
+import { A2AError } from "../core/errors";
+import { entries, readJsonLine } from "../core/fs";
+import { checkName, NAME_RULE, topicDir, topicIdOf, topicMessageFile } from "../core/paths";
+import { nowSec } from "../core/time";
 
 export interface TopicMessage {
   a2a: 1;
@@ -27,12 +26,8 @@ export interface TopicMessage {
   sent_at: number;
 }
 
-const ID_DIGITS = 12;
 const TOPIC_RE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
-export const topicsDir = (s: Store) => join(s.root, "topics");
-export const topicDir = (s: Store, topic: string) => join(topicsDir(s), topic);
-const idFile = (s: Store, topic: string, id: number) => join(topicDir(s, topic), String(id).padStart(ID_DIGITS, "0") + ".json");
 
 export function checkTopic(topic: unknown): string {
   if (typeof topic !== "string" || topic.length > 128 || !TOPIC_RE.test(topic)) {
@@ -44,21 +39,10 @@ export function checkTopic(topic: unknown): string {
 
 // Message ids present in the topic directory, ascending.
 export function topicIds(store: Store, topic: string): number[] {
-  let files: string[];
-  try {
-    files = readdirSync(topicDir(store, topic));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw ioError(err, `listing topic ${topic}`);
-  }
-  const ids: number[] = [];
-  for (const f of files) {
-    if (f.length === ID_DIGITS + 5 && f.endsWith(".json")) {
-      const n = Number(f.slice(0, ID_DIGITS));
-      if (Number.isSafeInteger(n) && n > 0) ids.push(n);
-    }
-  }
-  return ids.sort((a, b) => a - b);
+  return entries(topicDir(store, topic))
+    .map(topicIdOf)
+    .filter((n): n is number => n !== undefined)
+    .sort((a, b) => a - b);
 }
 
 // Appends `body` to `topic` and returns the message with its id.
@@ -72,25 +56,18 @@ export function publishTopic(store: Store, topic: string, body: string, from: st
   let id = (ids.at(-1) ?? 0) + 1;
   for (;;) {
     const msg: TopicMessage = { a2a: 1, topic, id, from, body, sent_at: nowSec() };
-    if (createAtomic(store, idFile(store, topic, id), JSON.stringify(msg) + "\n")) return msg;
+    if (createAtomic(store, topicMessageFile(store, topic, id), JSON.stringify(msg) + "\n")) return msg;
     id++; // another publisher took this number: the next one is free or will be soon
   }
 }
 
+// Message `id` of `topic`, or undefined: removed by retention, not visible yet on a network
+// filesystem, or not a valid message (files are never rewritten, so that is not a torn read).
 function readMessage(store: Store, topic: string, id: number): TopicMessage | undefined {
-  let text: string;
-  try {
-    text = readFileSync(idFile(store, topic, id), "utf8");
-  } catch {
-    return undefined; // removed by retention, or not visible yet on a network filesystem
-  }
-  if (!text.endsWith("\n")) return undefined;
-  try {
-    const m = JSON.parse(text);
-    return m && m.a2a === 1 && m.id === id && typeof m.body === "string" ? (m as TopicMessage) : undefined;
-  } catch {
-    return undefined;
-  }
+  const r = readJsonLine(store, topicMessageFile(store, topic, id), (m) =>
+    m.a2a === 1 && m.id === id && typeof m.body === "string" ? (m as TopicMessage) : undefined,
+  );
+  return r.kind === "ok" ? r.value : undefined;
 }
 
 // Messages of `topic` with id > sinceId, oldest first, at most `limit`. Reads by number from

@@ -1,5 +1,5 @@
 // Topic subscriptions: every subscriber sees every message of every matching topic once, in
-// order per topic (the log itself is lib/topic.ts). Patterns are NATS-style: dot-separated
+// order per topic (the log itself is log.ts). Patterns are NATS-style: dot-separated
 // words, `*` matches exactly one word, `>` (last only) matches one or more trailing words.
 //
 //   ROOT/subs/NAME/@subscriber.json  {"a2a":1,"name":NAME,"created_at":T}   a named (durable) subscriber
@@ -10,21 +10,21 @@
 // at or after its start (created_at for a named one, the process start for an anonymous one),
 // or at 1 with `fromStart`. So a topic that appears later is read from its first message.
 // Steps per message: write it out (onMessage), then, for a named subscriber, replace the
-// cursor file (lib/atomic.ts). A stop by signal or timeout falls between messages, so a
+// cursor file (lib/core/atomic.ts). A stop by signal or timeout falls between messages, so a
 // restart resumes with no loss and no duplicate; a kill -9 between the two steps repeats
 // that one message. One named subscriber is one reader: two processes with the same name
 // both see everything (use an inbox to share work).
 // Following: one watch on topics/ finds new topics, one per matching topic finds messages.
 
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { writeAtomic } from "../core/atomic";
-import { A2AError } from "../core/errors";
-import { checkAgent, entries } from "../mail/message";
-import { nowSec } from "../slots/record";
 import { ensureDir, type Store } from "../core/config";
-import { lastIdBefore, readTopic, topicDir, topicsDir, type TopicMessage } from "./log";
+import { A2AError } from "../core/errors";
+import { entries, readBounded, readJsonLine } from "../core/fs";
+import { ended, done, type Outcome } from "../core/outcome";
+import { checkAgent, cursorFile, subscriberDir, subscriberFile, topicDir, topicsDir } from "../core/paths";
+import { nowSec } from "../core/time";
 import { subscribe, waitUntil, type WaitOptions } from "../core/watch";
+import { lastIdBefore, readTopic, type TopicMessage } from "./log";
 
 const WORD_RE = /^[A-Za-z0-9_-]+$/;
 
@@ -55,31 +55,22 @@ export function matchingTopics(store: Store, pattern: string): string[] {
   return entries(topicsDir(store)).filter((t) => isTopicName(t) && matchTopic(pattern, t)).sort();
 }
 
-const subsDir = (s: Store) => join(s.root, "subs");
-const cursorFile = (s: Store, name: string, topic: string) => join(subsDir(s), name, topic);
-
 // The named subscriber's start time, creating its record on first use.
 function subscriberSince(store: Store, name: string): number {
-  const meta = join(subsDir(store), name, "@subscriber.json");
-  try {
-    const r = JSON.parse(readFileSync(meta, "utf8"));
-    if (typeof r?.created_at === "number") return r.created_at;
-  } catch {
-    // first use
-  }
-  const created_at = nowSec();
-  ensureDir(store, join(subsDir(store), name));
+  const meta = subscriberFile(store, name);
+  const r = readJsonLine(store, meta, (v) => (typeof v.created_at === "number" ? (v.created_at as number) : undefined));
+  if (r.kind === "ok") return r.value;
+  const created_at = nowSec(); // first use (or a damaged record: starting afresh loses nothing old)
+  ensureDir(store, subscriberDir(store, name));
   writeAtomic(store, meta, JSON.stringify({ a2a: 1, name, created_at }) + "\n");
   return created_at;
 }
 
 function readCursor(store: Store, name: string, topic: string): number | undefined {
-  try {
-    const n = Number(readFileSync(cursorFile(store, name, topic), "utf8").trim());
-    return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
-  } catch {
-    return undefined;
-  }
+  const r = readBounded(cursorFile(store, name, topic), 64);
+  if (r.kind !== "ok") return undefined;
+  const n = Number(r.bytes.toString("utf8").trim());
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 }
 
 export interface SubscribeOptions extends WaitOptions {
@@ -90,14 +81,15 @@ export interface SubscribeOptions extends WaitOptions {
 }
 
 // Delivers every message of topics matching `pattern` that this subscriber has not seen, to
-// `onMessage`, in order per topic; with `follow`, keeps doing so as messages arrive. Returns
-// the number delivered. If onMessage throws, the cursor stays before that message.
+// `onMessage`, in order per topic; with `follow`, keeps doing so as messages arrive, until the
+// timeout or abort. The value is the number delivered; without `follow` the outcome is done.
+// If onMessage throws, the cursor stays before that message.
 export async function subscribeTopics(
   store: Store,
   pattern: string,
   opts: SubscribeOptions,
   onMessage: (m: TopicMessage) => void,
-): Promise<number> {
+): Promise<Outcome<number>> {
   checkPattern(pattern);
   const name = opts.name === undefined ? undefined : checkAgent(opts.name, "subscriber name");
   const since = name ? subscriberSince(store, name) : nowSec();
@@ -116,10 +108,10 @@ export async function subscribeTopics(
       if (name) writeAtomic(store, cursorFile(store, name, topic), `${m.id}\n`);
     }
   };
-  if (name) ensureDir(store, join(subsDir(store), name));
+  if (name) ensureDir(store, subscriberDir(store, name));
   if (!opts.follow) {
     for (const t of matchingTopics(store, pattern)) drain(t);
-    return delivered;
+    return done(delivered);
   }
   ensureDir(store, topicsDir(store));
   // A failure inside a topic's watch callback (e.g. stdout closed) ends the whole follow.
@@ -142,8 +134,9 @@ export async function subscribeTopics(
     if (!watched.has(topic)) watched.set(topic, subscribe(store, topicDir(store, topic), () => guarded(topic)));
     guarded(topic);
   };
+  let outcome: Outcome<true | undefined>;
   try {
-    await waitUntil<true>(
+    outcome = await waitUntil<true>(
       store,
       topicsDir(store),
       (file) => {
@@ -158,5 +151,6 @@ export async function subscribeTopics(
     opts.signal?.removeEventListener("abort", onAbort);
   }
   if (failure) throw failure;
-  return delivered;
+  // The inner stop also fires on the caller's abort; a follow never ends "done".
+  return ended(outcome.kind === "timeout" ? "timeout" : "aborted", delivered, [pattern]);
 }

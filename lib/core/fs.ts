@@ -1,0 +1,104 @@
+// The filesystem helpers every concept shares: listing a directory, removing a file that
+// may be gone, and the one bounded read of a record file.
+//
+// Invariants of readBounded / readJsonLine (every record, message, policy, peer, key and
+// cursor is read through them):
+// - a symlink is never followed (O_NOFOLLOW) and opening never blocks (O_NONBLOCK: a FIFO
+//   planted under a record's name opens at once); anything but a regular file is "invalid";
+// - at most `limit` + 1 bytes are read, so /dev/zero or a 10 GB sparse file costs one read of
+//   the limit, never the machine's memory; a file over the limit is "invalid";
+// - "absent" means not there (ENOENT, ENOTDIR, or ESTALE: a network filesystem's handle went
+//   stale, i.e. the file was replaced meanwhile; `stale` says so, and a retry sees the new one).
+
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, unlinkSync } from "node:fs";
+import type { Store } from "./config";
+import { ioError } from "./errors";
+
+// Entries of `dir` (none when it does not exist), dot-files left out: names starting with
+// "." are never a2a's (temp files, editors' leftovers, foreign files).
+export function entries(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((f) => !f.startsWith("."));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw ioError(err, `listing ${dir}`); // ENOTDIR too: a file where a directory should be is damage
+  }
+}
+
+// Removes `path`; true when this call removed it, false when it was not there (or not ours).
+export function unlinkQuiet(path: string): boolean {
+  try {
+    unlinkSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export type BoundedRead =
+  | { kind: "ok"; bytes: Buffer; uid: number; mtimeMs: number }
+  | { kind: "absent"; stale?: boolean }
+  | { kind: "invalid"; why: string };
+
+// Reads a regular file of at most `limit` bytes (see the header).
+export function readBounded(path: string, limit: number): BoundedRead {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return { kind: "absent" };
+    if (code === "ESTALE") return { kind: "absent", stale: true };
+    if (code === "ELOOP" || code === "EMLINK") return { kind: "invalid", why: "a symbolic link" };
+    if (code === "ENXIO" || code === "EISDIR") return { kind: "invalid", why: "not a regular file" };
+    throw ioError(err, `reading ${path}`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { kind: "invalid", why: "not a regular file" };
+    if (st.size > limit) return { kind: "invalid", why: `over ${limit} bytes` };
+    const buf = Buffer.allocUnsafe(Math.min(limit, st.size) + 1);
+    let off = 0;
+    for (;;) {
+      const n = readSync(fd, buf, off, buf.length - off, null);
+      if (n === 0) break;
+      off += n;
+      if (off > limit) return { kind: "invalid", why: `over ${limit} bytes` };
+      if (off === buf.length) break; // grew while we read, but still within the limit + 1
+    }
+    return { kind: "ok", bytes: buf.subarray(0, off), uid: st.uid, mtimeMs: st.mtimeMs };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ESTALE") return { kind: "absent", stale: true };
+    if (code === "EAGAIN" || code === "EISDIR") return { kind: "invalid", why: "not a regular file" };
+    throw ioError(err, `reading ${path}`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export type JsonRead<T> =
+  | { kind: "ok"; value: T; uid: number; mtimeMs: number }
+  | { kind: "absent"; stale?: boolean }
+  | { kind: "invalid"; why: string };
+
+// A record file: one line of JSON ending in "\n" (a torn read on a caching filesystem lacks
+// it), decoded by `decode`, which returns undefined for anything that is not such a record.
+export function readJsonLine<T>(store: Store, path: string, decode: (value: any) => T | undefined): JsonRead<T> {
+  const r = readBounded(path, recordLimit(store.maxBytes));
+  if (r.kind !== "ok") return r;
+  const text = r.bytes.toString("utf8");
+  if (!text.endsWith("\n")) return { kind: "invalid", why: "incomplete (no final newline)" };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { kind: "invalid", why: "not JSON" };
+  }
+  const value = parsed && typeof parsed === "object" ? decode(parsed) : undefined;
+  return value === undefined ? { kind: "invalid", why: "not an a2a record" } : { kind: "ok", value, uid: r.uid, mtimeMs: r.mtimeMs };
+}
+
+// The size bound of any record of this store: a payload of maxBytes, JSON-escaped at worst
+// six bytes a byte, plus its fields.
+export const recordLimit = (maxBytes: number) => maxBytes * 6 + 65_536;

@@ -1,0 +1,36 @@
+// `whoami`: who this process is on the bus (lib/presence/identity.ts) and what waits for it
+// (lib/mail/): unread count and policy. Top-level because it joins presence and mail.
+
+import { resolve } from "node:path";
+import type { Store } from "./core/config";
+import { userName } from "./core/owner";
+import { unreadCount } from "./mail/inbox";
+import { readPolicy, type PolicyMode } from "./mail/policy";
+import { gitRoot, type Identity, type NameSource } from "./presence/identity";
+
+export interface WhoAmI {
+  name: string;
+  source: NameSource;
+  host: string;
+  user: string;
+  cwd: string;
+  git_root: string | null;
+  unread: number;
+  policy: PolicyMode;
+  store: string;
+}
+
+export function whoami(store: Store, id: Identity, cwd: string): WhoAmI {
+  const user = userName(store, process.getuid?.() ?? -1);
+  return {
+    name: id.name,
+    source: id.source,
+    host: store.host,
+    user,
+    cwd: resolve(cwd),
+    git_root: gitRoot(cwd),
+    unread: unreadCount(store, id.name),
+    policy: readPolicy(store, id.name).mode,
+    store: store.root,
+  };
+}
