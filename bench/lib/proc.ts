@@ -117,4 +117,4 @@ export async function until(cond: () => boolean, limitMs = 20_000, what = "condi
 
 // True once process `pid` holds an inotify instance (its watch is registered): the same check
 // the tests use.
-export { hasWatch as hasInotify } from "../../tests/helpers";
+export { hasWatch as hasInotify } from "../../tests/harness/run";

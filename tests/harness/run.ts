@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-export const ROOT = join(import.meta.dir, "..");
+export const ROOT = join(import.meta.dir, "..", "..");
 export const BIN = process.env.A2A_BIN || join(ROOT, "dist", "a2a");
 
 export interface RunResult {

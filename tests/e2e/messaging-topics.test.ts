@@ -1,7 +1,7 @@
 // Broadcast topics through the compiled binary: NATS-style wildcards, durable named cursors,
 // and fan-out to several followers, one of them restarted midway.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { a2a, BIN, hasWatch, readUntil, spawnA2A, tempDir, until } from "./helpers";
+import { a2a, BIN, hasWatch, readUntil, spawnA2A, tempDir, until } from "../harness/run";
 
 setDefaultTimeout(120_000);
 

@@ -9,7 +9,7 @@ import { z } from "zod";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { a2a, BIN, tempDir } from "./helpers";
+import { a2a, BIN, tempDir } from "../harness/run";
 
 setDefaultTimeout(120_000);
 

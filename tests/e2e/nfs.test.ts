@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { a2a, hasWatch, spawnA2A, tempDir, until } from "./helpers";
+import { a2a, hasWatch, spawnA2A, tempDir, until } from "../harness/run";
 import { MODES, Output, arm, blocked, expectCleanError, recordOf, slotPath } from "./fixtures/core";
 
 setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded

@@ -3,7 +3,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, spawnA2A, tempDir, until } from "./helpers";
+import { a2a, spawnA2A, tempDir, until } from "../harness/run";
 import { expectCleanError, recordOf, sh, slotPath } from "./fixtures/core";
 
 setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
@@ -268,7 +268,7 @@ describe.concurrent("clear", () => {
     using d = tempDir();
     await a2a(["start", "c"], { dir: d.path });
     await using waiter = spawnA2A(["wait", "c"], { dir: d.path });
-    const { hasWatch } = await import("./helpers");
+    const { hasWatch } = await import("../harness/run");
     await until(() => hasWatch(waiter.pid));
     await a2a(["clear", "c"], { dir: d.path });
     await a2a(["publish", "c", "after clear"], { dir: d.path });

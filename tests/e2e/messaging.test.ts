@@ -6,7 +6,7 @@ import { closeSync, constants, existsSync, openSync, readdirSync, writeFileSync 
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { a2a, BIN, hasWatch, readUntil, spawnA2A, tempDir, until } from "./helpers";
+import { a2a, BIN, hasWatch, readUntil, spawnA2A, tempDir, until } from "../harness/run";
 
 setDefaultTimeout(120_000);
 
