@@ -6,7 +6,7 @@ import { closeSync, constants, existsSync, openSync, readdirSync, writeFileSync 
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { a2a, BIN, hasWatch, readUntil, spawnA2A, tempDir, until } from "../harness/run";
+import { a2a, BIN, childEnv, hasWatch, readUntil, spawnA2A, tempDir, until } from "../harness/run";
 
 setDefaultTimeout(120_000);
 
@@ -130,7 +130,7 @@ describe("inbox", () => {
     expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
     const rd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK); // held open, never read
     const wr = openSync(fifo, constants.O_WRONLY);
-    const reader = Bun.spawn({ cmd: [BIN, "recv", "--as", "box"], env: { ...process.env, A2A_DIR: store }, stdout: wr, stderr: "pipe" });
+    const reader = Bun.spawn({ cmd: [BIN, "recv", "--as", "box"], env: childEnv({ dir: store }), stdout: wr, stderr: "pipe" });
     closeSync(wr);
     try {
       await until(() => files(inbox(store, "box", "claim")).length === 1, 20_000, "the reader's claim");

@@ -2,6 +2,7 @@
 // a reader accepts only whole messages filed under their own id, and claim names parse back
 // to exactly the holder that wrote them.
 import { describe, expect, test } from "bun:test";
+import { variant as variantOf } from "./support";
 import { parseClaim } from "../../lib/mail/claim";
 import { decodeMessage, encodeMessage, idOfFile, isMessageId, newMessageId, type Message } from "../../lib/mail/message";
 import { hostTag } from "../../lib/core/owner";
@@ -10,14 +11,7 @@ const ID = "1764507972123000-3f2a-1k3d-a9c2e1";
 const msg: Message = { a2a: 1, id: ID, from: "alice", to: "bob", body: "héllo\nworld", size: 12, sent_at: 1764507972.123, reply_to: null, host: "box", pid: 4242 };
 const ENCODED = `{"a2a":1,"id":"${ID}","from":"alice","to":"bob","body":"héllo\\nworld","size":12,"sent_at":1764507972.123,"reply_to":null,"host":"box","pid":4242}\n`;
 
-function variant(patch: Record<string, unknown>): string {
-  const o: Record<string, unknown> = JSON.parse(ENCODED);
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === undefined) delete o[k];
-    else o[k] = v;
-  }
-  return JSON.stringify(o) + "\n";
-}
+const variant = (patch: Record<string, unknown>) => variantOf(ENCODED, patch);
 
 describe("isMessageId", () => {
   test("16 digits, 4 hex, base-36 pid, 6 hex", () => {

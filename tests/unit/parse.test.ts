@@ -1,17 +1,7 @@
 // The values users type on the command line (cli/io.ts): durations and counts.
 import { describe, expect, test } from "bun:test";
-import { A2AError } from "../../lib/core/errors";
+import { refusal } from "./support";
 import { parseCount, parseDuration } from "../../cli/io";
-
-function refusal(f: () => unknown): A2AError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(A2AError);
-    return e as A2AError;
-  }
-  throw new Error("expected a refusal, got none");
-}
 
 describe("parseDuration", () => {
   test("a number is seconds; ms, s, m, h and d are units; surrounding blanks are ignored", () => {

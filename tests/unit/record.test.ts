@@ -1,6 +1,7 @@
 // The slot record's encoding and the checks that make a torn or foreign read visible
 // (lib/slots/record.ts): a reader must get either a whole, valid record or nothing.
 import { describe, expect, test } from "bun:test";
+import { variant as variantOf } from "./support";
 import { decodeRecord, encodeRecord, isExpired, type SlotRecord } from "../../lib/slots/record";
 
 const base: SlotRecord = {
@@ -11,15 +12,7 @@ const ENCODED =
   '{"a2a":1,"name":"job","state":"done","task":"crunch","result":"héllo","size":6,"version":3,"started_at":1700000000.5,' +
   '"published_at":1700000001.25,"updated_at":1700000001.25,"expires_at":null,"chunks":2,"host":"box","pid":4242}\n';
 
-// The encoded text of `base` with `patch` applied to its JSON object (undefined deletes a key).
-function variant(patch: Record<string, unknown>): string {
-  const o: Record<string, unknown> = JSON.parse(ENCODED);
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === undefined) delete o[k];
-    else o[k] = v;
-  }
-  return JSON.stringify(o) + "\n";
-}
+const variant = (patch: Record<string, unknown>) => variantOf(ENCODED, patch);
 
 describe("encodeRecord", () => {
   test("is one line of JSON, keys in the documented order, ending in exactly one newline", () => {

@@ -1,20 +1,9 @@
 // Topic names and NATS-style subscription patterns (lib/topics/): what a publisher may name a
 // topic, what a subscriber may write as a pattern, and which topics a pattern matches.
 import { describe, expect, test } from "bun:test";
-import { A2AError } from "../../lib/core/errors";
+import { refusal } from "./support";
 import { checkTopic } from "../../lib/topics/log";
 import { checkPattern, matchTopic } from "../../lib/topics/subscribe";
-
-// The A2AError a check throws (fails the test when it does not throw one).
-function refusal(f: () => unknown): A2AError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(A2AError);
-    return e as A2AError;
-  }
-  throw new Error("expected a refusal, got none");
-}
 
 describe("matchTopic", () => {
   const cases: [string, string, boolean][] = [
