@@ -57,10 +57,14 @@ describe("a2a mcp messaging", () => {
       expect(args.list_peers).toEqual(["scope"]);
       expect(args.send_message).toEqual(expect.arrayContaining(["to_id", "message"]));
       expect(args.set_summary).toEqual(["summary"]);
-      expect(args.check_messages).toBeDefined();
+      expect(args.check_messages).toEqual(["limit"]);
       expect(args.whoami).toEqual([]);
       expect(args.reply).toEqual(["message_id", "message"]);
-      for (const t of ["publish_topic", "read_topic", "ack_messages"]) expect(args[t]).toBeDefined();
+      expect({ publish_topic: args.publish_topic, read_topic: args.read_topic, ack_messages: args.ack_messages }).toEqual({
+        publish_topic: ["topic", "message"],
+        read_topic: ["pattern", "from_start", "limit"],
+        ack_messages: ["message_ids"],
+      });
       expect(p.client.getInstructions()).toMatch(/check_messages/);
       expect(p.client.getInstructions()).toMatch(/untrusted/);
     } finally {
