@@ -16,10 +16,10 @@
 
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { connect } from "../tests/harness/mcp";
+import { BIN, childEnv } from "../tests/harness/run";
 import { openStore } from "../lib/core/config";
 import { ensureDir } from "../lib/core/config";
 import { slotFile, slotsDir, tmpDir } from "../lib/core/paths";
@@ -35,7 +35,6 @@ const { values: opt } = parseArgs({
 const N = Number(opt.n ?? (opt.quick ? 40 : 150));
 const FANOUT = 20;
 const FANOUT_TRIALS = opt.quick ? 10 : 40;
-const BIN = process.env.A2A_BIN || resolve(import.meta.dir, "..", "dist", "a2a");
 const log = (s: string) => process.stderr.write(s + "\n");
 
 const dir = mkdtempSync(join(tmpdir(), "a2a-bench-mcp-"));
@@ -43,10 +42,7 @@ const store = openStore({ dir, env: {} });
 ensureDir(store, slotsDir(store));
 ensureDir(store, tmpDir(store));
 
-const transport = new StdioClientTransport({ command: BIN, args: ["mcp"], env: { A2A_DIR: dir }, stderr: "inherit" });
-const client = new Client({ name: "a2a-bench", version: "1" });
-await client.connect(transport);
-const pid = transport.pid!;
+const { client, pid } = await connect(dir, {}, { stderr: "inherit", name: "a2a-bench" });
 await client.listTools();
 
 const rssKb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
@@ -71,7 +67,7 @@ const publishers: Record<string, Publisher> = {
   },
   cli: async (name, result) => {
     const t0 = performance.now();
-    const p = Bun.spawn({ cmd: [BIN, "publish", name, result], env: { ...process.env, A2A_DIR: dir }, stdout: "ignore", stderr: "inherit" });
+    const p = Bun.spawn({ cmd: [BIN, "publish", name, result], env: childEnv({ dir }), stdout: "ignore", stderr: "inherit" });
     void p.exited;
     return t0;
   },

@@ -15,7 +15,7 @@
 //    receiver process (lib receive --all --wait in a loop, marking read) on one inbox; t0 =
 //    "go" written to the senders, t1 = the receiver reports it has read all K x M.
 import { closeSync, fsyncSync, mkdtempSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { hasInotify } from "./lib/proc";
+import { BIN, childEnv, hasWatch, readUntil, until } from "../tests/harness/run";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureInbox, encodeMessage, newMessageId } from "../lib/mail/message";
@@ -25,8 +25,6 @@ import { receive } from "../lib/mail/receive";
 import { ensureDir, openStore } from "../lib/core/config";
 import { tmpDir } from "../lib/core/paths";
 
-const ROOT = join(import.meta.dir, "..");
-const BIN = process.env.A2A_BIN || join(ROOT, "dist", "a2a");
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
@@ -77,25 +75,7 @@ if (role === "sender" || role === "receiver") {
 }
 
 // ---- parent ------------------------------------------------------------------------------
-async function untilWatch(pid: number) {
-  const end = Date.now() + 30_000;
-  while (!hasInotify(pid)) {
-    if (Date.now() > end) throw new Error("the waiter never registered its watch");
-    await Bun.sleep(1);
-  }
-}
-
-async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return text;
-}
+const firstLine = (stream: ReadableStream<Uint8Array>) => readUntil(stream, (t) => t.includes("\n"), 60_000);
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -109,7 +89,7 @@ async function latency(dir: string, trials: number, via: "rename" | "cli" | "flo
   const store = openStore({ dir, env: {} });
   ensureInbox(store, "lat");
   ensureDir(store, tmpDir(store));
-  const env = { ...process.env, A2A_DIR: dir };
+  const env = childEnv({ dir });
   const out: number[] = [];
   for (let i = 0; i < trials + 5; i++) {
     const cmd = via === "floor" ? ["bun", join(import.meta.dir, "messaging.ts"), "floor", newDir(store, "lat")] : [BIN, "recv", "--as", "lat", "--wait", "--json"];
@@ -117,7 +97,7 @@ async function latency(dir: string, trials: number, via: "rename" | "cli" | "flo
     try {
       if (via === "floor") {
         if ((await firstLine(w.stdout)) !== "ready\n") throw new Error("the floor waiter did not start");
-      } else await untilWatch(w.pid);
+      } else await until(() => hasWatch(w.pid), 30_000, "the waiter to register its watch", 1);
       let t0: number;
       if (viaCli) {
         t0 = performance.now();

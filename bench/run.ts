@@ -20,6 +20,7 @@
 
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { ensureBinary } from "../tests/build";
+import { BIN, childEnv } from "../tests/harness/run";
 import { cpus, loadavg, release, tmpdir, totalmem, hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -76,8 +77,7 @@ function fatal(msg: string): never {
 }
 
 const log = (s: string) => process.stderr.write(s + "\n");
-const cleanEnv: Record<string, string> = {};
-for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("A2A_")) cleanEnv[k] = v;
+const cleanEnv = childEnv();
 
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
   process.on(sig, () => {
@@ -98,7 +98,6 @@ function sh(cmd: string[], cwd = ROOT): { ok: boolean; out: string } {
   }
 }
 
-const BIN = resolve(ROOT, process.env.A2A_BIN || "dist/a2a");
 try {
   ensureBinary(BIN, log);
 } catch (e) {

@@ -11,8 +11,9 @@
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { ensureBinary } from "../tests/build";
+import { BIN } from "../tests/harness/run";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { Ctx, Outcome } from "./torture/common";
 import { crash } from "./torture/crash";
 import { contention } from "./torture/contention";
@@ -54,7 +55,7 @@ function parseArgs(argv: string[]) {
 
 async function main(): Promise<number> {
   const o = parseArgs(process.argv.slice(2));
-  const bin = resolve(process.env.A2A_BIN || join(ROOT, "dist", "a2a"));
+  const bin = BIN;
   ensureBinary(bin, console.log);
   const work = mkdtempSync(join(tmpdir(), "a2a-torture-"));
   const ctx: Ctx = {

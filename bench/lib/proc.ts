@@ -105,16 +105,3 @@ export class Child {
     clearTimeout(t);
   }
 }
-
-// Waits until `cond` holds, checking every ~1 ms; throws after `limitMs`.
-export async function until(cond: () => boolean, limitMs = 20_000, what = "condition"): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(1);
-  }
-}
-
-// True once process `pid` holds an inotify instance (its watch is registered): the same check
-// the tests use.
-export { hasWatch as hasInotify } from "../../tests/helpers";

@@ -5,7 +5,7 @@
 
 import { existsSync } from "node:fs";
 import { mono } from "./clock";
-import { hasInotify, until } from "./proc";
+import { hasWatch, until } from "../../tests/harness/run";
 
 // Wall time from spawn to reaped, and the CPU time (user + system, all threads) the child
 // used: CPU time is what the process itself costs, and moves far less than wall time when
@@ -32,7 +32,7 @@ export async function roundTrip(bin: string, env: Record<string, string>, name: 
   const wait = Bun.spawn({ cmd: [bin, "wait", name, "--timeout", "60"], env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   try {
     // Without /proc (not Linux) there is no way to see the watch: give it 100 ms instead.
-    if (existsSync("/proc/self/fd")) await until(() => hasInotify(wait.pid) || wait.exitCode !== null, 20_000, "a2a wait to register its watch");
+    if (existsSync("/proc/self/fd")) await until(() => hasWatch(wait.pid) || wait.exitCode !== null, 20_000, "a2a wait to register its watch", 1);
     else await Bun.sleep(100);
     if (wait.exitCode !== null) throw new Error(`a2a wait exited early (${wait.exitCode}): ${(await new Response(wait.stderr).text()).trim()}`);
     await Bun.sleep(2);

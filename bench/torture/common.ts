@@ -5,11 +5,12 @@
 // No verdict here depends on timing: limits are safety nets that turn a hang into a reported
 // failure ("did not finish within N s"), never a speed assertion.
 
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { decodeRecord, type SlotRecord } from "../../lib/slots/record";
 import { payloadTag } from "./payload";
+import { spawnA2A as spawnBin, walkTree, type RunOptions } from "../../tests/harness/run";
 
 export interface Ctx {
   bin: string; // the compiled a2a binary under test
@@ -67,13 +68,8 @@ export function scenarioDir(ctx: Ctx, name: string): string {
 
 // ---- running the binary -------------------------------------------------------------------
 
-export interface RunOpts {
-  dir?: string; // the store, as A2A_DIR
-  env?: Record<string, string | undefined>;
-  stdin?: string | Uint8Array;
-  cwd?: string;
+export interface RunOpts extends Omit<RunOptions, "bin" | "pipeStdin"> {
   limitMs?: number; // safety net: kill and report as hung after this long
-  prefix?: string[]; // e.g. ["setpriv", "--reuid=65534", ...]
 }
 
 export interface RunResult {
@@ -85,31 +81,10 @@ export interface RunResult {
   hung: boolean; // the safety net fired
 }
 
-export function childEnv(o: RunOpts): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("A2A_")) env[k] = v;
-  if (o.dir) env.A2A_DIR = o.dir;
-  for (const [k, v] of Object.entries(o.env ?? {})) {
-    if (v === undefined) delete env[k];
-    else env[k] = v;
-  }
-  return env;
-}
-
-// Spawns `a2a ARGS...`; stdin gets o.stdin (or nothing) and is closed at once, so a command
-// that reads a piped stdin never waits for more.
-export function spawnA2A(ctx: Ctx, args: string[], o: RunOpts = {}): Subprocess<"pipe", "pipe", "pipe"> {
-  const p = Bun.spawn({
-    cmd: [...(o.prefix ?? []), ctx.bin, ...args],
-    env: childEnv(o),
-    cwd: o.cwd,
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  feed(p, o.stdin);
-  return p;
-}
+// Spawns `a2a ARGS...` through the shared harness (tests/harness/run.ts); stdin is a pipe fed
+// o.stdin (or nothing) and closed at once, so a command that reads a piped stdin never waits
+// for more.
+export const spawnA2A = (ctx: Ctx, args: string[], o: RunOpts = {}) => spawnBin(args, { ...o, bin: ctx.bin, pipeStdin: true });
 
 // Collects a spawned process's output and status; kills it (-9) if it outlives limitMs.
 export async function finish(p: Subprocess<any, "pipe", "pipe">, started: number, limitMs = 60_000): Promise<RunResult> {
@@ -127,15 +102,6 @@ export async function finish(p: Subprocess<any, "pipe", "pipe">, started: number
 export async function a2a(ctx: Ctx, args: string[], o: RunOpts = {}): Promise<RunResult> {
   const t0 = performance.now();
   return finish(spawnA2A(ctx, args, o), t0, o.limitMs);
-}
-
-export function feed(p: Subprocess<"pipe", any, any>, data?: string | Uint8Array): void {
-  try {
-    if (data !== undefined) p.stdin.write(data);
-    p.stdin.end();
-  } catch {
-    // the process already exited: its status tells the story
-  }
 }
 
 const DOCUMENTED_EXITS = new Set([0, 1, 2, 3, 4, 124]);
@@ -189,26 +155,13 @@ export function recordProblem(rec: SlotRecord, name: string): string | undefined
 // path -> "type:size:content-hash" for every entry under `dir` (skipping `exclude` subtrees).
 export function snapshot(dir: string, exclude: string[] = []): Map<string, string> {
   const out = new Map<string, string>();
-  const walk = (d: string) => {
-    let entries: string[];
-    try {
-      entries = readdirSync(d);
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const p = join(d, e);
-      if (exclude.includes(p)) continue;
-      const st = lstatSync(p);
-      if (st.isDirectory()) {
-        out.set(p, `dir:${(st.mode & 0o7777).toString(8)}`);
-        walk(p);
-      } else if (st.isSymbolicLink()) out.set(p, `link:${readlinkSync(p)}`);
-      else if (st.isFile()) out.set(p, `file:${st.size}:${Bun.hash(readFileSync(p)).toString(16)}:${(st.mode & 0o7777).toString(8)}`);
-      else out.set(p, `other:${st.mode}`);
-    }
-  };
-  walk(dir);
+  walkTree(dir, (p, _rel, st) => {
+    if (exclude.includes(p)) return false;
+    if (st.isDirectory()) out.set(p, `dir:${(st.mode & 0o7777).toString(8)}`);
+    else if (st.isSymbolicLink()) out.set(p, `link:${readlinkSync(p)}`);
+    else if (st.isFile()) out.set(p, `file:${st.size}:${Bun.hash(readFileSync(p)).toString(16)}:${(st.mode & 0o7777).toString(8)}`);
+    else out.set(p, `other:${st.mode}`);
+  });
   return out;
 }
 

@@ -16,101 +16,19 @@
 
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Subprocess } from "bun";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { a2a, childEnv, type Ctx, diffSnapshots, ms, msLine, type Outcome, scenarioDir, short, skip, snapshot, Verdict } from "./common";
+import { childEnv } from "../../tests/harness/run";
+import { connect as connectMcp, RawClient } from "../../tests/harness/mcp";
+import { a2a, type Ctx, diffSnapshots, ms, msLine, type Outcome, scenarioDir, short, skip, snapshot, Verdict } from "./common";
 
 const LIMIT = 4096; // A2A_MAX_BYTES of the servers here, so "over the limit" is cheap to send
 
-// A server driven by raw lines: what a buggy or hostile client sends.
-class RawServer {
-  proc: Subprocess<"pipe", "pipe", "pipe">;
-  private buf = "";
-  private waiters = new Map<number | string, (msg: any) => void>();
-  stderr = "";
-  exited: Promise<number | null>;
-  private nextId = 1000;
-  constructor(ctx: Ctx, store: string) {
-    this.proc = Bun.spawn({
-      cmd: [ctx.bin, "mcp"],
-      env: childEnv({ dir: store, env: { A2A_MAX_BYTES: String(LIMIT) } }),
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    this.exited = this.proc.exited.then(() => (this.proc.signalCode ? null : this.proc.exitCode));
-    void this.pump();
-    void new Response(this.proc.stderr).text().then((t) => (this.stderr = t));
-  }
-  private async pump() {
-    const dec = new TextDecoder();
-    try {
-      for await (const chunk of this.proc.stdout) {
-        this.buf += dec.decode(chunk, { stream: true });
-        for (let nl = this.buf.indexOf("\n"); nl >= 0; nl = this.buf.indexOf("\n")) {
-          const line = this.buf.slice(0, nl);
-          this.buf = this.buf.slice(nl + 1);
-          let msg: any;
-          try {
-            msg = JSON.parse(line);
-          } catch {
-            this.garbage.push(line);
-            continue;
-          }
-          if (msg && msg.id !== undefined && this.waiters.has(msg.id)) {
-            this.waiters.get(msg.id)!(msg);
-            this.waiters.delete(msg.id);
-          }
-        }
-      }
-    } catch {
-      // the pipe closed under us: exited tells the rest
-    }
-  }
-  garbage: string[] = []; // stdout lines that are not JSON: must stay empty
-  send(line: string | Uint8Array) {
-    this.proc.stdin.write(typeof line === "string" ? line + "\n" : line);
-    this.proc.stdin.flush();
-  }
-  // Sends a request and resolves with its response, or undefined if none came within limitMs.
-  request(method: string, params?: unknown, limitMs = 20_000): Promise<any> {
-    const id = this.nextId++;
-    return new Promise((resolve) => {
-      const t = setTimeout(() => {
-        this.waiters.delete(id);
-        resolve(undefined);
-      }, limitMs);
-      this.waiters.set(id, (msg) => {
-        clearTimeout(t);
-        resolve(msg);
-      });
-      try {
-        this.send(JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) }));
-      } catch {
-        clearTimeout(t);
-        resolve(undefined);
-      }
-    });
-  }
-  async initialize(): Promise<any> {
-    const r = await this.request("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "a2a-torture", version: "0" } }, 15_000);
-    if (r?.result) this.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
-    return r;
-  }
-  // Resolves with the exit code once the process ends, or "alive" after limitMs.
-  async exitWithin(limitMs: number): Promise<number | null | "alive"> {
-    return Promise.race([this.exited, Bun.sleep(limitMs).then(() => "alive" as const)]);
-  }
-  kill() {
-    this.proc.kill(9);
-  }
-}
+// A server driven by raw lines (what a buggy or hostile client sends): tests/harness/mcp.ts.
+const rawServer = (ctx: Ctx, store: string) => new RawClient(store, { A2A_MAX_BYTES: String(LIMIT) }, ctx.bin);
 
 export async function mcp(ctx: Ctx): Promise<Outcome> {
   const dir = scenarioDir(ctx, "mcp");
   const store = join(dir, "store");
-  const probe = new RawServer(ctx, store);
+  const probe = rawServer(ctx, store);
   const init = await probe.initialize();
   if (!init?.result) {
     const code = await probe.exitWithin(2000);
@@ -136,7 +54,7 @@ export async function mcp(ctx: Ctx): Promise<Outcome> {
   return v.outcome("malformed lines, bad calls and disconnects handled; fds and RSS flat over the waits", figures);
 }
 
-async function malformed(v: Verdict, s: RawServer): Promise<string> {
+async function malformed(v: Verdict, s: RawClient): Promise<string> {
   const lines: [string, string | Uint8Array][] = [
     ["not JSON", "this is not json"],
     ["truncated JSON", '{"jsonrpc":"2.0","id":1,"method":"pi'],
@@ -180,12 +98,8 @@ async function malformed(v: Verdict, s: RawServer): Promise<string> {
   return `${served}/${lines.length} malformed lines each followed by a ping that was answered; unknown method -> error ${unknown?.error?.code}`;
 }
 
-async function connect(ctx: Ctx, store: string, env: Record<string, string> = {}) {
-  const transport = new StdioClientTransport({ command: ctx.bin, args: ["mcp"], env: childEnv({ dir: store, env: { A2A_MAX_BYTES: String(LIMIT), ...env } }), stderr: "pipe" });
-  const client = new Client({ name: "a2a-torture", version: "0" });
-  await client.connect(transport);
-  return { client, transport };
-}
+// An SDK client on a server with the small size limit (tests/harness/mcp.ts).
+const connect = (ctx: Ctx, store: string) => connectMcp(store, { A2A_MAX_BYTES: String(LIMIT) }, { bin: ctx.bin, name: "a2a-torture" });
 
 const body = (r: any) => {
   try {
@@ -267,7 +181,7 @@ async function disconnects(ctx: Ctx, v: Verdict, store: string): Promise<string>
   const out: string[] = [];
   // a. stdin closed while a wait is pending.
   {
-    const s = new RawServer(ctx, store);
+    const s = rawServer(ctx, store);
     await s.initialize();
     void s.request("tools/call", { name: "agent_wait", arguments: { name: "never-a", timeout: 60 } }, 60_000);
     await s.request("ping"); // the wait is in the server's hands

@@ -5,8 +5,8 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { a2a, hasWatch, readUntil, spawnA2A, tempDir, until } from "./helpers";
-import { connect, exitWithin, INIT, inotifyFds, openFds, spawnRaw, text } from "./fixtures/mcp-client";
+import { a2a, exitWithin, hasWatch, inotifyFds, openFds, readUntil, spawnA2A, tempDir, until } from "../harness/run";
+import { connect, INIT, spawnRaw, text } from "../harness/mcp";
 
 setDefaultTimeout(90_000);
 

@@ -1,7 +1,7 @@
 // Broadcast topics through the compiled binary: NATS-style wildcards, durable named cursors,
 // and fan-out to several followers, one of them restarted midway.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { a2a, BIN, hasWatch, readUntil, spawnA2A, tempDir, until } from "./helpers";
+import { a2a, BIN, childEnv, hasWatch, readUntil, spawnA2A, tempDir, until } from "../harness/run";
 
 setDefaultTimeout(120_000);
 
@@ -76,7 +76,7 @@ describe("topics", () => {
     for (const s of subs) await until(() => hasWatch(s.pid), 20_000, "a follower's watch");
     const publisher = Bun.spawn({
       cmd: ["bash", "-c", `for i in $(seq 1 ${total}); do t=$([ $((i % 2)) = 0 ] && echo a || echo b); "$A2A_BIN" pub fan.$t "$i" --as pub >/dev/null || exit 1; done`],
-      env: { ...process.env, A2A_BIN: BIN, A2A_DIR: d.path },
+      env: childEnv({ dir: d.path, env: { A2A_BIN: BIN } }),
       stdout: "ignore",
       stderr: "pipe",
     });

@@ -3,7 +3,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, hasWatch, readUntil, spawnA2A, tempDir, until } from "./helpers";
+import { a2a, hasWatch, readUntil, spawnA2A, tempDir, until } from "../harness/run";
 import { MODES, Output, arm, blocked, expectCleanError, recordOf, sh, slotPath } from "./fixtures/core";
 
 setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded

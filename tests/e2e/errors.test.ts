@@ -4,9 +4,9 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, a2a, tempDir, until, type RunResult } from "./helpers";
+import { BIN, a2a, tempDir, until, type RunResult } from "../harness/run";
 import { expectCleanError, snapshot } from "./fixtures/core";
-import { checkName } from "../lib/core/paths";
+import { checkName } from "../../lib/core/paths";
 
 setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
 

@@ -7,50 +7,36 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { a2a, BIN, tempDir } from "./helpers";
+import { a2a, exitWithin, tempDir } from "../harness/run";
+import { connect, INIT, spawnRaw, type Session } from "../harness/mcp";
 
 setDefaultTimeout(120_000);
 
 const ChannelSchema = z.object({ method: z.literal("notifications/claude/channel"), params: z.object({ content: z.string(), meta: z.record(z.string(), z.string()) }) });
 type Channel = z.infer<typeof ChannelSchema>["params"];
 
-interface Peer {
-  client: Client;
-  pid: number;
+interface Peer extends Session {
   pushes: Channel[];
   nextPush(): Promise<Channel>;
-  call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
-  json(name: string, args?: Record<string, unknown>): Promise<any>;
-  close(): Promise<void>;
 }
 
-// One `a2a mcp` in `cwd` with a client that records channel notifications.
+// One `a2a mcp` in `cwd` with a client that records channel notifications; `json` gives a
+// tool's structuredContent.
 async function peer(store: string, cwd: string, env: Record<string, string> = {}): Promise<Peer> {
-  const transport = new StdioClientTransport({ command: BIN, args: ["mcp"], cwd, env: { A2A_DIR: store, ...env }, stderr: "ignore" });
-  const client = new Client({ name: "peers-test", version: "1.0.0" });
   const pushes: Channel[] = [];
   const waiting: ((c: Channel) => void)[] = [];
-  client.setNotificationHandler(ChannelSchema as any, (n: any) => {
-    const w = waiting.shift();
-    if (w) w(n.params);
-    else pushes.push(n.params);
-  });
-  await client.connect(transport);
-  const call = (name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+  const setup = (client: Client) =>
+    client.setNotificationHandler(ChannelSchema as any, (n: any) => {
+      const w = waiting.shift();
+      if (w) w(n.params);
+      else pushes.push(n.params);
+    });
+  const s = await connect(store, env, { cwd, stderr: "ignore", name: "peers-test", setup });
   return {
-    client,
-    pid: transport.pid!,
+    ...s,
+    json: s.structured,
     pushes,
     nextPush: () => (pushes.length ? Promise.resolve(pushes.shift()!) : new Promise((r) => waiting.push(r))),
-    call,
-    async json(name, args) {
-      const r = await call(name, args);
-      if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
-      return r.structuredContent;
-    },
-    close: () => client.close(),
   };
 }
 
@@ -71,10 +57,14 @@ describe("a2a mcp messaging", () => {
       expect(args.list_peers).toEqual(["scope"]);
       expect(args.send_message).toEqual(expect.arrayContaining(["to_id", "message"]));
       expect(args.set_summary).toEqual(["summary"]);
-      expect(args.check_messages).toBeDefined();
+      expect(args.check_messages).toEqual(["limit"]);
       expect(args.whoami).toEqual([]);
       expect(args.reply).toEqual(["message_id", "message"]);
-      for (const t of ["publish_topic", "read_topic", "ack_messages"]) expect(args[t]).toBeDefined();
+      expect({ publish_topic: args.publish_topic, read_topic: args.read_topic, ack_messages: args.ack_messages }).toEqual({
+        publish_topic: ["topic", "message"],
+        read_topic: ["pattern", "from_start", "limit"],
+        ack_messages: ["message_ids"],
+      });
       expect(p.client.getInstructions()).toMatch(/check_messages/);
       expect(p.client.getInstructions()).toMatch(/untrusted/);
     } finally {
@@ -167,17 +157,14 @@ describe("a2a mcp messaging", () => {
   test("a server whose stdin closes exits and leaves no presence behind", async () => {
     using d = tempDir();
     const store = join(d.path, "store");
-    const base: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("A2A_")) base[k] = v;
-    const p = Bun.spawn({ cmd: [BIN, "mcp"], cwd: projDir(d.path, "solo"), env: { ...base, A2A_DIR: store }, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
-    p.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }) + "\n");
+    const p = spawnRaw(store, {}, { cwd: projDir(d.path, "solo") });
+    p.stdin.write(INIT + "\n");
     const reader = p.stdout.getReader();
     const first = await reader.read(); // the initialize answer: presence is registered by now
     expect(new TextDecoder().decode(first.value)).toContain('"id":1');
     expect(peerFiles(store)).toEqual(["solo.json"]);
     p.stdin.end();
-    const exited = await Promise.race([p.exited, Bun.sleep(15_000).then(() => "still running")]);
-    expect(exited).toBe(0);
+    expect(await exitWithin(p, 15_000)).toBe(0);
     expect(peerFiles(store)).toEqual([]);
   });
 

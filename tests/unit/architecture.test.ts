@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { ROOT } from "./helpers";
+import { ROOT } from "../harness/run";
 
 function sources(dir: string, ext = /\.ts$/): string[] {
   return (readdirSync(join(ROOT, dir), { recursive: true }) as string[])

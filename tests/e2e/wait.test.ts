@@ -4,7 +4,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, spawnA2A, tempDir, until } from "./helpers";
+import { a2a, spawnA2A, tempDir, until } from "../harness/run";
 import { MODES, arm, blocked, expectCleanError, recordOf, sh, shellEnv, slotPath } from "./fixtures/core";
 
 setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded

@@ -3,9 +3,9 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, tempDir } from "./helpers";
+import { a2a, tempDir } from "../harness/run";
 import { expectCleanError } from "./fixtures/core";
-import pkg from "../package.json" with { type: "json" };
+import pkg from "../../package.json" with { type: "json" };
 
 setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
 

@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { a2a, hasWatch, spawnA2A, tempDir, until } from "./helpers";
-import { MODES, Output, arm, blocked, expectCleanError, recordOf, slotPath } from "./fixtures/core";
+import { a2a, hasWatch, spawnA2A, tempDir, until } from "../harness/run";
+import { MODES, Output, arm, blocked, buildShim, expectCleanError, recordOf, slotPath } from "./fixtures/core";
 
 setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
 
@@ -22,14 +22,7 @@ const FUSE_MAGIC = 0x65735546;
 // ---------------------------------------------------------------------------------------------
 // 1. statfs detection, with the LD_PRELOAD shim
 
-function buildShim(): { so?: string; why?: string; dir?: string } {
-  if (!Bun.which("gcc")) return { why: "gcc is not installed" };
-  const dir = mkdtempSync(join(tmpdir(), "a2a-shim-"));
-  const so = join(dir, "fake-nfs.so");
-  const r = Bun.spawnSync(["gcc", "-shared", "-fPIC", "-O2", "-o", so, join(import.meta.dir, "fixtures", "fake-nfs.c"), "-ldl"], { stderr: "pipe" });
-  return r.exitCode === 0 ? { so, dir } : { why: `gcc failed: ${r.stderr.toString().trim()}`, dir };
-}
-const shim = buildShim();
+const shim = buildShim("fake-nfs");
 if (shim.why) console.warn(`nfs.test.ts: skipping the statfs shim tests: ${shim.why}`);
 afterAll(() => shim.dir && rmSync(shim.dir, { recursive: true, force: true }));
 

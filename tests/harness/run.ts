@@ -1,0 +1,160 @@
+// The one harness for driving a2a as a real process, shared by the tests (tests/e2e/) and the
+// bench and torture programs (bench/): where the binary is, the environment a child gets,
+// temporary stores, spawning and running the binary, and waiting on its output or on
+// /proc. Nothing here sleeps to wait for a condition: waits are on output, exit, or files,
+// each with a generous upper bound. (MCP clients: ./mcp.ts. Building: ../build.ts.)
+import { lstatSync, mkdtempSync, readdirSync, readlinkSync, rmSync, type Stats } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
+
+export const ROOT = join(import.meta.dir, "..", "..");
+// The binary under test: $A2A_BIN (lets parallel work use separate binaries), else dist/a2a.
+export const BIN = process.env.A2A_BIN ? resolve(process.env.A2A_BIN) : join(ROOT, "dist", "a2a");
+
+export interface RunResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
+export interface EnvOptions {
+  dir?: string; // the store: passed as A2A_DIR
+  env?: Record<string, string | undefined>; // extra settings; undefined removes one
+}
+
+export interface RunOptions extends EnvOptions {
+  stdin?: string | Uint8Array; // what the child reads (nothing: stdin is /dev/null)
+  pipeStdin?: boolean; // stdin is a real pipe, fed `stdin` (or nothing) and closed at once
+  cwd?: string;
+  bin?: string; // another binary than BIN
+  prefix?: string[]; // run through this, e.g. ["setpriv", "--reuid=65534", ...]
+}
+
+// This process's environment without any A2A_* setting, plus the store and `env`: what a
+// child sees, so a developer's own A2A_DIR or A2A_AGENT never leaks into a test.
+export function childEnv(o: EnvOptions = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("A2A_")) env[k] = v;
+  if (o.dir) env.A2A_DIR = o.dir;
+  for (const [k, v] of Object.entries(o.env ?? {})) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+export function tempDir(prefix = "a2a-test-"): { path: string; [Symbol.dispose](): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+// Spawns `a2a ARGS...` with piped stdout/stderr.
+export function spawnA2A(args: string[], o: RunOptions = {}): Subprocess<any, "pipe", "pipe"> {
+  const cmd = [...(o.prefix ?? []), o.bin ?? BIN, ...args];
+  const common = { cmd, env: childEnv(o), cwd: o.cwd, stdout: "pipe", stderr: "pipe" } as const;
+  if (!o.pipeStdin) return Bun.spawn({ ...common, stdin: o.stdin === undefined ? "ignore" : new Blob([o.stdin]) });
+  const p = Bun.spawn({ ...common, stdin: "pipe" });
+  try {
+    if (o.stdin !== undefined) p.stdin.write(o.stdin);
+    p.stdin.end();
+  } catch {
+    // the process already exited: its status tells the story
+  }
+  return p;
+}
+
+// Collects a finished process's stdout, stderr and exit code.
+export async function collect(p: Subprocess<any, "pipe", "pipe">): Promise<RunResult> {
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { stdout, stderr, code };
+}
+
+// Runs `a2a ARGS...` to completion.
+export const a2a = (args: string[], o: RunOptions = {}): Promise<RunResult> => collect(spawnA2A(args, o));
+
+// Resolves once `text` satisfies `pred`, reading the stream incrementally; returns all text read.
+export async function readUntil(stream: ReadableStream<Uint8Array>, pred: (text: string) => boolean, limitMs = 20_000): Promise<string> {
+  const reader = stream.getReader();
+  const dec = new TextDecoder();
+  let text = "";
+  const deadline = setTimeout(() => reader.cancel().catch(() => {}), limitMs);
+  try {
+    while (!pred(text)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += dec.decode(value, { stream: true });
+    }
+  } finally {
+    clearTimeout(deadline);
+    reader.releaseLock();
+  }
+  return text;
+}
+
+// Polls `cond` (cheap filesystem checks only) every `everyMs` until true; throws after
+// `limitMs`. For conditions with no event to wait on, such as "the waiter holds its watch".
+export async function until(cond: () => boolean, limitMs = 20_000, what = "condition", everyMs = 5): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(everyMs);
+  }
+}
+
+// Resolves with the exit code, or rejects if the process is still running after `limitMs`.
+export function exitWithin(p: { exited: Promise<number> }, limitMs = 10_000): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`process still running after ${limitMs} ms`)), limitMs);
+    p.exited.then((code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
+// Calls `visit` for every entry below `dir`, depth first in name order, with its path, its
+// path relative to `dir` and its lstat; a directory is entered unless `visit` returns false.
+// An unreadable or vanished directory is skipped. (Snapshots of stores are built on this.)
+export function walkTree(dir: string, visit: (path: string, rel: string, st: Stats) => boolean | void): void {
+  const walk = (d: string, rel: string) => {
+    let names: string[];
+    try {
+      names = readdirSync(d).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const path = join(d, name);
+      const r = rel ? `${rel}/${name}` : name;
+      const st = lstatSync(path);
+      if (visit(path, r, st) !== false && st.isDirectory()) walk(path, r);
+    }
+  };
+  walk(dir, "");
+}
+
+// ---- what /proc shows of a process ----------------------------------------------------------
+
+export const openFds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
+
+// The inotify instances process `pid` holds (0 when it is gone).
+export function inotifyFds(pid: number): number {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return 0;
+  }
+  return fds.filter((fd) => {
+    try {
+      return readlinkSync(`/proc/${pid}/fd/${fd}`) === "anon_inode:inotify";
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
+// True once process `pid` holds an inotify instance: the waiter has registered its watch, so
+// a publish from now on exercises the wake path rather than the initial check.
+export const hasWatch = (pid: number): boolean => inotifyFds(pid) > 0;

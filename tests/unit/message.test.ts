@@ -1,0 +1,105 @@
+// Message records, message ids and claim file names (lib/mail/message.ts, lib/mail/claim.ts):
+// a reader accepts only whole messages filed under their own id, and claim names parse back
+// to exactly the holder that wrote them.
+import { describe, expect, test } from "bun:test";
+import { variant as variantOf } from "./support";
+import { parseClaim } from "../../lib/mail/claim";
+import { decodeMessage, encodeMessage, idOfFile, isMessageId, newMessageId, type Message } from "../../lib/mail/message";
+import { hostTag } from "../../lib/core/owner";
+
+const ID = "1764507972123000-3f2a-1k3d-a9c2e1";
+const msg: Message = { a2a: 1, id: ID, from: "alice", to: "bob", body: "héllo\nworld", size: 12, sent_at: 1764507972.123, reply_to: null, host: "box", pid: 4242 };
+const ENCODED = `{"a2a":1,"id":"${ID}","from":"alice","to":"bob","body":"héllo\\nworld","size":12,"sent_at":1764507972.123,"reply_to":null,"host":"box","pid":4242}\n`;
+
+const variant = (patch: Record<string, unknown>) => variantOf(ENCODED, patch);
+
+describe("isMessageId", () => {
+  test("16 digits, 4 hex, base-36 pid, 6 hex", () => {
+    for (const id of [ID, "0000000000000000-0000-0-000000", "9999999999999999-ffff-zzzzzz-ffffff"]) expect(isMessageId(id)).toBe(true);
+  });
+
+  test("anything else is not an id", () => {
+    const bad = [
+      "", "176450797212300-3f2a-1k3d-a9c2e1", "17645079721230000-3f2a-1k3d-a9c2e1", "1764507972123000-3F2A-1k3d-a9c2e1",
+      "1764507972123000-3f2-1k3d-a9c2e1", "1764507972123000-3f2a--a9c2e1", "1764507972123000-3f2a-1K3D-a9c2e1",
+      "1764507972123000-3f2a-1k3d-a9c2e", "1764507972123000-3f2a-1k3d-a9c2e12", `${ID}.json`, `.${ID}`, `${ID}\n`, `${ID},box,1,2`,
+    ];
+    for (const id of bad) expect({ id, ok: isMessageId(id) }).toEqual({ id, ok: false });
+    for (const v of [undefined, null, 1764507972123000, [ID]]) expect(isMessageId(v)).toBe(false);
+  });
+
+  test("newMessageId makes valid ids, strictly increasing within one store", () => {
+    const store = { host: "box" } as unknown as Parameters<typeof newMessageId>[0];
+    const ids = Array.from({ length: 2000 }, () => newMessageId(store));
+    expect(ids.filter((id) => !isMessageId(id))).toEqual([]);
+    for (let i = 1; i < ids.length; i++) if (!(ids[i - 1] < ids[i])) throw new Error(`ids out of order at ${i}: ${ids[i - 1]} then ${ids[i]}`);
+    // The pid part is this process's pid in base 36.
+    expect(ids[0].split("-")[2]).toBe(process.pid.toString(36));
+  });
+
+  test("idOfFile takes the id of ID.json only", () => {
+    expect(idOfFile(`${ID}.json`)).toBe(ID);
+    for (const f of [ID, `${ID}.json.tmp`, `.${ID}.json`, "x.json", `${ID}.JSON`]) expect({ f, id: idOfFile(f) }).toEqual({ f, id: undefined });
+  });
+});
+
+describe("decodeMessage", () => {
+  test("returns exactly what encodeMessage wrote, with size computed from the body", () => {
+    expect(encodeMessage({ ...msg, size: 0 })).toBe(ENCODED);
+    expect(decodeMessage(ENCODED, ID)).toEqual(msg);
+    const reply = { ...msg, reply_to: "1764507972000000-3f2a-1k3d-000000" };
+    expect(decodeMessage(encodeMessage(reply), ID)).toEqual(reply);
+  });
+
+  test("a torn file is rejected: no trailing newline, or cut anywhere", () => {
+    expect(decodeMessage(ENCODED.slice(0, -1), ID)).toBeUndefined();
+    for (let cut = 0; cut < ENCODED.length - 1; cut++) {
+      expect({ cut, m: decodeMessage(ENCODED.slice(0, cut), ID) }).toEqual({ cut, m: undefined });
+      expect({ cut, m: decodeMessage(ENCODED.slice(0, cut) + "\n", ID) }).toEqual({ cut, m: undefined });
+    }
+  });
+
+  test("a message filed under another id is rejected", () => {
+    expect(decodeMessage(ENCODED, "1764507972123000-3f2a-1k3d-a9c2e2")).toBeUndefined();
+    expect(decodeMessage(variant({ id: undefined }), ID)).toBeUndefined();
+  });
+
+  test("wrong or missing fields are rejected", () => {
+    const bad: Record<string, unknown>[] = [
+      { a2a: 2 }, { a2a: "1" }, { a2a: undefined },
+      { body: undefined }, { body: 5 }, { body: null },
+      { from: undefined }, { from: 1 },
+      { size: 11 }, { size: 13 }, { size: "12" }, { size: undefined },
+      { body: "hello\nworld" }, // 11 bytes, size says 12
+      { sent_at: "1764507972" }, { sent_at: undefined },
+      { reply_to: 5 }, { reply_to: undefined }, { reply_to: {} },
+    ];
+    for (const patch of bad) expect({ patch, m: decodeMessage(variant(patch), ID) }).toEqual({ patch, m: undefined });
+  });
+
+  test("text that is not a message object is rejected", () => {
+    for (const text of ["", "\n", "null\n", "[]\n", "{}\n", "nope\n", ENCODED + ENCODED]) expect({ text, m: decodeMessage(text, ID) }).toEqual({ text, m: undefined });
+  });
+});
+
+describe("parseClaim", () => {
+  test("ID,HOST,PID,MS parses to its parts", () => {
+    expect(parseClaim(`${ID},box-1.example.org,4242,1764507972123`)).toEqual({ id: ID, host: "box-1.example.org", pid: 4242, ms: 1764507972123 });
+    expect(parseClaim(`${ID},_,0,0`)).toEqual({ id: ID, host: "_", pid: 0, ms: 0 });
+  });
+
+  test("a claim name built from any host name parses back to that host's tag", () => {
+    for (const host of ["box", "my,host name", "héllo", ""]) {
+      const c = parseClaim(`${ID},${hostTag(host)},17,1764507972123`);
+      expect(c).toEqual({ id: ID, host: hostTag(host), pid: 17, ms: 1764507972123 });
+    }
+  });
+
+  test("anything else is not a claim", () => {
+    const bad = [
+      "", `${ID}.json`, ID, `${ID},box,1`, `${ID},box,1,2,3`, `${ID},bo,x,1,2`, `nope,box,1,2`, `${ID}.json,box,1,2`,
+      `${ID},box,-1,2`, `${ID},box,1.5,2`, `${ID},box,,2`, `${ID},box,0x1f,2`, `${ID},box,1,2.5`, `${ID},box,1,`, `${ID},box,1,-2`, `${ID},box, 1,2`,
+    ];
+    for (const f of bad) expect({ f, c: parseClaim(f) }).toEqual({ f, c: undefined });
+  });
+});
