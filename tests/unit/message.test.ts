@@ -29,7 +29,7 @@ describe("isMessageId", () => {
   });
 
   test("newMessageId makes valid ids, strictly increasing within one store", () => {
-    const store = { host: "box" } as unknown as Parameters<typeof newMessageId>[0];
+    const store = { host: "box", lastIdUs: 0 } as unknown as Parameters<typeof newMessageId>[0];
     const ids = Array.from({ length: 2000 }, () => newMessageId(store));
     expect(ids.filter((id) => !isMessageId(id))).toEqual([]);
     for (let i = 1; i < ids.length; i++) if (!(ids[i - 1] < ids[i])) throw new Error(`ids out of order at ${i}: ${ids[i - 1]} then ${ids[i]}`);

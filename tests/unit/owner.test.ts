@@ -3,7 +3,8 @@
 // the host name.
 import { describe, expect, test } from "bun:test";
 import { holderGone, hostTag, LOCAL_LEASE_FACTOR, pidAlive } from "../../lib/core/owner";
-import { DEFAULT_HEARTBEAT_MS, isLive, type Peer } from "../../lib/presence/peers";
+import { DEFAULT_HEARTBEAT_MS } from "../../lib/core/config";
+import { isLive, type Peer } from "../../lib/presence/peers";
 
 type Store = Parameters<typeof holderGone>[0];
 const storeOn = (host: string) => ({ host }) as unknown as Store;
