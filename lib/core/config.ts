@@ -156,7 +156,7 @@ function checkRoot(store: Store): void {
       st = statSync(p);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" && dirname(p) !== p) continue;
+      if ((code === "ENOENT" || code === "ENOTDIR") && dirname(p) !== p) continue;
       throw ioError(err, `opening ${where}`);
     }
     if (!st.isDirectory()) {
