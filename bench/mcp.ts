@@ -21,7 +21,7 @@ import { parseArgs } from "node:util";
 import { connect } from "../tests/harness/mcp";
 import { BIN, childEnv } from "../tests/harness/run";
 import { openStore } from "../lib/core/config";
-import { ensureDir } from "../lib/core/config";
+import { ensureDir } from "../lib/core/guard";
 import { slotFile, slotsDir, tmpDir } from "../lib/core/paths";
 import { encodeRecord, nowSec } from "../lib/slots/record";
 import { publishSlot } from "../lib/slots/slot";

@@ -22,7 +22,8 @@ import { ensureInbox, encodeMessage, newMessageId } from "../lib/mail/message";
 import { msgFile, newDir } from "../lib/core/paths";
 import { sendMessage } from "../lib/mail/send";
 import { receive } from "../lib/mail/receive";
-import { ensureDir, openStore } from "../lib/core/config";
+import { openStore } from "../lib/core/config";
+import { ensureDir } from "../lib/core/guard";
 import { tmpDir } from "../lib/core/paths";
 
 const arg = (name: string, dflt: number) => {

@@ -12,7 +12,8 @@ import { lstatSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
 import { TMP_STALE_MS } from "./core/atomic";
 import type { Store } from "./core/config";
-import { entries, unlinkQuiet } from "./core/fs";
+import { entries } from "./core/fs";
+import { ensureDir, removeFile } from "./core/guard";
 import { STALE_MS, withLock } from "./core/lock";
 import { inboxesDir, isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir } from "./core/paths";
 import { recoverClaims } from "./mail/claim";
@@ -46,7 +47,7 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
   for (const file of entries(tmpDir(store))) {
     const p = join(tmpDir(store), file);
     const st = lstatQuiet(p);
-    if (TEMP_RE.test(file) && st?.isFile() && now - st.mtimeMs > tmpMaxAgeMs && unlinkQuiet(p)) report.temp_files++;
+    if (TEMP_RE.test(file) && st?.isFile() && now - st.mtimeMs > tmpMaxAgeMs && removeFile(store, p)) report.temp_files++;
   }
   for (const name of entries(streamsDir(store))) {
     if (!isValidName(name) || readSlot(store, name).kind !== "absent") continue;
@@ -58,7 +59,9 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
     }).catch(() => false);
     if (removed) report.orphan_streams.push(name);
   }
-  for (const file of entries(locksDir(store))) {
+  const locks = entries(locksDir(store));
+  if (locks.length) ensureDir(store, locksDir(store)); // never rmdir through a link
+  for (const file of locks) {
     const p = join(locksDir(store), file);
     const st = lstatQuiet(p);
     const name = lockNameOf(file);
@@ -80,7 +83,7 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
 async function removeTombstone(store: Store, name: string): Promise<boolean> {
   return withLock(store, name, () => {
     const r = readSlot(store, name);
-    return r.kind === "absent" && !r.expired && !!r.last && unlinkQuiet(slotFile(store, name));
+    return r.kind === "absent" && !r.expired && !!r.last && removeFile(store, slotFile(store, name));
   });
 }
 

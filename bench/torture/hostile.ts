@@ -271,15 +271,17 @@ async function garbage(ctx: Ctx, tryIt: TryIt, store: string, structural: string
   await g("publish over a directory", ["publish", "Y", "fixed"], [1]);
   await g("publish over a FIFO", ["publish", "F", "fixed"], [0, 1]);
   await g("publish with a plain file as lock", ["publish", "K", "v"], [0, 1]);
+  // A foreign file where a stream directory belongs is never removed to make room.
   await g("start good (streams/good is a file)", ["start", "good"], [0]);
-  await g("append good", ["append", "good", "c1"], [0]);
+  await g("append good (streams/good is still a file)", ["append", "good", "c1"], [1]);
   await g("clear a directory slot", ["clear", "Y"], [0, 1]);
   await g("clear random bytes", ["clear", "W"], [0]);
   await g("clear --all with garbage", ["clear", "--all"], [0, 1]);
   await g("gc after", ["gc"], [0]);
 
   // Stores whose structure is wrong: clear errors, no writes elsewhere (the missing
-  // directories a write creates before it fails are allowed).
+  // directories a write creates before it fails are allowed). A directory holding a file
+  // named slots or tmp is no a2a store (exit 2 before anything is written).
   const [slotsFile, tmpFile, rootFile] = structural;
   mkdirSync(slotsFile, { recursive: true });
   writeFileSync(join(slotsFile, "slots"), "a file");
@@ -287,10 +289,10 @@ async function garbage(ctx: Ctx, tryIt: TryIt, store: string, structural: string
   writeFileSync(join(tmpFile, "tmp"), "a file");
   writeFileSync(rootFile, "a file where the store belongs");
   for (const [dir, what] of [[slotsFile, "slots/ is a file"], [tmpFile, "tmp/ is a file"], [rootFile, "the store is a file"]]) {
-    await tryIt("garbage", `publish (${what})`, ["publish", "a", "v"], { dir, expect: [1] });
+    await tryIt("garbage", `publish (${what})`, ["publish", "a", "v"], { dir, expect: [1, 2] });
     await tryIt("garbage", `status (${what})`, ["status"], { dir, expect: [0, 1] });
-    await tryIt("garbage", `wait (${what})`, ["wait", "a", "--timeout", "0.2"], { dir, expect: [1, 124] });
-    await tryIt("garbage", `gc (${what})`, ["gc"], { dir, expect: [0, 1] });
+    await tryIt("garbage", `wait (${what})`, ["wait", "a", "--timeout", "0.2"], { dir, expect: [1, 2, 124] });
+    await tryIt("garbage", `gc (${what})`, ["gc"], { dir, expect: [0, 1, 2] });
   }
   await tryIt("garbage", "--dir ''", ["--dir", "", "publish", "a", "v"], { expect: [2] });
   await tryIt("garbage", "--dir too long", ["--dir", join(P, "x".repeat(300)), "publish", "a", "v"], { expect: [1] });

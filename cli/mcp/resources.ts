@@ -12,7 +12,7 @@ import { ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { isValidName, slotNameOf, slotsDir } from "../../lib/core/paths";
 import { listSlots, readSlot } from "../../lib/slots/slot";
-import { ensureDir } from "../../lib/core/config";
+import { ensureDir } from "../../lib/core/guard";
 import { subscribe } from "../../lib/core/watch";
 import type { McpCtx } from "./context";
 

@@ -14,8 +14,10 @@ import { closeSync, fsyncSync, linkSync, openSync, renameSync, writeSync } from 
 import { randomHex } from "./digest";
 import { ioError } from "./errors";
 import { unlinkQuiet } from "./fs";
-import { tempFile, tmpDir } from "./paths";
-import { ensureDir, type Store } from "./config";
+import { markerFile, tempFile, tmpDir } from "./paths";
+import { dirname } from "node:path";
+import { type Store } from "./config";
+import { ensureDir } from "./guard";
 
 export const TMP_STALE_MS = 60 * 60 * 1000;
 
@@ -25,6 +27,7 @@ function tempName(store: Store): string {
 
 function writeTemp(store: Store, data: string | Uint8Array): string {
   ensureDir(store, tmpDir(store));
+  writePendingMarker(store);
   const temp = tempName(store);
   const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   const fd = openSync(temp, "wx", store.fileMode);
@@ -45,10 +48,20 @@ function writeTemp(store: Store, data: string | Uint8Array): string {
   return temp;
 }
 
+// The first write of a process into a store that has no marker yet writes the marker first
+// (lib/core/guard.ts decided it may be one). Exclusive: a concurrent first writer's is as good.
+function writePendingMarker(store: Store): void {
+  const marker = store.pendingMarker;
+  if (!marker) return;
+  store.pendingMarker = undefined;
+  createAtomic(store, markerFile(store), JSON.stringify(marker) + "\n");
+}
+
 // Replaces `dest` with `data` atomically. Throws A2AError(EIO) with the store untouched.
 export function writeAtomic(store: Store, dest: string, data: string | Uint8Array): void {
   let temp: string | undefined;
   try {
+    ensureDir(store, dirname(dest)); // never through a link out of the store
     temp = writeTemp(store, data);
     renameSync(temp, dest);
     temp = undefined;
@@ -63,6 +76,7 @@ export function writeAtomic(store: Store, dest: string, data: string | Uint8Arra
 export function createAtomic(store: Store, dest: string, data: string | Uint8Array): boolean {
   let temp: string | undefined;
   try {
+    ensureDir(store, dirname(dest));
     temp = writeTemp(store, data);
     linkSync(temp, dest);
     return true;

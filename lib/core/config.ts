@@ -36,6 +36,15 @@ export interface Settings {
   debug: boolean; // A2A_DEBUG: stack traces with errors
 }
 
+// ROOT/store.json: what makes a directory an a2a store (lib/core/guard.ts).
+export interface Marker {
+  a2a: 1;
+  format: 1;
+  mode: "private" | "shared";
+  created_by: string;
+  created_at: number;
+}
+
 export interface Store extends Settings {
   root: string;
   rootFrom: "--dir" | "A2A_DIR" | "default"; // where the root came from, for messages and doctor
@@ -46,6 +55,9 @@ export interface Store extends Settings {
   watches: Map<string, DirWatch>; // one directory watch per directory (lib/core/watch.ts)
   lastIdUs: number; // the last message id's microseconds: ids grow strictly (lib/mail/message.ts)
   users: Map<number, string> | undefined; // uid -> user name, read from /etc/passwd once
+  guarded: Set<string>; // directories checked (or made) by lib/core/guard.ts in this process
+  gid: number; // a shared store's group (its root's gid), once guarded
+  pendingMarker: Marker | undefined; // the marker lib/core/atomic.ts writes with the next write
 }
 
 export interface StoreOptions {
@@ -139,6 +151,9 @@ export function openStore(opts: StoreOptions = {}): Store {
     watches: new Map(),
     lastIdUs: 0,
     users: undefined,
+    guarded: new Set(),
+    gid: -1,
+    pendingMarker: undefined,
   };
   checkRoot(store);
   return store;
@@ -172,15 +187,6 @@ function checkRoot(store: Store): void {
       }
     }
     return;
-  }
-}
-
-// Creates `dir` (and parents) with the store's mode; a no-op when it exists.
-export function ensureDir(store: Store, dir: string): void {
-  try {
-    mkdirSync(dir, { recursive: true, mode: store.dirMode });
-  } catch (err) {
-    throw ioError(err, `creating ${dir}`);
   }
 }
 

@@ -25,7 +25,8 @@
 // a holder's lock is broken and its late write may land after another writer's.
 
 import { lstatSync, mkdirSync, rmdirSync } from "node:fs";
-import { ensureDir, type Store } from "./config";
+import { type Store } from "./config";
+import { ensureDir } from "./guard";
 import { A2AError, ioError } from "./errors";
 import { lockFile, locksDir } from "./paths";
 

@@ -11,6 +11,8 @@
 //   ROOT/peers/NAME.json               presence of running agents
 //   ROOT/identities/HASH.json          names handed out per directory
 //
+//   ROOT/store.json                    the marker: this directory is an a2a store (lib/core/guard.ts)
+//
 // Names never start with "." so dot-files anywhere are foreign or temporary and are skipped.
 
 import { join } from "node:path";
@@ -39,6 +41,10 @@ export const checkAgent = (name: unknown, what = "agent name") => checkName(name
 const JSON_EXT = ".json";
 export const SLOT_EXT = JSON_EXT;
 export const CHUNK_DIGITS = 10;
+
+// The store itself: its marker, and every name a2a creates at its top.
+export const markerFile = (s: Store) => join(s.root, "store.json");
+export const STORE_NAMES = ["store.json", "tmp", "slots", "locks", "streams", "topics", "subs", "inbox", "peers", "identities", "tasks", "leases"];
 
 // Slots.
 export const tmpDir = (s: Store) => join(s.root, "tmp");

@@ -48,7 +48,7 @@ function exists(path: string): boolean {
 // Step 1. Returns the claim path, or undefined when another reader took the message first.
 export function claim(store: Store, agent: string, id: string): string | undefined {
   const path = claimFile(store, agent, `${id},${hostTag(store.host)},${process.pid},${Date.now()}`);
-  if (moveMessage(msgFile(newDir(store, agent), id), path, `claiming message ${id}`)) return path;
+  if (moveMessage(store, msgFile(newDir(store, agent), id), path, `claiming message ${id}`)) return path;
   // On NFS a retransmitted rename can report ENOENT although the first attempt succeeded.
   return exists(path) ? path : undefined;
 }
@@ -56,12 +56,12 @@ export function claim(store: Store, agent: string, id: string): string | undefin
 // Step 3: the message was shown (dest "cur") or its sender is not allowed (dest "held").
 export function settle(store: Store, agent: string, claimPath: string, id: string, dest: "cur" | "held"): void {
   const dir = dest === "cur" ? curDir(store, agent) : heldDir(store, agent);
-  moveMessage(claimPath, msgFile(dir, id), `marking message ${id} ${dest === "cur" ? "read" : "held"}`);
+  moveMessage(store, claimPath, msgFile(dir, id), `marking message ${id} ${dest === "cur" ? "read" : "held"}`);
 }
 
 // Step 3': showing failed; the message is unread again.
 export function release(store: Store, agent: string, claimPath: string, id: string): void {
-  moveMessage(claimPath, msgFile(newDir(store, agent), id), `returning message ${id} to unread`);
+  moveMessage(store, claimPath, msgFile(newDir(store, agent), id), `returning message ${id} to unread`);
 }
 
 // Every claim in the inbox, with its path.
@@ -79,7 +79,7 @@ export function recoverClaims(store: Store, agent: string, now = Date.now()): nu
   let n = 0;
   for (const c of listClaims(store, agent)) {
     if (!holderGone(store, c.host, c.pid, now - c.ms, store.claimLeaseMs)) continue;
-    if (moveMessage(c.path, msgFile(newDir(store, agent), c.id), `recovering message ${c.id}`)) n++;
+    if (moveMessage(store, c.path, msgFile(newDir(store, agent), c.id), `recovering message ${c.id}`)) n++;
   }
   return n;
 }

@@ -28,7 +28,7 @@ export function ack(store: Store, agent: string, ids: string[]): AckResult {
   ensureInbox(store, agent);
   const r: AckResult = { acked: [], already: [], missing: [] };
   const cur = (id: string) => msgFile(curDir(store, agent), id);
-  const moved = (from: string, id: string) => moveMessage(from, cur(id), `marking message ${id} read`); // false: try the next place
+  const moved = (from: string, id: string) => moveMessage(store, from, cur(id), `marking message ${id} read`); // false: try the next place
   for (const id of ids) {
     const sources = [msgFile(newDir(store, agent), id), ...listClaims(store, agent).filter((c) => c.id === id).map((c) => c.path), msgFile(heldDir(store, agent), id)];
     if (sources.some((p) => moved(p, id))) r.acked.push(id);

@@ -18,10 +18,11 @@
 
 import { existsSync } from "node:fs";
 import { createAtomic, writeAtomic } from "../core/atomic";
-import { ensureDir, type Store } from "../core/config";
+import { type Store } from "../core/config";
+import { ensureDir, removeFile } from "../core/guard";
 import { hashHex } from "../core/digest";
 import { A2AError } from "../core/errors";
-import { readJsonLine, unlinkQuiet } from "../core/fs";
+import { readJsonLine } from "../core/fs";
 import { holderGone } from "../core/owner";
 import { curDir, heldDir, keyFile as keyPath, keysDir, msgFile, newDir } from "../core/paths";
 import { waitUntil } from "../core/watch";
@@ -83,5 +84,5 @@ export function markDelivered(store: Store, to: string, from: string, key: strin
 
 // Removes a key record this process created a moment ago, when the send failed after all.
 export function dropKey(store: Store, to: string, from: string, key: string): void {
-  unlinkQuiet(keyFile(store, to, from, key));
+  removeFile(store, keyFile(store, to, from, key));
 }

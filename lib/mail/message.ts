@@ -19,8 +19,8 @@
 // base 36, "-", 6 random hex: sorts by send time (within one process strictly), unique across
 // machines. Names starting with "." are never messages.
 
-import { renameSync } from "node:fs";
-import { ensureDir, type Store } from "../core/config";
+import { type Store } from "../core/config";
+import { ensureDir, moveFile } from "../core/guard";
 import { hashHex, randomHex } from "../core/digest";
 import { A2AError, ioError } from "../core/errors";
 import { entries, readJsonLine } from "../core/fs";
@@ -108,16 +108,7 @@ export function readMessageFile(store: Store, path: string, id: string, state: M
 // quarantine). False when the source is gone: another reader moved it first. On NFS a
 // retransmitted rename can report ENOENT although it succeeded: callers that must know
 // check the destination.
-export function moveMessage(from: string, to: string, what: string): boolean {
-  try {
-    renameSync(from, to);
-    return true;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ESTALE") return false;
-    throw ioError(err, what);
-  }
-}
+export const moveMessage = (store: Store, from: string, to: string, what: string): boolean => moveFile(store, from, to, what);
 
 // Message ids in a new/, cur/ or held/ directory, oldest first.
 export const idsIn = (dir: string): string[] => entries(dir).map(idOfFile).filter((i): i is string => !!i).sort();

@@ -11,7 +11,8 @@
 // into new/ directly, or claiming another name (see the file owner reported with each message).
 
 import { writeAtomic } from "../core/atomic";
-import { ensureDir, type Store } from "../core/config";
+import { type Store } from "../core/config";
+import { ensureDir } from "../core/guard";
 import { A2AError, arg, op, text } from "../core/errors";
 import { readJsonLine } from "../core/fs";
 import { withLock } from "../core/lock";
@@ -92,7 +93,7 @@ export async function allowSenders(store: Store, agent: string, names: string[])
     const m = readMessageFile(store, msgFile(heldDir(store, agent), id), id, "held");
     if (typeof m === "object" && accepts(policy, m.from)) {
       // False: released by a concurrent `allow`.
-      if (moveMessage(msgFile(heldDir(store, agent), id), msgFile(newDir(store, agent), id), `releasing message ${id}`)) released++;
+      if (moveMessage(store, msgFile(heldDir(store, agent), id), msgFile(newDir(store, agent), id), `releasing message ${id}`)) released++;
     }
   }
   return { policy, released };

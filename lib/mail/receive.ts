@@ -15,7 +15,8 @@
 // waitUntil) until something was taken, and step 1 repeats every RECOVER_MS, so mail whose
 // reader died is picked up by a waiting reader too.
 
-import { ensureDir, type Store } from "../core/config";
+import { type Store } from "../core/config";
+import { ensureDir } from "../core/guard";
 import { done, ended, type Outcome } from "../core/outcome";
 import { badDir, checkAgent, msgFile, newDir } from "../core/paths";
 import { waitUntil, type WaitOptions } from "../core/watch";
@@ -112,7 +113,7 @@ export async function receive(
 // A file in new/ that is not a message: moved out of the way so it is not read again.
 function quarantine(store: Store, agent: string, path: string, id: string): void {
   ensureDir(store, badDir(store, agent));
-  moveMessage(path, msgFile(badDir(store, agent), id), `quarantining message ${id}`); // false: moved already
+  moveMessage(store, path, msgFile(badDir(store, agent), id), `quarantining message ${id}`); // false: moved already
 }
 
 // Sends `body` and waits for the message answering it (reply_to = its id) in `from`'s inbox.

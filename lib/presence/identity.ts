@@ -12,7 +12,8 @@
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { writeAtomic } from "../core/atomic";
-import { ensureDir, type Store } from "../core/config";
+import { type Store } from "../core/config";
+import { ensureDir } from "../core/guard";
 import { hashHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
 import { readJsonLine } from "../core/fs";

@@ -14,12 +14,13 @@
 //     turns out to have been refreshed meanwhile it is linked back. Inboxes are never touched.
 //   close: the holder removes its own file (also from a process 'exit' hook).
 
-import { linkSync, renameSync } from "node:fs";
+import { linkSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { DEFAULT_HEARTBEAT_MS, type Store } from "../core/config";
 import { randomHex } from "../core/digest";
 import { A2AError } from "../core/errors";
-import { entries, readJsonLine, unlinkQuiet } from "../core/fs";
+import { entries, readJsonLine } from "../core/fs";
+import { moveFile, removeFile } from "../core/guard";
 import { pidAlive } from "../core/owner";
 import { peerFile, peerNameOf, peersDir } from "../core/paths";
 import { nowSec } from "../core/time";
@@ -69,11 +70,7 @@ export function isLive(store: Store, p: Peer, now = nowSec()): boolean {
 // touched by gc), re-read there, and linked back if it turns out to be fresh after all.
 export function sweep(store: Store, judged: Peer): boolean {
   const aside = join(peersDir(store), `.swept.${judged.name}.${process.pid}.${randomHex(4)}`);
-  try {
-    renameSync(peerFile(store, judged.name), aside);
-  } catch {
-    return false; // swept by someone else
-  }
+  if (!moveFile(store, peerFile(store, judged.name), aside, `sweeping the presence of ${judged.name}`)) return false; // swept by someone else
   const now = readPeer(store, aside);
   const stale = !now || (samePeer(now, judged) && now.heartbeat === judged.heartbeat);
   if (!stale) {
@@ -83,7 +80,7 @@ export function sweep(store: Store, judged: Peer): boolean {
       // the name was taken again meanwhile: the newer holder wins
     }
   }
-  unlinkQuiet(aside);
+  removeFile(store, aside);
   return stale;
 }
 

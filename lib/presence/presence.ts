@@ -12,10 +12,11 @@
 //      it again if it vanished (swept while we were frozen), leave it if another holder took it;
 //   4. close() (and a process 'exit' hook): remove the file if it is still ours.
 
-import { readlinkSync, unlinkSync } from "node:fs";
+import { readlinkSync } from "node:fs";
 import { resolve } from "node:path";
 import { createAtomic, writeAtomic } from "../core/atomic";
-import { ensureDir, type Store } from "../core/config";
+import { type Store } from "../core/config";
+import { ensureDir, removeFile } from "../core/guard";
 import { A2AError, ioError } from "../core/errors";
 import { checkAgent, peerFile, peersDir } from "../core/paths";
 import { nowSec } from "../core/time";
@@ -93,7 +94,7 @@ export function startPresence(store: Store, opts: PresenceOptions): Presence {
   timer.unref?.();
   const remove = () => {
     try {
-      if (mine() === "mine") unlinkSync(file);
+      if (mine() === "mine") removeFile(store, file);
     } catch {
       // already gone
     }

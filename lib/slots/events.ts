@@ -3,7 +3,8 @@
 // burst of changes to one slot may fold into one event carrying the latest state (a watch
 // reports that something changed, not every intermediate version); `version` says how far.
 
-import { ensureDir, type Store } from "../core/config";
+import { type Store } from "../core/config";
+import { ensureDir } from "../core/guard";
 import { entries } from "../core/fs";
 import { ended, type Outcome } from "../core/outcome";
 import { checkName, slotNameOf, slotsDir } from "../core/paths";

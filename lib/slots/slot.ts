@@ -13,11 +13,13 @@
 // - invalid input is rejected before anything is touched, so a failed call leaves the store
 //   exactly as it was.
 
-import { rmSync, unlinkSync } from "node:fs";
+import { existsSync, rmdirSync } from "node:fs";
+import { join } from "node:path";
 import { writeAtomic } from "../core/atomic";
-import { checkSize, ensureDir, type Store } from "../core/config";
+import { checkSize, type Store } from "../core/config";
+import { ensureDir, removeFile } from "../core/guard";
 import { A2AError, arg, ioError, op, text } from "../core/errors";
-import { entries, readBounded, recordLimit, unlinkQuiet } from "../core/fs";
+import { entries, readBounded, recordLimit } from "../core/fs";
 import { withLock } from "../core/lock";
 import { checkName, chunkFile, slotFile, slotNameOf, slotsDir, streamDir } from "../core/paths";
 import { nowSec } from "../core/time";
@@ -197,7 +199,7 @@ export async function appendChunk(store: Store, name: string, chunk: string): Pr
     undefined,
     // No record counts the chunk: it must not stay (a failed call leaves the store as it was).
     () => {
-      if (written) unlinkQuiet(written);
+      if (written) removeFile(store, written);
     },
   );
 }
@@ -219,9 +221,23 @@ export function readChunks(store: Store, name: string, after: number, upTo: numb
   return out;
 }
 
+// Removes slot `name`'s chunk files (only files named like chunks; nothing is followed or
+// recursed into), then its stream directory if that left it empty.
 export function removeChunks(store: Store, name: string): void {
-  rmSync(streamDir(store, name), { recursive: true, force: true });
+  const dir = streamDir(store, name);
+  const files = entries(dir);
+  if (!files.length && !existsSync(dir)) return;
+  ensureDir(store, dir); // a link or someone else's directory here is refused, not followed
+  for (const f of files) if (CHUNK_RE.test(f)) removeFile(store, join(dir, f));
+  try {
+    rmdirSync(dir);
+  } catch {
+    // not empty (a foreign file stays where it was) or gone
+  }
+  store.guarded.delete(dir);
 }
+
+const CHUNK_RE = /^\d{10}$/;
 
 export const TOMBSTONE_KEEP_SEC = 24 * 3600;
 
@@ -235,18 +251,20 @@ export function tombstone(store: Store, last: SlotRecord, now: number): SlotReco
 }
 
 // Clears a slot: a tombstone replaces its record, then its chunks go. Returns false when there
-// was no live record. A file that is not a valid record (foreign garbage) is removed.
-export async function clearSlot(store: Store, name: string): Promise<boolean> {
+// was no live record. With `removeDamaged`, a regular file under the name that is not a valid
+// record (damage, or garbage written there) is removed; `clear --all` leaves such files alone.
+export async function clearSlot(store: Store, name: string, removeDamaged = true): Promise<boolean> {
   checkName(name);
   if (readSlot(store, name).kind === "absent") return false;
   return withLock(store, name, () => {
     const r = readSlot(store, name);
     if (r.kind === "absent") return false;
     if (r.kind === "corrupt") {
-      try {
-        unlinkSync(slotFile(store, name));
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw ioError(err, `clearing slot ${name}`);
+      if (!removeDamaged) return false;
+      if (!removeFile(store, slotFile(store, name))) {
+        throw new A2AError("EIO", `${slotFile(store, name)} is not a file a2a wrote (a directory, link or device): a2a removes only its own records; remove it by hand`, {
+          data: { slot: name },
+        });
       }
     } else writeAtomic(store, slotFile(store, name), encodeRecord(tombstone(store, r.record, nowSec())));
     removeChunks(store, name);
@@ -292,7 +310,7 @@ export async function clearAll(store: Store): Promise<string[]> {
   const cleared: string[] = [];
   for (const file of entries(slotsDir(store))) {
     const name = slotNameOf(file);
-    if (name && (await clearSlot(store, name))) cleared.push(name);
+    if (name && (await clearSlot(store, name, false))) cleared.push(name);
   }
   return cleared;
 }

@@ -4,7 +4,8 @@
 // A follower keys on the record (slots/ is the only watched directory), and stops once the
 // slot is published and every chunk it counts has been read.
 
-import { ensureDir, type Store } from "../core/config";
+import { type Store } from "../core/config";
+import { ensureDir } from "../core/guard";
 import { done, ended, type Outcome } from "../core/outcome";
 import { checkName, slotNameOf, slotsDir } from "../core/paths";
 import { waitUntil, type WaitOptions } from "../core/watch";

@@ -2,7 +2,8 @@
 // Built on lib/core/watch.ts: one watch on slots/, and each event re-reads only the slot whose
 // file changed, so waiting on 1,000 names costs one read per change, not 1,000.
 
-import { ensureDir, type Store } from "../core/config";
+import { type Store } from "../core/config";
+import { ensureDir } from "../core/guard";
 import { A2AError } from "../core/errors";
 import { ended, type Outcome } from "../core/outcome";
 import { checkName, slotNameOf, slotsDir } from "../core/paths";

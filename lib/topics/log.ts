@@ -11,7 +11,8 @@
 // show a torn one (a file that fails its checks is treated as not there yet).
 
 import { createAtomic } from "../core/atomic";
-import { checkSize, ensureDir, type Store } from "../core/config";
+import { checkSize, type Store } from "../core/config";
+import { ensureDir } from "../core/guard";
 import { A2AError } from "../core/errors";
 import { entries, readJsonLine } from "../core/fs";
 import { checkName, NAME_RULE, topicDir, topicIdOf, topicMessageFile } from "../core/paths";

@@ -17,7 +17,8 @@
 // Following: one watch on topics/ finds new topics, one per matching topic finds messages.
 
 import { writeAtomic } from "../core/atomic";
-import { ensureDir, type Store } from "../core/config";
+import { type Store } from "../core/config";
+import { ensureDir } from "../core/guard";
 import { A2AError } from "../core/errors";
 import { entries, readBounded, readJsonLine } from "../core/fs";
 import { ended, done, type Outcome } from "../core/outcome";

@@ -101,6 +101,8 @@ describe("inbox", () => {
     const payload = join(d.path, "payload.txt");
     writeFileSync(payload, body);
     const store = join(d.path, "store");
+    // The store exists first: its very first write is its marker, which the gate would stop.
+    expect((await a2a(["publish", "warm-up", "x"], { dir: store })).code).toBe(0);
     const temps: string[] = [];
     for (let round = 0; round < 3; round++) {
       const g = await spawnGated(["send", "box", "--file", payload, "--as", "crasher"], store);

@@ -30,13 +30,14 @@ describe.concurrent("append and tail", () => {
 
   test("appended chunks pass through byte for byte (argument, stdin, --file)", async () => {
     using d = tempDir();
+    using input = tempDir(); // outside the store: a foreign file inside it would make it no store
     const { writeFileSync } = await import("node:fs");
     const parts = ["no newline", "two\nlines\n", "ünïcødé 🚀", "  spaces\t\r\n"];
-    writeFileSync(join(d.path, "f"), parts[3]);
+    writeFileSync(join(input.path, "f"), parts[3]);
     await a2a(["append", "s", parts[0]], { dir: d.path });
     await a2a(["append", "s", "-"], { dir: d.path, stdin: parts[1] });
     await a2a(["append", "s"], { dir: d.path, stdin: parts[2] });
-    await a2a(["append", "s", "--file", join(d.path, "f")], { dir: d.path });
+    await a2a(["append", "s", "--file", join(input.path, "f")], { dir: d.path });
     expect((await a2a(["tail", "s"], { dir: d.path })).stdout).toBe(parts.join(""));
   });
 
