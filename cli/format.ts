@@ -26,5 +26,3 @@ export function table(header: string[], rows: string[][]): string {
     cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join("  ").trimEnd() + "\n";
   return line(header) + rows.map(line).join("");
 }
-
-export const isoTime = (sec: number) => new Date(sec * 1000).toISOString().replace(/\.\d+Z$/, "Z");

@@ -1,13 +1,32 @@
 // Terminal I/O for the CLI: output through fs.writeSync (Bun's first process.stdout.write
 // costs ~9 ms of start-up), stdin reading with strict UTF-8, and the parsers for the values
-// users type (durations, versions). Nothing here knows about slots.
+// users type (durations, counts). Nothing here knows about slots.
+//
+// Invariants:
+// - every byte the CLI writes to stderr goes through `err` (one place for the EPIPE rule);
+// - a closed stdout ends a command: `out` throws StdoutClosed, which the runner (cli/run.ts)
+//   turns into a quiet exit 0 (`a2a status | head`, `a2a tail -f x | head -1`); `outStrict`,
+//   for output whose reading is durable (mail marked read, a topic cursor moved), throws an
+//   EIO A2AError instead (exit 1, "what was not shown stays unread").
 
 import { closeSync, fstatSync, readFileSync, readSync, writeSync } from "node:fs";
 import { A2AError, ioError } from "../lib/core/errors";
 
-// `strict`: a reader that left is a failure (a message must not count as read unless it was
-// written out in full); otherwise it is the reader's choice (`a2a status | head`).
-function writeAll(fd: number, text: string | Uint8Array, strict = false): void {
+// The reader of stdout went away (EPIPE) before a non-durable output was all written: the
+// command stops where it is and exits 0, as `head` expects of any Unix filter.
+export class StdoutClosed extends Error {
+  constructor() {
+    super("stdout closed by its reader");
+    this.name = "StdoutClosed";
+  }
+}
+
+// How a write treats a reader that left: "strict", a failure (a message must not count as
+// read unless it was written out in full); "stop", the reader's choice (the command ends,
+// exit 0); "ignore", nothing to do (stderr).
+type OnClosed = "strict" | "stop" | "ignore";
+
+function writeAll(fd: number, text: string | Uint8Array, onClosed: OnClosed): void {
   const buf = typeof text === "string" ? Buffer.from(text, "utf8") : text;
   let off = 0;
   while (off < buf.length) {
@@ -16,16 +35,17 @@ function writeAll(fd: number, text: string | Uint8Array, strict = false): void {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "EAGAIN") continue; // a non-blocking pipe is full: the reader will drain it
-      if (!strict && code === "EPIPE") return;
-      if (strict) throw new A2AError("EIO", "stdout closed before everything was written: what was not shown stays unread; run the command again");
-      throw err;
+      if (code !== "EPIPE") throw err;
+      if (onClosed === "ignore") return;
+      if (onClosed === "stop") throw new StdoutClosed();
+      throw new A2AError("EIO", "stdout closed before everything was written: what was not shown stays unread; run the command again");
     }
   }
 }
 
-export const out = (text: string | Uint8Array) => writeAll(1, text);
-export const outStrict = (text: string) => writeAll(1, text, true);
-export const err = (text: string) => writeAll(2, text);
+export const out = (text: string | Uint8Array) => writeAll(1, text, "stop");
+export const outStrict = (text: string) => writeAll(1, text, "strict");
+export const err = (text: string) => writeAll(2, text, "ignore");
 
 // Closes stdout so `$(a2a wait x)` sees EOF now, not after the watch teardown and exit.
 export function closeStdout(): void {
@@ -134,12 +154,17 @@ function strictArg(arg: string, what: string): string {
 
 const UNITS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
 
-// "90", "90s", "1.5m", "2h", "7d", "250ms" -> seconds.
+// "90", "90s", "1.5m", "2h", "7d", "250ms" -> seconds. The one parser of every duration a
+// user types (--timeout, --ttl, and any lease-like flag to come), through durationSec/Ms.
 export function parseDuration(text: string, flag: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(String(text).trim());
   if (!m) throw new A2AError("EUSAGE", `${flag} ${JSON.stringify(text)} is not a duration: use seconds or a number with ms, s, m, h or d (e.g. 30, 90s, 5m, 2h)`);
   return Number(m[1]) * UNITS[m[2] ?? "s"];
 }
+
+// A duration flag's value in the unit lib/ takes; undefined when the flag was not given.
+export const durationSec = (text: string | undefined, flag: string) => (text === undefined ? undefined : parseDuration(text, flag));
+export const durationMs = (text: string | undefined, flag: string) => (text === undefined ? undefined : parseDuration(text, flag) * 1000);
 
 export function parseCount(text: string, flag: string): number {
   const n = Number(text);

@@ -1,29 +1,58 @@
 #!/usr/bin/env bun
 // Entry point of the `a2a` binary: a thin commander front end over lib/. Start-up cost is
-// what a shell loop pays on every call, so heavy modules load lazily (the MCP SDK only in
-// `a2a mcp`) and `--version` answers before commander is even loaded.
+// what a shell loop pays on every call, so nothing is built before the command is known:
+// `--version` answers before commander is loaded; otherwise the command name is read from
+// argv, only its module (cli/commands/<group>.ts, and through it the lib/ modules it needs)
+// is loaded, and commander is built for that one command plus the global options. The full
+// listing (`a2a --help`, `a2a help`, no command, an unknown command, for its "did you mean")
+// builds every command. tests/e2e/startup.test.ts checks what each hot command loads.
 //
 // Every failure ends here as one line on stderr, "a2a: <what happened>: <what to do>", and
 // an exit status from lib/core/errors.ts; never a stack trace.
 
 import pkg from "../package.json" with { type: "json" };
 import { A2AError, EXIT, asA2AError, phrase } from "../lib/core/errors";
+import { isCommand, registerAll, registerOne } from "./commands/index";
+import { err, out, StdoutClosed } from "./io";
 import { SHELL } from "./phrase";
-import { err, out } from "./io";
 
 const argv = process.argv.slice(2);
 
 function fail(e: unknown): never {
+  if (e instanceof StdoutClosed) process.exit(EXIT.OK);
   const a = asA2AError(e);
   err(`a2a: ${phrase(a, SHELL)}\n`);
   if (process.env.A2A_DEBUG /* read before any Store exists */ && a.cause) err(String((a.cause as Error)?.stack ?? a.cause) + "\n");
   process.exit(a.exitCode);
 }
 
+// The command argv names, skipping the global options before it (--dir PATH, --dir=PATH);
+// undefined when the full listing is wanted. `help NAME` is NAME's help (commander's own
+// help command serves it); `help BOGUS` is parsed as `BOGUS`, an unknown command.
+function route(args: string[]): { one?: string; args: string[] } {
+  let i = 0;
+  while (args[i] === "--dir" || args[i]?.startsWith("--dir=")) i += args[i] === "--dir" ? 2 : 1;
+  const name = args[i];
+  if (isCommand(name)) return { one: name, args };
+  if (name === "help" && args[i + 1] !== undefined && !args[i + 1].startsWith("-")) {
+    const target = args[i + 1];
+    return isCommand(target) ? { one: target, args } : { args: [...args.slice(0, i), target] };
+  }
+  return { args };
+}
+
+// commander's "error: unknown command 'pubish'\n(Did you mean publish?)" as one line.
+function usageLine(message: string): string {
+  const [first, ...rest] = message.replace(/^error:\s*/, "").split("\n");
+  const hint = /\(Did you mean (.+)\?\)/.exec(rest.join(" "));
+  return hint ? `${first} (did you mean ${hint[1]}?)` : first;
+}
+
 async function main(): Promise<void> {
   if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
     return out(pkg.version + "\n");
   }
+  const r = route(argv);
   const { Command, CommanderError } = await import("commander");
   const program = new Command();
   program
@@ -35,24 +64,14 @@ async function main(): Promise<void> {
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({ writeErr: () => {} }); // commander's own error text is replaced below
-
-  const { registerSlotCommands } = await import("./slots");
-  registerSlotCommands(program);
-  const { registerMessageCommands } = await import("./messages");
-  registerMessageCommands(program);
-  program
-    .command("mcp")
-    .summary("run the MCP stdio server (claude mcp add a2a -- a2a mcp)")
-    .action(async (_o, cmd) => {
-      const { runMcpServer } = await import("./mcp/server");
-      await runMcpServer(cmd.optsWithGlobals().dir);
-    });
-
-  // Every subcommand exits through commander's override too, so unknown options are caught.
-  for (const c of program.commands) c.exitOverride().configureOutput({ writeErr: () => {} });
+  if (r.one) await registerOne(program, r.one);
+  else {
+    await registerAll(program);
+    program.addHelpText("after", (await import("./help")).TOP_HELP);
+  }
 
   try {
-    await program.parseAsync(process.argv);
+    await program.parseAsync(r.args, { from: "user" });
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.exitCode === 0 || e.code === "commander.helpDisplayed" || e.code === "commander.version") process.exit(0);
@@ -61,8 +80,7 @@ async function main(): Promise<void> {
         err(program.helpInformation());
         process.exit(EXIT.USAGE);
       }
-      const what = e.message.replace(/^error:\s*/, "").replace(/\n[\s\S]*$/, "");
-      fail(new A2AError("EUSAGE", `${what}: see a2a --help or a2a COMMAND --help`));
+      fail(new A2AError("EUSAGE", `${usageLine(e.message)}: see a2a --help or a2a COMMAND --help`));
     }
     throw e;
   }

@@ -1,0 +1,19 @@
+// `a2a gc`: every sweep of the store (lib/gc.ts), on its own because it reaches every concept.
+
+import type { Command } from "commander";
+import { gcStore } from "../../lib/gc";
+import { json, out } from "../io";
+import { action, command, type Ctx } from "../run";
+
+export const commands = {
+  gc: (p: Command) =>
+    command(p, "gc", {
+      summary: "sweep expired slots, stale temp files, orphaned chunks, stale locks, and dead readers' claims",
+      description: "Sweep what crashes and expiry leave behind: expired slots (tombstoned), old tombstones, abandoned temp files, chunk directories no slot counts, stale locks, and messages claimed by readers that died (back to unread). Safe to run at any time, from anywhere; files a2a did not create are left alone.",
+      examples: ["a2a gc", "a2a gc --json"],
+      json: "print the report as JSON",
+    }).action(action(async (c: Ctx) => {
+      const r = await gcStore(c.store);
+      out(c.json ? json(r) : `swept ${r.expired.length} expired slot(s); removed ${r.tombstones} old tombstone(s), ${r.temp_files} temp file(s), ${r.orphan_streams.length} orphaned stream(s), ${r.stale_locks.length} stale lock(s); returned ${r.claims_recovered} abandoned message claim(s) to unread\n`);
+    })),
+};

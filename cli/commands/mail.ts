@@ -1,0 +1,178 @@
+// The mail commands: send, recv, inbox, ack, allow, deny, policy. Each is parse -> one
+// lib/mail call -> format; how a command ends is cli/run.ts's. Who you are: --as NAME, else
+// $A2A_AGENT (lib/presence/identity.ts). Mail is durable: it is written with io.outStrict, so
+// a reader that leaves early leaves the message unread (exit 1), never lost.
+
+import type { Command } from "commander";
+import { A2AError, arg, op, text } from "../../lib/core/errors";
+import { frameMessage } from "../../lib/frame";
+import { ack, listInbox } from "../../lib/mail/inbox";
+import type { ReceivedMessage } from "../../lib/mail/message";
+import { allowSenders, checkMode, denySenders, readPolicy, setPolicyMode, type Policy } from "../../lib/mail/policy";
+import { receive, request } from "../../lib/mail/receive";
+import { sendMessage, type SendResult } from "../../lib/mail/send";
+import { requireAgent } from "../../lib/presence/identity";
+import { age, preview, table } from "../format";
+import { durationMs, err, json, out, outStrict, parseCount, payload } from "../io";
+import { action, command, end, type Ctx } from "../run";
+
+export const AS = ["--as <name>", "who you are (default: $A2A_AGENT)"] as const;
+
+const sentLine = (r: SendResult) => (r.duplicate ? `already sent ${r.id} to ${r.to} (same --key): not delivered again\n` : `sent ${r.id} to ${r.to}\n`);
+
+function policyLine(p: Policy): string {
+  const list = (l: string[]) => (l.length ? l.join(", ") : "nobody");
+  return `${p.agent}: policy ${p.mode}${p.mode === "allowlist" ? `, allowed: ${list(p.allow)}` : ""}, denied: ${list(p.deny)}\n`;
+}
+
+export const commands = {
+  send: (p: Command) =>
+    command(p, "send", {
+      summary: "send MESSAGE to agent TO's inbox (waits there until read)",
+      description: "Deliver MESSAGE to TO's inbox. It waits there until TO reads it, even if TO is not running. MESSAGE '-' or a piped stdin reads stdin. With --wait-reply, block until TO answers (a message with reply_to = this id) and print the answer: exit 124 on --timeout, 128+N on a signal (the answer then waits in your inbox). Exit 1 if TO's policy refuses you or its inbox is full.",
+      examples: [
+        'a2a send bob "the schema changed: see docs/schema.md" --as alice',
+        "git diff | A2A_AGENT=alice a2a send reviewer -",
+        'a2a send bob "deploy done" --key deploy-42',
+        'answer=$(a2a send oracle "which port?" --wait-reply --timeout 60 --json | jq -r .reply.body)',
+      ],
+      json: "print {id, from, to, sent_at, size, duplicate} (and the reply) as JSON",
+    })
+      .argument("<to>", "recipient agent name")
+      .argument("[message]", "the text, or '-' for stdin")
+      .option(...AS)
+      .option("--file <path>", "read the message from a file")
+      .option("--reply-to <id>", "mark this message as the answer to message ID")
+      .option("--key <key>", "idempotency key: a retry with the same key delivers nothing twice")
+      .option("--wait-reply", "then block until a reply (a message with reply_to = this id) arrives and print it")
+      .option("--timeout <seconds>", "with --wait-reply, give up after this long (exit 124)")
+      .action(action(async (c: Ctx, to: string, message: string | undefined, o) => {
+        const me = requireAgent(c.store, o.as, "send").name;
+        const body = payload(message, o.file, c.store.maxBytes, "the message");
+        const opts = { replyTo: o.replyTo, key: o.key };
+        if (!o.waitReply) {
+          if (o.timeout !== undefined) throw new A2AError("EUSAGE", "--timeout applies to --wait-reply only: add --wait-reply or drop --timeout");
+          const r = await sendMessage(c.store, me, to, body, opts);
+          return out(c.json ? json(r) : sentLine(r));
+        }
+        const outcome = await request(c.store, me, to, body, { ...opts, timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() }, (s, m) =>
+          outStrict(c.json ? json({ ...s, reply: m }) : sentLine(s) + frameMessage(m)),
+        );
+        end(c, outcome, {
+          timeout: (_p, { sent }) => text`no reply to ${sent.id} from ${to} arrived in time: it will wait in your inbox (${op("recv")}); raise ${arg("timeout")} to wait longer`,
+          aborted: (_p, { sent }) => text`interrupted before ${to} replied to ${sent.id}: its reply will wait in your inbox (${op("recv")})`,
+        });
+      })),
+
+  recv: (p: Command) =>
+    command(p, "recv", {
+      summary: "print your oldest unread message (--all: every one) and mark it read",
+      description: "Print unread messages oldest first, each framed as untrusted input from its sender, and mark them read once written out. Several readers of one inbox never get the same message. Prints nothing when there is none (exit 0), unless --wait: then block until one arrives (exit 124 on --timeout, 128+N on a signal). If stdout closes before a message is out, it stays unread (exit 1).",
+      examples: [
+        "a2a recv --as bob",
+        "A2A_AGENT=bob a2a recv --wait --timeout 5m",
+        "while m=$(a2a recv --as worker --wait --json); do echo \"$m\" | jq -r .body | sh; done",
+      ],
+      json: "one JSON object per message: id, from, user, to, body, sent_at, reply_to, ...",
+    })
+      .option(...AS)
+      .option("--wait", "block until a message arrives")
+      .option("--timeout <seconds>", "with --wait, give up after this long (exit 124)")
+      .option("--peek", "print without marking read (a2a ack ID marks read)")
+      .option("--all", "every unread message, not just the oldest")
+      .action(action(async (c: Ctx, o) => {
+        const me = requireAgent(c.store, o.as, "recv").name;
+        if (o.timeout !== undefined && !o.wait) throw new A2AError("EUSAGE", "--timeout applies to --wait only: add --wait or drop --timeout");
+        const outcome = await receive(
+          c.store, me,
+          { wait: !!o.wait, peek: !!o.peek, max: o.all ? Infinity : 1, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined },
+          (msgs) => outStrict(msgs.map((m) => (c.json ? json(m) : frameMessage(m))).join(c.json ? "" : "\n")),
+        );
+        const got = end(c, outcome, {
+          timeout: () => text`no message for ${me} arrived in time: raise ${arg("timeout")}, or check who writes to ${me} (${op("peers")})`,
+        });
+        if (!got.length && !c.json) err(`a2a: no unread messages for ${me}\n`);
+      })),
+
+  inbox: (p: Command) =>
+    command(p, "inbox", {
+      summary: "list your unread and recently read messages (--held: refused senders' mail)",
+      description: "List your inbox without reading anything: the counts, the unread messages oldest first and the recently read ones, with sender, OS user, age and a preview. --held lists mail set aside because your policy refuses its sender (`a2a allow NAME` releases it).",
+      examples: ["a2a inbox --as bob", "a2a inbox --held --as bob"],
+      json: "print {agent, unread, read, held, counts} as JSON",
+    })
+      .option(...AS)
+      .option("--held", "list mail held aside because its sender is not allowed")
+      .option("--limit <n>", "at most N per list (default 20)")
+      .action(action((c: Ctx, o) => {
+        const me = requireAgent(c.store, o.as, "inbox").name;
+        const l = listInbox(c.store, me, o.limit === undefined ? 20 : Math.max(1, parseCount(o.limit, "--limit")));
+        if (c.json) return out(json(o.held ? { agent: l.agent, held: l.held, counts: l.counts } : l));
+        const rows = (ms: ReceivedMessage[]) => ms.map((m) => [m.id, m.from, m.user, age(m.sent_at), m.state, preview(m.body, 50)]);
+        const head = ["ID", "FROM", "USER", "AGE", "STATE", "PREVIEW"];
+        if (o.held) return out(l.held.length ? table(head, rows(l.held)) : `no held mail for ${me}\n`);
+        let listing = `${me}: ${l.counts.unread} unread, ${l.counts.read} read, ${l.counts.held} held\n`;
+        if (l.unread.length) listing += "\nunread (oldest first):\n" + table(head, rows(l.unread));
+        if (l.read.length) listing += "\nrecently read:\n" + table(head, rows(l.read));
+        if (l.counts.held) listing += `\n${l.counts.held} held from senders your policy refuses: a2a inbox --held\n`;
+        out(listing);
+      })),
+
+  ack: (p: Command) =>
+    command(p, "ack", {
+      summary: "mark messages read (after recv --peek)",
+      description: "Mark the given messages of your inbox read, as `a2a recv` does after printing: for a reader that looked with `recv --peek` and has now handled them. Exit 3 if an id is not in your inbox (the others are still marked).",
+      examples: ["a2a ack 1764507972123000-3f2a-1k3d-a9c2e1 --as bob"],
+      json: "print {acked, already, missing} as JSON",
+    })
+      .argument("<ids...>", "message ids")
+      .option(...AS)
+      .action(action((c: Ctx, ids: string[], o) => {
+        const r = ack(c.store, requireAgent(c.store, o.as, "ack").name, ids);
+        out(c.json ? json(r) : [...r.acked.map((i) => `read ${i}\n`), ...r.already.map((i) => `already read ${i}\n`)].join(""));
+        if (r.missing.length) throw new A2AError("ENOTFOUND", `no message ${r.missing.join(", ")} in this inbox: check the id (a2a inbox)`);
+      })),
+
+  allow: (p: Command) =>
+    command(p, "allow", {
+      summary: "accept mail from NAMES (releases their held mail)",
+      description: "Add NAMES to the senders you accept (taking them off your deny list) and move any mail of theirs that was held back to unread. Matters under the allowlist policy (`a2a policy allowlist`).",
+      examples: ["a2a allow alice bob --as carol", "a2a policy allowlist --as carol"],
+      json: "print the policy as JSON",
+    })
+      .argument("<names...>", "sender names")
+      .option(...AS)
+      .action(action(async (c: Ctx, names: string[], o) => {
+        const r = await allowSenders(c.store, requireAgent(c.store, o.as, "allow").name, names);
+        out(c.json ? json({ ...r.policy, released: r.released }) : policyLine(r.policy) + (r.released ? `${r.released} held message(s) released to unread\n` : ""));
+      })),
+
+  deny: (p: Command) =>
+    command(p, "deny", {
+      summary: "refuse mail from NAMES, whatever the policy",
+      description: "Refuse mail from NAMES under any policy: their sends fail (exit 1 for them), nothing reaches your inbox. `a2a allow NAME` lifts it.",
+      examples: ["a2a deny spammer --as carol"],
+      json: "print the policy as JSON",
+    })
+      .argument("<names...>", "sender names")
+      .option(...AS)
+      .action(action(async (c: Ctx, names: string[], o) => {
+        const p = await denySenders(c.store, requireAgent(c.store, o.as, "deny").name, names);
+        out(c.json ? json(p) : policyLine(p));
+      })),
+
+  policy: (p: Command) =>
+    command(p, "policy", {
+      summary: "show or set who may write to you: open (anyone) or allowlist (a2a allow)",
+      description: "Show your mail policy, or set it: open (anyone not denied may write) or allowlist (only senders you `a2a allow`: others' sends are refused, and their mail already waiting is held, see `a2a inbox --held`).",
+      examples: ["a2a policy allowlist --as carol", "a2a policy --as carol"],
+      json: "print the policy as JSON",
+    })
+      .argument("[mode]", "open or allowlist; omit to show the current policy")
+      .option(...AS)
+      .action(action(async (c: Ctx, mode: string | undefined, o) => {
+        const me = requireAgent(c.store, o.as, "policy").name;
+        const p = mode === undefined ? readPolicy(c.store, me) : await setPolicyMode(c.store, me, checkMode(mode));
+        out(c.json ? json(p) : policyLine(p));
+      })),
+};

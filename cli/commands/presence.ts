@@ -1,0 +1,42 @@
+// The presence commands: whoami and peers. Each is parse -> one lib call -> format.
+
+import type { Command } from "commander";
+import { requireAgent } from "../../lib/presence/identity";
+import { checkScope, listPeers } from "../../lib/presence/peers";
+import { whoami } from "../../lib/whoami";
+import { age, preview, table } from "../format";
+import { json, out } from "../io";
+import { action, command, type Ctx } from "../run";
+
+export const commands = {
+  whoami: (p: Command) =>
+    command(p, "whoami", {
+      summary: "say which agent name you act as, and your inbox state",
+      description: "Say which agent name the mail commands act as here (--as, else $A2A_AGENT) and where it came from, with host, OS user, unread count, policy and store. Exit 2 if no name is set.",
+      examples: ["A2A_AGENT=alice a2a whoami", "a2a whoami --as bob --json"],
+      json: "print as JSON",
+    })
+      .option("--as <name>", "who you are (default: $A2A_AGENT)")
+      .action(action((c: Ctx, o) => {
+        const w = whoami(c.store, requireAgent(c.store, o.as, "whoami"), process.cwd());
+        out(c.json ? json(w) : `${w.name} (from ${w.source}) on ${w.host} as OS user ${w.user}: ${w.unread} unread, policy ${w.policy}, store ${w.store}\n`);
+      })),
+
+  peers: (p: Command) =>
+    command(p, "peers", {
+      summary: "list live agents (a2a mcp sessions); stale ones are swept",
+      description: "List the agents that are live on this store (each running `a2a mcp` session announces itself), with host, pid, directory, last heartbeat and summary; entries whose process is gone are removed as they are found (their inboxes are kept).",
+      examples: ["a2a peers", "a2a peers --scope repo --json"],
+      json: "print {peers, gone} as JSON",
+    })
+      .option("--scope <scope>", "all, machine (this host), directory (this cwd) or repo (this git root)", "all")
+      .action(action((c: Ctx, o) => {
+        const l = listPeers(c.store, checkScope(o.scope), { cwd: process.cwd() });
+        if (c.json) return out(json(l));
+        let listing = l.peers.length
+          ? table(["NAME", "HOST", "PID", "CWD", "SEEN", "SUMMARY"], l.peers.map((p) => [p.name, p.host, String(p.pid), p.cwd, age(p.heartbeat), preview(p.summary, 40)]))
+          : `no live peers (scope ${o.scope})\n`;
+        if (l.gone.length) listing += `gone (removed now; their inboxes are kept): ${l.gone.map((p) => p.name).join(", ")}\n`;
+        out(listing);
+      })),
+};

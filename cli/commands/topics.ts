@@ -1,0 +1,54 @@
+// The topic commands: pub and sub. Each is parse -> one lib/topics call -> format; how a
+// command ends is cli/run.ts's. A durable subscriber (--as) writes through io.outStrict, so
+// its cursor never moves past a message its reader did not get (exit 1 on a closed stdout);
+// an anonymous one keeps nothing, and a reader that leaves just ends it (exit 0).
+
+import type { Command } from "commander";
+import { A2AError } from "../../lib/core/errors";
+import { frameTopicMessage } from "../../lib/frame";
+import { publishTopic } from "../../lib/topics/log";
+import { subscribeTopics } from "../../lib/topics/subscribe";
+import { durationMs, json, out, outStrict, payload } from "../io";
+import { action, command, end, type Ctx } from "../run";
+
+export const commands = {
+  pub: (p: Command) =>
+    command(p, "pub", {
+      summary: "publish MESSAGE on TOPIC: every subscriber sees it",
+      description: "Append MESSAGE to TOPIC's log: every subscriber whose pattern matches sees it, in order, now or on its next run. MESSAGE '-' or a piped stdin reads stdin. The sender is --as NAME, else $A2A_AGENT, else anonymous.",
+      examples: ['a2a pub build.status "tests green" --as ci', "tail -1 log | a2a pub alerts.disk -"],
+      json: "print the message record as JSON",
+    })
+      .argument("<topic>", "dot-separated topic, e.g. build.status")
+      .argument("[message]", "the text, or '-' for stdin")
+      .option("--as <name>", "who you are (default: $A2A_AGENT)")
+      .option("--file <path>", "read the message from a file")
+      .action(action((c: Ctx, topic: string, message: string | undefined, o) => {
+        const from = o.as ?? c.store.agent ?? "";
+        const m = publishTopic(c.store, topic, payload(message, o.file, c.store.maxBytes, "the message"), from);
+        out(c.json ? json(m) : `published ${m.topic} #${m.id}\n`);
+      })),
+
+  sub: (p: Command) =>
+    command(p, "sub", {
+      summary: "print the messages of topics matching PATTERN (* one word, > the rest)",
+      description: "Print messages of every topic matching PATTERN, in order per topic. With --as NAME the position is kept on disk, so the next run resumes where this one stopped (no loss, no duplicate). A subscriber starts at messages published after its first run, or at the beginning with --from-start. With --follow it runs until stopped (128+N on a signal) or for --timeout, a run length: reaching it is a normal end, exit 0.",
+      examples: ["a2a sub 'build.>' --from-start", "a2a sub 'customer.*.health' --as cs-agent --follow", "a2a sub alerts --as pager --json"],
+      json: "one JSON object per message: topic, id, from, body, sent_at",
+    })
+      .argument("<pattern>", "topic pattern, e.g. build.status, build.*, build.>")
+      .option("--as <name>", "durable subscriber name: resume from the last message printed")
+      .option("-f, --follow", "keep printing messages as they are published")
+      .option("--from-start", "topics this subscriber has no position in start at their first message")
+      .option("--timeout <seconds>", "with --follow, stop after this long (exit 0)")
+      .action(action(async (c: Ctx, pattern: string, o) => {
+        if (o.timeout !== undefined && !o.follow) throw new A2AError("EUSAGE", "--timeout applies to --follow only: add --follow or drop --timeout");
+        const write = o.as === undefined ? out : outStrict;
+        const outcome = await subscribeTopics(
+          c.store, pattern,
+          { name: o.as, follow: !!o.follow, fromStart: !!o.fromStart, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.follow ? c.signal() : undefined },
+          (m) => write(c.json ? json(m) : frameTopicMessage(m)),
+        );
+        end(c, outcome, { timeout: "ok" });
+      })),
+};

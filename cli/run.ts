@@ -1,0 +1,133 @@
+// The one runner of every CLI command: what a command gets (the store, --json, a stop
+// signal), how it ends (output, then EOF to the reader, then teardown), and how lib's Outcome
+// of a blocking call becomes an exit status. Command modules (cli/commands/*) only parse,
+// call lib once and format; everything about ending lives here, once.
+//
+// Invariants:
+// - the store is opened from --dir / A2A_DIR / ~/.a2a on first use (lib/core/config.ts), so
+//   a bad store fails every command the same way, and `a2a mcp` can hand --dir on untouched;
+// - a blocking command asks for `c.signal()`: from then on SIGINT, SIGTERM and SIGHUP abort
+//   the lib call instead of killing the process, and the command exits 128+N (130 for
+//   Ctrl-C, 143 for SIGTERM), never mistaken for a timeout (124); commands that never ask
+//   keep the default action of those signals, which is the same exit status;
+// - `end(outcome)` is the one mapping: done -> the value; timeout -> exit 124 with a line
+//   naming what is still pending (except a run length: watch / sub --follow --timeout end
+//   normally, exit 0, because they wait for nothing in particular); aborted -> 128+N;
+// - teardown, whatever happened: stdout is closed first (so `$(a2a wait x)` returns as soon
+//   as the value is out), then the store's watches (which can take milliseconds);
+// - a reader that closed stdout early ends the command quietly, exit 0 (io.ts StdoutClosed).
+
+import type { Command } from "commander";
+import { openStore, type Store } from "../lib/core/config";
+import { A2AError, render, type Part } from "../lib/core/errors";
+import type { Outcome } from "../lib/core/outcome";
+import { closeWatches } from "../lib/core/watch";
+import { closeStdout, err, StdoutClosed } from "./io";
+import { SHELL } from "./phrase";
+
+export interface Ctx {
+  readonly store: Store; // opened on first use
+  readonly dir: string | undefined; // --dir as given (for `a2a mcp`, which opens its own store)
+  readonly json: boolean;
+  signal(): AbortSignal; // arms the stop signals; call once, before blocking
+}
+
+const SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
+type SignalName = keyof typeof SIGNALS;
+
+// Thrown by `end` when a signal stopped the wait; caught by the runner only.
+class Interrupted {
+  constructor(
+    readonly signal: SignalName,
+    readonly note: Part[] | undefined,
+  ) {}
+}
+
+class Context implements Ctx {
+  #store: Store | undefined;
+  #abort: AbortController | undefined;
+  readonly dir: string | undefined;
+  readonly json: boolean;
+  constructor(cmd: Command) {
+    const o = cmd.optsWithGlobals() as { dir?: string; json?: boolean };
+    this.dir = o.dir;
+    this.json = !!o.json;
+  }
+  get store(): Store {
+    return (this.#store ??= openStore({ dir: this.dir }));
+  }
+  get opened(): Store | undefined {
+    return this.#store;
+  }
+  signal(): AbortSignal {
+    if (!this.#abort) {
+      const ac = (this.#abort = new AbortController());
+      for (const sig of Object.keys(SIGNALS) as SignalName[]) process.once(sig, () => ac.abort(sig));
+    }
+    return this.#abort.signal;
+  }
+  get stoppedBy(): SignalName {
+    const r = this.#abort?.signal.reason;
+    return typeof r === "string" && r in SIGNALS ? (r as SignalName) : "SIGTERM";
+  }
+}
+
+export interface Endings<T> {
+  // What a timeout says (exit 124), from what was still pending; "ok" for a run length.
+  timeout: ((pending: string[], value: T) => Part[]) | "ok";
+  // An optional note when a signal stopped it (say what happens to what was left behind).
+  aborted?: (pending: string[], value: T) => Part[];
+}
+
+// The one mapping of lib's Outcome for the shell (see the header).
+export function end<T>(c: Ctx, o: Outcome<T>, say: Endings<T>): T {
+  if (o.kind === "done") return o.value;
+  if (o.kind === "timeout") {
+    if (say.timeout === "ok") return o.value;
+    throw new A2AError("ETIMEDOUT", say.timeout(o.pending, o.value), { data: { pending: o.pending } });
+  }
+  throw new Interrupted((c as Context).stoppedBy, say.aborted?.(o.pending, o.value));
+}
+
+// Wraps a command's body as its commander action: (ctx, ...arguments, options).
+export function action(run: (c: Ctx, ...args: any[]) => unknown) {
+  return async (...args: unknown[]) => {
+    const cmd = args[args.length - 1] as Command;
+    const c = new Context(cmd);
+    try {
+      await run(c, ...args.slice(0, -1));
+    } catch (e) {
+      if (e instanceof Interrupted) {
+        if (e.note) err(`a2a: ${render(e.note, SHELL)}\n`);
+        process.exitCode = 128 + SIGNALS[e.signal];
+      } else if (!(e instanceof StdoutClosed)) throw e;
+    } finally {
+      closeStdout();
+      if (c.opened) closeWatches(c.opened);
+    }
+  };
+}
+
+// The "Examples:" block of a command's help (and of the top-level help).
+export function examples(lines: string[]): string {
+  return "\nExamples:\n" + lines.map((l) => "  $ " + l).join("\n") + "\n";
+}
+
+export interface Doc {
+  summary: string; // one line, in the command list of `a2a --help`
+  description: string; // what it does, what it prints, how it ends: the head of `a2a CMD --help`
+  examples: string[];
+  json: string; // what --json prints: every command takes --json
+}
+
+// A command with its documentation, --json, and commander's errors routed to cli/main.ts.
+export function command(program: Command, name: string, doc: Doc): Command {
+  return program
+    .command(name)
+    .summary(doc.summary)
+    .description(doc.description)
+    .option("--json", doc.json)
+    .addHelpText("after", examples(doc.examples))
+    .exitOverride()
+    .configureOutput({ writeErr: () => {} });
+}

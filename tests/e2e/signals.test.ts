@@ -1,0 +1,92 @@
+// One signal policy for every blocking command (cli/run.ts): stopped by signal N while it
+// blocks, it exits 128+N (143 for SIGTERM, 130 for Ctrl-C, 129 for SIGHUP), never 0 and never
+// the timeout's 124. Each case waits until the process is armed (its directory watch is open
+// and it catches SIGTERM, read from /proc) before signalling: no sleeps.
+// Also: a reader that closes stdout ends a non-durable stream quietly (exit 0).
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { a2a, BIN, hasWatch, spawnA2A, tempDir, until } from "../harness/run";
+
+setDefaultTimeout(120_000);
+
+// True once `pid` has a handler for `signal` (the SigCgt mask in /proc/PID/status).
+function catches(pid: number, signal: number): boolean {
+  try {
+    const m = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return !!m && ((BigInt("0x" + m[1]) >> BigInt(signal - 1)) & 1n) === 1n;
+  } catch {
+    return false;
+  }
+}
+
+const armed = (pid: number) => hasWatch(pid) && catches(pid, 15);
+
+const BLOCKING: { args: string[]; stderr?: RegExp }[] = [
+  { args: ["wait", "never"] },
+  { args: ["wait", "a", "b", "--any", "--timeout", "1h"] },
+  { args: ["tail", "never", "--follow"] },
+  { args: ["watch"] },
+  { args: ["recv", "--as", "bob", "--wait"] },
+  { args: ["send", "bob", "are you there?", "--as", "alice", "--wait-reply"], stderr: /^a2a: interrupted before bob replied to \S+: its reply will wait in your inbox \(a2a recv\)\n$/ },
+  { args: ["sub", "news.>", "--follow"] },
+  { args: ["sub", "news.>", "--as", "reader", "--follow", "--timeout", "1h"] },
+];
+
+describe.concurrent("a blocking command stopped by a signal exits 128+N", () => {
+  for (const c of BLOCKING) {
+    test(`a2a ${c.args.join(" ")}: SIGTERM -> 143`, async () => {
+      using d = tempDir();
+      const p = spawnA2A(c.args, { dir: d.path });
+      await until(() => armed(p.pid), 20_000, `a2a ${c.args[0]} armed`);
+      p.kill("SIGTERM");
+      const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+      expect({ code, stdout }).toEqual({ code: 143, stdout: "" });
+      if (c.stderr) expect(stderr).toMatch(c.stderr);
+      else expect(stderr).toBe("");
+    });
+  }
+
+  for (const [sig, code] of [["SIGINT", 130], ["SIGHUP", 129]] as const) {
+    test(`a2a wait: ${sig} -> ${code}`, async () => {
+      using d = tempDir();
+      const p = spawnA2A(["wait", "never"], { dir: d.path });
+      await until(() => armed(p.pid) && catches(p.pid, sig === "SIGINT" ? 2 : 1), 20_000, "a2a wait armed");
+      p.kill(sig);
+      expect(await p.exited).toBe(code);
+    });
+  }
+
+  test("a signal does not hide a result: a wait that got its value exits 0", async () => {
+    using d = tempDir();
+    const p = spawnA2A(["wait", "r"], { dir: d.path });
+    await until(() => armed(p.pid), 20_000, "a2a wait armed");
+    expect((await a2a(["publish", "r", "value"], { dir: d.path })).code).toBe(0);
+    expect([await new Response(p.stdout).text(), await p.exited]).toEqual(["value", 0]);
+  });
+});
+
+describe.concurrent("a reader that closes stdout", () => {
+  // `a2a tail -f | head -c N`: once head has left, the next chunk finds no reader; a2a must
+  // end then (exit 0, nothing durable was consumed), not follow on until the publish.
+  test("ends tail --follow quietly, exit 0, before the slot is published", async () => {
+    using d = tempDir();
+    expect((await a2a(["append", "s", "hello"], { dir: d.path })).code).toBe(0);
+    const sh = Bun.spawn({
+      cmd: ["bash", "-c", `"$A2A_BIN" tail s --follow | head -c 5 >/dev/null; echo "\${PIPESTATUS[0]}"`],
+      env: { ...process.env, A2A_BIN: BIN, A2A_DIR: d.path },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    let over = false;
+    const exited = sh.exited.then(() => (over = true));
+    // Each append is a write a2a must attempt; the first after head's exit hits EPIPE.
+    for (let i = 0; i < 200 && !over; i++) {
+      expect((await a2a(["append", "s", `chunk ${i}\n`], { dir: d.path })).code).toBe(0);
+    }
+    await exited;
+    expect(await new Response(sh.stdout).text()).toBe("0\n");
+    expect(await new Response(sh.stderr).text()).toBe("");
+    // It ended by itself: the slot is still running.
+    expect(JSON.parse((await a2a(["status", "s", "--json"], { dir: d.path })).stdout)[0].state).toBe("running");
+  });
+});

@@ -1,0 +1,116 @@
+// Start-up guard (issue 10): what each hot command loads, checked by module, not by timing.
+// a2a runs from source under tests/e2e/fixtures/trace-modules.ts, which writes Bun's module
+// registry at exit; each case asserts the command's own module is there (so the trace works
+// and the guard can fail) and that nothing it does not need is: the MCP SDK, zod, another
+// command group, another concept's lib/ folder, commander for --version, node:crypto.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { a2a, ROOT, tempDir } from "../harness/run";
+
+setDefaultTimeout(120_000);
+
+const GROUPS = ["slots", "mail", "topics", "presence", "gc", "mcp"];
+
+// Runs `a2a ARGS` from source with the trace preload; returns the loaded paths, relative to
+// the repository (node_modules ones as node_modules/PACKAGE/...).
+async function loaded(args: string[], dir: string): Promise<{ code: number; stderr: string; modules: string[] }> {
+  const work = mkdtempSync(join(tmpdir(), "a2a-trace-"));
+  const outFile = join(work, "modules.txt");
+  try {
+    const p = Bun.spawn({
+      cmd: [process.execPath, "--preload", join(ROOT, "tests/e2e/fixtures/trace-modules.ts"), join(ROOT, "cli/main.ts"), ...args],
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? work, A2A_DIR: dir, TRACE_MODULES_OUT: outFile },
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+    const [stderr, code] = await Promise.all([new Response(p.stderr).text(), p.exited]);
+    const modules = readFileSync(outFile, "utf8").split("\n").filter(Boolean).map((m) => relative(ROOT, m));
+    return { code, stderr, modules };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+const pkgOf = (m: string) => (m.startsWith("node_modules/") ? m.split("/").slice(1, m.split("/")[1].startsWith("@") ? 3 : 2).join("/") : undefined);
+const CRYPTO = /(?:from\s+|import\s*\(\s*|require\s*\(\s*)["'](?:node:)?crypto["']/;
+
+interface Case {
+  args: string[];
+  group: string; // the command's own module: cli/commands/<group>.ts
+  lib: string; // the lib/ folder (or file) it must load
+  notLib: string[]; // lib/ folders it must not load
+  noLockfile?: boolean; // takes no lock: proper-lockfile must stay unloaded
+}
+
+const HOT: Case[] = [
+  { args: ["publish", "hot", "x"], group: "slots", lib: "lib/slots/slot.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/gc.ts"] },
+  { args: ["wait", "ready"], group: "slots", lib: "lib/slots/wait.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/gc.ts"], noLockfile: true },
+  { args: ["status"], group: "slots", lib: "lib/slots/slot.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/gc.ts"], noLockfile: true },
+  { args: ["append", "stream", "line"], group: "slots", lib: "lib/slots/slot.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/gc.ts"] },
+  { args: ["start", "job", "task"], group: "slots", lib: "lib/slots/slot.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/gc.ts"] },
+  { args: ["send", "bob", "hi", "--as", "alice"], group: "mail", lib: "lib/mail/send.ts", notLib: ["lib/slots/", "lib/topics/", "lib/gc.ts"] },
+  { args: ["recv", "--as", "carol"], group: "mail", lib: "lib/mail/receive.ts", notLib: ["lib/slots/", "lib/topics/", "lib/gc.ts"], noLockfile: true },
+];
+
+describe.concurrent("start-up loads only what the command needs", () => {
+  for (const c of HOT) {
+    test(`a2a ${c.args.join(" ")}`, async () => {
+      using d = tempDir();
+      expect((await a2a(["publish", "ready", "v"], { dir: d.path })).code).toBe(0);
+      expect((await a2a(["send", "carol", "for carol", "--as", "dave"], { dir: d.path })).code).toBe(0);
+      const r = await loaded(c.args, d.path);
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+      const m = r.modules;
+      // The trace saw the command: its own group module and the lib/ module doing the work.
+      expect(m).toContain(`cli/commands/${c.group}.ts`);
+      expect(m).toContain(c.lib);
+      expect(m).toContain("node_modules/commander/index.js");
+      // Nothing it does not need.
+      const packages = new Set(m.map(pkgOf).filter(Boolean));
+      expect(packages.has("@modelcontextprotocol/sdk")).toBe(false);
+      expect(packages.has("zod")).toBe(false);
+      if (c.noLockfile) expect(packages.has("proper-lockfile")).toBe(false);
+      expect(m.filter((f) => f.startsWith("cli/mcp/"))).toEqual([]);
+      expect(m).not.toContain("cli/help.ts");
+      expect(m.filter((f) => f.startsWith("cli/commands/") && f !== "cli/commands/index.ts" && f !== `cli/commands/${c.group}.ts`)).toEqual([]);
+      expect(m.filter((f) => c.notLib.some((l) => f.startsWith(l)))).toEqual([]);
+      const ours = m.filter((f) => /^(cli|lib)\/.*\.ts$/.test(f));
+      expect(ours.filter((f) => CRYPTO.test(readFileSync(join(ROOT, f), "utf8")))).toEqual([]);
+    });
+  }
+
+  test("a2a --version loads neither commander nor any command", async () => {
+    using d = tempDir();
+    const r = await loaded(["--version"], d.path);
+    expect(r.code).toBe(0);
+    expect(r.modules).toContain("cli/main.ts");
+    expect(r.modules.filter((f) => f.startsWith("node_modules/"))).toEqual([]);
+    expect(r.modules.filter((f) => f.startsWith("cli/commands/") && f !== "cli/commands/index.ts")).toEqual([]);
+    expect(r.modules.filter((f) => f.startsWith("lib/") && f !== "lib/core/errors.ts")).toEqual([]);
+  });
+
+  test("a2a --help builds every command but still loads neither the MCP SDK nor zod", async () => {
+    using d = tempDir();
+    const r = await loaded(["--help"], d.path);
+    expect(r.code).toBe(0);
+    for (const g of GROUPS) expect(r.modules).toContain(`cli/commands/${g}.ts`);
+    expect(r.modules).toContain("cli/help.ts");
+    const packages = new Set(r.modules.map(pkgOf).filter(Boolean));
+    expect([...packages].filter((p) => p === "zod" || p === "@modelcontextprotocol/sdk")).toEqual([]);
+  });
+
+  test("a2a mcp is the command that loads the MCP SDK and zod (the guard can see them)", async () => {
+    using d = tempDir();
+    const r = await loaded(["mcp"], d.path); // stdin is /dev/null: the server starts and ends at once
+    expect(r.code).toBe(0);
+    const packages = new Set(r.modules.map(pkgOf).filter(Boolean));
+    expect(packages.has("@modelcontextprotocol/sdk")).toBe(true);
+    expect(packages.has("zod")).toBe(true);
+    expect(r.modules).toContain("cli/commands/mcp.ts");
+    expect(r.modules).not.toContain("cli/commands/slots.ts");
+  });
+});
