@@ -321,11 +321,11 @@ describe("a2a mcp", () => {
 
   test("broadcast channels: increasing ids, since_id, every reader sees every message", async () => {
     using d = tempDir();
-    const [A, B] = await Promise.all([connect(d.path), connect(d.path)]);
+    const [A, B] = await Promise.all([connect(d.path, { A2A_AGENT: "alice" }), connect(d.path)]);
     try {
-      expect(await A.json("agent_send", { channel: "team", message: "hello" })).toMatchObject({ ok: true, id: 1, channel: "team" });
+      expect(await A.json("agent_send", { channel: "team", message: "hello" })).toMatchObject({ ok: true, id: 1, channel: "team", sender: "alice" });
       expect(await B.json("agent_send", { channel: "team", message: "hi", sender: "bob" })).toMatchObject({ ok: true, id: 2 });
-      await A.json("agent_start", { name: "alice" });
+      await A.json("agent_start", { name: "builder" }); // a slot name is not an identity
       expect(await A.json("agent_send", { channel: "team", message: "schema changed" })).toMatchObject({ id: 3, sender: "alice" });
       await A.json("agent_send", { channel: "other", message: "elsewhere" });
 
@@ -333,7 +333,7 @@ describe("a2a mcp", () => {
         const all = await reader.json("agent_recv", { channel: "team" });
         expect(all).toMatchObject({ ok: true, channel: "team", count: 3, next_since_id: 3 });
         expect(all.messages.map((m: any) => [m.id, m.sender, m.content])).toEqual([
-          [1, "anonymous", "hello"],
+          [1, "alice", "hello"],
           [2, "bob", "hi"],
           [3, "alice", "schema changed"],
         ]);

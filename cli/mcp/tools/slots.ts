@@ -1,14 +1,15 @@
 // The slot tools that never block: agent_start, agent_publish, agent_status, agent_clear
 // (agent2agent 0.2.0's names, arguments, defaults and result fields) and ours, agent_append
-// and agent_tail for streaming. Each calls one lib/ function and formats its answer.
+// and agent_tail for streaming. Each calls one lib/ function and formats its answer; times
+// agent2agent returns (started_at, published_at) are integer Unix seconds, as there.
 
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { appendChunk, clearSlot, listSlots, publishSlot, startSlot } from "../../lib/slots/slot";
-import { tailSlot } from "../../lib/slots/tail";
-import type { McpCtx } from "./context";
-import { count, countDefault, slotName } from "./args";
-import { handler, UNTRUSTED } from "./result";
+import { appendChunk, clearSlot, listSlots, publishSlot, startSlot } from "../../../lib/slots/slot";
+import { tailSlot } from "../../../lib/slots/tail";
+import type { McpCtx } from "../context";
+import { count, countDefault, slotName } from "../args";
+import { handler, unixSeconds, UNTRUSTED } from "../result";
 
 const PREVIEW = 150;
 const preview = (text: string | null) => (text === null ? null : text.length > PREVIEW ? text.slice(0, PREVIEW) + "…" : text);
@@ -31,9 +32,8 @@ export function registerSlotTools(server: McpServer, ctx: McpCtx): void {
     },
     handler(ctx, "agent_start", async ({ name, task }: { name: string; task: string }) => {
       const r = await startSlot(store, name, task);
-      ctx.agentName = r.name;
       return {
-        ok: true, name: r.name, task: r.task, version: r.version, started_at: r.started_at,
+        ok: true, name: r.name, task: r.task, version: r.version, started_at: unixSeconds(r.started_at),
         message: `Started ${r.name}. Others can agent_wait(name="${r.name}"); call agent_publish(name="${r.name}", result=...) as your last action.`,
       };
     }),
@@ -55,7 +55,7 @@ export function registerSlotTools(server: McpServer, ctx: McpCtx): void {
     handler(ctx, "agent_publish", async ({ name, result, if_version }: { name: string; result: string; if_version?: number }) => {
       const r = await publishSlot(store, name, result, { ifVersion: if_version });
       return {
-        ok: true, name: r.name, published_at: r.published_at, version: r.version, size: r.size,
+        ok: true, name: r.name, published_at: unixSeconds(r.published_at), version: r.version, size: r.size,
         message: `Published ${r.name} (version ${r.version}, ${r.size} bytes): every agent waiting on it has been woken.`,
       };
     }),
@@ -73,7 +73,7 @@ export function registerSlotTools(server: McpServer, ctx: McpCtx): void {
     handler(ctx, "agent_status", async () => {
       const { records } = await listSlots(store);
       const agents = records.map((r) => ({
-        name: r.name, task: r.task, status: r.state, started_at: r.started_at, published_at: r.published_at,
+        name: r.name, task: r.task, status: r.state, started_at: unixSeconds(r.started_at), published_at: unixSeconds(r.published_at),
         result_preview: preview(r.result), version: r.version, chunks: r.chunks,
       }));
       const done = agents.filter((a) => a.status === "done").length;

@@ -8,14 +8,14 @@
 //   listener on the shared directory watch is removed, nothing else is left behind.
 
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { A2AError } from "../../lib/core/errors";
-import type { SlotRecord } from "../../lib/slots/record";
-import { getSlot } from "../../lib/slots/slot";
-import { waitSlots } from "../../lib/slots/wait";
-import { preview } from "../format";
-import type { McpCtx } from "./context";
-import { count, flag, nameList, seconds, slotName } from "./args";
-import { handler, UNTRUSTED, type Extra } from "./result";
+import { A2AError } from "../../../lib/core/errors";
+import type { SlotRecord } from "../../../lib/slots/record";
+import { getSlot } from "../../../lib/slots/slot";
+import { waitSlots } from "../../../lib/slots/wait";
+import { preview } from "../../format";
+import type { McpCtx } from "../context";
+import { count, flag, nameList, seconds, slotName } from "../args";
+import { handler, unixSeconds, UNTRUSTED, type Extra } from "../result";
 
 type Outcome =
   | { kind: "done"; found: Map<string, SlotRecord>; waited: number }
@@ -76,7 +76,7 @@ async function boundedWait(
 }
 
 const recordFields = (r: SlotRecord) => ({
-  result: r.result, published_at: r.published_at, version: r.version, task: r.task, started_at: r.started_at,
+  result: r.result, published_at: unixSeconds(r.published_at), version: r.version, task: r.task, started_at: unixSeconds(r.started_at),
 });
 
 export function registerWaitTools(server: McpServer, ctx: McpCtx): void {

@@ -1,13 +1,14 @@
 // agent2agent's broadcast channels, agent_send and agent_recv, on lib/topics/log.ts: a channel is a
 // topic (the same log `a2a pub/sub` use), ids increase per channel with no gap, and reading
 // consumes nothing, so every reader sees every message. since_id means "ids above this".
+// The default sender is the session's name, the one publish_topic and send_message use.
 
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { publishTopic, readTopic } from "../../lib/topics/log";
-import type { McpCtx } from "./context";
-import { countDefault } from "./args";
-import { handler, UNTRUSTED } from "./result";
+import { publishTopic, readTopic } from "../../../lib/topics/log";
+import type { McpCtx } from "../context";
+import { countDefault } from "../args";
+import { handler, unixSeconds, UNTRUSTED } from "../result";
 
 const channel = z.string().describe("The channel: dot-separated words of letters, digits, '_' and '-', e.g. \"team\" or \"build.status\"");
 
@@ -23,14 +24,14 @@ export function registerChannelTools(server: McpServer, ctx: McpCtx): void {
       inputSchema: {
         channel,
         message: z.string().describe("The message text"),
-        sender: z.string().default("").describe("Who you are; empty = your agent_start name, else $A2A_AGENT, else \"anonymous\""),
+        sender: z.string().default("").describe("Who you are; empty = this session's name (whoami: $A2A_AGENT, else from the working directory)"),
       },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     handler(ctx, "agent_send", async (a: { channel: string; message: string; sender: string }) => {
-      const from = a.sender || ctx.agentName || ctx.store.agent || "anonymous";
+      const from = a.sender || ctx.session.me; // one session, one identity (session.ts)
       const m = publishTopic(store, a.channel, a.message, from);
-      return { ok: true, id: m.id, channel: m.topic, sender: m.from, created_at: m.sent_at, message: `Sent message ${m.id} to channel ${m.topic}.` };
+      return { ok: true, id: m.id, channel: m.topic, sender: m.from, created_at: unixSeconds(m.sent_at), message: `Sent message ${m.id} to channel ${m.topic}.` };
     }),
   );
 
@@ -51,7 +52,7 @@ export function registerChannelTools(server: McpServer, ctx: McpCtx): void {
       const limit = Math.max(1, a.limit);
       const got = readTopic(store, a.channel, a.since_id, limit + 1);
       const more = got.length > limit;
-      const messages = got.slice(0, limit).map((m) => ({ id: m.id, sender: m.from, content: m.body, created_at: m.sent_at }));
+      const messages = got.slice(0, limit).map((m) => ({ id: m.id, sender: m.from, content: m.body, created_at: unixSeconds(m.sent_at) }));
       const next = messages.at(-1)?.id ?? a.since_id;
       const again = `agent_recv(channel="${a.channel}", since_id=${next})`;
       const tip = more

@@ -1,0 +1,40 @@
+// Inbox push: lib's "new unread mail for AGENT" events (lib/mail/watch-inbox.ts) become
+// `notifications/claude/channel` {content, meta} notifications, one per message, from the
+// moment the client has finished initializing. A push is not a delivery: the message stays
+// unread until check_messages returns it, reply answers it, or ack_messages marks it read.
+// A notification that cannot be sent (not connected, gone) is forgotten by watchInbox and
+// sent again on the next event or tick; the unread note on every result tells meanwhile.
+
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { frameMessage } from "../../lib/frame";
+import type { ReceivedMessage } from "../../lib/mail/message";
+import { watchInbox } from "../../lib/mail/watch-inbox";
+import type { McpCtx } from "./context";
+
+function channelNotification(m: ReceivedMessage) {
+  const meta: Record<string, string> = { from: m.from, message_id: m.id, sent_at: new Date(m.sent_at * 1000).toISOString() };
+  if (m.reply_to) meta.reply_to = m.reply_to;
+  return { method: "notifications/claude/channel", params: { content: frameMessage(m), meta } };
+}
+
+// Starts pushing once the client is initialized; the returned function stops it.
+export function startPush(server: McpServer, ctx: McpCtx): () => void {
+  let stop: (() => void) | undefined;
+  let closed = false;
+  const prev = server.server.oninitialized;
+  server.server.oninitialized = () => {
+    prev?.();
+    if (closed || stop) return;
+    stop = watchInbox(
+      ctx.store,
+      ctx.session.me,
+      // The SDK types notifications by its own schema; claude/channel is an extension.
+      (m) => server.server.notification(channelNotification(m) as Parameters<typeof server.server.notification>[0]),
+      (e) => ctx.log(`inbox push: ${(e as Error).message}`),
+    );
+  };
+  return () => {
+    closed = true;
+    stop?.();
+  };
+}

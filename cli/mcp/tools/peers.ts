@@ -1,0 +1,53 @@
+// Presence tools, compatible with claude-peers-mcp: list_peers and set_summary, plus whoami.
+// All of them read or change this session's presence (cli/mcp/session.ts).
+
+import { z } from "zod";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { checkScope, listPeers, type Peer } from "../../../lib/presence/peers";
+import { whoami } from "../../../lib/whoami";
+import type { McpCtx } from "../context";
+import { handler } from "../result";
+
+export const messagingAnnotations = (readOnly: boolean) => ({ readOnlyHint: readOnly, destructiveHint: false, idempotentHint: readOnly, openWorldHint: true });
+
+const peerView = (p: Peer) => ({
+  id: p.name, name: p.name, host: p.host, pid: p.pid, cwd: p.cwd, git_root: p.git_root, tty: p.tty, summary: p.summary,
+  started_at: p.started_at, last_seen: p.heartbeat,
+});
+
+export function registerPeerTools(server: McpServer, ctx: McpCtx): void {
+  const { store, session } = ctx;
+  const { me } = session;
+
+  server.registerTool("list_peers", {
+    title: "List running agents",
+    description: "List the other agents (Claude Code sessions running a2a mcp) you can message: name (use it as to_id), host, pid, working directory, git root, summary. Stale entries are removed as they are found.",
+    inputSchema: { scope: z.enum(["machine", "directory", "repo", "all"]).default("machine").describe('"machine" = this computer, "directory" = same working directory, "repo" = same git repository, "all" = every host sharing the store') },
+    annotations: messagingAnnotations(true),
+  }, handler(ctx, "list_peers", ({ scope }: { scope: string }) => {
+    const l = listPeers(store, checkScope(scope), { cwd: session.cwd });
+    const peers = l.peers.filter((p) => !(p.name === me && p.pid === process.pid && p.host === store.host)).map(peerView);
+    return { ok: true, scope, you: me, peers, count: peers.length };
+  }));
+
+  server.registerTool("set_summary", {
+    title: "Say what you are working on",
+    description: "Set a 1-2 sentence summary of your current work, shown to other agents in list_peers. Call it when you start and when your focus changes.",
+    inputSchema: { summary: z.string().describe("A 1-2 sentence summary of your current work") },
+    annotations: { ...messagingAnnotations(false), idempotentHint: true },
+  }, handler(ctx, "set_summary", ({ summary }: { summary: string }) => {
+    session.presence.setSummary(summary);
+    return { ok: true, name: me, summary };
+  }));
+
+  server.registerTool("whoami", {
+    title: "Who am I",
+    description: "Your agent name (what others pass as to_id), host, OS user, working directory, unread count and inbox policy.",
+    inputSchema: {},
+    annotations: messagingAnnotations(true),
+  }, handler(ctx, "whoami", () => {
+    // `unread` on every result is the note; the count goes by another name here.
+    const { unread, ...w } = whoami(store, session.identity, session.cwd);
+    return { ok: true, ...w, unread_count: unread, summary: session.presence.record().summary };
+  }));
+}
