@@ -1,14 +1,14 @@
 // lib/mail/watch-inbox.ts in-process: "new unread mail" events for one agent, through the one
 // watch primitive. Each wait is on the event itself, with a generous bound.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { openStore } from "../lib/core/config";
-import { closeWatches } from "../lib/core/watch";
-import { claim, release } from "../lib/mail/claim";
-import { allowSenders, setPolicyMode } from "../lib/mail/policy";
-import type { ReceivedMessage } from "../lib/mail/message";
-import { sendMessage } from "../lib/mail/send";
-import { watchInbox } from "../lib/mail/watch-inbox";
-import { tempDir } from "./helpers";
+import { openStore } from "../../lib/core/config";
+import { closeWatches } from "../../lib/core/watch";
+import { claim, release } from "../../lib/mail/claim";
+import { allowSenders, setPolicyMode } from "../../lib/mail/policy";
+import type { ReceivedMessage } from "../../lib/mail/message";
+import { sendMessage } from "../../lib/mail/send";
+import { watchInbox } from "../../lib/mail/watch-inbox";
+import { tempDir } from "../harness/run";
 
 setDefaultTimeout(60_000);
 

@@ -6,8 +6,8 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, BIN, readUntil, tempDir, until } from "./helpers";
-import { connect, exitWithin, INIT, spawnRaw, text } from "./fixtures/mcp-client";
+import { a2a, BIN, exitWithin, readUntil, tempDir, until } from "../harness/run";
+import { connect, INIT, spawnRaw, text } from "../harness/mcp";
 
 setDefaultTimeout(90_000);
 
