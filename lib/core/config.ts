@@ -129,7 +129,7 @@ export function readSettings(env: Env): Settings {
 export function storeRoot(dir: string | undefined, env: Env): { root: string; from: Store["rootFrom"] } {
   // An explicitly empty path is a mistake, not a request for the default: falling back would
   // write into ~/.a2a (or $A2A_DIR) behind the user's back.
-  if (dir === "") throw new A2AError("EUSAGE", "the store directory given is empty: pass a path with --dir, or leave --dir out to use $A2A_DIR or ~/.a2a");
+  if (dir === "") throw new A2AError("EUSAGE", text`the store directory given is empty: pass a path with ${arg("dir")}, or leave it out to use $A2A_DIR or ~/.a2a`);
   if (dir !== undefined) return { root: resolve(expandHome(dir)), from: "--dir" };
   if (env.A2A_DIR === "") throw new A2AError("EUSAGE", "A2A_DIR is set but empty: set it to the store's path, or unset it to use ~/.a2a");
   if (env.A2A_DIR !== undefined) return { root: resolve(expandHome(env.A2A_DIR)), from: "A2A_DIR" };
