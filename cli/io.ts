@@ -9,7 +9,7 @@
 //   for output whose reading is durable (mail marked read, a topic cursor moved), throws an
 //   EIO A2AError instead (exit 1, "what was not shown stays unread").
 
-import { closeSync, fstatSync, readFileSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 import { A2AError, ioError } from "../lib/core/errors";
 
 // The reader of stdout went away (EPIPE) before a non-durable output was all written: the
@@ -58,53 +58,70 @@ export function closeStdout(): void {
 
 export function decodeUtf8(bytes: Uint8Array, what: string): string {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    // ignoreBOM: a leading byte-order mark is data too; a2a passes text through byte for byte.
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
     throw new A2AError("EUSAGE", `${what} is not valid UTF-8: a2a carries text; base64-encode binary data first`);
   }
 }
 
-// Reads all of stdin, stopping early (with ETOOBIG) once it is over `limit` bytes.
-export function readStdin(limit: number, what: string): string {
+const overLimit = (what: string, where: string, limit: number, size?: number) =>
+  new A2AError(
+    "ETOOBIG",
+    `${what} ${where} is ${size === undefined ? "over" : `${size} bytes, over`} the ${limit}-byte limit: send a path or a summary instead, or raise A2A_MAX_BYTES`,
+  );
+
+// Reads `fd` to its end, but never more than `limit` + 1 bytes: /dev/zero or an endless pipe
+// costs one buffer of the limit, then a clear error.
+function readLimited(fd: number, limit: number, what: string, where: string): Buffer {
   const chunks: Buffer[] = [];
   let total = 0;
   const buf = Buffer.alloc(65536);
   for (;;) {
     let n: number;
     try {
-      n = readSync(0, buf, 0, buf.length, null);
+      n = readSync(fd, buf, 0, buf.length, null);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === "EAGAIN") {
-        Bun.sleepSync(1);
+        Bun.sleepSync(1); // a non-blocking stdin with nothing yet: its writer is still writing
         continue;
       }
       if (code === "EOF") break;
-      throw ioError(e, "reading stdin");
+      throw ioError(e, `reading ${where}`);
     }
     if (n === 0) break;
     total += n;
-    if (total > limit) {
-      throw new A2AError("ETOOBIG", `${what} on stdin is over the ${limit}-byte limit: send a path or a summary instead, or raise A2A_MAX_BYTES`);
-    }
+    if (total > limit) throw overLimit(what, where, limit);
     chunks.push(Buffer.from(buf.subarray(0, n)));
   }
-  return decodeUtf8(Buffer.concat(chunks), what);
+  return Buffer.concat(chunks);
 }
 
+// Reads all of stdin, stopping early (with ETOOBIG) once it is over `limit` bytes.
+export function readStdin(limit: number, what: string): string {
+  return decodeUtf8(readLimited(0, limit, what, "on stdin"), what);
+}
+
+// Reads the file the user named (a link or a pipe such as <(cmd) is theirs to give): a
+// regular file's size is checked before a byte is read, anything else is read up to the limit.
 export function readFileText(path: string, limit: number, what: string): string {
-  let bytes: Buffer;
+  let fd: number;
   try {
-    bytes = readFileSync(path);
+    fd = openSync(path, constants.O_RDONLY);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENOENT") throw new A2AError("EUSAGE", `cannot read ${path}: no such file; check the --file path`);
     throw ioError(e, `reading ${path}`);
   }
-  if (bytes.length > limit) {
-    throw new A2AError("ETOOBIG", `${what} in ${path} is ${bytes.length} bytes, over the ${limit}-byte limit: send a path or a summary instead, or raise A2A_MAX_BYTES`);
+  try {
+    const st = fstatSync(fd);
+    if (st.isDirectory()) throw new A2AError("EUSAGE", `${path} is a directory: give --file a file`);
+    if (st.isFile() && st.size > limit) throw overLimit(what, `in ${path}`, limit, st.size);
+    return decodeUtf8(readLimited(fd, limit, what, `in ${path}`), `${what} in ${path}`);
+  } finally {
+    closeSync(fd);
   }
-  return decodeUtf8(bytes, `${what} in ${path}`);
 }
 
 // Stdin is input when it is a pipe, socket or file (`cmd | a2a publish r`, `< f`), not a

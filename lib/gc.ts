@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { TMP_STALE_MS } from "./core/atomic";
 import type { Store } from "./core/config";
 import { entries } from "./core/fs";
-import { ensureDir, removeFile } from "./core/guard";
+import { checkStore, ensureDir, removeFile } from "./core/guard";
 import { STALE_MS, withLock } from "./core/lock";
 import { inboxesDir, isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir } from "./core/paths";
 import { recoverClaims } from "./mail/claim";
@@ -32,6 +32,7 @@ export interface GcReport {
 const TEMP_RE = /^\d+\.[0-9a-f]+\.tmp$/;
 
 export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise<GcReport> {
+  checkStore(store);
   const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0 };
   const now = Date.now();
   for (const file of entries(slotsDir(store))) {

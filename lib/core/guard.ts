@@ -152,6 +152,13 @@ export function ensureDir(store: Store, dir: string): void {
   }
 }
 
+// For commands that may delete without writing first (gc, clear --all): an existing root is
+// checked now, so a directory that is no a2a store is refused before anything is removed.
+// A missing root is left missing.
+export function checkStore(store: Store): void {
+  if (!store.guarded.has(store.root) && lstatOrUndefined(store.root)) ensureDir(store, store.root);
+}
+
 // Removes the regular file at `path` (in a guarded directory); false when it was not there,
 // or is not a regular file (never ours to remove).
 export function removeFile(store: Store, path: string): boolean {

@@ -17,7 +17,7 @@ import { existsSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
 import { writeAtomic } from "../core/atomic";
 import { checkSize, type Store } from "../core/config";
-import { ensureDir, removeFile } from "../core/guard";
+import { checkStore, ensureDir, removeFile } from "../core/guard";
 import { A2AError, arg, ioError, op, text } from "../core/errors";
 import { entries, readBounded, recordLimit } from "../core/fs";
 import { withLock } from "../core/lock";
@@ -250,6 +250,21 @@ export function tombstone(store: Store, last: SlotRecord, now: number): SlotReco
   };
 }
 
+// Replaces `last` by its tombstone. On a full disk the tombstone (a few hundred bytes) may not
+// fit: the slot's chunks are removed first to make room (the record still counts them, and a
+// reader of a missing chunk takes it as dropped by a new run), then it is tried once more.
+function writeTombstone(store: Store, last: SlotRecord): void {
+  const write = () => writeAtomic(store, slotFile(store, last.name), encodeRecord(tombstone(store, last, nowSec())));
+  try {
+    write();
+  } catch (err) {
+    const errno = err instanceof A2AError ? err.data.errno : undefined;
+    if (errno !== "ENOSPC" && errno !== "EDQUOT") throw err;
+    removeChunks(store, last.name);
+    write();
+  }
+}
+
 // Clears a slot: a tombstone replaces its record, then its chunks go. Returns false when there
 // was no live record. With `removeDamaged`, a regular file under the name that is not a valid
 // record (damage, or garbage written there) is removed; `clear --all` leaves such files alone.
@@ -266,7 +281,7 @@ export async function clearSlot(store: Store, name: string, removeDamaged = true
           data: { slot: name },
         });
       }
-    } else writeAtomic(store, slotFile(store, name), encodeRecord(tombstone(store, r.record, nowSec())));
+    } else writeTombstone(store, r.record);
     removeChunks(store, name);
     return true;
   });
@@ -307,6 +322,7 @@ export async function sweepExpired(store: Store, name: string): Promise<boolean>
 
 // Clears every slot; returns the names that held a live record.
 export async function clearAll(store: Store): Promise<string[]> {
+  checkStore(store);
   const cleared: string[] = [];
   for (const file of entries(slotsDir(store))) {
     const name = slotNameOf(file);

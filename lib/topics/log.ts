@@ -62,17 +62,18 @@ export function publishTopic(store: Store, topic: string, body: string, from: st
   }
 }
 
-// Message `id` of `topic`, or undefined: removed by retention, not visible yet on a network
-// filesystem, or not a valid message (files are never rewritten, so that is not a torn read).
-function readMessage(store: Store, topic: string, id: number): TopicMessage | undefined {
+// Message `id` of `topic`; "foreign" when something that is not a message sits under its
+// number (a FIFO, link, directory, garbage: files are created whole by link and never
+// rewritten, so an invalid one is not a torn read); undefined when there is nothing there (yet).
+function readMessage(store: Store, topic: string, id: number): TopicMessage | "foreign" | undefined {
   const r = readJsonLine(store, topicMessageFile(store, topic, id), (m) =>
     m.a2a === 1 && m.id === id && typeof m.body === "string" ? (m as TopicMessage) : undefined,
   );
-  return r.kind === "ok" ? r.value : undefined;
+  return r.kind === "ok" ? r.value : r.kind === "invalid" ? "foreign" : undefined;
 }
 
 // Messages of `topic` with id > sinceId, oldest first, at most `limit`. Reads by number from
-// sinceId + 1 and stops at the first one missing or unreadable, so a reader never skips past
+// sinceId + 1, passes over foreign entries, and stops at the first one missing, so a reader never skips past
 // a message it could not yet see (a directory listing taken during a publish can miss a
 // file whose successor it shows). It jumps ahead only past numbers removed by retention: when
 // the oldest id on disk is above sinceId + 1 and sinceId + 1 itself is not there.
@@ -86,7 +87,7 @@ export function readTopic(store: Store, topic: string, sinceId = 0, limit = Infi
   while (out.length < limit) {
     const m = readMessage(store, topic, next);
     if (!m) break;
-    out.push(m);
+    if (m !== "foreign") out.push(m); // a foreign entry is passed over, never delivered
     next++;
   }
   return out;
@@ -98,7 +99,7 @@ export function lastIdBefore(store: Store, topic: string, sec: number): number {
   const ids = topicIds(store, topic);
   for (let i = ids.length - 1; i >= 0; i--) {
     const m = readMessage(store, topic, ids[i]);
-    if (m && m.sent_at < sec) return m.id;
+    if (typeof m === "object" && m.sent_at < sec) return m.id;
   }
   return 0;
 }

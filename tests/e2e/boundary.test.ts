@@ -1,0 +1,239 @@
+// The store's boundary (issue: "a store nobody can turn against you"): a2a never writes,
+// moves or deletes outside its store, even when parts of the store are symlinks into a
+// user's project; a directory that is not an a2a store is refused before anything is
+// touched; planted FIFOs, device links and huge files cost one clear line, never a hang or
+// the machine's memory; input passes through byte for byte. Each case ran against the
+// compiled binary, as a user would.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { a2a, BIN, tempDir, type RunResult } from "../harness/run";
+import { expectCleanError, snapshot } from "./fixtures/core";
+
+setDefaultTimeout(60_000);
+
+// A user's project: the files the hostile review saw deleted or overwritten.
+function project(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "package.json"), '{"name":"precious"}\n');
+  writeFileSync(join(dir, "tsconfig.json"), "{}\n");
+  writeFileSync(join(dir, "notes.json"), "my notes\n");
+  writeFileSync(join(dir, "build.log"), "old log\n");
+  mkdirSync(join(dir, "src.lock"));
+  mkdirSync(join(dir, "good"));
+  writeFileSync(join(dir, "good", "0000000001"), "not a chunk\n");
+  return dir;
+}
+
+// Every command that writes or deletes, against a store whose `sub` directory is a symlink
+// into a project; each must fail cleanly or succeed without touching the project.
+const WRITERS: string[][] = [
+  ["gc"],
+  ["clear", "--all"],
+  ["clear", "notes"],
+  ["publish", "notes", "overwritten"],
+  ["start", "good"],
+  ["append", "good", "overwritten"],
+  ["send", "bob", "hi", "--as", "alice"],
+];
+
+describe("symlinked store directories are never followed", () => {
+  for (const sub of ["slots", "locks", "streams", "tmp"]) {
+    test(`${sub}/ is a symlink into a project: every writer leaves the project exactly as it was`, async () => {
+      using d = tempDir();
+      const store = join(d.path, "store");
+      expect((await a2a(["publish", "seed", "x"], { dir: store })).code).toBe(0);
+      const proj = project(join(d.path, "project"));
+      const { rmSync } = await import("node:fs");
+      rmSync(join(store, sub), { recursive: true, force: true });
+      symlinkSync(proj, join(store, sub));
+      const before = snapshot(proj);
+      const lines: string[] = [];
+      for (const cmd of WRITERS) {
+        const r = await a2a(cmd, { dir: store });
+        if (r.code !== 0) {
+          expectCleanError(r, r.code);
+          lines.push(r.stderr);
+        }
+      }
+      expect(snapshot(proj)).toEqual(before);
+      // At least one refusal names the link and says a2a will not follow it.
+      expect(lines.join("")).toContain(`${join(store, sub)} is a symbolic link, not a directory a2a made`);
+    });
+  }
+
+  test("streams/NAME is a symlink to a directory outside: append and clear never write or delete there", async () => {
+    using d = tempDir();
+    const store = join(d.path, "store");
+    expect((await a2a(["start", "job"], { dir: store })).code).toBe(0);
+    const proj = project(join(d.path, "project"));
+    mkdirSync(join(store, "streams"), { recursive: true });
+    symlinkSync(join(proj, "good"), join(store, "streams", "job"));
+    const before = snapshot(proj);
+    expectCleanError(await a2a(["append", "job", "line"], { dir: store }), 1, /streams\/job is a symbolic link/);
+    const cleared = await a2a(["clear", "job"], { dir: store });
+    expect([0, 1]).toContain(cleared.code);
+    expect(snapshot(proj)).toEqual(before);
+  });
+});
+
+describe("the store marker", () => {
+  test("a new store gets ROOT/store.json on its first write, naming its mode and creator", async () => {
+    using d = tempDir();
+    const store = join(d.path, "new");
+    expect((await a2a(["status"], { dir: store })).code).toBe(0);
+    expect(existsSync(store)).toBe(false); // a read creates nothing
+    expect((await a2a(["publish", "r", "v"], { dir: store })).code).toBe(0);
+    const m = JSON.parse(readFileSync(join(store, "store.json"), "utf8"));
+    expect(m).toMatchObject({ a2a: 1, format: 1, mode: "private" });
+    expect(typeof m.created_by).toBe("string");
+  });
+
+  test("an ordinary directory with tmp/, streams/ and slots/ is refused (exit 2) and nothing in it is touched", async () => {
+    using d = tempDir();
+    const dir = join(d.path, "proj");
+    mkdirSync(join(dir, "tmp"), { recursive: true });
+    mkdirSync(join(dir, "slots"));
+    mkdirSync(join(dir, "streams"));
+    writeFileSync(join(dir, "tmp", "build.log"), "old build log\n");
+    writeFileSync(join(dir, "slots", "config.json"), '{"port":8080}\n');
+    writeFileSync(join(dir, "logo.png"), "\x89PNG...");
+    const before = snapshot(dir);
+    for (const cmd of [["gc"], ["clear", "--all"], ["publish", "x", "v"], ["start", "y"], ["send", "b", "hi", "--as", "a"]]) {
+      expectCleanError(await a2a(cmd, { dir }), 2, /is not an a2a store \(it holds .*\): use an empty or new directory/);
+    }
+    expect(snapshot(dir)).toEqual(before);
+  });
+
+  test("a store made by the earlier release (no marker, only a2a's names) is recognised and gets the marker", async () => {
+    using d = tempDir();
+    const store = join(d.path, "old");
+    expect((await a2a(["publish", "kept", "from before"], { dir: store })).code).toBe(0);
+    expect((await a2a(["send", "bob", "old mail", "--as", "alice"], { dir: store })).code).toBe(0);
+    const { rmSync } = await import("node:fs");
+    rmSync(join(store, "store.json")); // what the earlier release left: no marker
+    expect((await a2a(["wait", "kept"], { dir: store })).stdout).toBe("from before");
+    expect((await a2a(["publish", "new", "v"], { dir: store })).code).toBe(0);
+    expect(JSON.parse(readFileSync(join(store, "store.json"), "utf8"))).toMatchObject({ a2a: 1, format: 1 });
+    expect((await a2a(["recv", "--as", "bob", "--json"], { dir: store })).stdout).toContain("old mail");
+  });
+
+  test("--dir '' and A2A_DIR='' are refused, never taken for ~/.a2a", async () => {
+    using d = tempDir();
+    expectCleanError(await a2a(["--dir", "", "publish", "a", "v"], { env: { HOME: d.path } }), 2, /the store directory given is empty/);
+    expectCleanError(await a2a(["publish", "a", "v"], { env: { HOME: d.path, A2A_DIR: "" } }), 2, /A2A_DIR is set but empty/);
+    expect(readdirSync(d.path)).toEqual([]);
+  });
+});
+
+const canDropRoot = process.getuid?.() === 0 && Bun.which("setpriv") !== null;
+if (!canDropRoot) console.warn("boundary.test.ts: skipping the other-user tests: they need root and setpriv");
+
+async function asNobody(cmd: string[], store: string): Promise<RunResult> {
+  const p = Bun.spawn({
+    cmd: ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", BIN, ...cmd],
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", A2A_DIR: store },
+    stdin: "ignore", stdout: "pipe", stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { stdout, stderr, code };
+}
+
+describe("a store root someone else made", () => {
+  test.if(canDropRoot)("pre-created 0777 by another user: refused, nothing written into it", async () => {
+    using d = tempDir();
+    chmodSync(d.path, 0o755);
+    const store = join(d.path, "trap");
+    mkdirSync(store);
+    chmodSync(store, 0o777); // root's, writable by all: a trap another user could have set
+    expectCleanError(await asNobody(["publish", "secret", "v"], store), 1, /belongs to uid 0, not to you: a private store must be yours/);
+    expect(readdirSync(store)).toEqual([]);
+  });
+
+  test.if(canDropRoot)("your own but writable by every user: refused until you chmod it", async () => {
+    using d = tempDir();
+    chmodSync(d.path, 0o755);
+    const store = join(d.path, "open");
+    mkdirSync(store);
+    chownSync(store, 65534, 65534);
+    chmodSync(store, 0o777);
+    expectCleanError(await asNobody(["publish", "secret", "v"], store), 1, /is writable by every user \(mode 777\): run chmod 700/);
+    expect(readdirSync(store)).toEqual([]);
+    chmodSync(store, 0o700);
+    expect((await asNobody(["publish", "secret", "v"], store)).code).toBe(0);
+  });
+});
+
+describe("planted FIFOs, device links and huge files never block or exhaust a reader", () => {
+  const mkfifo = (path: string) => expect(Bun.spawnSync(["mkfifo", path]).exitCode).toBe(0);
+  const ID = "1764507972123000-3f2a-1k3d-a9c2e1";
+
+  test("a FIFO, a /dev/zero link and a 10 GB sparse file in new/ are quarantined; the real mail is delivered", async () => {
+    using d = tempDir();
+    const store = d.path;
+    expect((await a2a(["send", "bob", "real mail", "--as", "alice"], { dir: store })).code).toBe(0);
+    const fresh = join(store, "inbox", "bob", "new");
+    mkfifo(join(fresh, `0${ID.slice(1)}.json`)); // sorts first
+    symlinkSync("/dev/zero", join(fresh, `1${ID.slice(1)}.json`));
+    writeFileSync(join(fresh, `2${ID.slice(1)}.json`), "");
+    truncateSync(join(fresh, `2${ID.slice(1)}.json`), 10 * 2 ** 30);
+    const inbox = await a2a(["inbox", "--as", "bob", "--json"], { dir: store });
+    expect(inbox.code).toBe(0);
+    const r = await a2a(["recv", "--as", "bob", "--all", "--json"], { dir: store });
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim().split("\n").map((l) => JSON.parse(l).body)).toEqual(["real mail"]);
+    expect(readdirSync(join(store, "inbox", "bob", "bad")).length).toBe(3);
+  });
+
+  test("a FIFO as the recipient's policy: send fails with one clear line instead of hanging", async () => {
+    using d = tempDir();
+    expect((await a2a(["send", "bob", "first", "--as", "alice"], { dir: d.path })).code).toBe(0);
+    mkfifo(join(d.path, "inbox", "bob", "policy.json"));
+    expectCleanError(await a2a(["send", "bob", "second", "--as", "alice"], { dir: d.path }), 1, /policy file .* is not valid/);
+  });
+
+  test("a FIFO in peers/ and in a topic: peers lists, sub delivers the messages after it", async () => {
+    using d = tempDir();
+    expect((await a2a(["pub", "build.status", "one", "--as", "ci"], { dir: d.path })).code).toBe(0);
+    mkfifo(join(d.path, "topics", "build.status", "000000000002.json"));
+    mkdirSync(join(d.path, "peers"), { recursive: true });
+    mkfifo(join(d.path, "peers", "ghost.json"));
+    expect((await a2a(["pub", "build.status", "three", "--as", "ci"], { dir: d.path })).code).toBe(0);
+    expect((await a2a(["peers", "--json"], { dir: d.path })).code).toBe(0);
+    const sub = await a2a(["sub", "build.status", "--from-start", "--json"], { dir: d.path });
+    expect(sub.code).toBe(0);
+    expect(sub.stdout.trim().split("\n").map((l) => JSON.parse(l).body)).toEqual(["one", "three"]);
+  });
+
+  test("publish --file /dev/zero and a 10 GB sparse file: exit 2 at once, nothing written", async () => {
+    using d = tempDir();
+    using input = tempDir();
+    const huge = join(input.path, "huge");
+    writeFileSync(huge, "");
+    truncateSync(huge, 10 * 2 ** 30);
+    for (const file of ["/dev/zero", huge]) {
+      expectCleanError(await a2a(["publish", "r", "--file", file], { dir: d.path }), 2, /over the 1048576-byte limit/);
+    }
+    expect(existsSync(join(d.path, "slots"))).toBe(false);
+  });
+});
+
+describe("input is passed through byte for byte", () => {
+  test("a UTF-8 byte-order mark on stdin or in --file is kept", async () => {
+    using d = tempDir();
+    using input = tempDir();
+    const text = "\uFEFFhello, BOM\n";
+    writeFileSync(join(input.path, "bom.txt"), text);
+    expect((await a2a(["publish", "a", "-"], { dir: d.path, stdin: text })).code).toBe(0);
+    expect((await a2a(["publish", "b", "--file", join(input.path, "bom.txt")], { dir: d.path })).code).toBe(0);
+    for (const n of ["a", "b"]) {
+      expect(JSON.parse(readFileSync(join(d.path, "slots", `${n}.json`), "utf8")).result).toBe(text);
+      // The raw bytes of `wait`'s stdout (a text decoder would drop the mark on our side).
+      const p = Bun.spawn({ cmd: [BIN, "wait", n], env: { ...process.env, A2A_DIR: d.path }, stdout: "pipe", stderr: "ignore" });
+      const bytes = Buffer.from(await new Response(p.stdout).arrayBuffer());
+      expect(await p.exited).toBe(0);
+      expect(bytes).toEqual(Buffer.from(text, "utf8"));
+      expect(bytes.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
+    }
+  });
+});
