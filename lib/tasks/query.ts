@@ -45,7 +45,8 @@ export function listTasks(store: Store, opts: ListOptions = {}): TaskView[] {
     for (const id of entries(queueDir(store, q)).filter(isTaskId).sort()) {
       const rec = readTask(store, q, id);
       if (!rec) continue; // an add that never finished: no task
-      const v = viewOf(settled(store, rec), resolver.derived(settled(store, rec)));
+      const cur = settled(store, rec);
+      const v = viewOf(cur, resolver.derived(cur));
       if (opts.state === undefined || v.state === opts.state) out.push(v);
     }
   }
