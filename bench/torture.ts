@@ -22,6 +22,7 @@ import { networkFs } from "./torture/netfs";
 import { hostile } from "./torture/hostile";
 import { mcp } from "./torture/mcp";
 import { rewind } from "./torture/rewind";
+import { tasks } from "./torture/tasks";
 
 const SCENARIOS: { name: string; what: string; run: (ctx: Ctx) => Promise<Outcome> }[] = [
   { name: "crash", what: "kill -9 writers (publish, start, append, a lib-level publish loop) at random points while a reader decodes every read", run: crash },
@@ -30,6 +31,7 @@ const SCENARIOS: { name: string; what: string; run: (ctx: Ctx) => Promise<Outcom
   { name: "netfs", what: "one store through two bindfs views (NFS stand-in): writer on one, auto-mode waiter and a raw reader on the other; writers on both", run: networkFs },
   { name: "hostile", what: "fuzzed names and payloads, garbage and foreign files in the store, wrong permissions", run: hostile },
   { name: "rewind", what: "a waiter chasing with --after-version across a clear and across a TTL expiry (versions must never go backwards)", run: rewind },
+  { name: "tasks", what: "8 task workers under kill -9 and SIGSTOP/SIGCONT on a task graph added by an adder killed mid-way: done exactly once, dead letters exactly the exhausted, dependency order, fencing", run: tasks },
   { name: "mcp", what: "malformed JSON-RPC, unknown tools, wrong argument types, disconnect mid-wait, fds and RSS over many waits", run: mcp },
 ];
 

@@ -10,6 +10,13 @@
 //   ROOT/subs/NAME/@subscriber.json, ROOT/subs/NAME/TOPIC   durable subscribers
 //   ROOT/peers/NAME.json               presence of running agents
 //   ROOT/identities/HASH.json          names handed out per directory
+//   ROOT/tasks/QUEUE/ID/NNNNNNNN.json  version N of task ID (a chain: lib/core/chain.ts)
+//   ROOT/tasks/QUEUE/ID/@by.T.Q        task T of queue Q waits for ID (wake-up hint)
+//   ROOT/tasks/QUEUE/ID/@bell          replaced to wake waiters on ID (a dependency died)
+//   ROOT/tasks/QUEUE/@open/ID          hint: ID may be claimable some day (not final)
+//   ROOT/tasks/QUEUE/@keys/HASH.json   add idempotency key -> task id
+//   ROOT/tasks/QUEUE/@claims/HASH.json claim replay key (assignee, key) -> claim
+//   ROOT/leases/NAME/NNNNNNNN.json     version N of the lease on NAME (a chain)
 //
 //   ROOT/store.json                    the marker: this directory is an a2a store (lib/core/guard.ts)
 //
@@ -103,3 +110,41 @@ export const peerFile = (s: Store, name: string) => join(peersDir(s), name + JSO
 export const peerNameOf = (file: string) => (file.endsWith(JSON_EXT) ? file.slice(0, -JSON_EXT.length) : undefined);
 export const identitiesDir = (s: Store) => join(s.root, "identities");
 export const identityFile = (s: Store, hash: string) => join(identitiesDir(s), hash + JSON_EXT);
+
+// Chains: a record kept as one file per version, each created exclusively (lib/core/chain.ts).
+export const VERSION_DIGITS = 8;
+export const versionFile = (dir: string, n: number) => join(dir, String(n).padStart(VERSION_DIGITS, "0") + JSON_EXT);
+// The version number of a file in a chain directory, or undefined for anything else.
+export function versionOf(file: string): number | undefined {
+  if (file.length !== VERSION_DIGITS + JSON_EXT.length || !file.endsWith(JSON_EXT)) return undefined;
+  const n = Number(file.slice(0, VERSION_DIGITS));
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+// Tasks. Task ids: 16-digit microseconds since the epoch, "-", 8 random hex digits.
+const TASK_ID_RE = /^\d{16}-[0-9a-f]{8}$/;
+export const isTaskId = (id: unknown): id is string => typeof id === "string" && TASK_ID_RE.test(id);
+export const tasksDir = (s: Store) => join(s.root, "tasks");
+export const queueDir = (s: Store, q: string) => join(tasksDir(s), q);
+export const taskDir = (s: Store, q: string, id: string) => join(queueDir(s, q), id);
+export const openDir = (s: Store, q: string) => join(queueDir(s, q), "@open");
+export const openFile = (s: Store, q: string, id: string) => join(openDir(s, q), id);
+export const addKeysDir = (s: Store, q: string) => join(queueDir(s, q), "@keys");
+export const addKeyFile = (s: Store, q: string, hash: string) => join(addKeysDir(s, q), hash + JSON_EXT);
+export const claimKeysDir = (s: Store, q: string) => join(queueDir(s, q), "@claims");
+export const claimKeyFile = (s: Store, q: string, hash: string) => join(claimKeysDir(s, q), hash + JSON_EXT);
+export const taskBell = (s: Store, q: string, id: string) => join(taskDir(s, q, id), "@bell");
+const BY = "@by.";
+export const dependantFile = (s: Store, depQ: string, depId: string, q: string, id: string) => join(taskDir(s, depQ, depId), `${BY}${id}.${q}`);
+// The task (id, queue) a file "@by.ID.QUEUE" in a task directory names, or undefined.
+export function dependantOf(file: string): { id: string; queue: string } | undefined {
+  if (!file.startsWith(BY)) return undefined;
+  const rest = file.slice(BY.length);
+  const dot = rest.indexOf(".");
+  const id = rest.slice(0, dot), queue = rest.slice(dot + 1);
+  return dot > 0 && isTaskId(id) && isValidName(queue) ? { id, queue } : undefined;
+}
+
+// Leases on names.
+export const leasesDir = (s: Store) => join(s.root, "leases");
+export const leaseDir = (s: Store, name: string) => join(leasesDir(s), name);

@@ -22,7 +22,7 @@ import { A2AError, arg, ioError, op, text } from "../core/errors";
 import { entries, readBounded, recordLimit } from "../core/fs";
 import { withLock } from "../core/lock";
 import { checkName, chunkFile, slotFile, slotNameOf, slotsDir, streamDir } from "../core/paths";
-import { nowSec } from "../core/time";
+import { isoTime, nowSec } from "../core/time";
 import { decodeRecord, encodeRecord, isExpired, type SlotRecord } from "./record";
 
 export type ReadResult =
@@ -116,9 +116,16 @@ function base(store: Store, name: string, now: number): Omit<SlotRecord, "state"
   } as const;
 }
 
+export interface StartOptions extends TtlOption {
+  // Refuse (ECONFLICT, naming the holder) when the slot is running and not expired, so two
+  // agents cannot both believe they own it. Decided under the slot's lock: of two exclusive
+  // starts on a slot that is not running, the second one is refused.
+  exclusive?: boolean;
+}
+
 // Announces work on `name`: a fresh running record; a published slot goes back to running
 // and the previous run's streamed chunks are dropped.
-export async function startSlot(store: Store, name: string, task = "", opts: TtlOption = {}): Promise<SlotRecord> {
+export async function startSlot(store: Store, name: string, task = "", opts: StartOptions = {}): Promise<SlotRecord> {
   checkName(name);
   checkSize(store, task, "the task");
   checkTtl(opts);
@@ -129,12 +136,15 @@ export async function startSlot(store: Store, name: string, task = "", opts: Ttl
   return mutate(
     store,
     name,
-    (_old, now, lastVersion) => ({
-      ...base(store, name, now),
-      state: "running", task, result: null,
-      version: lastVersion + 1,
-      expires_at: expiry(opts, now, null),
-    }),
+    (old, now, lastVersion) => {
+      if (opts.exclusive && old?.state === "running") throw runningConflict(old);
+      return {
+        ...base(store, name, now),
+        state: "running", task, result: null,
+        version: lastVersion + 1,
+        expires_at: expiry(opts, now, null),
+      };
+    },
     () => {
       try {
         removeChunks(store, name);
@@ -142,6 +152,16 @@ export async function startSlot(store: Store, name: string, task = "", opts: Ttl
         // The start itself took effect; leftovers are uncounted and harmless (see above).
       }
     },
+  );
+}
+
+function runningConflict(old: SlotRecord): A2AError {
+  const until = old.expires_at === null ? "no expiry" : `until ${isoTime(old.expires_at)}`;
+  const task = old.task ? `, task ${JSON.stringify(old.task.length > 60 ? old.task.slice(0, 60) + "…" : old.task)}` : "";
+  return new A2AError(
+    "ECONFLICT",
+    text`slot ${old.name} is already running (started ${isoTime(old.started_at)} by pid ${old.pid} on ${old.host}${task}, ${until}): wait for it with ${op("wait", old.name)}, or clear it with ${op("clear", old.name)} if its agent is gone`,
+    { data: { slot: old.name, host: old.host, pid: old.pid, started_at: old.started_at, expires_at: old.expires_at, task: old.task } },
   );
 }
 

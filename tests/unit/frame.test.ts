@@ -27,7 +27,7 @@ describe("frames", () => {
     const lines = text.split("\n");
     const token = /\[frame ([0-9a-f]{8})\] ---$/.exec(lines[0])?.[1];
     expect(token).toBeDefined();
-    expect(lines.filter((l) => l.includes(`[frame ${token}]`))).toEqual([lines[0], lines.at(-2)]);
+    expect(lines.filter((l) => l.includes(`[frame ${token}]`))).toEqual([lines[0], lines[lines.length - 2]]);
     expect(lines.at(-2)).toBe(`--- end of message ${ID} from mallory [frame ${token}] ---`);
     // The forged lines are still there, as data, without the token.
     expect(text).toContain(`--- message ${ID} from alice (OS user alice)`);

@@ -1,0 +1,87 @@
+// A chain: a record kept as one file per version in its own directory, DIR/NNNNNNNN.json,
+// each created exclusively (lib/core/atomic.ts createAtomic = link) and never rewritten.
+// The current record is the highest version. A change computed from version N is written as
+// version N + 1 and lands only if nobody else wrote N + 1 first: link(2) is exclusive on every
+// filesystem, NFS included, so this is a compare-and-set that needs no lock, cannot be left
+// held by a dead process, and cannot be broken by a frozen one (a writer that wakes up late
+// finds N + 1 taken and must read again). Tasks and leases are built on it.
+//
+// Invariants:
+// - a version file is whole from the instant it exists (written in tmp/, then linked) and is
+//   never changed or removed while the chain is in use; removing versions would let a late
+//   writer recreate a removed N + 1, so a chain is only ever removed as a whole (by gc);
+// - every record carries `version` equal to its file's number, so a foreign or misplaced file
+//   is not mistaken for one;
+// - the head is found by listing the directory and then probing upwards by name: a listing
+//   may lag (a network filesystem's cache), a lookup of the next name may lag too, but a
+//   stale head only costs a lost compare-and-set, never a wrong write.
+
+import type { Store } from "./config";
+import { createAtomic } from "./atomic";
+import { A2AError } from "./errors";
+import { entries, readJsonLine } from "./fs";
+import { versionFile, versionOf } from "./paths";
+
+export interface Versioned {
+  version: number;
+}
+
+export interface Head<T> {
+  version: number; // 0 when the chain has no version yet
+  value: T | undefined;
+}
+
+const TORN_RETRIES = 5;
+
+// The highest version of the chain in `dir` (version 0, no value, when there is none).
+// `decode` returns undefined for anything that is not a record of this chain.
+export function readHead<T extends Versioned>(store: Store, dir: string, decode: (v: any) => T | undefined): Head<T> {
+  for (let attempt = 0; ; attempt++) {
+    let n = 0;
+    for (const f of entries(dir)) {
+      const v = versionOf(f);
+      if (v !== undefined && v > n) n = v;
+    }
+    for (;;) {
+      const next = readJsonLine(store, versionFile(dir, n + 1), decode);
+      if (next.kind === "absent") break;
+      n++;
+    }
+    if (n === 0) return { version: 0, value: undefined };
+    const r = readJsonLine(store, versionFile(dir, n), decode);
+    if (r.kind === "ok" && r.value.version === n) return { version: n, value: r.value };
+    // Listed but not readable whole: a cache lagging behind the link; read again.
+    if (attempt >= TORN_RETRIES) {
+      throw new A2AError("EIO", `${versionFile(dir, n)} is ${r.kind === "invalid" ? r.why : "unreadable"}, not an a2a record: check the file; a2a never writes one like it`, {
+        data: { file: versionFile(dir, n) },
+      });
+    }
+    Bun.sleepSync(1 + attempt * 5);
+  }
+}
+
+// Writes `value` as version `value.version` of the chain; false when that version exists
+// already (someone else changed the record since it was read: read again and recompute).
+export function appendVersion<T extends Versioned>(store: Store, dir: string, value: T, encode: (v: T) => string): boolean {
+  return createAtomic(store, versionFile(dir, value.version), encode(value));
+}
+
+// Compare-and-set loop: read the head, let `next` compute the following record (or return
+// undefined: nothing to change, or throw an A2AError: refused), write it as version + 1;
+// on a lost race read again. Returns the head written or, when nothing changed, the head read.
+// Each lost race means another writer made progress, so the loop ends.
+export function changeChain<T extends Versioned>(
+  store: Store,
+  dir: string,
+  decode: (v: any) => T | undefined,
+  encode: (v: T) => string,
+  next: (head: Head<T>) => T | undefined,
+): { head: Head<T>; changed: boolean } {
+  for (;;) {
+    const head = readHead(store, dir, decode);
+    const value = next(head);
+    if (value === undefined) return { head, changed: false };
+    const written = { ...value, version: head.version + 1 };
+    if (appendVersion(store, dir, written, encode)) return { head: { version: written.version, value: written }, changed: true };
+  }
+}

@@ -1,0 +1,179 @@
+// Adding tasks: one, or a graph of several whose `after` lists name each other by `ref`.
+//
+// Calling sequence, per task, in dependency order (see docs/PROTOCOL.md, "Tasks"):
+//   0. validate everything (names, sizes, counts, every `after` id exists, no cycle among the
+//      refs) before the first write: a refused call leaves the store exactly as it was;
+//   1. with KEY: create @keys/HASH.json exclusively naming a fresh id; if it exists, use the
+//      id it names (a retried add, or a concurrent one with the same key);
+//   2. if that id's version 1 exists: nothing to do, the same id is returned (created: false);
+//   3. for each dependency D: create D/@by.ID.QUEUE (so D's end wakes this task);
+//   4. create @open/ID (so claimers will look at it);
+//   5. create version 1 exclusively. *The task exists from this instant*, whole. If version 1
+//      exists already, a concurrent add with the same key won: created: false;
+//   6. replace @open/ID: the rename wakes claimers waiting on the queue.
+// A crash before 5 leaves no task (at most a key record, an empty directory, hints that
+// name nothing: claimers skip them; a retried add with the key completes the task under the
+// recorded id). A crash after 5 leaves one whole task. Two adders with one key race at 5:
+// one creates the task, both return its id.
+
+import { checkSize, type Store } from "../core/config";
+import { ensureDir } from "../core/guard";
+import { createAtomic, writeAtomic } from "../core/atomic";
+import { appendVersion } from "../core/chain";
+import { hashHex } from "../core/digest";
+import { A2AError, arg, text } from "../core/errors";
+import { readJsonLine } from "../core/fs";
+import { addKeyFile, addKeysDir, checkName, dependantFile, isTaskId, openDir, openFile, taskDir } from "../core/paths";
+import { nowSec } from "../core/time";
+import {
+  checkMaxAttempts, checkQueue, checkSeconds, checkText, DEFAULT_MAX_ATTEMPTS, encodeTask, newTaskId, type Dep, type TaskRecord,
+} from "./record";
+import { queueOf, readTask } from "./state";
+
+export interface AddOptions {
+  key?: string; // same key (in the queue) -> same id, nothing created twice
+  after?: string[]; // ids of tasks that must be done first (or refs, in addTasks)
+  maxAttempts?: number; // default 3
+  ttlSec?: number; // unfinished after this long -> dead
+}
+
+export interface AddSpec extends AddOptions {
+  queue: string;
+  payload: string;
+  ref?: string; // a name other specs of the same call may list in `after`
+}
+
+export interface Added {
+  id: string;
+  queue: string;
+  created: boolean; // false: the key named a task that exists (or a concurrent add made it)
+}
+
+export const MAX_BATCH = 10_000;
+
+export function addTask(store: Store, queue: string, payload: string, opts: AddOptions = {}): Added {
+  return addTasks(store, [{ ...opts, queue, payload }])[0];
+}
+
+interface Planned {
+  spec: AddSpec;
+  deps: (Dep | { ref: string })[];
+}
+
+export function addTasks(store: Store, specs: AddSpec[]): Added[] {
+  const plan = validate(store, specs);
+  const ids = new Map<string, Dep>(); // ref -> the task made for it
+  const out: Added[] = new Array(specs.length);
+  for (const i of order(plan)) {
+    const { spec, deps } = plan[i];
+    const after = deps.map((d) => ("ref" in d ? ids.get(d.ref)! : d));
+    const added = addOne(store, spec, after);
+    if (spec.ref !== undefined) ids.set(spec.ref, added);
+    out[i] = added;
+  }
+  return out;
+}
+
+function validate(store: Store, specs: AddSpec[]): Planned[] {
+  if (!Array.isArray(specs) || specs.length === 0 || specs.length > MAX_BATCH) {
+    throw new A2AError("EUSAGE", `give 1 to ${MAX_BATCH} tasks to add: nothing was added`);
+  }
+  const refs = new Set<string>();
+  for (const s of specs) {
+    if (s.ref === undefined) continue;
+    checkName(s.ref, "task ref");
+    if (refs.has(s.ref)) throw new A2AError("EUSAGE", `task ref ${s.ref} is given twice: make each ref unique; nothing was added`);
+    refs.add(s.ref);
+  }
+  const known = new Map<string, string | undefined>(); // id -> its queue
+  return specs.map((s) => {
+    checkQueue(s.queue);
+    if (typeof s.payload !== "string") throw new A2AError("EUSAGE", "the task payload must be a text: nothing was added");
+    checkSize(store, s.payload, "the task payload");
+    if (s.key !== undefined) checkText(s.key, "task key", 1024);
+    if (s.maxAttempts !== undefined) checkMaxAttempts(s.maxAttempts);
+    if (s.ttlSec !== undefined) checkSeconds(s.ttlSec, "TTL", "ttl");
+    const deps: Planned["deps"] = [];
+    const seen = new Set<string>();
+    for (const a of s.after ?? []) {
+      if (seen.has(a)) continue;
+      seen.add(a);
+      if (refs.has(a)) {
+        deps.push({ ref: a });
+        continue;
+      }
+      if (!isTaskId(a)) {
+        throw new A2AError("EUSAGE", text`unknown dependency ${JSON.stringify(String(a).slice(0, 60))}: ${arg("after")} takes task ids as task add printed them; nothing was added`, {
+          data: { after: a },
+        });
+      }
+      if (!known.has(a)) known.set(a, queueOf(store, a));
+      const q = known.get(a);
+      if (q === undefined) {
+        throw new A2AError("EUSAGE", text`unknown dependency ${a}: no such task in this store, check the id given to ${arg("after")}; nothing was added`, {
+          data: { after: a },
+        });
+      }
+      deps.push({ id: a, queue: q });
+    }
+    return { spec: s, deps };
+  });
+}
+
+// Indexes of `plan` with every task after the ones it depends on; EUSAGE on a cycle.
+function order(plan: Planned[]): number[] {
+  const byRef = new Map<string, number>();
+  plan.forEach((p, i) => p.spec.ref !== undefined && byRef.set(p.spec.ref, i));
+  const state = new Array<0 | 1 | 2>(plan.length).fill(0); // unvisited, on the path, placed
+  const out: number[] = [];
+  const visit = (i: number, path: number[]) => {
+    if (state[i] === 2) return;
+    if (state[i] === 1) {
+      const cycle = [...path.slice(path.indexOf(i)), i].map((j) => plan[j].spec.ref).join(" -> ");
+      throw new A2AError("EUSAGE", `the dependencies form a cycle (${cycle}): no task could ever start; nothing was added`, { data: { cycle } });
+    }
+    state[i] = 1;
+    for (const d of plan[i].deps) if ("ref" in d) visit(byRef.get(d.ref)!, [...path, i]);
+    state[i] = 2;
+    out.push(i);
+  };
+  plan.forEach((_, i) => visit(i, []));
+  return out;
+}
+
+const asKey = (r: any): { id: string } | undefined => (r.a2a === 1 && isTaskId(r.id) ? r : undefined);
+
+// The id recorded for `key` in `queue`, recording `fresh` if there is none (step 1).
+function idForKey(store: Store, queue: string, key: string, fresh: string): string {
+  ensureDir(store, addKeysDir(store, queue));
+  const path = addKeyFile(store, queue, hashHex("sha256", `${key}`).slice(0, 32));
+  const rec = JSON.stringify({ a2a: 1, id: fresh, key, at: nowSec(), host: store.host, pid: process.pid }) + "\n";
+  for (let i = 0; ; i++) {
+    if (createAtomic(store, path, rec)) return fresh;
+    const r = readJsonLine(store, path, asKey);
+    if (r.kind === "ok") return r.value.id;
+    if (i >= 5) throw new A2AError("EIO", `the key record ${path} is ${r.kind === "invalid" ? r.why : "unreadable"}: remove it, then add again`);
+    Bun.sleepSync(1 + i * 5);
+  }
+}
+
+function addOne(store: Store, spec: AddSpec, after: Dep[]): Added {
+  const { queue } = spec;
+  const id = spec.key === undefined ? newTaskId(store) : idForKey(store, queue, spec.key, newTaskId(store));
+  if (readTask(store, queue, id)) return { id, queue, created: false };
+  const dir = taskDir(store, queue, id);
+  ensureDir(store, dir);
+  for (const d of after) createAtomic(store, dependantFile(store, d.queue, d.id, queue, id), "");
+  ensureDir(store, openDir(store, queue));
+  writeAtomic(store, openFile(store, queue, id), "");
+  const now = nowSec();
+  const rec: TaskRecord = {
+    a2a: 1, id, queue, version: 1, state: "ready", payload: spec.payload, size: Buffer.byteLength(spec.payload, "utf8"),
+    key: spec.key ?? null, after, max_attempts: spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, ttl_sec: spec.ttlSec ?? null,
+    deadline: spec.ttlSec === undefined ? null : now + spec.ttlSec, created_at: now, updated_at: now, attempt: 0, round_from: 0,
+    claim: null, attempts: [], result: null, reason: null, host: store.host, pid: process.pid,
+  };
+  if (!appendVersion(store, dir, rec, encodeTask)) return { id, queue, created: false };
+  writeAtomic(store, openFile(store, queue, id), "");
+  return { id, queue, created: true };
+}

@@ -1,0 +1,43 @@
+// What the lead does to a task regardless of who holds it: retry a dead one (back to ready,
+// with a fresh round of attempts and, with a TTL, a fresh deadline), or cancel one that is not
+// done (dead, reason "cancelled"; a holder's later done/fail/renew is refused: fencing).
+// Each is one compare-and-set on the task's chain (state.ts changeTask): a cancel racing a
+// done lands or is refused as a whole, never half.
+
+import type { Store } from "../core/config";
+import { A2AError, op, text } from "../core/errors";
+import { nowSec } from "../core/time";
+import { checkText, type TaskRecord } from "./record";
+import { afterChange, changeTask, findTask, Resolver, settle, viewOf, type TaskView } from "./state";
+
+const view = (store: Store, rec: TaskRecord) => viewOf(rec, new Resolver(store).derived(rec));
+
+export function retryTask(store: Store, id: string): TaskView {
+  const rec = settle(store, findTask(store, id));
+  const r = changeTask(store, rec, (cur) => {
+    if (cur.state !== "dead") {
+      const d = new Resolver(store).derived(cur);
+      const why = d.state === "dead" ? `it is dead because ${d.reason}; retry that dependency instead` : `it is ${d.state}; only a dead task can be retried`;
+      throw new A2AError("ECONFLICT", text`cannot retry task ${id}: ${why} (see ${op("task show", id)})`, { data: { id, state: d.state } });
+    }
+    const now = nowSec();
+    return { ...cur, state: "ready", reason: null, round_from: cur.attempt, deadline: cur.ttl_sec === null ? null : now + cur.ttl_sec };
+  });
+  afterChange(store, r.rec);
+  return view(store, r.rec);
+}
+
+export function cancelTask(store: Store, id: string, opts: { reason?: string } = {}): TaskView {
+  const reason = opts.reason === undefined ? "cancelled" : `cancelled: ${checkText(opts.reason, "reason")}`;
+  const rec = findTask(store, id);
+  const r = changeTask(store, rec, (cur) => {
+    if (cur.state === "done") throw new A2AError("ECONFLICT", text`cannot cancel task ${id}: it is already done (see ${op("task show", id)})`, { data: { id, state: "done" } });
+    if (cur.state === "dead") return undefined; // already dead: nothing to do
+    const attempts = cur.claim
+      ? [...cur.attempts, { attempt: cur.claim.attempt, assignee: cur.claim.assignee, claimed_at: cur.claim.claimed_at, ended_at: nowSec(), outcome: "cancelled" as const, reason }]
+      : cur.attempts;
+    return { ...cur, state: "dead", claim: null, attempts, reason };
+  });
+  if (r.changed) afterChange(store, r.rec);
+  return view(store, r.rec);
+}

@@ -1,0 +1,153 @@
+// Claiming: the oldest claimable task of a queue, to exactly one caller, with a token that
+// carries the attempt number (fencing: see holder.ts).
+//
+// Calling sequence (docs/PROTOCOL.md, "Tasks"):
+//   1. with KEY: if @claims/HASH(assignee, key) names a claim that is still current (same
+//      attempt and token, lease running), return it again (replay); nothing is written;
+//   2. list @open/, oldest id first; for each task read its head and
+//      - done or dead: drop its marker, next;
+//      - claimed with the lease run out, or ready past its TTL: settle it (state.ts), look again;
+//      - blocked, dead by a dependency, or claimed: next;
+//      - ready: write version + 1 = claimed by us, attempt + 1, a fresh token. *The claim is
+//        ours at the instant that link succeeds*; if it fails another claimer (or a cancel)
+//        wrote that version first: read the task again and decide again;
+//   3. with KEY: record the claim in @claims/HASH (replacing any older one).
+// Nothing claimable: ENOTFOUND (exit 3), or with `wait` block on the @open/ directory
+// (every add, retry, expiry and dependency done replaces a marker there) and look again
+// every RECHECK_MS for leases that run out.
+// A crash before the link leaves nothing; after it, a claim that nobody holds: it ends when
+// its lease runs out (the next claimer settles it) and the task is handed out again.
+
+import type { Store } from "../core/config";
+import { ensureDir } from "../core/guard";
+import { writeAtomic } from "../core/atomic";
+import { hashHex } from "../core/digest";
+import { A2AError, arg, op, text } from "../core/errors";
+import { entries, readJsonLine } from "../core/fs";
+import { done, type Outcome } from "../core/outcome";
+import { claimKeyFile, claimKeysDir, isTaskId, openDir } from "../core/paths";
+import { nowSec } from "../core/time";
+import { waitUntil } from "../core/watch";
+import { assigneeOf, checkQueue, checkSeconds, checkText, DEFAULT_LEASE_SEC, newToken, type TaskRecord } from "./record";
+import { changeTask, dropMarker, queueExists, readTask, RECHECK_MS, Resolver, settle } from "./state";
+
+export interface ClaimOptions {
+  as?: string; // the assignee (default A2A_AGENT, else HOST.PID)
+  key?: string; // replay key: the same assignee and key get the same claim back while it lasts
+  leaseSec?: number; // default 300
+  wait?: boolean; // block until something is claimable
+  timeoutMs?: number; // with wait; undefined = no limit
+  signal?: AbortSignal;
+}
+
+export interface TaskClaim {
+  id: string;
+  queue: string;
+  attempt: number;
+  token: string; // pass it back to renew / done / fail
+  assignee: string;
+  payload: string; // untrusted input: whatever the adder wrote
+  claimed_at: number;
+  expires_at: number;
+  lease_sec: number;
+  max_attempts: number;
+  replayed: boolean; // true: the same claim as an earlier call with this key
+}
+
+const claimOf = (rec: TaskRecord, replayed: boolean): TaskClaim => {
+  const c = rec.claim!;
+  return {
+    id: rec.id, queue: rec.queue, attempt: c.attempt, token: c.token, assignee: c.assignee, payload: rec.payload,
+    claimed_at: c.claimed_at, expires_at: c.expires_at, lease_sec: c.lease_sec, max_attempts: rec.max_attempts, replayed,
+  };
+};
+
+// Claims the oldest claimable task of `queue`. Without `wait`: done with the claim, or
+// ENOTFOUND when nothing is claimable. With `wait`: done, timeout or aborted (pending: [queue]).
+export async function claimTask(store: Store, queue: string, opts: ClaimOptions = {}): Promise<Outcome<TaskClaim | undefined>> {
+  checkQueue(queue);
+  const assignee = assigneeOf(store, opts.as);
+  if (opts.key !== undefined) checkText(opts.key, "claim key", 1024);
+  const leaseSec = opts.leaseSec === undefined ? DEFAULT_LEASE_SEC : checkSeconds(opts.leaseSec, "lease", "lease");
+  if (opts.timeoutMs !== undefined && !(opts.timeoutMs >= 0)) throw new A2AError("EUSAGE", text`a timeout must be zero or more seconds: give e.g. ${arg("timeout", 30)}`);
+  const keyPath = opts.key === undefined ? undefined : claimKeyFile(store, queue, hashHex("sha256", `${assignee}\n${opts.key}`).slice(0, 32));
+  const attempt = () => (keyPath && replay(store, queue, keyPath)) || claimOnce(store, queue, assignee, opts.key ?? null, leaseSec, keyPath);
+  if (!opts.wait) {
+    if (!queueExists(store, queue)) {
+      throw new A2AError("ENOTFOUND", text`no queue ${queue} in this store: add a task to it first (${op("task add", queue)}), or wait for one with ${arg("wait")}`, {
+        data: { queue, reason: "no queue" },
+      });
+    }
+    const c = attempt();
+    if (c) return done(c);
+    throw nothingClaimable(store, queue);
+  }
+  ensureDir(store, openDir(store, queue));
+  const outcome = await waitUntil(store, openDir(store, queue), () => attempt(), { timeoutMs: opts.timeoutMs, signal: opts.signal, recheckMs: RECHECK_MS });
+  return outcome.kind === "done" ? outcome : { ...outcome, pending: [queue] };
+}
+
+const asClaimKey = (r: any): { id: string; queue: string; token: string } | undefined =>
+  r.a2a === 1 && isTaskId(r.id) && typeof r.token === "string" ? r : undefined;
+
+function replay(store: Store, queue: string, keyPath: string): TaskClaim | undefined {
+  const k = readJsonLine(store, keyPath, asClaimKey);
+  if (k.kind !== "ok") return undefined;
+  const rec = readTask(store, queue, k.value.id);
+  if (rec?.state === "claimed" && rec.claim!.token === k.value.token && rec.claim!.expires_at > nowSec()) return claimOf(rec, true);
+  return undefined;
+}
+
+// One pass over the queue (step 2); the claim, or undefined when nothing is claimable.
+function claimOnce(store: Store, queue: string, assignee: string, key: string | null, leaseSec: number, keyPath?: string): TaskClaim | undefined {
+  const ids = entries(openDir(store, queue)).filter(isTaskId).sort();
+  const resolver = new Resolver(store);
+  for (const id of ids) {
+    let rec = readTask(store, queue, id);
+    while (rec) {
+      if (rec.state === "done" || rec.state === "dead") {
+        dropMarker(store, rec);
+        break;
+      }
+      const settled = settle(store, rec);
+      if (settled !== rec) {
+        rec = settled;
+        continue;
+      }
+      if (rec.state !== "ready" || resolver.derived(rec).state !== "ready") break;
+      const now = nowSec();
+      const attempt = rec.attempt + 1;
+      const r = changeTask(store, rec, (cur) => {
+        if (cur.version !== rec!.version) return undefined; // changed since we decided: decide again
+        return {
+          ...cur, state: "claimed", attempt,
+          claim: { attempt, token: newToken(attempt), assignee, key, claimed_at: now, expires_at: now + leaseSec, lease_sec: leaseSec, host: store.host, pid: process.pid },
+        };
+      });
+      if (r.changed) {
+        if (keyPath) {
+          ensureDir(store, claimKeysDir(store, queue));
+          writeAtomic(store, keyPath, JSON.stringify({ a2a: 1, id, queue, token: r.rec.claim!.token, at: now }) + "\n");
+        }
+        return claimOf(r.rec, false);
+      }
+      rec = r.rec; // someone else changed it first: decide again on what they wrote
+    }
+  }
+  return undefined;
+}
+
+function nothingClaimable(store: Store, queue: string): A2AError {
+  const counts = { claimed: 0, blocked: 0 };
+  const resolver = new Resolver(store);
+  for (const id of entries(openDir(store, queue)).filter(isTaskId)) {
+    const rec = readTask(store, queue, id);
+    const s = rec && resolver.derived(rec).state;
+    if (s === "claimed" || s === "blocked") counts[s]++;
+  }
+  return new A2AError(
+    "ENOTFOUND",
+    text`nothing claimable in queue ${queue} (${counts.claimed} claimed, ${counts.blocked} blocked): wait for a task with ${arg("wait")}, or add one with ${op("task add", queue)}`,
+    { data: { queue, reason: "nothing claimable", ...counts } },
+  );
+}

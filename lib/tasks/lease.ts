@@ -1,0 +1,210 @@
+// Leases on names: a reservation of anything (files, a branch, a port) by a holder until a
+// time, taken all-or-nothing for several names at once.
+//
+//   ROOT/leases/NAME/NNNNNNNN.json    a chain (lib/core/chain.ts):
+//   {"a2a":1,"name","version","holder":H|null,"taken_at","expires_at","host","pid"}
+//
+// A name is free when its chain is empty, its head has holder null (released) or its head's
+// expires_at has passed. Every change is one compare-and-set on the name's chain, so of two
+// takers of a free name exactly one wins, on every filesystem, with no lock to leave behind.
+//
+// take NAMES as H: in sorted order, for each name write version + 1 = held by H (free, or
+// already H's: extended). When one is held by someone else, every name this call took is
+// released again (its chain gets holder null, if it is still ours) and the call fails as a
+// whole, naming each holder and expiry; with `wait` it blocks on the first held name's
+// directory (and looks again every RECHECK_MS) and tries again. Sorted order means two
+// takers of overlapping sets cannot keep undoing each other forever.
+// A crash in the middle of a take leaves the names taken so far held until their TTL ends;
+// nothing is ever left held forever.
+
+import { type Store } from "../core/config";
+import { ensureDir } from "../core/guard";
+import { changeChain, readHead } from "../core/chain";
+import { A2AError, arg, op, text } from "../core/errors";
+import { entries } from "../core/fs";
+import { done, type Outcome } from "../core/outcome";
+import { checkAgent, checkName, isValidName, leaseDir, leasesDir } from "../core/paths";
+import { isoTime, nowSec } from "../core/time";
+import { waitUntil } from "../core/watch";
+import { checkSeconds } from "./record";
+import { RECHECK_MS } from "./state";
+
+interface LeaseRecord {
+  a2a: 1;
+  name: string;
+  version: number;
+  holder: string | null;
+  taken_at: number;
+  expires_at: number;
+  host: string;
+  pid: number;
+}
+
+export interface LeaseInfo {
+  name: string;
+  holder: string;
+  taken_at: number;
+  expires_at: number;
+}
+
+export const DEFAULT_LEASE_TTL_SEC = 300;
+export const MAX_LEASE_NAMES = 1000;
+
+const decoder = (name: string) => (r: any): LeaseRecord | undefined =>
+  r.a2a === 1 && r.name === name && Number.isInteger(r.version) && (r.holder === null || typeof r.holder === "string") && typeof r.expires_at === "number" ? r : undefined;
+const encode = (r: LeaseRecord) => JSON.stringify(r) + "\n";
+
+const held = (r: LeaseRecord | undefined, now: number): r is LeaseRecord & { holder: string } => !!r && r.holder !== null && r.expires_at > now;
+const infoOf = (r: LeaseRecord): LeaseInfo => ({ name: r.name, holder: r.holder!, taken_at: r.taken_at, expires_at: r.expires_at });
+
+function checkNames(names: unknown): string[] {
+  if (!Array.isArray(names) || names.length === 0 || names.length > MAX_LEASE_NAMES) {
+    throw new A2AError("EUSAGE", `give 1 to ${MAX_LEASE_NAMES} names to lease`);
+  }
+  return [...new Set(names.map((n) => checkName(n, "lease name")))].sort();
+}
+
+function holderOf(store: Store, as: string | undefined): string {
+  if (as !== undefined) return checkAgent(as, "holder name");
+  if (store.agent) return store.agent;
+  throw new A2AError("EUSAGE", text`who holds the lease? pass ${arg("as", "NAME")} or set A2A_AGENT`);
+}
+
+const head = (store: Store, name: string) => readHead(store, leaseDir(store, name), decoder(name)).value;
+
+// One compare-and-set on `name`'s chain; `create` makes its directory first (take only: a
+// refused renew or release must leave the store as it was).
+function change(store: Store, name: string, next: (cur: LeaseRecord | undefined) => Omit<LeaseRecord, "version"> | undefined, create = false) {
+  if (create) ensureDir(store, leaseDir(store, name));
+  return changeChain(store, leaseDir(store, name), decoder(name), encode, (h) => {
+    const n = next(h.value);
+    return n && { ...n, version: 0 };
+  });
+}
+
+export interface TakeOptions {
+  as?: string;
+  ttlSec?: number;
+  wait?: boolean;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+// Takes every name or none. Without wait: done with the leases, or ECONFLICT naming the
+// holders. With wait: done, timeout or aborted (pending: the names held by others).
+export async function takeLeases(store: Store, names: string[], opts: TakeOptions = {}): Promise<Outcome<LeaseInfo[] | undefined>> {
+  const wanted = checkNames(names);
+  const me = holderOf(store, opts.as);
+  const ttl = opts.ttlSec === undefined ? DEFAULT_LEASE_TTL_SEC : checkSeconds(opts.ttlSec, "TTL", "ttl");
+  if (opts.timeoutMs !== undefined && !(opts.timeoutMs >= 0)) throw new A2AError("EUSAGE", text`a timeout must be zero or more seconds: give e.g. ${arg("timeout", 30)}`);
+  const first = takeAll(store, wanted, me, ttl);
+  if (!("held" in first)) return done(first.leases);
+  if (!opts.wait) throw conflict(first.held, me);
+  let pending = first.held.map((h) => h.name);
+  const outcome = await waitUntil(
+    store,
+    leaseDir(store, pending[0]),
+    () => {
+      const r = takeAll(store, wanted, me, ttl);
+      if ("held" in r) {
+        pending = r.held.map((h) => h.name);
+        return undefined;
+      }
+      return r.leases;
+    },
+    { timeoutMs: opts.timeoutMs, signal: opts.signal, recheckMs: RECHECK_MS },
+  );
+  return outcome.kind === "done" ? outcome : { ...outcome, pending };
+}
+
+function takeAll(store: Store, names: string[], me: string, ttl: number): { leases: LeaseInfo[] } | { held: LeaseInfo[] } {
+  const now = nowSec();
+  const taken: { name: string; version: number }[] = []; // newly taken by this call (for the undo)
+  const leases: LeaseInfo[] = [];
+  for (const name of names) {
+    let blocker: LeaseRecord | undefined;
+    let fresh = false;
+    const r = change(store, name, (cur) => {
+      blocker = undefined;
+      if (held(cur, now) && cur.holder !== me) {
+        blocker = cur;
+        return undefined;
+      }
+      fresh = !(held(cur, now) && cur.holder === me);
+      return { a2a: 1, name, holder: me, taken_at: fresh ? now : cur!.taken_at, expires_at: now + ttl, host: store.host, pid: process.pid };
+    }, true);
+    if (blocker) {
+      for (const t of taken) undo(store, t.name, me, t.version);
+      const heldBy = names.map((n) => head(store, n)).filter((h): h is LeaseRecord => held(h, now) && h.holder !== me);
+      return { held: heldBy.length ? heldBy.map(infoOf) : [infoOf(blocker)] };
+    }
+    const rec = r.head.value!;
+    if (fresh) taken.push({ name, version: rec.version });
+    leases.push(infoOf(rec));
+  }
+  return { leases };
+}
+
+// Releases `name` if its head is still the version this call wrote.
+function undo(store: Store, name: string, me: string, version: number): void {
+  change(store, name, (cur) => (cur && cur.version === version && cur.holder === me ? { ...cur, holder: null } : undefined));
+}
+
+function conflict(heldBy: LeaseInfo[], me: string): A2AError {
+  const who = heldBy.map((h) => `${h.name} by ${h.holder} until ${isoTime(h.expires_at)}`).join(", ");
+  return new A2AError("ECONFLICT", text`cannot lease as ${me}: held: ${who}; nothing was taken. Wait for them with ${arg("wait")}, or see ${op("lease list")}`, {
+    data: { held: heldBy },
+  });
+}
+
+// Extends leases `as` holds (one that ran out but was not taken by anyone is still its own).
+export function renewLeases(store: Store, names: string[], opts: { as?: string; ttlSec?: number } = {}): LeaseInfo[] {
+  const wanted = checkNames(names);
+  const me = holderOf(store, opts.as);
+  const ttl = opts.ttlSec === undefined ? DEFAULT_LEASE_TTL_SEC : checkSeconds(opts.ttlSec, "TTL", "ttl");
+  return wanted.map((name) => {
+    const r = change(store, name, (cur) => {
+      if (!cur || cur.holder !== me) throw notHolder(name, me, cur);
+      return { ...cur, expires_at: nowSec() + ttl, host: store.host, pid: process.pid };
+    });
+    return infoOf(r.head.value!);
+  });
+}
+
+// Releases leases `as` holds; names already free are left alone. Returns the names released.
+export function releaseLeases(store: Store, names: string[], opts: { as?: string } = {}): string[] {
+  const wanted = checkNames(names);
+  const me = holderOf(store, opts.as);
+  const now = nowSec();
+  for (const name of wanted) {
+    const cur = head(store, name);
+    if (held(cur, now) && cur.holder !== me) throw notHolder(name, me, cur);
+  }
+  const released: string[] = [];
+  for (const name of wanted) {
+    const r = change(store, name, (cur) => {
+      if (!cur || cur.holder === null) return undefined;
+      if (cur.holder !== me) {
+        if (cur.expires_at > nowSec()) throw notHolder(name, me, cur);
+        return undefined; // someone else's, run out: not ours to release
+      }
+      return { ...cur, holder: null, host: store.host, pid: process.pid };
+    });
+    if (r.changed) released.push(name);
+  }
+  return released;
+}
+
+function notHolder(name: string, me: string, cur: LeaseRecord | undefined): A2AError {
+  const now = cur?.holder ? `held by ${cur.holder} until ${isoTime(cur.expires_at)}` : "free";
+  return new A2AError("ECONFLICT", text`${me} does not hold the lease on ${name}: it is ${now}; take it with ${op("lease take", name)}`, {
+    data: { name, holder: cur?.holder ?? null },
+  });
+}
+
+// Leases currently held (all, or of `names`), by name.
+export function listLeases(store: Store, names?: string[]): LeaseInfo[] {
+  const wanted = names === undefined ? entries(leasesDir(store)).filter(isValidName).sort() : checkNames(names);
+  const now = nowSec();
+  return wanted.map((n) => head(store, n)).filter((h): h is LeaseRecord => held(h, now)).map(infoOf);
+}

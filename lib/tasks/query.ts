@@ -1,0 +1,109 @@
+// Looking at tasks: list (by queue and state), show one, and wait for tasks to end.
+//
+// Readers take no lock and write nothing of their own; they do settle what time alone has
+// decided (a lease that ran out, a TTL passed: state.ts settle), as any claimer would, so a
+// list shows the state the next claim will act on. On a store this process cannot write the
+// settling is skipped and the stored state is shown.
+//
+// waitTasks: for each id, watch the task's directory (every change is a new version file
+// there; a dependency's end replaces its @bell), and look again every RECHECK_MS for what no
+// event announces (a lease running out, a dependency dying further up the graph). It ends
+// done when every task is done (their results, in the order asked), or as soon as one is
+// dead (done, state "dead", that task's reason); else timeout/aborted with the ids pending.
+
+import type { Store } from "../core/config";
+import { A2AError, arg, text } from "../core/errors";
+import { entries } from "../core/fs";
+import { done, ended, type Outcome } from "../core/outcome";
+import { isTaskId, queueDir, taskDir } from "../core/paths";
+import { waitUntil } from "../core/watch";
+import { checkQueue, checkTaskId, TASK_STATES, type TaskRecord, type TaskState } from "./record";
+import { findTask, queues, readTask, RECHECK_MS, Resolver, settle, viewOf, type TaskView } from "./state";
+
+function settled(store: Store, rec: TaskRecord): TaskRecord {
+  try {
+    return settle(store, rec);
+  } catch {
+    return rec; // a read-only store: show what is stored
+  }
+}
+
+export interface ListOptions {
+  queue?: string;
+  state?: TaskState;
+}
+
+// Tasks of one queue (or all), oldest first, optionally of one state.
+export function listTasks(store: Store, opts: ListOptions = {}): TaskView[] {
+  if (opts.queue !== undefined) checkQueue(opts.queue);
+  if (opts.state !== undefined && !TASK_STATES.includes(opts.state)) {
+    throw new A2AError("EUSAGE", text`unknown task state ${JSON.stringify(String(opts.state))}: give one of ${TASK_STATES.join(", ")}, e.g. ${arg("state", "dead")}`);
+  }
+  const resolver = new Resolver(store);
+  const out: TaskView[] = [];
+  for (const q of opts.queue === undefined ? queues(store).sort() : [opts.queue]) {
+    for (const id of entries(queueDir(store, q)).filter(isTaskId).sort()) {
+      const rec = readTask(store, q, id);
+      if (!rec) continue; // an add that never finished: no task
+      const cur = settled(store, rec);
+      const v = viewOf(cur, resolver.derived(cur));
+      if (opts.state === undefined || v.state === opts.state) out.push(v);
+    }
+  }
+  return out;
+}
+
+export function showTask(store: Store, id: string): TaskView {
+  const rec = settled(store, findTask(store, id));
+  return viewOf(rec, new Resolver(store).derived(rec));
+}
+
+export interface TaskWaitResult {
+  state: "done" | "dead"; // done: every task is done; dead: one of them is dead
+  tasks: TaskView[]; // done: all of them, in the order asked; dead: the dead one
+}
+
+export interface TaskWaitOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export async function waitTasks(store: Store, ids: string[], opts: TaskWaitOptions = {}): Promise<Outcome<TaskWaitResult | undefined>> {
+  if (!Array.isArray(ids) || ids.length === 0) throw new A2AError("EUSAGE", "give at least one task id to wait for");
+  ids.forEach((id) => checkTaskId(id));
+  if (opts.timeoutMs !== undefined && !(opts.timeoutMs >= 0)) throw new A2AError("EUSAGE", text`a timeout must be zero or more seconds: give e.g. ${arg("timeout", 30)}`);
+  const recs = [...new Set(ids)].map((id) => findTask(store, id)); // unknown ids: ENOTFOUND before waiting
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  opts.signal?.addEventListener("abort", onAbort);
+  const views = new Map<string, TaskView>();
+  let dead: TaskView | undefined;
+  try {
+    const outcomes = await Promise.all(
+      recs.map(async (first) => {
+        const check = () => {
+          const rec = readTask(store, first.queue, first.id);
+          if (!rec) return undefined;
+          const cur = settled(store, rec);
+          const v = viewOf(cur, new Resolver(store).derived(cur));
+          return v.state === "done" || v.state === "dead" ? v : undefined;
+        };
+        const o = await waitUntil(store, taskDir(store, first.queue, first.id), check, { timeoutMs: opts.timeoutMs, signal: stop.signal, recheckMs: RECHECK_MS });
+        if (o.kind === "done" && o.value) {
+          views.set(first.id, o.value);
+          if (o.value.state === "dead" && !dead) {
+            dead = o.value;
+            stop.abort(); // one dead task decides the wait
+          }
+        }
+        return o.kind;
+      }),
+    );
+    if (dead) return done({ state: "dead", tasks: [dead] });
+    if (outcomes.every((k) => k === "done")) return done({ state: "done", tasks: ids.map((id) => views.get(id)!) });
+    const kind = outcomes.includes("timeout") && !opts.signal?.aborted ? "timeout" : "aborted";
+    return ended(kind, undefined, ids.filter((id) => !views.has(id)));
+  } finally {
+    opts.signal?.removeEventListener("abort", onAbort);
+  }
+}

@@ -1,0 +1,223 @@
+// Reading tasks: where a task is, its head, its derived state (blocked, dead by a dependency,
+// past its TTL), the settling of leases that ran out, the public view, and the wake-up hints.
+//
+// Every change to a task is one compare-and-set on its chain (lib/core/chain.ts `changeTask`),
+// so whatever is decided here from a head that has meanwhile changed is decided again by the
+// writer: readers may act on stale heads, writers never.
+//
+// Derived state, in this order, for a stored "ready" task: past its deadline -> dead (TTL); a
+// dependency dead -> dead (reason names it); a dependency not done -> blocked; else ready.
+// A dependency that is done stays done (done is final), so a task that became ready never
+// goes back to blocked. A dead dependency can be retried: its dependants are blocked again.
+//
+// Hints (never trusted, only used to find and wake):
+// - @open/ID exists for every task that is not final; claimers list only @open/. It is
+//   created before the task's first version and replaced (a rename: wakes claim waiters)
+//   whenever the task may have become claimable; removed once the task is done or dead.
+// - ID/@by.T.Q: T waits for ID; when ID ends, T's @open marker and @bell are replaced.
+
+import { existsSync } from "node:fs";
+import type { Store } from "../core/config";
+import { writeAtomic } from "../core/atomic";
+import { changeChain, readHead } from "../core/chain";
+import { A2AError, op, text } from "../core/errors";
+import { entries, unlinkQuiet } from "../core/fs";
+import { dependantOf, isValidName, openFile, queueDir, taskBell, taskDir, tasksDir, versionFile } from "../core/paths";
+import { isoTime, nowSec } from "../core/time";
+import { checkTaskId, encodeTask, roundAttempts, taskDecoder, type Attempt, type Dep, type TaskRecord, type TaskState } from "./record";
+
+// The queue task `id` is in, or undefined.
+export function queueOf(store: Store, id: string): string | undefined {
+  for (const q of entries(tasksDir(store))) {
+    if (isValidName(q) && existsSync(versionFile(taskDir(store, q, id), 1))) return q;
+  }
+  return undefined;
+}
+
+export function readTask(store: Store, queue: string, id: string): TaskRecord | undefined {
+  return readHead(store, taskDir(store, queue, id), taskDecoder(id, queue)).value;
+}
+
+// The task `id` (checked), or ENOTFOUND.
+export function findTask(store: Store, id: string): TaskRecord {
+  checkTaskId(id);
+  const q = queueOf(store, id);
+  const rec = q === undefined ? undefined : readTask(store, q, id);
+  if (!rec) {
+    throw new A2AError("ENOTFOUND", text`no task ${id} in this store: list the tasks with ${op("task list")}`, { data: { id } });
+  }
+  return rec;
+}
+
+// One compare-and-set on the task's chain (see lib/core/chain.ts changeChain).
+export function changeTask(
+  store: Store,
+  rec: TaskRecord,
+  next: (cur: TaskRecord) => TaskRecord | undefined,
+): { rec: TaskRecord; changed: boolean } {
+  const decode = taskDecoder(rec.id, rec.queue);
+  const r = changeChain(store, taskDir(store, rec.queue, rec.id), decode, encodeTask, (head) => {
+    if (!head.value) throw new A2AError("EIO", `task ${rec.id} vanished from ${taskDir(store, rec.queue, rec.id)}: check the store`);
+    const n = next(head.value);
+    return n && { ...n, updated_at: nowSec(), host: store.host, pid: process.pid };
+  });
+  return { rec: r.head.value!, changed: r.changed };
+}
+
+// The record after attempt `rec.claim` ended without done: ready again, or dead when the
+// round's attempts are used up (or `final`).
+export function endAttempt(rec: TaskRecord, outcome: Attempt["outcome"], reason: string, final = false): TaskRecord {
+  const c = rec.claim!;
+  const attempts = [...rec.attempts, { attempt: c.attempt, assignee: c.assignee, claimed_at: c.claimed_at, ended_at: nowSec(), outcome, reason }];
+  const spent = roundAttempts(rec) >= rec.max_attempts;
+  const dead = final || spent;
+  const why = final ? reason : `${rec.max_attempts} attempt${rec.max_attempts === 1 ? "" : "s"} failed; the last: ${reason}`;
+  return { ...rec, state: dead ? "dead" : "ready", claim: null, attempts, reason: dead ? why : null };
+}
+
+export interface Derived {
+  state: TaskState;
+  reason: string | null;
+  blockedBy: string[]; // dependencies not done yet
+}
+
+// Derived state of tasks, memoised per call (one pass of list or claim reads each task once).
+export class Resolver {
+  private seen = new Map<string, { rec?: TaskRecord; derived: Derived }>();
+  constructor(private store: Store, private now = nowSec()) {}
+
+  record(dep: Dep): TaskRecord | undefined {
+    return this.lookup(dep).rec;
+  }
+
+  derived(rec: TaskRecord): Derived {
+    const key = `${rec.queue}/${rec.id}`;
+    const hit = this.seen.get(key);
+    if (hit && hit.rec?.version === rec.version) return hit.derived;
+    this.seen.set(key, { rec, derived: { state: "blocked", reason: null, blockedBy: [] } }); // a guard against cycles in foreign data
+    const d = this.derive(rec);
+    this.seen.set(key, { rec, derived: d });
+    return d;
+  }
+
+  private lookup(dep: Dep): { rec?: TaskRecord; derived: Derived } {
+    const key = `${dep.queue}/${dep.id}`;
+    const hit = this.seen.get(key);
+    if (hit) return hit;
+    const rec = readTask(this.store, dep.queue, dep.id);
+    if (!rec) {
+      const gone = { derived: { state: "dead" as const, reason: `dependency ${dep.id} is missing from the store`, blockedBy: [] } };
+      this.seen.set(key, gone);
+      return gone;
+    }
+    return { rec, derived: this.derived(rec) };
+  }
+
+  private derive(rec: TaskRecord): Derived {
+    if (rec.state !== "ready") return { state: rec.state, reason: rec.reason, blockedBy: [] };
+    if (rec.deadline !== null && rec.deadline <= this.now) return { state: "dead", reason: `its TTL ran out at ${isoTime(rec.deadline)}`, blockedBy: [] };
+    const blockedBy: string[] = [];
+    for (const dep of rec.after) {
+      const d = this.lookup(dep).derived;
+      if (d.state === "dead") return { state: "dead", reason: `dependency ${dep.id} is dead: ${d.reason}`, blockedBy: [] };
+      if (d.state !== "done") blockedBy.push(dep.id);
+    }
+    return blockedBy.length ? { state: "blocked", reason: null, blockedBy } : { state: "ready", reason: null, blockedBy };
+  }
+}
+
+// Writes what time alone decided, as a compare-and-set: a claim whose lease ran out ends
+// (ready again, or dead when it was the round's last attempt); a ready task past its TTL
+// dies. Returns the head after. A holder finishing at the same moment races on the same
+// version: exactly one of the two lands.
+export function settle(store: Store, rec: TaskRecord, now = nowSec()): TaskRecord {
+  const expired = (r: TaskRecord) => r.state === "claimed" && r.claim!.expires_at <= now;
+  const pastTtl = (r: TaskRecord) => r.state === "ready" && r.deadline !== null && r.deadline <= now;
+  if (!expired(rec) && !pastTtl(rec)) return rec;
+  const r = changeTask(store, rec, (cur) => {
+    if (expired(cur)) return endAttempt(cur, "expired", `the lease of attempt ${cur.claim!.attempt} ran out at ${isoTime(cur.claim!.expires_at)}`);
+    if (pastTtl(cur)) return { ...cur, state: "dead", reason: `its TTL ran out at ${isoTime(cur.deadline!)}` };
+    return undefined;
+  });
+  if (r.changed) afterChange(store, r.rec);
+  return r.rec;
+}
+
+// The hints after a change to `rec`: see the header.
+export function afterChange(store: Store, rec: TaskRecord): void {
+  if (rec.state === "ready") {
+    writeAtomic(store, openFile(store, rec.queue, rec.id), "");
+  } else if (rec.state === "done" || rec.state === "dead") {
+    dropMarker(store, rec);
+    ringDependants(store, rec, new Set());
+  }
+}
+
+// Removes the @open marker of a final task, then puts it back if the task came back
+// meanwhile (a retry between our read and the unlink): a retry writes its version before
+// its marker, so either we see the new version here or its marker comes after our unlink.
+export function dropMarker(store: Store, rec: TaskRecord): void {
+  if (!unlinkQuiet(openFile(store, rec.queue, rec.id))) return;
+  const now = readTask(store, rec.queue, rec.id);
+  if (now && now.state !== "done" && now.state !== "dead") writeAtomic(store, openFile(store, rec.queue, rec.id), "");
+}
+
+// Wakes what waits on `rec`: claimers of its dependants' queues (their @open markers) and
+// waiters on the dependants (their @bell), transitively when `rec` died (they die with it).
+function ringDependants(store: Store, rec: TaskRecord, seen: Set<string>): void {
+  for (const f of entries(taskDir(store, rec.queue, rec.id))) {
+    const t = dependantOf(f);
+    if (!t || seen.has(t.id)) continue;
+    seen.add(t.id);
+    const dep = readTask(store, t.queue, t.id);
+    if (!dep || dep.state === "done" || dep.state === "dead") continue;
+    try {
+      if (rec.state === "done") writeAtomic(store, openFile(store, t.queue, t.id), "");
+      writeAtomic(store, taskBell(store, t.queue, t.id), "");
+    } catch {
+      // a hint: waiters also look again every RECHECK_MS
+    }
+    if (rec.state === "dead") ringDependants(store, dep, seen);
+  }
+}
+
+// How often waiters look again for what no directory event announces: a lease running out.
+export const RECHECK_MS = 500;
+
+export interface TaskView {
+  id: string;
+  queue: string;
+  state: TaskState;
+  version: number;
+  payload: string;
+  size: number;
+  key: string | null;
+  after: string[];
+  blocked_by: string[];
+  attempt: number; // the last attempt handed out
+  attempts_left: number; // in this round
+  max_attempts: number;
+  assignee: string | null; // while claimed
+  lease_expires_at: number | null;
+  deadline: number | null;
+  attempts: Attempt[];
+  result: string | null;
+  reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+// The public view of a task (no claim token: that belongs to its holder alone).
+export function viewOf(rec: TaskRecord, d: Derived): TaskView {
+  return {
+    id: rec.id, queue: rec.queue, state: d.state, version: rec.version, payload: rec.payload, size: rec.size, key: rec.key,
+    after: rec.after.map((x) => x.id), blocked_by: d.blockedBy, attempt: rec.attempt,
+    attempts_left: Math.max(0, rec.max_attempts - roundAttempts(rec)), max_attempts: rec.max_attempts,
+    assignee: rec.claim?.assignee ?? null, lease_expires_at: rec.claim?.expires_at ?? null, deadline: rec.deadline,
+    attempts: rec.attempts, result: rec.result, reason: d.reason, created_at: rec.created_at, updated_at: rec.updated_at,
+  };
+}
+
+// Queues present in the store.
+export const queues = (store: Store) => entries(tasksDir(store)).filter(isValidName);
+export const queueExists = (store: Store, q: string) => existsSync(queueDir(store, q));
