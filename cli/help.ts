@@ -7,7 +7,7 @@ import { examples } from "./run";
 const ENV: [string, string][] = [
   ["A2A_DIR", "the store directory (default ~/.a2a; --dir wins)"],
   ["A2A_AGENT", "your agent name for mail and topics (--as wins)"],
-  ["A2A_SHARED", "1: a group-shared store (directories 2770, files 0660)"],
+  ["A2A_SHARED", "1: a new store is made shared with your group (a2a init --shared GROUP names the group)"],
   ["A2A_MAX_BYTES", "largest result, chunk or message, in bytes (default 1048576)"],
   ["A2A_POLL_MS", "poll interval on network filesystems, ms (default 100)"],
   ["A2A_WATCH", "auto, watch (never poll) or poll (never watch); default auto"],

@@ -110,7 +110,10 @@ export const commands = {
         if (c.json) return out(json(o.held ? { agent: l.agent, held: l.held, counts: l.counts } : l));
         const rows = (ms: ReceivedMessage[]) => ms.map((m) => [m.id, m.from, m.user, age(m.sent_at), m.state, preview(m.body, 50)]);
         const head = ["ID", "FROM", "USER", "AGE", "STATE", "PREVIEW"];
-        if (o.held) return out(l.held.length ? table(head, rows(l.held)) : `no held mail for ${me}\n`);
+        if (o.held) {
+          const heldRows = l.held.map((m) => [m.id, m.from, m.user, age(m.sent_at), preview(m.held_reason ?? "", 60)]);
+          return out(l.held.length ? table(["ID", "FROM", "USER", "AGE", "WHY HELD"], heldRows) : `no held mail for ${me}\n`);
+        }
         let listing = `${me}: ${l.counts.unread} unread, ${l.counts.read} read, ${l.counts.held} held\n`;
         if (l.unread.length) listing += "\nunread (oldest first):\n" + table(head, rows(l.unread));
         if (l.read.length) listing += "\nrecently read:\n" + table(head, rows(l.read));
@@ -135,16 +138,21 @@ export const commands = {
 
   allow: (p: Command) =>
     command(p, "allow", {
-      summary: "accept mail from NAMES (releases their held mail)",
-      description: "Add NAMES to the senders you accept (taking them off your deny list) and move any mail of theirs that was held back to unread. Matters under the allowlist policy (`a2a policy allowlist`).",
-      examples: ["a2a allow alice bob --as carol", "a2a policy allowlist --as carol"],
-      json: "print the policy as JSON",
+      summary: "accept mail from NAMES, each bound to the OS user who writes it (releases their held mail)",
+      description: "Add NAMES to the senders you accept (taking them off your deny list), bind each to an OS user, and move any mail of theirs that was held back to unread. NAME@USER binds NAME to OS user USER; a plain NAME is bound to the OS user seen on NAME's last message in your inbox (said in the output), or left unbound if none was seen. Mail claiming a bound NAME but written by another OS user is held, and such a send is refused: in a shared store the file owner is what the filesystem vouches for. Between agents of one OS user nothing is authenticated. Matters most under the allowlist policy (`a2a policy allowlist`).",
+      examples: ["a2a allow alice bob --as carol", "a2a allow alice@seca --as carol", "a2a policy allowlist --as carol"],
+      json: "print the policy as JSON (bind: NAME -> OS user)",
     })
-      .argument("<names...>", "sender names")
+      .argument("<names...>", "sender names, or NAME@USER to bind to an OS user")
       .option(...AS)
       .action(action(async (c: Ctx, names: string[], o) => {
         const r = await allowSenders(c.store, requireAgent(c.store, o.as, "allow").name, names);
-        out(c.json ? json({ ...r.policy, released: r.released }) : policyLine(r.policy) + (r.released ? `${r.released} held message(s) released to unread\n` : ""));
+        if (c.json) return out(json({ ...r.policy, released: r.released, allowed: r.allowed }));
+        const bound = r.allowed.map((a) =>
+          a.user ? `${a.name} is bound to OS user ${a.user}${a.bound_from === "last message" ? " (the writer of its last message here)" : ""}\n`
+            : `${a.name} is not bound to an OS user (no message from it seen yet): a2a allow ${a.name}@USER binds it\n`,
+        );
+        out(policyLine(r.policy) + bound.join("") + (r.released ? `${r.released} held message(s) released to unread\n` : ""));
       })),
 
   deny: (p: Command) =>

@@ -29,7 +29,7 @@ export interface Session {
 export function openSession(store: Store, cwd: string): Session {
   const presence = startPresence(store, { cwd });
   const me = presence.identity.name;
-  ensureInbox(store, me);
+  ensureInbox(store, me, true);
   return {
     me,
     identity: presence.identity,

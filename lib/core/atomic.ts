@@ -10,7 +10,7 @@
 // At the instant of the rename/link the new content is visible in full. A crash before it
 // leaves only a temp file, which `gc` removes once it is older than TMP_STALE_MS.
 
-import { closeSync, fsyncSync, linkSync, openSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, renameSync, writeSync } from "node:fs";
 import { randomHex } from "./digest";
 import { ioError } from "./errors";
 import { unlinkQuiet } from "./fs";
@@ -26,12 +26,13 @@ function tempName(store: Store): string {
 }
 
 function writeTemp(store: Store, data: string | Uint8Array): string {
-  ensureDir(store, tmpDir(store));
+  ensureDir(store, tmpDir(store), true);
   writePendingMarker(store);
   const temp = tempName(store);
   const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   const fd = openSync(temp, "wx", store.fileMode);
   try {
+    fchmodSync(fd, store.fileMode); // the umask must not decide who may read it
     try {
       let off = 0;
       while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
@@ -50,7 +51,7 @@ function writeTemp(store: Store, data: string | Uint8Array): string {
 
 // The first write of a process into a store that has no marker yet writes the marker first
 // (lib/core/guard.ts decided it may be one). Exclusive: a concurrent first writer's is as good.
-function writePendingMarker(store: Store): void {
+export function writePendingMarker(store: Store): void {
   const marker = store.pendingMarker;
   if (!marker) return;
   store.pendingMarker = undefined;

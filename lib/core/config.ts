@@ -10,7 +10,7 @@
 //   EIO error, so every command (and `a2a mcp`) refuses the same way before touching anything
 //   (openStore itself creates nothing: the first write creates the tree);
 // - the root and its subdirectories are created with mode 0700 (or 0770 + setgid when
-//   A2A_SHARED=1, for a group-shared team directory); files are 0600 (0660 shared).
+//   A2A_SHARED=1, for a group-shared team directory); files are 0600 (0640 shared).
 
 import { accessSync, constants, mkdirSync, statSync } from "node:fs";
 import { homedir, hostname } from "node:os";
@@ -43,11 +43,14 @@ export interface Marker {
   mode: "private" | "shared";
   created_by: string;
   created_at: number;
+  group?: string; // a shared store's group, as named at `a2a init --shared GROUP`
 }
 
 export interface Store extends Settings {
   root: string;
   rootFrom: "--dir" | "A2A_DIR" | "default"; // where the root came from, for messages and doctor
+  // The store's modes: from A2A_SHARED at first, then from its marker once lib/core/guard.ts
+  // has read it (a shared store is shared for every member, whatever their environment).
   dirMode: number;
   fileMode: number;
   host: string;
@@ -146,7 +149,7 @@ export function openStore(opts: StoreOptions = {}): Store {
     root,
     rootFrom: from,
     dirMode: settings.shared ? 0o2770 : 0o700,
-    fileMode: settings.shared ? 0o660 : 0o600,
+    fileMode: settings.shared ? 0o640 : 0o600,
     host: hostname(),
     watches: new Map(),
     lastIdUs: 0,

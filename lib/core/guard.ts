@@ -15,7 +15,7 @@
 //   left alone.
 // The checks run once per directory per Store (store.guarded): a command pays a few lstat calls.
 
-import { chmodSync, lstatSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, type Stats } from "node:fs";
+import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, type Stats } from "node:fs";
 import { dirname, relative, sep } from "node:path";
 import type { Marker, Store } from "./config";
 import { A2AError, arg, ioError, text } from "./errors";
@@ -51,17 +51,44 @@ function checkOwned(store: Store, path: string, st: Stats): void {
   }
 }
 
-function makeDir(store: Store, path: string): void {
+export const PRIVATE_DIR_MODE = 0o700;
+export const PRIVATE_FILE_MODE = 0o600;
+export const SHARED_DIR_MODE = 0o2770; // setgid: what is created inside stays in the group
+export const SHARED_FILE_MODE = 0o640; // members read; only the writer can change a file in place
+const STICKY = 0o1000; // only a file's creator (or the directory's owner) may rename or delete it
+
+function makeDir(store: Store, path: string, mode: number): void {
   try {
-    mkdirSync(path, { mode: store.dirMode });
-    chmodSync(path, store.dirMode); // the umask must not decide who may read the store
+    mkdirSync(path, { mode });
+    chmodSync(path, mode); // the umask must not decide who may read the store
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw ioError(err, `creating ${path}`);
   }
 }
 
-// The root: created (with its marker) when missing or empty; checked and, for a store of an
-// earlier release, given its marker; refused otherwise.
+// A shared store (marker mode "shared"): every member works with the group's modes, whatever
+// A2A_SHARED says; the root's group is the store's group, and this user must be in it.
+function becomeShared(store: Store, st: Stats): void {
+  store.shared = true;
+  store.dirMode = SHARED_DIR_MODE;
+  store.fileMode = SHARED_FILE_MODE;
+  store.gid = st.gid;
+  const groups = process.getgroups?.() ?? [];
+  if (uid() !== 0 && process.getgid?.() !== st.gid && !groups.includes(st.gid)) {
+    throw new A2AError("EIO", `the shared store ${store.root} belongs to group ${st.gid}, and you are not in it: ask its owner to add you (usermod -aG GROUP you), then log in again`, {
+      data: { root: store.root, gid: st.gid },
+    });
+  }
+}
+
+const readMarker = (store: Store) =>
+  readJsonLine(store, markerFile(store), (m) =>
+    m.a2a === 1 && m.format === 1 && (m.mode === "private" || m.mode === "shared") ? (m as Marker) : undefined,
+  );
+
+// The root: created (with its marker) when missing; checked and, for a store of an earlier
+// release, given its marker; refused otherwise. The marker is read first: it says whether the
+// store is private (it must be ours) or shared (we must be in its group).
 function guardRoot(store: Store): void {
   const root = store.root;
   let st: Stats | undefined;
@@ -76,36 +103,89 @@ function guardRoot(store: Store): void {
     } catch (err) {
       throw ioError(err, `creating the store ${root}`);
     }
-    makeDir(store, root);
+    makeDir(store, root, store.dirMode);
     st = statSync(root);
   }
   if (!st.isDirectory()) refuse(root, "not a directory");
-  if (!store.shared && st.uid !== uid() && uid() !== 0) {
-    throw new A2AError("EIO", text`the store ${root} belongs to uid ${st.uid}, not to you: a private store must be yours; point ${arg("dir")} at your own, or use a shared store (A2A_SHARED=1)`, {
-      data: { root, owner: st.uid },
-    });
-  }
-  if (!store.shared && st.mode & 0o002 && !(st.mode & 0o1000)) {
-    throw new A2AError("EIO", `the store ${root} is writable by every user (mode ${(st.mode & 0o7777).toString(8)}): run chmod 700 ${root}, or make it a shared store`, {
-      data: { root },
-    });
-  }
-  if (store.shared) store.gid = st.gid;
-  store.guarded.add(root);
-  const marker = readJsonLine(store, markerFile(store), (m) => (m.a2a === 1 && m.format === 1 ? (m as Marker) : undefined));
-  if (marker.kind === "ok") return;
+  const marker = readMarker(store);
   if (marker.kind === "invalid") {
     throw new A2AError("EIO", `${markerFile(store)} is not a valid a2a store marker: check it (a2a writes it once, with the store)`, { data: { root } });
   }
+  const shared = marker.kind === "ok" ? marker.value.mode === "shared" : store.shared;
+  if (shared) becomeShared(store, st);
+  else {
+    store.shared = false;
+    store.dirMode = PRIVATE_DIR_MODE;
+    store.fileMode = PRIVATE_FILE_MODE;
+    if (st.uid !== uid() && uid() !== 0) {
+      throw new A2AError("EIO", text`the store ${root} belongs to uid ${st.uid}, not to you: a private store must be yours; point ${arg("dir")} at your own, or ask its owner to make it shared (a2a init --shared GROUP)`, {
+        data: { root, owner: st.uid },
+      });
+    }
+    if (st.mode & 0o002 && !(st.mode & 0o1000)) {
+      throw new A2AError("EIO", `the store ${root} is writable by every user (mode ${(st.mode & 0o7777).toString(8)}): run chmod 700 ${root}, or make it a shared store`, {
+        data: { root },
+      });
+    }
+  }
+  store.guarded.add(root);
+  if (marker.kind === "ok") return;
   const foreign = foreignEntry(root);
   if (foreign) {
     throw new A2AError("EUSAGE", text`${root} is not an a2a store (it holds ${foreign}, which a2a never creates): use an empty or new directory with ${arg("dir")} or A2A_DIR`, {
       data: { root, foreign },
     });
   }
+  if (store.shared) fixSharedRoot(store, root);
   // Written by lib/core/atomic.ts with the next write (it is the only writer): a command that
   // only reads or deletes in a recognised store of an earlier release writes nothing.
   store.pendingMarker = { a2a: 1, format: 1, mode: store.shared ? "shared" : "private", created_by: userName(store, uid()), created_at: nowSec() };
+}
+
+// A store made shared on first use (A2A_SHARED=1): its root gets the group modes now.
+function fixSharedRoot(store: Store, root: string): void {
+  try {
+    chmodSync(root, SHARED_DIR_MODE);
+    store.gid = statSync(root).gid;
+  } catch (err) {
+    throw ioError(err, `making ${root} a shared store`);
+  }
+}
+
+// For `a2a init [--shared GROUP]` (lib/core/init.ts): makes the store at its root (missing or empty) with its
+// marker; shared: the root group-owned by GROUP, mode 2770 (setgid: everything created in it
+// stays in the group). An existing a2a store is left as it is (its marker says what it is).
+export function prepareStore(store: Store, group?: { name: string; gid: number }): { created: boolean; marker: Marker } {
+  if (lstatOrUndefined(store.root)) {
+    const marker = readMarker(store);
+    if (marker.kind === "ok") return { created: false, marker: marker.value };
+    if (readdirSync(store.root).some((f) => !f.startsWith("."))) {
+      throw new A2AError("EUSAGE", text`${store.root} is not empty and has no a2a marker: make a store in an empty or new directory (${arg("dir")})`, {
+        data: { root: store.root },
+      });
+    }
+  } else {
+    try {
+      mkdirSync(dirname(store.root), { recursive: true });
+    } catch (err) {
+      throw ioError(err, `creating the store ${store.root}`);
+    }
+    makeDir(store, store.root, group ? SHARED_DIR_MODE : PRIVATE_DIR_MODE);
+  }
+  if (group) {
+    try {
+      chownSync(store.root, -1, group.gid);
+      chmodSync(store.root, SHARED_DIR_MODE);
+    } catch (err) {
+      throw ioError(err, `giving ${store.root} to group ${group.name} (you must be a member of it)`);
+    }
+  }
+  store.shared = !!group;
+  store.guarded.clear();
+  ensureDir(store, store.root);
+  const marker = store.pendingMarker!;
+  if (group) marker.group = group.name;
+  return { created: true, marker };
 }
 
 // The first entry of `root` that an a2a store of an earlier release could not hold, or
@@ -131,7 +211,9 @@ function foreignEntry(root: string): string | undefined {
 
 // Makes sure `dir` (the root or below it) exists as a directory of this store, creating what
 // is missing; throws, changing nothing, when a component is a link, a file or someone else's.
-export function ensureDir(store: Store, dir: string): void {
+// `sticky`: in a shared store, the last component is created with the sticky bit (topics, a
+// recipient's own inbox, tmp/), so members cannot rename or delete each other's files there.
+export function ensureDir(store: Store, dir: string, sticky = false): void {
   if (store.guarded.has(dir)) return;
   const rel = relative(store.root, dir);
   if (rel.startsWith("..") || rel.startsWith(sep)) {
@@ -144,7 +226,7 @@ export function ensureDir(store: Store, dir: string): void {
     if (store.guarded.has(path)) continue;
     let st = lstatOrUndefined(path);
     if (!st) {
-      makeDir(store, path);
+      makeDir(store, path, store.shared && sticky && path === dir ? store.dirMode | STICKY : store.dirMode);
       st = lstatSync(path);
     }
     checkOwned(store, path, st);

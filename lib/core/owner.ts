@@ -2,7 +2,7 @@
 // holder can still be alive. A holder is a host plus a pid. On this host the answer is exact
 // (kill(pid, 0)); for another host only time can tell, so a holder older than its lease is
 // taken for dead. A pid can be reused, so even a local holder that looks alive counts as gone
-// once it is LOCAL_LEASE_FACTOR leases old. Also: the OS user name behind a uid.
+// once it is LOCAL_LEASE_FACTOR leases old. Also: the OS user behind a uid, the gid of a group.
 
 import { readFileSync } from "node:fs";
 import type { Store } from "./config";
@@ -44,4 +44,18 @@ export function userName(store: Store, uid: number): string {
     }
   }
   return store.users.get(uid) ?? `uid ${uid}`;
+}
+
+// The gid of group `name` (from /etc/group), or undefined; a number is taken as a gid.
+export function groupId(name: string): number | undefined {
+  if (/^\d+$/.test(name)) return Number(name);
+  try {
+    for (const line of readFileSync("/etc/group", "utf8").split("\n")) {
+      const f = line.split(":");
+      if (f[0] === name && /^\d+$/.test(f[2] ?? "")) return Number(f[2]);
+    }
+  } catch {
+    // no group file: only numeric gids
+  }
+  return undefined;
 }

@@ -6,7 +6,7 @@ import { A2AError, op, text } from "../core/errors";
 import { checkAgent, curDir, heldDir, msgFile, newDir } from "../core/paths";
 import { listClaims } from "./claim";
 import { checkMessageId, ensureInbox, idsIn, moveMessage, readMessageFile, type ReceivedMessage } from "./message";
-import { accepts, readPolicy } from "./policy";
+import { accepts, readPolicy, refusal } from "./policy";
 
 // Unread messages waiting for `agent`: in new/ or claimed but not yet shown (`claims` false:
 // in new/ only, i.e. not being read by anyone right now).
@@ -25,7 +25,7 @@ export function ack(store: Store, agent: string, ids: string[]): AckResult {
   checkAgent(agent);
   if (!ids.length) throw new A2AError("EUSAGE", text`no message id given: name the ids to mark read (${op("inbox")} lists them)`);
   ids.forEach((id) => checkMessageId(id));
-  ensureInbox(store, agent);
+  ensureInbox(store, agent, true);
   const r: AckResult = { acked: [], already: [], missing: [] };
   const cur = (id: string) => msgFile(curDir(store, agent), id);
   const moved = (from: string, id: string) => moveMessage(store, from, cur(id), `marking message ${id} read`); // false: try the next place
@@ -56,8 +56,12 @@ export function listInbox(store: Store, agent: string, limit = 50): InboxListing
   const claimed = listClaims(store, agent)
     .map((c) => readMessageFile(store, c.path, c.id, "claimed"))
     .filter((m): m is ReceivedMessage => typeof m === "object");
-  const unread = [...fresh, ...claimed].filter((m) => accepts(policy, m.from)).sort((a, b) => (a.id < b.id ? -1 : 1));
-  const held = [...read(heldDir(store, agent), idsIn(heldDir(store, agent)), "held"), ...fresh.filter((m) => !accepts(policy, m.from)).map((m) => ({ ...m, state: "held" as const }))];
+  const unread = [...fresh, ...claimed].filter((m) => accepts(policy, m.from, m.user)).sort((a, b) => (a.id < b.id ? -1 : 1));
+  const withReason = (m: ReceivedMessage): ReceivedMessage => ({ ...m, state: "held", held_reason: refusal(policy, m.from, m.user) ?? "held earlier; a2a allow releases it" });
+  const held = [
+    ...read(heldDir(store, agent), idsIn(heldDir(store, agent)), "held"),
+    ...fresh.filter((m) => !accepts(policy, m.from, m.user)),
+  ].map(withReason);
   const curIds = idsIn(curDir(store, agent));
   return {
     agent,

@@ -46,6 +46,7 @@ export type MessageState = "unread" | "claimed" | "read" | "held";
 export interface ReceivedMessage extends Message {
   user: string;
   state: MessageState;
+  held_reason?: string; // why the recipient's policy holds it (inbox listings)
 }
 
 const ID_RE = /^\d{16}-[0-9a-f]{4}-[0-9a-z]+-[0-9a-f]{6}$/;
@@ -113,7 +114,10 @@ export const moveMessage = (store: Store, from: string, to: string, what: string
 // Message ids in a new/, cur/ or held/ directory, oldest first.
 export const idsIn = (dir: string): string[] => entries(dir).map(idOfFile).filter((i): i is string => !!i).sort();
 
-// Creates the directories messages move between (a no-op when they exist).
-export function ensureInbox(store: Store, agent: string): void {
-  for (const d of [newDir, claimDir, curDir, heldDir]) ensureDir(store, d(store, agent));
+// Creates the directories messages move between (a no-op when they exist). `own`: the
+// recipient itself creates them, so in a shared store they are sticky and its own: other
+// members can deliver into new/ but not rename or delete what is there. An inbox a sender
+// creates for an agent that has not run yet is not sticky (its reader could not claim then).
+export function ensureInbox(store: Store, agent: string, own = false): void {
+  for (const d of [newDir, claimDir, curDir, heldDir]) ensureDir(store, d(store, agent), own);
 }

@@ -16,7 +16,7 @@ import { ensureDir } from "../core/guard";
 import { A2AError, arg, op, text } from "../core/errors";
 import { readJsonLine } from "../core/fs";
 import { withLock } from "../core/lock";
-import { checkAgent, heldDir, inboxDir, msgFile, newDir, policyFile } from "../core/paths";
+import { checkAgent, curDir, heldDir, inboxDir, msgFile, newDir, policyFile } from "../core/paths";
 import { nowSec } from "../core/time";
 import { ensureInbox, idsIn, moveMessage, readMessageFile } from "./message";
 
@@ -28,6 +28,10 @@ export interface Policy {
   mode: PolicyMode;
   allow: string[];
   deny: string[];
+  // Senders bound to the OS user whose files carry their mail: a message claiming NAME
+  // from another OS user is held (and refused at send). The uid is what the filesystem
+  // vouches for between OS users; between agents of one OS user nothing is.
+  bind?: Record<string, string>;
   updated_at: number | null;
 }
 
@@ -60,10 +64,43 @@ export function readPolicy(store: Store, agent: string): Policy {
   }
 }
 
-export function accepts(p: Policy, from: string): boolean {
-  if (from === p.agent) return true;
-  if (p.deny.includes(from)) return false;
-  return p.mode === "open" || p.allow.includes(from);
+// Why `p` refuses mail claiming to be from `from`, written by OS user `user` (when known),
+// or undefined when it accepts it.
+export function refusal(p: Policy, from: string, user?: string): string | undefined {
+  const bound = p.bind?.[from];
+  if (bound !== undefined && user !== undefined && user !== bound) {
+    return `it claims to be from ${from}, who is bound to OS user ${bound}, but OS user ${user} wrote it`;
+  }
+  if (from === p.agent) return undefined;
+  if (p.deny.includes(from)) return `${from} is on the deny list`;
+  if (p.mode === "allowlist" && !p.allow.includes(from)) return `${from} is not on the allowlist`;
+  return undefined;
+}
+
+export const accepts = (p: Policy, from: string, user?: string): boolean => refusal(p, from, user) === undefined;
+
+// "alice@seca" -> { name: "alice", user: "seca" }; "alice" -> { name: "alice" }.
+export function parseSender(spec: string): { name: string; user?: string } {
+  const at = spec.lastIndexOf("@");
+  if (at < 0) return { name: checkAgent(spec, "sender name") };
+  const user = spec.slice(at + 1);
+  if (!/^[A-Za-z0-9._][A-Za-z0-9._-]{0,63}$/.test(user)) {
+    throw new A2AError("EUSAGE", `invalid OS user ${JSON.stringify(user)} in ${JSON.stringify(spec)}: write NAME@USER with USER an OS user name, e.g. alice@seca`);
+  }
+  return { name: checkAgent(spec.slice(0, at), "sender name"), user };
+}
+
+// The OS user who wrote the newest message claiming to be `from` in `agent`'s inbox.
+function lastUserOf(store: Store, agent: string, from: string): string | undefined {
+  let best: { id: string; user: string } | undefined;
+  for (const dir of [newDir(store, agent), curDir(store, agent), heldDir(store, agent)]) {
+    for (const id of idsIn(dir)) {
+      if (best && id < best.id) continue;
+      const m = readMessageFile(store, msgFile(dir, id), id, "read");
+      if (typeof m === "object" && m.from === from) best = { id, user: m.user };
+    }
+  }
+  return best?.user;
 }
 
 async function change(store: Store, agent: string, edit: (p: Policy) => Policy): Promise<Policy> {
@@ -80,23 +117,44 @@ export const setPolicyMode = (store: Store, agent: string, mode: PolicyMode) =>
   change(store, agent, (p) => ({ ...p, mode: checkMode(mode) }));
 
 // Allows `names` (taking them off the deny list) and moves their held mail back to unread.
-export async function allowSenders(store: Store, agent: string, names: string[]): Promise<{ policy: Policy; released: number }> {
-  names.forEach((n) => checkAgent(n, "sender name"));
-  const policy = await change(store, agent, (p) => ({
-    ...p,
-    allow: [...new Set([...p.allow, ...names])].sort(),
-    deny: p.deny.filter((n) => !names.includes(n)),
-  }));
+export interface Allowed {
+  name: string;
+  user?: string; // the OS user it is bound to
+  bound_from: "given" | "last message" | "unbound"; // where the binding came from
+}
+
+// Allows senders ("NAME" or "NAME@USER"), taking them off the deny list, binds each to an OS
+// user (the one given, else the one seen on NAME's last message here, else none), and moves
+// their held mail that now passes back to unread.
+export async function allowSenders(store: Store, agent: string, specs: string[]): Promise<{ policy: Policy; released: number; allowed: Allowed[] }> {
+  const parsed = specs.map(parseSender);
+  checkAgent(agent);
+  const allowed: Allowed[] = parsed.map(({ name, user }) => {
+    if (user) return { name, user, bound_from: "given" };
+    const seen = lastUserOf(store, agent, name);
+    return seen ? { name, user: seen, bound_from: "last message" } : { name, bound_from: "unbound" };
+  });
+  const names = allowed.map((a) => a.name);
+  const policy = await change(store, agent, (p) => {
+    const bind = { ...(p.bind ?? {}) };
+    for (const a of allowed) if (a.user) bind[a.name] = a.user;
+    return {
+      ...p,
+      allow: [...new Set([...p.allow, ...names])].sort(),
+      deny: p.deny.filter((n) => !names.includes(n)),
+      bind,
+    };
+  });
   let released = 0;
-  ensureInbox(store, agent);
+  ensureInbox(store, agent, true);
   for (const id of idsIn(heldDir(store, agent))) {
     const m = readMessageFile(store, msgFile(heldDir(store, agent), id), id, "held");
-    if (typeof m === "object" && accepts(policy, m.from)) {
+    if (typeof m === "object" && accepts(policy, m.from, m.user)) {
       // False: released by a concurrent `allow`.
       if (moveMessage(store, msgFile(heldDir(store, agent), id), msgFile(newDir(store, agent), id), `releasing message ${id}`)) released++;
     }
   }
-  return { policy, released };
+  return { policy, released, allowed };
 }
 
 // Refuses `names` from now on (taking them off the allow list); held and read mail stays.

@@ -45,7 +45,7 @@ export async function receive(
   show: (msgs: ReceivedMessage[]) => void | Promise<void>,
 ): Promise<Outcome<ReceivedMessage[]>> {
   checkAgent(agent);
-  ensureInbox(store, agent);
+  ensureInbox(store, agent, true);
   const max = opts.max ?? 1;
   const take = (file: string | undefined): Taken[] | undefined => {
     const only = file === undefined ? undefined : idOfFile(file);
@@ -57,7 +57,7 @@ export async function receive(
       const newPath = msgFile(newDir(store, agent), id);
       if (opts.peek || opts.match) {
         const m = readMessageFile(store, newPath, id, "unread");
-        if (typeof m !== "object" || !accepts(policy, m.from)) continue; // held at the next real read
+        if (typeof m !== "object" || !accepts(policy, m.from, m.user)) continue; // held at the next real read
         if (opts.match && !opts.match(m)) continue;
         if (opts.peek) {
           got.push({ msg: m, path: newPath });
@@ -69,7 +69,7 @@ export async function receive(
       const m = readMessageFile(store, path, id, "read");
       if (m === "absent") continue;
       if (m === "corrupt") quarantine(store, agent, path, id);
-      else if (!accepts(policy, m.from)) settle(store, agent, path, id, "held");
+      else if (!accepts(policy, m.from, m.user)) settle(store, agent, path, id, "held");
       else got.push({ msg: m, path });
     }
     return got.length ? got : undefined;

@@ -17,11 +17,12 @@ import { checkSize, type Store } from "../core/config";
 import { A2AError, arg, op, text } from "../core/errors";
 import { checkAgent, curDir, heldDir, msgFile, newDir } from "../core/paths";
 import { nowSec } from "../core/time";
+import { userName } from "../core/owner";
 import { unreadCount, ack } from "./inbox";
 import { dropKey, markDelivered, reserveKey } from "./keys";
 import { listClaims } from "./claim";
 import { checkMessageId, encodeMessage, ensureInbox, newMessageId, readMessageFile, type Message, type ReceivedMessage } from "./message";
-import { accepts, readPolicy } from "./policy";
+import { readPolicy, refusal } from "./policy";
 
 export interface SendOptions {
   replyTo?: string;
@@ -46,7 +47,12 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
   }
   const size = checkSize(store, body, "the message");
   const policy = readPolicy(store, to);
-  if (!accepts(policy, from)) {
+  const me = userName(store, process.getuid?.() ?? -1);
+  const why = refusal(policy, from, me);
+  if (why && policy.bind?.[from] !== undefined && policy.bind[from] !== me) {
+    throw new A2AError("EDENIED", `${to} does not accept this message: ${why}; send under your own name`, { data: { to, from, user: me, bound: policy.bind[from] } });
+  }
+  if (why) {
     throw new A2AError("EDENIED", text`${to} does not accept messages from ${from} (policy ${policy.mode}): ask ${to} to run ${op("allow", from, arg("as", to))}`, {
       data: { to, from, policy: policy.mode },
     });

@@ -30,7 +30,7 @@ export type MailListener = (m: ReceivedMessage) => void | Promise<unknown>;
 // Calls `onMail` once for every unread message of `agent`, the ones already there first,
 // until the returned function is called.
 export function watchInbox(store: Store, agent: string, onMail: MailListener, onError: (e: unknown) => void = () => {}): () => void {
-  ensureInbox(store, agent);
+  ensureInbox(store, agent, true);
   const announced = new Map<string, number>(); // id -> ctime of the file announced
   let closed = false;
   const changed = (path: string) => {
@@ -46,7 +46,7 @@ export function watchInbox(store: Store, agent: string, onMail: MailListener, on
     const ctime = changed(path); // before the read: a later move shows as a newer ctime
     const m = readMessageFile(store, path, id, "unread");
     if (ctime === undefined || typeof m !== "object") return void announced.delete(id); // gone from new/, or torn: not yet
-    if (announced.get(id) === ctime || !accepts(readPolicy(store, agent), m.from)) return;
+    if (announced.get(id) === ctime || !accepts(readPolicy(store, agent), m.from, m.user)) return;
     announced.set(id, ctime);
     const forget = () => announced.get(id) === ctime && announced.delete(id);
     try {

@@ -52,7 +52,7 @@ export function publishTopic(store: Store, topic: string, body: string, from: st
   // The sender is shown to readers: it follows the name rule, so it cannot fake framing lines.
   if (from !== "") checkName(from, "sender name");
   checkSize(store, body, "the message");
-  ensureDir(store, topicDir(store, topic));
+  ensureDir(store, topicDir(store, topic), true); // shared: nobody removes another's message
   const ids = topicIds(store, topic);
   let id = (ids.at(-1) ?? 0) + 1;
   for (;;) {

@@ -107,7 +107,7 @@ describe("openStore", () => {
 
   test("shared mode sets the group modes", () => {
     using d = scratch();
-    expect(openStore({ dir: d.path, env: { A2A_SHARED: "1" } })).toMatchObject({ dirMode: 0o2770, fileMode: 0o660, shared: true });
+    expect(openStore({ dir: d.path, env: { A2A_SHARED: "1" } })).toMatchObject({ dirMode: 0o2770, fileMode: 0o640, shared: true });
     expect(openStore({ dir: d.path, env: {} })).toMatchObject({ dirMode: 0o700, fileMode: 0o600, shared: false });
   });
 });

@@ -1,0 +1,138 @@
+// A store shared by several OS users on one machine, as a team would run it: real users and a
+// real group (made here as root, removed afterwards), every command under umask 022. Checks
+// that the members can work together (mail, topics, slots), that nobody can rewrite another's
+// message in place or remove it, and that a sender bound to an OS user cannot be forged.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { BIN, type RunResult } from "../harness/run";
+
+setDefaultTimeout(60_000);
+
+const tag = Math.random().toString(36).slice(2, 7);
+const GROUP = `a2at${tag}`;
+const USERS = { alice: `a2ta${tag}`, bob: `a2tb${tag}`, carol: `a2tc${tag}` };
+const able = process.getuid?.() === 0 && !!Bun.which("useradd") && !!Bun.which("groupadd") && !!Bun.which("setpriv");
+if (!able) console.warn("shared.test.ts: skipped: it needs root with useradd, groupadd and setpriv to make real users");
+
+let base = "";
+let store = "";
+
+const sys = (cmd: string[]) => {
+  const r = Bun.spawnSync(cmd, { stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`${cmd.join(" ")}: ${r.stderr.toString()}`);
+};
+
+beforeAll(() => {
+  if (!able) return;
+  sys(["groupadd", GROUP]);
+  for (const u of Object.values(USERS)) sys(["useradd", "--no-create-home", "--shell", "/bin/sh", "-G", GROUP, u]);
+  base = mkdtempSync("/tmp/a2a-shared-");
+  chmodSync(base, 0o755); // the users can reach the store; the store itself is the group's
+  store = join(base, "team");
+});
+
+afterAll(() => {
+  if (!able) return;
+  for (const u of Object.values(USERS)) Bun.spawnSync(["userdel", u]);
+  Bun.spawnSync(["groupdel", GROUP]);
+  rmSync(base, { recursive: true, force: true });
+});
+
+// Runs `a2a ARGS` as `user` with umask 022 (a shell's default), in the shared store.
+async function as(user: string, args: string[], stdin?: string, regid = user): Promise<RunResult> {
+  const p = Bun.spawn({
+    cmd: ["setpriv", `--reuid=${user}`, `--regid=${regid}`, "--init-groups", "sh", "-c", 'umask 022; exec "$@"', "sh", BIN, ...args],
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", A2A_DIR: store },
+    stdin: stdin === undefined ? "ignore" : new Blob([stdin]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { stdout, stderr, code };
+}
+
+// A shell command as `user` (umask 022): what a member could try by hand.
+function shellAs(user: string, script: string): number {
+  return Bun.spawnSync(["setpriv", `--reuid=${user}`, `--regid=${user}`, "--init-groups", "sh", "-c", `umask 022; ${script}`], { stderr: "ignore" }).exitCode;
+}
+
+const ok = async (user: string, args: string[], stdin?: string) => {
+  const r = await as(user, args, stdin);
+  if (r.code !== 0) throw new Error(`${user}: a2a ${args.join(" ")} -> exit ${r.code}: ${r.stderr}`);
+  return r.stdout;
+};
+
+describe.if(able)("a store shared by three OS users", () => {
+  test("init --shared makes the root the group's, 2770 setgid, with a shared marker", async () => {
+    // The administrator makes it (sudo a2a init --shared GROUP --dir /srv/a2a): root here.
+    const init = Bun.spawnSync([BIN, "init", "--shared", GROUP], { env: { ...process.env, A2A_DIR: store }, stdout: "pipe", stderr: "pipe" });
+    expect(init.stderr.toString()).toBe("");
+    expect(init.stdout.toString()).toContain(`made the shared store of group ${GROUP}`);
+    const st = statSync(store);
+    expect(st.mode & 0o7777).toBe(0o2770);
+    expect(st.gid).not.toBe(0);
+    expect(JSON.parse(await ok(USERS.bob, ["init", "--json"]))).toMatchObject({ created: false, mode: "shared", group: GROUP });
+  });
+
+  test("mail between members: the reader sees the sender's OS user; files are 0640 in the group", async () => {
+    // Each reads its inbox once before mail arrives: it makes its own, sticky inbox.
+    expect(await ok(USERS.bob, ["recv", "--as", "bob", "--json"])).toBe("");
+    expect(await ok(USERS.carol, ["recv", "--as", "carol", "--json"])).toBe("");
+    const sent = JSON.parse(await ok(USERS.alice, ["send", "bob", "hello from alice", "--as", "alice", "--json"]));
+    const file = join(store, "inbox", "bob", "new", `${sent.id}.json`);
+    const st = statSync(file);
+    expect(st.mode & 0o777).toBe(0o640);
+    expect(statSync(join(store, "inbox", "bob", "new")).mode & 0o7777).toBe(0o3770);
+    const got = JSON.parse(await ok(USERS.bob, ["recv", "--as", "bob", "--json"]));
+    expect(got).toMatchObject({ from: "alice", user: USERS.alice, body: "hello from alice" });
+    expect(await ok(USERS.bob, ["send", "alice", "hi back", "--as", "bob"])).toMatch(/^sent /);
+    expect(JSON.parse(await ok(USERS.alice, ["recv", "--as", "alice", "--json"]))).toMatchObject({ from: "bob", user: USERS.bob });
+  });
+
+  test("topics and slots between members", async () => {
+    await ok(USERS.bob, ["pub", "team.news", "bob's news", "--as", "bob"]);
+    const sub = await ok(USERS.alice, ["sub", "team.news", "--from-start", "--json"]);
+    expect(JSON.parse(sub.trim())).toMatchObject({ from: "bob", body: "bob's news" });
+    await ok(USERS.alice, ["publish", "report", "v1 by alice"]);
+    expect(await ok(USERS.carol, ["wait", "report"])).toBe("v1 by alice");
+    await ok(USERS.carol, ["publish", "report", "v2 by carol", "--if-version", "1"]);
+    expect(await ok(USERS.bob, ["wait", "report", "--after-version", "1"])).toBe("v2 by carol");
+  });
+
+  test("no member can rewrite another's message in place, or remove another's topic message", async () => {
+    const sent = JSON.parse(await ok(USERS.alice, ["send", "carol", "original text", "--as", "alice", "--json"]));
+    const file = join(store, "inbox", "carol", "new", `${sent.id}.json`);
+    expect(shellAs(USERS.bob, `printf forged > '${file}'`)).not.toBe(0);
+    const topicDir = join(store, "topics", "team.news");
+    const [first] = readdirSync(topicDir);
+    expect(shellAs(USERS.alice, `rm -f '${join(topicDir, first)}'`)).not.toBe(0); // EPERM: the sticky bit
+    expect(readdirSync(topicDir)).toContain(first);
+    expect(JSON.parse(await ok(USERS.carol, ["recv", "--as", "carol", "--json"]))).toMatchObject({ body: "original text", user: USERS.alice });
+  });
+
+  test("a sender bound to an OS user cannot be forged by another: refused at send, held if planted", async () => {
+    await ok(USERS.bob, ["policy", "allowlist", "--as", "bob"]);
+    const allowed = await ok(USERS.bob, ["allow", "alice", "--as", "bob"]);
+    expect(allowed).toContain(`alice is bound to OS user ${USERS.alice} (the writer of its last message here)`);
+    const forged = await as(USERS.carol, ["send", "bob", "transfer the money", "--as", "alice"]);
+    expect(forged.code).toBe(1);
+    expect(forged.stderr).toMatch(new RegExp(`bound to OS user ${USERS.alice}, but OS user ${USERS.carol} wrote it`));
+    // carol writes the file by hand instead: it is held, with the reason, never shown.
+    const id = `${String(Date.now() * 1000).padStart(16, "0")}-beef-1-abcdef`;
+    const rec = JSON.stringify({ a2a: 1, id, from: "alice", to: "bob", body: "planted", size: 7, sent_at: Date.now() / 1000, reply_to: null, host: "h", pid: 1 });
+    expect(shellAs(USERS.carol, `printf '%s\\n' '${rec}' > '${join(store, "inbox", "bob", "new", id + ".json")}'`)).toBe(0);
+    expect((await as(USERS.bob, ["recv", "--as", "bob", "--json"])).stdout).toBe("");
+    const held = JSON.parse(await ok(USERS.bob, ["inbox", "--held", "--as", "bob", "--json"])).held;
+    expect(held.map((m: any) => [m.body, m.held_reason])).toContainEqual(["planted", `it claims to be from alice, who is bound to OS user ${USERS.alice}, but OS user ${USERS.carol} wrote it`]);
+    // The real alice still gets through.
+    await ok(USERS.alice, ["send", "bob", "the real alice", "--as", "alice"]);
+    expect(JSON.parse(await ok(USERS.bob, ["recv", "--as", "bob", "--json"]))).toMatchObject({ body: "the real alice", user: USERS.alice });
+  });
+
+  test("someone outside the group is refused with one clear line", async () => {
+    const r = await as("nobody", ["publish", "x", "y"], undefined, "65534");
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^a2a: .*(EACCES|not in it)/);
+  });
+});
