@@ -9,7 +9,7 @@
 
 import type { Command } from "commander";
 
-export type Group = "slots" | "mail" | "topics" | "presence" | "gc" | "mcp";
+export type Group = "slots" | "mail" | "topics" | "presence" | "gc" | "mcp" | "hook" | "setup" | "doctor";
 
 export const COMMANDS: Record<string, Group> = {
   start: "slots",
@@ -33,6 +33,9 @@ export const COMMANDS: Record<string, Group> = {
   peers: "presence",
   gc: "gc",
   mcp: "mcp",
+  hook: "hook",
+  setup: "setup",
+  doctor: "doctor",
 };
 
 // A group module: each command as a function that adds it to the program.
@@ -47,6 +50,9 @@ const LOAD: Record<Group, () => Promise<GroupModule>> = {
   presence: () => import("./presence"),
   gc: () => import("./gc"),
   mcp: () => import("./mcp"),
+  hook: () => import("./hook"),
+  setup: () => import("./setup"),
+  doctor: () => import("./doctor"),
 };
 
 export const isCommand = (name: string | undefined): name is string => name !== undefined && Object.hasOwn(COMMANDS, name);

@@ -10,6 +10,7 @@
 //   ROOT/subs/NAME/@subscriber.json, ROOT/subs/NAME/TOPIC   durable subscribers
 //   ROOT/peers/NAME.json               presence of running agents
 //   ROOT/identities/HASH.json          names handed out per directory
+//   ROOT/sessions/NAME.json            what the Claude Code hooks told session NAME (lib/session-hooks.ts)
 //
 //   ROOT/store.json                    the marker: this directory is an a2a store (lib/core/guard.ts)
 //
@@ -44,7 +45,7 @@ export const CHUNK_DIGITS = 10;
 
 // The store itself: its marker, and every name a2a creates at its top.
 export const markerFile = (s: Store) => join(s.root, "store.json");
-export const STORE_NAMES = ["store.json", "tmp", "slots", "locks", "streams", "topics", "subs", "inbox", "peers", "identities", "tasks", "leases"];
+export const STORE_NAMES = ["store.json", "tmp", "slots", "locks", "streams", "topics", "subs", "inbox", "peers", "identities", "tasks", "leases", "sessions"];
 
 // Slots.
 export const tmpDir = (s: Store) => join(s.root, "tmp");
@@ -103,3 +104,7 @@ export const peerFile = (s: Store, name: string) => join(peersDir(s), name + JSO
 export const peerNameOf = (file: string) => (file.endsWith(JSON_EXT) ? file.slice(0, -JSON_EXT.length) : undefined);
 export const identitiesDir = (s: Store) => join(s.root, "identities");
 export const identityFile = (s: Store, hash: string) => join(identitiesDir(s), hash + JSON_EXT);
+
+// Hook state of a session (lib/session-hooks.ts).
+export const sessionsDir = (s: Store) => join(s.root, "sessions");
+export const sessionFile = (s: Store, name: string) => join(sessionsDir(s), name + JSON_EXT);
