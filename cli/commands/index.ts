@@ -9,7 +9,7 @@
 
 import type { Command } from "commander";
 
-export type Group = "slots" | "mail" | "topics" | "presence" | "gc" | "mcp" | "init";
+export type Group = "slots" | "mail" | "topics" | "presence" | "gc" | "mcp" | "init" | "hook" | "setup" | "doctor";
 
 export const COMMANDS: Record<string, Group> = {
   start: "slots",
@@ -34,6 +34,9 @@ export const COMMANDS: Record<string, Group> = {
   gc: "gc",
   mcp: "mcp",
   init: "init",
+  hook: "hook",
+  setup: "setup",
+  doctor: "doctor",
 };
 
 // A group module: each command as a function that adds it to the program.
@@ -49,6 +52,9 @@ const LOAD: Record<Group, () => Promise<GroupModule>> = {
   gc: () => import("./gc"),
   mcp: () => import("./mcp"),
   init: () => import("./init"),
+  hook: () => import("./hook"),
+  setup: () => import("./setup"),
+  doctor: () => import("./doctor"),
 };
 
 export const isCommand = (name: string | undefined): name is string => name !== undefined && Object.hasOwn(COMMANDS, name);

@@ -7,12 +7,14 @@ import { action, command, type Ctx } from "../run";
 export const commands = {
   mcp: (p: Command) =>
     command(p, "mcp", {
-      summary: "run the MCP stdio server (claude mcp add a2a -- a2a mcp)",
-      description: "Run the MCP server on stdin/stdout for an agent (Claude Code: claude mcp add a2a -- a2a mcp): the agent2agent tools (agent_publish, agent_wait, ...) and the messaging tools, on the same store as the CLI. It announces the session as a peer while it runs, and ends when its client closes stdin.",
-      examples: ["claude mcp add a2a -- a2a mcp", "A2A_AGENT=reviewer A2A_DIR=~/team-bus a2a mcp"],
+      summary: "run the MCP stdio server (a2a setup claude registers it)",
+      description: "Run the MCP server on stdin/stdout for an agent (Claude Code: a2a setup claude, or claude mcp add -s user a2a -- a2a mcp), on the same store as the CLI. --tools picks what tools/list offers: sets slots (agent_start, agent_publish, agent_wait, agent_wait_all, agent_status, agent_clear: hand results over), stream (agent_append, agent_tail), mail (send_message, check_messages, reply, ack_messages: direct mail to one agent), peers (whoami, list_peers, set_summary), topics (publish_topic, read_topic, agent_send, agent_recv: broadcast every agent reads), tasks (reserved); aliases default (slots,mail,peers,tasks), all, agent2agent (its seven tools), claude-peers (its four); or tool names. It announces the session as a peer while it runs, and ends when its client closes stdin. A store it cannot use is reported as the error of every tool call, not by exiting.",
+      examples: ["claude mcp add -s user a2a -- a2a mcp", "a2a mcp --tools default,topics", "a2a mcp --tools agent2agent   # agent2agent's seven tools only", "A2A_AGENT=reviewer A2A_DIR=~/team-bus a2a mcp"],
       json: "accepted, as by every command: the server always speaks JSON-RPC on stdout",
-    }).action(action(async (c: Ctx) => {
-      const { runMcpServer } = await import("../mcp/server");
-      await runMcpServer(c.dir);
-    })),
+    })
+      .option("--tools <list>", "tool sets and tool names, comma-separated (default: slots,mail,peers,tasks)")
+      .action(action(async (c: Ctx, o: { tools?: string }) => {
+        const { runMcpServer } = await import("../mcp/server");
+        await runMcpServer(c.dir, o.tools);
+      })),
 };

@@ -19,9 +19,10 @@ export interface McpCtx {
   progressMs: number;
   shutdown: AbortSignal; // aborted when the server stops: every wait returns at once
   log: (line: string) => void;
+  tools: Set<string>; // the tools offered (toolsets.ts): results name only those
 }
 
-export function makeCtx(store: Store, session: Session, deliveries: Deliveries, shutdown: AbortSignal): McpCtx {
+export function makeCtx(store: Store, session: Session, deliveries: Deliveries, shutdown: AbortSignal, tools: Set<string>): McpCtx {
   return {
     store,
     session,
@@ -30,5 +31,6 @@ export function makeCtx(store: Store, session: Session, deliveries: Deliveries, 
     progressMs: store.progressMs,
     shutdown,
     log: store.log ? (line) => err(`a2a mcp: ${line}\n`) : () => {},
+    tools,
   };
 }

@@ -38,6 +38,7 @@ export class Framed {
 export const framed = (body: Body, text: string) => new Framed(body, text);
 
 function note(ctx: McpCtx): string {
+  if (!ctx.tools.has("check_messages")) return ""; // the note names a tool this session lacks
   try {
     return ctx.session.unreadNote();
   } catch (e) {

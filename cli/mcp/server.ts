@@ -12,7 +12,12 @@
 // - the server exits promptly when its client goes away (stdin ends, stdout breaks) or on
 //   SIGTERM/SIGINT/SIGHUP: every wait is released, the messaging session is closed, the
 //   watches are closed, exit 0. A server outliving its client is a ghost peer.
-// - a malformed input line is reported (A2A_LOG) and skipped; the server keeps serving.
+// - a malformed input line is reported (A2A_LOG) and skipped; the server keeps serving;
+// - a store that cannot be used (a bad path or setting, a foreign directory, no permission)
+//   or a bad --tools never makes a silent exit: the server serves anyway (unavailable.ts),
+//   and every tool call answers with that one error, phrased for the model to relay;
+// - tools/list holds the tools of --tools only (toolsets.ts); the unread note and the inbox
+//   push, which name check_messages, are on only when that tool is offered.
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import pkg from "../../package.json" with { type: "json" };
@@ -21,7 +26,7 @@ import { closeWatches } from "../../lib/core/watch";
 import { makeCtx, type McpCtx } from "./context";
 import { oneLineValidationErrors } from "./args";
 import { Deliveries, DeliveryTransport } from "./delivery";
-import { MESSAGING_INSTRUCTIONS, SLOT_INSTRUCTIONS } from "./instructions";
+import { instructionsFor } from "./instructions";
 import { startPush } from "./push";
 import { registerResources } from "./resources";
 import { openSession } from "./session";
@@ -31,6 +36,8 @@ import { registerPeerTools } from "./tools/peers";
 import { registerSlotTools } from "./tools/slots";
 import { registerTopicTools } from "./tools/topics";
 import { registerWaitTools } from "./tools/waits";
+import { selectTools } from "./toolsets";
+import { serveUnavailable } from "./unavailable";
 
 // Every tool group, in tools/list order; each gets the same context (session included).
 const TOOL_GROUPS: ((server: McpServer, ctx: McpCtx) => void)[] = [
@@ -44,12 +51,33 @@ const TOOL_GROUPS: ((server: McpServer, ctx: McpCtx) => void)[] = [
 
 const GRACE_MS = 2000; // the most shutdown waits for answers being written to settle
 
-export async function runMcpServer(dir?: string): Promise<void> {
-  const store = openStore({ dir });
+// A view of `server` that registers only the selected tools (the groups register them all).
+function only(server: McpServer, tools: Set<string>): McpServer {
+  return new Proxy(server, {
+    get(target, key, receiver) {
+      if (key !== "registerTool") return Reflect.get(target, key, receiver);
+      return (name: string, ...rest: unknown[]) => (tools.has(name) ? (target.registerTool as (...a: unknown[]) => unknown)(name, ...rest) : undefined);
+    },
+  });
+}
+
+export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<void> {
+  let tools: Set<string>;
+  let store, session;
+  try {
+    tools = selectTools(toolsSpec);
+  } catch (e) {
+    return serveUnavailable(e, selectTools(undefined));
+  }
+  try {
+    store = openStore({ dir });
+    session = openSession(store, process.cwd());
+  } catch (e) {
+    return serveUnavailable(e, tools);
+  }
   const stopping = new AbortController();
   const deliveries = new Deliveries();
-  const session = openSession(store, process.cwd());
-  const ctx = makeCtx(store, session, deliveries, stopping.signal);
+  const ctx = makeCtx(store, session, deliveries, stopping.signal, tools);
   for (const k of ["log", "info", "debug", "warn", "error"] as const) console[k] = (...a: unknown[]) => ctx.log(a.map(String).join(" "));
 
   const server = new McpServer(
@@ -60,13 +88,13 @@ export async function runMcpServer(dir?: string): Promise<void> {
         resources: { subscribe: true },
         experimental: { "claude/channel": {} },
       },
-      instructions: `${SLOT_INSTRUCTIONS}\n\n${MESSAGING_INSTRUCTIONS}`,
+      instructions: instructionsFor(tools),
     },
   );
   oneLineValidationErrors(server);
-  for (const register of TOOL_GROUPS) register(server, ctx);
+  for (const register of TOOL_GROUPS) register(only(server, tools), ctx);
   const resources = registerResources(server, ctx);
-  const stopPush = startPush(server, ctx);
+  const stopPush = tools.has("check_messages") ? startPush(server, ctx) : () => {};
   server.server.onerror = (e) => ctx.log(`protocol: ${e.message.split("\n")[0]}`);
 
   let stopped: Promise<void> | undefined;

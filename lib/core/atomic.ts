@@ -10,12 +10,12 @@
 // At the instant of the rename/link the new content is visible in full. A crash before it
 // leaves only a temp file, which `gc` removes once it is older than TMP_STALE_MS.
 
-import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, realpathSync, renameSync, statSync, writeSync } from "node:fs";
 import { randomHex } from "./digest";
 import { ioError } from "./errors";
 import { unlinkQuiet } from "./fs";
 import { markerFile, tempFile, tmpDir } from "./paths";
-import { dirname } from "node:path";
+import { basename, dirname } from "node:path";
 import { type Store } from "./config";
 import { ensureDir } from "./guard";
 
@@ -86,5 +86,46 @@ export function createAtomic(store: Store, dest: string, data: string | Uint8Arr
     throw ioError(err, `creating ${dest}`);
   } finally {
     if (temp) unlinkQuiet(temp);
+  }
+}
+
+// Replaces a file OUTSIDE any store, for the one command that is asked to (`a2a setup
+// claude`, editing Claude Code's settings): the temp file is a dot-name beside `dest` (same
+// directory, so the rename is atomic), written in full and fsynced; the mode of the file it
+// replaces is kept (0600 for a new one). `exclusive`: create only, EEXIST if it exists (a
+// backup never overwrites another). Throws A2AError(EIO) with `dest` untouched.
+export function writeUserFile(target: string, data: string, opts: { exclusive?: boolean } = {}): void {
+  let dest = target;
+  try {
+    dest = realpathSync(target); // a settings file kept as a link (dotfiles) stays a link
+  } catch {
+    // a new file
+  }
+  let mode = 0o600;
+  try {
+    mode = statSync(dest).mode & 0o777;
+  } catch {
+    // a new file
+  }
+  const temp = `${dirname(dest)}/.${basename(dest)}.a2a-${process.pid}.${randomHex(4)}.tmp`;
+  let made = false;
+  try {
+    const fd = openSync(temp, "wx", mode);
+    made = true;
+    try {
+      const buf = Buffer.from(data, "utf8");
+      let off = 0;
+      while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    if (opts.exclusive) linkSync(temp, dest);
+    else renameSync(temp, dest);
+    if (!opts.exclusive) made = false;
+  } catch (err) {
+    throw ioError(err, `writing ${dest}`);
+  } finally {
+    if (made) unlinkQuiet(temp);
   }
 }

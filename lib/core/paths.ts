@@ -17,6 +17,7 @@
 //   ROOT/tasks/QUEUE/@keys/HASH.json   add idempotency key -> task id
 //   ROOT/tasks/QUEUE/@claims/HASH.json claim replay key (assignee, key) -> claim
 //   ROOT/leases/NAME/NNNNNNNN.json     version N of the lease on NAME (a chain)
+//   ROOT/sessions/NAME.json            what the Claude Code hooks told session NAME (lib/session-hooks.ts)
 //
 //   ROOT/store.json                    the marker: this directory is an a2a store (lib/core/guard.ts)
 //
@@ -51,7 +52,7 @@ export const CHUNK_DIGITS = 10;
 
 // The store itself: its marker, and every name a2a creates at its top.
 export const markerFile = (s: Store) => join(s.root, "store.json");
-export const STORE_NAMES = ["store.json", "tmp", "slots", "locks", "streams", "topics", "subs", "inbox", "peers", "identities", "tasks", "leases"];
+export const STORE_NAMES = ["store.json", "tmp", "slots", "locks", "streams", "topics", "subs", "inbox", "peers", "identities", "tasks", "leases", "sessions"];
 
 // Slots.
 export const tmpDir = (s: Store) => join(s.root, "tmp");
@@ -148,3 +149,6 @@ export function dependantOf(file: string): { id: string; queue: string } | undef
 // Leases on names.
 export const leasesDir = (s: Store) => join(s.root, "leases");
 export const leaseDir = (s: Store, name: string) => join(leasesDir(s), name);
+// Hook state of a session (lib/session-hooks.ts).
+export const sessionsDir = (s: Store) => join(s.root, "sessions");
+export const sessionFile = (s: Store, name: string) => join(sessionsDir(s), name + JSON_EXT);

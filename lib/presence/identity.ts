@@ -19,7 +19,8 @@ import { A2AError, arg, text } from "../core/errors";
 import { readJsonLine } from "../core/fs";
 import { checkAgent, identitiesDir, identityFile as identityPath, isValidName } from "../core/paths";
 
-export type NameSource = "--as" | "A2A_AGENT" | "directory";
+// "session": the name the `a2a mcp` of the calling Claude Code session holds (session-name.ts).
+export type NameSource = "--as" | "A2A_AGENT" | "directory" | "session";
 
 export interface Identity {
   name: string;

@@ -458,10 +458,17 @@ describe("a2a mcp", () => {
     });
   }
 
-  test("a bad A2A_MCP_MAX_WAIT stops the server with a one-line usage error", async () => {
+  test("a bad A2A_MCP_MAX_WAIT does not end the server: every tool answers with the one-line usage error", async () => {
     using d = tempDir();
-    const r = await a2a(["mcp"], { dir: d.path, env: { A2A_MCP_MAX_WAIT: "soon" } });
-    expect(r).toMatchObject({ code: 2, stdout: "" });
-    expect(r.stderr).toMatch(/^a2a: A2A_MCP_MAX_WAIT="soon" is not a positive number of seconds: .*\n$/);
+    const s = await connect(d.path, { A2A_MCP_MAX_WAIT: "soon" });
+    try {
+      const r = await s.call("agent_status");
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(/^a2a cannot work here: A2A_MCP_MAX_WAIT="soon" is not a positive number of seconds: .* \(EUSAGE\)\. Tell your user/);
+      expect(s.stderr.text()).toMatch(/^a2a mcp: A2A_MCP_MAX_WAIT="soon" is not a positive number of seconds: .*: serving every tool as this error\n$/);
+      expect(readdirSync(d.path)).toEqual([]); // nothing was written
+    } finally {
+      await s.close();
+    }
   });
 });

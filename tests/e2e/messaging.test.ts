@@ -2,7 +2,7 @@
 // claiming among competing readers, crashes of senders and readers, idempotency keys, limits,
 // request/response, and the trust policy. Every wait is on an event (output, exit, a file).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { basename, join } from "node:path";
@@ -286,7 +286,12 @@ describe("whoami", () => {
     const w = JSON.parse(await ok(["whoami", "--json"], d.path, { A2A_AGENT: "carol" }));
     expect(w).toMatchObject({ name: "carol", source: "A2A_AGENT", host: hostname(), unread: 1, policy: "open", store: d.path });
     expect(JSON.parse(await ok(["whoami", "--as", "dave", "--json"], d.path, { A2A_AGENT: "carol" }))).toMatchObject({ name: "dave", source: "--as" });
-    expect((await a2a(["whoami"], { dir: d.path })).code).toBe(2);
+    // No --as, no A2A_AGENT: the name a2a mcp would take in this directory, and why.
+    const cwd = join(d.path, "My Proj");
+    mkdirSync(cwd);
+    const r = await a2a(["whoami"], { dir: join(d.path, "store"), cwd });
+    expect(r).toMatchObject({ code: 0, stderr: "" });
+    expect(r.stdout).toMatch(/^My-Proj \(from directory: a2a mcp started in .*My Proj takes it: from the directory's name \(My Proj\)\) on /);
   });
 });
 

@@ -1,0 +1,234 @@
+// `a2a doctor`: whether a2a will work here and, if not, what to do. Each check gives one
+// line; a problem gives its fix too. Exit 0 when nothing is wrong, 1 otherwise (notes, such
+// as "Claude Code is not installed", are not problems). The live checks write one slot,
+// a2a-doctor, and clear it again (the store is created if it does not exist yet:
+// as by any first use).
+
+import type { Command } from "commander";
+import { readFileSync, realpathSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { openStore, type Marker, type Store } from "../../lib/core/config";
+import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
+import { readJsonLine } from "../../lib/core/fs";
+import { userName } from "../../lib/core/owner";
+import { markerFile, slotFile } from "../../lib/core/paths";
+import { networkFsType, wakeMode } from "../../lib/core/watch";
+import { gitRoot } from "../../lib/presence/identity";
+import { sessionName } from "../../lib/presence/session-name";
+import { clearSlot, publishSlot } from "../../lib/slots/slot";
+import { waitSlots } from "../../lib/slots/wait";
+import { a2aHooks, filesFor, HOOK_EVENTS, readJsonObject, type HookEvent } from "../claude/config";
+import { json, out } from "../io";
+import { SHELL } from "../phrase";
+import { action, command, type Ctx } from "../run";
+
+type Level = "ok" | "note" | "problem";
+
+interface Check {
+  check: string;
+  level: Level;
+  detail: string;
+  fix?: string;
+}
+
+const SKEW_LIMIT_SEC = 2;
+
+function nearestExisting(path: string): string {
+  for (let p = path; ; p = dirname(p)) {
+    try {
+      statSync(p);
+      return p;
+    } catch {
+      if (dirname(p) === p) return p;
+    }
+  }
+}
+
+function storeChecks(store: Store, checks: Check[]): void {
+  const from = { "--dir": "from --dir", A2A_DIR: "from A2A_DIR", default: "the default" }[store.rootFrom];
+  let st;
+  try {
+    st = statSync(store.root);
+  } catch {
+    // not created yet
+  }
+  if (!st) {
+    checks.push({ check: "store", level: "ok", detail: `${store.root} (${from}): not created yet; the first use creates it (mode ${store.shared ? "shared, 2770" : "private, 0700"})` });
+  } else {
+    const marker = readJsonLine(store, markerFile(store), (m) => (m.a2a === 1 && m.format === 1 ? (m as Marker) : undefined));
+    const owner = userName(store, st.uid);
+    const perms = (st.mode & 0o7777).toString(8);
+    const markerText = marker.kind === "ok" ? `marker ok (${marker.value.mode}, created by ${marker.value.created_by})` : marker.kind === "absent" ? "no marker yet (written with the next write)" : "marker damaged";
+    checks.push({ check: "store", level: marker.kind === "invalid" ? "problem" : "ok", detail: `${store.root} (${from}), owner ${owner}, mode ${perms} (${store.shared ? "shared" : "private"}), ${markerText}`, fix: marker.kind === "invalid" ? `look at ${markerFile(store)}: a2a writes it once, with the store` : undefined });
+    if (marker.kind === "ok" && (marker.value.mode === "shared") !== store.shared) {
+      checks.push({ check: "store mode", level: "problem", detail: `the store was made ${marker.value.mode} but this process runs ${store.shared ? "shared (A2A_SHARED=1)" : "private"}`, fix: marker.value.mode === "shared" ? "set A2A_SHARED=1 for every a2a process on this store" : "unset A2A_SHARED, or use a separate shared store" });
+    }
+  }
+  const at = nearestExisting(store.root);
+  const fs = networkFsType(at);
+  const mode = wakeMode(store, at);
+  const why = store.watchMode !== "auto" ? `A2A_WATCH=${store.watchMode}` : fs ? `${fs} is a network filesystem: a watch sees only this machine's writes` : "a local filesystem";
+  const wake = mode === "watch" ? "watch (inotify events)" : mode === "poll" ? `poll every ${store.pollMs} ms` : `watch + poll every ${store.pollMs} ms`;
+  checks.push({ check: "wake mode", level: "ok", detail: `${wake}: ${why}` });
+}
+
+function inotifyCheck(checks: Check[]): void {
+  const read = (f: string) => {
+    try {
+      return Number(readFileSync(`/proc/sys/fs/inotify/${f}`, "utf8").trim());
+    } catch {
+      return undefined;
+    }
+  };
+  const watches = read("max_user_watches");
+  const instances = read("max_user_instances");
+  if (watches === undefined || instances === undefined) return void checks.push({ check: "inotify", level: "note", detail: "no /proc/sys/fs/inotify here (not Linux): watches use the platform's own events" });
+  const low = instances < 64 || watches < 8192;
+  checks.push({
+    check: "inotify",
+    level: low ? "problem" : "ok",
+    detail: `max_user_instances ${instances}, max_user_watches ${watches} (each a2a process waiting uses one instance)`,
+    fix: low ? "raise them: sudo sysctl fs.inotify.max_user_instances=512 fs.inotify.max_user_watches=524288 (and in /etc/sysctl.d/)" : undefined,
+  });
+}
+
+async function handoffChecks(store: Store, checks: Check[]): Promise<void> {
+  const name = "a2a-doctor"; // one name: what is left is one tombstone, which gc sweeps
+  try {
+    // In-process: a waiter on this Store, woken by a publish from it.
+    const t0 = performance.now();
+    const waiting = waitSlots(store, [name], { timeoutMs: 10_000 });
+    const rec = await publishSlot(store, name, "in-process");
+    const o = await waiting;
+    const ms = performance.now() - t0;
+    checks.push(o.kind === "done" ? { check: "handoff in-process", level: "ok", detail: `publish -> wait woke in ${ms.toFixed(1)} ms` } : { check: "handoff in-process", level: "problem", detail: "a waiter was not woken by a publish within 10 s", fix: "see the wake mode above; try A2A_WATCH=poll" });
+
+    // Clock skew: the store's filesystem stamps the record; compare with this host's clock.
+    const mtime = statSync(slotFile(store, name)).mtimeMs / 1000;
+    const skew = mtime - (rec.published_at ?? Date.now() / 1000);
+    checks.push(Math.abs(skew) <= SKEW_LIMIT_SEC
+      ? { check: "clock skew", level: "ok", detail: `${skew.toFixed(2)} s between this host and the store's filesystem` }
+      : { check: "clock skew", level: "problem", detail: `the store's filesystem stamps files ${skew.toFixed(1)} s ${skew > 0 ? "ahead of" : "behind"} this host: TTLs, leases and presence go wrong`, fix: "synchronise the clocks of this host and the file server (NTP: chrony or systemd-timesyncd)" });
+
+    // Through a spawned process: `a2a wait` in a child, woken by a publish here.
+    const child = Bun.spawn({ cmd: [process.execPath, "--dir", store.root, "wait", name, "--after-version", String(rec.version), "--timeout", "20"], stdout: "pipe", stderr: "pipe", env: process.env });
+    const started = performance.now();
+    // Published at once: a publish before the child's watch is up still counts (--after-version).
+    await publishSlot(store, name, "spawned");
+    const [text, code] = await Promise.all([new Response(child.stdout).text(), child.exited]);
+    const msTotal = performance.now() - started;
+    checks.push(code === 0 && text === "spawned"
+      ? { check: "handoff via a process", level: "ok", detail: `a2a wait in a child got the publish: ${msTotal.toFixed(0)} ms, the child's start-up included` }
+      : { check: "handoff via a process", level: "problem", detail: `a2a wait in a child exited ${code} with ${JSON.stringify(text.slice(0, 80))}`, fix: "run a2a wait NAME in one shell and a2a publish NAME x in another to see the error" });
+  } catch (e) {
+    checks.push({ check: "handoff", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "fix the store first (see the store line)" });
+  } finally {
+    try {
+      await clearSlot(store, name);
+    } catch {
+      // reported above
+    }
+  }
+}
+
+function pathCheck(checks: Check[]): void {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  const me = real(process.execPath);
+  const found = Bun.which("a2a");
+  if (!found) return void checks.push({ check: "a2a on PATH", level: "problem", detail: `a2a is not on PATH (this binary is ${me})`, fix: `add ${dirname(me)} to PATH, e.g. in ~/.profile: export PATH="${dirname(me)}:$PATH"` });
+  if (real(found) !== me) return void checks.push({ check: "a2a on PATH", level: "problem", detail: `a2a on PATH is ${found}, not this binary (${me})`, fix: `put ${dirname(me)} before ${dirname(found)} in PATH, or remove the other one` });
+  checks.push({ check: "a2a on PATH", level: "ok", detail: `${found} is this binary` });
+}
+
+async function claudeChecks(c: Ctx, checks: Check[]): Promise<void> {
+  const claude = Bun.which("claude");
+  const project = gitRoot(process.cwd()) ?? process.cwd();
+  const user = filesFor("user", project);
+  const proj = filesFor("project", project);
+  // Where a2a is registered: user, local (this directory only) and project scope.
+  const scopes: string[] = [];
+  const safe = (p: string) => {
+    try {
+      return readJsonObject(p).value;
+    } catch {
+      return {};
+    }
+  };
+  const userJson = safe(user.mcp);
+  if (userJson.mcpServers?.a2a) scopes.push("user");
+  if (userJson.projects?.[process.cwd()]?.mcpServers?.a2a) scopes.push("local (this directory only)");
+  if (safe(proj.mcp).mcpServers?.a2a) scopes.push("project (.mcp.json)");
+  if (!claude) {
+    checks.push({ check: "Claude Code", level: "note", detail: "claude is not on PATH: nothing to check (install Claude Code, then run a2a setup claude)" });
+    return;
+  }
+  const list = Bun.spawn({ cmd: [claude, "mcp", "list"], stdout: "pipe", stderr: "pipe", stdin: "ignore", env: process.env });
+  const timer = setTimeout(() => list.kill(), 30_000);
+  const [text] = await Promise.all([new Response(list.stdout).text(), list.exited]);
+  clearTimeout(timer);
+  const line = text.split("\n").find((l) => /^a2a:/.test(l));
+  if (!line) {
+    checks.push({ check: "Claude Code MCP", level: "problem", detail: `claude mcp list does not show a2a${scopes.length ? ` (registered in ${scopes.join(", ")})` : ""}`, fix: "a2a setup claude (every project of yours) or a2a setup claude --scope project (this repository)" });
+  } else if (/Connected/.test(line)) {
+    checks.push({ check: "Claude Code MCP", level: "ok", detail: `${line.trim()} [scope: ${scopes.join(", ") || "unknown"}]` });
+  } else {
+    checks.push({ check: "Claude Code MCP", level: "problem", detail: line.trim(), fix: "run the command it shows by hand to see the error; then a2a setup claude" });
+  }
+  if (scopes.length > 1) checks.push({ check: "Claude Code MCP scopes", level: "note", detail: `a2a is registered in ${scopes.join(" and ")}: the narrowest one wins in its directory` });
+  const found: Partial<Record<HookEvent, string[]>> = {};
+  for (const f of [user.settings, proj.settings, join(project, ".claude", "settings.local.json")]) {
+    for (const [ev, cmds] of Object.entries(a2aHooks(safe(f)))) (found[ev as HookEvent] ??= []).push(...cmds!);
+  }
+  const missing = (Object.keys(HOOK_EVENTS) as HookEvent[]).filter((ev) => !found[ev]?.length);
+  checks.push(missing.length
+    ? { check: "Claude Code hooks", level: "problem", detail: `no a2a hook for ${missing.join(", ")}: mail reaches a session only when it calls a tool`, fix: "a2a setup claude (installs them with the MCP server)" }
+    : { check: "Claude Code hooks", level: "ok", detail: `installed: ${(Object.keys(HOOK_EVENTS) as HookEvent[]).map((ev) => `${ev}: ${found[ev]![0]}`).join("; ")}` });
+  void c;
+}
+
+export const commands = {
+  doctor: (p: Command) =>
+    command(p, "doctor", {
+      summary: "check that a2a will work here, and say how to fix what will not",
+      description:
+        "Check the store (path and where it came from, marker, owner, private or shared), its filesystem and the wake mode it implies (watch or poll, and why), inotify limits, a live handoff in-process and through a spawned a2a wait, clock skew between this host and the store's filesystem, whether a2a on PATH is this binary, the session name a2a mcp takes here, and Claude Code: whether it is installed, whether claude mcp list shows a2a connected and in which scope, and whether the a2a hooks are installed. One line per check; a problem's line ends with its fix. Exit 0 when nothing is wrong, 1 otherwise.",
+      examples: ["a2a doctor", "a2a doctor --json | jq '.checks[] | select(.level == \"problem\")'"],
+      json: "print {ok, checks: [{check, level: ok|note|problem, detail, fix}]}",
+    }).action(action(async (c: Ctx) => {
+      const checks: Check[] = [];
+      let store: Store | undefined;
+      try {
+        store = openStore({ dir: c.dir });
+      } catch (e) {
+        checks.push({ check: "store", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "point --dir or A2A_DIR at a directory you own (or unset A2A_DIR for ~/.a2a)" });
+      }
+      if (store) {
+        storeChecks(store, checks);
+        inotifyCheck(checks);
+        await handoffChecks(store, checks);
+        try {
+          const me = sessionName(store, process.cwd());
+          checks.push({ check: "session name", level: "ok", detail: `${me.name} (${me.why})` });
+        } catch (e) {
+          checks.push({ check: "session name", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "set A2A_AGENT to a valid name" });
+        }
+      }
+      pathCheck(checks);
+      await claudeChecks(c, checks);
+      const problems = checks.filter((k) => k.level === "problem");
+      if (c.json) out(json({ ok: !problems.length, checks }));
+      else {
+        const w = Math.max(...checks.map((k) => k.check.length));
+        let text = checks.map((k) => `${k.level === "ok" ? "ok     " : k.level === "note" ? "note   " : "PROBLEM"} ${k.check.padEnd(w)}  ${k.detail}${k.fix ? `\n        ${" ".repeat(w)}  fix: ${k.fix}` : ""}\n`).join("");
+        if (!problems.length) text += "all good: a2a will work here\n";
+        out(text);
+      }
+      if (problems.length) throw new A2AError("EIO", `${problems.length} problem${problems.length === 1 ? "" : "s"} found: fix ${problems.length === 1 ? "it" : "them"} as shown, then run a2a doctor again`, { data: { problems: problems.map((k) => k.check) } });
+    })),
+};

@@ -1,0 +1,85 @@
+// The name a session has on the bus, as any process can work it out: the `a2a hook` commands
+// and `a2a whoami` use this, so that mail sent to the name whoami prints is the mail the hooks
+// announce and `a2a mcp` (lib/presence/presence.ts) reads. Read-only: nothing is written or swept.
+//
+// Steps, first match wins:
+//   1. $A2A_AGENT (the Store's `agent`): the name, as a2a mcp uses it.
+//   2. A live presence on this host, in this directory, whose process is a child of one of
+//      our ancestors: the `a2a mcp` server of the same Claude Code session (Claude Code
+//      spawns the server and the hooks as its children), so two sessions in one directory
+//      ("proj" and "proj-2") each find their own name. The nearest ancestor wins; pid 1 never
+//      counts (every orphan's parent).
+//   3. What `a2a mcp` started here now would take: the first name remembered for this
+//      directory, else NAME, NAME-2, ... from the git root's (or the directory's) basename,
+//      skipping names a live peer holds.
+// Ancestry comes from /proc; where there is none (macOS), step 2 is skipped.
+
+import { readFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import type { Store } from "../core/config";
+import { entries } from "../core/fs";
+import { checkAgent, peerFile, peerNameOf, peersDir } from "../core/paths";
+import { gitRoot, nameFromDirectory, rememberedNames, withSuffix, type Identity } from "./identity";
+import { isLive, readPeer, type Peer } from "./peers";
+
+export interface SessionName extends Identity {
+  why: string; // one clause: where the name comes from
+}
+
+// The parent pid of `pid`, from /proc/PID/stat ("PID (COMM) STATE PPID ..."; COMM may hold
+// spaces and parentheses, so the fields are counted from the last ")"). Undefined if unknown.
+export function parentPid(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return Number.isInteger(ppid) && ppid > 0 ? ppid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// This process's ancestors, nearest first, without pid 1.
+export function ancestors(limit = 32): number[] {
+  const out: number[] = [];
+  for (let pid: number | undefined = process.ppid; pid && pid > 1 && out.length < limit; pid = parentPid(pid)) out.push(pid);
+  return out;
+}
+
+function livePeers(store: Store): Peer[] {
+  const out: Peer[] = [];
+  for (const f of entries(peersDir(store))) {
+    if (!peerNameOf(f)) continue;
+    const p = readPeer(store, join(peersDir(store), f));
+    if (p && isLive(store, p)) out.push(p);
+  }
+  return out;
+}
+
+export function sessionName(store: Store, cwd: string, lineage: number[] = ancestors()): SessionName {
+  if (store.agent) return { name: checkAgent(store.agent, "A2A_AGENT name"), source: "A2A_AGENT", why: "A2A_AGENT is set" };
+  const dir = resolve(cwd);
+  const peers = livePeers(store).filter((p) => p.host === store.host && p.cwd === dir);
+  let best: { peer: Peer; rank: number } | undefined;
+  for (const peer of peers) {
+    const parent = parentPid(peer.pid);
+    const rank = parent === undefined ? -1 : lineage.indexOf(parent);
+    if (rank >= 0 && (!best || rank < best.rank)) best = { peer, rank };
+  }
+  if (best) return { name: best.peer.name, source: "session", why: `the a2a mcp server of this session (pid ${best.peer.pid}) holds it` };
+  const heldHere = (name: string) => isHeld(store, name);
+  const remembered = rememberedNames(store, dir).find((n) => !heldHere(n));
+  if (remembered) return { name: remembered, source: "directory", why: `a2a mcp started in ${dir} takes it: remembered for this directory` };
+  const derived = nameFromDirectory(dir);
+  const root = gitRoot(dir);
+  const from = root ? `the git root's name (${basename(root)})` : `the directory's name (${basename(dir)})`;
+  for (let i = 1; i <= 1000; i++) {
+    const name = withSuffix(derived, i);
+    if (!heldHere(name)) return { name, source: "directory", why: `a2a mcp started in ${dir} takes it: from ${from}${i > 1 ? `, ${derived} being held by a live peer` : ""}` };
+  }
+  return { name: derived, source: "directory", why: `from ${from}` };
+}
+
+function isHeld(store: Store, name: string): boolean {
+  const p = readPeer(store, peerFile(store, name));
+  return !!p && isLive(store, p);
+}
