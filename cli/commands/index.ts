@@ -9,7 +9,7 @@
 
 import type { Command } from "commander";
 
-export type Group = "slots" | "mail" | "topics" | "presence" | "gc" | "mcp";
+export type Group = "slots" | "mail" | "topics" | "presence" | "gc" | "mcp" | "ui";
 
 export const COMMANDS: Record<string, Group> = {
   start: "slots",
@@ -33,6 +33,7 @@ export const COMMANDS: Record<string, Group> = {
   peers: "presence",
   gc: "gc",
   mcp: "mcp",
+  ui: "ui",
 };
 
 // A group module: each command as a function that adds it to the program.
@@ -47,6 +48,7 @@ const LOAD: Record<Group, () => Promise<GroupModule>> = {
   presence: () => import("./presence"),
   gc: () => import("./gc"),
   mcp: () => import("./mcp"),
+  ui: () => import("./ui"),
 };
 
 export const isCommand = (name: string | undefined): name is string => name !== undefined && Object.hasOwn(COMMANDS, name);
