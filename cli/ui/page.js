@@ -76,6 +76,10 @@
   let openRun = null; // its run's started_at
 
   // ---- slots --------------------------------------------------------------------------------
+  // Every slot is kept in `slots`; only the SHOWN most recently changed ones (that match the
+  // filter) have a table row, so a store with 10,000 slots costs the page SHOWN rows of layout.
+  const SHOWN = 300;
+  let shown = 0;
   function slotCells(tr) {
     const c = {};
     for (const k of ["name", "state", "task", "age", "size", "preview"]) tr.appendChild((c[k] = el("td", k === "size" ? "num" : k === "name" ? "name" : "")));
@@ -102,32 +106,60 @@
     const f = $("slot-filter").value.trim().toLowerCase();
     return !f || r.name.toLowerCase().includes(f) || r.task.toLowerCase().includes(f);
   }
-  function upsertSlot(r, top = true) {
-    let s = slots.get(r.name);
-    if (!s) {
-      const tr = el("tr");
-      s = { row: r, tr, cells: slotCells(tr) };
-      tr.addEventListener("click", () => openDetail(s.row.name));
-      slots.set(r.name, s);
-    }
-    const moved = s.row.updated_at !== r.updated_at || !s.tr.parentNode;
-    s.row = r;
+  function makeRow(s) {
+    s.tr = el("tr");
+    s.cells = slotCells(s.tr);
+    s.tr.addEventListener("click", () => openDetail(s.row.name));
     fillSlot(s);
-    s.tr.hidden = !matches(r);
-    if (top && moved) $("slots").prepend(s.tr);
+    shown++;
+    return s.tr;
+  }
+  function dropRow(s) {
+    s.tr.remove();
+    s.tr = s.cells = null;
+    shown--;
+  }
+  // Rebuilds the table: the SHOWN newest matching slots.
+  function renderSlots() {
+    for (const s of slots.values()) if (s.tr) dropRow(s);
+    const list = [...slots.values()].filter((s) => matches(s.row)).sort((a, b) => b.row.updated_at - a.row.updated_at || a.row.name.localeCompare(b.row.name));
+    const frag = document.createDocumentFragment();
+    for (const s of list.slice(0, SHOWN)) frag.append(makeRow(s));
+    $("slots").replaceChildren(frag);
+  }
+  // A changed slot goes to the top (it is the newest); the oldest row beyond SHOWN goes.
+  function upsertSlot(r) {
+    let s = slots.get(r.name);
+    if (!s) slots.set(r.name, (s = { row: r, tr: null, cells: null }));
+    const moved = s.row.updated_at !== r.updated_at || !s.tr;
+    s.row = r;
+    if (!matches(r)) {
+      if (s.tr) dropRow(s);
+      return s;
+    }
+    if (s.tr) fillSlot(s);
+    else makeRow(s);
+    const tb = $("slots");
+    if (moved && tb.firstChild !== s.tr) tb.prepend(s.tr);
+    while (shown > SHOWN) {
+      const last = slots.get(tb.lastElementChild.dataset.name);
+      if (last && last.tr) dropRow(last);
+      else tb.lastElementChild.remove();
+    }
     return s;
   }
   function removeSlot(name) {
     const s = slots.get(name);
     if (!s) return;
-    s.tr.remove();
+    if (s.tr) dropRow(s);
     slots.delete(name);
   }
   function slotsChanged() {
     $("slots-empty").hidden = slots.size > 0;
     let running = 0;
     for (const s of slots.values()) if (s.row.state === "running") running++;
-    put($("slots-count"), slots.size ? `${slots.size} · ${running} running` : "");
+    const more = slots.size > shown && shown === SHOWN ? ` · newest ${SHOWN} shown, filter to find the rest` : "";
+    put($("slots-count"), slots.size ? `${slots.size} · ${running} running${more}` : "");
     summary();
   }
 
@@ -526,12 +558,10 @@
     put(c, on ? "live" : "reconnecting…");
   }
   function onSnapshot(s) {
-    const tb = $("slots");
-    for (const x of slots.values()) x.tr.remove();
+    for (const x of slots.values()) if (x.tr) dropRow(x);
     slots.clear();
-    const frag = document.createDocumentFragment();
-    for (const r of s.slots) frag.append(upsertSlot(r, false).tr);
-    tb.replaceChildren(frag);
+    for (const r of s.slots) slots.set(r.name, { row: r, tr: null, cells: null });
+    renderSlots();
     slotsChanged();
     agents.clear();
     for (const a of s.agents) agents.set(a.name, a);
@@ -589,11 +619,12 @@
     on("timeline", addTimeline);
   }
   $("slot-filter").addEventListener("input", () => {
-    for (const s of slots.values()) s.tr.hidden = !matches(s.row);
+    renderSlots();
+    slotsChanged();
   });
   // Ages move on without events: refresh the text every few seconds.
   setInterval(() => {
-    for (const s of slots.values()) put(s.cells.age, age(s.row.updated_at));
+    for (const s of slots.values()) if (s.tr) put(s.cells.age, age(s.row.updated_at));
   }, 5000);
 
   fetch(q("/api/config"))

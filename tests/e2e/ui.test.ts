@@ -7,6 +7,9 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
+import { openStore } from "../../lib/core/config";
+import { closeWatches } from "../../lib/core/watch";
+import { publishSlot } from "../../lib/slots/slot";
 import { a2a, exitWithin, ROOT, tempDir } from "../harness/run";
 import { browserMissing, launchBrowser, rawRequest, startUi, type RunningUi } from "../harness/ui";
 
@@ -416,6 +419,31 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
     } finally {
       await page.close();
       await stop(u);
+    }
+  });
+
+  test("many slots: the newest 300 have rows, the filter finds the rest, a change to an old one brings it to the top", async () => {
+    using d = tempDir();
+    const store = openStore({ dir: d.path, env: {} });
+    for (let i = 0; i < 350; i++) await publishSlot(store, `s${String(i).padStart(3, "0")}`, `result ${i}`);
+    const u = await startUi([], { dir: d.path });
+    const page = await open(u);
+    try {
+      expect(await page.locator("#slots tr").count()).toBe(300);
+      expect(await page.textContent("#slots-count")).toContain("350 · 0 running · newest 300 shown");
+      expect(await page.locator(row("s000")).count()).toBe(0);
+      await page.fill("#slot-filter", "s000");
+      await page.waitForSelector(row("s000"));
+      expect(await page.locator("#slots tr").count()).toBe(1);
+      await page.fill("#slot-filter", "");
+      await page.waitForFunction(`document.querySelectorAll("#slots tr").length === 300`);
+      await a2a(["publish", "s001", "changed"], { dir: d.path });
+      await page.waitForSelector(`#slots tr:first-child[data-name="s001"]`);
+      expect(await page.locator("#slots tr").count()).toBe(300);
+    } finally {
+      await page.close();
+      await stop(u);
+      closeWatches(store);
     }
   });
 
