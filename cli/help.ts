@@ -54,6 +54,7 @@ export const TOP_HELP =
     "make 2>&1 | a2a append build - ; a2a tail build --follow",
     'a2a send bob "schema changed" --as alice; a2a recv --as bob --wait',
     "a2a setup claude && a2a doctor   # Claude Code: MCP server + hooks, then check",
+    "a2a ui --as alice    # the live dashboard in your browser",
     "a2a help wait",
   ]) +
   "\nEvery command takes --json (one JSON value, or one per line for streams) and --dir.\n" +

@@ -13,7 +13,7 @@ function newestSource(dir: string): number {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
     if (e.isDirectory()) newest = Math.max(newest, newestSource(p));
-    else if (/\.(ts|json)$/.test(e.name)) newest = Math.max(newest, statSync(p).mtimeMs);
+    else if (/\.(ts|json|html|css|js)$/.test(e.name)) newest = Math.max(newest, statSync(p).mtimeMs);
   }
   return newest;
 }

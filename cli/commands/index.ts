@@ -9,7 +9,7 @@
 
 import type { Command } from "commander";
 
-export type Group = "slots" | "mail" | "topics" | "presence" | "gc" | "mcp" | "init" | "hook" | "setup" | "doctor";
+export type Group = "slots" | "mail" | "topics" | "presence" | "gc" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui";
 
 export const COMMANDS: Record<string, Group> = {
   start: "slots",
@@ -37,6 +37,7 @@ export const COMMANDS: Record<string, Group> = {
   hook: "hook",
   setup: "setup",
   doctor: "doctor",
+  ui: "ui",
 };
 
 // A group module: each command as a function that adds it to the program.
@@ -55,6 +56,7 @@ const LOAD: Record<Group, () => Promise<GroupModule>> = {
   hook: () => import("./hook"),
   setup: () => import("./setup"),
   doctor: () => import("./doctor"),
+  ui: () => import("./ui"),
 };
 
 export const isCommand = (name: string | undefined): name is string => name !== undefined && Object.hasOwn(COMMANDS, name);

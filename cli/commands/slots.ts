@@ -113,32 +113,51 @@ export const commands = {
 
   status: (p: Command) =>
     command(p, "status", {
-      summary: "list slots, newest first",
-      description: "List slots, newest first: state (running, with its chunk count, or done), task, age, size and a preview of the result. Exit 3 if named slots do not exist. A record that is not valid is skipped with a warning on stderr.",
-      examples: ["a2a status", "a2a status researcher --json"],
-      json: "full records as a JSON array",
+      summary: "list slots, newest first (--watch: keep the table current)",
+      description: "List slots, newest first: state (running, with its chunk count, or done), task, age, size and a preview of the result. Exit 3 if named slots do not exist. A record that is not valid is skipped with a warning on stderr. With --watch, the table is redrawn in place whenever a slot changes (on a terminal; otherwise each redraw is printed after a '-- TIME --' line), until stopped (128+N on a signal) or for --timeout, a run length (exit 0).",
+      examples: ["a2a status", "a2a status researcher --json", "a2a status --watch"],
+      json: "full records as a JSON array (--watch: one array per line, per change)",
     })
       .argument("[names...]", "only these slots")
-      .action(action(async (c: Ctx, names: string[]) => {
-        const { records, skipped } = await listSlots(c.store, names.length ? names : undefined);
-        for (const s of skipped) err(`a2a: warning: slots/${s}.json is not a valid record; skipped (a2a clear ${s} removes it)\n`);
-        if (names.length && records.length === 0) {
-          if (c.json) out(json(records));
-          throw new A2AError("ENOTFOUND", `no slot named ${names.join(", ")}: check the name (a2a status lists all)`);
+      .option("--watch", "redraw the table as slots change, until interrupted")
+      .option("--timeout <seconds>", "with --watch, stop after this long (exit 0)")
+      .action(action(async (c: Ctx, names: string[], o) => {
+        if (o.timeout !== undefined && !o.watch) throw new A2AError("EUSAGE", "--timeout applies to --watch only: add --watch or drop --timeout");
+        const only = names.length ? names : undefined;
+        if (!o.watch) {
+          const { records, skipped } = await listSlots(c.store, only);
+          for (const s of skipped) err(`a2a: warning: slots/${s}.json is not a valid record; skipped (a2a clear ${s} removes it)\n`);
+          if (names.length && records.length === 0) {
+            if (c.json) out(json(records));
+            throw new A2AError("ENOTFOUND", `no slot named ${names.join(", ")}: check the name (a2a status lists all)`);
+          }
+          return out(c.json ? json(records) : statusTable(records));
         }
-        if (c.json) return out(json(records));
-        if (records.length === 0) return out("no slots yet: a2a start NAME or a2a publish NAME RESULT creates one\n");
-        out(table(
-          ["NAME", "STATE", "TASK", "AGE", "SIZE", "PREVIEW"],
-          records.map((r) => [
-            r.name,
-            r.state === "done" ? "done" : r.chunks ? `running(${r.chunks})` : "running",
-            preview(r.task, 30),
-            age(r.updated_at),
-            r.state === "done" ? size(r.size) : "-",
-            preview(r.result ?? "", 40),
-          ]),
-        ));
+        // In place on a terminal: home, the table, clear to the end (no flicker, no scrollback).
+        const tty = fstatSync(1).isCharacterDevice();
+        const draw = async () => {
+          const { records } = await listSlots(c.store, only);
+          if (c.json) return out(json(records));
+          const stamp = isoTime(Date.now() / 1000);
+          out(tty ? `\x1b[H\x1b[2K${stamp}  ${records.length} slot(s)  (Ctrl-C stops)\n\x1b[2K\n${statusTable(records).replace(/\n/g, "\x1b[K\n")}\x1b[J` : `-- ${stamp} --\n${statusTable(records)}`);
+        };
+        if (tty && !c.json) out("\x1b[H\x1b[2J");
+        await draw();
+        // Redraws are serialised and coalesced: a burst of changes costs one more draw.
+        let drawing: Promise<void> | undefined;
+        let again = false;
+        const redraw = () => {
+          if (drawing) return void (again = true);
+          drawing = (async () => {
+            do {
+              again = false;
+              await draw();
+            } while (again);
+          })().finally(() => (drawing = undefined));
+        };
+        const outcome = await watchSlots(c.store, names, redraw, { timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() });
+        await drawing;
+        end(c, outcome, { timeout: "ok" });
       })),
 
   clear: (p: Command) =>
@@ -189,6 +208,21 @@ export const commands = {
         end(c, outcome, { timeout: "ok" });
       })),
 };
+
+function statusTable(records: SlotRecord[]): string {
+  if (records.length === 0) return "no slots yet: a2a start NAME or a2a publish NAME RESULT creates one\n";
+  return table(
+    ["NAME", "STATE", "TASK", "AGE", "SIZE", "PREVIEW"],
+    records.map((r) => [
+      r.name,
+      r.state === "done" ? "done" : r.chunks ? `running(${r.chunks})` : "running",
+      preview(r.task, 30),
+      age(r.updated_at),
+      r.state === "done" ? size(r.size) : "-",
+      preview(r.result ?? "", 40),
+    ]),
+  );
+}
 
 function renderWait(names: string[], found: Map<string, SlotRecord>, asJson: boolean): string {
   if (asJson) {

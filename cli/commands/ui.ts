@@ -1,0 +1,68 @@
+// The dashboard command: `a2a ui` serves a live page of the store on a loopback port with a
+// random access token (cli/ui/: server, gate, hub, page assets). The server module is loaded
+// only when the command runs, so the full help listing does not pay for it.
+//
+// It runs until stopped: Ctrl-C (or SIGTERM/SIGHUP) ends it through the runner's one signal
+// policy, exit 128+N (130 for Ctrl-C), after the server and its watches are closed.
+
+import type { Command } from "commander";
+import { A2AError } from "../../lib/core/errors";
+import { ended } from "../../lib/core/outcome";
+import { optionalAgent } from "../../lib/presence/identity";
+import { err, json, out, parseCount } from "../io";
+import { action, command, end, type Ctx } from "../run";
+
+export const commands = {
+  ui: (p: Command) =>
+    command(p, "ui", {
+      summary: "serve a live dashboard of the store in your browser (loopback, token-protected)",
+      description:
+        "Serve one page that shows the whole bus live: slots (with streamed output as it lands), agents with their unread and held mail, topics, a pausable timeline of events, and the task board and leases. It prints the URL with a random access token; every request must carry it. Actions (clear a slot, send a message as --as NAME, retry or cancel a task, release a lease) are each confirmed on the page and do what the CLI command does; --read-only turns them off. Listens on 127.0.0.1 unless --host says otherwise (then it warns). Runs until stopped: Ctrl-C exits 130.",
+      examples: ["a2a ui --as alice", "a2a ui --read-only --open", "a2a ui --port 7420 --host 127.0.0.1"],
+      json: "print {url, host, port, token, read_only, as} as one JSON line once serving",
+    })
+      .option("--port <n>", "TCP port (default 0: any free port)", "0")
+      .option("--host <address>", "address to listen on (default 127.0.0.1; anything but loopback exposes the store to the network)", "127.0.0.1")
+      .option("--open", "open the page in the default browser")
+      .option("--read-only", "show only: no actions")
+      .option("--as <name>", "who the page sends mail as (default: $A2A_AGENT); without it, sending is off")
+      .action(action(async (c: Ctx, o) => {
+        const { isHostAddress, isLoopback } = await import("../ui/gate");
+        const port = parseCount(o.port, "--port");
+        if (port > 65535) throw new A2AError("EUSAGE", `--port ${port} is not a TCP port: use 1-65535, or 0 for any free one`);
+        const host = String(o.host);
+        if (!isHostAddress(host)) throw new A2AError("EUSAGE", `--host ${JSON.stringify(host)} is not an IP address: use 127.0.0.1 (the default), ::1, or an address of this machine`);
+        const as = optionalAgent(c.store, o.as)?.name;
+        const signal = c.signal();
+        const { serveUi } = await import("../ui/server");
+        const { NO_TASKS } = await import("../../lib/board");
+        const ui = await serveUi(c.store, { host, port, readOnly: !!o.readOnly, as, board: NO_TASKS });
+        try {
+          if (!isLoopback(host)) {
+            err(`a2a: warning: serving on ${host}, not loopback: anyone who can reach this address and learns the URL can read the store${o.readOnly ? "" : " and act on it"}; prefer the default 127.0.0.1 (with ssh -L for remote use)\n`);
+          }
+          out(c.json
+            ? json({ url: ui.url, host, port: ui.port, token: ui.token, read_only: !!o.readOnly, as: as ?? null })
+            : `a2a ui: serving ${c.store.root}${o.readOnly ? " (read-only)" : ""}${as ? ` as ${as}` : ""}\n  ${ui.url}\nCtrl-C stops it.\n`);
+          if (o.open) openBrowser(ui.url);
+          await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
+        } finally {
+          await ui.stop();
+        }
+        end(c, ended("aborted", undefined, []), { timeout: "ok" });
+      })),
+};
+
+// The platform's opener, detached; a failure is a warning (the URL is printed anyway).
+function openBrowser(url: string): void {
+  const cmd = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+  try {
+    const p = Bun.spawn([cmd, url], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+    p.unref();
+    p.exited.then((code) => {
+      if (code !== 0) err(`a2a: warning: ${cmd} could not open the page (exit ${code}): open the URL above by hand\n`);
+    });
+  } catch {
+    err(`a2a: warning: no ${cmd} to open the page: open the URL above by hand\n`);
+  }
+}

@@ -1,0 +1,248 @@
+// The dashboard's live state and its listeners: one watchBus (lib/view.ts, on the one watch
+// primitive) feeds an in-memory copy of what the page shows, and every change goes out to
+// every connected page as one server-sent event. A page that connects (or reconnects) gets a
+// snapshot first, then the changes; the page never polls.
+//
+// Invariants:
+// - one feed per server, however many pages are open: the store is read once per change;
+// - state is re-read from the store on each event (never replayed from the event), so a
+//   burst folded into one event, or an event seen twice, still ends in the store's state;
+// - a page that cannot keep up is dropped (it reconnects and gets a fresh snapshot) rather
+//   than buffered without bound;
+// - texts from agents are already cut by lib/view.ts; chunks are cut to their last
+//   BODY_CHARS here (the full stream is read on demand).
+
+import type { Board, BoardProvider } from "../../lib/board";
+import type { Store } from "../../lib/core/config";
+import type { Peer } from "../../lib/presence/peers";
+import type { SlotRecord } from "../../lib/slots/record";
+import { listSlots, readChunks, readSlot } from "../../lib/slots/slot";
+import { agentRow, agentRows, BODY_CHARS, livePeers, PREVIEW_CHARS, slotRow, topicRow, topicRows, watchBus, type AgentRow, type BusEvent, type SlotRow, type TopicRow } from "../../lib/view";
+
+export const TAIL_CHARS = 2000;
+const TIMELINE_KEEP = 300;
+const TOPIC_KEEP = 20;
+const MAX_BACKLOG = 2000; // queued events before a slow page is dropped
+
+export type UiSlot = SlotRow & { tail: string };
+
+export interface TimelineEntry {
+  seq: number;
+  at: number;
+  kind: string; // started, appended, published, cleared, sent, claimed, read, held, topic, joined, left
+  subject: string; // a slot, agent or topic name (names follow the name rule)
+  detail: string; // may be written by an agent: rendered as text, marked as such
+  from_agent: boolean;
+}
+
+interface Run {
+  started: number;
+  n: number;
+  tail: string;
+}
+
+const lastChars = (s: string, n: number) => (s.length > n ? s.slice(-n) : s);
+
+export class Hub {
+  readonly slots = new Map<string, UiSlot>();
+  readonly agents = new Map<string, AgentRow>();
+  readonly topics = new Map<string, TopicRow>();
+  board: Board;
+  readonly timeline: TimelineEntry[] = [];
+  #runs = new Map<string, Run>();
+  #peers = new Map<string, Peer>();
+  #clients = new Set<ReadableStreamDefaultController<Uint8Array>>();
+  #seq = 0;
+  #enc = new TextEncoder();
+  #stop = new AbortController();
+  readonly done: Promise<unknown>;
+
+  constructor(
+    readonly store: Store,
+    readonly provider: BoardProvider,
+    recheckMs = 5000,
+  ) {
+    // Subscribed first (synchronously, inside watchBus), then the baseline is read.
+    this.done = watchBus(store, provider, (e) => this.#on(e), { signal: this.#stop.signal, recheckMs });
+    this.board = provider.read(store);
+    this.#loadBaseline();
+  }
+
+  async #loadBaseline(): Promise<void> {
+    const { records } = await listSlots(this.store);
+    for (const r of records) if (!this.slots.has(r.name)) this.#putRecord(r, false);
+    this.#refreshAgents(false);
+    for (const t of topicRows(this.store, TOPIC_KEEP)) this.topics.set(t.topic, t);
+  }
+
+  stop(): Promise<unknown> {
+    this.#stop.abort();
+    for (const c of this.#clients) {
+      try {
+        c.close();
+      } catch {
+        // already closed by the page
+      }
+    }
+    this.#clients.clear();
+    return this.done;
+  }
+
+  snapshot() {
+    return {
+      slots: [...this.slots.values()].sort((a, b) => b.updated_at - a.updated_at || a.name.localeCompare(b.name)),
+      agents: [...this.agents.values()],
+      topics: [...this.topics.values()],
+      board: this.board,
+      timeline: this.timeline,
+    };
+  }
+
+  // A new page: its stream starts with the snapshot.
+  connect(): ReadableStream<Uint8Array> {
+    let me: ReadableStreamDefaultController<Uint8Array> | undefined;
+    return new ReadableStream<Uint8Array>({
+      start: (c) => {
+        me = c;
+        this.#clients.add(c);
+        c.enqueue(this.#frame("snapshot", this.snapshot()));
+      },
+      cancel: () => {
+        if (me) this.#clients.delete(me);
+      },
+    });
+  }
+
+  // A comment line keeps idle connections (and proxies) from timing out.
+  ping(): void {
+    this.#send(this.#enc.encode(": ping\n\n"));
+  }
+
+  #frame(type: string, data: unknown): Uint8Array {
+    return this.#enc.encode(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  #broadcast(type: string, data: unknown): void {
+    if (this.#clients.size) this.#send(this.#frame(type, data));
+  }
+
+  #send(bytes: Uint8Array): void {
+    for (const c of this.#clients) {
+      try {
+        if ((c.desiredSize ?? 0) < -MAX_BACKLOG) throw new Error("page too slow");
+        c.enqueue(bytes);
+      } catch {
+        this.#clients.delete(c);
+        try {
+          c.close();
+        } catch {
+          // gone already
+        }
+      }
+    }
+  }
+
+  #note(kind: string, subject: string, detail: string, fromAgent: boolean, at = Date.now() / 1000): void {
+    const e: TimelineEntry = { seq: ++this.#seq, at, kind, subject, detail, from_agent: fromAgent };
+    this.timeline.push(e);
+    if (this.timeline.length > TIMELINE_KEEP) this.timeline.splice(0, this.timeline.length - TIMELINE_KEEP);
+    this.#broadcast("timeline", e);
+  }
+
+  // Re-reads slot `name` (and its new chunks) and tells the pages; "corrupt" is a torn read,
+  // which the next event re-reads.
+  #putSlot(name: string, live: boolean): "ok" | "absent" | "corrupt" {
+    const r = readSlot(this.store, name, 0);
+    if (r.kind === "ok") this.#putRecord(r.record, live);
+    return r.kind;
+  }
+
+  #putRecord(rec: SlotRecord, live: boolean): void {
+    const name = rec.name;
+    let run = this.#runs.get(name);
+    if (!run || run.started !== rec.started_at) {
+      // A new run: on the baseline only its last few chunks make the tail; live, all of them are news.
+      run = { started: rec.started_at, n: live ? 0 : Math.max(0, rec.chunks - 5), tail: "" };
+      this.#runs.set(name, run);
+    }
+    if (rec.chunks > run.n) {
+      let texts: string[] = [];
+      try {
+        texts = readChunks(this.store, name, run.n, rec.chunks);
+      } catch {
+        // a damaged chunk file: the row still shows; the detail view says what is wrong
+      }
+      for (const t of texts) {
+        run.n++;
+        run.tail = lastChars(run.tail + t, TAIL_CHARS);
+        if (live) this.#broadcast("chunk", { name, n: run.n, started_at: run.started, text: lastChars(t, BODY_CHARS), cut: t.length > BODY_CHARS });
+      }
+    }
+    const row: UiSlot = { ...slotRow(rec), tail: run.tail };
+    this.slots.set(name, row);
+    if (live) this.#broadcast("slot", row);
+  }
+
+  #refreshAgents(live: boolean): void {
+    this.#peers = new Map(livePeers(this.store).map((p) => [p.name, p]));
+    const rows = agentRows(this.store);
+    this.agents.clear();
+    for (const a of rows) this.agents.set(a.name, a);
+    if (live) this.#broadcast("agents", rows);
+  }
+
+  #on(e: BusEvent): void {
+    try {
+      this.#handle(e);
+    } catch {
+      // A store that changed under the read (a vanished inbox, a damaged file) must not stop
+      // the feed; the next event re-reads it.
+    }
+  }
+
+  #handle(e: BusEvent): void {
+    switch (e.area) {
+      case "slot": {
+        const s = e.event;
+        if ((s.event === "cleared" ? "absent" : this.#putSlot(s.name, true)) === "absent") {
+          if (this.slots.delete(s.name)) this.#broadcast("slot-gone", { name: s.name });
+          this.#runs.delete(s.name);
+        }
+        const detail = s.event === "published" ? (s.preview ?? "") : s.event === "started" ? (s.task ?? "") : s.event === "appended" ? `chunk ${s.chunks}` : "";
+        this.#note(s.event, s.name, detail, s.event === "published" || s.event === "started", s.at);
+        return;
+      }
+      case "mail": {
+        const who = e.from ? `${e.from} → ${e.agent}` : e.agent;
+        this.#note(e.kind, who, e.kind === "sent" || e.kind === "held" ? e.preview : e.id, e.kind === "sent" || e.kind === "held", e.at);
+        return;
+      }
+      case "agent": {
+        const row = agentRow(this.store, e.name, this.#peers.get(e.name));
+        this.agents.set(e.name, row);
+        this.#broadcast("agent", row);
+        return;
+      }
+      case "peers":
+        this.#refreshAgents(true);
+        for (const n of e.joined) this.#note("joined", n, "", false, e.at);
+        for (const n of e.left) this.#note("left", n, "", false, e.at);
+        return;
+      case "topic": {
+        const m = e.message;
+        const row = this.topics.get(m.topic) ?? topicRow(this.store, m.topic, 0);
+        if (!row.recent.some((x) => x.id === m.id)) row.recent.push(m);
+        if (row.recent.length > TOPIC_KEEP) row.recent.splice(0, row.recent.length - TOPIC_KEEP);
+        row.last_id = Math.max(row.last_id, m.id);
+        this.topics.set(m.topic, row);
+        this.#broadcast("topic", { topic: m.topic, message: m });
+        this.#note("topic", `${m.from || "?"} → ${m.topic}`, m.body.slice(0, PREVIEW_CHARS), true, m.sent_at);
+        return;
+      }
+      case "board":
+        this.board = this.provider.read(this.store);
+        this.#broadcast("board", this.board);
+        return;
+    }
+  }
+}

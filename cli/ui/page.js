@@ -1,0 +1,643 @@
+// a2a dashboard page. Live through one EventSource (/events): a snapshot, then changes.
+// Rule: store data is untrusted and reaches the DOM only through textContent (via el()/put());
+// this file never assigns markup from data (no innerHTML, outerHTML, insertAdjacentHTML or
+// document.write; tests/e2e/ui.test.ts checks). Agent-written text carries the "agent" class.
+"use strict";
+(() => {
+  const TOKEN = document.querySelector('meta[name="a2a-token"]').content;
+  const $ = (id) => document.getElementById(id);
+  const q = (path, params = {}) => path + "?" + new URLSearchParams({ ...params, token: TOKEN });
+
+  // ---- rendering helpers -------------------------------------------------------------------
+  // Control characters (ANSI escapes, NULs, bells) shown in caret notation (ESC is ^[); bidi
+  // overrides shown as codes, so agent text cannot reorder what is around it.
+  const CTRL = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
+  const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  const visible = (s) =>
+    String(s ?? "")
+      .replace(CTRL, (c) => (c === "\u007f" ? "^?" : "^" + String.fromCharCode(0x40 + c.charCodeAt(0))))
+      .replace(BIDI, (c) => "\u27e8U+" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + "\u27e9");
+  const oneLine = (s, n = 160) => {
+    const t = visible(String(s ?? "").replace(/[\r\n\t]+/g, " ")).trim();
+    return t.length > n ? t.slice(0, n - 1) + "…" : t;
+  };
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  const agentEl = (tag, text, extra = "") => {
+    const e = el(tag, "agent" + (extra ? " " + extra : ""), text);
+    e.title = "written by an agent";
+    return e;
+  };
+  const put = (e, text) => {
+    const t = String(text ?? "");
+    if (e.textContent !== t) e.textContent = t;
+  };
+  const now = () => Date.now() / 1000;
+  function age(sec) {
+    if (sec == null) return "-";
+    const d = Math.max(0, now() - sec);
+    if (d < 60) return Math.floor(d) + "s";
+    if (d < 3600) return Math.floor(d / 60) + "m";
+    if (d < 86400) return Math.floor(d / 3600) + "h";
+    return Math.floor(d / 86400) + "d";
+  }
+  const left = (sec) => (sec == null ? "-" : sec <= now() ? "expired" : age(2 * now() - sec));
+  function size(b) {
+    if (b < 1024) return b + "B";
+    if (b < 1048576) return (b / 1024).toFixed(1) + "K";
+    return (b / 1048576).toFixed(1) + "M";
+  }
+  const clock = (sec) => new Date(sec * 1000).toTimeString().slice(0, 8);
+  const lastLine = (s) => {
+    const lines = String(s).split("\n").filter((l) => l.trim() !== "");
+    return lines.length ? lines[lines.length - 1] : "";
+  };
+  function toast(text, bad = false) {
+    const t = $("toast");
+    t.textContent = text;
+    t.className = "toast show" + (bad ? " err" : "");
+    clearTimeout(toast.timer);
+    toast.timer = setTimeout(() => (t.className = "toast"), 4000);
+  }
+
+  // ---- state --------------------------------------------------------------------------------
+  let config = { read_only: true, as: null, tasks: false, root: "" };
+  const slots = new Map(); // name -> { row, tr, cells }
+  const agents = new Map(); // name -> row
+  const topics = new Map(); // topic -> row
+  let board = { available: false, queues: [], leases: [] };
+  let paused = false;
+  const pending = []; // timeline entries that came in while paused
+  let openSlot = null; // the name shown in the detail view
+  let openRun = null; // its run's started_at
+
+  // ---- slots --------------------------------------------------------------------------------
+  // Every slot is kept in `slots`; only the SHOWN most recently changed ones (that match the
+  // filter) have a table row, so a store with 10,000 slots costs the page SHOWN rows of layout.
+  const SHOWN = 300;
+  let shown = 0;
+  function slotCells(tr) {
+    const c = {};
+    for (const k of ["name", "state", "task", "age", "size", "preview"]) tr.appendChild((c[k] = el("td", k === "size" ? "num" : k === "name" ? "name" : "")));
+    c.stateBadge = c.state.appendChild(el("span", "state"));
+    return c;
+  }
+  function fillSlot(s) {
+    const c = s.cells;
+    const r = s.row;
+    s.tr.dataset.name = r.name;
+    s.tr.dataset.state = r.state;
+    s.tr.dataset.version = String(r.version);
+    s.tr.dataset.chunks = String(r.chunks);
+    put(c.name, r.name);
+    c.stateBadge.className = "state " + r.state;
+    put(c.stateBadge, r.state === "running" && r.chunks ? `running (${r.chunks})` : r.state);
+    c.task.replaceChildren(r.task ? agentEl("span", oneLine(r.task, 60)) : "");
+    put(c.age, age(r.updated_at));
+    put(c.size, r.state === "done" ? size(r.size) : "-");
+    const text = r.state === "running" ? lastLine(r.tail) : r.preview;
+    c.preview.replaceChildren(text ? agentEl("span", oneLine(text, 120), r.state === "running" ? "stream" : "") : "");
+  }
+  function matches(r) {
+    const f = $("slot-filter").value.trim().toLowerCase();
+    return !f || r.name.toLowerCase().includes(f) || r.task.toLowerCase().includes(f);
+  }
+  function makeRow(s) {
+    s.tr = el("tr");
+    s.cells = slotCells(s.tr);
+    s.tr.addEventListener("click", () => openDetail(s.row.name));
+    fillSlot(s);
+    shown++;
+    return s.tr;
+  }
+  function dropRow(s) {
+    s.tr.remove();
+    s.tr = s.cells = null;
+    shown--;
+  }
+  // Rebuilds the table: the SHOWN newest matching slots.
+  function renderSlots() {
+    for (const s of slots.values()) if (s.tr) dropRow(s);
+    const list = [...slots.values()].filter((s) => matches(s.row)).sort((a, b) => b.row.updated_at - a.row.updated_at || a.row.name.localeCompare(b.row.name));
+    const frag = document.createDocumentFragment();
+    for (const s of list.slice(0, SHOWN)) frag.append(makeRow(s));
+    $("slots").replaceChildren(frag);
+  }
+  // A changed slot goes to the top (it is the newest); the oldest row beyond SHOWN goes.
+  function upsertSlot(r) {
+    let s = slots.get(r.name);
+    if (!s) slots.set(r.name, (s = { row: r, tr: null, cells: null }));
+    const moved = s.row.updated_at !== r.updated_at || !s.tr;
+    s.row = r;
+    if (!matches(r)) {
+      if (s.tr) dropRow(s);
+      return s;
+    }
+    if (s.tr) fillSlot(s);
+    else makeRow(s);
+    const tb = $("slots");
+    if (moved && tb.firstChild !== s.tr) tb.prepend(s.tr);
+    while (shown > SHOWN) {
+      const last = slots.get(tb.lastElementChild.dataset.name);
+      if (last && last.tr) dropRow(last);
+      else tb.lastElementChild.remove();
+    }
+    return s;
+  }
+  function removeSlot(name) {
+    const s = slots.get(name);
+    if (!s) return;
+    if (s.tr) dropRow(s);
+    slots.delete(name);
+  }
+  function slotsChanged() {
+    $("slots-empty").hidden = slots.size > 0;
+    let running = 0;
+    for (const s of slots.values()) if (s.row.state === "running") running++;
+    const more = slots.size > shown && shown === SHOWN ? ` · newest ${SHOWN} shown, filter to find the rest` : "";
+    put($("slots-count"), slots.size ? `${slots.size} · ${running} running${more}` : "");
+    summary();
+  }
+
+  // ---- detail view ---------------------------------------------------------------------------
+  function pretty(text) {
+    const t = text.trim();
+    if (t.length < 2 || !"[{".includes(t[0])) return text;
+    try {
+      return JSON.stringify(JSON.parse(t), null, 2);
+    } catch {
+      return text;
+    }
+  }
+  async function openDetail(name) {
+    const res = await fetch(q("/api/slot", { name }));
+    const d = await res.json().catch(() => ({ error: res.statusText }));
+    if (!res.ok) return toast(d.error || "could not read " + name, true);
+    const r = d.record;
+    openSlot = r.name;
+    openRun = r.started_at;
+    put($("detail-name"), r.name);
+    $("detail-state").className = "state " + r.state;
+    put($("detail-state"), r.state);
+    const meta = $("detail-meta");
+    meta.replaceChildren();
+    const add = (k, v, fromAgent = false) => {
+      meta.append(el("dt", "", k));
+      const dd = el("dd");
+      dd.append(fromAgent ? agentEl("span", visible(v)) : String(v));
+      meta.append(dd);
+    };
+    add("task", r.task || "-", !!r.task);
+    add("version", r.version);
+    add("started", `${clock(r.started_at)} (${age(r.started_at)} ago)`);
+    if (r.published_at) add("published", `${clock(r.published_at)} (${age(r.published_at)} ago)`);
+    add("writer", `${r.host} pid ${r.pid}`);
+    if (r.state === "done") add("size", `${size(r.size)} (${r.size} bytes)`);
+    const result = $("detail-result");
+    $("detail-result-h").hidden = result.hidden = r.state !== "done";
+    put(result, r.state === "done" ? visible(pretty(r.result ?? "")) : "");
+    put($("detail-stream"), (d.skipped ? `(${d.skipped} earlier chunks not shown)\n` : "") + visible(d.chunks.join("")) + (d.chunk_error ? "\n" + d.chunk_error : ""));
+    $("detail-stream").dataset.chunks = String(d.skipped + d.chunks.length);
+    $("detail-stream-h").hidden = $("detail-stream").hidden = r.chunks === 0 && r.state === "done";
+    $("detail-clear").disabled = config.read_only;
+    if (!$("detail").open) $("detail").showModal();
+  }
+  function onChunk(c) {
+    if (c.name !== openSlot || c.started_at !== openRun || !$("detail").open) return;
+    const pre = $("detail-stream");
+    pre.append(document.createTextNode(visible(c.text)));
+    pre.dataset.chunks = String(c.n);
+    pre.scrollTop = pre.scrollHeight;
+  }
+  $("detail-close").addEventListener("click", () => {
+    $("detail").close();
+  });
+  $("detail").addEventListener("close", () => (openSlot = null));
+  $("detail-clear").addEventListener("click", async () => {
+    const name = openSlot;
+    const ok = await confirmAction(`Clear slot ${name}?`, "Its record and streamed chunks are removed; anyone waiting on it keeps waiting for the next publish.", `a2a clear ${name}`);
+    if (!ok) return;
+    try {
+      const r = await post("/api/clear", { name });
+      toast(r.cleared ? `cleared ${name}` : `${name} was already gone`);
+      $("detail").close();
+    } catch (e) {
+      toast(e.message, true);
+    }
+  });
+
+  // ---- actions -------------------------------------------------------------------------------
+  async function post(path, body) {
+    const res = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json", "X-A2A-Token": TOKEN }, body: JSON.stringify(body) });
+    const j = await res.json().catch(() => ({ error: res.status + " " + res.statusText }));
+    if (!res.ok) throw new Error(j.error || "failed");
+    return j;
+  }
+  function confirmAction(title, text, cmd) {
+    const d = $("confirm");
+    put($("confirm-title"), title);
+    put($("confirm-text"), text);
+    put($("confirm-cmd"), cmd);
+    d.showModal();
+    return new Promise((resolve) => {
+      const done = (v) => {
+        $("confirm-yes").onclick = $("confirm-no").onclick = d.onclose = null;
+        if (d.open) d.close();
+        resolve(v);
+      };
+      $("confirm-yes").onclick = () => done(true);
+      $("confirm-no").onclick = () => done(false);
+      d.onclose = () => done(false);
+    });
+  }
+  const shq = (s) => (/^[A-Za-z0-9._\/-]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\\''") + "'");
+  function compose(to = "") {
+    if (config.read_only) return toast("read-only dashboard: sending is off", true);
+    if (!config.as) return toast("sending needs a name: restart with a2a ui --as NAME", true);
+    put($("send-as"), `Sent as ${config.as}. The recipient sees it as mail from ${config.as}.`);
+    $("send-to").value = to;
+    $("send-dialog").showModal();
+    (to ? $("send-body") : $("send-to")).focus();
+  }
+  $("compose").addEventListener("click", () => compose());
+  $("send-cancel").addEventListener("click", () => $("send-dialog").close());
+  $("send-go").addEventListener("click", async () => {
+    const to = $("send-to").value.trim();
+    const body = $("send-body").value;
+    if (!to || !body) return toast("a recipient and a message, please", true);
+    const preview = body.length > 40 ? body.slice(0, 39) + "…" : body;
+    if (!(await confirmAction(`Send to ${to}?`, `${body.length} characters as ${config.as}.`, `a2a send ${shq(to)} ${shq(preview)} --as ${config.as}`))) return;
+    try {
+      const r = await post("/api/send", { to, body });
+      toast(`sent ${r.id} to ${r.to}`);
+      $("send-body").value = "";
+      $("send-dialog").close();
+    } catch (e) {
+      toast(e.message, true);
+    }
+  });
+
+  // ---- agents --------------------------------------------------------------------------------
+  function renderAgents() {
+    const tb = $("agents");
+    tb.replaceChildren();
+    const names = $("agent-names");
+    names.replaceChildren();
+    const rows = [...agents.values()].sort((a, b) => Number(b.live) - Number(a.live) || a.name.localeCompare(b.name));
+    for (const a of rows) {
+      const tr = el("tr");
+      tr.dataset.agent = a.name;
+      tr.dataset.unread = String(a.unread);
+      tr.dataset.held = String(a.held);
+      const name = el("td", "name");
+      const dot = el("span", "live-dot" + (a.live ? " on" : ""));
+      dot.title = a.live ? "live: an a2a mcp session holds this name" : "not running: its inbox keeps mail";
+      name.append(dot, a.name);
+      if (a.live) name.append(el("div", "sub-line", `${a.host} · ${a.cwd}`));
+      tr.append(name, el("td", "num", a.live ? age(a.last_seen) : "-"), el("td", "num" + (a.unread ? " hot" : ""), a.unread), el("td", "num" + (a.held ? " held" : ""), a.held));
+      const sum = el("td");
+      if (a.summary) sum.append(agentEl("span", oneLine(a.summary, 60)));
+      const act = el("td");
+      const b = el("button", "small", "Send…");
+      b.disabled = config.read_only || !config.as;
+      b.addEventListener("click", () => compose(a.name));
+      act.append(b);
+      tr.append(sum, act);
+      tb.append(tr);
+      if (a.waiting.length) {
+        const w = el("tr", "waiting");
+        const td = el("td");
+        td.colSpan = 6;
+        const ul = el("ul", "msgs");
+        for (const m of a.waiting) {
+          const li = el("li");
+          li.append(el("span", "sub-line", `${m.state} from ${m.from} (${m.user}) ${age(m.sent_at)} ago: `), agentEl("span", oneLine(m.body, 140)));
+          ul.append(li);
+        }
+        td.append(ul);
+        w.append(td);
+        tb.append(w);
+      }
+      const o = el("option");
+      o.value = a.name;
+      names.append(o);
+    }
+    $("agents-empty").hidden = agents.size > 0;
+    const live = rows.filter((a) => a.live).length;
+    put($("agents-count"), agents.size ? `${live} live · ${agents.size} with inboxes or presence` : "");
+    summary();
+  }
+
+  // ---- topics --------------------------------------------------------------------------------
+  function renderTopics() {
+    const box = $("topics");
+    box.replaceChildren();
+    const rows = [...topics.values()].sort((a, b) => (b.recent.at(-1)?.sent_at ?? 0) - (a.recent.at(-1)?.sent_at ?? 0));
+    for (const t of rows) {
+      const div = el("div", "topic");
+      div.dataset.topic = t.topic;
+      div.append(el("h3", "", `${t.topic}  ·  ${t.last_id} message${t.last_id === 1 ? "" : "s"}`));
+      for (const m of [...t.recent].reverse().slice(0, 8)) {
+        const row = el("div", "msg");
+        row.append(el("span", "mono", m.from || "?"), el("span", "sub-line", age(m.sent_at)), agentEl("span", visible(m.body)));
+        row.addEventListener("click", () => row.classList.toggle("open"));
+        div.append(row);
+      }
+      box.append(div);
+    }
+    $("topics-empty").hidden = topics.size > 0;
+    put($("topics-count"), topics.size ? String(topics.size) : "");
+    summary();
+  }
+
+  // ---- timeline ------------------------------------------------------------------------------
+  const TIMELINE_MAX = 300;
+  function addTimeline(e) {
+    if (paused) {
+      pending.push(e);
+      put($("pause"), `Resume (${pending.length} new)`);
+      return;
+    }
+    const li = el("li");
+    li.dataset.kind = e.kind;
+    li.append(el("span", "t", clock(e.at)), el("span", "kind " + e.kind, e.kind), el("span", "mono", e.subject));
+    li.append(e.detail ? (e.from_agent ? agentEl("span", oneLine(e.detail, 200)) : el("span", "sub-line", oneLine(e.detail, 200))) : el("span"));
+    const ol = $("timeline");
+    ol.prepend(li);
+    while (ol.childElementCount > TIMELINE_MAX) ol.lastElementChild.remove();
+    $("timeline-empty").hidden = true;
+  }
+  $("pause").addEventListener("click", () => {
+    paused = !paused;
+    $("pause").setAttribute("aria-pressed", String(paused));
+    put($("pause"), paused ? "Resume" : "Pause");
+    if (!paused) for (const e of pending.splice(0)) addTimeline(e);
+  });
+
+  // ---- tasks and leases ----------------------------------------------------------------------
+  const STATES = ["ready", "claimed", "blocked", "done", "dead"];
+  function renderBoard() {
+    const box = $("board");
+    box.replaceChildren();
+    let total = 0;
+    const by = {};
+    for (const qu of board.queues) {
+      const sec = el("div", "board-queue");
+      sec.dataset.queue = qu.name;
+      sec.append(el("h3", "", `queue ${qu.name} · ${qu.tasks.length} task${qu.tasks.length === 1 ? "" : "s"}`));
+      const cols = el("div", "columns");
+      for (const st of STATES) {
+        const col = el("div", "column");
+        col.dataset.state = st;
+        const tasks = qu.tasks.filter((t) => t.state === st);
+        by[st] = (by[st] ?? 0) + tasks.length;
+        col.append(el("h4", "", `${st} (${tasks.length})`));
+        for (const t of tasks) col.append(taskCard(t));
+        cols.append(col);
+      }
+      total += qu.tasks.length;
+      sec.append(cols, graph(qu));
+      box.append(sec);
+    }
+    if (!board.queues.length) {
+      box.append(el("p", "empty", board.available ? "No tasks in any queue." : "No task queues in this store yet. When agents use task queues, each appears here as a board: ready, claimed (holder, lease left), blocked, done, dead (with reasons), and its dependency graph."));
+    }
+    put($("tasks-count"), total ? STATES.map((s) => `${by[s] ?? 0} ${s}`).join(" · ") : "");
+    const lt = $("leases");
+    lt.replaceChildren();
+    for (const l of board.leases) {
+      const tr = el("tr");
+      tr.dataset.lease = l.name;
+      const act = el("td");
+      const b = el("button", "small danger", "Release…");
+      b.disabled = config.read_only || !config.as;
+      b.addEventListener("click", () => act2(`Release lease ${l.name}?`, `${l.holder} holds it; releasing lets someone else take it.`, `a2a lease release ${l.name}`, "/api/lease/release", { name: l.name }));
+      act.append(b);
+      tr.append(el("td", "name", l.name), el("td", "mono", l.holder), el("td", "num", age(l.acquired_at)), el("td", "num", left(l.expires_at)), act);
+      lt.append(tr);
+    }
+    $("leases-empty").hidden = board.leases.length > 0;
+    summary(by);
+  }
+  async function act2(title, text, cmd, path, body) {
+    if (!(await confirmAction(title, text, cmd))) return;
+    try {
+      await post(path, body);
+      toast("done: " + cmd);
+    } catch (e) {
+      toast(e.message, true);
+    }
+  }
+  function taskCard(t) {
+    const c = el("div", "card");
+    c.dataset.task = t.id;
+    c.append(el("div", "id", t.id + (t.attempts > 1 ? ` · attempt ${t.attempts}` : "")), agentEl("div", oneLine(t.title, 90)));
+    if (t.state === "claimed") c.append(el("div", "sub-line", `${t.holder ?? "?"} · lease ${left(t.lease_expires_at)} left`));
+    if (t.deps.length) c.append(el("div", "sub-line", "after " + t.deps.join(", ")));
+    if (t.state === "dead" && t.reason) c.append(agentEl("div", oneLine(t.reason, 120), "why"));
+    const btns = el("div", "buttons");
+    const mk = (label, path, verb) => {
+      const b = el("button", "small", label);
+      b.disabled = config.read_only || !config.as;
+      b.addEventListener("click", () => act2(`${verb} task ${t.id}?`, `Queue ${t.queue}.`, `a2a task ${verb.toLowerCase()} ${t.queue} ${t.id}`, path, { queue: t.queue, id: t.id }));
+      btns.append(b);
+    };
+    if (t.state === "dead" || t.state === "done") mk("Retry…", "/api/task/retry", "Retry");
+    if (t.state === "ready" || t.state === "claimed" || t.state === "blocked") mk("Cancel…", "/api/task/cancel", "Cancel");
+    c.append(btns);
+    return c;
+  }
+  // The queue's dependency graph: tasks in columns by depth (longest chain of dependencies
+  // before them), an edge from each dependency to its dependent.
+  function graph(qu) {
+    const NS = "http://www.w3.org/2000/svg";
+    const ids = new Map(qu.tasks.map((t) => [t.id, t]));
+    const depth = new Map();
+    const depthOf = (id, seen = new Set()) => {
+      if (depth.has(id)) return depth.get(id);
+      if (seen.has(id)) return 0; // a cycle: drawn flat rather than looping
+      seen.add(id);
+      const t = ids.get(id);
+      const d = t ? Math.max(0, ...t.deps.filter((x) => ids.has(x)).map((x) => depthOf(x, seen) + 1)) : 0;
+      depth.set(id, d);
+      return d;
+    };
+    qu.tasks.forEach((t) => depthOf(t.id));
+    const cols = [];
+    for (const t of qu.tasks) (cols[depth.get(t.id)] ??= []).push(t);
+    const W = 150, H = 34, GX = 50, GY = 12;
+    const pos = new Map();
+    cols.forEach((col, i) => col.forEach((t, j) => pos.set(t.id, { x: 10 + i * (W + GX), y: 10 + j * (H + GY) })));
+    const svg = document.createElementNS(NS, "svg");
+    const width = 20 + cols.length * (W + GX) - GX;
+    const height = 20 + Math.max(1, ...cols.map((c) => c.length)) * (H + GY) - GY;
+    svg.setAttribute("width", String(width));
+    svg.setAttribute("height", String(height));
+    svg.setAttribute("role", "img");
+    svg.setAttribute("aria-label", `dependency graph of queue ${qu.name}`);
+    const COLOR = { ready: "#5fb3f9", claimed: "#e3b341", blocked: "#8892a0", done: "#3fb950", dead: "#f85149" };
+    for (const t of qu.tasks) {
+      for (const d of t.deps) {
+        const a = pos.get(d), b = pos.get(t.id);
+        if (!a || !b) continue;
+        const line = document.createElementNS(NS, "line");
+        line.setAttribute("x1", String(a.x + W));
+        line.setAttribute("y1", String(a.y + H / 2));
+        line.setAttribute("x2", String(b.x));
+        line.setAttribute("y2", String(b.y + H / 2));
+        svg.append(line);
+      }
+    }
+    for (const t of qu.tasks) {
+      const p = pos.get(t.id);
+      const g = document.createElementNS(NS, "g");
+      const r = document.createElementNS(NS, "rect");
+      for (const [k, v] of [["x", p.x], ["y", p.y], ["width", W], ["height", H], ["rx", 6]]) r.setAttribute(k, String(v));
+      r.setAttribute("stroke", COLOR[t.state] ?? "#888");
+      const tx = document.createElementNS(NS, "text");
+      tx.setAttribute("x", String(p.x + 8));
+      tx.setAttribute("y", String(p.y + 21));
+      tx.textContent = oneLine(`${t.id} · ${t.state}`, 22);
+      const title = document.createElementNS(NS, "title");
+      title.textContent = visible(t.title);
+      g.append(r, tx, title);
+      svg.append(g);
+    }
+    const box = el("div", "graph");
+    box.append(svg);
+    return box;
+  }
+
+  // ---- summary -------------------------------------------------------------------------------
+  let taskCounts = {};
+  function summary(by) {
+    if (by) taskCounts = by;
+    let running = 0, done = 0, unread = 0, held = 0, live = 0;
+    for (const s of slots.values()) s.row.state === "running" ? running++ : done++;
+    for (const a of agents.values()) {
+      unread += a.unread;
+      held += a.held;
+      if (a.live) live++;
+    }
+    const stats = [
+      ["running", running, running ? "warn" : ""],
+      ["done", done, ""],
+      ["agents live", live, ""],
+      ["unread", unread, unread ? "warn" : ""],
+      ["held", held, ""],
+      ["topics", topics.size, ""],
+      ["tasks ready", taskCounts.ready ?? 0, ""],
+      ["tasks dead", taskCounts.dead ?? 0, taskCounts.dead ? "bad" : ""],
+      ["leases", board.leases.length, ""],
+    ];
+    const box = $("summary");
+    if (box.childElementCount !== stats.length) {
+      box.replaceChildren(...stats.map(() => {
+        const d = el("div", "stat");
+        d.append(el("b"), el("span"));
+        return d;
+      }));
+    }
+    stats.forEach(([label, n, cls], i) => {
+      const d = box.children[i];
+      d.className = "stat " + cls;
+      d.dataset.stat = label;
+      put(d.firstChild, n);
+      put(d.lastChild, label);
+    });
+  }
+
+  // ---- the live feed -------------------------------------------------------------------------
+  function setConn(on) {
+    const c = $("conn");
+    c.className = "conn " + (on ? "on" : "off");
+    put(c, on ? "live" : "reconnecting…");
+  }
+  function onSnapshot(s) {
+    for (const x of slots.values()) if (x.tr) dropRow(x);
+    slots.clear();
+    for (const r of s.slots) slots.set(r.name, { row: r, tr: null, cells: null });
+    renderSlots();
+    slotsChanged();
+    agents.clear();
+    for (const a of s.agents) agents.set(a.name, a);
+    renderAgents();
+    topics.clear();
+    for (const t of s.topics) topics.set(t.topic, t);
+    renderTopics();
+    board = s.board;
+    renderBoard();
+    $("timeline").replaceChildren();
+    pending.length = 0;
+    for (const e of s.timeline) addTimeline(e);
+    $("timeline-empty").hidden = s.timeline.length > 0;
+    document.body.dataset.ready = "1";
+  }
+  function connect() {
+    const es = new EventSource(q("/events"));
+    const on = (type, fn) => es.addEventListener(type, (ev) => fn(JSON.parse(ev.data)));
+    es.onopen = () => setConn(true);
+    es.onerror = () => setConn(false);
+    on("snapshot", onSnapshot);
+    on("slot", (r) => {
+      upsertSlot(r);
+      slotsChanged();
+      // The open detail follows a publish or a new run of its slot.
+      if (r.name === openSlot && $("detail").open && (r.state !== $("detail-state").textContent || r.started_at !== openRun)) openDetail(r.name);
+    });
+    on("slot-gone", ({ name }) => {
+      removeSlot(name);
+      slotsChanged();
+      if (openSlot === name && $("detail").open) toast(`${name} was cleared`);
+    });
+    on("chunk", onChunk);
+    on("agent", (a) => {
+      agents.set(a.name, a);
+      renderAgents();
+    });
+    on("agents", (rows) => {
+      agents.clear();
+      for (const a of rows) agents.set(a.name, a);
+      renderAgents();
+    });
+    on("topic", ({ topic, message }) => {
+      const t = topics.get(topic) ?? { topic, last_id: 0, recent: [] };
+      if (!t.recent.some((m) => m.id === message.id)) t.recent.push(message);
+      if (t.recent.length > 20) t.recent.shift();
+      t.last_id = Math.max(t.last_id, message.id);
+      topics.set(topic, t);
+      renderTopics();
+    });
+    on("board", (b) => {
+      board = b;
+      renderBoard();
+    });
+    on("timeline", addTimeline);
+  }
+  $("slot-filter").addEventListener("input", () => {
+    renderSlots();
+    slotsChanged();
+  });
+  // Ages move on without events: refresh the text every few seconds.
+  setInterval(() => {
+    for (const s of slots.values()) if (s.tr) put(s.cells.age, age(s.row.updated_at));
+  }, 5000);
+
+  fetch(q("/api/config"))
+    .then((r) => r.json())
+    .then((c) => {
+      config = c;
+      put($("root"), c.root);
+      put($("as"), c.as ? "as " + c.as : "");
+      const m = $("mode");
+      put(m, c.read_only ? "read-only" : "");
+      m.className = "pill" + (c.read_only ? " ro" : "");
+      $("compose").disabled = c.read_only || !c.as;
+      connect();
+    })
+    .catch(() => setConn(false));
+})();

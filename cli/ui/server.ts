@@ -1,0 +1,184 @@
+// The dashboard's HTTP server (`a2a ui`): one page and its two assets (embedded in the binary
+// as text), one server-sent event stream fed by the Hub, one detail read, and the actions.
+//
+// Invariants:
+// - every request passes the Gate (gate.ts: Host, Origin, token) before anything else;
+// - store data reaches the page only as JSON (the event stream and the detail read), never
+//   inside the HTML; the page renders it with textContent only (page.js);
+// - each action is the same lib call as the CLI command it stands for: clear -> clearSlot
+//   (a2a clear NAME), send -> sendMessage (a2a send TO MESSAGE --as NAME), and the board's
+//   retry / cancel / release through its BoardProvider; POST only, refused when read-only;
+// - nothing here writes to the store but those actions.
+
+import type { BoardProvider } from "../../lib/board";
+import type { Store } from "../../lib/core/config";
+import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
+import { randomHex } from "../../lib/core/digest";
+import { sendMessage } from "../../lib/mail/send";
+import { clearSlot, readChunks, readSlot } from "../../lib/slots/slot";
+import { SHELL } from "../phrase";
+import { Gate, SECURITY_HEADERS, urlHost } from "./gate";
+import { Hub } from "./hub";
+import pageHtml from "./page.html" with { type: "text" };
+import pageCss from "./page.css" with { type: "text" };
+import pageJs from "./page.js" with { type: "text" };
+
+// Bun types every *.html import as an HTML bundle; imported as text it is the file's text.
+const PAGE = String(pageHtml);
+const DETAIL_MAX_CHARS = 8 * 1024 * 1024; // the most of a stream one detail read returns
+
+export interface UiOptions {
+  host: string;
+  port: number;
+  readOnly: boolean;
+  as: string | undefined; // the human the page sends as (--as / A2A_AGENT); none: no sending
+  board: BoardProvider;
+  recheckMs?: number;
+}
+
+export interface Ui {
+  url: string;
+  token: string;
+  port: number;
+  hub: Hub;
+  stop(): Promise<void>;
+}
+
+const STATUS: Record<string, number> = { EUSAGE: 400, ETOOBIG: 413, ENOTFOUND: 404, ECONFLICT: 409, EDENIED: 403, EFULL: 507 };
+
+function reply(body: string | ReadableStream<Uint8Array>, status: number, type: string, extra: Record<string, string> = {}): Response {
+  return new Response(body, { status, headers: { ...SECURITY_HEADERS, "Content-Type": type, ...extra } });
+}
+const jsonReply = (v: unknown, status = 200) => reply(JSON.stringify(v), status, "application/json; charset=utf-8");
+const refuse = (status: number, why: string) => reply(`a2a ui: ${why}\n`, status, "text/plain; charset=utf-8");
+
+function failure(e: unknown): Response {
+  const a = asA2AError(e);
+  return jsonReply({ error: phrase(a, SHELL), code: a.code }, STATUS[a.code] ?? 500);
+}
+
+async function body(req: Request): Promise<Record<string, unknown>> {
+  if (!(req.headers.get("content-type") ?? "").startsWith("application/json")) {
+    throw new A2AError("EUSAGE", "actions take a JSON body (Content-Type: application/json)");
+  }
+  try {
+    const v = await req.json();
+    if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  throw new A2AError("EUSAGE", "the action's body is not a JSON object");
+}
+
+const str = (v: unknown, what: string): string => {
+  if (typeof v !== "string") throw new A2AError("EUSAGE", `${what} is missing`);
+  return v;
+};
+
+export async function serveUi(store: Store, o: UiOptions): Promise<Ui> {
+  const token = randomHex(24);
+  const hub = new Hub(store, o.board, o.recheckMs);
+  const page = PAGE.replaceAll("__TOKEN__", token);
+  let gate: Gate;
+
+  const need = (): string => {
+    if (!o.as) throw new A2AError("EUSAGE", "this action needs a name to act as: restart with a2a ui --as NAME (or set A2A_AGENT)");
+    return o.as;
+  };
+  const actions: Record<string, (b: Record<string, unknown>) => Promise<unknown>> = {
+    "/api/clear": async (b) => ({ cleared: await clearSlot(store, str(b.name, "the slot name")) }),
+    "/api/send": (b) => sendMessage(store, need(), str(b.to, "the recipient"), str(b.body, "the message")),
+    "/api/task/retry": async (b) => (await o.board.retry(store, str(b.queue, "the queue"), str(b.id, "the task id"), need()), { ok: true }),
+    "/api/task/cancel": async (b) => (await o.board.cancel(store, str(b.queue, "the queue"), str(b.id, "the task id"), need()), { ok: true }),
+    "/api/lease/release": async (b) => (await o.board.release(store, str(b.name, "the lease name"), need()), { ok: true }),
+  };
+
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({
+      hostname: o.host,
+      port: o.port,
+      idleTimeout: 60,
+      maxRequestBodySize: store.maxBytes * 6 + 65536, // a message at the limit, JSON-escaped
+      fetch: async (req, srv) => {
+        const url = new URL(req.url);
+        const no = gate.check(req, url);
+        if (no) return refuse(no.status, no.why);
+        const path = url.pathname;
+        if (req.method === "POST") {
+          const act = actions[path];
+          if (!act) return refuse(404, "no such action");
+          if (o.readOnly) return jsonReply({ error: "this dashboard is read-only (a2a ui --read-only)", code: "EREADONLY" }, 403);
+          try {
+            return jsonReply(await act(await body(req)));
+          } catch (e) {
+            return failure(e);
+          }
+        }
+        if (req.method !== "GET" && req.method !== "HEAD") return refuse(405, "only GET and POST");
+        if (path in actions) return refuse(405, "actions are POST only");
+        switch (path) {
+          case "/":
+            return reply(page, 200, "text/html; charset=utf-8");
+          case "/app.js":
+            return reply(pageJs, 200, "text/javascript; charset=utf-8");
+          case "/app.css":
+            return reply(pageCss, 200, "text/css; charset=utf-8");
+          case "/events":
+            srv.timeout(req, 0); // an event stream is idle by nature
+            return reply(hub.connect(), 200, "text/event-stream; charset=utf-8", { "X-Accel-Buffering": "no" });
+          case "/api/config":
+            return jsonReply({ root: store.root, read_only: o.readOnly, as: o.as ?? null, tasks: o.board.available, max_bytes: store.maxBytes });
+          case "/api/slot":
+            try {
+              return jsonReply(slotDetail(store, url.searchParams.get("name")));
+            } catch (e) {
+              return failure(e);
+            }
+        }
+        return refuse(404, "not found");
+      },
+    });
+  } catch (e) {
+    await hub.stop();
+    const code = (e as { code?: string }).code;
+    if (code === "EADDRINUSE") throw new A2AError("EIO", `port ${o.port} on ${o.host} is in use: pass another --port, or --port 0 for any free one`);
+    if (code === "EADDRNOTAVAIL") throw new A2AError("EUSAGE", `${o.host} is not an address of this machine: pass one of its addresses to --host`);
+    throw new A2AError("EIO", `cannot serve on ${o.host}:${o.port}: ${(e as Error).message}`);
+  }
+  const port = server.port ?? o.port;
+  gate = new Gate(o.host, port, token);
+  const ping = setInterval(() => hub.ping(), 20_000);
+  const shownHost = o.host === "0.0.0.0" || o.host === "::" ? "127.0.0.1" : o.host;
+  return {
+    url: `http://${urlHost(shownHost)}:${port}/?token=${token}`,
+    token,
+    port,
+    hub,
+    stop: async () => {
+      clearInterval(ping);
+      await hub.stop();
+      await server.stop(true);
+    },
+  };
+}
+
+// One slot in full: its record (the whole result) and its streamed chunks (the last
+// DETAIL_MAX_CHARS of them), for the page's detail view.
+function slotDetail(store: Store, name: string | null) {
+  const r = readSlot(store, str(name, "the slot name"));
+  if (r.kind === "corrupt") throw new A2AError("EIO", `slot ${name}'s record is unreadable: a2a clear ${name} removes it`);
+  if (r.kind === "absent") throw new A2AError("ENOTFOUND", `no slot named ${name}: it was cleared or has expired`);
+  const rec = r.record;
+  let chunks: string[] = [];
+  let chunkError: string | null = null;
+  try {
+    chunks = readChunks(store, rec.name, 0, rec.chunks);
+  } catch (e) {
+    chunkError = phrase(asA2AError(e), SHELL);
+  }
+  let total = 0;
+  let first = chunks.length;
+  while (first > 0 && total + chunks[first - 1].length <= DETAIL_MAX_CHARS) total += chunks[--first].length;
+  return { record: rec, chunks: chunks.slice(first), skipped: first, chunk_error: chunkError };
+}

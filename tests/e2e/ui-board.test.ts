@@ -1,0 +1,136 @@
+// The task board and leases of `a2a ui`, driven through the BoardProvider seam (lib/board.ts)
+// until lib/tasks lands: a fixture provider reads a board from a JSON file in the store's
+// tasks/ directory (standing in for the queue), so the whole path is real: a change to that
+// directory -> the one watch primitive -> the server's feed -> the page's DOM; a click ->
+// the confirmation -> POST -> the provider's action. In process (serveUi), in chromium.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Board, BoardProvider, BoardTask } from "../../lib/board";
+import { openStore, type Store } from "../../lib/core/config";
+import { closeWatches } from "../../lib/core/watch";
+import { serveUi } from "../../cli/ui/server";
+import { a2a, tempDir } from "../harness/run";
+import { browserMissing, launchBrowser } from "../harness/ui";
+
+setDefaultTimeout(90_000);
+
+const task = (id: string, state: BoardTask["state"], extra: Partial<BoardTask> = {}): BoardTask => ({
+  queue: "build", id, title: `task ${id}`, state, holder: null, lease_expires_at: null, deps: [], reason: null, attempts: 1, updated_at: Date.now() / 1000, ...extra,
+});
+
+// The fixture queue: tasks/board.json, replaced atomically by the test and by the actions.
+function fixture(dir: string, calls: string[]): BoardProvider {
+  const file = join(dir, "board.json");
+  const read = (): Board => JSON.parse(readFileSync(file, "utf8"));
+  const write = (b: Board) => {
+    writeFileSync(file + ".tmp", JSON.stringify(b));
+    renameSync(file + ".tmp", file);
+  };
+  const change = (fn: (b: Board) => void) => {
+    const b = read();
+    fn(b);
+    write(b);
+  };
+  return {
+    available: true,
+    read: () => read(),
+    dirs: () => [dir],
+    retry: async (_s, q, id, as) => {
+      calls.push(`retry ${q} ${id} as ${as}`);
+      change((b) => b.queues[0].tasks.forEach((t) => t.id === id && ((t.state = "ready"), (t.reason = null), t.attempts++)));
+    },
+    cancel: async (_s, q, id, as) => {
+      calls.push(`cancel ${q} ${id} as ${as}`);
+      change((b) => b.queues[0].tasks.forEach((t) => t.id === id && ((t.state = "dead"), (t.reason = `cancelled by ${as}`))));
+    },
+    release: async (_s, name, as) => {
+      calls.push(`release ${name} as ${as}`);
+      change((b) => (b.leases = b.leases.filter((l) => l.name !== name)));
+    },
+  };
+}
+
+const missing = browserMissing();
+if (missing) console.warn(`ui-board.test.ts: skipping the board tests: ${missing}`);
+
+describe.skipIf(!!missing)("a2a ui: the task board and leases (through the BoardProvider seam)", () => {
+  let browser: Awaited<ReturnType<typeof launchBrowser>>;
+  const shots = mkdtempSync(join(tmpdir(), "a2a-ui-shots-"));
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    console.log(`ui-board.test.ts: screenshots in ${shots}`);
+  });
+
+  test("columns per state, the dependency graph, a claim moves a card live, retry/cancel/release are confirmed calls", async () => {
+    using d = tempDir();
+    await a2a(["publish", "init", "x"], { dir: d.path });
+    const tasksDir = join(d.path, "tasks");
+    mkdirSync(tasksDir);
+    const now = Date.now() / 1000;
+    const board: Board = {
+      available: true,
+      queues: [{
+        name: "build",
+        tasks: [
+          task("fetch", "done"),
+          task("compile", "ready", { deps: ["fetch"] }),
+          task("lint", "claimed", { holder: "bob", lease_expires_at: now + 300, deps: ["fetch"] }),
+          task("test", "blocked", { deps: ["compile", "lint"] }),
+          task("package", "dead", { deps: ["test"], reason: "<b>disk full</b> \u001b[31m", attempts: 3 }),
+        ],
+      }],
+      leases: [{ name: "deploy-lock", holder: "alice", acquired_at: now - 60, expires_at: now + 600 }],
+    };
+    writeFileSync(join(tasksDir, "board.json"), JSON.stringify(board));
+    const calls: string[] = [];
+    const store: Store = openStore({ dir: d.path, env: {} });
+    const ui = await serveUi(store, { host: "127.0.0.1", port: 0, readOnly: false, as: "human", board: fixture(tasksDir, calls) });
+    const page = await browser.ctx.newPage();
+    try {
+      await page.goto(ui.url);
+      await page.waitForSelector("body[data-ready]");
+      const col = (state: string) => `#board [data-queue="build"] .column[data-state="${state}"]`;
+      expect(await page.locator(`${col("ready")} .card`).count()).toBe(1);
+      expect(await page.textContent(`${col("claimed")} [data-task="lint"]`)).toContain("bob · lease");
+      expect(await page.textContent(`${col("dead")} [data-task="package"]`)).toContain("<b>disk full</b> ^[[31m");
+      expect(await page.locator("#board b").count()).toBe(0);
+      // The graph: one box per task, one edge per dependency.
+      expect(await page.locator("#board svg rect").count()).toBe(5);
+      expect(await page.locator("#board svg line").count()).toBe(5);
+      expect(await page.textContent('#leases tr[data-lease="deploy-lock"]')).toContain("alice");
+      // Someone claims "compile": the card moves from ready to claimed, live.
+      const b2 = JSON.parse(JSON.stringify(board)) as Board;
+      Object.assign(b2.queues[0].tasks[1], { state: "claimed", holder: "carol", lease_expires_at: now + 120 });
+      writeFileSync(join(tasksDir, "board.json.tmp"), JSON.stringify(b2));
+      renameSync(join(tasksDir, "board.json.tmp"), join(tasksDir, "board.json"));
+      await page.waitForSelector(`${col("claimed")} [data-task="compile"]`);
+      expect(await page.locator(`${col("ready")} .card`).count()).toBe(0);
+      await page.locator("#tasks-view").screenshot({ path: join(shots, "tasks.png") });
+      // Retry the dead task: confirmed, then the provider's call, then the card moves.
+      await page.click(`${col("dead")} [data-task="package"] button`);
+      await page.waitForSelector("#confirm[open]");
+      expect(await page.textContent("#confirm-cmd")).toBe("a2a task retry build package");
+      await page.click("#confirm-no");
+      expect(calls).toEqual([]);
+      await page.click(`${col("dead")} [data-task="package"] button`);
+      await page.click("#confirm-yes");
+      await page.waitForSelector(`${col("ready")} [data-task="package"]`);
+      await page.click(`${col("blocked")} [data-task="test"] button`);
+      await page.click("#confirm-yes");
+      await page.waitForSelector(`${col("dead")} [data-task="test"]`);
+      await page.click('#leases tr[data-lease="deploy-lock"] button');
+      await page.click("#confirm-yes");
+      await page.waitForSelector('#leases tr[data-lease="deploy-lock"]', { state: "detached" });
+      expect(calls).toEqual(["retry build package as human", "cancel build test as human", "release deploy-lock as human"]);
+    } finally {
+      await page.close();
+      await ui.stop();
+      closeWatches(store);
+    }
+  });
+});

@@ -1,0 +1,488 @@
+// `a2a ui` through the compiled binary: the server's security (token, Host, Origin, POST-only
+// actions, CSP, read-only), how it ends (signals), and, in a real browser (Debian's chromium
+// driven by playwright-core), that the page follows the store live and that hostile store
+// content stays inert text. Screenshots of each view are saved to a temp directory (printed).
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { BrowserContext, Page } from "playwright-core";
+import { openStore } from "../../lib/core/config";
+import { closeWatches } from "../../lib/core/watch";
+import { publishSlot } from "../../lib/slots/slot";
+import { a2a, exitWithin, ROOT, tempDir } from "../harness/run";
+import { browserMissing, launchBrowser, rawRequest, startUi, type RunningUi } from "../harness/ui";
+
+setDefaultTimeout(90_000);
+
+const host = (u: RunningUi) => `127.0.0.1:${u.port}`;
+const get = (u: RunningUi, path: string, headers: Record<string, string> = {}) => rawRequest(u.port, "GET", path, { Host: host(u), ...headers });
+const post = (u: RunningUi, path: string, body: unknown, headers: Record<string, string> = {}) =>
+  rawRequest(u.port, "POST", path, { Host: host(u), "Content-Type": "application/json", "X-A2A-Token": u.token, ...headers }, JSON.stringify(body));
+
+async function stop(u: RunningUi): Promise<number> {
+  u.proc.kill("SIGINT");
+  return exitWithin(u.proc, 15_000);
+}
+
+describe("a2a ui: the server's gate", () => {
+  test("a missing or wrong token gets nothing from the store; the right one does", async () => {
+    using d = tempDir();
+    await a2a(["publish", "secret", "s3cret-result"], { dir: d.path });
+    const u = await startUi([], { dir: d.path });
+    try {
+      expect(u.stdout).toContain(`serving ${d.path}`);
+      for (const path of ["/", "/api/slot?name=secret", "/events", "/app.js", "/api/config"]) {
+        const none = await get(u, path);
+        expect({ path, status: none.status }).toEqual({ path, status: 401 });
+        expect(none.body).not.toContain("s3cret");
+        const sep = path.includes("?") ? "&" : "?";
+        const wrong = await get(u, `${path}${sep}token=${"0".repeat(u.token.length)}`);
+        expect({ path, status: wrong.status }).toEqual({ path, status: 403 });
+        const short = await get(u, `${path}${sep}token=${u.token.slice(0, -1)}`);
+        expect({ path, status: short.status }).toEqual({ path, status: 403 });
+        expect(wrong.body + short.body).not.toContain("s3cret");
+      }
+      const ok = await get(u, `/api/slot?name=secret&token=${u.token}`);
+      expect(ok.status).toBe(200);
+      expect(JSON.parse(ok.body).record.result).toBe("s3cret-result");
+      // Actions take the token in the header only: one in the query is not enough.
+      const q = await rawRequest(u.port, "POST", `/api/clear?token=${u.token}`, { Host: host(u), "Content-Type": "application/json" }, '{"name":"secret"}');
+      expect(q.status).toBe(401);
+      const bad = await post(u, "/api/clear", { name: "secret" }, { "X-A2A-Token": "f".repeat(48) });
+      expect(bad.status).toBe(403);
+      expect((await a2a(["wait", "secret"], { dir: d.path })).stdout).toBe("s3cret-result");
+    } finally {
+      expect(await stop(u)).toBe(130);
+    }
+  });
+
+  test("a foreign Host header (DNS rebinding) is refused, loopback names are served", async () => {
+    using d = tempDir();
+    await a2a(["publish", "secret", "s3cret-result"], { dir: d.path });
+    const u = await startUi([], { dir: d.path });
+    try {
+      const path = `/api/slot?name=secret&token=${u.token}`;
+      for (const h of [`evil.example:${u.port}`, "evil.example", `127.0.0.1:${u.port + 1}`, `localhost.evil.example:${u.port}`, ""]) {
+        const r = await rawRequest(u.port, "GET", path, h ? { Host: h } : {});
+        // No Host at all is malformed HTTP/1.1: Bun or the gate refuses it, either way a 4xx.
+        if (h) expect({ h, status: r.status }).toEqual({ h, status: 403 });
+        else expect(r.status).toBeGreaterThanOrEqual(400);
+        expect(r.body).not.toContain("s3cret");
+      }
+      for (const h of [`127.0.0.1:${u.port}`, `localhost:${u.port}`, `LOCALHOST:${u.port}`]) {
+        expect({ h, status: (await rawRequest(u.port, "GET", path, { Host: h })).status }).toEqual({ h, status: 200 });
+      }
+      // The action is refused too, and the store is as it was.
+      const act = await post(u, "/api/clear", { name: "secret" }, { Host: `evil.example:${u.port}` });
+      expect(act.status).toBe(403);
+      expect((await a2a(["status", "secret"], { dir: d.path })).code).toBe(0);
+    } finally {
+      await stop(u);
+    }
+  });
+
+  test("cross-origin requests are refused, no response carries CORS headers, preflights fail", async () => {
+    using d = tempDir();
+    await a2a(["publish", "keep", "me"], { dir: d.path });
+    const u = await startUi([], { dir: d.path });
+    try {
+      const seen: Record<string, string>[] = [];
+      const evil = { Origin: "http://evil.example" };
+      const r1 = await get(u, `/events?token=${u.token}`, evil);
+      const r2 = await post(u, "/api/clear", { name: "keep" }, evil);
+      const r3 = await post(u, "/api/clear", { name: "keep" }, { "Sec-Fetch-Site": "cross-site" });
+      const r4 = await rawRequest(u.port, "OPTIONS", "/api/clear", { Host: host(u), Origin: "http://evil.example", "Access-Control-Request-Method": "POST" });
+      const r5 = await post(u, "/api/clear", { name: "keep" }, { Origin: `http://127.0.0.1:${u.port + 1}` });
+      for (const r of [r1, r2, r3, r4, r5]) {
+        expect(r.status).toBeGreaterThanOrEqual(403);
+        seen.push(r.headers);
+      }
+      const fine = await get(u, `/api/config?token=${u.token}`, { Origin: `http://127.0.0.1:${u.port}` });
+      expect(fine.status).toBe(200);
+      seen.push(fine.headers);
+      for (const h of seen) expect(Object.keys(h).filter((k) => k.startsWith("access-control-"))).toEqual([]);
+      expect((await a2a(["wait", "keep"], { dir: d.path })).stdout).toBe("me");
+    } finally {
+      await stop(u);
+    }
+  });
+
+  test("actions are POST only, with a JSON body; every response has the strict CSP", async () => {
+    using d = tempDir();
+    await a2a(["publish", "keep", "me"], { dir: d.path });
+    const u = await startUi(["--as", "human"], { dir: d.path });
+    try {
+      const g = await get(u, `/api/clear?name=keep&token=${u.token}`);
+      expect(g.status).toBe(405);
+      const form = await rawRequest(u.port, "POST", "/api/clear", { Host: host(u), "X-A2A-Token": u.token, "Content-Type": "application/x-www-form-urlencoded" }, "name=keep");
+      expect(form.status).toBe(400);
+      expect((await a2a(["wait", "keep"], { dir: d.path })).stdout).toBe("me");
+      const page = await get(u, `/?token=${u.token}`);
+      expect(page.status).toBe(200);
+      const csp = page.headers["content-security-policy"];
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toContain("unsafe");
+      expect(page.headers["x-content-type-options"]).toBe("nosniff");
+      expect(page.headers["referrer-policy"]).toBe("no-referrer");
+      // The page itself holds no store data: that comes only as JSON over the event stream.
+      expect(page.body).not.toContain("keep");
+      // The real action works and is the CLI's clear.
+      const c = await post(u, "/api/clear", { name: "keep" });
+      expect({ status: c.status, body: JSON.parse(c.body) }).toEqual({ status: 200, body: { cleared: true } });
+      expect((await a2a(["status", "keep"], { dir: d.path })).code).toBe(3);
+      // Sending is `a2a send TO BODY --as human`.
+      const s = await post(u, "/api/send", { to: "bob", body: "from the page" });
+      expect(s.status).toBe(200);
+      const inbox = JSON.parse((await a2a(["inbox", "--as", "bob", "--json"], { dir: d.path })).stdout);
+      expect(inbox.unread.map((m: { from: string; body: string }) => [m.from, m.body])).toEqual([["human", "from the page"]]);
+      const bad = await post(u, "/api/send", { to: "../etc", body: "x" });
+      expect(bad.status).toBe(400);
+      expect(JSON.parse(bad.body).error).toContain("invalid recipient name");
+    } finally {
+      await stop(u);
+    }
+  });
+
+  test("--read-only refuses every action and leaves the store as it was", async () => {
+    using d = tempDir();
+    await a2a(["publish", "keep", "me"], { dir: d.path });
+    const u = await startUi(["--read-only", "--as", "human"], { dir: d.path });
+    try {
+      expect(u.stdout).toContain("(read-only)");
+      for (const [path, body] of [["/api/clear", { name: "keep" }], ["/api/send", { to: "bob", body: "x" }], ["/api/lease/release", { name: "l" }]] as const) {
+        const r = await post(u, path, body);
+        expect({ path, status: r.status }).toEqual({ path, status: 403 });
+      }
+      expect((await a2a(["wait", "keep"], { dir: d.path })).stdout).toBe("me");
+      expect((await a2a(["inbox", "--as", "bob", "--json"], { dir: d.path })).stdout).toContain('"unread":0');
+    } finally {
+      await stop(u);
+    }
+  });
+
+  test("--host beyond loopback warns; a bad --host or --port is a usage error; SIGTERM exits 143", async () => {
+    using d = tempDir();
+    const u = await startUi(["--host", "0.0.0.0"], { dir: d.path });
+    try {
+      const r = await get(u, `/api/config?token=${u.token}`);
+      expect(r.status).toBe(200);
+    } finally {
+      u.proc.kill("SIGTERM");
+      expect(await exitWithin(u.proc, 15_000)).toBe(143);
+    }
+    const stderr = await new Response(u.proc.stderr).text();
+    expect(stderr).toMatch(/^a2a: warning: serving on 0\.0\.0\.0, not loopback: .+\n$/);
+    for (const args of [["--host", "evil.example"], ["--port", "70000"], ["--port", "x"]]) {
+      const bad = await a2a(["ui", ...args], { dir: d.path });
+      expect({ args, code: bad.code, lines: bad.stderr.split("\n").length }).toEqual({ args, code: 2, lines: 2 });
+      expect(bad.stderr).toMatch(/^a2a: .+: .+\n$/);
+    }
+  });
+
+  test("--json prints one line with the URL and the token", async () => {
+    using d = tempDir();
+    const u = await startUi(["--json"], { dir: d.path });
+    try {
+      const j = JSON.parse(u.stdout.trim());
+      expect(j).toMatchObject({ url: u.url, port: u.port, token: u.token, read_only: false, as: null, host: "127.0.0.1" });
+    } finally {
+      expect(await stop(u)).toBe(130);
+    }
+  });
+
+  test("the page's script never builds markup from data", () => {
+    const js = readFileSync(join(ROOT, "cli/ui/page.js"), "utf8").replace(/^\s*\/\/.*$/gm, "");
+    expect(js).toContain("textContent");
+    expect(js.match(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\("on/g)).toBeNull();
+  });
+});
+
+// ---- in a real browser ------------------------------------------------------------------------
+
+const missing = browserMissing();
+if (missing) console.warn(`ui.test.ts: skipping the browser tests: ${missing}`);
+
+describe.skipIf(!!missing)("a2a ui in chromium", () => {
+  let browser: Awaited<ReturnType<typeof launchBrowser>>;
+  let ctx: BrowserContext;
+  const shots = mkdtempSync(join(tmpdir(), "a2a-ui-shots-"));
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    ctx = browser.ctx;
+  });
+  afterAll(async () => {
+    await browser?.close();
+    console.log(`ui.test.ts: screenshots in ${shots}`);
+  });
+
+  async function open(u: RunningUi): Promise<Page> {
+    const page = await ctx.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    page.on("dialog", (dlg) => {
+      errors.push(`a native dialog opened: ${dlg.message()}`);
+      dlg.dismiss();
+    });
+    (page as Page & { errors?: string[] }).errors = errors;
+    await page.goto(u.url);
+    await page.waitForSelector("body[data-ready]", { timeout: 20_000 });
+    return page;
+  }
+  const pageErrors = (p: Page) => (p as Page & { errors?: string[] }).errors ?? [];
+  const row = (name: string, extra = "") => `#slots tr[data-name="${name}"]${extra}`;
+
+  test("slots: a publish changes the row, streamed chunks appear in place and in the detail, a JSON result opens pretty-printed", async () => {
+    using d = tempDir();
+    await a2a(["publish", "early", "was here before"], { dir: d.path });
+    const u = await startUi([], { dir: d.path });
+    const page = await open(u);
+    try {
+      expect(await page.textContent(row("early"))).toContain("was here before");
+      await a2a(["start", "job", "index the repo"], { dir: d.path });
+      await page.waitForSelector(row("job", '[data-state="running"]'));
+      await a2a(["append", "job", "step one\n"], { dir: d.path });
+      await page.waitForSelector(row("job", '[data-chunks="1"]'));
+      expect(await page.textContent(row("job"))).toContain("step one");
+      await page.click(row("job"));
+      await page.waitForSelector("#detail[open]");
+      await a2a(["append", "job", "step two\n"], { dir: d.path });
+      await page.waitForFunction(`document.getElementById("detail-stream").textContent.includes("step two")`);
+      expect(await page.textContent("#detail-stream")).toBe("step one\nstep two\n");
+      await page.locator("#detail").screenshot({ path: join(shots, "slot-stream.png") });
+      await page.click("#detail-close");
+      await a2a(["publish", "job", '{"files":120,"ok":true,"langs":["ts","md"]}'], { dir: d.path });
+      await page.waitForSelector(row("job", '[data-state="done"]'));
+      await page.click(row("job"));
+      await page.waitForSelector("#detail[open]");
+      await page.waitForFunction(`document.getElementById("detail-result").textContent.includes('"files"')`);
+      expect(await page.textContent("#detail-result")).toBe(JSON.stringify({ files: 120, ok: true, langs: ["ts", "md"] }, null, 2));
+      await page.locator("#detail").screenshot({ path: join(shots, "slot-result.png") });
+      await page.click("#detail-close");
+      await page.locator("#slots-view").screenshot({ path: join(shots, "slots.png") });
+      expect(pageErrors(page)).toEqual([]);
+    } finally {
+      await page.close();
+      await stop(u);
+    }
+  });
+
+  test("agents: mail sent from the CLI raises the count; Send on the page delivers as --as, after a confirmation", async () => {
+    using d = tempDir();
+    const u = await startUi(["--as", "human"], { dir: d.path });
+    const page = await open(u);
+    try {
+      await a2a(["send", "bob", "the schema changed", "--as", "alice"], { dir: d.path });
+      await page.waitForSelector('#agents tr[data-agent="bob"][data-unread="1"]');
+      expect(await page.textContent("#agents")).toContain("the schema changed");
+      await page.click('#agents tr[data-agent="bob"] button');
+      await page.waitForSelector("#send-dialog[open]");
+      expect(await page.inputValue("#send-to")).toBe("bob");
+      await page.fill("#send-body", "please review PR 42");
+      await page.click("#send-go");
+      await page.waitForSelector("#confirm[open]");
+      expect(await page.textContent("#confirm-cmd")).toBe("a2a send bob 'please review PR 42' --as human");
+      // Cancelling sends nothing.
+      await page.click("#confirm-no");
+      await page.click("#send-go");
+      await page.waitForSelector("#confirm[open]");
+      await page.click("#confirm-yes");
+      await page.waitForSelector('#agents tr[data-agent="bob"][data-unread="2"]');
+      const inbox = JSON.parse((await a2a(["inbox", "--as", "bob", "--json"], { dir: d.path })).stdout);
+      expect(inbox.unread.map((m: { from: string; body: string }) => [m.from, m.body])).toEqual([
+        ["alice", "the schema changed"],
+        ["human", "please review PR 42"],
+      ]);
+      // Reading it on the CLI brings the count down.
+      await a2a(["recv", "--all", "--as", "bob"], { dir: d.path });
+      await page.waitForSelector('#agents tr[data-agent="bob"][data-unread="0"]');
+      await page.waitForSelector('#timeline li[data-kind="read"]');
+      await page.locator("#agents-view").screenshot({ path: join(shots, "agents.png") });
+      expect(pageErrors(page)).toEqual([]);
+    } finally {
+      await page.close();
+      await stop(u);
+    }
+  });
+
+  test("clear from the page: cancel keeps the slot, confirm removes it from the store and the table", async () => {
+    using d = tempDir();
+    await a2a(["publish", "doomed", "bye"], { dir: d.path });
+    const u = await startUi([], { dir: d.path });
+    const page = await open(u);
+    try {
+      await page.click(row("doomed"));
+      await page.waitForSelector("#detail[open]");
+      await page.click("#detail-clear");
+      await page.waitForSelector("#confirm[open]");
+      expect(await page.textContent("#confirm-cmd")).toBe("a2a clear doomed");
+      await page.click("#confirm-no");
+      expect((await a2a(["status", "doomed"], { dir: d.path })).code).toBe(0);
+      await page.click("#detail-clear");
+      await page.waitForSelector("#confirm[open]");
+      await page.click("#confirm-yes");
+      await page.waitForSelector(row("doomed"), { state: "detached" });
+      expect((await a2a(["status", "doomed"], { dir: d.path })).code).toBe(3);
+      await page.waitForSelector('#timeline li[data-kind="cleared"]');
+    } finally {
+      await page.close();
+      await stop(u);
+    }
+  });
+
+  test("read-only: the page offers no action", async () => {
+    using d = tempDir();
+    await a2a(["publish", "keep", "me"], { dir: d.path });
+    const u = await startUi(["--read-only", "--as", "human"], { dir: d.path });
+    const page = await open(u);
+    try {
+      expect(await page.textContent("#mode")).toBe("read-only");
+      expect(await page.isDisabled("#compose")).toBe(true);
+      await page.click(row("keep"));
+      await page.waitForSelector("#detail[open]");
+      expect(await page.isDisabled("#detail-clear")).toBe(true);
+    } finally {
+      await page.close();
+      await stop(u);
+    }
+  });
+
+  test("hostile store content (HTML, script, ANSI, bidi, a 1 MiB line) is shown as inert text", async () => {
+    using d = tempDir();
+    const html = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script><b>bold</b>`;
+    const ansi = "\u001b[31mred\u001b[0m \u0007bell \u202Eevil";
+    const huge = "A".repeat(1024 * 1024 - 64) + "<i>end</i>";
+    await a2a(["publish", "html", html], { dir: d.path });
+    await a2a(["publish", "ansi", ansi], { dir: d.path });
+    await a2a(["publish", "huge", "-"], { dir: d.path, stdin: huge });
+    await a2a(["start", "streamer", html], { dir: d.path });
+    await a2a(["send", "bob", html, "--as", "mallory"], { dir: d.path });
+    await a2a(["pub", "news", html, "--as", "mallory"], { dir: d.path });
+    const u = await startUi([], { dir: d.path });
+    const page = await open(u);
+    try {
+      await a2a(["append", "streamer", html], { dir: d.path });
+      await page.waitForSelector(row("streamer", '[data-chunks="1"]'));
+      const inert = () =>
+        page.evaluate(`({
+          pwned: window.__pwned ?? null,
+          injected: document.querySelectorAll("main img, main script, main b, main i, dialog img, dialog script, dialog b, dialog i").length,
+        })`);
+      expect(await inert()).toEqual({ pwned: null, injected: 0 });
+      expect(await page.textContent(row("html"))).toContain("<img src=x onerror=");
+      expect(await page.textContent(row("streamer"))).toContain("<script>");
+      expect(await page.textContent("#agents")).toContain("<img src=x");
+      expect(await page.textContent("#topics")).toContain("<script>window.__pwned=2</script>");
+      expect(await page.textContent(row("ansi"))).toContain("^[[31mred^[[0m ^Gbell ⟨U+202E⟩evil");
+      // Agent text is marked as such.
+      expect(await page.getAttribute(`${row("html")} td:last-child span`, "class")).toContain("agent");
+      await page.click(row("huge"));
+      await page.waitForSelector("#detail[open]");
+      await page.waitForFunction(`document.getElementById("detail-result").textContent.endsWith("<i>end</i>")`);
+      expect(await page.evaluate(`document.getElementById("detail-result").textContent.length`)).toBe(huge.length);
+      expect(await inert()).toEqual({ pwned: null, injected: 0 });
+      await page.click("#detail-close");
+      await page.click(row("html"));
+      await page.waitForSelector("#detail[open]");
+      expect(await page.textContent("#detail-result")).toBe(html);
+      expect(await inert()).toEqual({ pwned: null, injected: 0 });
+      await page.locator("#detail").screenshot({ path: join(shots, "hostile.png") });
+      expect(pageErrors(page)).toEqual([]);
+    } finally {
+      await page.close();
+      await stop(u);
+    }
+  });
+
+  test("the timeline pauses (events wait, counted) and resumes; topics follow new messages", async () => {
+    using d = tempDir();
+    const u = await startUi([], { dir: d.path });
+    const page = await open(u);
+    try {
+      await a2a(["publish", "one", "1"], { dir: d.path });
+      await page.waitForSelector('#timeline li[data-kind="published"]');
+      await page.click("#pause");
+      await a2a(["publish", "two", "2"], { dir: d.path });
+      await page.waitForSelector(row("two"));
+      await page.waitForFunction(`document.getElementById("pause").textContent.includes("new")`);
+      expect(await page.locator('#timeline li[data-kind="published"]').count()).toBe(1);
+      await page.click("#pause");
+      expect(await page.locator('#timeline li[data-kind="published"]').count()).toBe(2);
+      await a2a(["pub", "build.status", "green on main", "--as", "ci"], { dir: d.path });
+      await page.waitForSelector('#topics [data-topic="build.status"]');
+      expect(await page.textContent('#topics [data-topic="build.status"]')).toContain("green on main");
+      await page.locator("#timeline-view").screenshot({ path: join(shots, "timeline.png") });
+      await page.locator("#topics-view").screenshot({ path: join(shots, "topics.png") });
+      await page.screenshot({ path: join(shots, "page.png"), fullPage: true });
+    } finally {
+      await page.close();
+      await stop(u);
+    }
+  });
+
+  test("many slots: the newest 300 have rows, the filter finds the rest, a change to an old one brings it to the top", async () => {
+    using d = tempDir();
+    const store = openStore({ dir: d.path, env: {} });
+    for (let i = 0; i < 350; i++) await publishSlot(store, `s${String(i).padStart(3, "0")}`, `result ${i}`);
+    const u = await startUi([], { dir: d.path });
+    const page = await open(u);
+    try {
+      expect(await page.locator("#slots tr").count()).toBe(300);
+      expect(await page.textContent("#slots-count")).toContain("350 · 0 running · newest 300 shown");
+      expect(await page.locator(row("s000")).count()).toBe(0);
+      await page.fill("#slot-filter", "s000");
+      await page.waitForSelector(row("s000"));
+      expect(await page.locator("#slots tr").count()).toBe(1);
+      await page.fill("#slot-filter", "");
+      await page.waitForFunction(`document.querySelectorAll("#slots tr").length === 300`);
+      await a2a(["publish", "s001", "changed"], { dir: d.path });
+      await page.waitForSelector(`#slots tr:first-child[data-name="s001"]`);
+      expect(await page.locator("#slots tr").count()).toBe(300);
+    } finally {
+      await page.close();
+      await stop(u);
+      closeWatches(store);
+    }
+  });
+
+  test("a page on another origin cannot read the stream or act, even knowing the token", async () => {
+    using d = tempDir();
+    await a2a(["publish", "keep", "s3cret"], { dir: d.path });
+    const u = await startUi([], { dir: d.path });
+    const other = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("<!doctype html><title>elsewhere</title>", { headers: { "Content-Type": "text/html" } }) });
+    const page = await ctx.newPage();
+    try {
+      await page.goto(`http://127.0.0.1:${other.port}/`);
+      const r = await page.evaluate(
+        async ({ base, token }) => {
+          const out: string[] = [];
+          for (const go of [
+            () => fetch(`${base}/api/slot?name=keep&token=${token}`).then((x) => x.text()),
+            () => fetch(`${base}/api/clear`, { method: "POST", headers: { "Content-Type": "application/json", "X-A2A-Token": token }, body: '{"name":"keep"}' }).then((x) => x.text()),
+            () => fetch(`${base}/api/clear?token=${token}`, { method: "POST", mode: "no-cors", body: '{"name":"keep"}' }).then(() => "opaque"),
+          ]) {
+            try {
+              out.push(await go());
+            } catch (e) {
+              out.push("blocked: " + (e as Error).name);
+            }
+          }
+          return out;
+        },
+        { base: u.base, token: u.token },
+      );
+      expect(r[0]).toBe("blocked: TypeError");
+      expect(r[1]).toBe("blocked: TypeError");
+      // A blind no-cors POST is blocked by the browser or sent opaque and refused by the server
+      // (no token header, cross-site): either way nothing changes.
+      expect(["opaque", "blocked: TypeError"]).toContain(r[2]);
+      expect((await a2a(["wait", "keep"], { dir: d.path })).stdout).toBe("s3cret");
+    } finally {
+      await page.close();
+      other.stop(true);
+      await stop(u);
+    }
+  });
+});
