@@ -9,7 +9,7 @@
 
 import type { Command } from "commander";
 
-export type Group = "slots" | "mail" | "topics" | "presence" | "gc" | "mcp";
+export type Group = "slots" | "mail" | "topics" | "presence" | "gc" | "mcp" | "completion";
 
 export const COMMANDS: Record<string, Group> = {
   start: "slots",
@@ -29,10 +29,12 @@ export const COMMANDS: Record<string, Group> = {
   policy: "mail",
   pub: "topics",
   sub: "topics",
+  topics: "topics",
   whoami: "presence",
   peers: "presence",
   gc: "gc",
   mcp: "mcp",
+  completion: "completion",
 };
 
 // A group module: each command as a function that adds it to the program.
@@ -47,6 +49,7 @@ const LOAD: Record<Group, () => Promise<GroupModule>> = {
   presence: () => import("./presence"),
   gc: () => import("./gc"),
   mcp: () => import("./mcp"),
+  completion: () => import("./completion"),
 };
 
 export const isCommand = (name: string | undefined): name is string => name !== undefined && Object.hasOwn(COMMANDS, name);
