@@ -1,39 +1,97 @@
 #!/usr/bin/env bash
-# Installs a2a from this checkout: Bun (when absent), dependencies, the compiled binary, and
-# the binary on your PATH. Re-running it is safe.
-#   ./install.sh                 -> ~/.local/bin/a2a
-#   PREFIX=/usr/local ./install.sh -> /usr/local/bin/a2a
+# Installs a2a from this checkout: Bun (when absent), dependencies, the compiled binary, the
+# binary on your PATH, and shell completion. Re-running it is safe.
+#   ./install.sh                    -> ~/.local/bin/a2a
+#   PREFIX=/usr/local ./install.sh  -> /usr/local/bin/a2a
+#   ./install.sh --uninstall        -> removes what it installed (same PREFIX), says what it left
+# It never strands you: a Bun that npm put off your PATH (npm honours PREFIX too) is used by
+# its full path; the build's own output is shown only if it fails; it ends with the version
+# and the next two commands.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 say() { printf 'install.sh: %s\n' "$*"; }
 die() { printf 'install.sh: %s\n' "$*" >&2; exit 1; }
 
-bun_works() { command -v bun >/dev/null 2>&1 && bun --version >/dev/null 2>&1; }
-
-if ! bun_works; then
-  command -v npm >/dev/null 2>&1 || die "Bun is not installed and npm is not there to install it: install Bun (https://bun.sh) or Node.js, then re-run"
-  say "installing Bun with npm (npm install -g --allow-scripts=bun bun)"
-  # --allow-scripts lets Bun's postinstall fetch the real binary; without it `bun` is a stub.
-  npm install -g --allow-scripts=bun bun >/dev/null || die "npm could not install Bun: see the npm output above, or install Bun by hand"
-  hash -r
-  bun_works || die "bun was installed but does not run: check that $(npm prefix -g)/bin is on PATH"
-fi
-say "using bun $(bun --version)"
-
-bun install --frozen-lockfile >/dev/null || die "bun install failed: see its output (run 'bun install' to see it)"
-bun run build >/dev/null || die "the build failed: run 'bun run build' to see why"
-
 prefix="${PREFIX:-$HOME/.local}"
 bindir="$prefix/bin"
-mkdir -p "$bindir" || die "cannot create $bindir: set PREFIX to a directory you can write"
-# Copy then rename, so a running a2a is never replaced by a half-written file.
-cp dist/a2a "$bindir/.a2a.new" && mv -f "$bindir/.a2a.new" "$bindir/a2a" || die "cannot write $bindir/a2a: set PREFIX to a directory you can write"
-say "installed $bindir/a2a ($("$bindir/a2a" --version))"
+# Where each shell looks for completions of a user (or, with PREFIX, of that prefix).
+if [ -n "${PREFIX:-}" ]; then
+  bash_comp="$prefix/share/bash-completion/completions/a2a"
+  zsh_comp="$prefix/share/zsh/site-functions/_a2a"
+  fish_comp="$prefix/share/fish/vendor_completions.d/a2a.fish"
+else
+  bash_comp="${XDG_DATA_HOME:-$HOME/.local/share}/bash-completion/completions/a2a"
+  zsh_comp="${XDG_DATA_HOME:-$HOME/.local/share}/zsh/site-functions/_a2a"
+  fish_comp="${XDG_CONFIG_HOME:-$HOME/.config}/fish/completions/a2a.fish"
+fi
 
+if [ "${1:-}" = "--uninstall" ]; then
+  removed=0
+  for f in "$bindir/a2a" "$bash_comp" "$zsh_comp" "$fish_comp"; do
+    if [ -e "$f" ] || [ -L "$f" ]; then rm -f "$f" && say "removed $f" && removed=$((removed + 1)); fi
+  done
+  [ "$removed" -gt 0 ] || say "nothing to remove under $prefix (set PREFIX as when you installed)"
+  say "left in place: your store (${A2A_DIR:-$HOME/.a2a}: slots, mail, topics; remove it yourself if you want it gone), Bun, and this checkout"
+  if command -v claude >/dev/null 2>&1 && claude mcp get a2a >/dev/null 2>&1; then
+    say "left in place: Claude Code's MCP server 'a2a' (remove it with: claude mcp remove a2a)"
+  fi
+  exit 0
+fi
+[ $# -eq 0 ] || die "unknown argument '$1': run ./install.sh, or ./install.sh --uninstall"
+
+bun_works() { "$1" --version >/dev/null 2>&1; }
+
+bun=""
+if command -v bun >/dev/null 2>&1 && bun_works bun; then
+  bun=$(command -v bun)
+else
+  command -v npm >/dev/null 2>&1 || die "Bun is not installed and npm is not there to install it: install Bun (https://bun.sh) or Node.js, then re-run"
+  say "installing Bun with npm (npm install -g --allow-scripts=bun bun)"
+  log=$(mktemp)
+  # --allow-scripts lets Bun's postinstall fetch the real binary; without it `bun` is a stub.
+  npm install -g --allow-scripts=bun bun >"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; die "npm could not install Bun (its output is above): install Bun by hand (https://bun.sh) and re-run"; }
+  rm -f "$log"
+  hash -r
+  # npm puts global binaries in $(npm prefix -g)/bin, and honours PREFIX: that may be off PATH.
+  npm_bin="$(npm prefix -g 2>/dev/null)/bin"
+  if command -v bun >/dev/null 2>&1 && bun_works bun; then bun=$(command -v bun)
+  elif bun_works "$npm_bin/bun"; then bun="$npm_bin/bun"; say "Bun is in $npm_bin, which is not on your PATH: using it from there"
+  else die "npm installed Bun but it does not run (looked on PATH and in $npm_bin): install Bun by hand (https://bun.sh) and re-run"
+  fi
+fi
+say "using bun $("$bun" --version) ($bun)"
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+"$bun" install --frozen-lockfile >"$log" 2>&1 || { cat "$log" >&2; die "bun install failed (its output is above): check your network, then re-run"; }
+"$bun" run --silent build >"$log" 2>&1 || { cat "$log" >&2; die "the build failed (its output is above)"; }
+
+mkdir -p "$bindir" 2>/dev/null || die "cannot create $bindir: set PREFIX to a directory you can write"
+# Copy then rename, so a running a2a is never replaced by a half-written file.
+{ cp dist/a2a "$bindir/.a2a.new" && mv -f "$bindir/.a2a.new" "$bindir/a2a"; } 2>/dev/null || die "cannot write $bindir/a2a: set PREFIX to a directory you can write"
+version=$("$bindir/a2a" --version) || die "$bindir/a2a does not run: see the output above"
+
+# Completion: bash always (bash-completion loads it from there), zsh and fish when present.
+put_completion() { # shell file
+  mkdir -p "$(dirname "$2")" 2>/dev/null && "$bindir/a2a" completion "$1" >"$2.new" 2>/dev/null && mv -f "$2.new" "$2" && say "$1 completion: $2$3"
+}
+put_completion bash "$bash_comp" " (loaded by bash-completion in new shells; or: source $bash_comp)" || say "could not write bash completion to $bash_comp (a2a completion bash prints it)"
+if command -v zsh >/dev/null 2>&1; then
+  put_completion zsh "$zsh_comp" " (add $(dirname "$zsh_comp") to fpath before compinit in ~/.zshrc)" || say "could not write zsh completion (a2a completion zsh prints it)"
+fi
+if command -v fish >/dev/null 2>&1; then
+  put_completion fish "$fish_comp" "" || say "could not write fish completion (a2a completion fish prints it)"
+fi
+
+a2a="a2a"
 case ":$PATH:" in
   *":$bindir:"*) ;;
-  *) say "$bindir is not on your PATH; add it with:"
+  *) a2a="$bindir/a2a"
+     say "$bindir is not on your PATH; add it with:"
      say "  echo 'export PATH=\"$bindir:\$PATH\"' >> ~/.bashrc && export PATH=\"$bindir:\$PATH\"" ;;
 esac
-say "next: bun test   (runs the test suite against dist/a2a)"
+say "installed a2a $version at $bindir/a2a"
+say "next:"
+say "  $a2a --help                      # the commands, with examples"
+say "  claude mcp add a2a -- $a2a mcp   # give Claude Code the tools"

@@ -2,7 +2,23 @@
 // codes. Loaded only for the full listing. The variables are lib/core/config.ts's (the only
 // reader of A2A_*); tests/e2e/help.test.ts checks that every one config.ts reads is here.
 
+import type { Command } from "commander";
 import { examples } from "./run";
+
+// Each registered command's name, summary and flags (for `a2a completion`).
+export interface CommandSpec {
+  name: string;
+  summary: string;
+  options: string[]; // long and short flags, plus the global ones
+}
+
+export function commandSpecs(program: Command): CommandSpec[] {
+  return program.commands.map((c) => ({
+    name: c.name(),
+    summary: c.summary() || c.description().split(". ")[0],
+    options: [...c.options.flatMap((o) => [o.long, o.short].filter((f): f is string => !!f)), "--help", "--dir"],
+  }));
+}
 
 const ENV: [string, string][] = [
   ["A2A_DIR", "the store directory (default ~/.a2a; --dir wins)"],

@@ -10,6 +10,7 @@
 //   EIO A2AError instead (exit 1, "what was not shown stays unread").
 
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
+import { isatty } from "node:tty";
 import { A2AError, ioError } from "../lib/core/errors";
 
 // The reader of stdout went away (EPIPE) before a non-durable output was all written: the
@@ -35,12 +36,23 @@ function writeAll(fd: number, text: string | Uint8Array, onClosed: OnClosed): vo
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "EAGAIN") continue; // a non-blocking pipe is full: the reader will drain it
-      if (code !== "EPIPE") throw err;
+      if (code !== "EPIPE") {
+        if (fd === 2) return; // nowhere left to say it
+        throw outputError(code, onClosed === "strict");
+      }
       if (onClosed === "ignore") return;
       if (onClosed === "stop") throw new StdoutClosed();
       throw new A2AError("EIO", "stdout closed before everything was written: what was not shown stays unread; run the command again");
     }
   }
+}
+
+// A failed write to stdout is about the output (`a2a status > /dev/full`), never the store:
+// say so, so nobody goes freeing space on the store's disk.
+function outputError(code: string | undefined, durable: boolean): A2AError {
+  const what = code === "ENOSPC" ? "the output's device is full (the store is fine)" : code === "EDQUOT" ? "the output's disk quota is exhausted (the store is fine)" : "the output could not be written (the store is fine)";
+  const rest = durable ? "what was not shown stays unread; free space there or redirect elsewhere, then run the command again" : "free space there or redirect the output elsewhere";
+  return new A2AError("EIO", `writing to stdout failed (${code ?? "error"}): ${what}; ${rest}`, { data: { errno: code, stream: "stdout" } });
 }
 
 export const out = (text: string | Uint8Array) => writeAll(1, text, "stop");
@@ -54,6 +66,25 @@ export function closeStdout(): void {
   } catch {
     // already closed
   }
+}
+
+// Terminal facts, for output meant for a person only (live status lines, table width).
+export function isTTY(fd: number): boolean {
+  try {
+    return isatty(fd);
+  } catch {
+    return false;
+  }
+}
+
+// The width output on `fd` should fit: $COLUMNS, else the terminal's, else undefined (a pipe
+// or a file: no limit). process.stdout/stderr are touched only on a terminal (start-up cost).
+export function columns(fd: 1 | 2 = 1, env: Record<string, string | undefined> = process.env): number | undefined {
+  const c = Number(env.COLUMNS);
+  if (Number.isInteger(c) && c > 0) return c;
+  if (!isTTY(fd)) return undefined;
+  const w = (fd === 1 ? process.stdout : process.stderr).columns;
+  return typeof w === "number" && w > 0 ? w : undefined;
 }
 
 export function decodeUtf8(bytes: Uint8Array, what: string): string {
@@ -193,4 +224,32 @@ export function parseCount(text: string, flag: string): number {
 
 export function json(value: unknown): string {
   return JSON.stringify(value) + "\n";
+}
+
+// Stdin as it arrives, cut into lines (each with its "\n"; the last may lack one), for
+// `append --lines`. A line over `limit` bytes is cut into pieces of at most `limit`, on UTF-8
+// character boundaries. Invalid UTF-8 is a usage error naming the line.
+export async function* stdinLines(limit: number, what: string): AsyncGenerator<string> {
+  let pending = Buffer.alloc(0);
+  let line = 1;
+  for await (const data of Bun.stdin.stream()) {
+    pending = pending.length ? Buffer.concat([pending, Buffer.from(data)]) : Buffer.from(data);
+    for (;;) {
+      const nl = pending.indexOf(10);
+      const whole = nl >= 0 && nl < limit;
+      if (!whole && pending.length <= limit) break;
+      const end = whole ? nl + 1 : utf8Cut(pending, limit);
+      yield decodeUtf8(pending.subarray(0, end), `${what} (line ${line})`);
+      if (whole) line++;
+      pending = pending.subarray(end);
+    }
+  }
+  if (pending.length) yield decodeUtf8(pending, `${what} (line ${line})`);
+}
+
+// The largest length <= limit that does not split a UTF-8 character of `b`.
+function utf8Cut(b: Buffer, limit: number): number {
+  let end = Math.min(limit, b.length);
+  while (end > 0 && end < b.length && (b[end] & 0xc0) === 0x80) end--;
+  return end || Math.min(limit, b.length);
 }

@@ -18,10 +18,21 @@ import { SHELL } from "./phrase";
 
 const argv = process.argv.slice(2);
 
+// --json anywhere before a `--` asks for machine output, errors included: one JSON line on
+// stderr, {"error": {"code", "message", "exit"}} (plus "data" when there are facts). Read from
+// argv, not from commander, so that usage errors commander itself raises are JSON too.
+const jsonErrors = (() => {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).includes("--json");
+})();
+
 function fail(e: unknown): never {
   if (e instanceof StdoutClosed) process.exit(EXIT.OK);
   const a = asA2AError(e);
-  err(`a2a: ${phrase(a, SHELL)}\n`);
+  if (jsonErrors) {
+    const error = { code: a.code, message: phrase(a, SHELL), exit: a.exitCode, ...(Object.keys(a.data).length ? { data: a.data } : {}) };
+    err(JSON.stringify({ error }) + "\n");
+  } else err(`a2a: ${phrase(a, SHELL)}\n`);
   if (process.env.A2A_DEBUG /* read before any Store exists */ && a.cause) err(String((a.cause as Error)?.stack ?? a.cause) + "\n");
   process.exit(a.exitCode);
 }
@@ -80,7 +91,8 @@ async function main(): Promise<void> {
         err(program.helpInformation());
         process.exit(EXIT.USAGE);
       }
-      fail(new A2AError("EUSAGE", `${usageLine(e.message)}: see a2a --help or a2a COMMAND --help`));
+      // The help to read is the command's own when there is one.
+      fail(new A2AError("EUSAGE", `${usageLine(e.message)}: see ${r.one ? `a2a ${r.one} --help` : "a2a --help"}`, { data: { command: r.one ?? null } }));
     }
     throw e;
   }

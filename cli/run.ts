@@ -22,14 +22,18 @@ import { openStore, type Store } from "../lib/core/config";
 import { A2AError, render, type Part } from "../lib/core/errors";
 import type { Outcome } from "../lib/core/outcome";
 import { closeWatches } from "../lib/core/watch";
-import { closeStdout, err, StdoutClosed } from "./io";
+import { closeStdout, err, out, StdoutClosed } from "./io";
 import { SHELL } from "./phrase";
 
 export interface Ctx {
   readonly store: Store; // opened on first use
   readonly dir: string | undefined; // --dir as given (for `a2a mcp`, which opens its own store)
   readonly json: boolean;
+  readonly quiet: boolean; // -q: no confirmation line (errors and requested output still print)
   signal(): AbortSignal; // arms the stop signals; call once, before blocking
+  // Prints a command's confirmation ("published x (version 2, 5B)"): the record as JSON under
+  // --json, nothing under -q, else the line.
+  confirm(value: unknown, line: string): void;
 }
 
 const SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
@@ -48,10 +52,16 @@ class Context implements Ctx {
   #abort: AbortController | undefined;
   readonly dir: string | undefined;
   readonly json: boolean;
+  readonly quiet: boolean;
   constructor(cmd: Command) {
-    const o = cmd.optsWithGlobals() as { dir?: string; json?: boolean };
+    const o = cmd.optsWithGlobals() as { dir?: string; json?: boolean; quiet?: boolean };
     this.dir = o.dir;
     this.json = !!o.json;
+    this.quiet = !!o.quiet;
+  }
+  confirm(value: unknown, line: string): void {
+    if (this.json) out(JSON.stringify(value) + "\n");
+    else if (!this.quiet) out(line.endsWith("\n") ? line : line + "\n");
   }
   get store(): Store {
     return (this.#store ??= openStore({ dir: this.dir }));
@@ -118,15 +128,14 @@ export interface Doc {
   description: string; // what it does, what it prints, how it ends: the head of `a2a CMD --help`
   examples: string[];
   json: string; // what --json prints: every command takes --json
+  quiet?: true; // the command prints a confirmation line, which -q/--quiet silences
 }
 
 // A command with its documentation, --json, and commander's errors routed to cli/main.ts.
 export function command(program: Command, name: string, doc: Doc): Command {
-  return program
-    .command(name)
-    .summary(doc.summary)
-    .description(doc.description)
-    .option("--json", doc.json)
+  const cmd = program.command(name).summary(doc.summary).description(doc.description).option("--json", doc.json);
+  if (doc.quiet) cmd.option("-q, --quiet", "print no confirmation line (errors still go to stderr)");
+  return cmd
     .addHelpText("after", examples(doc.examples))
     .exitOverride()
     .configureOutput({ writeErr: () => {} });

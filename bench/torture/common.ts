@@ -108,6 +108,8 @@ const DOCUMENTED_EXITS = new Set([0, 1, 2, 3, 4, 124]);
 
 // Judges stderr of a finished command: empty on success; on failure exactly one line
 // "a2a: <what>: <fix>" (plus any "a2a: warning: ..." lines), a documented exit code, no trace.
+// Under --json the error line is {"error": {"code", "message": "<what>: <fix>", "exit"}}, its
+// exit the process's.
 export function stderrProblem(r: RunResult, allowWarnings = true): string | undefined {
   if (r.hung) return `hung (killed by the safety net after ${Math.round(r.ms)} ms)`;
   if (r.code === null) return `died of ${r.signal}`;
@@ -117,6 +119,18 @@ export function stderrProblem(r: RunResult, allowWarnings = true): string | unde
   if (/\n\s+at |panic|Segmentation|Bun v\d|error: .*\n.*\^/i.test(r.stderr)) return `stack trace or crash text on stderr: ${short(r.stderr, 300)}`;
   if (r.code === 0) return errors.length ? `exit 0 with error text: ${short(r.stderr)}` : undefined;
   if (errors.length !== 1) return `exit ${r.code} with ${errors.length} error lines: ${short(r.stderr)}`;
+  if (errors[0].startsWith("{")) {
+    let e: { code?: unknown; message?: unknown; exit?: unknown } | undefined;
+    try {
+      e = JSON.parse(errors[0]).error;
+    } catch {
+      return `error line is neither "a2a: ..." nor JSON: ${short(errors[0])}`;
+    }
+    if (!e || typeof e.code !== "string" || typeof e.message !== "string" || !/^.+: .+/.test(e.message) || e.exit !== r.code) {
+      return `JSON error line not {"error": {"code", "message": "<what>: <what to do>", "exit": ${r.code}}}: ${short(errors[0])}`;
+    }
+    return undefined;
+  }
   if (!/^a2a: .+: .+/.test(errors[0])) return `error line not "a2a: <what>: <what to do>": ${short(errors[0])}`;
   return undefined;
 }

@@ -9,7 +9,7 @@
 
 import type { Command } from "commander";
 
-export type Group = "slots" | "mail" | "topics" | "presence" | "gc" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui";
+export type Group = "slots" | "mail" | "topics" | "presence" | "gc" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
 
 export const COMMANDS: Record<string, Group> = {
   start: "slots",
@@ -29,6 +29,7 @@ export const COMMANDS: Record<string, Group> = {
   policy: "mail",
   pub: "topics",
   sub: "topics",
+  topics: "topics",
   whoami: "presence",
   peers: "presence",
   gc: "gc",
@@ -38,6 +39,7 @@ export const COMMANDS: Record<string, Group> = {
   setup: "setup",
   doctor: "doctor",
   ui: "ui",
+  completion: "completion",
 };
 
 // A group module: each command as a function that adds it to the program.
@@ -57,6 +59,7 @@ const LOAD: Record<Group, () => Promise<GroupModule>> = {
   setup: () => import("./setup"),
   doctor: () => import("./doctor"),
   ui: () => import("./ui"),
+  completion: () => import("./completion"),
 };
 
 export const isCommand = (name: string | undefined): name is string => name !== undefined && Object.hasOwn(COMMANDS, name);

@@ -14,6 +14,7 @@ import { sendMessage, type SendResult } from "../../lib/mail/send";
 import { requireAgent } from "../../lib/presence/identity";
 import { age, preview, table } from "../format";
 import { durationMs, err, json, out, outStrict, parseCount, payload } from "../io";
+import { liveLine } from "../progress";
 import { action, command, end, type Ctx } from "../run";
 
 export const AS = ["--as <name>", "who you are (default: $A2A_AGENT)"] as const;
@@ -37,6 +38,7 @@ export const commands = {
         'answer=$(a2a send oracle "which port?" --wait-reply --timeout 60 --json | jq -r .reply.body)',
       ],
       json: "print {id, from, to, sent_at, size, duplicate} (and the reply) as JSON",
+      quiet: true,
     })
       .argument("<to>", "recipient agent name")
       .argument("[message]", "the text, or '-' for stdin")
@@ -53,10 +55,10 @@ export const commands = {
         if (!o.waitReply) {
           if (o.timeout !== undefined) throw new A2AError("EUSAGE", "--timeout applies to --wait-reply only: add --wait-reply or drop --timeout");
           const r = await sendMessage(c.store, me, to, body, opts);
-          return out(c.json ? json(r) : sentLine(r));
+          return c.confirm(r, sentLine(r));
         }
         const outcome = await request(c.store, me, to, body, { ...opts, timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() }, (s, m) =>
-          outStrict(c.json ? json({ ...s, reply: m }) : sentLine(s) + frameMessage(m)),
+          outStrict(c.json ? json({ ...s, reply: m }) : (c.quiet ? "" : sentLine(s)) + frameMessage(m)),
         );
         end(c, outcome, {
           timeout: (_p, { sent }) => text`no reply to ${sent.id} from ${to} arrived in time: it will wait in your inbox (${op("recv")}); raise ${arg("timeout")} to wait longer`,
@@ -67,7 +69,7 @@ export const commands = {
   recv: (p: Command) =>
     command(p, "recv", {
       summary: "print your oldest unread message (--all: every one) and mark it read",
-      description: "Print unread messages oldest first, each framed as untrusted input from its sender, and mark them read once written out. Several readers of one inbox never get the same message. Prints nothing when there is none (exit 0), unless --wait: then block until one arrives (exit 124 on --timeout, 128+N on a signal). If stdout closes before a message is out, it stays unread (exit 1).",
+      description: "Print your oldest unread message (with --all: every unread one, oldest first), framed as untrusted input from its sender, and mark it read once it is written out. Several readers of one inbox never get the same message. Prints nothing when there is none (exit 0), unless --wait: then block until one arrives (exit 124 on --timeout, 128+N on a signal). If stdout closes before a message is out, it stays unread (exit 1).",
       examples: [
         "a2a recv --as bob",
         "A2A_AGENT=bob a2a recv --wait --timeout 5m",
@@ -83,11 +85,15 @@ export const commands = {
       .action(action(async (c: Ctx, o) => {
         const me = requireAgent(c.store, o.as, "recv").name;
         if (o.timeout !== undefined && !o.wait) throw new A2AError("EUSAGE", "--timeout applies to --wait only: add --wait or drop --timeout");
+        const line = o.wait ? liveLine(() => `waiting for a message to ${me}`) : undefined;
         const outcome = await receive(
           c.store, me,
           { wait: !!o.wait, peek: !!o.peek, max: o.all ? Infinity : 1, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined },
-          (msgs) => outStrict(msgs.map((m) => (c.json ? json(m) : frameMessage(m))).join(c.json ? "" : "\n")),
-        );
+          (msgs) => {
+            line?.stop();
+            outStrict(msgs.map((m) => (c.json ? json(m) : frameMessage(m))).join(c.json ? "" : "\n"));
+          },
+        ).finally(() => line?.stop());
         const got = end(c, outcome, {
           timeout: () => text`no message for ${me} arrived in time: raise ${arg("timeout")}, or check who writes to ${me} (${op("peers")})`,
         });
@@ -142,31 +148,32 @@ export const commands = {
       description: "Add NAMES to the senders you accept (taking them off your deny list), bind each to an OS user, and move any mail of theirs that was held back to unread. NAME@USER binds NAME to OS user USER; a plain NAME is bound to the OS user seen on NAME's last message in your inbox (said in the output), or left unbound if none was seen. Mail claiming a bound NAME but written by another OS user is held, and such a send is refused: in a shared store the file owner is what the filesystem vouches for. Between agents of one OS user nothing is authenticated. Matters most under the allowlist policy (`a2a policy allowlist`).",
       examples: ["a2a allow alice bob --as carol", "a2a allow alice@seca --as carol", "a2a policy allowlist --as carol"],
       json: "print the policy as JSON (bind: NAME -> OS user)",
+      quiet: true,
     })
       .argument("<names...>", "sender names, or NAME@USER to bind to an OS user")
       .option(...AS)
       .action(action(async (c: Ctx, names: string[], o) => {
         const r = await allowSenders(c.store, requireAgent(c.store, o.as, "allow").name, names);
-        if (c.json) return out(json({ ...r.policy, released: r.released, allowed: r.allowed }));
         const bound = r.allowed.map((a) =>
           a.user ? `${a.name} is bound to OS user ${a.user}${a.bound_from === "last message" ? " (the writer of its last message here)" : ""}\n`
             : `${a.name} is not bound to an OS user (no message from it seen yet): a2a allow ${a.name}@USER binds it\n`,
         );
-        out(policyLine(r.policy) + bound.join("") + (r.released ? `${r.released} held message(s) released to unread\n` : ""));
+        c.confirm({ ...r.policy, released: r.released, allowed: r.allowed }, policyLine(r.policy) + bound.join("") + (r.released ? `${r.released} held message(s) released to unread\n` : ""));
       })),
 
   deny: (p: Command) =>
     command(p, "deny", {
       summary: "refuse mail from NAMES, whatever the policy",
       description: "Refuse mail from NAMES under any policy: their sends fail (exit 1 for them), nothing reaches your inbox. `a2a allow NAME` lifts it.",
-      examples: ["a2a deny spammer --as carol"],
+      examples: ["a2a deny mallory --as carol", "A2A_AGENT=carol a2a deny mallory eve"],
       json: "print the policy as JSON",
+      quiet: true,
     })
       .argument("<names...>", "sender names")
       .option(...AS)
       .action(action(async (c: Ctx, names: string[], o) => {
         const p = await denySenders(c.store, requireAgent(c.store, o.as, "deny").name, names);
-        out(c.json ? json(p) : policyLine(p));
+        c.confirm(p, policyLine(p));
       })),
 
   policy: (p: Command) =>

@@ -2,6 +2,7 @@
 // time no other command should pay.
 
 import type { Command } from "commander";
+import { err, isTTY } from "../io";
 import { action, command, type Ctx } from "../run";
 
 export const commands = {
@@ -14,6 +15,16 @@ export const commands = {
     })
       .option("--tools <list>", "tool sets and tool names, comma-separated (default: slots,mail,peers,tasks)")
       .action(action(async (c: Ctx, o: { tools?: string }) => {
+        // Started by hand on a terminal, it would otherwise sit silent: say what it is.
+        if (isTTY(0)) {
+          err(
+            "a2a mcp: this is the MCP server: it speaks JSON-RPC on stdin/stdout, for an MCP client (an agent) to start, not for typing at.\n" +
+              "  register it with Claude Code:  a2a setup claude   (or: claude mcp add a2a -- a2a mcp; -s user for every project)\n" +
+              '  or in .mcp.json:               {"mcpServers": {"a2a": {"command": "a2a", "args": ["mcp"]}}}\n' +
+              "  on another machine, over ssh:  claude mcp add a2a -- ssh HOST a2a mcp\n" +
+              "Serving on this terminal now; Ctrl-D or Ctrl-C ends it.\n",
+          );
+        }
         const { runMcpServer } = await import("../mcp/server");
         await runMcpServer(c.dir, o.tools);
       })),

@@ -8,11 +8,14 @@ import { A2AError, arg, op, text } from "../../lib/core/errors";
 import { isoTime } from "../../lib/core/time";
 import { watchSlots } from "../../lib/slots/events";
 import type { SlotRecord } from "../../lib/slots/record";
-import { appendChunk, clearAll, clearSlot, listSlots, publishSlot, startSlot } from "../../lib/slots/slot";
+import { appendChunk, clearAll, clearSlot, getSlot, listSlots, publishSlot, startSlot } from "../../lib/slots/slot";
+import type { Store } from "../../lib/core/config";
+import { liveLine } from "../progress";
 import { tailSlot } from "../../lib/slots/tail";
 import { waitSlots } from "../../lib/slots/wait";
 import { age, preview, size, table } from "../format";
-import { durationMs, durationSec, err, json, out, parseCount, payload } from "../io";
+import { columns, durationMs, durationSec, err, json, out, parseCount, payload, stdinLines } from "../io";
+import { done, ended } from "../../lib/core/outcome";
 import { action, command, end, type Ctx } from "../run";
 
 const count = (v: string | undefined, flag: string) => (v === undefined ? undefined : parseCount(v, flag));
@@ -24,21 +27,23 @@ export const commands = {
       description: "Announce that work on NAME has begun: status shows it running with TASK, and `a2a tail` can follow what `a2a append` streams into it. A published slot goes back to running (its streamed chunks are dropped); waiters keep waiting for the next publish.",
       examples: ['a2a start researcher "scraping competitor prices"', "a2a start build --ttl 2h"],
       json: "print the record as JSON",
+      quiet: true,
     })
       .argument("<name>", "slot name")
       .argument("[task]", "what the work is, shown by status", "")
       .option("--ttl <duration>", "expire the record after this long (e.g. 30m, 2h)")
       .action(action(async (c: Ctx, name: string, task: string, o) => {
         const rec = await startSlot(c.store, name, task, { ttlSec: durationSec(o.ttl, "--ttl") });
-        out(c.json ? json(rec) : `started ${rec.name} (version ${rec.version})\n`);
+        c.confirm(rec, `started ${rec.name} (version ${rec.version})`);
       })),
 
   publish: (p: Command) =>
     command(p, "publish", {
       summary: "publish RESULT on NAME, waking every waiter",
       description: "Publish RESULT on NAME, waking every waiter. RESULT '-' or a piped stdin reads stdin; any UTF-8 text, passed through byte for byte. Each publish raises the slot's version; --if-version makes it a compare-and-set (exit 4 if someone else published first).",
-      examples: ['a2a publish researcher "42 prices found"', "jq . report.json | a2a publish researcher", "a2a publish config --if-version 3 --file config.json"],
+      examples: ['a2a publish researcher "42 prices found"', "jq . report.json | a2a publish researcher", "a2a publish config --if-version 3 --file config.json", 'a2a publish lock "mine" --if-version 0 -q   # create only: exit 4 if it exists'],
       json: "print the record as JSON",
+      quiet: true,
     })
       .argument("<name>", "slot name")
       .argument("[result]", "the result text, or '-' for stdin")
@@ -48,7 +53,7 @@ export const commands = {
       .action(action(async (c: Ctx, name: string, result: string | undefined, o) => {
         const body = payload(result, o.file, c.store.maxBytes, "the result");
         const rec = await publishSlot(c.store, name, body, { ttlSec: durationSec(o.ttl, "--ttl"), ifVersion: count(o.ifVersion, "--if-version") });
-        out(c.json ? json(rec) : `published ${rec.name} (version ${rec.version}, ${size(rec.size)})\n`);
+        c.confirm(rec, `published ${rec.name} (version ${rec.version}, ${size(rec.size)})`);
       })),
 
   wait: (p: Command) =>
@@ -65,12 +70,9 @@ export const commands = {
       .option("--after-version <n>", "only count a publish newer than version N (one you have already seen)")
       .action(action(async (c: Ctx, names: string[], o) => {
         const unique = [...new Set(names)];
-        const outcome = await waitSlots(c.store, unique, {
-          any: !!o.any,
-          afterVersion: count(o.afterVersion, "--after-version"),
-          timeoutMs: durationMs(o.timeout, "--timeout"),
-          signal: c.signal(),
-        });
+        const opts = { any: !!o.any, afterVersion: count(o.afterVersion, "--after-version"), timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() };
+        const line = liveLine(() => `waiting for ${unique.map((n) => slotState(c.store, n)).join(", ")}`);
+        const outcome = await waitSlots(c.store, unique, opts).finally(line.stop);
         const found = end(c, outcome, {
           timeout: (pending) => text`timed out waiting for ${pending.join(", ")}: nothing published in time; raise ${arg("timeout")} or check the producer (${op("status", pending[0])})`,
         });
@@ -80,16 +82,26 @@ export const commands = {
   append: (p: Command) =>
     command(p, "append", {
       summary: "stream a chunk of partial output into running slot NAME",
-      description: "Add CHUNK to the streamed output of slot NAME for `a2a tail NAME --follow` to print as it lands; a slot that does not exist yet starts running, a published one refuses (exit 4: `a2a start NAME` begins a new run). CHUNK '-' or a piped stdin reads stdin; the text is stored as given, so end it with a newline if lines are wanted.",
-      examples: ["a2a append researcher $'page 3 of 10 done\\n'", "make 2>&1 | a2a append build -"],
-      json: "print the record as JSON",
+      description: "Add CHUNK to the streamed output of slot NAME for `a2a tail NAME --follow` to print as it lands; a slot that does not exist yet starts running, a published one refuses (exit 4: `a2a start NAME` begins a new run). CHUNK '-' or a piped stdin reads all of stdin as one chunk; the text is stored as given, so end it with a newline if lines are wanted. With --lines, one process streams stdin as it comes, a chunk per line (or per --flush interval), and exits when stdin ends: `make 2>&1 | a2a append build --lines`.",
+      examples: ["a2a append researcher $'page 3 of 10 done\\n'", "make 2>&1 | a2a append build --lines", "./crawl.sh | a2a append crawl --lines --flush 200ms", "a2a append build --file step1.log"],
+      json: "print the record as JSON (with --lines: the last one)",
+      quiet: true,
     })
       .argument("<name>", "slot name")
       .argument("[chunk]", "the text, or '-' for stdin")
       .option("--file <path>", "read the chunk from a file")
+      .option("--lines", "read stdin as it comes: a chunk per line, until stdin ends")
+      .option("--flush <duration>", "with --lines: gather the lines of each interval into one chunk (e.g. 50ms, 1s)")
       .action(action(async (c: Ctx, name: string, chunk: string | undefined, o) => {
+        if (o.flush !== undefined && !o.lines) throw new A2AError("EUSAGE", "--flush applies to --lines only: add --lines or drop --flush");
+        if (o.lines) {
+          if (chunk !== undefined && chunk !== "-") throw new A2AError("EUSAGE", "both a chunk argument and --lines given: --lines reads stdin; pipe the text in or drop --lines");
+          if (o.file !== undefined) throw new A2AError("EUSAGE", "both --file and --lines given: use one (--lines reads stdin: a2a append NAME --lines < FILE)");
+          const r = await appendLines(c, name, durationMs(o.flush, "--flush"));
+          return c.confirm(r.last ?? null, `appended ${r.count} chunk(s) to ${name}`);
+        }
         const rec = await appendChunk(c.store, name, payload(chunk, o.file, c.store.maxBytes, "the chunk"));
-        out(c.json ? json(rec) : `appended chunk ${rec.chunks} to ${rec.name}\n`);
+        c.confirm(rec, `appended chunk ${rec.chunks} to ${rec.name}`);
       })),
 
   tail: (p: Command) =>
@@ -104,9 +116,15 @@ export const commands = {
       .option("--after <n>", "skip the first N chunks")
       .option("--timeout <seconds>", "with --follow, give up after this long (exit 124)")
       .action(action(async (c: Ctx, name: string, o) => {
-        const print = (chunk: string, n: number) => out(c.json ? json({ name, n, text: chunk }) : chunk);
+        const line = o.follow ? liveLine(() => `following ${slotState(c.store, name)}`) : undefined;
+        const print = (chunk: string, n: number) => {
+          const text = c.json ? json({ name, n, text: chunk }) : chunk;
+          line?.clear();
+          out(text);
+          line?.wrote(text);
+        };
         const opts = { after: count(o.after, "--after") ?? 0, follow: !!o.follow, timeoutMs: durationMs(o.timeout, "--timeout") };
-        const outcome = await tailSlot(c.store, name, { ...opts, signal: o.follow ? c.signal() : undefined }, print);
+        const outcome = await tailSlot(c.store, name, { ...opts, signal: o.follow ? c.signal() : undefined }, print).finally(() => line?.stop());
         const res = end(c, outcome, { timeout: () => text`timed out following ${name}: it was not published in time; raise ${arg("timeout")}` });
         if (res.state === "absent") throw new A2AError("ENOTFOUND", text`no slot named ${name}: check the name (${op("status")})`);
       })),
@@ -114,24 +132,27 @@ export const commands = {
   status: (p: Command) =>
     command(p, "status", {
       summary: "list slots, newest first (--watch: keep the table current)",
-      description: "List slots, newest first: state (running, with its chunk count, or done), task, age, size and a preview of the result. Exit 3 if named slots do not exist. A record that is not valid is skipped with a warning on stderr. With --watch, the table is redrawn in place whenever a slot changes (on a terminal; otherwise each redraw is printed after a '-- TIME --' line), until stopped (128+N on a signal) or for --timeout, a run length (exit 0).",
-      examples: ["a2a status", "a2a status researcher --json", "a2a status --watch"],
-      json: "full records as a JSON array (--watch: one array per line, per change)",
+      description: "List slots, newest first: state (running, with its chunk count, or done), task, age, size and a preview of the result. The table fits $COLUMNS or the terminal's width by shortening tasks and previews, never names. Exit 3 if named slots do not exist, unless --missing-ok (then they are just not listed: `a2a status cfg --json --missing-ok | jq '.[0].version // 0'` reads version 0 for an absent slot). A record that is not valid is skipped with a warning on stderr. With --watch, the table is redrawn in place whenever a slot changes (on a terminal; otherwise each redraw is printed after a '-- TIME --' line), until stopped (128+N on a signal) or for --timeout, a run length (exit 0).",
+      examples: ["a2a status", "a2a status researcher --json", "v=$(a2a status config --json --missing-ok | jq '.[0].version // 0')", "a2a status --watch"],
+      json: "full records as a JSON array, always an array, even for one name (--watch: one array per line, per change)",
     })
       .argument("[names...]", "only these slots")
+      .option("--missing-ok", "a named slot that does not exist is not an error (exit 0); it is left out")
       .option("--watch", "redraw the table as slots change, until interrupted")
       .option("--timeout <seconds>", "with --watch, stop after this long (exit 0)")
       .action(action(async (c: Ctx, names: string[], o) => {
         if (o.timeout !== undefined && !o.watch) throw new A2AError("EUSAGE", "--timeout applies to --watch only: add --watch or drop --timeout");
         const only = names.length ? names : undefined;
+        const shown = (records: SlotRecord[]) =>
+          records.length ? statusTable(records, columns()) : names.length ? "" : "no slots yet: a2a start NAME or a2a publish NAME RESULT creates one\n";
         if (!o.watch) {
           const { records, skipped } = await listSlots(c.store, only);
           for (const s of skipped) err(`a2a: warning: slots/${s}.json is not a valid record; skipped (a2a clear ${s} removes it)\n`);
-          if (names.length && records.length === 0) {
+          if (names.length && records.length === 0 && !o.missingOk) {
             if (c.json) out(json(records));
-            throw new A2AError("ENOTFOUND", `no slot named ${names.join(", ")}: check the name (a2a status lists all)`);
+            throw new A2AError("ENOTFOUND", text`no slot named ${names.join(", ")}: check the name (${op("status")} lists all), or pass ${arg("missingOk")} to read an absent slot as version 0`);
           }
-          return out(c.json ? json(records) : statusTable(records));
+          return out(c.json ? json(records) : shown(records));
         }
         // In place on a terminal: home, the table, clear to the end (no flicker, no scrollback).
         const tty = fstatSync(1).isCharacterDevice();
@@ -139,7 +160,7 @@ export const commands = {
           const { records } = await listSlots(c.store, only);
           if (c.json) return out(json(records));
           const stamp = isoTime(Date.now() / 1000);
-          out(tty ? `\x1b[H\x1b[2K${stamp}  ${records.length} slot(s)  (Ctrl-C stops)\n\x1b[2K\n${statusTable(records).replace(/\n/g, "\x1b[K\n")}\x1b[J` : `-- ${stamp} --\n${statusTable(records)}`);
+          out(tty ? `\x1b[H\x1b[2K${stamp}  ${records.length} slot(s)  (Ctrl-C stops)\n\x1b[2K\n${shown(records).replace(/\n/g, "\x1b[K\n")}\x1b[J` : `-- ${stamp} --\n${shown(records)}`);
         };
         if (tty && !c.json) out("\x1b[H\x1b[2J");
         await draw();
@@ -166,6 +187,7 @@ export const commands = {
       description: "Remove the named slots, or every slot with --all, with their streamed chunks. A waiter keeps waiting for the next publish. Exit 3 if a named slot does not exist (the others are still removed).",
       examples: ["a2a clear researcher", "a2a clear --all"],
       json: "print {cleared, missing} as JSON",
+      quiet: true,
     })
       .argument("[names...]", "slot names")
       .option("--all", "remove every slot")
@@ -179,7 +201,7 @@ export const commands = {
           cleared = [];
           for (const n of names) ((await clearSlot(c.store, n)) ? cleared : missing).push(n);
         }
-        out(c.json ? json({ cleared, missing }) : cleared.length ? `cleared ${cleared.join(", ")}\n` : "");
+        if (c.json || cleared.length) c.confirm({ cleared, missing }, `cleared ${cleared.join(", ")}`);
         if (missing.length) throw new A2AError("ENOTFOUND", `no slot named ${missing.join(", ")}: nothing to clear (a2a status lists slots)`);
       })),
 
@@ -209,19 +231,88 @@ export const commands = {
       })),
 };
 
-function statusTable(records: SlotRecord[]): string {
-  if (records.length === 0) return "no slots yet: a2a start NAME or a2a publish NAME RESULT creates one\n";
-  return table(
-    ["NAME", "STATE", "TASK", "AGE", "SIZE", "PREVIEW"],
-    records.map((r) => [
-      r.name,
-      r.state === "done" ? "done" : r.chunks ? `running(${r.chunks})` : "running",
-      preview(r.task, 30),
-      age(r.updated_at),
-      r.state === "done" ? size(r.size) : "-",
-      preview(r.result ?? "", 40),
-    ]),
-  );
+// `append --lines`: stdin as it comes, one chunk per line, or per `flushMs` interval (the
+// lines gathered since the interval's first one, cut before a chunk would pass the size
+// limit). Appends run one at a time, in order. A stop signal ends the reading, appends what
+// was gathered, and exits 128+N; a published slot (exit 4) or a failed append stops it.
+async function appendLines(c: Ctx, name: string, flushMs: number | undefined): Promise<{ count: number; last?: SlotRecord }> {
+  const limit = c.store.maxBytes;
+  const signal = c.signal();
+  let count = 0;
+  let last: SlotRecord | undefined;
+  let chain: Promise<void> = Promise.resolve();
+  const add = (text: string) => (chain = chain.then(async () => {
+    last = await appendChunk(c.store, name, text);
+    count++;
+  }));
+  let batch = "";
+  let batchBytes = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (batch) add(batch);
+    batch = "";
+    batchBytes = 0;
+    return chain;
+  };
+  const lines = stdinLines(limit, "the chunk")[Symbol.asyncIterator]();
+  const stopped = new Promise<"stopped">((resolve) => signal.addEventListener("abort", () => resolve("stopped"), { once: true }));
+  for (;;) {
+    const next = await Promise.race([lines.next(), stopped]);
+    if (next === "stopped" || next.done) break;
+    const line = next.value;
+    if (flushMs === undefined) {
+      await add(line);
+      continue;
+    }
+    const n = Buffer.byteLength(line);
+    if (batchBytes + n > limit) await flush();
+    batch += line;
+    batchBytes += n;
+    timer ??= setTimeout(() => void flush().catch(() => {}), flushMs); // a failure surfaces at the next await of chain
+    await Promise.race([chain, Promise.resolve()]);
+  }
+  await flush();
+  end(c, signal.aborted ? ended("aborted", null, [name]) : done(null), { timeout: "ok" });
+  return { count, last };
+}
+
+// A slot as the live line shows it: "build (running: make all, 12 chunks)".
+function slotState(store: Store, name: string): string {
+  const r = getSlot(store, name);
+  if (!r) return `${name} (not started)`;
+  if (r.state === "done") return `${name} (done, version ${r.version})`;
+  return `${name} (running${r.task ? ": " + preview(r.task, 40) : ""}${r.chunks ? `, ${r.chunks} chunk${r.chunks === 1 ? "" : "s"}` : ""})`;
+}
+
+// The status table, fitted to `width` when there is one: names, states, ages and sizes are
+// never cut; the task and the preview share what is left (the task at most 40%), each at
+// least one character. Without a width (a pipe) they are cut at 30 and 40 characters.
+export function statusTable(records: SlotRecord[], width: number | undefined): string {
+  const head = ["NAME", "STATE", "TASK", "AGE", "SIZE", "PREVIEW"];
+  const rows = records.map((r) => [
+    r.name,
+    r.state === "done" ? "done" : r.chunks ? `running(${r.chunks})` : "running",
+    preview(r.task, Infinity),
+    age(r.updated_at),
+    r.state === "done" ? size(r.size) : "-",
+    preview(r.result ?? "", Infinity),
+  ]);
+  let taskW = 30;
+  let prevW = 40;
+  if (width !== undefined) {
+    const w = (i: number) => Math.max(head[i].length, ...rows.map((r) => r[i].length));
+    const room = width - (w(0) + w(1) + w(3) + w(4)) - 2 * 5;
+    const taskFull = w(2);
+    taskW = Math.max(4, Math.min(taskFull, Math.floor(room * 0.4)));
+    prevW = Math.max(1, room - Math.max(head[2].length, Math.min(taskW, taskFull)));
+  }
+  for (const r of rows) {
+    r[2] = preview(r[2], taskW);
+    r[5] = preview(r[5], prevW);
+  }
+  return table(head, rows);
 }
 
 function renderWait(names: string[], found: Map<string, SlotRecord>, asJson: boolean): string {

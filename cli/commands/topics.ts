@@ -7,17 +7,42 @@ import type { Command } from "commander";
 import { A2AError } from "../../lib/core/errors";
 import { frameTopicMessage } from "../../lib/frame";
 import { publishTopic } from "../../lib/topics/log";
-import { subscribeTopics } from "../../lib/topics/subscribe";
+import { listTopics, subscribeTopics } from "../../lib/topics/subscribe";
+import { age, table } from "../format";
 import { durationMs, json, out, outStrict, payload } from "../io";
 import { action, command, end, type Ctx } from "../run";
 
 export const commands = {
+  topics: (p: Command) =>
+    command(p, "topics", {
+      summary: "list topics with their message counts and subscribers",
+      description: "List the topics on this store (or those matching PATTERN), each with its message count, when the last one was sent, and its named subscribers (`a2a sub --as NAME`) with how many messages each has not read yet. Anonymous subscribers keep no position, so they are not listed.",
+      examples: ["a2a topics", "a2a topics 'build.>'", "a2a topics --json | jq '.[] | select(.subscribers == [])'"],
+      json: "an array of {topic, messages, last_id, last_at, subscribers: [{name, position, unread}]}",
+    })
+      .argument("[pattern]", "only topics matching it (* one word, > the rest)", ">")
+      .action(action((c: Ctx, pattern: string) => {
+        const list = listTopics(c.store, pattern);
+        if (c.json) return out(json(list));
+        if (!list.length) return out(pattern === ">" ? "no topics yet: a2a pub TOPIC MESSAGE creates one\n" : `no topic matches ${pattern}\n`);
+        out(table(
+          ["TOPIC", "MESSAGES", "LAST", "SUBSCRIBERS"],
+          list.map((t) => [
+            t.topic,
+            String(t.messages),
+            t.last_at === null ? "-" : age(t.last_at),
+            t.subscribers.length ? t.subscribers.map((s) => (s.unread ? `${s.name} (${s.unread} unread)` : s.name)).join(", ") : "-",
+          ]),
+        ));
+      })),
+
   pub: (p: Command) =>
     command(p, "pub", {
       summary: "publish MESSAGE on TOPIC: every subscriber sees it",
       description: "Append MESSAGE to TOPIC's log: every subscriber whose pattern matches sees it, in order, now or on its next run. MESSAGE '-' or a piped stdin reads stdin. The sender is --as NAME, else $A2A_AGENT, else anonymous.",
       examples: ['a2a pub build.status "tests green" --as ci', "tail -1 log | a2a pub alerts.disk -"],
       json: "print the message record as JSON",
+      quiet: true,
     })
       .argument("<topic>", "dot-separated topic, e.g. build.status")
       .argument("[message]", "the text, or '-' for stdin")
@@ -26,7 +51,7 @@ export const commands = {
       .action(action((c: Ctx, topic: string, message: string | undefined, o) => {
         const from = o.as ?? c.store.agent ?? "";
         const m = publishTopic(c.store, topic, payload(message, o.file, c.store.maxBytes, "the message"), from);
-        out(c.json ? json(m) : `published ${m.topic} #${m.id}\n`);
+        c.confirm(m, `published ${m.topic} #${m.id}`);
       })),
 
   sub: (p: Command) =>

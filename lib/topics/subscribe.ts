@@ -22,10 +22,10 @@ import { ensureDir } from "../core/guard";
 import { A2AError } from "../core/errors";
 import { entries, readBounded, readJsonLine } from "../core/fs";
 import { ended, done, type Outcome } from "../core/outcome";
-import { checkAgent, cursorFile, subscriberDir, subscriberFile, topicDir, topicsDir } from "../core/paths";
+import { checkAgent, cursorFile, subsDir, subscriberDir, subscriberFile, topicDir, topicsDir } from "../core/paths";
 import { nowSec } from "../core/time";
 import { subscribe, waitUntil, type WaitOptions } from "../core/watch";
-import { lastIdBefore, readTopic, type TopicMessage } from "./log";
+import { lastIdBefore, readTopic, topicIds, type TopicMessage } from "./log";
 
 const WORD_RE = /^[A-Za-z0-9_-]+$/;
 
@@ -154,4 +154,30 @@ export async function subscribeTopics(
   if (failure) throw failure;
   // The inner stop also fires on the caller's abort; a follow never ends "done".
   return ended(outcome.kind === "timeout" ? "timeout" : "aborted", delivered, [pattern]);
+}
+
+export interface TopicSummary {
+  topic: string;
+  messages: number; // messages on disk
+  last_id: number; // id of the newest (0: none)
+  last_at: number | null; // when the newest was sent
+  subscribers: { name: string; position: number; unread: number }[]; // named subscribers with a position in it
+}
+
+// Every topic on disk (matching `pattern`, default all), with its message count and the named
+// subscribers that have read it, each with its position and how many messages it has not
+// seen. Anonymous subscribers keep nothing on disk, so they are not known here.
+export function listTopics(store: Store, pattern = ">"): TopicSummary[] {
+  checkPattern(pattern);
+  const subscribers = entries(subsDir(store)).filter((n) => !n.startsWith("."));
+  return matchingTopics(store, pattern).map((topic) => {
+    const ids = topicIds(store, topic);
+    const last = ids.at(-1) ?? 0;
+    const newest = last ? readTopic(store, topic, last - 1, 1)[0] : undefined;
+    const subs = subscribers
+      .map((name) => ({ name, position: readCursor(store, name, topic) }))
+      .filter((s): s is { name: string; position: number } => s.position !== undefined)
+      .map((s) => ({ ...s, unread: Math.max(0, ids.filter((id) => id > s.position).length) }));
+    return { topic, messages: ids.length, last_id: last, last_at: newest?.sent_at ?? null, subscribers: subs };
+  });
 }

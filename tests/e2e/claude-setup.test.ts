@@ -275,7 +275,8 @@ describe("a2a doctor", () => {
 
     const bad = await a2a(["doctor", "--json"], { dir: join(d.path, "store"), cwd: d.path, env: { HOME: home, PATH: "/usr/bin:/bin" } });
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/^a2a: 1 problem found: fix it as shown, then run a2a doctor again\n$/);
+    // Under --json the error is JSON on stderr too.
+    expect(JSON.parse(bad.stderr)).toMatchObject({ error: { code: "EIO", message: "1 problem found: fix it as shown, then run a2a doctor again", exit: 1 } });
     const j = JSON.parse(bad.stdout);
     expect(j.ok).toBe(false);
     expect(j.checks.find((c: any) => c.level === "problem")).toMatchObject({ check: "a2a on PATH", fix: expect.stringContaining(`export PATH="${binDir}:$PATH"`) });

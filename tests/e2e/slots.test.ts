@@ -229,9 +229,9 @@ describe.concurrent("TTL", () => {
     const end = Date.now() + 20_000;
     let st = await a2a(["status", "blip", "--json"], { dir: d.path });
     while (st.stdout !== "[]\n" && Date.now() < end) st = await a2a(["status", "blip", "--json"], { dir: d.path });
-    // Asked by name and absent: an empty list, and "not found" like the human form.
+    // Asked by name and absent: an empty list, and "not found" (as JSON, under --json).
     expect(st.stdout).toBe("[]\n");
-    expectCleanError(st, 3, /^a2a: no slot named blip: /);
+    expect([st.code, JSON.parse(st.stderr).error]).toEqual([3, expect.objectContaining({ code: "ENOTFOUND", exit: 3, message: expect.stringMatching(/^no slot named blip: /) })]);
     // Expired records are swept lazily into a tombstone that keeps the version going.
     expect(recordOf(d.path, "blip")).toMatchObject({ state: "cleared", version: 2, result: null });
   });

@@ -1,0 +1,111 @@
+// install.sh never strands (issue 13), run in a sandbox: a copy of the checkout (so the
+// suite's own dist/a2a is never rebuilt under the running tests), a fake HOME, PREFIX in a temp
+// directory, and a PATH without Bun whose `npm` is a small stub that behaves like npm where it
+// matters: `npm install -g bun` puts bun in $(npm prefix -g)/bin, and npm's global prefix is
+// $PREFIX when PREFIX is set, so Bun lands off PATH. No network: the stub links the real Bun, and
+// `bun install` is served from Bun's package cache.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { chmodSync, cpSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT, tempDir } from "../harness/run";
+
+setDefaultTimeout(240_000);
+
+const BUN = process.execPath;
+const TOOLS = ["bash", "sh", "dirname", "mktemp", "rm", "cat", "mkdir", "cp", "mv", "ln", "env", "chmod", "uname", "tr", "sed", "grep", "head", "tail"];
+
+function sandbox(root: string) {
+  const repo = join(root, "repo");
+  for (const f of ["cli", "lib", "package.json", "bun.lock", "bunfig.toml", "tsconfig.json", "install.sh"]) cpSync(join(ROOT, f), join(repo, f), { recursive: true });
+  const home = join(root, "home");
+  const tools = join(root, "tools"); // the usual commands, but no bun
+  const prefix = join(root, "prefix");
+  for (const d of [home, tools]) mkdirSync(d, { recursive: true });
+  for (const t of TOOLS) {
+    const path = Bun.which(t);
+    if (path) symlinkSync(path, join(tools, t));
+  }
+  writeFileSync(
+    join(tools, "npm"),
+    `#!/bin/bash
+# stub npm: the global prefix is $PREFIX when set (as real npm), else ~/.npm-global
+p="\${PREFIX:-$HOME/.npm-global}"
+case "$1 $2" in
+  "prefix -g") echo "$p" ;;
+  "install -g") mkdir -p "$p/bin" && ln -sf ${BUN} "$p/bin/bun" && echo "added 1 package in 0.1s" ;;
+  *) echo "stub npm: unexpected $*" >&2; exit 1 ;;
+esac
+`,
+  );
+  chmodSync(join(tools, "npm"), 0o755);
+  const env = {
+    HOME: home,
+    PATH: tools,
+    PREFIX: prefix,
+    BUN_INSTALL_CACHE_DIR: join(process.env.HOME ?? "/root", ".bun", "install", "cache"),
+    LANG: "C.UTF-8",
+  };
+  return { repo, home, prefix, env };
+}
+
+async function run(cmd: string[], cwd: string, env: Record<string, string>) {
+  const p = Bun.spawn({ cmd, cwd, env, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { stdout, stderr, code };
+}
+
+describe("install.sh", () => {
+  test("PREFIX, no bun on PATH: bun from npm is used by its full path; quiet build; version and next steps; then --uninstall", async () => {
+    using d = tempDir("a2a-install-");
+    const s = sandbox(d.path);
+    const r = await run(["bash", "./install.sh"], s.repo, s.env);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    const lines = r.stdout.trimEnd().split("\n");
+    // Only install.sh's own lines: nothing of npm's, bun install's or the build's.
+    for (const l of lines) expect(l).toStartWith("install.sh: ");
+    expect(r.stdout).not.toContain("bun build");
+    expect(r.stdout).toContain(`install.sh: Bun is in ${s.prefix}/bin, which is not on your PATH: using it from there\n`);
+    const bin = join(s.prefix, "bin", "a2a");
+    expect(lines.slice(-4)).toEqual([
+      `install.sh: installed a2a 0.1.0 at ${bin}`,
+      "install.sh: next:",
+      `install.sh:   ${bin} --help                      # the commands, with examples`,
+      `install.sh:   claude mcp add a2a -- ${bin} mcp   # give Claude Code the tools`,
+    ]);
+    expect(r.stdout).toContain(`is not on your PATH; add it with:`);
+    // The binary runs, and the completion is where the script said.
+    expect((await run([bin, "--version"], s.home, s.env)).stdout).toBe("0.1.0\n");
+    const comp = join(s.prefix, "share/bash-completion/completions/a2a");
+    expect(r.stdout).toContain(`install.sh: bash completion: ${comp}`);
+    expect(existsSync(comp)).toBe(true);
+
+    // Re-running is safe, and finds bun where it left it.
+    const again = await run(["bash", "./install.sh"], s.repo, s.env);
+    expect(again.code).toBe(0);
+
+    // A store, so --uninstall has something to leave.
+    expect((await run([bin, "publish", "kept", "x", "-q"], s.home, s.env)).code).toBe(0);
+    const u = await run(["bash", "./install.sh", "--uninstall"], s.repo, s.env);
+    expect({ code: u.code, stderr: u.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(u.stdout).toContain(`install.sh: removed ${bin}\n`);
+    expect(u.stdout).toContain(`install.sh: removed ${comp}\n`);
+    expect(u.stdout).toContain(`left in place: your store (${s.home}/.a2a`);
+    expect(existsSync(bin)).toBe(false);
+    expect(existsSync(comp)).toBe(false);
+    expect(existsSync(join(s.home, ".a2a", "slots", "kept.json"))).toBe(true);
+  });
+
+  test("a failing build shows its output and fails; an unknown argument is refused", async () => {
+    using d = tempDir("a2a-install-");
+    const s = sandbox(d.path);
+    writeFileSync(join(s.repo, "cli", "main.ts"), "import { nothing } from './no-such-module';\nnothing();\n");
+    const env = { ...s.env, PATH: `${s.env.PATH}:${join(BUN, "..")}` }; // bun on PATH this time
+    const r = await run(["bash", "./install.sh"], s.repo, env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("no-such-module");
+    expect(r.stderr).toEndWith("install.sh: the build failed (its output is above)\n");
+    expect(existsSync(join(s.prefix, "bin", "a2a"))).toBe(false);
+    const bad = await run(["bash", "./install.sh", "--bogus"], s.repo, env);
+    expect([bad.code, bad.stderr]).toEqual([1, "install.sh: unknown argument '--bogus': run ./install.sh, or ./install.sh --uninstall\n"]);
+  });
+});

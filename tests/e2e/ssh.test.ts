@@ -1,0 +1,153 @@
+// Two machines without a shared filesystem (issue 13): the CLI and the MCP server over ssh, as
+// they are, against a real sshd on loopback. The "remote machine" is a store only the sshd
+// session sees (sshd's SetEnv gives its sessions A2A_DIR=remote and a PATH with a2a); the
+// "laptop" has a store of its own that nothing here shares. Checked: a handoff each way through
+// the CLI, exit statuses through ssh, and an MCP session over `ssh HOST a2a mcp` whose presence
+// on the remote store is right (its name, live pid, directory) and is gone when it ends.
+// Needs root (sshd's privilege separation), /usr/sbin/sshd and ssh-keygen (Debian's
+// openssh-server; .ci/run installs it). Without them the test says it skipped, and why.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { connect, text } from "../harness/mcp";
+import { a2a, BIN, hasWatch, readUntil, spawnA2A, tempDir, until } from "../harness/run";
+
+setDefaultTimeout(120_000);
+
+const SSHD = "/usr/sbin/sshd";
+const why =
+  process.getuid?.() !== 0 ? "not root (sshd needs root for privilege separation)"
+  : !existsSync(SSHD) ? `${SSHD} is missing (apt-get install openssh-server)`
+  : !Bun.which("ssh") || !Bun.which("ssh-keygen") ? "ssh or ssh-keygen is missing (apt-get install openssh-client)"
+  : undefined;
+if (why) console.log(`ssh.test.ts: skipped: ${why}`);
+
+const sh = (cmd: string[]) => {
+  const r = Bun.spawnSync(cmd, { stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`${cmd.join(" ")} failed: ${r.stderr.toString()}`);
+};
+
+interface Remote {
+  ssh: string[]; // ssh ... root@127.0.0.1, ready for a remote command
+  remote: string; // the remote machine's store
+  local: string; // the laptop's store
+  wrapper: string; // a script running `a2a ARGS` on the remote, for the MCP client
+  sshd: Subprocess<"ignore", "pipe", "pipe">;
+}
+
+async function startRemote(root: string): Promise<Remote> {
+  const remote = join(root, "remote-store");
+  const local = join(root, "laptop-store");
+  const bin = join(root, "remote-bin");
+  mkdirSync(bin);
+  symlinkSync(BIN, join(bin, "a2a"));
+  sh(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", join(root, "host_key")]);
+  sh(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", join(root, "user_key")]);
+  writeFileSync(join(root, "authorized_keys"), await Bun.file(join(root, "user_key.pub")).text());
+  chmodSync(join(root, "authorized_keys"), 0o600);
+  mkdirSync("/run/sshd", { recursive: true }); // sshd's privilege-separation directory
+  for (let attempt = 0; ; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 40000);
+    const config = join(root, "sshd_config");
+    writeFileSync(
+      config,
+      [
+        `Port ${port}`,
+        "ListenAddress 127.0.0.1",
+        `HostKey ${join(root, "host_key")}`,
+        `PidFile ${join(root, "sshd.pid")}`,
+        `AuthorizedKeysFile ${join(root, "authorized_keys")}`,
+        "StrictModes no",
+        "PubkeyAuthentication yes",
+        "PasswordAuthentication no",
+        "KbdInteractiveAuthentication no",
+        "PermitRootLogin prohibit-password",
+        "UsePAM no",
+        `SetEnv A2A_DIR=${remote} PATH=${bin}:/usr/bin:/bin`,
+        "",
+      ].join("\n"),
+    );
+    const sshd = Bun.spawn({ cmd: [SSHD, "-D", "-e", "-f", config], stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const said = await readUntil(sshd.stderr, (t) => /Server listening|error|Bad|fatal/i.test(t), 20_000);
+    if (!/Server listening/.test(said)) {
+      sshd.kill();
+      if (attempt < 5 && /Address already in use|bind/i.test(said)) continue;
+      throw new Error(`sshd did not start: ${said}`);
+    }
+    const ssh = ["ssh", "-i", join(root, "user_key"), "-p", String(port), "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=yes", "-o", "LogLevel=ERROR", "root@127.0.0.1"];
+    const wrapper = join(root, "ssh-a2a");
+    writeFileSync(wrapper, `#!/bin/sh\nexec ${ssh.map((a) => `'${a}'`).join(" ")} a2a "$@"\n`);
+    chmodSync(wrapper, 0o755);
+    return { ssh, remote, local, wrapper, sshd };
+  }
+}
+
+// Runs a command on the laptop (its own store in A2A_DIR, which ssh does not carry over).
+async function onLaptop(cmd: string[], local: string) {
+  const p = Bun.spawn({ cmd, env: { ...process.env, A2A_DIR: local }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { stdout, stderr, code };
+}
+
+describe.skipIf(!!why)("two machines over ssh, no shared filesystem", () => {
+  test("CLI: a handoff each way; exit statuses come back through ssh", async () => {
+    using d = tempDir("a2a-ssh-");
+    const r = await startRemote(d.path);
+    try {
+      expect((await onLaptop([...r.ssh, "a2a", "--version"], r.local)).stdout).toBe("0.1.0\n");
+      // Laptop -> remote: a waiter on the remote machine gets what the laptop publishes over ssh.
+      const waiter = spawnA2A(["wait", "schema", "--timeout", "60s"], { dir: r.remote });
+      await until(() => hasWatch(waiter.pid), 20_000, "the remote waiter's watch");
+      const pub = await onLaptop([...r.ssh, "a2a", "publish", "schema", "'create table t (id int)'"], r.local);
+      expect(pub).toEqual({ stdout: "published schema (version 1, 23B)\n", stderr: "", code: 0 });
+      expect([await new Response(waiter.stdout).text(), await waiter.exited]).toEqual(["create table t (id int)", 0]);
+      // Remote -> laptop: `ssh HOST a2a wait` blocks there and prints what the remote side publishes.
+      const wait = Bun.spawn({ cmd: [...r.ssh, "a2a", "wait", "review", "--timeout", "60s"], env: { ...process.env, A2A_DIR: r.local }, stdout: "pipe", stderr: "pipe" });
+      expect((await a2a(["publish", "review", "looks good"], { dir: r.remote })).code).toBe(0);
+      expect([await new Response(wait.stdout).text(), await wait.exited]).toEqual(["looks good", 0]);
+      // Statuses pass through ssh: 124 for a timeout, 3 for not found.
+      expect((await onLaptop([...r.ssh, "a2a", "wait", "never", "--timeout", "0.2s"], r.local)).code).toBe(124);
+      expect((await onLaptop([...r.ssh, "a2a", "status", "nope"], r.local)).code).toBe(3);
+      // Nothing reached the laptop's own store.
+      expect((await a2a(["status", "--json"], { dir: r.local })).stdout).toBe("[]\n");
+    } finally {
+      r.sshd.kill();
+      await r.sshd.exited;
+    }
+  });
+
+  test("MCP over `ssh HOST a2a mcp`: tools work both ways, the session is a live peer there, gone when it ends", async () => {
+    using d = tempDir("a2a-ssh-");
+    const r = await startRemote(d.path);
+    try {
+      const s = await connect(r.local, { A2A_AGENT: "" }, { bin: r.wrapper, stderr: "pipe" });
+      try {
+        const me = await s.json("whoami");
+        // The name the remote server derived: ssh starts it in the remote home directory.
+        const peers = JSON.parse((await a2a(["peers", "--json"], { dir: r.remote })).stdout).peers;
+        expect(peers).toHaveLength(1);
+        const peer = peers[0];
+        expect(peer).toMatchObject({ name: me.name, host: hostname(), cwd: process.env.HOME ?? "/root" });
+        expect(existsSync(`/proc/${peer.pid}`)).toBe(true);
+        expect(peer.pid).not.toBe(s.pid); // the remote a2a, not the local ssh client
+        // Laptop's model -> remote shell, and back.
+        expect((await s.json("agent_publish", { name: "plan", result: "step 1" })).version).toBe(1);
+        expect((await a2a(["wait", "plan"], { dir: r.remote })).stdout).toBe("step 1");
+        expect((await a2a(["send", me.name, "from the devbox", "--as", "devbox"], { dir: r.remote })).code).toBe(0);
+        const msgs = await s.call("check_messages");
+        expect(msgs.isError).toBeFalsy();
+        expect(text(msgs)).toContain("from the devbox");
+        expect(text(msgs)).toContain("from devbox");
+      } finally {
+        await s.close();
+      }
+      // ssh closed the remote server's stdin: it removed its presence.
+      await until(() => JSON.parse(Bun.spawnSync([BIN, "peers", "--json"], { env: { ...process.env, A2A_DIR: r.remote } }).stdout.toString()).peers.length === 0, 30_000, "the remote peer to go");
+    } finally {
+      r.sshd.kill();
+      await r.sshd.exited;
+    }
+  });
+});
