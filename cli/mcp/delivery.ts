@@ -18,7 +18,7 @@
 import type { Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 
 interface Waiter {
   resolve(): void;
@@ -82,13 +82,110 @@ export class Deliveries {
   }
 }
 
-// StdioServerTransport whose send() resolves when the bytes are written (see the header).
+// The longest input line served; a longer one is skipped to its newline and answered with an
+// error, and the server goes on (the SDK's reader would close the transport instead).
+export const MAX_LINE = 10 * 1024 * 1024;
+
+const idOf = (v: unknown): RequestId | null => (typeof v === "string" || (typeof v === "number" && Number.isFinite(v)) ? v : null);
+
+// StdioServerTransport with its own reading of stdin and writing of stdout:
+// - send() resolves when the bytes are written (see the header), and while stdout is full
+//   stdin is paused, so a client that never reads cannot make the server buffer without end;
+// - every input line gets an answer or a dispatch, per JSON-RPC 2.0: not JSON -> -32700,
+//   not a valid message (jsonrpc "1.0", an object id, no method) -> -32600, with the request's
+//   id when it has a usable one, else null; a line over MAX_LINE -> -32600 and the server
+//   keeps serving; `arguments: null` in tools/call is taken as no arguments.
 export class DeliveryTransport extends StdioServerTransport {
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private skipping = false; // inside an oversized line, dropping bytes up to its newline
+  private skippedHead = ""; // the first bytes of that line, to find its id
+  private blocked = 0; // writes waiting for stdout to drain
+  private readonly lines: string[] = []; // read, not yet dispatched (held while stdout is full)
+
   constructor(
     private readonly deliveries: Deliveries,
     private readonly out: Writable = process.stdout,
+    private readonly input: NodeJS.ReadableStream = process.stdin,
+    private readonly onBadLine: (why: string) => void = () => {},
   ) {
     super(process.stdin, out);
+  }
+
+  override async start(): Promise<void> {
+    this.input.on("data", this.take);
+    this.input.on("error", (e: Error) => this.onerror?.(e));
+  }
+
+  override async close(): Promise<void> {
+    this.input.off("data", this.take);
+    this.pending = [];
+    this.onclose?.();
+  }
+
+  private readonly take = (chunk: Buffer | string) => {
+    let buf = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    for (;;) {
+      const nl = buf.indexOf(10);
+      if (nl < 0) {
+        if (this.skipping) return;
+        this.pending.push(buf);
+        this.pendingBytes += buf.length;
+        if (this.pendingBytes > MAX_LINE) this.startSkipping();
+        return;
+      }
+      const tail = buf.subarray(0, nl);
+      buf = buf.subarray(nl + 1);
+      if (this.skipping) {
+        this.skipping = false;
+        this.reject(-32600, `request too large: a line over ${MAX_LINE} bytes was skipped`, idOf(/"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,16})/.exec(this.skippedHead)?.[1] !== undefined ? JSON.parse(/"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,16})/.exec(this.skippedHead)![1]) : null));
+        continue;
+      }
+      const line = Buffer.concat([...this.pending, tail]).toString("utf8").replace(/\r$/, "");
+      this.pending = [];
+      this.pendingBytes = 0;
+      if (line.trim()) this.lines.push(line);
+      this.pump();
+    }
+  };
+
+  // Dispatches read lines while stdout takes what is written: a client that stops reading
+  // leaves its further requests queued (and stdin paused), never their answers in memory.
+  private pump(): void {
+    while (!this.blocked && this.lines.length) this.dispatch(this.lines.shift()!);
+    const input = this.input as NodeJS.ReadableStream & { pause?(): void; resume?(): void };
+    if (this.blocked || this.lines.length > 256) input.pause?.();
+    else input.resume?.();
+  }
+
+  private startSkipping(): void {
+    this.skippedHead = Buffer.concat(this.pending).subarray(0, 4096).toString("utf8");
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.skipping = true;
+  }
+
+  private reject(code: number, message: string, id: RequestId | null): void {
+    this.onBadLine(`${code} ${message}`);
+    this.send({ jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage).catch(() => {});
+  }
+
+  private dispatch(line: string): void {
+    let value: any;
+    try {
+      value = JSON.parse(line);
+    } catch (e) {
+      return this.reject(-32700, `parse error: ${(e as Error).message.split("\n")[0]}: send one JSON-RPC 2.0 message per line`, null);
+    }
+    if (value && typeof value === "object" && value.method === "tools/call" && value.params && value.params.arguments === null) {
+      delete value.params.arguments; // "no arguments", as a client meant it
+    }
+    const parsed = JSONRPCMessageSchema.safeParse(value);
+    if (!parsed.success) {
+      const id = value && typeof value === "object" && !Array.isArray(value) ? idOf(value.id) : null;
+      return this.reject(-32600, `invalid request: not a JSON-RPC 2.0 message (jsonrpc "2.0", a string or number id, a method): check the message`, id);
+    }
+    this.onmessage?.(parsed.data);
   }
 
   override send(message: JSONRPCMessage): Promise<void> {
@@ -99,7 +196,15 @@ export class DeliveryTransport extends StdioServerTransport {
         else resolve();
       };
       try {
-        this.out.write(serializeMessage(message), done);
+        if (!this.out.write(serializeMessage(message), done)) {
+          // stdout is full: no more requests until the client drains what is queued.
+          this.blocked++;
+          (this.input as any).pause?.();
+          this.out.once("drain", () => {
+            this.blocked--;
+            this.pump();
+          });
+        }
       } catch (e) {
         done(e as Error);
       }

@@ -22,7 +22,12 @@ const RESOURCE_NOT_FOUND = -32002;
 export const slotUri = (name: string) => PREFIX + name;
 
 function nameOfUri(uri: string): string {
-  const name = uri.startsWith(PREFIX) ? decodeURIComponent(uri.slice(PREFIX.length)) : "";
+  let name = "";
+  try {
+    name = uri.startsWith(PREFIX) ? decodeURIComponent(uri.slice(PREFIX.length)) : "";
+  } catch {
+    // a bad percent-escape ("%ZZ"): not a name, refused below like any other
+  }
   if (!isValidName(name)) throw new McpError(ErrorCode.InvalidParams, `not a slot resource: ${uri}: use a2a://slot/NAME (resources/list shows them)`);
   return name;
 }

@@ -125,7 +125,7 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
   process.on("uncaughtException", (e) => ctx.log(`uncaught: ${e?.stack ?? e}`));
   process.on("unhandledRejection", (e) => ctx.log(`unhandled: ${(e as Error)?.stack ?? e}`));
 
-  await server.connect(new DeliveryTransport(deliveries));
+  await server.connect(new DeliveryTransport(deliveries, process.stdout, process.stdin, (why) => ctx.log(`bad input line: ${why}`)));
   ctx.log(`serving on stdio, store ${store.root}, max wait ${ctx.maxWaitSec} s`);
   await new Promise<never>(() => {}); // runs until shutdown exits the process
 }
