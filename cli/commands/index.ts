@@ -9,7 +9,7 @@
 
 import type { Command } from "commander";
 
-export type Group = "slots" | "mail" | "topics" | "presence" | "gc" | "mcp";
+export type Group = "slots" | "mail" | "topics" | "tasks" | "presence" | "gc" | "mcp";
 
 export const COMMANDS: Record<string, Group> = {
   start: "slots",
@@ -29,6 +29,8 @@ export const COMMANDS: Record<string, Group> = {
   policy: "mail",
   pub: "topics",
   sub: "topics",
+  task: "tasks",
+  lease: "tasks",
   whoami: "presence",
   peers: "presence",
   gc: "gc",
@@ -44,6 +46,7 @@ const LOAD: Record<Group, () => Promise<GroupModule>> = {
   slots: () => import("./slots"),
   mail: () => import("./mail"),
   topics: () => import("./topics"),
+  tasks: () => import("./tasks"),
   presence: () => import("./presence"),
   gc: () => import("./gc"),
   mcp: () => import("./mcp"),

@@ -29,6 +29,7 @@ import { registerChannelTools } from "./tools/channels";
 import { registerMessageTools } from "./tools/messages";
 import { registerPeerTools } from "./tools/peers";
 import { registerSlotTools } from "./tools/slots";
+import { registerTaskTools } from "./tools/tasks";
 import { registerTopicTools } from "./tools/topics";
 import { registerWaitTools } from "./tools/waits";
 
@@ -40,6 +41,7 @@ const TOOL_GROUPS: ((server: McpServer, ctx: McpCtx) => void)[] = [
   registerPeerTools,
   registerMessageTools,
   registerTopicTools,
+  registerTaskTools,
 ];
 
 const GRACE_MS = 2000; // the most shutdown waits for answers being written to settle
