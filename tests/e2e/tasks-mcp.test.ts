@@ -60,7 +60,7 @@ describe("a2a mcp: tasks", () => {
     } finally {
       await w.close();
     }
-    const s = await connect(d.path, { A2A_AGENT: "worker" });
+    const s = await connect(d.path, { A2A_AGENT: "worker", A2A_MCP_PROGRESS_MS: "50", A2A_LOG: "1" });
     try {
       const waiting = s.json("task_claim", { queue: "q", wait: true, timeout: 60 });
       await until(() => hasWatch(s.pid), 20_000, "the server's watch");
@@ -69,13 +69,17 @@ describe("a2a mcp: tasks", () => {
       const got = await waiting;
       expect(got).toMatchObject({ ok: true, id: added.stdout.trim(), payload: "from the shell", attempt: 1, assignee: "worker" });
 
+      // Progress while waiting names the queue; cancelling ends the wait with nothing claimed.
       const ac = new AbortController();
-      const cancelled = s.client.callTool({ name: "task_claim", arguments: { queue: "q", wait: true, timeout: 60 } }, undefined, { signal: ac.signal, timeout: 60_000 });
-      // Requests are read in order: once a later call has answered, the claim wait is in progress.
-      await s.json("task_list", {});
+      let progressed!: (m: string | undefined) => void;
+      const firstProgress = new Promise<string | undefined>((r) => (progressed = r));
+      const cancelled = s.client.callTool({ name: "task_claim", arguments: { queue: "q", wait: true, timeout: 60 } }, undefined, {
+        signal: ac.signal, timeout: 60_000, onprogress: (p) => progressed(p.message),
+      });
+      expect(await firstProgress).toMatch(/^waiting for a claimable task in q, \d+ s$/);
       ac.abort();
       await expect(cancelled).rejects.toThrow();
-      await s.json("task_list", {}); // the server handled the cancel and still serves
+      await s.stderr.waitFor(/task_claim -> cancelled/);
       const again = await a2a(["task", "add", "q", "for the CLI"], { dir: d.path });
       const cli = await a2a(["task", "claim", "q", "--json"], { dir: d.path });
       expect(JSON.parse(cli.stdout)).toMatchObject({ id: again.stdout.trim(), attempt: 1 });
