@@ -5,11 +5,11 @@
 //   bun run bench [--quick] [-n N] [--slow-n N] [--rounds R] [--only LIST] [--base DIR]
 //                 [--out FILE | --no-write]
 //
-// Sections (--only takes a comma list): wake, scale, poll, process, throughput, mcp, messaging.
-// mcp and messaging run bench/mcp.ts and bench/messaging.ts (owned by their authors) as
-// `bun bench/X.ts` with A2A_BIN set (with --quick: mcp.ts --quick, messaging.ts --trials 40
-// --messages 400), and include their stdout verbatim; a missing script is skipped with a
-// message.
+// Sections (--only takes a comma list): wake, scale, poll, process, throughput, mcp, messaging, tasks.
+// mcp, messaging and tasks run bench/mcp.ts, bench/messaging.ts and bench/tasks.ts (owned by their
+// authors) as `bun bench/X.ts` with A2A_BIN set (with --quick: mcp.ts --quick, messaging.ts
+// --trials 40 --messages 400, tasks.ts --trials 30 --messages 300 --spawns 3), and include their
+// stdout verbatim; a missing script is skipped with a message.
 //
 // The binary under test is $A2A_BIN (default dist/a2a), rebuilt first when a source is newer
 // (as tests/preload.ts does). Timing: CLOCK_MONOTONIC through bun:ffi in every process
@@ -35,7 +35,7 @@ import { burstAllRun, throughputRun, wakeRun, type Ctx, type ThroughputResult, t
 
 const ROOT = resolve(import.meta.dir, "..");
 const OUT = join(ROOT, "bench", "out");
-const SECTIONS = ["wake", "scale", "poll", "process", "throughput", "mcp", "messaging"];
+const SECTIONS = ["wake", "scale", "poll", "process", "throughput", "mcp", "messaging", "tasks"];
 
 const { values: opt } = parseArgs({
   args: Bun.argv.slice(2),
@@ -311,7 +311,7 @@ if (only.has("throughput")) {
 
 // Sections owned by others: run them as they are and keep what they print.
 const external: { name: string; script: string; text: string; note: string }[] = [];
-for (const name of ["mcp", "messaging"]) {
+for (const name of ["mcp", "messaging", "tasks"]) {
   if (!only.has(name)) continue;
   const script = join(ROOT, "bench", `${name}.ts`);
   if (!existsSync(script)) {
@@ -319,8 +319,9 @@ for (const name of ["mcp", "messaging"]) {
     external.push({ name, script, text: "", note: `skipped: bench/${name}.ts does not exist yet` });
     continue;
   }
-  // Their own smoke-run flags: mcp.ts takes --quick; messaging.ts takes --trials/--messages.
-  const quickArgs = quick ? (name === "mcp" ? ["--quick"] : ["--trials", "40", "--messages", "400"]) : [];
+  // Their own smoke-run flags: mcp.ts takes --quick; messaging.ts and tasks.ts take --trials/--messages.
+  const QUICK: Record<string, string[]> = { mcp: ["--quick"], messaging: ["--trials", "40", "--messages", "400"], tasks: ["--trials", "30", "--messages", "300", "--spawns", "3"] };
+  const quickArgs = quick ? QUICK[name] : [];
   log(`\n[${name}] bun bench/${name}.ts ${quickArgs.join(" ")}`);
   const t = performance.now();
   const p = Bun.spawn({
@@ -496,7 +497,7 @@ function resultsMarkdown(): string {
     "",
   );
   for (const e of external) {
-    L.push(`## ${e.name === "mcp" ? "MCP" : "Messaging"} (bench/${e.name}.ts)`, "");
+    L.push(`## ${{ mcp: "MCP", messaging: "Messaging", tasks: "Work queues" }[e.name]} (bench/${e.name}.ts)`, "");
     if (e.note) L.push(`_${e.note}_`, "");
     // Markdown (a table) goes in as it is; aligned text keeps its columns in a code block.
     // Markdown goes in with its headings moved below this section's; aligned text keeps its

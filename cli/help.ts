@@ -38,11 +38,11 @@ const ENV: [string, string][] = [
 
 const EXIT_CODES: [string, string][] = [
   ["0", "success (also: a reader closed stdout early, as with | head)"],
-  ["1", "failure: I/O, permissions, disk full; refused by the recipient's policy; inbox full; mail or a topic position left unread because stdout closed"],
-  ["2", "usage: bad command, flag, name or value; too large; not UTF-8"],
-  ["3", "not found: no such slot or message"],
-  ["4", "conflict: --if-version mismatch; append to a published slot"],
-  ["124", "timed out: what was waited for did not happen (wait, tail -f, recv --wait, send --wait-reply); watch and sub --follow take --timeout as a run length and exit 0"],
+  ["1", "failure: I/O, permissions, disk full; refused by the recipient's policy; inbox full; mail or a topic position left unread because stdout closed; task wait: a task is dead"],
+  ["2", "usage: bad command, flag, name or value; too large; not UTF-8; a malformed claim token; an unknown --after id or a dependency cycle (nothing added)"],
+  ["3", "not found: no such slot, message, queue or task; task claim: nothing claimable"],
+  ["4", "conflict: --if-version mismatch; append to a published slot; start --exclusive on a running slot; a claim token that is no longer current; retry of a task that is not dead, cancel of a done one; a lease held by someone else"],
+  ["124", "timed out: what was waited for did not happen (wait, tail -f, recv --wait, send --wait-reply, task claim --wait, task wait, lease take --wait); watch and sub --follow take --timeout as a run length and exit 0"],
   ["128+N", "stopped by signal N while blocking: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP"],
 ];
 
@@ -71,6 +71,7 @@ export const TOP_HELP =
     'a2a send bob "schema changed" --as alice; a2a recv --as bob --wait',
     "a2a setup claude && a2a doctor   # Claude Code: MCP server + hooks, then check",
     "a2a ui --as alice    # the live dashboard in your browser",
+    'while claim=$(a2a task claim build --wait --sh); do eval "$claim"; ...; a2a task done "$TASK_ID" "$TASK_TOKEN" ok; done',
     "a2a help wait",
   ]) +
   "\nEvery command takes --json (one JSON value, or one per line for streams) and --dir.\n" +

@@ -1,4 +1,4 @@
-// The seam between the task queue (lib/tasks/, not merged yet) and whoever shows it (the
+// The seam between the task queue (lib/tasks/; read by lib/board-tasks.ts) and whoever shows it (the
 // dashboard, `a2a ui`): a Board is every queue's tasks with their states, holders, leases and
 // dependencies, plus the named leases; a BoardProvider reads it, says which directories to
 // watch for changes to it, and performs the three actions a person may take on it.
@@ -6,7 +6,7 @@
 // Invariants:
 // - the provider's actions are the same lib calls as the CLI commands they stand for (retry,
 //   cancel, release), so the page can never do what the shell cannot;
-// - NO_TASKS is the provider until lib/tasks lands: an empty board, no directories, and
+// - NO_TASKS is an empty board (tests, and builds without a queue): no directories, and
 //   actions that refuse with ENOTFOUND (there is nothing to act on), never a silent success.
 
 import type { Store } from "./core/config";

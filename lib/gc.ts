@@ -1,7 +1,8 @@
 // `a2a gc`: every sweep of what crashes and expiry leave behind, in one place, across the
 // store: expired slot records (tombstoned), old tombstones, abandoned temp files, chunk
 // directories no record counts, stale locks, and message claims of readers that died
-// between taking a message and marking it read (returned to unread). Safe to run at any
+// between taking a message and marking it read (returned to unread), and task and lease
+// chains that are final and old (lib/tasks/sweep.ts). Safe to run at any
 // time, from any process: each removal re-checks its condition under the lock it needs.
 //
 // Invariant: gc removes only entries whose names match the protocol's patterns and whose
@@ -18,6 +19,7 @@ import { STALE_MS, withLock } from "./core/lock";
 import { inboxesDir, isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir } from "./core/paths";
 import { recoverClaims } from "./mail/claim";
 import { readSlot, removeChunks, sweepExpired, TOMBSTONE_KEEP_SEC } from "./slots/slot";
+import { sweepTasksAndLeases } from "./tasks/sweep";
 
 export interface GcReport {
   expired: string[]; // slots past their TTL, replaced by tombstones
@@ -26,6 +28,8 @@ export interface GcReport {
   orphan_streams: string[]; // chunk directories of slots that no longer exist, removed
   stale_locks: string[]; // lock directories older than the stale limit, removed
   claims_recovered: number; // messages of dead readers put back to unread
+  tasks_removed: number; // done (7 days) or dead (30 days) tasks no unfinished task depends on
+  leases_removed: number; // lease chains free for a day
 }
 
 // The temp files lib/core/atomic.ts names: PID.HEX.tmp.
@@ -33,7 +37,7 @@ const TEMP_RE = /^\d+\.[0-9a-f]+\.tmp$/;
 
 export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise<GcReport> {
   checkStore(store);
-  const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0 };
+  const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0 };
   const now = Date.now();
   for (const file of entries(slotsDir(store))) {
     const name = slotNameOf(file);
@@ -77,6 +81,9 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
   for (const agent of entries(inboxesDir(store))) {
     if (isValidName(agent)) report.claims_recovered += recoverClaims(store, agent);
   }
+  const swept = sweepTasksAndLeases(store);
+  report.tasks_removed = swept.tasks;
+  report.leases_removed = swept.leases;
   return report;
 }
 

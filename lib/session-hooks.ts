@@ -1,6 +1,6 @@
 // What the Claude Code hooks (`a2a hook EVENT`, cli/commands/hook.ts) tell a session, and the
 // little they remember between calls. Top-level because it joins presence (the session's
-// name), mail (the inbox) and, once lib/tasks is merged, the task queues (claimableTasks).
+// name), mail (the inbox) and the task queues (claimableTasks, lib/tasks).
 //
 //   ROOT/sessions/NAME.json   {"a2a":1,"name":N,"announced":ID|null,"blocked":[ID...],"blocks":K}
 //     announced  the newest message id a prompt hook has shown (newer unread ones are "new")
@@ -24,6 +24,7 @@ import { waitUntil } from "./core/watch";
 import { frameMessage, UNTRUSTED_NOTE } from "./frame";
 import { listInbox } from "./mail/inbox";
 import { ensureInbox, isMessageId, type ReceivedMessage } from "./mail/message";
+import { claimable } from "./tasks/query";
 
 export const MAX_BLOCKS = 3; // consecutive Stop blocks in one turn (a worker, `--wait`, may allow more)
 const SHOWN_MAX = 5; // messages whose text a prompt hook shows; the rest are counted
@@ -37,17 +38,16 @@ interface SessionRecord {
   blocks: number;
 }
 
-// A task NAME may claim now. lib/tasks is being built on another branch: this is the seam.
+// Work waiting in a queue (lib/tasks): how many tasks could be claimed now, the oldest first.
 export interface ClaimableTask {
   queue: string;
-  id: string;
-  title: string;
+  id: string; // the oldest claimable task
+  title: string; // "3 claimable"
 }
 
-// The tasks `name` could claim now in the queues it works on. None until lib/tasks is merged:
-// then this lists them (and waitForWork below also watches those queues).
-export function claimableTasks(_store: Store, _name: string): ClaimableTask[] {
-  return [];
+// What could be claimed now, per queue (every queue: a session is not tied to one).
+export function claimableTasks(store: Store, _name: string): ClaimableTask[] {
+  return claimable(store).map((q) => ({ queue: q.queue, id: q.oldest_id, title: `${q.claimable} claimable` }));
 }
 
 function readRecord(store: Store, name: string): SessionRecord {
@@ -71,8 +71,8 @@ const senders = (ms: ReceivedMessage[]) => [...new Set(ms.map((m) => m.from))].j
 
 function tasksLine(tasks: ClaimableTask[]): string {
   if (!tasks.length) return "";
-  const shown = tasks.slice(0, SHOWN_MAX).map((t) => `${t.queue}/${t.id} (${t.title})`).join("; ");
-  return `${plural(tasks.length, "claimable task")}: ${shown}${tasks.length > SHOWN_MAX ? "; ..." : ""}.`;
+  const shown = tasks.slice(0, SHOWN_MAX).map((t) => `${t.queue} (${t.title}, oldest ${t.id})`).join("; ");
+  return `Work queues with claimable tasks: ${shown}${tasks.length > SHOWN_MAX ? "; ..." : ""}. A worker takes one with task_claim(queue) and hands back the token with task_done.`;
 }
 
 export interface SessionStartReport {
@@ -122,10 +122,12 @@ export interface StopDecision {
 }
 
 // Stop: block while unread mail waits (see the invariants on loops).
-export function stopDecision(store: Store, name: string, continuation: boolean, maxBlocks = MAX_BLOCKS): StopDecision {
+// `worker`: claimable tasks keep the session going too (stop --wait); otherwise only mail does,
+// so a lead that queued work can still stop.
+export function stopDecision(store: Store, name: string, continuation: boolean, maxBlocks = MAX_BLOCKS, worker = false): StopDecision {
   const rec = readRecord(store, name);
   const mail = unread(store, name);
-  const tasks = claimableTasks(store, name);
+  const tasks = worker ? claimableTasks(store, name) : [];
   if (!mail.length && !tasks.length) {
     if (rec.blocks || rec.blocked.length) writeRecord(store, { ...rec, blocked: [], blocks: 0 });
     return { block: false, reason: "nothing waits", unread: 0 };
@@ -147,7 +149,9 @@ export function stopDecision(store: Store, name: string, continuation: boolean, 
 
 // A worker's Stop: when nothing waits, wait up to `timeoutMs` for the next message (or, once
 // lib/tasks is merged, a claimable task) before deciding. The inbox is created if missing.
-export async function waitForWork(store: Store, name: string, timeoutMs: number, signal?: AbortSignal): Promise<Outcome<ReceivedMessage | undefined>> {
+// Waits for the next unread message or claimable task (the task queues are looked at on each
+// inbox event and every second).
+export async function waitForWork(store: Store, name: string, timeoutMs: number, signal?: AbortSignal): Promise<Outcome<ReceivedMessage | ClaimableTask | undefined>> {
   ensureInbox(store, name);
-  return waitUntil(store, newDir(store, name), () => unread(store, name)[0], { timeoutMs, signal, recheckMs: 1000 });
+  return waitUntil(store, newDir(store, name), () => unread(store, name)[0] ?? claimableTasks(store, name)[0], { timeoutMs, signal, recheckMs: 1000 });
 }

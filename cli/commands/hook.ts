@@ -79,10 +79,10 @@ export const commands = {
             return r.context ? out(context(EVENTS[ev], r.context)) : undefined;
           }
           const continuation = input.stop_hook_active === true;
-          let d = stopDecision(c.store, me.name, continuation, maxBlocks);
+          let d = stopDecision(c.store, me.name, continuation, maxBlocks, !!waitMs);
           if (!d.block && waitMs && d.unread === 0) {
             const got = await waitForWork(c.store, me.name, waitMs, c.signal());
-            if (got.kind === "done") d = stopDecision(c.store, me.name, continuation, maxBlocks);
+            if (got.kind === "done") d = stopDecision(c.store, me.name, continuation, maxBlocks, true);
           }
           if (d.block) out(json({ decision: "block", reason: d.reason }));
         } catch (e) {

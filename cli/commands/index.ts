@@ -9,7 +9,7 @@
 
 import type { Command } from "commander";
 
-export type Group = "slots" | "mail" | "topics" | "presence" | "gc" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
+export type Group = "slots" | "mail" | "topics" | "tasks" | "presence" | "gc" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
 
 export const COMMANDS: Record<string, Group> = {
   start: "slots",
@@ -30,6 +30,8 @@ export const COMMANDS: Record<string, Group> = {
   pub: "topics",
   sub: "topics",
   topics: "topics",
+  task: "tasks",
+  lease: "tasks",
   whoami: "presence",
   peers: "presence",
   gc: "gc",
@@ -51,6 +53,7 @@ const LOAD: Record<Group, () => Promise<GroupModule>> = {
   slots: () => import("./slots"),
   mail: () => import("./mail"),
   topics: () => import("./topics"),
+  tasks: () => import("./tasks"),
   presence: () => import("./presence"),
   gc: () => import("./gc"),
   mcp: () => import("./mcp"),

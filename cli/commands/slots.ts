@@ -24,16 +24,17 @@ export const commands = {
   start: (p: Command) =>
     command(p, "start", {
       summary: "announce that work on NAME has begun",
-      description: "Announce that work on NAME has begun: status shows it running with TASK, and `a2a tail` can follow what `a2a append` streams into it. A published slot goes back to running (its streamed chunks are dropped); waiters keep waiting for the next publish.",
-      examples: ['a2a start researcher "scraping competitor prices"', "a2a start build --ttl 2h"],
+      description: "Announce that work on NAME has begun: status shows it running with TASK, and `a2a tail` can follow what `a2a append` streams into it. A published slot goes back to running (its streamed chunks are dropped); waiters keep waiting for the next publish. With --exclusive, a slot that is running (and not expired) is refused with exit 4 naming its holder, so two agents cannot both believe they own NAME.",
+      examples: ['a2a start researcher "scraping competitor prices"', "a2a start build --ttl 2h", "a2a start deploy --exclusive || echo 'someone else is deploying'"],
       json: "print the record as JSON",
       quiet: true,
     })
       .argument("<name>", "slot name")
       .argument("[task]", "what the work is, shown by status", "")
       .option("--ttl <duration>", "expire the record after this long (e.g. 30m, 2h)")
+      .option("--exclusive", "refuse (exit 4) if NAME is running and not expired")
       .action(action(async (c: Ctx, name: string, task: string, o) => {
-        const rec = await startSlot(c.store, name, task, { ttlSec: durationSec(o.ttl, "--ttl") });
+        const rec = await startSlot(c.store, name, task, { ttlSec: durationSec(o.ttl, "--ttl"), exclusive: !!o.exclusive });
         c.confirm(rec, `started ${rec.name} (version ${rec.version})`);
       })),
 

@@ -20,6 +20,13 @@ const TOOL: Record<string, string> = {
   peers: "list_peers",
   whoami: "whoami",
   send: "send_message",
+  "task add": "task_add",
+  "task claim": "task_claim",
+  "task list": "task_list",
+  "task show": "task_show",
+  "task retry": "task_retry",
+  "lease take": "lease_take",
+  "lease list": "lease_list",
 };
 
 export const MODEL: Phrasebook = {

@@ -34,6 +34,7 @@ import { registerChannelTools } from "./tools/channels";
 import { registerMessageTools } from "./tools/messages";
 import { registerPeerTools } from "./tools/peers";
 import { registerSlotTools } from "./tools/slots";
+import { registerTaskTools } from "./tools/tasks";
 import { registerTopicTools } from "./tools/topics";
 import { registerWaitTools } from "./tools/waits";
 import { selectTools } from "./toolsets";
@@ -47,6 +48,7 @@ const TOOL_GROUPS: ((server: McpServer, ctx: McpCtx) => void)[] = [
   registerPeerTools,
   registerMessageTools,
   registerTopicTools,
+  registerTaskTools,
 ];
 
 const GRACE_MS = 2000; // the most shutdown waits for answers being written to settle

@@ -5,7 +5,7 @@
 // claude-peers-mcp's four, `--tools all` everything.
 //
 // Invariant: SETS names every tool the groups in tools/ register, once (tests/e2e/tool-sets
-// checks `--tools all` against it); "tasks" is reserved for lib/tasks, not merged yet.
+// checks `--tools all` against it).
 
 import { A2AError } from "../../lib/core/errors";
 
@@ -15,14 +15,15 @@ export const SETS = {
   mail: ["send_message", "check_messages", "reply", "ack_messages"],
   peers: ["whoami", "list_peers", "set_summary"],
   topics: ["publish_topic", "read_topic", "agent_send", "agent_recv"],
-  tasks: [] as string[], // lib/tasks (another branch): its tools join this set when merged
+  tasks: ["task_add", "task_claim", "task_renew", "task_done", "task_fail", "task_wait", "task_list", "task_show", "task_retry", "task_cancel"],
+  leases: ["lease_take", "lease_renew", "lease_release", "lease_list"], // reservations of names (files, areas)
 } as const satisfies Record<string, readonly string[]>;
 
 export type SetName = keyof typeof SETS;
 export const ALL_TOOLS: string[] = Object.values(SETS).flat();
 
 export const ALIASES: Record<string, string[]> = {
-  default: ["slots", "mail", "peers", "tasks"],
+  default: ["slots", "mail", "peers"], // a work-queue session adds tasks: --tools default,tasks
   all: Object.keys(SETS),
   agent2agent: ["agent_start", "agent_publish", "agent_wait", "agent_status", "agent_clear", "agent_send", "agent_recv"],
   "claude-peers": ["list_peers", "set_summary", "send_message", "check_messages"],

@@ -415,7 +415,7 @@
       const act = el("td");
       const b = el("button", "small danger", "Release…");
       b.disabled = config.read_only || !config.as;
-      b.addEventListener("click", () => act2(`Release lease ${l.name}?`, `${l.holder} holds it; releasing lets someone else take it.`, `a2a lease release ${l.name}`, "/api/lease/release", { name: l.name }));
+      b.addEventListener("click", () => act2(`Release lease ${l.name}?`, `${l.holder} holds it; releasing lets someone else take it.`, `a2a lease release ${l.name} --as ${l.holder}`, "/api/lease/release", { name: l.name }));
       act.append(b);
       tr.append(el("td", "name", l.name), el("td", "mono", l.holder), el("td", "num", age(l.acquired_at)), el("td", "num", left(l.expires_at)), act);
       lt.append(tr);
@@ -443,10 +443,10 @@
     const mk = (label, path, verb) => {
       const b = el("button", "small", label);
       b.disabled = config.read_only || !config.as;
-      b.addEventListener("click", () => act2(`${verb} task ${t.id}?`, `Queue ${t.queue}.`, `a2a task ${verb.toLowerCase()} ${t.queue} ${t.id}`, path, { queue: t.queue, id: t.id }));
+      b.addEventListener("click", () => act2(`${verb} task ${t.id}?`, `Queue ${t.queue}.`, `a2a task ${verb.toLowerCase()} ${t.id}`, path, { queue: t.queue, id: t.id }));
       btns.append(b);
     };
-    if (t.state === "dead" || t.state === "done") mk("Retry…", "/api/task/retry", "Retry");
+    if (t.state === "dead") mk("Retry…", "/api/task/retry", "Retry");
     if (t.state === "ready" || t.state === "claimed" || t.state === "blocked") mk("Cancel…", "/api/task/cancel", "Cancel");
     c.append(btns);
     return c;

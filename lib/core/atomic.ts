@@ -17,7 +17,7 @@ import { unlinkQuiet } from "./fs";
 import { markerFile, tempFile, tmpDir } from "./paths";
 import { basename, dirname } from "node:path";
 import { type Store } from "./config";
-import { ensureDir } from "./guard";
+import { ensureDir, forgetDir } from "./guard";
 
 export const TMP_STALE_MS = 60 * 60 * 1000;
 
@@ -75,17 +75,26 @@ export function writeAtomic(store: Store, dest: string, data: string | Uint8Arra
 
 // Creates `dest` with `data` only if it does not exist. Returns false when it already exists.
 export function createAtomic(store: Store, dest: string, data: string | Uint8Array): boolean {
-  let temp: string | undefined;
-  try {
-    ensureDir(store, dirname(dest));
-    temp = writeTemp(store, data);
-    linkSync(temp, dest);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw ioError(err, `creating ${dest}`);
-  } finally {
-    if (temp) unlinkQuiet(temp);
+  for (let first = true; ; first = false) {
+    let temp: string | undefined;
+    try {
+      ensureDir(store, dirname(dest));
+      temp = writeTemp(store, data);
+      linkSync(temp, dest);
+      return true;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EEXIST") return false;
+      // The directory went after this process checked it (gc removes a whole old chain, e.g.
+      // a lease free for a day that a long-running server takes again): check it afresh, once.
+      if (code === "ENOENT" && temp && first) {
+        forgetDir(store, dirname(dest));
+        continue;
+      }
+      throw ioError(err, `creating ${dest}`);
+    } finally {
+      if (temp) unlinkQuiet(temp);
+    }
   }
 }
 

@@ -25,6 +25,7 @@ export type ErrorCode =
   | "ETIMEDOUT" // wait ran out of time
   | "EDENIED" // refused by a recipient's policy
   | "EFULL" // recipient's inbox is full
+  | "EFAILED" // what was awaited ended in failure (a task is dead)
   | "EIO"; // filesystem trouble: permissions, disk full, corrupt store
 
 const EXIT_OF: Record<ErrorCode, number> = {
@@ -35,6 +36,7 @@ const EXIT_OF: Record<ErrorCode, number> = {
   ETIMEDOUT: EXIT.TIMEOUT,
   EDENIED: EXIT.FAILURE,
   EFULL: EXIT.FAILURE,
+  EFAILED: EXIT.FAILURE,
   EIO: EXIT.FAILURE,
 };
 

@@ -234,6 +234,12 @@ export function ensureDir(store: Store, dir: string, sticky = false): void {
   }
 }
 
+// Drops `dir` from the directories this process knows to exist: it was removed (gc), so the
+// next ensureDir checks and creates it again.
+export function forgetDir(store: Store, dir: string): void {
+  store.guarded.delete(dir);
+}
+
 // For commands that may delete without writing first (gc, clear --all): an existing root is
 // checked now, so a directory that is no a2a store is refused before anything is removed.
 // A missing root is left missing.

@@ -18,6 +18,7 @@
 // A crash before the link leaves nothing; after it, a claim that nobody holds: it ends when
 // its lease runs out (the next claimer settles it) and the task is handed out again.
 
+import { lstatSync } from "node:fs";
 import type { Store } from "../core/config";
 import { ensureDir } from "../core/guard";
 import { writeAtomic } from "../core/atomic";
@@ -25,7 +26,7 @@ import { hashHex } from "../core/digest";
 import { A2AError, arg, op, text } from "../core/errors";
 import { entries, readJsonLine } from "../core/fs";
 import { done, type Outcome } from "../core/outcome";
-import { claimKeyFile, claimKeysDir, isTaskId, openDir } from "../core/paths";
+import { claimKeyFile, claimKeysDir, isTaskId, openDir, openFile } from "../core/paths";
 import { nowSec } from "../core/time";
 import { waitUntil } from "../core/watch";
 import { assigneeOf, checkQueue, checkSeconds, checkText, DEFAULT_LEASE_SEC, newToken, type TaskRecord } from "./record";
@@ -103,7 +104,7 @@ function claimOnce(store: Store, queue: string, assignee: string, key: string | 
   const ids = entries(openDir(store, queue)).filter(isTaskId).sort();
   const resolver = new Resolver(store);
   for (const id of ids) {
-    let rec = readTask(store, queue, id);
+    let rec = readTask(store, queue, id) ?? landing(store, queue, id);
     while (rec) {
       if (rec.state === "done" || rec.state === "dead") {
         dropMarker(store, rec);
@@ -135,6 +136,32 @@ function claimOnce(store: Store, queue: string, assignee: string, key: string | 
     }
   }
   return undefined;
+}
+
+// A marker whose task has no version yet is an add in progress (add.ts steps 4-6): its
+// version lands within milliseconds, and the marker's replace after it is the event that
+// would wake us. That event can be lost: Bun's fs.watch drops an event for a name whose
+// previous event (the marker's creation, which woke this check) is still being handled,
+// and the claim would then wait for the next recheck (RECHECK_MS). So a fresh marker is
+// given LANDING_MS for its version to appear; an old one (a crashed adder) is passed over.
+const LANDING_MS = 25;
+function landing(store: Store, queue: string, id: string): TaskRecord | undefined {
+  const st = statQuiet(openFile(store, queue, id));
+  if (!st || Date.now() - st.mtimeMs > 2000) return undefined;
+  for (let waited = 0; waited < LANDING_MS; waited++) {
+    Bun.sleepSync(1);
+    const rec = readTask(store, queue, id);
+    if (rec) return rec;
+  }
+  return undefined;
+}
+
+function statQuiet(path: string) {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 function nothingClaimable(store: Store, queue: string): A2AError {

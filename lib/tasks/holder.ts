@@ -42,7 +42,7 @@ function stale(cur: TaskRecord, token: string, attempt: number, verb: string): A
   if (attempt > cur.attempt || (cur.state === "claimed" && cur.claim!.attempt === attempt)) {
     what = `this token was never handed out for attempt ${attempt}`;
   } else if (mine?.outcome === "expired") {
-    what = `the lease of attempt ${attempt} ran out (${mine.reason.replace(/^the lease of attempt \d+ /, "")})`;
+    what = `the lease of attempt ${attempt} ran out (${mine.reason.replace(/^the lease of attempt \d+ ran out /, "")})`;
   } else if (mine?.outcome === "failed") {
     what = `attempt ${attempt} was already given up as failed (${mine.reason})`;
   } else if (mine?.outcome === "cancelled" || (cur.state === "dead" && cur.reason?.startsWith("cancelled"))) {

@@ -14,7 +14,8 @@
 // whole, naming each holder and expiry; with `wait` it blocks on the first held name's
 // directory (and looks again every RECHECK_MS) and tries again. Sorted order means two
 // takers of overlapping sets cannot keep undoing each other forever.
-// A crash in the middle of a take leaves the names taken so far held until their TTL ends;
+// A refusal seen up front writes nothing. A crash in the middle of a take leaves the names
+// taken so far held until their TTL ends;
 // nothing is ever left held forever.
 
 import { type Store } from "../core/config";
@@ -119,6 +120,10 @@ export async function takeLeases(store: Store, names: string[], opts: TakeOption
 
 function takeAll(store: Store, names: string[], me: string, ttl: number): { leases: LeaseInfo[] } | { held: LeaseInfo[] } {
   const now = nowSec();
+  // A name already held by another is refused before anything is written; the undo below is
+  // for one taken between this look and our change.
+  const heldNow = names.map((n) => head(store, n)).filter((h): h is LeaseRecord => held(h, now) && h.holder !== me);
+  if (heldNow.length) return { held: heldNow.map(infoOf) };
   const taken: { name: string; version: number }[] = []; // newly taken by this call (for the undo)
   const leases: LeaseInfo[] = [];
   for (const name of names) {

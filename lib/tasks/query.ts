@@ -15,9 +15,10 @@ import type { Store } from "../core/config";
 import { A2AError, arg, text } from "../core/errors";
 import { entries } from "../core/fs";
 import { done, ended, type Outcome } from "../core/outcome";
-import { isTaskId, queueDir, taskDir } from "../core/paths";
+import { isTaskId, openDir, queueDir, taskDir } from "../core/paths";
+import { nowSec } from "../core/time";
 import { waitUntil } from "../core/watch";
-import { checkQueue, checkTaskId, TASK_STATES, type TaskRecord, type TaskState } from "./record";
+import { checkQueue, checkTaskId, roundAttempts, TASK_STATES, type TaskRecord, type TaskState } from "./record";
 import { findTask, queues, readTask, RECHECK_MS, Resolver, settle, viewOf, type TaskView } from "./state";
 
 function settled(store: Store, rec: TaskRecord): TaskRecord {
@@ -106,4 +107,36 @@ export async function waitTasks(store: Store, ids: string[], opts: TaskWaitOptio
   } finally {
     opts.signal?.removeEventListener("abort", onAbort);
   }
+}
+
+export interface ClaimableQueue {
+  queue: string;
+  claimable: number; // tasks a claim would hand out now (ready, or claimed with the lease run out)
+  oldest_id: string; // the one the next claim takes
+  oldest_created_at: number;
+}
+
+// What a claim would find, per queue (all queues, or `names`), without writing anything: for
+// hooks and dashboards that tell an agent there is work ("3 tasks claimable in build").
+// Reads only the @open markers' tasks. A queue with nothing claimable, or that does not
+// exist, is left out; invalid names are EUSAGE.
+export function claimable(store: Store, names?: string[]): ClaimableQueue[] {
+  const wanted = names === undefined ? queues(store).sort() : [...new Set(names.map((q) => checkQueue(q)))].sort();
+  const resolver = new Resolver(store);
+  const now = nowSec();
+  const out: ClaimableQueue[] = [];
+  for (const q of wanted) {
+    let n = 0;
+    let oldest: TaskRecord | undefined;
+    for (const id of entries(openDir(store, q)).filter(isTaskId).sort()) {
+      const rec = readTask(store, q, id);
+      if (!rec) continue;
+      const free = rec.state === "claimed" ? rec.claim!.expires_at <= now && roundAttempts(rec) < rec.max_attempts : resolver.derived(rec).state === "ready";
+      if (!free) continue;
+      n++;
+      oldest ??= rec;
+    }
+    if (oldest) out.push({ queue: q, claimable: n, oldest_id: oldest.id, oldest_created_at: oldest.created_at });
+  }
+  return out;
 }

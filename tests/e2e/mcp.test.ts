@@ -400,7 +400,7 @@ describe("a2a mcp", () => {
     }
   });
 
-  test("a malformed JSON-RPC line does not kill the server; stdout carries only JSON-RPC", async () => {
+  test("a malformed JSON-RPC line does not kill the server; it is answered, and stdout carries only JSON-RPC", async () => {
     using d = tempDir();
     const p = spawnRaw(d.path, { A2A_LOG: "1" });
     const lines = [INIT, "this is { not json", '{"jsonrpc":"2.0","method":"notifications/initialized"}', '{"not":"json-rpc"}', "", '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'];
@@ -414,24 +414,12 @@ describe("a2a mcp", () => {
     expect(await exitWithin(p)).toBe(0);
     const msgs = (out + more).trimEnd().split("\n").map((l) => JSON.parse(l));
     expect(msgs.every((m) => m.jsonrpc === "2.0")).toBe(true);
-    expect(msgs.map((m) => m.id)).toEqual([1, 2, 3]);
-    expect(await new Response(p.stderr).text()).toMatch(/protocol: /);
-  });
-
-  test("an input line over the SDK's 10 MB buffer shuts the server down in order instead of leaving it deaf", async () => {
-    using d = tempDir();
-    const p = spawnRaw(d.path, { A2A_LOG: "1" });
-    p.stdin.write(INIT + "\n");
-    p.stdin.flush();
-    await readUntil(p.stdout, (t) => t.includes('"id":1'));
-    try {
-      p.stdin.write("x".repeat(11 * 1024 * 1024)); // no newline: the transport cannot buffer it
-      await p.stdin.flush();
-    } catch (e) {
-      expect((e as NodeJS.ErrnoException).code).toBe("EPIPE"); // it stopped reading: the point
-    }
-    expect(await exitWithin(p, 20_000)).toBe(0);
-    expect(await new Response(p.stderr).text()).toMatch(/stopping: transport closed/); // the shutdown path ran
+    // Each bad line is answered (id null: neither has a usable id): -32700, then -32600.
+    // (The error answers may overtake the initialize result: they need no handler.)
+    const seen = msgs.map((m) => [m.id, m.error?.code ?? 0]);
+    expect(seen.filter(([id]) => id !== null)).toEqual([[1, 0], [2, 0], [3, 0]]);
+    expect(seen.filter(([id]) => id === null)).toEqual([[null, -32700], [null, -32600]]);
+    expect(await new Response(p.stderr).text()).toMatch(/bad input line: -32700/);
   });
 
   test("exits when stdin closes, even in the middle of a wait", async () => {

@@ -292,9 +292,12 @@ describe("README facts", () => {
     let flags = 0;
     for (const row of rows) {
       for (const span of row.split("|")[1].match(/`a2a [^`]+`/g) ?? []) {
-        const cmd = /^`a2a ([a-z]+)/.exec(span)?.[1];
+        // A command group (`a2a task add ...`): the subcommand's own help lists its flags.
+        const m = /^`a2a ([a-z]+)(?: ([a-z]+))?/.exec(span);
+        const cmd = m?.[1];
         if (!cmd || cmd === "help") continue;
-        const help = (await box0.a2a(`${cmd} --help`)).stdout;
+        const sub = m?.[2] && ["task", "lease", "setup", "hook"].includes(cmd) ? ` ${m[2]}` : "";
+        const help = (await box0.a2a(`${cmd}${sub} --help`)).stdout;
         for (const f of span.match(/--[a-z-]+/g) ?? []) {
           expect({ cmd, f, known: help.includes(f) }).toEqual({ cmd, f, known: true });
           flags++;

@@ -114,7 +114,7 @@ describe.skipIf(!!missing)("a2a ui: the task board and leases (through the Board
       // Retry the dead task: confirmed, then the provider's call, then the card moves.
       await page.click(`${col("dead")} [data-task="package"] button`);
       await page.waitForSelector("#confirm[open]");
-      expect(await page.textContent("#confirm-cmd")).toBe("a2a task retry build package");
+      expect(await page.textContent("#confirm-cmd")).toBe("a2a task retry package");
       await page.click("#confirm-no");
       expect(calls).toEqual([]);
       await page.click(`${col("dead")} [data-task="package"] button`);
@@ -127,6 +127,47 @@ describe.skipIf(!!missing)("a2a ui: the task board and leases (through the Board
       await page.click("#confirm-yes");
       await page.waitForSelector('#leases tr[data-lease="deploy-lock"]', { state: "detached" });
       expect(calls).toEqual(["retry build package as human", "cancel build test as human", "release deploy-lock as human"]);
+    } finally {
+      await page.close();
+      await ui.stop();
+      closeWatches(store);
+    }
+  });
+
+  test("the real queue (lib/board-tasks.ts): CLI adds, claims and finishes move cards live; a lease released from the page is released in the store", async () => {
+    using d = tempDir();
+    const run = async (args: string[]) => {
+      const r = await a2a(args, { dir: d.path });
+      if (r.code !== 0) throw new Error(`a2a ${args.join(" ")}: ${r.stderr}`);
+      return r.stdout.trim();
+    };
+    const first = await run(["task", "add", "build", "compile it"]);
+    const second = await run(["task", "add", "build", "ship it", "--after", first]);
+    await run(["lease", "take", "deploy-lock", "--as", "alice", "--ttl", "10m"]);
+    const { TASK_BOARD } = await import("../../lib/board-tasks");
+    const store: Store = openStore({ dir: d.path, env: {} });
+    const ui = await serveUi(store, { host: "127.0.0.1", port: 0, readOnly: false, as: "human", board: TASK_BOARD });
+    const page = await browser.ctx.newPage();
+    try {
+      await page.goto(ui.url);
+      await page.waitForSelector("body[data-ready]");
+      const col = (state: string) => `#board [data-queue="build"] .column[data-state="${state}"]`;
+      await page.waitForSelector(`${col("ready")} [data-task="${first}"]`);
+      await page.waitForSelector(`${col("blocked")} [data-task="${second}"]`);
+      expect(await page.locator("#board svg line").count()).toBe(1);
+      const claim = JSON.parse(await run(["task", "claim", "build", "--as", "worker", "--json"]));
+      expect(claim.id).toBe(first);
+      await page.waitForSelector(`${col("claimed")} [data-task="${first}"]`);
+      expect(await page.textContent(`${col("claimed")} [data-task="${first}"]`)).toContain("worker");
+      await run(["task", "done", first, claim.token, "compiled"]);
+      await page.waitForSelector(`${col("done")} [data-task="${first}"]`);
+      await page.waitForSelector(`${col("ready")} [data-task="${second}"]`);
+      await page.locator("#tasks-view").screenshot({ path: join(shots, "tasks-real.png") });
+      await page.click('#leases tr[data-lease="deploy-lock"] button');
+      expect(await page.textContent("#confirm-cmd")).toBe("a2a lease release deploy-lock --as alice");
+      await page.click("#confirm-yes");
+      await page.waitForSelector('#leases tr[data-lease="deploy-lock"]', { state: "detached" });
+      expect(JSON.parse(await run(["lease", "list", "--json"]))).toEqual([]);
     } finally {
       await page.close();
       await ui.stop();

@@ -1,0 +1,340 @@
+// The work-queue commands: `task` (add, claim, renew, done, fail, wait, list, show, retry,
+// cancel) and `lease` (take, renew, release, list). Each subcommand is parse -> one lib/tasks
+// call -> format; how it ends (output, exit status, signals) is cli/run.ts's.
+//
+// The scripting form of a claim: `task claim Q --sh` prints shell assignments (TASK_ID,
+// TASK_TOKEN, TASK_ATTEMPT, TASK_QUEUE, TASK_EXPIRES_AT, TASK_PAYLOAD), each value in single
+// quotes, so `claim=$(a2a task claim Q --wait --sh) && eval "$claim"` keeps claim's exit status
+// (3 nothing claimable, 124 timed out) and can never run the payload: it is untrusted input.
+// Without --sh or --json the payload goes raw to stdout (like `wait`) and the handle to stderr.
+
+import type { Command } from "commander";
+import { fstatSync } from "node:fs";
+import { A2AError, arg, op, text } from "../../lib/core/errors";
+import { isoTime } from "../../lib/core/time";
+import { addTask } from "../../lib/tasks/add";
+import { cancelTask, retryTask } from "../../lib/tasks/admin";
+import { claimTask, type TaskClaim } from "../../lib/tasks/claim";
+import { completeTask, failTask, renewTask } from "../../lib/tasks/holder";
+import { listLeases, releaseLeases, renewLeases, takeLeases, type LeaseInfo } from "../../lib/tasks/lease";
+import { listTasks, showTask, waitTasks } from "../../lib/tasks/query";
+import type { TaskState } from "../../lib/tasks/record";
+import { queueExists, type TaskView } from "../../lib/tasks/state";
+import { age, preview, table } from "../format";
+import { durationMs, durationSec, err, json, out, parseCount, payload } from "../io";
+import { action, command, end, type Ctx } from "../run";
+
+const AS_TASK = ["--as <name>", "who claims (default: $A2A_AGENT, else HOST.PID)"] as const;
+const AS_LEASE = ["--as <name>", "who holds the leases (default: $A2A_AGENT)"] as const;
+
+// --after A --after B, --after A,B: every id given.
+const ids = (v: string, prev: string[] = []) => [...prev, ...v.split(/[\s,]+/).filter(Boolean)];
+
+const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+function claimText(c: TaskClaim, form: "json" | "sh" | "raw"): string {
+  if (form === "json") return json(c);
+  if (form === "sh") {
+    const vars: [string, string | number][] = [
+      ["TASK_ID", c.id], ["TASK_TOKEN", c.token], ["TASK_ATTEMPT", c.attempt], ["TASK_QUEUE", c.queue], ["TASK_EXPIRES_AT", c.expires_at], ["TASK_PAYLOAD", c.payload],
+    ];
+    return vars.map(([k, v]) => `${k}=${shq(String(v))}\n`).join("");
+  }
+  return raw(c.payload);
+}
+
+// Byte for byte into pipes; a newline for a person at a terminal.
+const raw = (s: string) => (fstatSync(1).isCharacterDevice() && !s.endsWith("\n") ? s + "\n" : s);
+
+function showText(t: TaskView): string {
+  const lines: [string, string][] = [
+    ["id", t.id], ["queue", t.queue],
+    ["state", t.state + (t.blocked_by.length ? ` (waiting for ${t.blocked_by.join(", ")})` : "")],
+    ["attempt", `${t.attempt} (${t.attempts_left} of ${t.max_attempts} left in this round)`],
+  ];
+  if (t.assignee) lines.push(["assignee", `${t.assignee}, lease until ${isoTime(t.lease_expires_at!)}`]);
+  if (t.after.length) lines.push(["after", t.after.join(", ")]);
+  if (t.key) lines.push(["key", t.key]);
+  if (t.deadline) lines.push(["deadline", isoTime(t.deadline)]);
+  lines.push(["created", isoTime(t.created_at)], ["updated", isoTime(t.updated_at)]);
+  if (t.reason) lines.push(["reason", t.reason]);
+  for (const a of t.attempts) lines.push([`attempt ${a.attempt}`, `${a.outcome} (${a.assignee}, ${isoTime(a.ended_at)}): ${a.reason}`]);
+  const w = Math.max(...lines.map(([k]) => k.length));
+  let s = lines.map(([k, v]) => `${k.padEnd(w)}  ${v}\n`).join("");
+  s += `payload (${t.size} bytes):\n${t.payload}${t.payload.endsWith("\n") || !t.payload ? "" : "\n"}`;
+  if (t.result !== null) s += `result:\n${t.result}${t.result.endsWith("\n") || !t.result ? "" : "\n"}`;
+  return s;
+}
+
+const leaseLine = (verb: string, ls: LeaseInfo[]) =>
+  ls.length ? `${verb} ${ls.map((l) => l.name).join(", ")} as ${ls[0].holder} until ${isoTime(Math.min(...ls.map((l) => l.expires_at)))}\n` : "";
+
+function taskCommands(t: Command): void {
+  command(t, "add", {
+    summary: "add a task to QUEUE; prints its id",
+    description: "Add a task to QUEUE with PAYLOAD ('-' or a piped stdin reads stdin, --file a file) and print its id. --key makes a retried add create nothing twice (the same key gives the same id); --after makes it claimable only once every listed task is done, and dead if one of them dies. An unknown --after id, a dependency cycle or a payload over the limit is refused with exit 2 and nothing written.",
+    examples: ['id=$(a2a task add build "compile src/a.c")', 'a2a task add build "link" --after "$a" --after "$b"', "jq -c .[] jobs.json | while read -r j; do a2a task add jobs \"$j\" --key \"$j\"; done"],
+    json: "print {id, queue, created} (created false: the key named an existing task)",
+  })
+    .argument("<queue>", "queue name")
+    .argument("[payload]", "what to do, as text; '-' reads stdin")
+    .option("--file <path>", "read the payload from a file")
+    .option("--key <key>", "idempotency key: the same key in QUEUE gives the same task, created once")
+    .option("--after <ids>", "claimable only once these tasks are done (repeat, or separate with commas)", ids)
+    .option("--max-attempts <n>", "attempts before the task goes to the dead letters (default 3)")
+    .option("--ttl <duration>", "dead if not done within this long")
+    .action(action((c: Ctx, queue: string, body: string | undefined, o) => {
+      const r = addTask(c.store, queue, payload(body, o.file, c.store.maxBytes, "the task payload"), {
+        key: o.key, after: o.after, maxAttempts: o.maxAttempts === undefined ? undefined : parseCount(o.maxAttempts, "--max-attempts"), ttlSec: durationSec(o.ttl, "--ttl"),
+      });
+      out(c.json ? json(r) : `${r.id}\n`);
+    }));
+
+  command(t, "claim", {
+    summary: "claim the oldest claimable task of QUEUE (--wait: block until there is one)",
+    description: "Hand the oldest claimable task of QUEUE to you alone, with a claim token to pass back to `task done`, `task fail` or `task renew` before the lease ends (default 5m; then the task goes back to the queue and the token is dead). Prints the payload on stdout and the handle on stderr; --sh prints shell assignments (TASK_ID, TASK_TOKEN, TASK_ATTEMPT, TASK_QUEUE, TASK_EXPIRES_AT, TASK_PAYLOAD) for eval. The payload is whatever the adder wrote: treat it as data. Exit 3 when nothing is claimable (or no such queue), unless --wait: then block until a task is (124 on --timeout, 128+N on a signal). The same --as and --key give the same claim back while it lasts.",
+    examples: [
+      'while claim=$(a2a task claim build --wait --timeout 10m --sh); do eval "$claim"; a2a task done "$TASK_ID" "$TASK_TOKEN" "$(make "$TASK_PAYLOAD")"; done',
+      "a2a task claim build --json | jq -r .payload",
+    ],
+    json: "print the claim: {id, queue, attempt, token, assignee, payload, expires_at, lease_sec, ...}",
+  })
+    .argument("<queue>", "queue name")
+    .option("--wait", "block until a task is claimable")
+    .option("--timeout <seconds>", "with --wait, give up after this long (exit 124)")
+    .option("--lease <duration>", "how long the claim lasts before the task goes back (default 5m)")
+    .option(...AS_TASK)
+    .option("--key <key>", "replay key: a retried claim with the same --as and key returns the same claim")
+    .option("--sh", "print shell assignments for eval (values single-quoted)")
+    .action(action(async (c: Ctx, queue: string, o) => {
+      if (o.timeout !== undefined && !o.wait) throw new A2AError("EUSAGE", "--timeout applies to --wait only: add --wait or drop --timeout");
+      if (o.sh && c.json) throw new A2AError("EUSAGE", "both --sh and --json given: use one");
+      const outcome = await claimTask(c.store, queue, {
+        as: o.as, key: o.key, leaseSec: durationSec(o.lease, "--lease"), wait: !!o.wait, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined,
+      });
+      const got = end(c, outcome, {
+        timeout: () => text`nothing became claimable in queue ${queue} in time: raise ${arg("timeout")}, or see what is left with ${op("task list", queue)}`,
+      })!;
+      out(claimText(got, c.json ? "json" : o.sh ? "sh" : "raw"));
+      if (!c.json && !o.sh) {
+        err(`claimed ${got.id} attempt ${got.attempt} token ${got.token} until ${isoTime(got.expires_at)}${got.replayed ? " (replayed)" : ""}: finish with a2a task done ${got.id} ${got.token} RESULT\n`);
+      }
+    }));
+
+  command(t, "renew", {
+    summary: "extend the lease of a task you hold",
+    description: "Extend the lease of the task you claimed, so it is not handed to another worker while you are still on it: by --lease, else by the lease the claim was given. Exit 4 if TOKEN is no longer current (the lease ran out and the task was reassigned, or it is done, failed or cancelled), with what happened; nothing changes.",
+    examples: ['a2a task renew "$TASK_ID" "$TASK_TOKEN" --lease 10m'],
+    json: "print {id, attempt, expires_at}",
+  })
+    .argument("<id>", "task id")
+    .argument("<token>", "the claim token task claim printed")
+    .option("--lease <duration>", "the new lease, from now (default: the claim's)")
+    .action(action((c: Ctx, id: string, token: string, o) => {
+      const r = renewTask(c.store, id, token, { leaseSec: durationSec(o.lease, "--lease") });
+      out(c.json ? json(r) : `renewed ${r.id} attempt ${r.attempt} until ${isoTime(r.expires_at)}\n`);
+    }));
+
+  command(t, "done", {
+    summary: "finish a task you hold, with its RESULT",
+    description: "Mark the task you claimed done with RESULT (optional; '-' reads stdin, --file a file): `task wait` returns it and the tasks that wait for this one become claimable. Exit 4 if TOKEN is no longer current (the lease ran out and the task was reassigned, or it is already done or cancelled), with what happened; nothing changes.",
+    examples: ['a2a task done "$TASK_ID" "$TASK_TOKEN" "built ok"', 'make 2>&1 | a2a task done "$TASK_ID" "$TASK_TOKEN" -'],
+    json: "print {id, queue, attempt, state}",
+  })
+    .argument("<id>", "task id")
+    .argument("<token>", "the claim token task claim printed")
+    .argument("[result]", "the result text, or '-' for stdin")
+    .option("--file <path>", "read the result from a file")
+    .action(action((c: Ctx, id: string, token: string, result: string | undefined, o) => {
+      const body = result === undefined && o.file === undefined ? "" : payload(result, o.file, c.store.maxBytes, "the result");
+      const r = completeTask(c.store, id, token, body);
+      out(c.json ? json(r) : `done ${r.id} (attempt ${r.attempt})\n`);
+    }));
+
+  command(t, "fail", {
+    summary: "give up a task you hold: back to the queue, or dead",
+    description: "Give up the task you claimed, with --reason: it goes back to the queue for another attempt, or to the queue's dead letters once its attempts are used up (--max-attempts of task add, default 3) or with --no-retry. Exit 4 if TOKEN is no longer current; nothing changes.",
+    examples: ['a2a task fail "$TASK_ID" "$TASK_TOKEN" --reason "tests failed"', 'a2a task fail "$TASK_ID" "$TASK_TOKEN" --reason "bad input" --no-retry'],
+    json: "print {id, queue, attempt, state, reason} (state ready: it will be retried)",
+  })
+    .argument("<id>", "task id")
+    .argument("<token>", "the claim token task claim printed")
+    .option("--reason <text>", "why it failed (kept with the attempt)")
+    .option("--no-retry", "dead at once, no further attempt")
+    .action(action((c: Ctx, id: string, token: string, o) => {
+      const r = failTask(c.store, id, token, { reason: o.reason, retry: o.retry });
+      out(c.json ? json(r) : r.state === "dead" ? `failed ${r.id} attempt ${r.attempt}: dead (${r.reason})\n` : `failed ${r.id} attempt ${r.attempt}: back in queue ${r.queue}\n`);
+    }));
+
+  command(t, "wait", {
+    summary: "block until tasks are done and print their results (exit 1 if one is dead)",
+    description: "Block until every task ID is done, then print the results: one ID prints its raw result, so x=$(a2a task wait $id) works; several print each under a '==> ID <==' header. If one of them is dead (its attempts used up, cancelled, a dependency dead), exit 1 with its reason at once. Exit 3 for an unknown id, 124 on --timeout, 128+N on a signal.",
+    examples: ['out=$(a2a task wait "$id")', 'a2a task wait "$a" "$b" --timeout 30m --json'],
+    json: "print the task (one id) or an object of tasks keyed by id; a dead task is printed, then exit 1",
+  })
+    .argument("<ids...>", "task ids")
+    .option("--timeout <seconds>", "give up after this long (exit 124)")
+    .action(action(async (c: Ctx, list: string[], o) => {
+      const unique = [...new Set(list)];
+      const outcome = await waitTasks(c.store, unique, { timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() });
+      const r = end(c, outcome, {
+        timeout: (pending) => text`timed out waiting for task ${pending.join(", ")}: not done in time; raise ${arg("timeout")} or look at it with ${op("task show", pending[0])}`,
+      })!;
+      if (r.state === "dead") {
+        const d = r.tasks[0];
+        if (c.json) out(json(d));
+        throw new A2AError("EFAILED", text`task ${d.id} is dead: ${d.reason ?? "no reason given"}; see ${op("task show", d.id)}, or put it back with ${op("task retry", d.id)}`, { data: { id: d.id } });
+      }
+      if (c.json) return out(json(unique.length === 1 ? r.tasks[0] : Object.fromEntries(r.tasks.map((v) => [v.id, v]))));
+      if (unique.length === 1) return out(raw(r.tasks[0].result ?? ""));
+      out(r.tasks.map((v) => `==> ${v.id} <==\n${v.result ?? ""}${(v.result ?? "").endsWith("\n") ? "" : "\n"}`).join("\n"));
+    }));
+
+  command(t, "list", {
+    summary: "list tasks (of QUEUE), oldest first",
+    description: "List tasks, oldest first, of QUEUE or of every queue: id, queue, state (ready, claimed, blocked, done, dead), attempt, assignee, age and a preview of the payload. --state shows one state only (dead: the dead letters). Exit 3 if QUEUE does not exist.",
+    examples: ["a2a task list build", "a2a task list build --state dead", "a2a task list --json | jq 'group_by(.state)'"],
+    json: "print the tasks as a JSON array",
+  })
+    .argument("[queue]", "only this queue")
+    .option("--state <state>", "only tasks in this state: ready, claimed, blocked, done or dead")
+    .action(action((c: Ctx, queue: string | undefined, o) => {
+      const tasks = listTasks(c.store, { queue, state: o.state as TaskState | undefined });
+      if (queue !== undefined && !tasks.length && !queueExists(c.store, queue)) {
+        throw new A2AError("ENOTFOUND", text`no queue ${queue} in this store: check the name (${op("task list")} lists every queue)`, { data: { queue } });
+      }
+      if (c.json) return out(json(tasks));
+      if (!tasks.length) return out(queue === undefined && o.state === undefined ? "no tasks yet: a2a task add QUEUE PAYLOAD adds one\n" : "no such tasks\n");
+      out(table(
+        ["ID", "QUEUE", "STATE", "ATTEMPT", "ASSIGNEE", "AGE", "PAYLOAD"],
+        tasks.map((v) => [v.id, v.queue, v.state, `${v.attempt}/${v.max_attempts}`, v.assignee ?? "-", age(v.created_at), preview(v.payload, 40)]),
+      ));
+    }));
+
+  command(t, "show", {
+    summary: "show one task: state, attempts and their reasons, payload, result",
+    description: "Show task ID in full: its state (blocked: by which tasks), attempts with each one's outcome and reason, holder and lease, dependencies, payload and result. Exit 3 if there is no such task.",
+    examples: ['a2a task show "$id"', 'a2a task show "$id" --json | jq .attempts'],
+    json: "print the task as JSON (the claim token is never shown)",
+  })
+    .argument("<id>", "task id")
+    .action(action((c: Ctx, id: string) => {
+      const v = showTask(c.store, id);
+      out(c.json ? json(v) : showText(v));
+    }));
+
+  command(t, "retry", {
+    summary: "put a dead task back in its queue, with fresh attempts",
+    description: "Put a dead task (a dead letter) back in its queue with a fresh round of attempts; its dependants wait for it again. Old claim tokens stay dead. Exit 4 if the task is not dead, or dead only because a dependency is (retry that one).",
+    examples: ['a2a task retry "$id"', "a2a task list build --state dead --json | jq -r '.[].id' | xargs -n1 a2a task retry"],
+    json: "print the task as JSON",
+  })
+    .argument("<id>", "task id")
+    .action(action((c: Ctx, id: string) => {
+      const v = retryTask(c.store, id);
+      out(c.json ? json(v) : `retried ${v.id}: ${v.state} in queue ${v.queue}\n`);
+    }));
+
+  command(t, "cancel", {
+    summary: "cancel a task that is not done (dead, reason cancelled)",
+    description: "Cancel a task that is not done: it becomes dead with reason \"cancelled\" (and its dependants with it); a worker holding it is refused (exit 4) when it renews or finishes. Exit 4 if the task is already done.",
+    examples: ['a2a task cancel "$id" --reason "not needed any more"'],
+    json: "print the task as JSON",
+  })
+    .argument("<id>", "task id")
+    .option("--reason <text>", "why (kept as the reason)")
+    .action(action((c: Ctx, id: string, o) => {
+      const v = cancelTask(c.store, id, { reason: o.reason });
+      out(c.json ? json(v) : `cancelled ${v.id}\n`);
+    }));
+}
+
+function leaseCommands(l: Command): void {
+  command(l, "take", {
+    summary: "lease every NAME, or none",
+    description: "Lease every NAME (a name for a file, a branch, anything: letters, digits, '.', '_', '-') to you until --ttl (default 5m), or none of them: if any is held by someone else, nothing is taken and the command exits 4 naming each holder and expiry; with --wait it blocks until all are free (124 on --timeout). Taking a name you already hold extends it.",
+    examples: ["a2a lease take schema api --as alice --ttl 30m", "a2a lease take deploy --wait --timeout 10m --as ci"],
+    json: "print the leases: [{name, holder, taken_at, expires_at}]",
+  })
+    .argument("<names...>", "names to lease")
+    .option("--ttl <duration>", "how long the leases last (default 5m)")
+    .option(...AS_LEASE)
+    .option("--wait", "block until every name is free, then take them")
+    .option("--timeout <seconds>", "with --wait, give up after this long (exit 124)")
+    .action(action(async (c: Ctx, names: string[], o) => {
+      if (o.timeout !== undefined && !o.wait) throw new A2AError("EUSAGE", "--timeout applies to --wait only: add --wait or drop --timeout");
+      const outcome = await takeLeases(c.store, names, { as: o.as, ttlSec: durationSec(o.ttl, "--ttl"), wait: !!o.wait, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined });
+      const ls = end(c, outcome, {
+        timeout: (pending) => text`timed out waiting for ${pending.join(", ")} to be free: nothing was taken; raise ${arg("timeout")} or see ${op("lease list")}`,
+      })!;
+      out(c.json ? json(ls) : leaseLine("leased", ls));
+    }));
+
+  command(l, "renew", {
+    summary: "extend leases you hold",
+    description: "Extend the leases on NAMES you hold by --ttl (default 5m) from now. Exit 4 if you do not hold one of them (it is free or someone else's).",
+    examples: ["a2a lease renew schema --as alice --ttl 30m"],
+    json: "print the leases as JSON",
+  })
+    .argument("<names...>", "leased names")
+    .option("--ttl <duration>", "the new length, from now (default 5m)")
+    .option(...AS_LEASE)
+    .action(action((c: Ctx, names: string[], o) => {
+      const ls = renewLeases(c.store, names, { as: o.as, ttlSec: durationSec(o.ttl, "--ttl") });
+      out(c.json ? json(ls) : leaseLine("renewed", ls));
+    }));
+
+  command(l, "release", {
+    summary: "release leases you hold",
+    description: "Release the leases on NAMES you hold; names already free are left alone. Exit 4, before anything is released, if one of them is held by someone else.",
+    examples: ["a2a lease release schema api --as alice"],
+    json: "print {released: [names]}",
+  })
+    .argument("<names...>", "leased names")
+    .option(...AS_LEASE)
+    .action(action((c: Ctx, names: string[], o) => {
+      const released = releaseLeases(c.store, names, { as: o.as });
+      out(c.json ? json({ released }) : released.length ? `released ${released.join(", ")}\n` : "nothing to release: those names were free\n");
+    }));
+
+  command(l, "list", {
+    summary: "list leases held now",
+    description: "List the leases held now (of NAMES, or all): name, holder and expiry. Leases that ran out or were released are not shown.",
+    examples: ["a2a lease list", "a2a lease list schema --json"],
+    json: "print the leases as a JSON array",
+  })
+    .argument("[names...]", "only these names")
+    .action(action((c: Ctx, names: string[]) => {
+      const ls = listLeases(c.store, names.length ? names : undefined);
+      if (c.json) return out(json(ls));
+      out(ls.length ? table(["NAME", "HOLDER", "UNTIL"], ls.map((x) => [x.name, x.holder, isoTime(x.expires_at)])) : "no leases held\n");
+    }));
+}
+
+export const commands = {
+  task: (p: Command) => {
+    const t = command(p, "task", {
+      summary: "work queues: add tasks, claim one at a time, finish, wait for results",
+      description: "Work queues: a lead adds tasks to a queue (with dependencies: --after), workers claim the oldest claimable one each, with a token and a lease, and finish it (done, with a result) or give it up (fail). A crashed worker's task goes back to the queue when its lease runs out; a task that keeps failing goes to the dead letters. Subcommands: add, claim, renew, done, fail, wait, list, show, retry, cancel.",
+      examples: [
+        'a=$(a2a task add build "compile a"); a2a task add build "link" --after "$a"',
+        'while claim=$(a2a task claim build --wait --sh); do eval "$claim"; a2a task done "$TASK_ID" "$TASK_TOKEN" "$(./build.sh "$TASK_PAYLOAD")"; done',
+        'a2a task wait "$a"',
+      ],
+      json: "every subcommand takes --json",
+    });
+    taskCommands(t);
+    return t;
+  },
+
+  lease: (p: Command) => {
+    const l = command(p, "lease", {
+      summary: "leases on names (files, branches, anything): all-or-nothing, with expiry",
+      description: "Leases on names: reserve files, a branch or anything else for a while so other agents keep out, all-or-nothing for several names at once; a lease runs out by itself (--ttl), so a crashed holder never blocks anyone for long. Subcommands: take, renew, release, list.",
+      examples: ["a2a lease take schema --as alice --ttl 30m", "a2a lease list", "a2a lease release schema --as alice"],
+      json: "every subcommand takes --json",
+    });
+    leaseCommands(l);
+    return l;
+  },
+};

@@ -1,0 +1,111 @@
+// The sweeps `a2a gc` runs for tasks and leases: whole chains removed once they are final and
+// old (docs/PROTOCOL.md section 14: "a whole chain MAY be removed once it is final and old").
+//
+// What is removed, and why it is safe:
+// - a task whose head is done (for TASK_KEEP_SEC) or dead (for DEAD_KEEP_SEC: dead letters are
+//   kept longer, for their reasons and a retry), and that no unfinished task depends on (a
+//   dependant would read a missing dependency as dead). Done is final: no change can land
+//   after it. A dead task can only change by a retry; a retry racing the sweep of that very
+//   task leaves its new version alone in the directory, which claim and list still read.
+//   Its add-key record goes with it (a later add with that key makes a new task), so do the
+//   replay records of claims on it;
+// - a lease chain whose head is free (released, or run out) for LEASE_KEEP_SEC. A take racing
+//   the sweep links its version into the (re-created) directory: a lone version is a valid
+//   chain, so the take holds.
+// Versions go lowest first and the head last, so a reader never sees a chain without its head
+// while it still has older versions. Only files named by the protocol are removed (guard.ts
+// removeFile: regular files only); a directory holding anything else is left in place.
+
+import { lstatSync, rmdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Store } from "../core/config";
+import { readHead } from "../core/chain";
+import { hashHex } from "../core/digest";
+import { entries, readJsonLine } from "../core/fs";
+import { forgetDir, removeFile } from "../core/guard";
+import {
+  addKeyFile, claimKeysDir, dependantOf, isTaskId, isValidName, leaseDir, leasesDir, openFile, queueDir, taskBell, taskDir, versionFile, versionOf,
+} from "../core/paths";
+import { nowSec } from "../core/time";
+import { queues, readTask } from "./state";
+
+export const TASK_KEEP_SEC = 7 * 86400;
+export const DEAD_KEEP_SEC = 30 * 86400;
+export const LEASE_KEEP_SEC = 86400;
+
+export interface SweepReport {
+  tasks: number; // final task chains removed
+  leases: number; // free lease chains removed
+}
+
+export function sweepTasksAndLeases(store: Store, now = nowSec()): SweepReport {
+  const report: SweepReport = { tasks: 0, leases: 0 };
+  for (const q of queues(store)) {
+    const gone = new Set<string>();
+    for (const id of entries(queueDir(store, q)).filter(isTaskId)) {
+      const rec = readTask(store, q, id);
+      if (!rec || (rec.state !== "done" && rec.state !== "dead")) continue;
+      if (now - rec.updated_at < (rec.state === "done" ? TASK_KEEP_SEC : DEAD_KEEP_SEC)) continue;
+      const dir = taskDir(store, q, id);
+      const files = entries(dir);
+      const waiting = files.some((f) => {
+        const t = dependantOf(f);
+        const dep = t && readTask(store, t.queue, t.id);
+        return !!dep && dep.state !== "done" && dep.state !== "dead";
+      });
+      if (waiting) continue;
+      removeFile(store, openFile(store, q, id));
+      for (const f of files) if (dependantOf(f)) removeFile(store, join(dir, f));
+      removeFile(store, taskBell(store, q, id));
+      if (removeChain(store, dir, files)) {
+        report.tasks++;
+        gone.add(id);
+        if (rec.key !== null) {
+          const keyPath = addKeyFile(store, q, hashHex("sha256", rec.key).slice(0, 32));
+          const k = readJsonLine(store, keyPath, (r: any) => (r?.a2a === 1 && r.id === id ? r : undefined));
+          if (k.kind === "ok") removeFile(store, keyPath);
+        }
+      }
+    }
+    if (!gone.size) continue;
+    const claims = claimKeysDir(store, q);
+    for (const f of entries(claims)) {
+      const path = join(claims, f);
+      const k = readJsonLine(store, path, (r: any) => (r?.a2a === 1 && typeof r.id === "string" ? r : undefined));
+      if (k.kind === "ok" && gone.has(k.value.id)) removeFile(store, path);
+    }
+  }
+  for (const name of entries(leasesDir(store)).filter(isValidName)) {
+    const dir = leaseDir(store, name);
+    const h = readHead(store, dir, (r: any) => (r?.a2a === 1 && r.name === name && Number.isInteger(r.version) ? r : undefined));
+    const head = h.value as { holder: string | null; expires_at: number } | undefined;
+    if (!head || (head.holder !== null && head.expires_at > now)) continue;
+    // Free since it ran out, or (released: the record keeps its old expiry) since the release was written.
+    const freeSince = head.holder === null ? mtimeSec(versionFile(dir, h.version)) : head.expires_at;
+    if (freeSince === undefined || now - freeSince < LEASE_KEEP_SEC) continue;
+    if (removeChain(store, dir, entries(dir))) report.leases++;
+  }
+  return report;
+}
+
+function mtimeSec(path: string): number | undefined {
+  try {
+    return lstatSync(path).mtimeMs / 1000;
+  } catch {
+    return undefined;
+  }
+}
+
+// Removes the version files of a chain, lowest first, then its directory; false when the
+// directory is not empty afterwards (a version landed meanwhile, or something foreign is there).
+function removeChain(store: Store, dir: string, files: string[]): boolean {
+  const versions = files.map(versionOf).filter((v): v is number => v !== undefined).sort((a, b) => a - b);
+  for (const v of versions) removeFile(store, versionFile(dir, v));
+  try {
+    rmdirSync(dir);
+    forgetDir(store, dir);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,110 @@
+// lib/tasks/sweep.ts (run by `a2a gc`): old final task chains and old free lease chains go as
+// a whole; a done task an unfinished task depends on stays, and so does anything recent,
+// claimed, held, or foreign. "Old" is decided by the `now` passed in, so nothing waits.
+// Also lib/tasks/query.ts claimable(): what a claim would find, without writing anything.
+import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openStore, type Store } from "../../lib/core/config";
+import { closeWatches } from "../../lib/core/watch";
+import { addTask } from "../../lib/tasks/add";
+import { claimTask, type TaskClaim } from "../../lib/tasks/claim";
+import { completeTask, failTask } from "../../lib/tasks/holder";
+import { listLeases, releaseLeases, takeLeases } from "../../lib/tasks/lease";
+import { claimable, listTasks } from "../../lib/tasks/query";
+import { DEAD_KEEP_SEC, LEASE_KEEP_SEC, sweepTasksAndLeases, TASK_KEEP_SEC } from "../../lib/tasks/sweep";
+import { nowSec } from "../../lib/core/time";
+
+const stores: Store[] = [];
+function fresh(): Store {
+  const s = openStore({ dir: mkdtempSync(join(tmpdir(), "a2a-sweep-")), env: {} });
+  stores.push(s);
+  return s;
+}
+afterEach(() => {
+  for (const s of stores.splice(0)) {
+    closeWatches(s);
+    rmSync(s.root, { recursive: true, force: true });
+  }
+});
+
+const claim = async (s: Store, q: string) => (await claimTask(s, q, { as: "w" })).value as TaskClaim;
+const doneOne = async (s: Store, q: string, payload: string, opts = {}) => {
+  const a = addTask(s, q, payload, opts);
+  const c = await claim(s, q);
+  expect(c.id).toBe(a.id);
+  completeTask(s, a.id, c.token, "r");
+  return a.id;
+};
+
+describe("sweep", () => {
+  test("old done and dead tasks go whole (with their key); recent, unfinished and depended-on ones stay", async () => {
+    const s = fresh();
+    const old = await doneOne(s, "q", "old", { key: "k-old" });
+    const base = await doneOne(s, "q", "base");
+    const dead = addTask(s, "q", "dies", { maxAttempts: 1 }).id;
+    const c = await claim(s, "q");
+    expect(c.id).toBe(dead);
+    failTask(s, c.id, c.token, { reason: "no" });
+    addTask(s, "q", "waits for base", { after: [base] }); // ready, not final
+    const now = nowSec();
+
+    expect(sweepTasksAndLeases(s, now + 60)).toEqual({ tasks: 0, leases: 0 }); // nothing old yet
+    const r = sweepTasksAndLeases(s, now + TASK_KEEP_SEC + 60);
+    expect(r.tasks).toBe(1);
+    expect(existsSync(join(s.root, "tasks", "q", old))).toBe(false);
+    expect(readdirSync(join(s.root, "tasks", "q", "@keys"))).toEqual([]); // its key went with it
+    expect(existsSync(join(s.root, "tasks", "q", base))).toBe(true); // a dependant is not final
+    // An add with the old key now makes a new task.
+    expect(addTask(s, "q", "old again", { key: "k-old" }).created).toBe(true);
+
+    // Dead letters are kept longer.
+    const later = sweepTasksAndLeases(s, now + DEAD_KEEP_SEC + 60);
+    const left = listTasks(s, { queue: "q" }).map((t) => t.payload);
+    expect(later.tasks).toBe(1);
+    expect(left).not.toContain("dies");
+    expect(left).toContain("waits for base");
+    expect(left).toContain("base"); // still depended on by an unfinished task
+  });
+
+  test("free lease chains go after a day; held ones stay", async () => {
+    const s = fresh();
+    await takeLeases(s, ["a", "b"], { as: "x", ttlSec: 10 * 86400 });
+    releaseLeases(s, ["a"], { as: "x" });
+    const now = nowSec();
+    expect(sweepTasksAndLeases(s, now + 60).leases).toBe(0);
+    expect(sweepTasksAndLeases(s, now + LEASE_KEEP_SEC + 60).leases).toBe(1);
+    expect(readdirSync(join(s.root, "leases"))).toEqual(["b"]);
+    expect(listLeases(s).map((l) => l.name)).toEqual(["b"]);
+    // The name can be taken again from nothing.
+    expect((await takeLeases(s, ["a"], { as: "y" })).value?.map((l) => l.holder)).toEqual(["y"]);
+  });
+
+  test("a long-running process that knew a swept lease's directory takes the name again", async () => {
+    const gc = fresh();
+    const server = openStore({ dir: gc.root, env: {} }); // another process's view: its own known directories
+    stores.push(server);
+    await takeLeases(server, ["c"], { as: "srv" });
+    releaseLeases(server, ["c"], { as: "srv" });
+    expect(sweepTasksAndLeases(gc, nowSec() + LEASE_KEEP_SEC + 60).leases).toBe(1);
+    expect(existsSync(join(gc.root, "leases", "c"))).toBe(false);
+    expect((await takeLeases(server, ["c"], { as: "srv" })).value?.map((l) => l.name)).toEqual(["c"]);
+    expect(listLeases(gc).map((l) => l.holder)).toEqual(["srv"]);
+  });
+});
+
+describe("claimable", () => {
+  test("counts what a claim would hand out, per queue, oldest first, writing nothing", async () => {
+    const s = fresh();
+    expect(claimable(s)).toEqual([]);
+    const a = addTask(s, "build", "a").id;
+    addTask(s, "build", "b");
+    addTask(s, "build", "blocked", { after: [a] });
+    addTask(s, "docs", "d");
+    await claim(s, "docs");
+    expect(claimable(s)).toEqual([{ queue: "build", claimable: 2, oldest_id: a, oldest_created_at: expect.any(Number) }]);
+    expect(claimable(s, ["docs", "nosuch"])).toEqual([]);
+    expect(() => claimable(s, ["bad/name"])).toThrow(/queue name/);
+  });
+});
