@@ -34,6 +34,7 @@ const ENV: [string, string][] = [
   ["A2A_MCP_PROGRESS_MS", "progress notification interval of a blocking MCP call, ms (default 10000)"],
   ["A2A_LOG", "1: a2a mcp logs one line per call on stderr"],
   ["A2A_DEBUG", "1: errors also print their cause"],
+  ["A2A_DURABILITY", "fsync (default: every write survives a power cut) or none (faster, for a store in tmpfs or scratch work)"],
 ];
 
 const EXIT_CODES: [string, string][] = [

@@ -209,6 +209,8 @@
   function onChunk(c) {
     if (c.name !== openSlot || c.started_at !== openRun || !$("detail").open) return;
     const pre = $("detail-stream");
+    // The detail's own read may already hold this chunk (it raced the event): show each once.
+    if (c.n <= Number(pre.dataset.chunks || 0)) return;
     pre.append(document.createTextNode(visible(c.text)));
     pre.dataset.chunks = String(c.n);
     pre.scrollTop = pre.scrollHeight;

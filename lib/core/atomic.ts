@@ -25,7 +25,13 @@ function tempName(store: Store): string {
   return tempFile(store, `${process.pid}.${randomHex(6)}.tmp`);
 }
 
-function writeTemp(store: Store, data: string | Uint8Array): string {
+// `durable`: fsync the bytes before they are renamed into place (the default; off for a store
+// with A2A_DURABILITY=none, and for hints whose loss in a power cut costs nothing).
+export interface WriteOptions {
+  durable?: boolean;
+}
+
+function writeTemp(store: Store, data: string | Uint8Array, opts: WriteOptions = {}): string {
   ensureDir(store, tmpDir(store), true);
   writePendingMarker(store);
   const temp = tempName(store);
@@ -36,7 +42,7 @@ function writeTemp(store: Store, data: string | Uint8Array): string {
     try {
       let off = 0;
       while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-      fsyncSync(fd);
+      if (store.durability === "fsync" && opts.durable !== false) fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
@@ -59,11 +65,11 @@ export function writePendingMarker(store: Store): void {
 }
 
 // Replaces `dest` with `data` atomically. Throws A2AError(EIO) with the store untouched.
-export function writeAtomic(store: Store, dest: string, data: string | Uint8Array): void {
+export function writeAtomic(store: Store, dest: string, data: string | Uint8Array, opts: WriteOptions = {}): void {
   let temp: string | undefined;
   try {
     ensureDir(store, dirname(dest)); // never through a link out of the store
-    temp = writeTemp(store, data);
+    temp = writeTemp(store, data, opts);
     renameSync(temp, dest);
     temp = undefined;
   } catch (err) {
@@ -74,12 +80,12 @@ export function writeAtomic(store: Store, dest: string, data: string | Uint8Arra
 }
 
 // Creates `dest` with `data` only if it does not exist. Returns false when it already exists.
-export function createAtomic(store: Store, dest: string, data: string | Uint8Array): boolean {
+export function createAtomic(store: Store, dest: string, data: string | Uint8Array, opts: WriteOptions = {}): boolean {
   for (let first = true; ; first = false) {
     let temp: string | undefined;
     try {
       ensureDir(store, dirname(dest));
-      temp = writeTemp(store, data);
+      temp = writeTemp(store, data, opts);
       linkSync(temp, dest);
       return true;
     } catch (err) {

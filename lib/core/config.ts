@@ -32,6 +32,7 @@ export interface Settings {
   agent: string | undefined; // A2A_AGENT: who this process is, unless --as says otherwise
   maxWaitSec: number; // A2A_MCP_MAX_WAIT: seconds one MCP call may block
   progressMs: number; // A2A_MCP_PROGRESS_MS: progress notification interval during an MCP wait
+  durability: "fsync" | "none"; // A2A_DURABILITY: fsync every write (default), or not (tmpfs, scratch)
   log: boolean; // A2A_LOG: one log line per MCP call on stderr
   debug: boolean; // A2A_DEBUG: stack traces with errors
 }
@@ -107,6 +108,14 @@ export function expandHome(path: string): string {
   return path;
 }
 
+function durability(env: Env): Settings["durability"] {
+  const raw = env.A2A_DURABILITY || "fsync";
+  if (raw !== "fsync" && raw !== "none") {
+    throw new A2AError("EUSAGE", `A2A_DURABILITY=${JSON.stringify(env.A2A_DURABILITY)} is not a durability: use fsync (every write survives a power cut) or none (faster; for a store in tmpfs or scratch work)`);
+  }
+  return raw;
+}
+
 export function readSettings(env: Env): Settings {
   const watchMode = (env.A2A_WATCH || "auto") as WatchMode;
   if (!["auto", "watch", "poll"].includes(watchMode)) {
@@ -123,6 +132,7 @@ export function readSettings(env: Env): Settings {
     agent: env.A2A_AGENT || undefined,
     maxWaitSec: positiveNumber(env, "A2A_MCP_MAX_WAIT", DEFAULT_MAX_WAIT_SEC, "seconds"),
     progressMs: positiveNumber(env, "A2A_MCP_PROGRESS_MS", DEFAULT_PROGRESS_MS, "milliseconds"),
+    durability: durability(env),
     log: !!env.A2A_LOG,
     debug: !!env.A2A_DEBUG,
   };

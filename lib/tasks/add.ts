@@ -163,9 +163,10 @@ function addOne(store: Store, spec: AddSpec, after: Dep[]): Added {
   if (readTask(store, queue, id)) return { id, queue, created: false };
   const dir = taskDir(store, queue, id);
   ensureDir(store, dir);
-  for (const d of after) createAtomic(store, dependantFile(store, d.queue, d.id, queue, id), "");
+  // Hints (empty; a power cut that loses one costs a recheck, never a task): no fsync.
+  for (const d of after) createAtomic(store, dependantFile(store, d.queue, d.id, queue, id), "", { durable: false });
   ensureDir(store, openDir(store, queue));
-  writeAtomic(store, openFile(store, queue, id), "");
+  writeAtomic(store, openFile(store, queue, id), "", { durable: false });
   const now = nowSec();
   const rec: TaskRecord = {
     a2a: 1, id, queue, version: 1, state: "ready", payload: spec.payload, size: Buffer.byteLength(spec.payload, "utf8"),
@@ -174,6 +175,6 @@ function addOne(store: Store, spec: AddSpec, after: Dep[]): Added {
     claim: null, attempts: [], result: null, reason: null, host: store.host, pid: process.pid,
   };
   if (!appendVersion(store, dir, rec, encodeTask)) return { id, queue, created: false };
-  writeAtomic(store, openFile(store, queue, id), "");
+  writeAtomic(store, openFile(store, queue, id), "", { durable: false });
   return { id, queue, created: true };
 }

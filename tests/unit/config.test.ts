@@ -21,7 +21,7 @@ describe("settings", () => {
     expect(readSettings({})).toEqual({
       maxBytes: DEFAULT_MAX_BYTES, pollMs: DEFAULT_POLL_MS, watchMode: "auto", shared: false,
       maxUnread: DEFAULT_MAX_UNREAD, claimLeaseMs: DEFAULT_CLAIM_LEASE_MS, heartbeatMs: DEFAULT_HEARTBEAT_MS,
-      agent: undefined, maxWaitSec: DEFAULT_MAX_WAIT_SEC, progressMs: DEFAULT_PROGRESS_MS, log: false, debug: false,
+      agent: undefined, maxWaitSec: DEFAULT_MAX_WAIT_SEC, progressMs: DEFAULT_PROGRESS_MS, durability: "fsync", log: false, debug: false,
     });
   });
 
@@ -29,11 +29,11 @@ describe("settings", () => {
     const s = readSettings({
       A2A_MAX_BYTES: "2048", A2A_POLL_MS: "7", A2A_WATCH: "poll", A2A_SHARED: "1", A2A_MAX_UNREAD: "3",
       A2A_CLAIM_LEASE_MS: "900", A2A_HEARTBEAT_MS: "150", A2A_AGENT: "alice", A2A_MCP_MAX_WAIT: "2.5",
-      A2A_MCP_PROGRESS_MS: "250", A2A_LOG: "1", A2A_DEBUG: "yes",
+      A2A_MCP_PROGRESS_MS: "250", A2A_DURABILITY: "none", A2A_LOG: "1", A2A_DEBUG: "yes",
     });
     expect(s).toEqual({
       maxBytes: 2048, pollMs: 7, watchMode: "poll", shared: true, maxUnread: 3, claimLeaseMs: 900, heartbeatMs: 150,
-      agent: "alice", maxWaitSec: 2.5, progressMs: 250, log: true, debug: true,
+      agent: "alice", maxWaitSec: 2.5, progressMs: 250, durability: "none", log: true, debug: true,
     });
   });
 
@@ -48,6 +48,7 @@ describe("settings", () => {
     ["A2A_HEARTBEAT_MS", "99", /A2A_HEARTBEAT_MS="99" is not a whole number of at least 100 of milliseconds/],
     ["A2A_MCP_MAX_WAIT", "-1", /A2A_MCP_MAX_WAIT="-1" is not a positive number of seconds/],
     ["A2A_WATCH", "inotify", /A2A_WATCH="inotify" is not a watch mode: use auto, watch or poll/],
+    ["A2A_DURABILITY", "maybe", /A2A_DURABILITY="maybe" is not a durability: use fsync .* or none/],
   ])("%s=%s is a usage error naming the variable", (key, value, message) => {
     const e = refusal(() => readSettings({ [key]: value }));
     expect(e.code).toBe("EUSAGE");
