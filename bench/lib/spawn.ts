@@ -3,7 +3,7 @@
 // spawned while `a2a wait` blocks. The harness cost (Bun.spawn + reaping) is in every
 // figure; the /bin/true row measures it alone.
 
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, unlinkSync } from "node:fs";
 import { mono } from "./clock";
 import { hasWatch, until } from "../../tests/harness/run";
 
@@ -54,4 +54,27 @@ export async function roundTrip(bin: string, env: Record<string, string>, name: 
   } finally {
     if (wait.exitCode === null) wait.kill("SIGKILL");
   }
+}
+
+// Start-up measured by hyperfine (`-N`: no shell, its own low-cost fork/exec), when installed:
+// the figures a user reproduces with hyperfine itself. Timing from this Bun process adds
+// Bun.spawn's own cost and the reaping of a piped stderr to every row, which flattens the
+// ratios to the bare-Bun baseline (a 1.56x was shown as 1.06x): so these rows come from
+// hyperfine, and timeSpawn is the fallback without it. `prepare` runs before each timed run
+// (e.g. a send before each recv), untimed.
+export const hyperfinePath = (): string | null => Bun.which("hyperfine");
+
+export function hyperfineTimes(cmd: string[], env: Record<string, string>, runs: number, prepare?: string[]): { wall: number[]; cpu: number } {
+  const hf = hyperfinePath();
+  if (!hf) throw new Error("hyperfine is not installed");
+  const out = `/tmp/a2a-bench-hf-${process.pid}-${Math.random().toString(36).slice(2)}.json`;
+  const quote = (a: string) => (/^[A-Za-z0-9_./=:@%+-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`);
+  const args = [hf, "-N", "--warmup", "10", "--runs", String(runs), "--style", "none", "--export-json", out];
+  if (prepare) args.push("--prepare", prepare.map(quote).join(" "));
+  args.push(cmd.map(quote).join(" "));
+  const r = Bun.spawnSync({ cmd: args, env, stdout: "ignore", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`hyperfine ${cmd.join(" ")}: ${r.stderr.toString().trim()}`);
+  const res = JSON.parse(readFileSync(out, "utf8")).results[0];
+  unlinkSync(out);
+  return { wall: (res.times as number[]).map((s) => s * 1000), cpu: (res.user + res.system) * 1000 };
 }
