@@ -92,6 +92,13 @@ case ":$PATH:" in
      say "  echo 'export PATH=\"$bindir:\$PATH\"' >> ~/.bashrc && export PATH=\"$bindir:\$PATH\"" ;;
 esac
 say "installed a2a $version at $bindir/a2a"
+# Does it work here? One line per check; a problem says its fix. Exit 1 is normal right after
+# installing when Claude Code is there but not set up yet, so it never fails the install.
+say "checking this machine (a2a doctor):"
+set +o pipefail
+"$bindir/a2a" doctor 2>&1 | sed 's/^/install.sh:   /'
+[ "${PIPESTATUS[0]}" = 0 ] || say "a2a doctor found the problems above; each line says its fix"
+set -o pipefail
 say "next:"
-say "  $a2a --help                      # the commands, with examples"
-say "  claude mcp add a2a -- $a2a mcp   # give Claude Code the tools"
+say "  $a2a --help            # the commands, with examples"
+say "  $a2a setup claude      # give Claude Code the tools and the mail hooks (claude mcp add a2a -- $a2a mcp for the server alone)"

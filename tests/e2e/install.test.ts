@@ -66,12 +66,14 @@ describe("install.sh", () => {
     expect(r.stdout).not.toContain("bun build");
     expect(r.stdout).toContain(`install.sh: Bun is in ${s.prefix}/bin, which is not on your PATH: using it from there\n`);
     const bin = join(s.prefix, "bin", "a2a");
-    expect(lines.slice(-4)).toEqual([
-      `install.sh: installed a2a 0.1.0 at ${bin}`,
+    expect(lines.slice(-3)).toEqual([
       "install.sh: next:",
-      `install.sh:   ${bin} --help                      # the commands, with examples`,
-      `install.sh:   claude mcp add a2a -- ${bin} mcp   # give Claude Code the tools`,
+      `install.sh:   ${bin} --help            # the commands, with examples`,
+      `install.sh:   ${bin} setup claude      # give Claude Code the tools and the mail hooks (claude mcp add a2a -- ${bin} mcp for the server alone)`,
     ]);
+    expect(r.stdout).toContain(`install.sh: installed a2a 0.1.0 at ${bin}\ninstall.sh: checking this machine (a2a doctor):\n`);
+    // install.sh ends by running a2a doctor: its check lines, indented under install.sh's own.
+    expect(r.stdout).toMatch(/^install\.sh: {3}.*store/m);
     expect(r.stdout).toContain(`is not on your PATH; add it with:`);
     // The binary runs, and the completion is where the script said.
     expect((await run([bin, "--version"], s.home, s.env)).stdout).toBe("0.1.0\n");
