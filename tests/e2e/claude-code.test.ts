@@ -113,4 +113,40 @@ describe("real Claude Code", () => {
       await other.close();
     }
   });
+
+  test("a worker session claims and completes the queue's tasks; its Stop hook sends it back while work waits", async () => {
+    if (await skipped("the worker session")) return;
+    using d = tempDir();
+    const o = { home: join(d.path, "home"), store: join(d.path, "store") };
+    mkdirSync(o.home);
+    const proj = join(d.path, "worker");
+    mkdirSync(proj);
+    // A worker: the queue's tools, and a Stop hook that waits a little for more work.
+    const set = await collect(setup(o, ["--tools", "default,tasks", "--worker", "2s"]));
+    expect(set.code).toBe(0);
+    const ids = [];
+    for (const p of ["build the parser", "build the lexer"]) ids.push((await a2a(["task", "add", "build", p], { dir: o.store })).stdout.trim());
+    const api = standIn((r) => {
+      if (!hasTool(r, "mcp__a2a__task_claim")) return [{ text: "ok" }];
+      const results = toolResults(r);
+      const last = results.at(-1);
+      if (last) {
+        const body = JSON.parse(last);
+        if (body.token) return [{ tool: "mcp__a2a__task_done", input: { id: body.id, token: body.token, result: `did: ${body.payload}` } }];
+        if (body.state === "done") return [{ text: `finished ${body.id}` }];
+      }
+      return [{ tool: "mcp__a2a__task_claim", input: { queue: "build" } }];
+    });
+    try {
+      const s = await session("work the build queue", proj, { ...o, apiUrl: api.url });
+      expect(s.code).toBe(0);
+      const tasks = JSON.parse((await a2a(["task", "list", "build", "--json"], { dir: o.store })).stdout);
+      expect(tasks.map((t: any) => [t.state, t.result]).sort()).toEqual([["done", "did: build the lexer"], ["done", "did: build the parser"]]);
+      // After the first task the session wanted to stop; the hook named the claimable work.
+      const sentBack = api.requests.find((r) => /Stop hook/.test(newText(r)) && /claimable tasks: build/.test(newText(r)));
+      expect(sentBack).toBeDefined();
+    } finally {
+      api.close();
+    }
+  });
 });
