@@ -1,5 +1,7 @@
 // Human-readable renderings shared by commands: ages, sizes, previews, tables.
 
+import type { SlotRecord } from "../lib/slots/record";
+
 export function age(sec: number, now = Date.now() / 1000): string {
   const d = Math.max(0, now - sec);
   if (d < 60) return `${Math.floor(d)}s`;
@@ -25,4 +27,33 @@ export function table(header: string[], rows: string[][]): string {
   const line = (cells: string[]) =>
     cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join("  ").trimEnd() + "\n";
   return line(header) + rows.map(line).join("");
+}
+
+// The status table, fitted to `width` when there is one: names, states, ages and sizes are
+// never cut; the task and the preview share what is left (the task at most 40%), each at
+// least one character. Without a width (a pipe) they are cut at 30 and 40 characters.
+export function statusTable(records: SlotRecord[], width: number | undefined): string {
+  const head = ["NAME", "STATE", "TASK", "AGE", "SIZE", "PREVIEW"];
+  const rows = records.map((r) => [
+    r.name,
+    r.state === "done" ? "done" : r.chunks ? `running(${r.chunks})` : "running",
+    preview(r.task, Infinity),
+    age(r.updated_at),
+    r.state === "done" ? size(r.size) : "-",
+    preview(r.result ?? "", Infinity),
+  ]);
+  let taskW = 30;
+  let prevW = 40;
+  if (width !== undefined) {
+    const w = (i: number) => Math.max(head[i].length, ...rows.map((r) => r[i].length));
+    const room = width - (w(0) + w(1) + w(3) + w(4)) - 2 * 5;
+    const taskFull = w(2);
+    taskW = Math.max(4, Math.min(taskFull, Math.floor(room * 0.4)));
+    prevW = Math.max(1, room - Math.max(head[2].length, Math.min(taskW, taskFull)));
+  }
+  for (const r of rows) {
+    r[2] = preview(r[2], taskW);
+    r[5] = preview(r[5], prevW);
+  }
+  return table(head, rows);
 }

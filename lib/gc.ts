@@ -18,7 +18,9 @@ import { checkStore, ensureDir, removeFile } from "./core/guard";
 import { STALE_MS, withLock } from "./core/lock";
 import { inboxesDir, isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir } from "./core/paths";
 import { recoverClaims } from "./mail/claim";
-import { readSlot, removeChunks, sweepExpired, TOMBSTONE_KEEP_SEC } from "./slots/slot";
+import { removeChunks } from "./slots/chunks";
+import { sweepExpired, TOMBSTONE_KEEP_SEC } from "./slots/slot";
+import { readSlot } from "./slots/read";
 import { sweepTasksAndLeases } from "./tasks/sweep";
 
 export interface GcReport {

@@ -9,7 +9,7 @@
 
 import type { Command } from "commander";
 
-export type Group = "slots" | "mail" | "topics" | "tasks" | "presence" | "gc" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
+export type Group = "slots" | "mail" | "topics" | "tasks" | "leases" | "presence" | "gc" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
 
 export const COMMANDS: Record<string, Group> = {
   start: "slots",
@@ -31,7 +31,7 @@ export const COMMANDS: Record<string, Group> = {
   sub: "topics",
   topics: "topics",
   task: "tasks",
-  lease: "tasks",
+  lease: "leases",
   whoami: "presence",
   peers: "presence",
   gc: "gc",
@@ -54,6 +54,7 @@ const LOAD: Record<Group, () => Promise<GroupModule>> = {
   mail: () => import("./mail"),
   topics: () => import("./topics"),
   tasks: () => import("./tasks"),
+  leases: () => import("./leases"),
   presence: () => import("./presence"),
   gc: () => import("./gc"),
   mcp: () => import("./mcp"),

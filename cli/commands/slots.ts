@@ -8,15 +8,17 @@ import { A2AError, arg, op, text } from "../../lib/core/errors";
 import { isoTime } from "../../lib/core/time";
 import { watchSlots } from "../../lib/slots/events";
 import type { SlotRecord } from "../../lib/slots/record";
-import { appendChunk, clearAll, clearSlot, getSlot, listSlots, publishSlot, startSlot } from "../../lib/slots/slot";
+import { appendChunk, clearAll, clearSlot, listSlots, publishSlot, startSlot } from "../../lib/slots/slot";
+import { getSlot } from "../../lib/slots/read";
 import type { Store } from "../../lib/core/config";
 import { liveLine } from "../progress";
 import { tailSlot } from "../../lib/slots/tail";
 import { waitSlots } from "../../lib/slots/wait";
-import { age, preview, size, table } from "../format";
-import { columns, durationMs, durationSec, err, json, out, parseCount, payload, stdinLines } from "../io";
-import { done, ended } from "../../lib/core/outcome";
+import { preview, size } from "../format";
+import { columns, durationMs, durationSec, err, json, out, parseCount, payload } from "../io";
 import { action, command, end, type Ctx } from "../run";
+import { appendLines } from "../append-lines";
+import { statusTable } from "../format";
 
 const count = (v: string | undefined, flag: string) => (v === undefined ? undefined : parseCount(v, flag));
 
@@ -232,53 +234,6 @@ export const commands = {
       })),
 };
 
-// `append --lines`: stdin as it comes, one chunk per line, or per `flushMs` interval (the
-// lines gathered since the interval's first one, cut before a chunk would pass the size
-// limit). Appends run one at a time, in order. A stop signal ends the reading, appends what
-// was gathered, and exits 128+N; a published slot (exit 4) or a failed append stops it.
-async function appendLines(c: Ctx, name: string, flushMs: number | undefined): Promise<{ count: number; last?: SlotRecord }> {
-  const limit = c.store.maxBytes;
-  const signal = c.signal();
-  let count = 0;
-  let last: SlotRecord | undefined;
-  let chain: Promise<void> = Promise.resolve();
-  const add = (text: string) => (chain = chain.then(async () => {
-    last = await appendChunk(c.store, name, text);
-    count++;
-  }));
-  let batch = "";
-  let batchBytes = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const flush = () => {
-    clearTimeout(timer);
-    timer = undefined;
-    if (batch) add(batch);
-    batch = "";
-    batchBytes = 0;
-    return chain;
-  };
-  const lines = stdinLines(limit, "the chunk")[Symbol.asyncIterator]();
-  const stopped = new Promise<"stopped">((resolve) => signal.addEventListener("abort", () => resolve("stopped"), { once: true }));
-  for (;;) {
-    const next = await Promise.race([lines.next(), stopped]);
-    if (next === "stopped" || next.done) break;
-    const line = next.value;
-    if (flushMs === undefined) {
-      await add(line);
-      continue;
-    }
-    const n = Buffer.byteLength(line);
-    if (batchBytes + n > limit) await flush();
-    batch += line;
-    batchBytes += n;
-    timer ??= setTimeout(() => void flush().catch(() => {}), flushMs); // a failure surfaces at the next await of chain
-    await Promise.race([chain, Promise.resolve()]);
-  }
-  await flush();
-  end(c, signal.aborted ? ended("aborted", null, [name]) : done(null), { timeout: "ok" });
-  return { count, last };
-}
-
 // A slot as the live line shows it: "build (running: make all, 12 chunks)".
 function slotState(store: Store, name: string): string {
   const r = getSlot(store, name);
@@ -287,34 +242,6 @@ function slotState(store: Store, name: string): string {
   return `${name} (running${r.task ? ": " + preview(r.task, 40) : ""}${r.chunks ? `, ${r.chunks} chunk${r.chunks === 1 ? "" : "s"}` : ""})`;
 }
 
-// The status table, fitted to `width` when there is one: names, states, ages and sizes are
-// never cut; the task and the preview share what is left (the task at most 40%), each at
-// least one character. Without a width (a pipe) they are cut at 30 and 40 characters.
-export function statusTable(records: SlotRecord[], width: number | undefined): string {
-  const head = ["NAME", "STATE", "TASK", "AGE", "SIZE", "PREVIEW"];
-  const rows = records.map((r) => [
-    r.name,
-    r.state === "done" ? "done" : r.chunks ? `running(${r.chunks})` : "running",
-    preview(r.task, Infinity),
-    age(r.updated_at),
-    r.state === "done" ? size(r.size) : "-",
-    preview(r.result ?? "", Infinity),
-  ]);
-  let taskW = 30;
-  let prevW = 40;
-  if (width !== undefined) {
-    const w = (i: number) => Math.max(head[i].length, ...rows.map((r) => r[i].length));
-    const room = width - (w(0) + w(1) + w(3) + w(4)) - 2 * 5;
-    const taskFull = w(2);
-    taskW = Math.max(4, Math.min(taskFull, Math.floor(room * 0.4)));
-    prevW = Math.max(1, room - Math.max(head[2].length, Math.min(taskW, taskFull)));
-  }
-  for (const r of rows) {
-    r[2] = preview(r[2], taskW);
-    r[5] = preview(r[5], prevW);
-  }
-  return table(head, rows);
-}
 
 function renderWait(names: string[], found: Map<string, SlotRecord>, asJson: boolean): string {
   if (asJson) {

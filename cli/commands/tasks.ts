@@ -1,5 +1,5 @@
 // The work-queue commands: `task` (add, claim, renew, done, fail, wait, list, show, retry,
-// cancel) and `lease` (take, renew, release, list). Each subcommand is parse -> one lib/tasks
+// cancel); leases on names are cli/commands/leases.ts. Each subcommand is parse -> one lib/tasks
 // call -> format; how it ends (output, exit status, signals) is cli/run.ts's.
 //
 // The scripting form of a claim: `task claim Q --sh` prints shell assignments (TASK_ID,
@@ -16,7 +16,6 @@ import { addTask } from "../../lib/tasks/add";
 import { cancelTask, retryTask } from "../../lib/tasks/admin";
 import { claimTask, type TaskClaim } from "../../lib/tasks/claim";
 import { completeTask, failTask, renewTask } from "../../lib/tasks/holder";
-import { listLeases, releaseLeases, renewLeases, takeLeases, type LeaseInfo } from "../../lib/tasks/lease";
 import { listTasks, showTask, waitTasks } from "../../lib/tasks/query";
 import type { TaskState } from "../../lib/tasks/record";
 import { queueExists, type TaskView } from "../../lib/tasks/state";
@@ -25,7 +24,6 @@ import { durationMs, durationSec, err, json, out, parseCount, payload } from "..
 import { action, command, end, type Ctx } from "../run";
 
 const AS_TASK = ["--as <name>", "who claims (default: $A2A_AGENT, else HOST.PID)"] as const;
-const AS_LEASE = ["--as <name>", "who holds the leases (default: $A2A_AGENT)"] as const;
 
 // --after A --after B, --after A,B: every id given.
 const ids = (v: string, prev: string[] = []) => [...prev, ...v.split(/[\s,]+/).filter(Boolean)];
@@ -65,9 +63,6 @@ function showText(t: TaskView): string {
   if (t.result !== null) s += `result:\n${t.result}${t.result.endsWith("\n") || !t.result ? "" : "\n"}`;
   return s;
 }
-
-const leaseLine = (verb: string, ls: LeaseInfo[]) =>
-  ls.length ? `${verb} ${ls.map((l) => l.name).join(", ")} as ${ls[0].holder} until ${isoTime(Math.min(...ls.map((l) => l.expires_at)))}\n` : "";
 
 function taskCommands(t: Command): void {
   command(t, "add", {
@@ -249,68 +244,6 @@ function taskCommands(t: Command): void {
     }));
 }
 
-function leaseCommands(l: Command): void {
-  command(l, "take", {
-    summary: "lease every NAME, or none",
-    description: "Lease every NAME (a name for a file, a branch, anything: letters, digits, '.', '_', '-') to you until --ttl (default 5m), or none of them: if any is held by someone else, nothing is taken and the command exits 4 naming each holder and expiry; with --wait it blocks until all are free (124 on --timeout). Taking a name you already hold extends it.",
-    examples: ["a2a lease take schema api --as alice --ttl 30m", "a2a lease take deploy --wait --timeout 10m --as ci"],
-    json: "print the leases: [{name, holder, taken_at, expires_at}]",
-  })
-    .argument("<names...>", "names to lease")
-    .option("--ttl <duration>", "how long the leases last (default 5m)")
-    .option(...AS_LEASE)
-    .option("--wait", "block until every name is free, then take them")
-    .option("--timeout <seconds>", "with --wait, give up after this long (exit 124)")
-    .action(action(async (c: Ctx, names: string[], o) => {
-      if (o.timeout !== undefined && !o.wait) throw new A2AError("EUSAGE", "--timeout applies to --wait only: add --wait or drop --timeout");
-      const outcome = await takeLeases(c.store, names, { as: o.as, ttlSec: durationSec(o.ttl, "--ttl"), wait: !!o.wait, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined });
-      const ls = end(c, outcome, {
-        timeout: (pending) => text`timed out waiting for ${pending.join(", ")} to be free: nothing was taken; raise ${arg("timeout")} or see ${op("lease list")}`,
-      })!;
-      out(c.json ? json(ls) : leaseLine("leased", ls));
-    }));
-
-  command(l, "renew", {
-    summary: "extend leases you hold",
-    description: "Extend the leases on NAMES you hold by --ttl (default 5m) from now. Exit 4 if you do not hold one of them (it is free or someone else's).",
-    examples: ["a2a lease renew schema --as alice --ttl 30m"],
-    json: "print the leases as JSON",
-  })
-    .argument("<names...>", "leased names")
-    .option("--ttl <duration>", "the new length, from now (default 5m)")
-    .option(...AS_LEASE)
-    .action(action((c: Ctx, names: string[], o) => {
-      const ls = renewLeases(c.store, names, { as: o.as, ttlSec: durationSec(o.ttl, "--ttl") });
-      out(c.json ? json(ls) : leaseLine("renewed", ls));
-    }));
-
-  command(l, "release", {
-    summary: "release leases you hold",
-    description: "Release the leases on NAMES you hold; names already free are left alone. Exit 4, before anything is released, if one of them is held by someone else.",
-    examples: ["a2a lease release schema api --as alice"],
-    json: "print {released: [names]}",
-  })
-    .argument("<names...>", "leased names")
-    .option(...AS_LEASE)
-    .action(action((c: Ctx, names: string[], o) => {
-      const released = releaseLeases(c.store, names, { as: o.as });
-      out(c.json ? json({ released }) : released.length ? `released ${released.join(", ")}\n` : "nothing to release: those names were free\n");
-    }));
-
-  command(l, "list", {
-    summary: "list leases held now",
-    description: "List the leases held now (of NAMES, or all): name, holder and expiry. Leases that ran out or were released are not shown.",
-    examples: ["a2a lease list", "a2a lease list schema --json"],
-    json: "print the leases as a JSON array",
-  })
-    .argument("[names...]", "only these names")
-    .action(action((c: Ctx, names: string[]) => {
-      const ls = listLeases(c.store, names.length ? names : undefined);
-      if (c.json) return out(json(ls));
-      out(ls.length ? table(["NAME", "HOLDER", "UNTIL"], ls.map((x) => [x.name, x.holder, isoTime(x.expires_at)])) : "no leases held\n");
-    }));
-}
-
 export const commands = {
   task: (p: Command) => {
     const t = command(p, "task", {
@@ -325,16 +258,5 @@ export const commands = {
     });
     taskCommands(t);
     return t;
-  },
-
-  lease: (p: Command) => {
-    const l = command(p, "lease", {
-      summary: "leases on names (files, branches, anything): all-or-nothing, with expiry",
-      description: "Leases on names: reserve files, a branch or anything else for a while so other agents keep out, all-or-nothing for several names at once; a lease runs out by itself (--ttl), so a crashed holder never blocks anyone for long. Subcommands: take, renew, release, list.",
-      examples: ["a2a lease take schema --as alice --ttl 30m", "a2a lease list", "a2a lease release schema --as alice"],
-      json: "every subcommand takes --json",
-    });
-    leaseCommands(l);
-    return l;
   },
 };

@@ -16,7 +16,9 @@ import type { Board, BoardProvider } from "../../lib/board";
 import type { Store } from "../../lib/core/config";
 import type { Peer } from "../../lib/presence/peers";
 import type { SlotRecord } from "../../lib/slots/record";
-import { listSlots, readChunks, readSlot } from "../../lib/slots/slot";
+import { readChunks } from "../../lib/slots/chunks";
+import { listSlots } from "../../lib/slots/slot";
+import { readSlot } from "../../lib/slots/read";
 import { agentRow, agentRows, BODY_CHARS, livePeers, PREVIEW_CHARS, slotRow, topicRow, topicRows, watchBus, type AgentRow, type BusEvent, type SlotRow, type TopicRow } from "../../lib/view";
 
 export const TAIL_CHARS = 2000;

@@ -12,7 +12,7 @@
 // - the root and its subdirectories are created with mode 0700 (or 0770 + setgid when
 //   A2A_SHARED=1, for a group-shared team directory); files are 0600 (0640 shared).
 
-import { accessSync, constants, mkdirSync, statSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { A2AError, arg, ioError, text } from "./errors";

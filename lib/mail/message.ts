@@ -22,7 +22,7 @@
 import { type Store } from "../core/config";
 import { ensureDir, moveFile } from "../core/guard";
 import { hashHex, randomHex } from "../core/digest";
-import { A2AError, ioError } from "../core/errors";
+import { A2AError } from "../core/errors";
 import { entries, readJsonLine } from "../core/fs";
 import { userName } from "../core/owner";
 import { claimDir, curDir, heldDir, newDir } from "../core/paths";

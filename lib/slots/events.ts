@@ -10,7 +10,7 @@ import { ended, type Outcome } from "../core/outcome";
 import { checkName, slotNameOf, slotsDir } from "../core/paths";
 import { waitUntil, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
-import { readSlot } from "./slot";
+import { readSlot } from "./read";
 
 export type SlotEventType = "started" | "appended" | "published" | "cleared";
 

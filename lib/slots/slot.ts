@@ -13,51 +13,17 @@
 // - invalid input is rejected before anything is touched, so a failed call leaves the store
 //   exactly as it was.
 
-import { existsSync, rmdirSync } from "node:fs";
-import { join } from "node:path";
 import { writeAtomic } from "../core/atomic";
 import { checkSize, type Store } from "../core/config";
 import { checkStore, ensureDir, removeFile } from "../core/guard";
-import { A2AError, arg, ioError, op, text } from "../core/errors";
-import { entries, readBounded, recordLimit } from "../core/fs";
+import { A2AError, arg, op, text } from "../core/errors";
+import { entries } from "../core/fs";
 import { withLock } from "../core/lock";
 import { checkName, chunkFile, slotFile, slotNameOf, slotsDir, streamDir } from "../core/paths";
 import { isoTime, nowSec } from "../core/time";
-import { decodeRecord, encodeRecord, isExpired, type SlotRecord } from "./record";
-
-export type ReadResult =
-  | { kind: "ok"; record: SlotRecord }
-  | { kind: "absent"; last?: SlotRecord; expired?: boolean } // last: tombstone or expired record
-  | { kind: "corrupt" };
-
-// One read of a slot file. `retries` re-reads a record that fails its checks (a torn read);
-// wait loops pass 0 because their next wake-up is the retry.
-export function readSlot(store: Store, name: string, retries = 3): ReadResult {
-  for (let i = 0; ; i++) {
-    // Bounded and never following a link: a FIFO, device or huge file under the name is foreign.
-    const r = readBounded(slotFile(store, name), recordLimit(store.maxBytes));
-    if (r.kind === "absent" && !r.stale) return { kind: "absent" };
-    if (r.kind === "invalid") return { kind: "corrupt" };
-    if (r.kind === "absent") {
-      if (i >= retries) return { kind: "corrupt" };
-      continue; // ESTALE: the file was replaced while we opened it; the next open sees the new one
-    }
-    const record = decodeRecord(r.bytes.toString("utf8"));
-    if (record && record.name === name) {
-      if (record.state === "cleared") return { kind: "absent", last: record };
-      return isExpired(record) ? { kind: "absent", last: record, expired: true } : { kind: "ok", record };
-    }
-    if (i >= retries) return { kind: "corrupt" };
-    Bun.sleepSync(1 + i * 5);
-  }
-}
-
-// The live record of `name`, or undefined (absent, expired or unreadable).
-export function getSlot(store: Store, name: string): SlotRecord | undefined {
-  checkName(name);
-  const r = readSlot(store, name);
-  return r.kind === "ok" ? r.record : undefined;
-}
+import { removeChunks } from "./chunks";
+import { readSlot } from "./read";
+import { encodeRecord, type SlotRecord } from "./record";
 
 export interface TtlOption {
   ttlSec?: number; // seconds until the record counts as absent
@@ -224,40 +190,6 @@ export async function appendChunk(store: Store, name: string, chunk: string): Pr
   );
 }
 
-// Chunks after number `after` (1-based) that the record counts, in order.
-export function readChunks(store: Store, name: string, after: number, upTo: number): string[] {
-  const out: string[] = [];
-  for (let n = after + 1; n <= upTo; n++) {
-    const r = readBounded(chunkFile(store, name, n), store.maxBytes);
-    // Absent: a concurrent `start` dropped this run's chunks; the caller sees the new run next.
-    if (r.kind === "absent") break;
-    if (r.kind === "invalid") {
-      throw new A2AError("EIO", text`chunk ${n} of ${name} is ${r.why}, not a chunk a2a wrote: start a new run (${op("start", name)})`, {
-        data: { slot: name, chunk: n },
-      });
-    }
-    out.push(r.bytes.toString("utf8"));
-  }
-  return out;
-}
-
-// Removes slot `name`'s chunk files (only files named like chunks; nothing is followed or
-// recursed into), then its stream directory if that left it empty.
-export function removeChunks(store: Store, name: string): void {
-  const dir = streamDir(store, name);
-  const files = entries(dir);
-  if (!files.length && !existsSync(dir)) return;
-  ensureDir(store, dir); // a link or someone else's directory here is refused, not followed
-  for (const f of files) if (CHUNK_RE.test(f)) removeFile(store, join(dir, f));
-  try {
-    rmdirSync(dir);
-  } catch {
-    // not empty (a foreign file stays where it was) or gone
-  }
-  store.guarded.delete(dir);
-}
-
-const CHUNK_RE = /^\d{10}$/;
 
 export const TOMBSTONE_KEEP_SEC = 24 * 3600;
 

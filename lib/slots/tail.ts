@@ -10,7 +10,8 @@ import { done, ended, type Outcome } from "../core/outcome";
 import { checkName, slotNameOf, slotsDir } from "../core/paths";
 import { waitUntil, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
-import { readChunks, readSlot } from "./slot";
+import { readChunks } from "./chunks";
+import { readSlot } from "./read";
 
 export interface TailOptions extends WaitOptions {
   after?: number; // skip the first `after` chunks

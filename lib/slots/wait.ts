@@ -9,7 +9,7 @@ import { ended, type Outcome } from "../core/outcome";
 import { checkName, slotNameOf, slotsDir } from "../core/paths";
 import { waitUntil, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
-import { readSlot } from "./slot";
+import { readSlot } from "./read";
 
 export interface WaitSlotsOptions extends WaitOptions {
   any?: boolean; // done on the first published name instead of all

@@ -8,14 +8,14 @@
 //   listener on the shared directory watch is removed, nothing else is left behind.
 
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { A2AError } from "../../../lib/core/errors";
 import type { SlotRecord } from "../../../lib/slots/record";
-import { getSlot } from "../../../lib/slots/slot";
+import { getSlot } from "../../../lib/slots/read";
 import { waitSlots } from "../../../lib/slots/wait";
 import { preview } from "../../format";
 import type { McpCtx } from "../context";
 import { count, flag, nameList, seconds, slotName } from "../args";
 import { handler, unixSeconds, UNTRUSTED, type Extra } from "../result";
+import { bounded } from "../bounded";
 
 type Outcome =
   | { kind: "done"; found: Map<string, SlotRecord>; waited: number }
@@ -43,36 +43,10 @@ async function boundedWait(
   names: string[],
   o: { timeout: number; any?: boolean; afterVersion?: number },
 ): Promise<Outcome> {
-  const budget = Math.min(o.timeout, ctx.maxWaitSec);
-  const t0 = performance.now();
-  const waited = () => (performance.now() - t0) / 1000;
-  const stop = new AbortController();
-  const abort = () => stop.abort();
-  extra.signal.addEventListener("abort", abort);
-  ctx.shutdown.addEventListener("abort", abort);
-  if (extra.signal.aborted || ctx.shutdown.aborted) stop.abort();
-  const token = extra._meta?.progressToken;
-  const timer =
-    token === undefined
-      ? undefined
-      : setInterval(() => {
-          const secs = waited();
-          const message = `waiting for ${statesOf(ctx, names)}, ${Math.round(secs)} s`;
-          extra
-            .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: secs, total: budget, message } })
-            .catch(() => {}); // the client is gone: shutdown follows
-        }, ctx.progressMs);
-  try {
-    const outcome = await waitSlots(ctx.store, names, { any: o.any, afterVersion: o.afterVersion, timeoutMs: budget * 1000, signal: stop.signal });
-    if (outcome.kind === "done") return { kind: "done", found: outcome.value, waited: waited() };
-    if (outcome.kind === "aborted") return { kind: "cancelled", waited: waited(), remaining: o.timeout - waited() };
-    const kind = o.timeout > budget ? "still_waiting" : "timeout";
-    return { kind, waited: waited(), remaining: Math.max(0, o.timeout - budget) };
-  } finally {
-    if (timer) clearInterval(timer);
-    extra.signal.removeEventListener("abort", abort);
-    ctx.shutdown.removeEventListener("abort", abort);
-  }
+  const b = await bounded(ctx, extra, o.timeout, () => `waiting for ${statesOf(ctx, names)}`, (timeoutMs, signal) =>
+    waitSlots(ctx.store, names, { any: o.any, afterVersion: o.afterVersion, timeoutMs, signal }),
+  );
+  return b.kind === "done" ? { kind: "done", found: b.value, waited: b.waited } : { kind: b.kind, waited: b.waited, remaining: b.remaining };
 }
 
 const recordFields = (r: SlotRecord) => ({

@@ -1,0 +1,55 @@
+// `a2a append NAME --lines`: a producer's output streamed into a slot by one process.
+
+import type { SlotRecord } from "../lib/slots/record";
+import { appendChunk } from "../lib/slots/slot";
+import { done, ended } from "../lib/core/outcome";
+import { stdinLines } from "./io";
+import { end, type Ctx } from "./run";
+
+export // `append --lines`: stdin as it comes, one chunk per line, or per `flushMs` interval (the
+// lines gathered since the interval's first one, cut before a chunk would pass the size
+// limit). Appends run one at a time, in order. A stop signal ends the reading, appends what
+// was gathered, and exits 128+N; a published slot (exit 4) or a failed append stops it.
+async function appendLines(c: Ctx, name: string, flushMs: number | undefined): Promise<{ count: number; last?: SlotRecord }> {
+  const limit = c.store.maxBytes;
+  const signal = c.signal();
+  let count = 0;
+  let last: SlotRecord | undefined;
+  let chain: Promise<void> = Promise.resolve();
+  const add = (text: string) => (chain = chain.then(async () => {
+    last = await appendChunk(c.store, name, text);
+    count++;
+  }));
+  let batch = "";
+  let batchBytes = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (batch) add(batch);
+    batch = "";
+    batchBytes = 0;
+    return chain;
+  };
+  const lines = stdinLines(limit, "the chunk")[Symbol.asyncIterator]();
+  const stopped = new Promise<"stopped">((resolve) => signal.addEventListener("abort", () => resolve("stopped"), { once: true }));
+  for (;;) {
+    const next = await Promise.race([lines.next(), stopped]);
+    if (next === "stopped" || next.done) break;
+    const line = next.value;
+    if (flushMs === undefined) {
+      await add(line);
+      continue;
+    }
+    const n = Buffer.byteLength(line);
+    if (batchBytes + n > limit) await flush();
+    batch += line;
+    batchBytes += n;
+    timer ??= setTimeout(() => void flush().catch(() => {}), flushMs); // a failure surfaces at the next await of chain
+    await Promise.race([chain, Promise.resolve()]);
+  }
+  await flush();
+  end(c, signal.aborted ? ended("aborted", null, [name]) : done(null), { timeout: "ok" });
+  return { count, last };
+}
+
