@@ -272,6 +272,23 @@ if (only.has("process") || only.has("scale")) {
       spawnMethod("send", N, () => [BIN, "send", "bob", "hello", "--as", "alice"], env(mail)),
       spawnMethod("recv", N, () => [BIN, "recv", "--as", "carol"], env(mail), [BIN, "send", "carol", "hello", "--as", "alice"]),
       {
+        // The Claude Code hook run on every prompt, its event JSON on stdin (hyperfine 1.15 has
+        // no --input, so this row is always timed from here, harness cost included).
+        id: "hook-prompt",
+        n: N,
+        async block(k) {
+          const s = { main: [] as number[], cpu: [] as number[] };
+          const event = JSON.stringify({ session_id: "bench", hook_event_name: "UserPromptSubmit", cwd: ROOT, prompt: "go" });
+          for (let i = 0; i < k + WARM_PROC; i++) {
+            const t = await timeSpawn([BIN, "hook", "user-prompt-submit"], { ...env(mail), A2A_AGENT: "bench" }, event);
+            if (i < WARM_PROC) continue;
+            s.main.push(t.wall);
+            s.cpu.push(t.cpu);
+          }
+          return { series: s };
+        },
+      },
+      {
         id: "roundtrip",
         n: N,
         async block(k) {
@@ -426,6 +443,7 @@ const specs: RowSpec[] = [
   { section: "Start-up (spawn -> exit)", label: "a2a wait NAME (already published)", key: "wait-done", base: helloBase, goal: hello(1.5) },
   { section: "Start-up (spawn -> exit)", label: "a2a send TO MESSAGE", key: "send", base: helloBase, goal: hello(1.5) },
   { section: "Start-up (spawn -> exit)", label: "a2a recv (one unread)", key: "recv", base: helloBase, goal: hello(1.5) },
+  { section: "Start-up (spawn -> exit)", label: "a2a hook user-prompt-submit (Claude Code, every prompt; timed from Bun)", key: "hook-prompt", base: helloBase },
 
   ...([
     ["hello", "reference: bare compiled Bun (hello)"],
