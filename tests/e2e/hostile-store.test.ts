@@ -2,7 +2,8 @@
 // plants one, then checks that the rest of the store keeps working through the binary.
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { symlinkSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, tempDir } from "../harness/run";
 
@@ -39,3 +40,17 @@ test("a foreign file planted ahead of a topic's log leaves no gap that hides lat
   const seen = s.stdout.trim().split("\n").map((l) => JSON.parse(l).body);
   expect(seen).toEqual(["one", "two", "three"]);
 });
+
+test("a foreign file at a send's key record is refused at once, naming it, instead of waiting the lease", async () => {
+  using d = tempDir();
+  expect((await a2a(["send", "bob", "first", "--as", "alice", "-q"], { dir: d.path })).code).toBe(0); // makes the inbox
+  mkdirSync(join(d.path, "inbox", "bob", "keys"), { recursive: true });
+  const hash = createHash("sha256").update("alice\nk1").digest("hex").slice(0, 32);
+  expect(spawnSync("mkfifo", [join(d.path, "inbox", "bob", "keys", `${hash}.json`)]).status).toBe(0);
+  // A lease of 10 minutes: waiting it out would blow the test's bound.
+  const r = await a2a(["send", "bob", "second", "--as", "alice", "--key", "k1"], { dir: d.path, env: { A2A_CLAIM_LEASE_MS: "600000" } });
+  expect(r.code).toBe(1);
+  expect(r.stderr).toMatch(new RegExp(`^a2a: the key record .*${hash}\\.json is not a regular file.*: remove it, then send again\\n$`));
+  const unread = JSON.parse((await a2a(["inbox", "--as", "bob", "--json"], { dir: d.path })).stdout);
+  expect(unread.unread.map((m: { body?: string; preview?: string }) => m.body ?? m.preview)).toEqual(["first"]);
+}, 30_000);
