@@ -20,6 +20,7 @@ import { contention } from "./torture/contention";
 import { diskFull } from "./torture/diskfull";
 import { networkFs } from "./torture/netfs";
 import { hostile } from "./torture/hostile";
+import { hostileStore } from "./torture/hostile-store";
 import { mcp } from "./torture/mcp";
 import { rewind } from "./torture/rewind";
 import { tasks } from "./torture/tasks";
@@ -30,6 +31,7 @@ const SCENARIOS: { name: string; what: string; run: (ctx: Ctx) => Promise<Outcom
   { name: "diskfull", what: "a store on a 1 MiB tmpfs: publish, start, append when the disk fills", run: diskFull },
   { name: "netfs", what: "one store through two bindfs views (NFS stand-in): writer on one, auto-mode waiter and a raw reader on the other; writers on both", run: networkFs },
   { name: "hostile", what: "fuzzed names and payloads, garbage and foreign files in the store, wrong permissions", run: hostile },
+  { name: "hostile-store", what: "publishers, waiters, mail, topics and task workers at work while a planter plants symlinks out of the store, FIFOs, devices, dirs for files, files for dirs, garbage, sparse giants and foreign owners at the names a2a is about to use", run: hostileStore },
   { name: "rewind", what: "a waiter chasing with --after-version across a clear and across a TTL expiry (versions must never go backwards)", run: rewind },
   { name: "tasks", what: "8 task workers under kill -9 and SIGSTOP/SIGCONT on a task graph added by an adder killed mid-way: done exactly once, dead letters exactly the exhausted, dependency order, fencing", run: tasks },
   { name: "mcp", what: "malformed JSON-RPC, unknown tools, wrong argument types, disconnect mid-wait, fds and RSS over many waits", run: mcp },

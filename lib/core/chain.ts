@@ -53,12 +53,16 @@ export function readHead<T extends Versioned>(store: Store, dir: string, decode:
     // Listed but not readable whole: a cache lagging behind the link; read again.
     if (attempt >= TORN_RETRIES) {
       throw new A2AError("EIO", `${versionFile(dir, n)} is ${r.kind === "invalid" ? r.why : "unreadable"}, not an a2a record: check the file; a2a never writes one like it`, {
-        data: { file: versionFile(dir, n) },
+        data: { file: versionFile(dir, n), damaged: true },
       });
     }
     Bun.sleepSync(1 + attempt * 5);
   }
 }
+
+// True for the error readHead throws when a chain's head is foreign (a FIFO, link, garbage):
+// that one chain is damaged; callers going over many chains pass over it.
+export const isDamagedChain = (err: unknown): boolean => err instanceof A2AError && (err.data as { damaged?: unknown } | undefined)?.damaged === true;
 
 // Writes `value` as version `value.version` of the chain; false when that version exists
 // already (someone else changed the record since it was read: read again and recompute).

@@ -55,13 +55,21 @@ const record = (store: Store, id: string, delivered: boolean): string =>
 // How often a send waiting on another send's key looks again, for the one change no event
 // announces: that other sender died.
 const KEY_RECHECK_MS = 50;
+const KEY_INVALID_LOOKS = 5;
 
 export async function reserveKey(store: Store, to: string, from: string, key: string, freshId: string): Promise<Reservation> {
   ensureDir(store, keysDir(store, to));
   const path = keyFile(store, to, from, key);
+  let invalid = 0;
   const attempt = (): Reservation | undefined => {
     if (createAtomic(store, path, record(store, freshId, false))) return { kind: "fresh", id: freshId };
     const r = readJsonLine(store, path, asKey);
+    // Key records are replaced whole, so one that stays invalid over a few looks (a torn read
+    // on a caching filesystem does not last) is foreign: waiting the whole lease for it to
+    // become valid would stall every send with this key and then blame a send in progress.
+    if (r.kind === "invalid" && ++invalid > KEY_INVALID_LOOKS) {
+      throw new A2AError("EIO", `the key record ${path} is ${r.why}, not one a2a wrote: remove it, then send again`, { data: { key, to, file: path } });
+    }
     if (r.kind !== "ok") return undefined; // being replaced, or removed by a failed send: look again
     if (r.value.delivered || messageExists(store, to, r.value.id)) return { kind: "duplicate", id: r.value.id };
     if (holderGone(store, r.value.host, r.value.pid, Date.now() - r.value.at, store.claimLeaseMs)) {

@@ -20,6 +20,7 @@
 
 import { lstatSync } from "node:fs";
 import type { Store } from "../core/config";
+import { isDamagedChain } from "../core/chain";
 import { ensureDir } from "../core/guard";
 import { writeAtomic } from "../core/atomic";
 import { hashHex } from "../core/digest";
@@ -104,36 +105,48 @@ function claimOnce(store: Store, queue: string, assignee: string, key: string | 
   const ids = entries(openDir(store, queue)).filter(isTaskId).sort();
   const resolver = new Resolver(store);
   for (const id of ids) {
-    let rec = readTask(store, queue, id) ?? landing(store, queue, id);
-    while (rec) {
-      if (rec.state === "done" || rec.state === "dead") {
-        dropMarker(store, rec);
-        break;
-      }
-      const settled = settle(store, rec);
-      if (settled !== rec) {
-        rec = settled;
-        continue;
-      }
-      if (rec.state !== "ready" || resolver.derived(rec).state !== "ready") break;
-      const now = nowSec();
-      const attempt = rec.attempt + 1;
-      const r = changeTask(store, rec, (cur) => {
-        if (cur.version !== rec!.version) return undefined; // changed since we decided: decide again
-        return {
-          ...cur, state: "claimed", attempt,
-          claim: { attempt, token: newToken(attempt), assignee, key, claimed_at: now, expires_at: now + leaseSec, lease_sec: leaseSec, host: store.host, pid: process.pid },
-        };
-      });
-      if (r.changed) {
-        if (keyPath) {
-          ensureDir(store, claimKeysDir(store, queue));
-          writeAtomic(store, keyPath, JSON.stringify({ a2a: 1, id, queue, token: r.rec.claim!.token, at: now }) + "\n");
-        }
-        return claimOf(r.rec, false);
-      }
-      rec = r.rec; // someone else changed it first: decide again on what they wrote
+    try {
+      const c = claimOne(store, queue, id, resolver, assignee, key, leaseSec, keyPath);
+      if (c) return c;
+    } catch (err) {
+      // One damaged chain (a foreign file at its head) must not stop the queue: its task
+      // cannot be claimed, every other one still can (task show names the file to fix).
+      if (!isDamagedChain(err)) throw err;
     }
+  }
+  return undefined;
+}
+
+function claimOne(store: Store, queue: string, id: string, resolver: Resolver, assignee: string, key: string | null, leaseSec: number, keyPath?: string): TaskClaim | undefined {
+  let rec = readTask(store, queue, id) ?? landing(store, queue, id);
+  while (rec) {
+    if (rec.state === "done" || rec.state === "dead") {
+      dropMarker(store, rec);
+      break;
+    }
+    const settled = settle(store, rec);
+    if (settled !== rec) {
+      rec = settled;
+      continue;
+    }
+    if (rec.state !== "ready" || resolver.derived(rec).state !== "ready") break;
+    const now = nowSec();
+    const attempt = rec.attempt + 1;
+    const r = changeTask(store, rec, (cur) => {
+      if (cur.version !== rec!.version) return undefined; // changed since we decided: decide again
+      return {
+        ...cur, state: "claimed", attempt,
+        claim: { attempt, token: newToken(attempt), assignee, key, claimed_at: now, expires_at: now + leaseSec, lease_sec: leaseSec, host: store.host, pid: process.pid },
+      };
+    });
+    if (r.changed) {
+      if (keyPath) {
+        ensureDir(store, claimKeysDir(store, queue));
+        writeAtomic(store, keyPath, JSON.stringify({ a2a: 1, id, queue, token: r.rec.claim!.token, at: now }) + "\n");
+      }
+      return claimOf(r.rec, false);
+    }
+    rec = r.rec; // someone else changed it first: decide again on what they wrote
   }
   return undefined;
 }

@@ -3,7 +3,8 @@
 //
 //   ROOT/topics/TOPIC/NNNNNNNNNNNN.json   message number N (12 digits, from 1), immutable
 //
-// Numbering needs no lock: a publisher lists the directory, takes max+1, and creates that
+// Numbering needs no lock: a publisher lists the directory, takes the highest message's id + 1
+// (foreign entries passed over), and creates that
 // file with link() (lib/core/atomic.ts createAtomic), which fails with EEXIST if another publisher
 // got there first; it then tries the next number. A number is only ever taken after every
 // smaller one exists, so the ids a reader sees are dense: having read up to N, nothing below
@@ -53,13 +54,23 @@ export function publishTopic(store: Store, topic: string, body: string, from: st
   if (from !== "") checkName(from, "sender name");
   checkSize(store, body, "the message");
   ensureDir(store, topicDir(store, topic), true); // shared: nobody removes another's message
-  const ids = topicIds(store, topic);
-  let id = (ids.at(-1) ?? 0) + 1;
+  let id = lastMessageId(store, topic) + 1;
   for (;;) {
     const msg: TopicMessage = { a2a: 1, topic, id, from, body, sent_at: nowSec() };
     if (createAtomic(store, topicMessageFile(store, topic, id), JSON.stringify(msg) + "\n")) return msg;
     id++; // another publisher took this number: the next one is free or will be soon
   }
+}
+
+// The highest id holding a message, foreign entries passed over: a publisher starts at the
+// number after it. Starting after the highest *entry* would let a foreign file planted ahead
+// of the log (id N + 2 when N is the last message) leave a gap at N + 1 that no publisher ever
+// fills, and every reader stops at a gap: all later messages would be lost to them. Numbers
+// in between that a foreign entry holds are skipped by the publisher (EEXIST) and by readers.
+function lastMessageId(store: Store, topic: string): number {
+  const ids = topicIds(store, topic);
+  for (let i = ids.length - 1; i >= 0; i--) if (typeof readMessage(store, topic, ids[i]) === "object") return ids[i];
+  return 0;
 }
 
 // Message `id` of `topic`; "foreign" when something that is not a message sits under its
