@@ -197,7 +197,7 @@ export async function watchBus(store: Store, board: BoardProvider, on: (e: BusEv
     return new Set(kind === "claimed" ? entries(dir).map((f) => parseClaim(f)?.id).filter((i): i is string => !!i) : idsIn(dir));
   };
   const lookInbox = (agent: string, report: boolean) => {
-    for (const [kind, dirOf] of MAIL_DIRS) watchDir(dirOf(store, agent), () => lookInbox(agent, true));
+    for (const [, dirOf] of MAIL_DIRS) watchDir(dirOf(store, agent), () => lookInbox(agent, true));
     const before = seen.get(agent);
     const now = new Map(MAIL_DIRS.map(([k]) => [k, mailIds(agent, k)] as const));
     seen.set(agent, now);

@@ -7,7 +7,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, BIN, tempDir, type RunResult } from "../harness/run";
+import { a2a, asUser, BIN, canRunAsOthers, otherUserEnv, tempDir, type RunResult } from "../harness/run";
 import { expectCleanError, snapshot } from "./fixtures/core";
 
 setDefaultTimeout(60_000);
@@ -126,18 +126,10 @@ describe("the store marker", () => {
   });
 });
 
-const canDropRoot = process.getuid?.() === 0 && Bun.which("setpriv") !== null;
+const canDropRoot = canRunAsOthers;
 if (!canDropRoot) console.warn("boundary.test.ts: skipping the other-user tests: they need root and setpriv");
-
-async function asNobody(cmd: string[], store: string): Promise<RunResult> {
-  const p = Bun.spawn({
-    cmd: ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", BIN, ...cmd],
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", A2A_DIR: store },
-    stdin: "ignore", stdout: "pipe", stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  return { stdout, stderr, code };
-}
+const asNobody = (cmd: string[], store: string): Promise<RunResult> =>
+  a2a(cmd, { dir: store, prefix: asUser("65534", { group: "65534" }), env: otherUserEnv });
 
 describe("a store root someone else made", () => {
   test.if(canDropRoot)("pre-created 0777 by another user: refused, nothing written into it", async () => {

@@ -4,7 +4,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, a2a, tempDir, until, type RunResult } from "../harness/run";
+import { BIN, a2a, asUser, canRunAsOthers, otherUserEnv, tempDir, until, type RunResult } from "../harness/run";
 import { expectCleanError, snapshot } from "./fixtures/core";
 import { checkName } from "../../lib/core/paths";
 
@@ -194,22 +194,10 @@ describe.concurrent("bad flags and settings", () => {
 });
 
 describe("a store that cannot be written", () => {
-  // Tests run as root, which ignores permission bits: run the binary as `nobody` instead.
-  const asNobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"];
-  const canDropRoot = process.getuid?.() === 0 && Bun.which("setpriv") !== null;
+  const canDropRoot = canRunAsOthers;
   if (!canDropRoot) console.warn("errors.test.ts: skipping the permission tests: they need root and setpriv to run as nobody");
-
-  async function runAs(cmd: string[], store: string, stdin?: string): Promise<RunResult> {
-    const p = Bun.spawn({
-      cmd: [...asNobody, BIN, ...cmd],
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", A2A_DIR: store },
-      stdin: stdin === undefined ? "ignore" : new Blob([stdin]),
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-    return { stdout, stderr, code };
-  }
+  const runAs = (cmd: string[], store: string, stdin?: string): Promise<RunResult> =>
+    a2a(cmd, { dir: store, stdin, prefix: asUser("nobody", { group: "nogroup" }), env: otherUserEnv });
 
   test.if(canDropRoot)("a read-only slots directory: writes fail with exit 1 and a hint, reads still work, store intact", async () => {
     using d = tempDir();

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, type RunResult } from "../harness/run";
+import { a2a, asUser, BIN, otherUserEnv, type RunResult } from "../harness/run";
 
 setDefaultTimeout(60_000);
 
@@ -40,17 +40,8 @@ afterAll(() => {
 });
 
 // Runs `a2a ARGS` as `user` with umask 022 (a shell's default), in the shared store.
-async function as(user: string, args: string[], stdin?: string, regid = user): Promise<RunResult> {
-  const p = Bun.spawn({
-    cmd: ["setpriv", `--reuid=${user}`, `--regid=${regid}`, "--init-groups", "sh", "-c", 'umask 022; exec "$@"', "sh", BIN, ...args],
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", A2A_DIR: store },
-    stdin: stdin === undefined ? "ignore" : new Blob([stdin]),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  return { stdout, stderr, code };
-}
+const as = (user: string, args: string[], stdin?: string, regid = user): Promise<RunResult> =>
+  a2a(args, { dir: store, stdin, prefix: asUser(user, { group: regid, initGroups: true, umask: "022" }), env: otherUserEnv });
 
 // A shell command as `user` (umask 022): what a member could try by hand.
 function shellAs(user: string, script: string): number {

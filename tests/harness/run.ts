@@ -73,6 +73,17 @@ export async function collect(p: Subprocess<any, "pipe", "pipe">): Promise<RunRe
 // Runs `a2a ARGS...` to completion.
 export const a2a = (args: string[], o: RunOptions = {}): Promise<RunResult> => collect(spawnA2A(args, o));
 
+// Tests run as root, which ignores permission bits: these run a command as another OS user
+// (a `prefix` for spawnA2A/a2a). `initGroups`: with the user's groups (a shared store's
+// members); `umask`: through sh, as a login shell would set it.
+export const canRunAsOthers = process.getuid?.() === 0 && Bun.which("setpriv") !== null;
+export function asUser(user: string, o: { group?: string; initGroups?: boolean; umask?: string } = {}): string[] {
+  const drop = ["setpriv", `--reuid=${user}`, `--regid=${o.group ?? user}`, o.initGroups ? "--init-groups" : "--clear-groups"];
+  return o.umask ? [...drop, "sh", "-c", `umask ${o.umask}; exec "$@"`, "sh"] : [...drop, "--"];
+}
+// What such a user sees: no home of its own, and the store.
+export const otherUserEnv = { HOME: "/nonexistent" };
+
 // Resolves once `text` satisfies `pred`, reading the stream incrementally; returns all text read.
 export async function readUntil(stream: ReadableStream<Uint8Array>, pred: (text: string) => boolean, limitMs = 20_000): Promise<string> {
   const reader = stream.getReader();
