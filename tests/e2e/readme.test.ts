@@ -20,7 +20,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BIN, hasWatch, readUntil, ROOT, until } from "../harness/run";
+import { BIN, readUntil, ROOT, treeHasWatch, until } from "../harness/run";
 
 setDefaultTimeout(180_000);
 
@@ -217,19 +217,6 @@ const SCRIPTS: Record<string, Script> = {
     },
   },
 };
-
-// True once `pid` or one of its descendants holds a directory watch (bash may or may not exec
-// the a2a command it runs).
-function treeHasWatch(pid: number): boolean {
-  if (hasWatch(pid)) return true;
-  let kids: string[] = [];
-  try {
-    kids = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
-  } catch {
-    return false;
-  }
-  return kids.some((k) => treeHasWatch(Number(k)));
-}
 
 function scriptTitled(t: string): string {
   const b = SCRIPTS_IN_README.find((x) => title(x) === t);

@@ -4,29 +4,23 @@
 // confirmations; `a2a completion` scripts complete commands and flags. A terminal here is a
 // real pty made by util-linux `script` (stdin, stdout and stderr all on it).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { a2a, BIN, childEnv, hasWatch, readUntil, tempDir, until } from "../harness/run";
+import { a2a, a2aBelow, BIN, childEnv, hasWatch, readUntil, tempDir, until } from "../harness/run";
 
 setDefaultTimeout(120_000);
 
 // `a2a ARGS` on a pty; everything it writes (stdout and stderr together) comes out of script.
+// script runs the command through $SHELL (or /bin/sh); SHELL is set so that every machine runs
+// the same shell, and a2aUnder() does not rely on that shell exec'ing the command.
 function onPty(args: string[], dir: string, env: Record<string, string> = {}) {
   const cmd = [BIN, ...args].map((a) => "'" + a.replace(/'/g, "'\\''") + "'").join(" ");
-  return Bun.spawn({ cmd: ["script", "-q", "-e", "-c", cmd, "/dev/null"], env: childEnv({ dir, env: { TERM: "xterm", ...env } }), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  return Bun.spawn({ cmd: ["script", "-q", "-e", "-c", cmd, "/dev/null"], env: childEnv({ dir, env: { TERM: "xterm", SHELL: "/bin/sh", ...env } }), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
 }
 
-// The pid of the a2a process script started (its child).
+// The pid of the a2a process under script, however many shells stand between them.
 async function a2aUnder(scriptPid: number): Promise<number> {
   let pid = 0;
-  await until(() => {
-    try {
-      pid = Number(readFileSync(`/proc/${scriptPid}/task/${scriptPid}/children`, "utf8").trim().split(/\s+/)[0]);
-    } catch {
-      pid = 0;
-    }
-    return pid > 0;
-  }, 20_000, "a2a under script");
+  await until(() => (pid = a2aBelow(scriptPid)) > 0, 20_000, "a2a under script");
   return pid;
 }
 

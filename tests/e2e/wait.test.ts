@@ -4,7 +4,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, spawnA2A, tempDir, until } from "../harness/run";
+import { a2a, a2aBelow, spawnA2A, tempDir, until } from "../harness/run";
 import { MODES, arm, blocked, expectCleanError, recordOf, sh, shellEnv, slotPath } from "./fixtures/core";
 
 setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
@@ -219,20 +219,9 @@ describe.concurrent("wait: timeouts and formats", () => {
   });
 });
 
-// The pid of the only child of `pid` (the shell's command substitution), once it exists.
+// The pid of the a2a wait the shell started (sh may fork a subshell for $(...) first).
 async function childPid(pid: number): Promise<number> {
   let child = 0;
-  await until(() => {
-    try {
-      const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
-      // sh may fork a subshell for $(...) which then execs a2a: wait until it is the binary.
-      for (const k of kids) {
-        if (readFileSync(`/proc/${k}/cmdline`, "utf8").includes("\0wait\0")) child = Number(k);
-      }
-    } catch {
-      // not there yet
-    }
-    return child > 0;
-  }, 20_000, "the shell to start a2a wait");
+  await until(() => (child = a2aBelow(pid, "wait")) > 0, 20_000, "the shell to start a2a wait");
   return child;
 }

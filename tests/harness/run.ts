@@ -3,7 +3,7 @@
 // temporary stores, spawning and running the binary, and waiting on its output or on
 // /proc. Nothing here sleeps to wait for a condition: waits are on output, exit, or files,
 // each with a generous upper bound. (MCP clients: ./mcp.ts. Building: ../build.ts.)
-import { lstatSync, mkdtempSync, readdirSync, readlinkSync, rmSync, type Stats } from "node:fs";
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, type Stats } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
@@ -169,3 +169,40 @@ export function inotifyFds(pid: number): number {
 // True once process `pid` holds an inotify instance: the waiter has registered its watch, so
 // a publish from now on exercises the wake path rather than the initial check.
 export const hasWatch = (pid: number): boolean => inotifyFds(pid) > 0;
+
+// Every process under `pid`, nearest first. Shells differ in whether they exec the last
+// command of `sh -c` (bash does, dash does not), so tests look for a2a anywhere below.
+export function descendants(pid: number): number[] {
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length) {
+    let kids: number[] = [];
+    try {
+      const p = queue.shift()!;
+      kids = readFileSync(`/proc/${p}/task/${p}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+    } catch {
+      // gone already
+    }
+    found.push(...kids);
+    queue.push(...kids);
+  }
+  return found;
+}
+
+// The first process under `pid` running the a2a binary (0 when there is none yet); with
+// `arg`, one whose command line holds that argument.
+export function a2aBelow(pid: number, arg?: string): number {
+  const bin = realpathSync(BIN);
+  for (const k of descendants(pid)) {
+    try {
+      if (readlinkSync(`/proc/${k}/exe`) !== bin) continue;
+      if (arg === undefined || readFileSync(`/proc/${k}/cmdline`, "utf8").split("\0").includes(arg)) return k;
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return 0;
+}
+
+// True once `pid` or a process under it holds a directory watch.
+export const treeHasWatch = (pid: number): boolean => hasWatch(pid) || descendants(pid).some(hasWatch);
