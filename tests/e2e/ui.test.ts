@@ -201,6 +201,8 @@ describe("a2a ui: the server's gate", () => {
 });
 
 // ---- in a real browser ------------------------------------------------------------------------
+// Waits go through locators: page.waitForFunction may evaluate its predicate with eval, which
+// the page's CSP (script-src 'self', rightly) refuses, and then fails depending on timing.
 
 const missing = browserMissing();
 if (missing) console.warn(`ui.test.ts: skipping the browser tests: ${missing}`);
@@ -249,7 +251,7 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
       await page.click(row("job"));
       await page.waitForSelector("#detail[open]");
       await a2a(["append", "job", "step two\n"], { dir: d.path });
-      await page.waitForFunction(`document.getElementById("detail-stream").textContent.includes("step two")`);
+      await page.locator("#detail-stream", { hasText: "step two" }).waitFor();
       expect(await page.textContent("#detail-stream")).toBe("step one\nstep two\n");
       await page.locator("#detail").screenshot({ path: join(shots, "slot-stream.png") });
       await page.click("#detail-close");
@@ -257,7 +259,7 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
       await page.waitForSelector(row("job", '[data-state="done"]'));
       await page.click(row("job"));
       await page.waitForSelector("#detail[open]");
-      await page.waitForFunction(`document.getElementById("detail-result").textContent.includes('"files"')`);
+      await page.locator("#detail-result", { hasText: '"files"' }).waitFor();
       expect(await page.textContent("#detail-result")).toBe(JSON.stringify({ files: 120, ok: true, langs: ["ts", "md"] }, null, 2));
       await page.locator("#detail").screenshot({ path: join(shots, "slot-result.png") });
       await page.click("#detail-close");
@@ -380,7 +382,7 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
       expect(await page.getAttribute(`${row("html")} td:last-child span`, "class")).toContain("agent");
       await page.click(row("huge"));
       await page.waitForSelector("#detail[open]");
-      await page.waitForFunction(`document.getElementById("detail-result").textContent.endsWith("<i>end</i>")`);
+      await page.locator("#detail-result", { hasText: "<i>end</i>" }).waitFor();
       expect(await page.evaluate(`document.getElementById("detail-result").textContent.length`)).toBe(huge.length);
       expect(await inert()).toEqual({ pwned: null, injected: 0 });
       await page.click("#detail-close");
@@ -406,7 +408,7 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
       await page.click("#pause");
       await a2a(["publish", "two", "2"], { dir: d.path });
       await page.waitForSelector(row("two"));
-      await page.waitForFunction(`document.getElementById("pause").textContent.includes("new")`);
+      await page.locator("#pause", { hasText: "new" }).waitFor();
       expect(await page.locator('#timeline li[data-kind="published"]').count()).toBe(1);
       await page.click("#pause");
       expect(await page.locator('#timeline li[data-kind="published"]').count()).toBe(2);
@@ -436,7 +438,7 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
       await page.waitForSelector(row("s000"));
       expect(await page.locator("#slots tr").count()).toBe(1);
       await page.fill("#slot-filter", "");
-      await page.waitForFunction(`document.querySelectorAll("#slots tr").length === 300`);
+      await page.locator("#slots tr").nth(299).waitFor();
       await a2a(["publish", "s001", "changed"], { dir: d.path });
       await page.waitForSelector(`#slots tr:first-child[data-name="s001"]`);
       expect(await page.locator("#slots tr").count()).toBe(300);
