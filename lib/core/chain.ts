@@ -14,10 +14,15 @@
 //   is not mistaken for one;
 // - the head is found by listing the directory and then probing upwards by name: a listing
 //   may lag (a network filesystem's cache), a lookup of the next name may lag too, but a
-//   stale head only costs a lost compare-and-set, never a wrong write.
+//   stale head only costs a lost compare-and-set, never a wrong write;
+// - a version whose loss is harmless MAY be written without fsync (changeChain's `durable`).
+//   A power cut can then leave its name with no bytes (empty, or NUL bytes): a hole. A head
+//   that stays a hole is read as the whole version below it, renumbered as the hole, so the
+//   next change is written above the hole and nobody ever writes into it. Only a power cut
+//   makes a hole: a linked file is whole in the page cache from the instant it has a name.
 
 import type { Store } from "./config";
-import { createAtomic } from "./atomic";
+import { createAtomic, type WriteOptions } from "./atomic";
 import { A2AError } from "./errors";
 import { entries, readJsonLine } from "./fs";
 import { versionFile, versionOf } from "./paths";
@@ -52,6 +57,8 @@ export function readHead<T extends Versioned>(store: Store, dir: string, decode:
     if (r.kind === "ok" && r.value.version === n) return { version: n, value: r.value };
     // Listed but not readable whole: a cache lagging behind the link; read again.
     if (attempt >= TORN_RETRIES) {
+      const below = r.kind === "invalid" && r.lost ? wholeBelow(store, dir, n, decode) : undefined;
+      if (below) return { version: n, value: { ...below, version: n } };
       throw new A2AError("EIO", `${versionFile(dir, n)} is ${r.kind === "invalid" ? r.why : "unreadable"}, not an a2a record: check the file; a2a never writes one like it`, {
         data: { file: versionFile(dir, n), damaged: true },
       });
@@ -60,14 +67,24 @@ export function readHead<T extends Versioned>(store: Store, dir: string, decode:
   }
 }
 
+// The highest whole version below the hole at `n` (holes below it skipped too), or undefined.
+function wholeBelow<T extends Versioned>(store: Store, dir: string, n: number, decode: (v: any) => T | undefined): T | undefined {
+  for (let v = n - 1; v >= 1; v--) {
+    const r = readJsonLine(store, versionFile(dir, v), decode);
+    if (r.kind === "ok" && r.value.version === v) return r.value;
+    if (!(r.kind === "invalid" && r.lost)) return undefined;
+  }
+  return undefined;
+}
+
 // True for the error readHead throws when a chain's head is foreign (a FIFO, link, garbage):
 // that one chain is damaged; callers going over many chains pass over it.
 export const isDamagedChain = (err: unknown): boolean => err instanceof A2AError && (err.data as { damaged?: unknown } | undefined)?.damaged === true;
 
 // Writes `value` as version `value.version` of the chain; false when that version exists
 // already (someone else changed the record since it was read: read again and recompute).
-export function appendVersion<T extends Versioned>(store: Store, dir: string, value: T, encode: (v: T) => string): boolean {
-  return createAtomic(store, versionFile(dir, value.version), encode(value));
+export function appendVersion<T extends Versioned>(store: Store, dir: string, value: T, encode: (v: T) => string, opts: WriteOptions = {}): boolean {
+  return createAtomic(store, versionFile(dir, value.version), encode(value), opts);
 }
 
 // Compare-and-set loop: read the head, let `next` compute the following record (or return
@@ -80,12 +97,13 @@ export function changeChain<T extends Versioned>(
   decode: (v: any) => T | undefined,
   encode: (v: T) => string,
   next: (head: Head<T>) => T | undefined,
+  durable: (value: T) => boolean = () => true,
 ): { head: Head<T>; changed: boolean } {
   for (;;) {
     const head = readHead(store, dir, decode);
     const value = next(head);
     if (value === undefined) return { head, changed: false };
     const written = { ...value, version: head.version + 1 };
-    if (appendVersion(store, dir, written, encode)) return { head: { version: written.version, value: written }, changed: true };
+    if (appendVersion(store, dir, written, encode, { durable: durable(written) })) return { head: { version: written.version, value: written }, changed: true };
   }
 }

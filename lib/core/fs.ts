@@ -15,10 +15,12 @@ import type { Store } from "./config";
 import { ioError } from "./errors";
 
 // Entries of `dir` (none when it does not exist), dot-files left out: names starting with
-// "." are never a2a's (temp files, editors' leftovers, foreign files).
-export function entries(dir: string): string[] {
+// "." are not a2a's records (temp files, editors' leftovers, foreign files; the one dot-name
+// a2a writes is a task's pending marker, which only `withDots` callers list).
+export function entries(dir: string, withDots = false): string[] {
   try {
-    return readdirSync(dir).filter((f) => !f.startsWith("."));
+    const all = readdirSync(dir);
+    return withDots ? all : all.filter((f) => !f.startsWith("."));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw ioError(err, `listing ${dir}`); // ENOTDIR too: a file where a directory should be is damage
@@ -77,16 +79,19 @@ export function readBounded(path: string, limit: number): BoundedRead {
   }
 }
 
+// `lost`: the file is empty or all NUL bytes, which is what a power cut leaves of a file whose
+// bytes were never synced (ext4 keeps the name and drops the data; XFS reads it as zeros).
 export type JsonRead<T> =
   | { kind: "ok"; value: T; uid: number; mtimeMs: number }
   | { kind: "absent"; stale?: boolean }
-  | { kind: "invalid"; why: string };
+  | { kind: "invalid"; why: string; lost?: boolean };
 
 // A record file: one line of JSON ending in "\n" (a torn read on a caching filesystem lacks
 // it), decoded by `decode`, which returns undefined for anything that is not such a record.
 export function readJsonLine<T>(store: Store, path: string, decode: (value: any) => T | undefined): JsonRead<T> {
   const r = readBounded(path, recordLimit(store.maxBytes));
   if (r.kind !== "ok") return r;
+  if (r.bytes.every((b) => b === 0)) return { kind: "invalid", why: "empty (its bytes never reached the disk)", lost: true };
   const text = r.bytes.toString("utf8");
   if (!text.endsWith("\n")) return { kind: "invalid", why: "incomplete (no final newline)" };
   let parsed: unknown;

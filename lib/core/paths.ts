@@ -130,6 +130,8 @@ export const queueDir = (s: Store, q: string) => join(tasksDir(s), q);
 export const taskDir = (s: Store, q: string, id: string) => join(queueDir(s, q), id);
 export const openDir = (s: Store, q: string) => join(queueDir(s, q), "@open");
 export const openFile = (s: Store, q: string, id: string) => join(openDir(s, q), id);
+// An add's marker before its task's version 1 exists: a dot-name, so it neither wakes nor is listed.
+export const pendingOpenFile = (s: Store, q: string, id: string) => join(openDir(s, q), "." + id);
 export const addKeysDir = (s: Store, q: string) => join(queueDir(s, q), "@keys");
 export const addKeyFile = (s: Store, q: string, hash: string) => join(addKeysDir(s, q), hash + JSON_EXT);
 export const claimKeysDir = (s: Store, q: string) => join(queueDir(s, q), "@claims");

@@ -7,23 +7,25 @@
 //      id it names (a retried add, or a concurrent one with the same key);
 //   2. if that id's version 1 exists: nothing to do, the same id is returned (created: false);
 //   3. for each dependency D: create D/@by.ID.QUEUE (so D's end wakes this task);
-//   4. create @open/ID (so claimers will look at it);
+//   4. create @open/.ID, the pending marker (a dot-name: it wakes nobody, claimers skip it);
 //   5. create version 1 exclusively. *The task exists from this instant*, whole. If version 1
 //      exists already, a concurrent add with the same key won: created: false;
-//   6. replace @open/ID: the rename wakes claimers waiting on the queue.
+//   6. rename @open/.ID to @open/ID: the one event that wakes claimers waiting on the queue,
+//      and it comes after the version, so a woken claimer always finds the task whole.
 // A crash before 5 leaves no task (at most a key record, an empty directory, hints that
-// name nothing: claimers skip them; a retried add with the key completes the task under the
-// recorded id). A crash after 5 leaves one whole task. Two adders with one key race at 5:
-// one creates the task, both return its id.
+// name nothing: gc removes them; a retried add with the key completes the task under the
+// recorded id). A crash between 5 and 6 leaves one whole task behind a pending marker: the
+// next claimer's pass over the queue promotes it (state.ts openIds). Two adders with one key
+// race at 5: one creates the task, both return its id.
 
 import { checkSize, type Store } from "../core/config";
-import { ensureDir } from "../core/guard";
+import { ensureDir, moveFile } from "../core/guard";
 import { createAtomic, writeAtomic } from "../core/atomic";
 import { appendVersion } from "../core/chain";
 import { hashHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
 import { readJsonLine } from "../core/fs";
-import { addKeyFile, addKeysDir, checkName, dependantFile, isTaskId, openDir, openFile, taskDir } from "../core/paths";
+import { addKeyFile, addKeysDir, checkName, dependantFile, isTaskId, openDir, openFile, pendingOpenFile, taskDir } from "../core/paths";
 import { nowSec } from "../core/time";
 import {
   checkMaxAttempts, checkQueue, checkSeconds, checkText, DEFAULT_MAX_ATTEMPTS, encodeTask, newTaskId, type Dep, type TaskRecord,
@@ -166,7 +168,7 @@ function addOne(store: Store, spec: AddSpec, after: Dep[]): Added {
   // Hints (empty; a power cut that loses one costs a recheck, never a task): no fsync.
   for (const d of after) createAtomic(store, dependantFile(store, d.queue, d.id, queue, id), "", { durable: false });
   ensureDir(store, openDir(store, queue));
-  writeAtomic(store, openFile(store, queue, id), "", { durable: false });
+  writeAtomic(store, pendingOpenFile(store, queue, id), "", { durable: false });
   const now = nowSec();
   const rec: TaskRecord = {
     a2a: 1, id, queue, version: 1, state: "ready", payload: spec.payload, size: Buffer.byteLength(spec.payload, "utf8"),
@@ -175,6 +177,6 @@ function addOne(store: Store, spec: AddSpec, after: Dep[]): Added {
     claim: null, attempts: [], result: null, reason: null, host: store.host, pid: process.pid,
   };
   if (!appendVersion(store, dir, rec, encodeTask)) return { id, queue, created: false };
-  writeAtomic(store, openFile(store, queue, id), "", { durable: false });
+  moveFile(store, pendingOpenFile(store, queue, id), openFile(store, queue, id), `marking task ${id} open`);
   return { id, queue, created: true };
 }

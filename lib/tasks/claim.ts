@@ -18,7 +18,6 @@
 // A crash before the link leaves nothing; after it, a claim that nobody holds: it ends when
 // its lease runs out (the next claimer settles it) and the task is handed out again.
 
-import { lstatSync } from "node:fs";
 import type { Store } from "../core/config";
 import { isDamagedChain } from "../core/chain";
 import { ensureDir } from "../core/guard";
@@ -27,11 +26,11 @@ import { hashHex } from "../core/digest";
 import { A2AError, arg, op, text } from "../core/errors";
 import { entries, readJsonLine } from "../core/fs";
 import { done, type Outcome } from "../core/outcome";
-import { claimKeyFile, claimKeysDir, isTaskId, openDir, openFile } from "../core/paths";
+import { claimKeyFile, claimKeysDir, isTaskId, openDir } from "../core/paths";
 import { nowSec } from "../core/time";
 import { waitUntil } from "../core/watch";
 import { assigneeOf, checkQueue, checkSeconds, checkText, DEFAULT_LEASE_SEC, newToken, type TaskRecord } from "./record";
-import { changeTask, dropMarker, queueExists, readTask, RECHECK_MS, Resolver, settle } from "./state";
+import { changeTask, dropMarker, openIds, queueExists, readTask, RECHECK_MS, Resolver, settle } from "./state";
 
 export interface ClaimOptions {
   as?: string; // the assignee (default A2A_AGENT, else HOST.PID)
@@ -102,7 +101,7 @@ function replay(store: Store, queue: string, keyPath: string): TaskClaim | undef
 
 // One pass over the queue (step 2); the claim, or undefined when nothing is claimable.
 function claimOnce(store: Store, queue: string, assignee: string, key: string | null, leaseSec: number, keyPath?: string): TaskClaim | undefined {
-  const ids = entries(openDir(store, queue)).filter(isTaskId).sort();
+  const ids = openIds(store, queue);
   const resolver = new Resolver(store);
   for (const id of ids) {
     try {
@@ -118,7 +117,7 @@ function claimOnce(store: Store, queue: string, assignee: string, key: string | 
 }
 
 function claimOne(store: Store, queue: string, id: string, resolver: Resolver, assignee: string, key: string | null, leaseSec: number, keyPath?: string): TaskClaim | undefined {
-  let rec = readTask(store, queue, id) ?? landing(store, queue, id);
+  let rec = readTask(store, queue, id); // none: a marker left by an older release's add
   while (rec) {
     if (rec.state === "done" || rec.state === "dead") {
       dropMarker(store, rec);
@@ -149,32 +148,6 @@ function claimOne(store: Store, queue: string, id: string, resolver: Resolver, a
     rec = r.rec; // someone else changed it first: decide again on what they wrote
   }
   return undefined;
-}
-
-// A marker whose task has no version yet is an add in progress (add.ts steps 4-6): its
-// version lands within milliseconds, and the marker's replace after it is the event that
-// would wake us. That event can be lost: Bun's fs.watch drops an event for a name whose
-// previous event (the marker's creation, which woke this check) is still being handled,
-// and the claim would then wait for the next recheck (RECHECK_MS). So a fresh marker is
-// given LANDING_MS for its version to appear; an old one (a crashed adder) is passed over.
-const LANDING_MS = 25;
-function landing(store: Store, queue: string, id: string): TaskRecord | undefined {
-  const st = statQuiet(openFile(store, queue, id));
-  if (!st || Date.now() - st.mtimeMs > 2000) return undefined;
-  for (let waited = 0; waited < LANDING_MS; waited++) {
-    Bun.sleepSync(1);
-    const rec = readTask(store, queue, id);
-    if (rec) return rec;
-  }
-  return undefined;
-}
-
-function statQuiet(path: string) {
-  try {
-    return lstatSync(path);
-  } catch {
-    return undefined;
-  }
 }
 
 function nothingClaimable(store: Store, queue: string): A2AError {

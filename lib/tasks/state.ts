@@ -22,7 +22,8 @@ import { writeAtomic } from "../core/atomic";
 import { changeChain, readHead } from "../core/chain";
 import { A2AError, op, text } from "../core/errors";
 import { entries, unlinkQuiet } from "../core/fs";
-import { dependantOf, isValidName, openFile, queueDir, taskBell, taskDir, tasksDir, versionFile } from "../core/paths";
+import { dependantOf, isTaskId, isValidName, openDir, openFile, pendingOpenFile, queueDir, taskBell, taskDir, tasksDir, versionFile } from "../core/paths";
+import { moveFile } from "../core/guard";
 import { isoTime, nowSec } from "../core/time";
 import { checkTaskId, encodeTask, roundAttempts, taskDecoder, type Attempt, type Dep, type TaskRecord, type TaskState } from "./record";
 
@@ -49,6 +50,12 @@ export function findTask(store: Store, id: string): TaskRecord {
   return rec;
 }
 
+// A claim or a renew is written without fsync: lost in a power cut, the task reads as it was
+// before (ready, or a claim whose lease runs out), and the holder that was handed the lost
+// claim cannot finish it, because its token (random) is never handed out again. Everything
+// else (an add, done with its result, fail, settle, retry, cancel) is synced before its link.
+const needsSync = (rec: TaskRecord) => rec.state !== "claimed";
+
 // One compare-and-set on the task's chain (see lib/core/chain.ts changeChain).
 export function changeTask(
   store: Store,
@@ -60,7 +67,7 @@ export function changeTask(
     if (!head.value) throw new A2AError("EIO", `task ${rec.id} vanished from ${taskDir(store, rec.queue, rec.id)}: check the store`);
     const n = next(head.value);
     return n && { ...n, updated_at: nowSec(), host: store.host, pid: process.pid };
-  });
+  }, needsSync);
   return { rec: r.head.value!, changed: r.changed };
 }
 
@@ -216,6 +223,26 @@ export function viewOf(rec: TaskRecord, d: Derived): TaskView {
     assignee: rec.claim?.assignee ?? null, lease_expires_at: rec.claim?.expires_at ?? null, deadline: rec.deadline,
     attempts: rec.attempts, result: rec.result, reason: d.reason, created_at: rec.created_at, updated_at: rec.updated_at,
   };
+}
+
+// The ids @open/ lists, oldest first (claim step 2). A pending marker `.ID` whose task has
+// its version 1 is an add that crashed between its steps 5 and 6, or is between them now: it
+// is promoted to `ID` here so that the task is listed. Promoting early is harmless: the
+// adder's own rename then finds nothing to move.
+export function openIds(store: Store, queue: string): string[] {
+  const ids: string[] = [];
+  for (const f of entries(openDir(store, queue), true)) {
+    if (!f.startsWith(".")) {
+      if (isTaskId(f)) ids.push(f);
+      continue;
+    }
+    const id = f.slice(1);
+    if (isTaskId(id) && existsSync(versionFile(taskDir(store, queue, id), 1))) {
+      moveFile(store, pendingOpenFile(store, queue, id), openFile(store, queue, id), `marking task ${id} open`);
+      ids.push(id);
+    }
+  }
+  return [...new Set(ids)].sort();
 }
 
 // Queues present in the store.

@@ -12,6 +12,9 @@
 // - a lease chain whose head is free (released, or run out) for LEASE_KEEP_SEC. A take racing
 //   the sweep links its version into the (re-created) directory: a lone version is a valid
 //   chain, so the take holds.
+// - a pending @open/.ID marker (add.ts step 4) older than TMP_STALE_MS whose task never got a
+//   version: the add crashed before its task existed. One whose task exists is promoted to
+//   @open/ID instead (the add crashed between its steps 5 and 6).
 // Versions go lowest first and the head last, so a reader never sees a chain without its head
 // while it still has older versions. Only files named by the protocol are removed (guard.ts
 // removeFile: regular files only); a directory holding anything else is left in place.
@@ -24,10 +27,12 @@ import { hashHex } from "../core/digest";
 import { entries, readJsonLine } from "../core/fs";
 import { forgetDir, removeFile } from "../core/guard";
 import {
-  addKeyFile, claimKeysDir, dependantOf, isTaskId, isValidName, leaseDir, leasesDir, openFile, queueDir, taskBell, taskDir, versionFile, versionOf,
+  addKeyFile, claimKeysDir, dependantOf, isTaskId, isValidName, leaseDir, leasesDir, openDir, openFile, pendingOpenFile, queueDir, taskBell, taskDir,
+  versionFile, versionOf,
 } from "../core/paths";
+import { TMP_STALE_MS } from "../core/atomic";
 import { nowSec } from "../core/time";
-import { queues, readTask } from "./state";
+import { openIds, queues, readTask } from "./state";
 
 export const TASK_KEEP_SEC = 7 * 86400;
 export const DEAD_KEEP_SEC = 30 * 86400;
@@ -41,6 +46,7 @@ export interface SweepReport {
 export function sweepTasksAndLeases(store: Store, now = nowSec()): SweepReport {
   const report: SweepReport = { tasks: 0, leases: 0 };
   for (const q of queues(store)) {
+    sweepPending(store, q, now);
     const gone = new Set<string>();
     for (const id of entries(queueDir(store, q)).filter(isTaskId)) {
       const rec = readTask(store, q, id);
@@ -86,6 +92,16 @@ export function sweepTasksAndLeases(store: Store, now = nowSec()): SweepReport {
     if (removeChain(store, dir, entries(dir))) report.leases++;
   }
   return report;
+}
+
+function sweepPending(store: Store, queue: string, now: number): void {
+  openIds(store, queue); // promotes the pending markers of tasks that exist
+  for (const f of entries(openDir(store, queue), true)) {
+    if (!f.startsWith(".") || !isTaskId(f.slice(1))) continue;
+    const path = pendingOpenFile(store, queue, f.slice(1));
+    const since = mtimeSec(path);
+    if (since !== undefined && now - since > TMP_STALE_MS / 1000) removeFile(store, path);
+  }
 }
 
 function mtimeSec(path: string): number | undefined {

@@ -3,7 +3,7 @@
 // claimed, held, or foreign. "Old" is decided by the `now` passed in, so nothing waits.
 // Also lib/tasks/query.ts claimable(): what a claim would find, without writing anything.
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, type Store } from "../../lib/core/config";
@@ -39,6 +39,19 @@ const doneOne = async (s: Store, q: string, payload: string, opts = {}) => {
 };
 
 describe("sweep", () => {
+  test("pending markers: an old one naming no task goes, a recent one stays, one whose task exists is promoted", () => {
+    const s = fresh();
+    const open = join(s.root, "tasks", "q", "@open");
+    const a = addTask(s, "q", "whole");
+    renameSync(join(open, a.id), join(open, "." + a.id)); // crashed between version 1 and the rename
+    const ghost = "1796040000123456-3fa9c0d2"; // crashed before version 1
+    writeFileSync(join(open, "." + ghost), "");
+    sweepTasksAndLeases(s, nowSec());
+    expect(readdirSync(open).sort()).toEqual(["." + ghost, a.id]);
+    sweepTasksAndLeases(s, nowSec() + 2 * 3600);
+    expect(readdirSync(open)).toEqual([a.id]);
+  });
+
   test("old done and dead tasks go whole (with their key); recent, unfinished and depended-on ones stay", async () => {
     const s = fresh();
     const old = await doneOne(s, "q", "old", { key: "k-old" });

@@ -4,7 +4,7 @@
 // Nothing sleeps to wait for a condition: lease expiry is awaited through claimTask's own
 // wait, children through their output, with generous bounds.
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statfsSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, type Store } from "../../lib/core/config";
@@ -165,6 +165,34 @@ describe("claims", () => {
 });
 
 describe("fencing and leases", () => {
+  test("a claim lost in a power cut (its version empty or NUL bytes) reads as the task before it; the lost token never lands", async () => {
+    for (const lost of [Buffer.alloc(0), Buffer.alloc(700)]) {
+      const s = fresh();
+      const a = addTask(s, "q", "work");
+      const first = await claim(s, "q", { as: "gone" });
+      const v2 = join(s.root, "tasks", "q", a.id, "00000002.json");
+      writeFileSync(v2, lost); // what ext4 (empty) or XFS (zeros) leaves of an unsynced file
+      const seen = showTask(s, a.id);
+      expect(seen).toMatchObject({ state: "ready", version: 2, attempt: 0, assignee: null });
+      const again = await claim(s, "q", { as: "heir" });
+      expect(again).toMatchObject({ id: a.id, attempt: 1, assignee: "heir" });
+      expect(again.token).not.toBe(first.token);
+      expect(readFileSync(v2)).toEqual(lost); // nothing is ever written into the hole
+      const e = thrown(() => completeTask(s, a.id, first.token, "late"));
+      expect([e.code, e.exitCode]).toEqual(["ECONFLICT", 4]);
+      completeTask(s, a.id, again.token, "ok");
+      expect(showTask(s, a.id)).toMatchObject({ state: "done", result: "ok", version: 4 });
+    }
+  });
+
+  test("a head of foreign bytes is still damage, never a hole", async () => {
+    const s = fresh();
+    const a = addTask(s, "q", "work");
+    await claim(s, "q");
+    writeFileSync(join(s.root, "tasks", "q", a.id, "00000002.json"), "garbage\n");
+    expect(thrown(() => showTask(s, a.id)).message).toMatch(/00000002\.json is not JSON/);
+  });
+
   test("lease expiry hands the task out again as attempt 2; the old token is refused and changes nothing", async () => {
     const s = fresh();
     const a = addTask(s, "q", "job");
@@ -311,6 +339,23 @@ describe("adding", () => {
     const after = listTasks(s, { queue: "q" });
     expect(after.map((t) => t.key).sort()).toEqual([...keys].sort());
     for (const t of before) expect(after.find((x) => x.key === t.key)!.id).toBe(t.id);
+  });
+
+  test("the add's marker: pending (a dot-name) until version 1 exists; a crash between the two is repaired by the next claim", async () => {
+    const s = fresh();
+    const open = join(s.root, "tasks", "q", "@open");
+    const a = addTask(s, "q", "whole");
+    expect(readdirSync(open)).toEqual([a.id]); // the pending marker became the real one
+    // A crash between version 1 and the rename leaves the task behind a pending marker.
+    renameSync(join(open, a.id), join(open, "." + a.id));
+    // A crash before version 1: a pending marker that names nothing.
+    const ghost = "1796040000123456-3fa9c0d2";
+    writeFileSync(join(open, "." + ghost), "");
+    const c = await claim(s, "q");
+    expect(c.id).toBe(a.id);
+    expect(readdirSync(open).sort()).toEqual(["." + ghost, a.id]);
+    // The ghost is passed over: nothing else is claimable, and claiming says so.
+    await expect(claimTask(s, "q", { as: "w" })).rejects.toMatchObject({ code: "ENOTFOUND" });
   });
 
   test("unknown dependency, a cycle, an oversize payload and bad counts are refused with nothing written", () => {
