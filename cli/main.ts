@@ -86,9 +86,10 @@ async function main(): Promise<void> {
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.exitCode === 0 || e.code === "commander.helpDisplayed" || e.code === "commander.version") process.exit(0);
-      // `a2a` with no command: commander's help went to the silenced writeErr; show it, as a usage error.
+      // `a2a` with no command, or `a2a task` with no subcommand: commander's help went to the
+      // silenced writeErr; show that command's help, as a usage error.
       if (e.code === "commander.help") {
-        err(program.helpInformation());
+        err((program.commands.find((c) => c.name() === r.one) ?? program).helpInformation());
         process.exit(EXIT.USAGE);
       }
       // The help to read is the command's own when there is one.

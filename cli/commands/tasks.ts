@@ -67,7 +67,7 @@ function showText(t: TaskView): string {
 function taskCommands(t: Command): void {
   command(t, "add", {
     summary: "add a task to QUEUE; prints its id",
-    description: "Add a task to QUEUE with PAYLOAD ('-' or a piped stdin reads stdin, --file a file) and print its id. --key makes a retried add create nothing twice (the same key gives the same id); --after makes it claimable only once every listed task is done, and dead if one of them dies. An unknown --after id, a dependency cycle or a payload over the limit is refused with exit 2 and nothing written.",
+    description: "Add a task to QUEUE with PAYLOAD ('-' or a piped stdin reads stdin, --file a file) and print its id. --key makes a retried add create nothing twice (the same key gives the same id); --after makes it claimable only once every listed task is done, and dead if one of them dies. An unknown --after id or a payload over the limit is refused with exit 2 and nothing written. (--after names tasks that exist already, so no cycle can be formed.)",
     examples: ['id=$(a2a task add build "compile src/a.c")', 'a2a task add build "link" --after "$a" --after "$b"', "jq -c .[] jobs.json | while read -r j; do a2a task add jobs \"$j\" --key \"$j\"; done"],
     json: "print {id, queue, created} (created false: the key named an existing task)",
   })

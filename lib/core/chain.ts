@@ -12,9 +12,9 @@
 //   writer recreate a removed N + 1, so a chain is only ever removed as a whole (by gc);
 // - every record carries `version` equal to its file's number, so a foreign or misplaced file
 //   is not mistaken for one;
-// - the head is found by listing the directory and then probing upwards by name: a listing
-//   may lag (a network filesystem's cache), a lookup of the next name may lag too, but a
-//   stale head only costs a lost compare-and-set, never a wrong write;
+// - the head is found by listing the directory and, on a network filesystem, then probing
+//   upwards by name: a listing may lag there (a client's cache), a lookup of the next name
+//   may lag too, but a stale head only costs a lost compare-and-set, never a wrong write;
 // - a version whose loss is harmless MAY be written without fsync (changeChain's `durable`).
 //   A power cut can then leave its name with no bytes (empty, or NUL bytes): a hole. A head
 //   that stays a hole is read as the whole version below it, renumbered as the hole, so the
@@ -26,6 +26,7 @@ import { createAtomic, type WriteOptions } from "./atomic";
 import { A2AError } from "./errors";
 import { entries, readJsonLine } from "./fs";
 import { versionFile, versionOf } from "./paths";
+import { networkFsType } from "./watch";
 
 export interface Versioned {
   version: number;
@@ -47,7 +48,9 @@ export function readHead<T extends Versioned>(store: Store, dir: string, decode:
       const v = versionOf(f);
       if (v !== undefined && v > n) n = v;
     }
-    for (;;) {
+    // A local filesystem's listing is the directory at that instant; a network one's may
+    // lag behind its lookups, so there the names above the highest listed are tried too.
+    while (listingMayLag(store)) {
       const next = readJsonLine(store, versionFile(dir, n + 1), decode);
       if (next.kind === "absent") break;
       n++;
@@ -66,6 +69,8 @@ export function readHead<T extends Versioned>(store: Store, dir: string, decode:
     Bun.sleepSync(1 + attempt * 5);
   }
 }
+
+const listingMayLag = (store: Store): boolean => (store.listingMayLag ??= networkFsType(store.root) !== undefined);
 
 // The highest whole version below the hole at `n` (holes below it skipped too), or undefined.
 function wholeBelow<T extends Versioned>(store: Store, dir: string, n: number, decode: (v: any) => T | undefined): T | undefined {

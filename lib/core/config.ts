@@ -62,6 +62,7 @@ export interface Store extends Settings {
   guarded: Set<string>; // directories checked (or made) by lib/core/guard.ts in this process
   gid: number; // a shared store's group (its root's gid), once guarded
   pendingMarker: Marker | undefined; // the marker lib/core/atomic.ts writes with the next write
+  listingMayLag: boolean | undefined; // the root is on a network filesystem (lib/core/chain.ts), once asked
 }
 
 export interface StoreOptions {
@@ -167,6 +168,7 @@ export function openStore(opts: StoreOptions = {}): Store {
     guarded: new Set(),
     gid: -1,
     pendingMarker: undefined,
+    listingMayLag: undefined,
   };
   checkRoot(store);
   return store;

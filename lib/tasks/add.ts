@@ -162,7 +162,7 @@ function idForKey(store: Store, queue: string, key: string, fresh: string): stri
 function addOne(store: Store, spec: AddSpec, after: Dep[]): Added {
   const { queue } = spec;
   const id = spec.key === undefined ? newTaskId(store) : idForKey(store, queue, spec.key, newTaskId(store));
-  if (readTask(store, queue, id)) return { id, queue, created: false };
+  if (spec.key !== undefined && readTask(store, queue, id)) return { id, queue, created: false }; // step 2: a fresh id names nothing
   const dir = taskDir(store, queue, id);
   ensureDir(store, dir);
   // Hints (empty; a power cut that loses one costs a recheck, never a task): no fsync.

@@ -35,6 +35,15 @@ describe.concurrent("version and help", () => {
     expect(r.stderr).toMatch(/^  wait /m);
   });
 
+  test("a2a task and a2a lease with no subcommand print their own help on stderr and exit 2", async () => {
+    for (const [group, sub] of [["task", "claim"], ["lease", "take"]]) {
+      const r = await a2a([group]);
+      expect({ group, code: r.code, stdout: r.stdout }).toEqual({ group, code: 2, stdout: "" });
+      expect(r.stderr).toStartWith(`Usage: a2a ${group} `);
+      expect(r.stderr).toMatch(new RegExp(`^  ${sub} `, "m"));
+    }
+  });
+
   test("a2a wait --help explains the command and shows examples; a2a help wait is the same", async () => {
     const r = await a2a(["wait", "--help"]);
     expect(r.code).toBe(0);

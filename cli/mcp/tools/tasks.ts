@@ -70,7 +70,7 @@ export function registerTaskTools(server: McpServer, ctx: McpCtx): void {
 
   server.registerTool("task_add", {
     title: "Add a task to a work queue",
-    description: "Add a task to QUEUE for another agent (or yourself, later) to claim with task_claim. Use it to split work: one task per independent piece, and `after` for order (a task is claimable only once every task in `after` is done; if one of them dies, it dies too). Returns the task id; wait for its result with task_wait. `key` makes a retried add create nothing twice. A payload over the size limit, an unknown `after` id or a cycle is refused and nothing is added.",
+    description: "Add a task to QUEUE for another agent (or yourself, later) to claim with task_claim. Use it to split work: one task per independent piece, and `after` for order (a task is claimable only once every task in `after` is done; if one of them dies, it dies too). Returns the task id; wait for its result with task_wait. `key` makes a retried add create nothing twice. A payload over the size limit or an unknown `after` id is refused and nothing is added (`after` names tasks that exist already, so no cycle can be formed).",
     inputSchema: {
       queue: slotName("The queue, e.g. \"build\""),
       payload: z.string().describe("What the task is, as text (JSON text is fine); the claimer receives it byte for byte"),
