@@ -10,7 +10,6 @@
 //   EIO A2AError instead (exit 1, "what was not shown stays unread").
 
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
-import { isatty } from "node:tty";
 import { A2AError, ioError } from "../lib/core/errors";
 
 // The reader of stdout went away (EPIPE) before a non-durable output was all written: the
@@ -69,9 +68,15 @@ export function closeStdout(): void {
 }
 
 // Terminal facts, for output meant for a person only (live status lines, table width).
+// Loading node:tty costs ~3 ms of start-up, so it is asked only about a character device that
+// may be a terminal: never about a pipe or a file, nor (on Linux) about /dev/null and the other
+// memory devices (major 1), which is where scripts and benchmarks point a command's streams.
 export function isTTY(fd: number): boolean {
   try {
-    return isatty(fd);
+    const st = fstatSync(fd);
+    if (!st.isCharacterDevice()) return false;
+    if (process.platform === "linux" && (Number(st.rdev) >> 8) === 1) return false;
+    return (require("node:tty") as typeof import("node:tty")).isatty(fd);
   } catch {
     return false;
   }

@@ -1,105 +1,14 @@
 #!/usr/bin/env bun
-// Entry point of the `a2a` binary: a thin commander front end over lib/. Start-up cost is
-// what a shell loop pays on every call, so nothing is built before the command is known:
-// `--version` answers before commander is loaded; otherwise the command name is read from
-// argv, only its module (cli/commands/<group>.ts, and through it the lib/ modules it needs)
-// is loaded, and commander is built for that one command plus the global options. The full
-// listing (`a2a --help`, `a2a help`, no command, an unknown command, for its "did you mean")
-// builds every command. tests/e2e/startup.test.ts checks what each hot command loads.
-//
-// Every failure ends here as one line on stderr, "a2a: <what happened>: <what to do>", and
-// an exit status from lib/core/errors.ts; never a stack trace.
-
+// Entry point of the `a2a` binary. `a2a --version` is answered here, before anything else is
+// loaded: node:fs alone would add ~1.5 ms to a bare Bun start. Every other call goes to
+// cli/dispatch.ts.
 import pkg from "../package.json" with { type: "json" };
-import { A2AError, EXIT, asA2AError, phrase } from "../lib/core/errors";
-import { isCommand, registerAll, registerOne } from "./commands/index";
-import { err, out, StdoutClosed } from "./io";
-import { SHELL } from "./phrase";
 
-const argv = process.argv.slice(2);
-
-// --json anywhere before a `--` asks for machine output, errors included: one JSON line on
-// stderr, {"error": {"code", "message", "exit"}} (plus "data" when there are facts). Read from
-// argv, not from commander, so that usage errors commander itself raises are JSON too.
-const jsonErrors = (() => {
-  const end = argv.indexOf("--");
-  return (end < 0 ? argv : argv.slice(0, end)).includes("--json");
-})();
-
-function fail(e: unknown): never {
-  if (e instanceof StdoutClosed) process.exit(EXIT.OK);
-  const a = asA2AError(e);
-  if (jsonErrors) {
-    const error = { code: a.code, message: phrase(a, SHELL), exit: a.exitCode, ...(Object.keys(a.data).length ? { data: a.data } : {}) };
-    err(JSON.stringify({ error }) + "\n");
-  } else err(`a2a: ${phrase(a, SHELL)}\n`);
-  if (process.env.A2A_DEBUG /* read before any Store exists */ && a.cause) err(String((a.cause as Error)?.stack ?? a.cause) + "\n");
-  process.exit(a.exitCode);
-}
-
-// The command argv names, skipping the global options before it (--dir PATH, --dir=PATH);
-// undefined when the full listing is wanted. `help NAME` is NAME's help (commander's own
-// help command serves it); `help BOGUS` is parsed as `BOGUS`, an unknown command.
-function route(args: string[]): { one?: string; args: string[] } {
-  let i = 0;
-  while (args[i] === "--dir" || args[i]?.startsWith("--dir=")) i += args[i] === "--dir" ? 2 : 1;
-  const name = args[i];
-  if (isCommand(name)) return { one: name, args };
-  if (name === "help" && args[i + 1] !== undefined && !args[i + 1].startsWith("-")) {
-    const target = args[i + 1];
-    return isCommand(target) ? { one: target, args } : { args: [...args.slice(0, i), target] };
-  }
-  return { args };
-}
-
-// commander's "error: unknown command 'pubish'\n(Did you mean publish?)" as one line.
-function usageLine(message: string): string {
-  const [first, ...rest] = message.replace(/^error:\s*/, "").split("\n");
-  const hint = /\(Did you mean (.+)\?\)/.exec(rest.join(" "));
-  return hint ? `${first} (did you mean ${hint[1]}?)` : first;
-}
-
-async function main(): Promise<void> {
-  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
-    return out(pkg.version + "\n");
-  }
-  const r = route(argv);
-  const { Command, CommanderError } = await import("commander");
-  const program = new Command();
-  program
-    .name("a2a")
-    .description("A coordination bus for AI agents on a shared directory: publish, wait, stream, message.\nStore: --dir, else $A2A_DIR, else ~/.a2a.")
-    .version(pkg.version, "-V, --version")
-    .option("--dir <path>", "store directory (default: $A2A_DIR or ~/.a2a)")
-    .enablePositionalOptions(false)
-    .showSuggestionAfterError(true)
-    .exitOverride()
-    .configureOutput({ writeErr: () => {} }); // commander's own error text is replaced below
-  if (r.one) await registerOne(program, r.one);
-  else {
-    await registerAll(program);
-    program.addHelpText("after", (await import("./help")).TOP_HELP);
-  }
-
-  try {
-    await program.parseAsync(r.args, { from: "user" });
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      if (e.exitCode === 0 || e.code === "commander.helpDisplayed" || e.code === "commander.version") process.exit(0);
-      // `a2a` with no command, or `a2a task` with no subcommand: commander's help went to the
-      // silenced writeErr; show that command's help, as a usage error.
-      if (e.code === "commander.help") {
-        err((program.commands.find((c) => c.name() === r.one) ?? program).helpInformation());
-        process.exit(EXIT.USAGE);
-      }
-      // The help to read is the command's own when there is one.
-      fail(new A2AError("EUSAGE", `${usageLine(e.message)}: see ${r.one ? `a2a ${r.one} --help` : "a2a --help"}`, { data: { command: r.one ?? null } }));
-    }
-    throw e;
-  }
-}
-
-main().then(
-  () => process.exit(process.exitCode ?? EXIT.OK),
-  fail,
-);
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
+  await Bun.write(Bun.stdout, pkg.version + "\n").catch(async (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") return; // the reader left: nothing to say (as io.ts's out())
+    await Bun.write(Bun.stderr, `a2a: writing to stdout failed (${e.code ?? "error"}): free space there or redirect the output elsewhere\n`);
+    process.exit(1);
+  });
+} else await import("./dispatch");

@@ -68,7 +68,9 @@ describe.concurrent("start-up loads only what the command needs", () => {
       // The trace saw the command: its own group module and the lib/ module doing the work.
       expect(m).toContain(`cli/commands/${c.group}.ts`);
       expect(m).toContain(c.lib);
-      expect(m).toContain("node_modules/commander/index.js");
+      // A plain argv runs through cli/fast.ts: commander is never loaded.
+      expect(m).toContain("cli/fast.ts");
+      expect(m.filter((f) => f.startsWith("node_modules/commander/"))).toEqual([]);
       // Nothing it does not need.
       const packages = new Set(m.map(pkgOf).filter(Boolean));
       expect(packages.has("@modelcontextprotocol/sdk")).toBe(false);
@@ -83,14 +85,19 @@ describe.concurrent("start-up loads only what the command needs", () => {
     });
   }
 
-  test("a2a --version loads neither commander nor any command", async () => {
+  test("a2a --version loads nothing but the entry and package.json", async () => {
     using d = tempDir();
     const r = await loaded(["--version"], d.path);
     expect(r.code).toBe(0);
-    expect(r.modules).toContain("cli/main.ts");
-    expect(r.modules.filter((f) => f.startsWith("node_modules/"))).toEqual([]);
-    expect(r.modules.filter((f) => f.startsWith("cli/commands/") && f !== "cli/commands/index.ts")).toEqual([]);
-    expect(r.modules.filter((f) => f.startsWith("lib/") && f !== "lib/core/errors.ts")).toEqual([]);
+    expect(r.modules.filter((f) => !f.startsWith("tests/")).sort()).toEqual(["cli/main.ts", "package.json"]);
+  });
+
+  test("an argv that is not plain (a usage error, --help) is commander's: it loads it and says what is wrong", async () => {
+    using d = tempDir();
+    for (const args of [["publish", "x", "v", "--bogus"], ["publish", "--help"], ["wait"]]) {
+      const r = await loaded(args, d.path);
+      expect({ args, commander: r.modules.includes("node_modules/commander/index.js") }).toEqual({ args, commander: true });
+    }
   });
 
   test("a2a --help builds every command but still loads neither the MCP SDK nor zod", async () => {
