@@ -6,11 +6,15 @@ import { done, ended } from "../lib/core/outcome";
 import { stdinLines } from "./io";
 import { end, type Ctx } from "./run";
 
-export // `append --lines`: stdin as it comes, one chunk per line, or per `flushMs` interval (the
-// lines gathered since the interval's first one, cut before a chunk would pass the size
-// limit). Appends run one at a time, in order. A stop signal ends the reading, appends what
-// was gathered, and exits 128+N; a published slot (exit 4) or a failed append stops it.
-async function appendLines(c: Ctx, name: string, flushMs: number | undefined): Promise<{ count: number; last?: SlotRecord }> {
+// `append --lines`: stdin as it comes, in chunks cut before one would pass the size limit.
+// Without `flushMs`, a chunk is what stdin brought at once: the lines of one read are appended
+// together as soon as they are all taken (setImmediate runs after the lines already read), so
+// a lone line is on the bus at once and a flood costs an append per read (up to a pipe's
+// 64 KiB), not one per line. With `flushMs`, the lines gathered since an
+// interval's first one make its chunk. Appends run one at a time, in order. A stop signal
+// ends the reading, appends what was gathered, and exits 128+N; a published slot (exit 4) or
+// a failed append stops it.
+export async function appendLines(c: Ctx, name: string, flushMs: number | undefined): Promise<{ count: number; last?: SlotRecord }> {
   const limit = c.store.maxBytes;
   const signal = c.signal();
   let count = 0;
@@ -23,9 +27,12 @@ async function appendLines(c: Ctx, name: string, flushMs: number | undefined): P
   let batch = "";
   let batchBytes = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let soon: ReturnType<typeof setImmediate> | undefined;
   const flush = () => {
     clearTimeout(timer);
     timer = undefined;
+    if (soon) clearImmediate(soon);
+    soon = undefined;
     if (batch) add(batch);
     batch = "";
     batchBytes = 0;
@@ -37,15 +44,12 @@ async function appendLines(c: Ctx, name: string, flushMs: number | undefined): P
     const next = await Promise.race([lines.next(), stopped]);
     if (next === "stopped" || next.done) break;
     const line = next.value;
-    if (flushMs === undefined) {
-      await add(line);
-      continue;
-    }
     const n = Buffer.byteLength(line);
     if (batchBytes + n > limit) await flush();
     batch += line;
     batchBytes += n;
-    timer ??= setTimeout(() => void flush().catch(() => {}), flushMs); // a failure surfaces at the next await of chain
+    if (flushMs === undefined) soon ??= setImmediate(() => void flush().catch(() => {}));
+    else timer ??= setTimeout(() => void flush().catch(() => {}), flushMs); // a failure surfaces at the next await of chain
     await Promise.race([chain, Promise.resolve()]);
   }
   await flush();

@@ -114,6 +114,17 @@ describe.concurrent("append --lines", () => {
     expect(chunks).toEqual(["first line\n", "second\n", "third, no newline"]);
   });
 
+  test("lines that stdin brings at once go into one chunk: a flood costs an append per read, not per line", async () => {
+    using d = tempDir();
+    const text = Array.from({ length: 5000 }, (_, i) => `line ${i}\n`).join("");
+    const r = await a2a(["append", "flood", "--lines", "--json"], { dir: d.path, stdin: text });
+    expect(r.code).toBe(0);
+    const status = JSON.parse((await a2a(["status", "flood", "--json"], { dir: d.path })).stdout)[0];
+    expect(status.chunks).toBeGreaterThanOrEqual(1);
+    expect(status.chunks).toBeLessThan(50); // 5,000 lines in ~44 KiB: a read or a few, never a chunk a line
+    expect((await a2a(["tail", "flood"], { dir: d.path })).stdout).toBe(text);
+  });
+
   test("--flush gathers lines into one chunk; a confirmation counts them; usage errors", async () => {
     using d = tempDir();
     const r = await a2a(["append", "b", "--lines", "--flush", "10s"], { dir: d.path, stdin: "a\nb\nc\n" });
