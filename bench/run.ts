@@ -267,6 +267,11 @@ if (only.has("process") || only.has("scale")) {
       spawnMethod("version", N, () => [BIN, "--version"], env(empty)),
       spawnMethod("status-empty", N, () => [BIN, "status"], env(empty)),
       spawnMethod("status-10k", SLOW_N, () => [BIN, "status"], env(big)),
+      spawnMethod("status-10k-json", SLOW_N, () => [BIN, "status", "--json"], env(big)),
+      // The floor for reading a store of 10,000 slots: every record file read once (sh's own start included).
+      spawnMethod("cat-10k", SLOW_N, () => ["sh", "-c", 'cat "$A2A_DIR"/slots/*.json >/dev/null'], env(big)),
+      // 20,000 lines piped into one append --lines (the slot cleared and started before each run).
+      spawnMethod("append-lines", SLOW_N, () => ["sh", "-c", 'seq 1 20000 | "$0" append lines --lines -q', BIN], env(scratch), ["sh", "-c", '"$0" clear lines >/dev/null 2>&1; "$0" start lines -q', BIN]),
       spawnMethod("publish", N, () => [BIN, "publish", HF ? "p" : `p${seq++}`, "hello"], env(scratch)),
       spawnMethod("wait-done", N, () => [BIN, "wait", "done"], env(done)),
       spawnMethod("send", N, () => [BIN, "send", "bob", "hello", "--as", "alice"], env(mail)),
@@ -322,7 +327,7 @@ if (only.has("throughput")) {
   log("\n[throughput]");
   const t = performance.now();
   const runs = quick ? 1 : 3;
-  for (const [how, count] of [["lib", quick ? 300 : 2000], ["raw", quick ? 1000 : 5000]] as const) {
+  for (const [how, count] of [["lib", quick ? 300 : 2000], ["rawsync", quick ? 300 : 2000], ["raw", quick ? 1000 : 5000]] as const) {
     const entry = { how, runs: [] as ThroughputResult[] };
     for (let i = 0; i < runs; i++) {
       try {
@@ -381,6 +386,10 @@ const hello = (x: number) => (s: { p50: number }, get: (k: string) => { p50: num
   const h = get("hello");
   return { text: `p50 <= ${x}x hello`, met: !!h && s.p50 <= x * h.p50 };
 };
+const ratioTo = (key: string, name: string, x: number) => (s: { p50: number }, get: (k: string) => { p50: number } | undefined) => {
+  const b = get(key);
+  return { text: `p50 <= ${x}x ${name}`, met: !!b && s.p50 <= x * b.p50 };
+};
 const localWake = (get: (k: string) => { p50: number } | undefined) => get("lib-wake")?.p50 ?? get("scale-10")?.p50;
 
 const specs: RowSpec[] = [
@@ -398,7 +407,8 @@ const specs: RowSpec[] = [
     },
   },
   { section: "Wake, in-process", label: "lib waitSlots, woken by lib publishSlot()", key: "lib-publish", base: floorBase },
-  { section: "Wake, in-process", label: "↳ publishSlot() call itself (lock..unlock)", key: "lib-publish:publish" },
+  { section: "Wake, in-process", label: "raw write + fsync + rename of a record (by hand, no lock)", key: "lib-wake:publish" },
+  { section: "Wake, in-process", label: "↳ publishSlot() call itself (lock..unlock)", key: "lib-publish:publish", base: { key: "lib-wake:publish", name: "raw" }, goal: ratioTo("lib-wake:publish", "raw", 2) },
 
   {
     section: "Scale",
@@ -439,6 +449,9 @@ const specs: RowSpec[] = [
   { section: "Start-up (spawn -> exit)", label: "a2a --version", key: "version", base: helloBase, goal: hello(1.1) },
   { section: "Start-up (spawn -> exit)", label: "a2a status, empty store", key: "status-empty", base: helloBase, goal: hello(1.5) },
   { section: "Start-up (spawn -> exit)", label: "a2a status, 10,000 slots", key: "status-10k", base: helloBase, goal: p50(200) },
+  { section: "Start-up (spawn -> exit)", label: "floor: sh -c 'cat slots/*.json', 10,000 slots", key: "cat-10k" },
+  { section: "Start-up (spawn -> exit)", label: "a2a status --json, 10,000 slots", key: "status-10k-json", base: { key: "cat-10k", name: "cat" }, goal: ratioTo("cat-10k", "cat", 1.5) },
+  { section: "Start-up (spawn -> exit)", label: "seq 1 20000 | a2a append NAME --lines (>= 20,000 lines/s: p50 <= 1000)", key: "append-lines", goal: p50(1000) },
   { section: "Start-up (spawn -> exit)", label: "a2a publish NAME RESULT", key: "publish", base: helloBase, goal: hello(1.5) },
   { section: "Start-up (spawn -> exit)", label: "a2a wait NAME (already published)", key: "wait-done", base: helloBase, goal: hello(1.5) },
   { section: "Start-up (spawn -> exit)", label: "a2a send TO MESSAGE", key: "send", base: helloBase, goal: hello(1.5) },
@@ -471,7 +484,7 @@ function tputTable(): string[][] {
   for (const { how, runs } of tput) {
     if (!runs.length) continue;
     const lat = summarize(runs.flatMap((r) => r.latencies));
-    const label = how === "lib" ? "lib publishSlot (lock, fsync, rename)" : "raw rename (no lock, no fsync)";
+    const label = how === "lib" ? "lib publishSlot (lock, fsync, rename)" : how === "rawsync" ? "raw write + fsync + rename (no lock)" : "raw rename (no lock, no fsync)";
     out.push([
       label,
       String(runs.length),

@@ -70,7 +70,7 @@ export async function wakeRun(ctx: Ctx, cfg: WakeConfig, trials: number, warmup:
       const name = cfg.anyOf ? `t${i}_${Math.floor(Math.random() * cfg.anyOf)}` : `w${i}`;
       await Bun.sleep(randBetween(cfg.gapMs[0], cfg.gapMs[1]));
       pub.send(`${cfg.publisher} ${name} ${i}`);
-      const [, seq, t0, t1, bytes] = await pub.expect("pub");
+      const [, seq, t0, t1, bytes, ts] = await pub.expect("pub");
       const [, got, tw, info] = await waiter.expect("got");
       await waiter.expect("armed");
       const gotName = got.replace(/\.json$/, "");
@@ -81,7 +81,7 @@ export async function wakeRun(ctx: Ctx, cfg: WakeConfig, trials: number, warmup:
       if (i === 0) res.cold = lat;
       if (i >= warmup) {
         res.samples.push(lat);
-        res.publishMs.push(Number(t1) - Number(t0));
+        res.publishMs.push(Number(t1) - Number(ts)); // the whole publish: raw write + fsync + rename, or publishSlot()
       }
     }
   } finally {
@@ -133,7 +133,7 @@ export interface ThroughputResult {
 }
 
 // One writer publishing `count` slots back to back; a lib waiter waiting for each in order.
-export async function throughputRun(ctx: Ctx, how: "raw" | "lib", count: number): Promise<ThroughputResult> {
+export async function throughputRun(ctx: Ctx, how: "raw" | "rawsync" | "lib", count: number): Promise<ThroughputResult> {
   const root = makeStore(ctx.base, 0, "tput");
   const waiter = spawnWaiter(ctx, "lib", root, ["seq", "b", String(count)]);
   const pub = spawnPublisher(ctx, root);
