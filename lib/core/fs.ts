@@ -66,6 +66,9 @@ export function readBounded(path: string, limit: number): BoundedRead {
       if (n === 0) break;
       off += n;
       if (off > limit) return { kind: "invalid", why: `over ${limit} bytes` };
+      // All the bytes fstat promised: a2a never writes a file in place, so there is no more to
+      // wait for (a read that would return 0 is one syscall per record saved).
+      if (off === st.size) break;
       if (off === buf.length) break; // grew while we read, but still within the limit + 1
     }
     return { kind: "ok", bytes: buf.subarray(0, off), uid: st.uid, mtimeMs: st.mtimeMs };

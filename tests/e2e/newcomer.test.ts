@@ -99,7 +99,7 @@ describe.concurrent("one closed-pipe rule", () => {
 });
 
 describe.concurrent("append --lines", () => {
-  test("one process, a chunk per line as stdin brings them, exits at EOF", async () => {
+  test("one process: a line lands while the producer still runs, the rest follows, exits at EOF", async () => {
     using d = tempDir();
     const p = Bun.spawn({ cmd: [BIN, "append", "build", "--lines", "-q"], env: childEnv({ dir: d.path }), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
     p.stdin.write("first line\n");
@@ -111,7 +111,10 @@ describe.concurrent("append --lines", () => {
     expect(await p.exited).toBe(0);
     expect(await new Response(p.stderr).text()).toBe("");
     const chunks = (await a2a(["tail", "build", "--json"], { dir: d.path })).stdout.trim().split("\n").map((l) => JSON.parse(l).text);
-    expect(chunks).toEqual(["first line\n", "second\n", "third, no newline"]);
+    // The lines of one write may share a chunk; the first landed alone, while the producer ran.
+    expect(chunks[0]).toBe("first line\n");
+    expect(chunks.join("")).toBe("first line\nsecond\nthird, no newline");
+    expect(chunks.length).toBeLessThanOrEqual(3);
   });
 
   test("lines that stdin brings at once go into one chunk: a flood costs an append per read, not per line", async () => {
