@@ -34,11 +34,13 @@ export interface WriteOptions {
 function writeTemp(store: Store, data: string | Uint8Array, opts: WriteOptions = {}): string {
   ensureDir(store, tmpDir(store), true);
   writePendingMarker(store);
-  const temp = tempName(store);
+  const spare = store.spare;
+  store.spare = undefined;
+  const temp = spare?.path ?? tempName(store);
   const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-  const fd = openSync(temp, "wx", store.fileMode);
+  const fd = spare?.fd ?? openSync(temp, "wx", store.fileMode);
   try {
-    fchmodSync(fd, store.fileMode); // the umask must not decide who may read it
+    if (!spare) fchmodSync(fd, store.fileMode); // the umask must not decide who may read it
     try {
       let off = 0;
       while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
@@ -53,6 +55,42 @@ function writeTemp(store: Store, data: string | Uint8Array, opts: WriteOptions =
     throw err;
   }
   return temp;
+}
+
+// Creates the temp file of this process's next write now, empty and held open: creating an
+// inode can cost a millisecond on a busy ext4 (a metadata change waits for the journal), and
+// a process about to block (a claimer waiting for a task) should not pay it between its wake
+// and its write. The next writeTemp takes it; dropSpare removes it if it was not taken; a
+// crash leaves it in tmp/ like any temp file (gc removes it after TMP_STALE_MS).
+export function prepareSpare(store: Store): void {
+  if (store.spare) return;
+  try {
+    ensureDir(store, tmpDir(store), true);
+    const path = tempName(store);
+    const fd = openSync(path, "wx", store.fileMode);
+    try {
+      fchmodSync(fd, store.fileMode);
+    } catch (err) {
+      closeSync(fd);
+      unlinkQuiet(path);
+      throw err;
+    }
+    store.spare = { path, fd };
+  } catch {
+    // Only an optimisation: the write itself will make its temp (and report what is wrong).
+  }
+}
+
+export function dropSpare(store: Store): void {
+  const spare = store.spare;
+  if (!spare) return;
+  store.spare = undefined;
+  try {
+    closeSync(spare.fd);
+  } catch {
+    // already closed
+  }
+  unlinkQuiet(spare.path);
 }
 
 // The first write of a process into a store that has no marker yet writes the marker first

@@ -63,6 +63,7 @@ export interface Store extends Settings {
   gid: number; // a shared store's group (its root's gid), once guarded
   pendingMarker: Marker | undefined; // the marker lib/core/atomic.ts writes with the next write
   listingMayLag: boolean | undefined; // the root is on a network filesystem (lib/core/chain.ts), once asked
+  spare: { path: string; fd: number } | undefined; // a temp file made ahead of need (lib/core/atomic.ts prepareSpare)
 }
 
 export interface StoreOptions {
@@ -169,6 +170,7 @@ export function openStore(opts: StoreOptions = {}): Store {
     gid: -1,
     pendingMarker: undefined,
     listingMayLag: undefined,
+    spare: undefined,
   };
   checkRoot(store);
   return store;

@@ -21,7 +21,7 @@
 import type { Store } from "../core/config";
 import { isDamagedChain } from "../core/chain";
 import { ensureDir } from "../core/guard";
-import { writeAtomic } from "../core/atomic";
+import { dropSpare, prepareSpare, writeAtomic } from "../core/atomic";
 import { hashHex } from "../core/digest";
 import { A2AError, arg, op, text } from "../core/errors";
 import { entries, readJsonLine } from "../core/fs";
@@ -84,8 +84,19 @@ export async function claimTask(store: Store, queue: string, opts: ClaimOptions 
     throw nothingClaimable(store, queue);
   }
   ensureDir(store, openDir(store, queue));
-  const outcome = await waitUntil(store, openDir(store, queue), () => attempt(), { timeoutMs: opts.timeoutMs, signal: opts.signal, recheckMs: RECHECK_MS });
-  return outcome.kind === "done" ? outcome : { ...outcome, pending: [queue] };
+  // While it waits, the claimer holds its claim's temp file ready (atomic.ts prepareSpare):
+  // between the wake and the claim there is then no inode to create.
+  const check = () => {
+    const c = attempt();
+    if (!c) prepareSpare(store);
+    return c;
+  };
+  try {
+    const outcome = await waitUntil(store, openDir(store, queue), check, { timeoutMs: opts.timeoutMs, signal: opts.signal, recheckMs: RECHECK_MS });
+    return outcome.kind === "done" ? outcome : { ...outcome, pending: [queue] };
+  } finally {
+    dropSpare(store);
+  }
 }
 
 const asClaimKey = (r: any): { id: string; queue: string; token: string } | undefined =>

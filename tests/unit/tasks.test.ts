@@ -100,6 +100,29 @@ async function lineOf(reader: { read(): Promise<{ value?: Uint8Array; done: bool
 }
 
 describe("claims", () => {
+  test("a blocked claimer holds its claim's temp file ready, writes the claim into it, and leaves nothing in tmp/", async () => {
+    const s = fresh();
+    const tmp = join(s.root, "tmp");
+    addTask(s, "q", "seed");
+    await claim(s, "q"); // the queue exists; nothing claimable now
+    const pending = claimTask(s, "q", { as: "w", wait: true, timeoutMs: 60_000 });
+    // The first check ran inside the call, found nothing and prepared the spare.
+    expect(s.spare).toBeDefined();
+    const spare = s.spare!.path;
+    expect(readdirSync(tmp).map((f) => join(tmp, f))).toEqual([spare]);
+    const a = addTask(s, "q", "work");
+    const c = (await pending).value as TaskClaim;
+    expect(c.id).toBe(a.id);
+    // The claim's version is the spare's inode, linked into place; the temp name is gone.
+    expect(lstatSync(join(s.root, "tasks", "q", a.id, "00000002.json")).nlink).toBe(1);
+    expect(readdirSync(tmp)).toEqual([]);
+    expect(s.spare).toBeUndefined();
+    // A wait that ends without a claim removes its spare too.
+    const none = await claimTask(s, "q", { as: "w", wait: true, timeoutMs: 50 });
+    expect(none.kind).toBe("timeout");
+    expect(readdirSync(tmp)).toEqual([]);
+  });
+
   test("8 processes racing on 200 tasks: every task claimed exactly once and done once", async () => {
     const s = fresh();
     const ids = addTasks(s, Array.from({ length: 200 }, (_, i) => ({ queue: "q", payload: `p${i}` }))).map((a) => a.id);
