@@ -7,13 +7,12 @@ import { stdinLines } from "./io";
 import { end, type Ctx } from "./run";
 
 // `append --lines`: stdin as it comes, in chunks cut before one would pass the size limit.
-// Without `flushMs`, a chunk is what stdin brought at once: the lines of one read are appended
-// together as soon as they are all taken (setImmediate runs after the lines already read), so
-// a lone line is on the bus at once and a flood costs an append per read (up to a pipe's
-// 64 KiB), not one per line. With `flushMs`, the lines gathered since an
-// interval's first one make its chunk. Appends run one at a time, in order. A stop signal
-// ends the reading, appends what was gathered, and exits 128+N; a published slot (exit 4) or
-// a failed append stops it.
+// Without `flushMs`, a chunk is what stdin has brought so far: the lines already read are
+// appended together once no more are waiting (setImmediate runs after the lines already in
+// hand), so a lone line is on the bus at once and a flood costs an append per burst, not one
+// per line. With `flushMs`, the lines gathered since an interval's first one make its chunk.
+// Appends run one at a time, in order. A stop signal ends the reading, appends what was
+// gathered, and exits 128+N; a published slot (exit 4) or a failed append stops it.
 export async function appendLines(c: Ctx, name: string, flushMs: number | undefined): Promise<{ count: number; last?: SlotRecord }> {
   const limit = c.store.maxBytes;
   const signal = c.signal();

@@ -85,7 +85,7 @@ export const commands = {
   append: (p: Command) =>
     command(p, "append", {
       summary: "stream a chunk of partial output into running slot NAME",
-      description: "Add CHUNK to the streamed output of slot NAME for `a2a tail NAME --follow` to print as it lands; a slot that does not exist yet starts running, a published one refuses (exit 4: `a2a start NAME` begins a new run). CHUNK '-' or a piped stdin reads all of stdin as one chunk; the text is stored as given, so end it with a newline if lines are wanted. With --lines, one process streams stdin as it comes (the whole lines of each read as one chunk, so a lone line lands at once and a flood costs one append per read; or a chunk per --flush interval), and exits when stdin ends: `make 2>&1 | a2a append build --lines`.",
+      description: "Add CHUNK to the streamed output of slot NAME for `a2a tail NAME --follow` to print as it lands; a slot that does not exist yet starts running, a published one refuses (exit 4: `a2a start NAME` begins a new run). CHUNK '-' or a piped stdin reads all of stdin as one chunk; the text is stored as given, so end it with a newline if lines are wanted. With --lines, one process streams stdin as it comes (the lines that arrived together as one chunk, so a lone line lands at once and a flood costs one append per burst; or a chunk per --flush interval), and exits when stdin ends: `make 2>&1 | a2a append build --lines`.",
       examples: ["a2a append researcher $'page 3 of 10 done\\n'", "make 2>&1 | a2a append build --lines", "./crawl.sh | a2a append crawl --lines --flush 200ms", "a2a append build --file step1.log"],
       json: "print the record as JSON (with --lines: the last one)",
       quiet: true,
@@ -93,7 +93,7 @@ export const commands = {
       .argument("<name>", "slot name")
       .argument("[chunk]", "the text, or '-' for stdin")
       .option("--file <path>", "read the chunk from a file")
-      .option("--lines", "read stdin as it comes: the whole lines of each read as a chunk, until stdin ends")
+      .option("--lines", "read stdin as it comes: the lines that arrived together as one chunk, until stdin ends")
       .option("--flush <duration>", "with --lines: gather the lines of each interval into one chunk (e.g. 50ms, 1s)")
       .action(action(async (c: Ctx, name: string, chunk: string | undefined, o) => {
         if (o.flush !== undefined && !o.lines) throw new A2AError("EUSAGE", "--flush applies to --lines only: add --lines or drop --flush");

@@ -117,7 +117,7 @@ describe.concurrent("append --lines", () => {
     expect(chunks.length).toBeLessThanOrEqual(3);
   });
 
-  test("lines that stdin brings at once go into one chunk: a flood costs an append per read, not per line", async () => {
+  test("lines that stdin brings at once go into one chunk: a flood costs an append per burst, not per line", async () => {
     using d = tempDir();
     const text = Array.from({ length: 5000 }, (_, i) => `line ${i}\n`).join("");
     const r = await a2a(["append", "flood", "--lines", "--json"], { dir: d.path, stdin: text });

@@ -162,7 +162,7 @@ const SCRIPTS: Record<string, Script> = {
       expect(r.stdout).toMatch(/^fastest: mirror-(eu|us)\n$/);
     },
   },
-  "stream a long job's output as it comes (one a2a process, a chunk per read of whole lines), then publish how it ended": {
+  "stream a long job's output as it comes (one a2a process, a chunk per burst of lines), then publish how it ended": {
     async check(box, code, run) {
       // On the first run a follower is already there, as in "from another terminal".
       const follower = run === 1 ? box.spawn(["bash", "-eu", "-c", scriptTitled("follow it from another terminal: prints the lines as they land, ends once build is published")]) : undefined;
@@ -173,7 +173,7 @@ const SCRIPTS: Record<string, Script> = {
       expect((await box.a2a("wait build")).stdout).toBe("exit 2");
       const chunks = JSON.parse(`[${(await box.a2a("tail build --json")).stdout.trim().split("\n").join(",")}]`);
       expect(chunks.map((c: { text: string }) => c.text).join("")).toBe(STUB_MAKE_OUT);
-      expect(chunks.length).toBeLessThanOrEqual(4); // the lines of each read together, never more chunks than lines
+      expect(chunks.length).toBeLessThanOrEqual(4); // lines that arrived together share a chunk: never more chunks than lines
       if (follower) {
         const [out, code] = await Promise.all([new Response(follower.stdout).text(), follower.exited]);
         expect({ out, code }).toEqual({ out: STUB_MAKE_OUT, code: 0 });
