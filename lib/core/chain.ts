@@ -58,8 +58,10 @@ export function readHead<T extends Versioned>(store: Store, dir: string, decode:
     if (n === 0) return { version: 0, value: undefined };
     const r = readJsonLine(store, versionFile(dir, n), decode);
     if (r.kind === "ok" && r.value.version === n) return { version: n, value: r.value };
-    // Listed but not readable whole: a cache lagging behind the link; read again.
-    if (attempt >= TORN_RETRIES) {
+    // Listed but not readable whole: on a network filesystem, maybe a cache lagging behind the
+    // link, so read again. A local one has no such lag (a linked file is whole from the instant
+    // it has a name): what is there is a hole or damage, at once.
+    if (attempt >= TORN_RETRIES || !listingMayLag(store)) {
       const below = r.kind === "invalid" && r.lost ? wholeBelow(store, dir, n, decode) : undefined;
       if (below) return { version: n, value: { ...below, version: n } };
       throw new A2AError("EIO", `${versionFile(dir, n)} is ${r.kind === "invalid" ? r.why : "unreadable"}, not an a2a record: check the file; a2a never writes one like it`, {
