@@ -20,13 +20,14 @@ import { randBetween } from "./stats";
 const BENCH = join(import.meta.dir, "..");
 export const FIXTURES = join(BENCH, "fixtures");
 
-export type WaiterKind = "c" | "bare" | "lib";
+export type WaiterKind = "c" | "bare" | "ino" | "lib";
 
 export interface WakeConfig {
   waiter: WaiterKind;
   publisher: "raw" | "lib";
   slots?: number; // records already in the store
   anyOf?: number; // lib waiter waits on this many names at once (--any); one is published
+  waiterMode?: string; // lib waiter's mode other than "lib" (bench/fixtures/waiter.ts)
   env?: Record<string, string>; // extra env of the waiter (A2A_WATCH, A2A_POLL_MS)
   gapMs: [number, number]; // random pause between "armed" and the publish
 }
@@ -49,7 +50,7 @@ export function spawnWaiter(ctx: Ctx, kind: WaiterKind, root: string, args: stri
     if (!ctx.cWaiter) throw new Error("no C waiter (gcc missing)");
     return new Child([ctx.cWaiter, slotsOf(root)], { env, label: "inotify_wait" });
   }
-  const mode = kind === "bare" ? "bare" : args[0] ?? "lib";
+  const mode = kind === "bare" || kind === "ino" ? kind : args[0] ?? "lib";
   return new Child([process.execPath, join(FIXTURES, "waiter.ts"), mode, root, ...args.slice(1)], { env, label: `waiter ${mode}` });
 }
 
@@ -59,7 +60,7 @@ export function spawnPublisher(ctx: Ctx, root: string): Child {
 
 export async function wakeRun(ctx: Ctx, cfg: WakeConfig, trials: number, warmup: number): Promise<RunResult> {
   const root = makeStore(ctx.base, cfg.slots ?? 0, cfg.waiter);
-  const waiterArgs = cfg.anyOf ? ["any", String(cfg.anyOf)] : [];
+  const waiterArgs = cfg.anyOf ? ["any", String(cfg.anyOf)] : cfg.waiterMode ? [cfg.waiterMode] : [];
   const waiter = spawnWaiter(ctx, cfg.waiter, root, waiterArgs, cfg.env);
   const pub = spawnPublisher(ctx, root);
   const res: RunResult = { samples: [], publishMs: [], cold: NaN };

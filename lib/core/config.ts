@@ -16,6 +16,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { A2AError, arg, ioError, text } from "./errors";
+import type { Inotify } from "./inotify";
 import type { DirWatch } from "./watch";
 
 export type WatchMode = "auto" | "watch" | "poll";
@@ -57,6 +58,7 @@ export interface Store extends Settings {
   host: string;
   // Runtime state of this process for this root.
   watches: Map<string, DirWatch>; // one directory watch per directory (lib/core/watch.ts)
+  inotify: Inotify | null | undefined; // their inotify instance on Linux (null: none to be had), once asked
   lastIdUs: number; // the last message id's microseconds: ids grow strictly (lib/mail/message.ts)
   users: Map<number, string> | undefined; // uid -> user name, read from /etc/passwd once
   guarded: Set<string>; // directories checked (or made) by lib/core/guard.ts in this process
@@ -164,6 +166,7 @@ export function openStore(opts: StoreOptions = {}): Store {
     fileMode: settings.shared ? 0o640 : 0o600,
     host: hostname(),
     watches: new Map(),
+    inotify: undefined,
     lastIdUs: 0,
     users: undefined,
     guarded: new Set(),

@@ -9,19 +9,25 @@
 //      tick, re-run it for everything (file = undefined).
 // The check must treat "absent", "torn" and "vanished" as "not yet" and return undefined.
 //
+// Events come from lib/core/inotify.ts on Linux (one inotify instance per Store, read by
+// Bun's event loop), from fs.watch where that is not to be had, and from poll ticks where
+// neither is (or on a network filesystem, as well).
+//
 // Watches are closed only by closeWatches(store): an idle directory watch costs nothing,
 // and closing one releases an inotify fd, which can take the kernel up to ~16 ms; the CLI
 // closes them after it has written its output and closed stdout.
 
 import { statfsSync, watch, type FSWatcher } from "node:fs";
 import type { Store } from "./config";
+import { openInotify } from "./inotify";
 import { done, ended, type Outcome } from "./outcome";
 
 export type Listener = (file: string | undefined) => void;
 
 export interface DirWatch {
   listeners: Set<Listener>;
-  watcher?: FSWatcher;
+  wd?: number; // its watch on the store's inotify instance
+  watcher?: FSWatcher; // or its fs.watch
   timer?: ReturnType<typeof setInterval>;
 }
 
@@ -60,7 +66,12 @@ function open(store: Store, dir: string): DirWatch {
   };
   const mode = wakeMode(store, dir);
   const poll = () => (w.timer ??= setInterval(() => fire(undefined), store.pollMs));
-  if (mode !== "poll") {
+  if (mode !== "poll" && store.inotify === undefined) store.inotify = openInotify() ?? null;
+  if (mode !== "poll" && store.inotify) {
+    // The directory went away or the instance broke: poll rather than hang.
+    w.wd = store.inotify.add(dir, (name) => !name?.startsWith(".") && fire(name), () => ((w.wd = undefined), poll()));
+  }
+  if (mode !== "poll" && w.wd === undefined) {
     try {
       w.watcher = watch(dir, { persistent: true }, (_event, file) => {
         const name = file == null ? undefined : String(file);
@@ -159,4 +170,6 @@ export function closeWatches(store: Store): void {
     if (w.timer) clearInterval(w.timer);
   }
   watches.clear();
+  store.inotify?.close();
+  store.inotify = undefined;
 }

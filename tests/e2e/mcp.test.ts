@@ -2,10 +2,10 @@
 // agent2agent surface, handoffs with the CLI, long-wait safety (cap, progress, cancel),
 // errors, resources, and the lifecycle (bad input lines, stdin closing, signals).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { a2a, exitWithin, hasWatch, inotifyFds, openFds, readUntil, spawnA2A, tempDir, until } from "../harness/run";
+import { a2a, exitWithin, hasWatch, inotifyInstances, openFds, readUntil, spawnA2A, tempDir, until } from "../harness/run";
 import { connect, INIT, spawnRaw, text } from "../harness/mcp";
 
 setDefaultTimeout(90_000);
@@ -283,7 +283,9 @@ describe("a2a mcp", () => {
       for (const n of [...names].reverse()) await B.json("agent_publish", { name: n, result: `result of ${n}` });
       expect((await Promise.all(waits)).map((r) => r.result)).toEqual(names.map((n) => `result of ${n}`));
       expect(Object.keys((await all).results)).toEqual(names);
-      expect(inotifyFds(A.pid)).toBe(1);
+      const slots = statSync(join(d.path, "slots")).ino;
+      const holding = inotifyInstances(A.pid).filter((inodes) => inodes.includes(slots));
+      expect(holding.map((inodes) => inodes.filter((i) => i === slots).length)).toEqual([1]); // one instance, one watch on slots/
     } finally {
       await Promise.all([A.close(), B.close()]);
     }

@@ -166,6 +166,31 @@ export function inotifyFds(pid: number): number {
   }).length;
 }
 
+// The inotify instances of process `pid`, each as the inode numbers it watches (from
+// /proc/PID/fdinfo). Bun reads an fd through a duplicate of it, so fds that watch the same
+// list are counted as one instance.
+export function inotifyInstances(pid: number): number[][] {
+  const lists = new Map<string, number[]>();
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fdinfo`);
+  } catch {
+    return [];
+  }
+  for (const fd of fds) {
+    let info: string;
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`) !== "anon_inode:inotify") continue;
+      info = readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8");
+    } catch {
+      continue; // closed meanwhile (the listing's own fd among them)
+    }
+    const watches = [...info.matchAll(/^inotify wd:(\S+) ino:([0-9a-f]+) /gm)].map((m) => [m[1], parseInt(m[2], 16)] as const);
+    lists.set(JSON.stringify(watches), watches.map(([, ino]) => ino));
+  }
+  return [...lists.values()];
+}
+
 // True once process `pid` holds an inotify instance: the waiter has registered its watch, so
 // a publish from now on exercises the wake path rather than the initial check.
 export const hasWatch = (pid: number): boolean => inotifyFds(pid) > 0;
