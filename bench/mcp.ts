@@ -11,7 +11,9 @@
 // Both clocks are read in this process (performance.now), so no cross-process clock is
 // involved. A trial whose wait did not block (the publish beat the request) is reported as
 // "early", not counted. Also: 20 concurrent agent_wait on one name woken by one publish
-// (until the last result), and the server's RSS idle after start-up and after the trials.
+// (until the last result), and the server's RSS idle after start-up and after the trials
+// (with how much of it is pages of the binary, shared by every a2a process, and how much its
+// own), next to the same binary as a blocked `a2a wait`.
 // Nothing asserts on time; the exit status is 1 only if a measurement failed.
 
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -45,9 +47,28 @@ ensureDir(store, tmpDir(store));
 const { client, pid } = await connect(dir, {}, { stderr: "inherit", name: "a2a-bench" });
 await client.listTools();
 
-const rssKb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
+// VmRSS and its parts: RssFile is pages of the binary itself (shared by every a2a process on
+// the machine and with the page cache), RssAnon this process's own memory.
+interface Rss {
+  total: number;
+  anon: number;
+  file: number;
+}
+const rssOf = (p: number): Rss => {
+  const st = readFileSync(`/proc/${p}/status`, "utf8");
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(st)![1]) / 1024;
+  return { total: kb("VmRSS"), anon: kb("RssAnon"), file: kb("RssFile") + kb("RssShmem") };
+};
+const fmtRss = (r: Rss) => `${r.total.toFixed(1)} MiB (own ${r.anon.toFixed(1)}, binary pages ${r.file.toFixed(1)})`;
 await Bun.sleep(1000);
-const idleRss = rssKb();
+const idleRss = rssOf(pid);
+
+// The reference: the same binary as a CLI waiter (`a2a wait`, blocked), which loads no MCP SDK.
+const cliWaiter = Bun.spawn({ cmd: [BIN, "wait", "never-published"], env: childEnv({ dir }), stdout: "ignore", stderr: "ignore" });
+await Bun.sleep(1000);
+const cliRss = rssOf(cliWaiter.pid);
+cliWaiter.kill();
+await cliWaiter.exited;
 
 type Publisher = (name: string, result: string) => Promise<number>; // returns the clock start
 const publishers: Record<string, Publisher> = {
@@ -73,7 +94,8 @@ const publishers: Record<string, Publisher> = {
   },
 };
 
-const call = (name: string) => client.callTool({ name: "agent_wait", arguments: { name, timeout: 60 } }, undefined, { timeout: 120_000 });
+let waits = 0; // agent_wait calls answered
+const call = (name: string) => (waits++, client.callTool({ name: "agent_wait", arguments: { name, timeout: 60 } }, undefined, { timeout: 120_000 }));
 
 async function trial(method: string, i: number): Promise<{ ms: number; early: boolean }> {
   const name = `${method}-${i}`;
@@ -116,7 +138,7 @@ try {
   failed = true;
   log(`bench/mcp.ts: ${(e as Error).message}`);
 }
-const afterRss = rssKb();
+const afterRss = rssOf(pid);
 await client.close();
 rmSync(dir, { recursive: true, force: true });
 
@@ -133,5 +155,8 @@ for (const [m, xs] of Object.entries(samples)) {
 }
 process.stdout.write(textTable(rows, 1));
 process.stdout.write(`times in ms; "early" = trials where the publish landed before the wait blocked (not counted)\n`);
-process.stdout.write(`server RSS: idle after start-up ${(idleRss / 1024).toFixed(1)} MiB, after ${Object.values(samples).reduce((a, x) => a + x.length, 0)} trials ${(afterRss / 1024).toFixed(1)} MiB (VmRSS)\n`);
+const grown = afterRss.total - idleRss.total;
+process.stdout.write(`server RSS (VmRSS): idle after start-up ${fmtRss(idleRss)}; after ${waits} agent_wait calls ${fmtRss(afterRss)}, +${grown.toFixed(1)} MiB\n`);
+process.stdout.write(`reference: the same binary as a blocked \`a2a wait\` (no MCP SDK): ${fmtRss(cliRss)}\n`);
+process.stdout.write(`goals (issue 10): idle <= 45 MiB: ${idleRss.total <= 45 ? "met" : "MISSED"}; after >= 1,000 waits <= +15 MiB: ${waits < 1000 ? "not measured (fewer waits)" : grown <= 15 ? "met" : "MISSED"}\n`);
 process.exit(failed ? 1 : 0);
