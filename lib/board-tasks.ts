@@ -4,7 +4,7 @@
 // a2a lease release NAME --as HOLDER). Top-level because it joins tasks with the board.
 
 import type { Store } from "./core/config";
-import { leaseDir, leasesDir, openDir, queueDir, taskDir, tasksDir } from "./core/paths";
+import { byName, leaseDir, leasesDir, openDir, queueDir, taskDir, tasksDir } from "./core/paths";
 import type { Board, BoardProvider, BoardTask } from "./board";
 import { cancelTask, retryTask } from "./tasks/admin";
 import { listLeases, releaseLeases } from "./tasks/lease";
@@ -28,7 +28,7 @@ export const TASK_BOARD: BoardProvider = {
       byQueue.set(t.queue, list);
     }
     const leases = listLeases(store).map((l) => ({ name: l.name, holder: l.holder, acquired_at: l.taken_at, expires_at: l.expires_at }));
-    return { available: true, queues: [...byQueue].sort(([a], [b]) => a.localeCompare(b)).map(([name, tasks]) => ({ name, tasks })), leases };
+    return { available: true, queues: [...byQueue].sort(([a], [b]) => byName(a, b)).map(([name, tasks]) => ({ name, tasks })), leases };
   },
   dirs(store: Store): string[] {
     const dirs = [tasksDir(store), leasesDir(store)];

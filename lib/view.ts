@@ -18,7 +18,7 @@ import type { Store } from "./core/config";
 import { entries } from "./core/fs";
 import { ensureDir } from "./core/guard";
 import { ended, type Outcome } from "./core/outcome";
-import { curDir, claimDir, heldDir, inboxDir, inboxesDir, isValidName, msgFile, newDir, peersDir, topicDir, topicsDir } from "./core/paths";
+import { byName, curDir, claimDir, heldDir, inboxDir, inboxesDir, isValidName, msgFile, newDir, peersDir, topicDir, topicsDir } from "./core/paths";
 import { nowSec } from "./core/time";
 import { subscribe, type WaitOptions } from "./core/watch";
 import { parseClaim } from "./mail/claim";
@@ -117,7 +117,7 @@ export function agentRows(store: Store): AgentRow[] {
   const names = [...new Set([...peers.keys(), ...inboxNames(store)])];
   return names
     .map((n) => agentRow(store, n, peers.get(n)))
-    .sort((a, b) => Number(b.live) - Number(a.live) || a.name.localeCompare(b.name));
+    .sort((a, b) => Number(b.live) - Number(a.live) || byName(a.name, b.name));
 }
 
 // ---- topics ---------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import type { Board, BoardProvider } from "../../lib/board";
 import type { Store } from "../../lib/core/config";
 import type { Peer } from "../../lib/presence/peers";
 import type { SlotRecord } from "../../lib/slots/record";
+import { byName } from "../../lib/core/paths";
 import { readChunks } from "../../lib/slots/chunks";
 import { listSlots } from "../../lib/slots/slot";
 import { readSlot } from "../../lib/slots/read";
@@ -92,7 +93,7 @@ export class Hub {
 
   snapshot() {
     return {
-      slots: [...this.slots.values()].sort((a, b) => b.updated_at - a.updated_at || a.name.localeCompare(b.name)),
+      slots: [...this.slots.values()].sort((a, b) => b.updated_at - a.updated_at || byName(a.name, b.name)),
       agents: [...this.agents.values()],
       topics: [...this.topics.values()],
       board: this.board,

@@ -7,6 +7,8 @@
   const TOKEN = document.querySelector('meta[name="a2a-token"]').content;
   const $ = (id) => document.getElementById(id);
   const q = (path, params = {}) => path + "?" + new URLSearchParams({ ...params, token: TOKEN });
+  // Names in code-unit order, as the CLI lists them (lib/core/paths.ts byName).
+  const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 
   // ---- rendering helpers -------------------------------------------------------------------
   // Control characters (ANSI escapes, NULs, bells) shown in caret notation (ESC is ^[); bidi
@@ -122,7 +124,7 @@
   // Rebuilds the table: the SHOWN newest matching slots.
   function renderSlots() {
     for (const s of slots.values()) if (s.tr) dropRow(s);
-    const list = [...slots.values()].filter((s) => matches(s.row)).sort((a, b) => b.row.updated_at - a.row.updated_at || a.row.name.localeCompare(b.row.name));
+    const list = [...slots.values()].filter((s) => matches(s.row)).sort((a, b) => b.row.updated_at - a.row.updated_at || byName(a.row.name, b.row.name));
     const frag = document.createDocumentFragment();
     for (const s of list.slice(0, SHOWN)) frag.append(makeRow(s));
     $("slots").replaceChildren(frag);
@@ -289,7 +291,7 @@
     tb.replaceChildren();
     const names = $("agent-names");
     names.replaceChildren();
-    const rows = [...agents.values()].sort((a, b) => Number(b.live) - Number(a.live) || a.name.localeCompare(b.name));
+    const rows = [...agents.values()].sort((a, b) => Number(b.live) - Number(a.live) || byName(a.name, b.name));
     for (const a of rows) {
       const tr = el("tr");
       tr.dataset.agent = a.name;

@@ -26,7 +26,6 @@ interface DirEntry {
 
 export interface Inotify {
   add(dir: string, onEvent: InotifyEvent, onGone: () => void): number | undefined; // the watch, or undefined
-  remove(wd: number): void;
   close(): void;
 }
 
@@ -141,10 +140,6 @@ export function openInotify(): Inotify | undefined {
       dirs.set(wd, { onEvent, onGone });
       read();
       return wd;
-    },
-    remove(wd) {
-      if (closed || !dirs.delete(wd)) return;
-      libc.inotify_rm_watch(fd, wd);
     },
     close() {
       if (closed) return;

@@ -34,6 +34,11 @@ export function isValidName(name: unknown): name is string {
   return typeof name === "string" && NAME_RE.test(name);
 }
 
+// The order names are listed in: by code unit (names are ASCII, NAME_RE), the same on every
+// machine whatever its locale, and without loading ICU's collator as localeCompare does
+// (half a millisecond of a command's start-up).
+export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 // Throws a usage error naming the rule; the only gate between user input and a path.
 export function checkName(name: unknown, what = "name"): string {
   if (!isValidName(name)) {

@@ -22,7 +22,7 @@ import { A2AError } from "../core/errors";
 import { entries, readJsonLine } from "../core/fs";
 import { moveFile, removeFile } from "../core/guard";
 import { pidAlive } from "../core/owner";
-import { peerFile, peerNameOf, peersDir } from "../core/paths";
+import { byName, peerFile, peerNameOf, peersDir } from "../core/paths";
 import { nowSec } from "../core/time";
 import { gitRoot } from "./identity";
 
@@ -113,6 +113,6 @@ export function listPeers(store: Store, scope: Scope, here: Here): PeerListing {
         (scope === "machine" || (scope === "directory" && p.cwd === cwd) || (scope === "repo" && root !== null && p.git_root === root)));
     if (inScope) out.peers.push(p);
   }
-  out.peers.sort((a, b) => a.name.localeCompare(b.name));
+  out.peers.sort((a, b) => byName(a.name, b.name));
   return out;
 }

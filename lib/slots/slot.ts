@@ -19,7 +19,7 @@ import { checkStore, ensureDir, removeFile } from "../core/guard";
 import { A2AError, arg, op, text } from "../core/errors";
 import { entries } from "../core/fs";
 import { withLock } from "../core/lock";
-import { checkName, chunkFile, slotFile, slotNameOf, slotsDir, streamDir } from "../core/paths";
+import { byName, checkName, chunkFile, slotFile, slotNameOf, slotsDir, streamDir } from "../core/paths";
 import { isoTime, nowSec } from "../core/time";
 import { removeChunks } from "./chunks";
 import { readSlot } from "./read";
@@ -257,7 +257,7 @@ export async function listSlots(store: Store, only?: string[]): Promise<SlotList
     // The lazy sweep is housekeeping: a store this process cannot write must still list.
     else if (r.expired) await sweepExpired(store, name).catch(() => false);
   }
-  records.sort((a, b) => b.updated_at - a.updated_at || a.name.localeCompare(b.name));
+  records.sort((a, b) => b.updated_at - a.updated_at || byName(a.name, b.name));
   return { records, skipped };
 }
 
