@@ -13,6 +13,7 @@
 //   returns, so a caller that adds, then checks, misses nothing published in between.
 // - Every failure (no libc, no inotify, a limit reached, the fd breaking) is reported as
 //   undefined or through `gone`, never thrown: the caller falls back to fs.watch or polling.
+//   An instance whose fd broke refuses every later add(), so no watch is left unread.
 // - The instance's fd is closed only by close(); the reader loop ends with it.
 
 import type * as BunFFI from "bun:ffi";
@@ -79,12 +80,26 @@ export function openInotify(): Inotify | undefined {
   }
   if (fd < 0) return undefined;
 
-  const dirs = new Map<number, DirEntry>();
+  // wd -> what watches that directory: the kernel gives two paths of one directory one wd.
+  const dirs = new Map<number, DirEntry[]>();
   let reader: { cancel(): Promise<void> } | undefined;
-  let closed = false;
+  let state: "open" | "broken" | "closed" = "open";
+
+  // A listener that throws must not take the instance down with it: its error is rethrown on
+  // its own, as an fs.watch listener's would be.
+  const call = (f: () => void) => {
+    try {
+      f();
+    } catch (e) {
+      queueMicrotask(() => {
+        throw e;
+      });
+    }
+  };
 
   const dispatch = (buf: Buffer) => {
     for (let off = 0; off + HEADER <= buf.length; ) {
+      if (state !== "open") return; // a listener closed the instance
       const wd = buf.readInt32LE(off);
       const mask = buf.readUInt32LE(off + 4);
       const len = buf.readUInt32LE(off + 12);
@@ -92,28 +107,42 @@ export function openInotify(): Inotify | undefined {
       const name = len ? buf.toString("utf8", off + HEADER, end < 0 || end > off + HEADER + len ? off + HEADER + len : end) : undefined;
       off += HEADER + len;
       if (mask & IN.Q_OVERFLOW) {
-        for (const d of [...dirs.values()]) d.onEvent(undefined); // events were dropped: re-check all
+        // Events were dropped: every directory re-checks everything.
+        for (const list of [...dirs.values()]) for (const d of list) call(() => d.onEvent(undefined));
         continue;
       }
-      const d = dirs.get(wd);
-      if (!d) continue;
+      const list = dirs.get(wd);
+      if (!list) continue;
       if (mask & GONE && !name) {
         dirs.delete(wd);
-        d.onGone();
-      } else d.onEvent(name);
+        if (!(mask & IN.IGNORED)) libc.inotify_rm_watch(fd, wd); // a moved directory keeps its watch
+        for (const d of list) call(d.onGone);
+      } else for (const d of list) call(() => d.onEvent(name));
     }
   };
 
+  // The fd failed or its stream ended: every directory falls back, and add() refuses from now
+  // on, so no later watch is left on an fd nobody reads.
   const broke = () => {
-    for (const d of [...dirs.values()]) d.onGone();
+    if (state !== "open") return;
+    state = "broken";
+    reader = undefined;
+    const lists = [...dirs.values()];
     dirs.clear();
+    for (const list of lists) for (const d of list) call(d.onGone);
   };
 
-  // Read only while some directory is watched: an instance with no watches must not keep the
-  // process alive.
-  const read = () => {
-    if (reader || closed) return;
-    const r = (reader = Bun.file(fd).stream().getReader());
+  // Read only once some directory is watched: an instance with no watches must not keep the
+  // process alive. False when Bun cannot read the fd.
+  const read = (): boolean => {
+    if (reader) return true;
+    let r: ReturnType<ReturnType<ReturnType<typeof Bun.file>["stream"]>["getReader"]>;
+    try {
+      r = Bun.file(fd).stream().getReader();
+    } catch {
+      return false;
+    }
+    reader = r;
     (async () => {
       try {
         for (;;) {
@@ -122,14 +151,16 @@ export function openInotify(): Inotify | undefined {
           dispatch(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
         }
       } catch {
-        if (!closed) broke();
+        // broke() below
       }
+      if (reader === r) broke(); // ended while still wanted (close() lets go of it first)
     })();
+    return true;
   };
 
   return {
     add(dir, onEvent, onGone) {
-      if (closed) return undefined;
+      if (state !== "open") return undefined;
       let wd: number;
       try {
         wd = libc.inotify_add_watch(fd, Buffer.from(dir + "\0"), DIR_MASK);
@@ -137,13 +168,18 @@ export function openInotify(): Inotify | undefined {
         return undefined;
       }
       if (wd < 0) return undefined; // ENOSPC (watch limit), ENOENT, ENOTDIR, EACCES
-      dirs.set(wd, { onEvent, onGone });
-      read();
+      if (!read()) {
+        if (!dirs.has(wd)) libc.inotify_rm_watch(fd, wd);
+        return undefined;
+      }
+      const list = dirs.get(wd);
+      if (list) list.push({ onEvent, onGone });
+      else dirs.set(wd, [{ onEvent, onGone }]);
       return wd;
     },
     close() {
-      if (closed) return;
-      closed = true;
+      if (state === "closed") return;
+      state = "closed";
       // Closing an instance blocks until the kernel has retired its watches, which waits for
       // an RCU grace period: up to ~16 ms on the thread that closes, measured as the tail of
       // `a2a wait`. So the watches are removed now (the kernel retires them in the
@@ -151,8 +187,9 @@ export function openInotify(): Inotify | undefined {
       // that exits before then leaves it to the exit, which finds nothing left to wait for.
       for (const wd of dirs.keys()) libc.inotify_rm_watch(fd, wd);
       dirs.clear();
-      void reader?.cancel();
+      const r = reader;
       reader = undefined;
+      r?.cancel().catch(() => {}); // a stream that failed rejects its cancel
       setTimeout(() => libc.close(fd), CLOSE_DELAY_MS).unref();
     },
   };

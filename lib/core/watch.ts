@@ -65,12 +65,23 @@ function open(store: Store, dir: string): DirWatch {
     for (const l of [...w.listeners]) l(file);
   };
   const mode = wakeMode(store, dir);
-  const poll = () => (w.timer ??= setInterval(() => fire(undefined), store.pollMs));
   if (mode !== "poll" && store.inotify === undefined) store.inotify = openInotify() ?? null;
-  if (mode !== "poll" && store.inotify) {
-    // The directory went away or the instance broke: poll rather than hang.
-    w.wd = store.inotify.add(dir, (name) => !name?.startsWith(".") && fire(name), () => ((w.wd = undefined), poll()));
-  }
+  // On inotify, a directory reported gone (or an instance that broke) is polled rather than
+  // left hanging, and each tick first tries to watch it again: it may be back. The tick's
+  // re-check comes after, so arm-before-check holds for the new watch too.
+  const watchInotify = (): boolean => {
+    w.wd = store.inotify?.add(dir, (name) => !name?.startsWith(".") && fire(name), () => ((w.wd = undefined), poll()));
+    return w.wd !== undefined;
+  };
+  const tick = () => {
+    if (mode !== "poll" && w.wd === undefined && !w.watcher && store.inotify && watchInotify() && mode === "watch") {
+      clearInterval(w.timer);
+      w.timer = undefined;
+    }
+    fire(undefined);
+  };
+  const poll = () => (w.timer ??= setInterval(tick, store.pollMs));
+  if (mode !== "poll") watchInotify();
   if (mode !== "poll" && w.wd === undefined) {
     try {
       w.watcher = watch(dir, { persistent: true }, (_event, file) => {

@@ -5,7 +5,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { a2a, exitWithin, hasWatch, inotifyInstances, openFds, readUntil, spawnA2A, tempDir, until } from "../harness/run";
+import { a2a, exitWithin, hasWatch, inotifyWatches, openFds, readUntil, spawnA2A, tempDir, until } from "../harness/run";
 import { connect, INIT, spawnRaw, text } from "../harness/mcp";
 
 setDefaultTimeout(90_000);
@@ -283,9 +283,11 @@ describe("a2a mcp", () => {
       for (const n of [...names].reverse()) await B.json("agent_publish", { name: n, result: `result of ${n}` });
       expect((await Promise.all(waits)).map((r) => r.result)).toEqual(names.map((n) => `result of ${n}`));
       expect(Object.keys((await all).results)).toEqual(names);
+      // One inotify instance for all 31 waits: its fd and the duplicate Bun reads it through.
       const slots = statSync(join(d.path, "slots")).ino;
-      const holding = inotifyInstances(A.pid).filter((inodes) => inodes.includes(slots));
-      expect(holding.map((inodes) => inodes.filter((i) => i === slots).length)).toEqual([1]); // one instance, one watch on slots/
+      const watching = inotifyWatches(A.pid).filter((f) => f.inodes.includes(slots));
+      expect(watching.length).toBeGreaterThanOrEqual(1);
+      expect(watching.length).toBeLessThanOrEqual(2);
     } finally {
       await Promise.all([A.close(), B.close()]);
     }

@@ -166,11 +166,11 @@ export function inotifyFds(pid: number): number {
   }).length;
 }
 
-// The inotify instances of process `pid`, each as the inode numbers it watches (from
-// /proc/PID/fdinfo). Bun reads an fd through a duplicate of it, so fds that watch the same
-// list are counted as one instance.
-export function inotifyInstances(pid: number): number[][] {
-  const lists = new Map<string, number[]>();
+// The inotify fds of process `pid`, each with the inode numbers it watches (from
+// /proc/PID/fdinfo). Bun reads an instance through a duplicate of its fd, so one instance
+// shows as two fds with the same watches.
+export function inotifyWatches(pid: number): { fd: number; inodes: number[] }[] {
+  const found: { fd: number; inodes: number[] }[] = [];
   let fds: string[];
   try {
     fds = readdirSync(`/proc/${pid}/fdinfo`);
@@ -185,10 +185,9 @@ export function inotifyInstances(pid: number): number[][] {
     } catch {
       continue; // closed meanwhile (the listing's own fd among them)
     }
-    const watches = [...info.matchAll(/^inotify wd:(\S+) ino:([0-9a-f]+) /gm)].map((m) => [m[1], parseInt(m[2], 16)] as const);
-    lists.set(JSON.stringify(watches), watches.map(([, ino]) => ino));
+    found.push({ fd: Number(fd), inodes: [...info.matchAll(/^inotify wd:\S+ ino:([0-9a-f]+) /gm)].map((m) => parseInt(m[1], 16)) });
   }
-  return [...lists.values()];
+  return found;
 }
 
 // True once process `pid` holds an inotify instance: the waiter has registered its watch, so
