@@ -87,6 +87,29 @@ describe.if(linux)("on Linux", () => {
   });
 });
 
+describe("a wait with nothing to wait for", () => {
+  test("returns from its first check and makes no watch at all", async () => {
+    using d = tempDir();
+    const store = openStore({ dir: d.path, env: {} });
+    try {
+      ensureDir(store, slotsDir(store));
+      plantRecord(d.path, "here", "already");
+      const o = await waitSlots(store, ["here"], { timeoutMs: 30_000 });
+      expect(o.kind).toBe("done");
+      expect(o.value.get("here")?.result).toBe("already");
+      expect(store.watches.size).toBe(0);
+      expect(store.inotify).toBeUndefined();
+      // One not there yet does make the watch (and is woken through it).
+      const waiting = waitSlots(store, ["later"], { timeoutMs: 30_000 });
+      expect(store.watches.size).toBe(1);
+      plantRecord(d.path, "later", "woken");
+      expect((await waiting).value.get("later")?.result).toBe("woken");
+    } finally {
+      closeWatches(store);
+    }
+  });
+});
+
 describe("where inotify is not to be had", () => {
   test("waits run on fs.watch and wake on a rename", async () => {
     using d = tempDir();
