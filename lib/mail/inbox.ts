@@ -5,13 +5,13 @@ import type { Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
 import { checkAgent, curDir, heldDir, msgFile, newDir } from "../core/paths";
 import { listClaims } from "./claim";
-import { checkMessageId, ensureInbox, idsIn, moveMessage, readMessageFile, type ReceivedMessage } from "./message";
+import { checkMessageId, countIds, ensureInbox, idsIn, moveMessage, readMessageFile, type ReceivedMessage } from "./message";
 import { accepts, readPolicy, refusal } from "./policy";
 
 // Unread messages waiting for `agent`: in new/ or claimed but not yet shown (`claims` false:
 // in new/ only, i.e. not being read by anyone right now).
 export function unreadCount(store: Store, agent: string, claims = true): number {
-  return idsIn(newDir(store, agent)).length + (claims ? listClaims(store, agent).length : 0);
+  return countIds(newDir(store, agent)) + (claims ? listClaims(store, agent).length : 0);
 }
 
 export interface AckResult {

@@ -226,11 +226,14 @@ describe("inbox", () => {
     expect(big.stderr).toBe("a2a: the message is 2000 bytes, over the 1000-byte limit: send a path or a summary instead, or raise A2A_MAX_BYTES\n");
     expect(files(inbox(d.path, "bob", "new"))).toEqual([]);
     const env = { A2A_MAX_UNREAD: "3" };
-    for (let i = 0; i < 3; i++) await ok(["send", "bob", `m${i}`, "--as", "alice"], d.path, env);
+    await ok(["send", "bob", "m0", "--as", "alice"], d.path, env);
+    // Files that are not messages do not count against the limit.
+    for (const f of [".partial", "notes.txt", "not-an-id.json"]) writeFileSync(join(inbox(d.path, "bob", "new"), f), "x");
+    for (let i = 1; i < 3; i++) await ok(["send", "bob", `m${i}`, "--as", "alice"], d.path, env);
     const full = await a2a(["send", "bob", "one too many", "--as", "alice", "--key", "k"], { dir: d.path, env });
     expect(full.code).toBe(1);
     expect(full.stderr).toBe("a2a: the inbox of bob holds 3 unread messages, its limit: wait until bob reads some, or raise A2A_MAX_UNREAD\n");
-    expect(files(inbox(d.path, "bob", "new"))).toHaveLength(3);
+    expect(files(inbox(d.path, "bob", "new")).filter((f) => /^\d{16}-.*\.json$/.test(f))).toHaveLength(3);
     expect(files(inbox(d.path, "bob", "keys"))).toEqual([]);
     await ok(["recv", "--as", "bob"], d.path);
     await ok(["send", "bob", "fits now", "--as", "alice", "--key", "k"], d.path, env);
