@@ -15,9 +15,9 @@
 // Bun's event loop), from fs.watch where that is not to be had, and from poll ticks where
 // neither is (or on a network filesystem, as well).
 //
-// Watches are closed only by closeWatches(store): an idle directory watch costs nothing,
-// and closing one releases an inotify fd, which can take the kernel up to ~16 ms; the CLI
-// closes them after it has written its output and closed stdout.
+// Watches are closed only by closeWatches(store): an idle directory watch costs nothing.
+// The CLI closes them after it has written its output and closed stdout (inotify.ts says
+// why its fd is let go of a while after that).
 
 import { statfsSync, watch, type FSWatcher } from "node:fs";
 import type { Store } from "./config";

@@ -2,7 +2,7 @@
 // when it fails. The compiled binary is checked through /proc (its watch is on its own
 // inotify instance, with no fs.watch thread); the fallbacks in-process, each wait bounded.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStore } from "../../lib/core/config";
 import { ensureDir } from "../../lib/core/guard";
@@ -16,13 +16,6 @@ const linux = process.platform === "linux";
 
 const threadNames = (pid: number) => readdirSync(`/proc/${pid}/task`).map((t) => readFileSync(`/proc/${pid}/task/${t}/comm`, "utf8").trim());
 const watchedInodes = (pid: number) => inotifyWatches(pid).flatMap((f) => f.inodes);
-const isInotify = (fd: number) => {
-  try {
-    return readlinkSync(`/proc/self/fd/${fd}`) === "anon_inode:inotify";
-  } catch {
-    return false; // closed
-  }
-};
 
 // A record of slot `name` renamed into place by hand, as another process's publish would be.
 function plantRecord(root: string, name: string, result: string): void {
@@ -61,7 +54,8 @@ describe.if(linux)("on Linux", () => {
     stops.forEach((s) => s());
     closeWatches(store);
     expect(store.inotify).toBeUndefined();
-    await until(() => mine.every((f) => !isInotify(f.fd)), 20_000, "the instance's fds closed");
+    const stillOpen = () => new Set(inotifyWatches(process.pid).map((f) => f.fd));
+    await until(() => mine.every((f) => !stillOpen().has(f.fd)), 20_000, "the instance's fds closed");
   });
 
   test("a watched directory that goes away is polled, and watched again once it is back", async () => {
