@@ -109,10 +109,11 @@ mkdirSync(OUT, { recursive: true });
 const HELLO = join(OUT, "hello");
 {
   const stamp = join(OUT, "hello.stamp");
-  const want = `${Bun.version} ${statSync(join(ROOT, "bench", "fixtures", "hello.ts")).mtimeMs}`;
+  const flags = ["--compile", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig", "--bytecode", "--minify"];
+  const want = `${Bun.version} ${statSync(join(ROOT, "bench", "fixtures", "hello.ts")).mtimeMs} ${flags.join(" ")}`;
   if (!existsSync(HELLO) || !existsSync(stamp) || readFileSync(stamp, "utf8") !== want) {
     log("building the bare Bun reference binary (bench/out/hello)...");
-    const r = sh([process.execPath, "build", "--compile", "--bytecode", "--minify", "bench/fixtures/hello.ts", "--outfile", HELLO]);
+    const r = sh([process.execPath, "build", ...flags, "bench/fixtures/hello.ts", "--outfile", HELLO]);
     if (!r.ok) fatal(`building bench/out/hello failed:\n${r.out}`);
     writeFileSync(stamp, want);
   }

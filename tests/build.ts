@@ -6,7 +6,8 @@ import { join } from "node:path";
 
 const ROOT = join(import.meta.dir, "..");
 
-export const BUILD_ARGS = ["build", "--compile", "--bytecode", "--minify", "--splitting", "--format", "esm", "cli/main.ts", "--outfile"];
+// No autoloading of .env or bunfig.toml from the working directory: see the test in tests/e2e/cli.test.ts.
+export const BUILD_ARGS = ["build", "--compile", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig", "--bytecode", "--minify", "--splitting", "--format", "esm", "cli/main.ts", "--outfile"];
 
 function newestSource(dir: string): number {
   let newest = 0;

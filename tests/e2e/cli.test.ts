@@ -1,7 +1,7 @@
 // The command line itself: version, help with examples, exit codes on usage mistakes, --dir
 // versus A2A_DIR, and output streams (results on stdout, diagnostics on stderr).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, tempDir } from "../harness/run";
 import { expectCleanError } from "./fixtures/core";
@@ -91,6 +91,25 @@ describe.concurrent("store location and output streams", () => {
     expect(r.code).toBe(0);
     expect(existsSync(join(d.path, ".a2a", "slots", "r.json"))).toBe(true);
     expect((await a2a(["wait", "r"], { env: { HOME: d.path } })).stdout).toBe("home store");
+  });
+
+  // A compiled Bun program loads .env and bunfig.toml from its working directory unless built
+  // not to: a project's .env could point a2a at another store, and a bunfig.toml `preload`
+  // would run that project's code inside every a2a command started there.
+  test("a .env or bunfig.toml in the working directory changes nothing and runs nothing", async () => {
+    using d = tempDir();
+    const project = join(d.path, "project");
+    mkdirSync(project);
+    writeFileSync(join(project, ".env"), `A2A_DIR=${join(d.path, "hijacked")}\nA2A_AGENT=mallory\n`);
+    writeFileSync(join(project, "bunfig.toml"), `preload = ["./evil.ts"]\n`);
+    writeFileSync(join(project, "evil.ts"), `require("node:fs").writeFileSync(${JSON.stringify(join(d.path, "ran"))}, "x");\n`);
+    const r = await a2a(["publish", "r", "x", "--json"], { env: { HOME: d.path }, cwd: project });
+    expect(r.code).toBe(0);
+    expect(existsSync(join(d.path, ".a2a", "slots", "r.json"))).toBe(true);
+    expect(existsSync(join(d.path, "hijacked"))).toBe(false);
+    expect(existsSync(join(d.path, "ran"))).toBe(false);
+    const who = await a2a(["whoami", "--json"], { env: { HOME: d.path }, cwd: project });
+    expect(JSON.parse(who.stdout).name).not.toBe("mallory");
   });
 
   test("confirmations go to stdout, nothing to stderr; errors only to stderr", async () => {

@@ -1,9 +1,10 @@
-// The architecture rules of /tmp/a2a-team.md that a grep can check: lib/ is the engine and
+// The architecture rules of the developers' guide that a grep can check: lib/ is the engine and
 // imports no adapter library; store files are written only through lib/core/atomic.ts; the watch
 // primitive lives only in lib/core/watch.ts; lib/ throws only A2AError; no test is switched off.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { BUILD_ARGS } from "../build";
 import { ROOT } from "../harness/run";
 
 function sources(dir: string, ext = /\.ts$/): string[] {
@@ -121,5 +122,13 @@ describe("architecture", () => {
     const off = new RegExp("\\b(test|it|describe)\\.(" + ["only", "skip", "todo"].join("|") + ")\\s*\\(|\\b(fit|xit|xdescribe|fdescribe)\\s*\\(");
     expect(hits(tests, off)).toEqual([]);
     expect(tests.length).toBeGreaterThan(3);
+  });
+
+  // The binary users install (package.json's build, run by install.sh) and the one tests,
+  // bench and torture build (tests/build.ts) must be the same program.
+  test("package.json's build script uses exactly tests/build.ts's flags", () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+    expect(pkg.scripts.build).toBe(["bun", ...BUILD_ARGS, "dist/a2a"].join(" "));
+    expect(BUILD_ARGS).toEqual(expect.arrayContaining(["--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig"]));
   });
 });
