@@ -13,13 +13,16 @@
 // "early", not counted. Also: 20 concurrent agent_wait on one name woken by one publish
 // (until the last result), and the server's RSS idle after start-up and after the trials
 // (with how much of it is pages of the binary, shared by every a2a process, and how much its
-// own), next to the same binary as a blocked `a2a wait`.
+// own), next to the same binary as a blocked `a2a wait` and to the smallest server on the same
+// SDK (bench/fixtures/mcp-floor.ts, built with a2a's flags).
 // Nothing asserts on time; the exit status is 1 only if a measurement failed.
 
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { connect } from "../tests/harness/mcp";
 import { BIN, childEnv } from "../tests/harness/run";
 import { openStore } from "../lib/core/config";
@@ -27,6 +30,7 @@ import { ensureDir } from "../lib/core/guard";
 import { slotFile, slotsDir, tmpDir } from "../lib/core/paths";
 import { encodeRecord, nowSec } from "../lib/slots/record";
 import { publishSlot } from "../lib/slots/slot";
+import { buildReference, freshCopy } from "./lib/reference";
 import { fmtMs, randBetween, shuffle, summarize } from "./lib/stats";
 import { textTable } from "./lib/table";
 
@@ -69,6 +73,19 @@ await Bun.sleep(1000);
 const cliRss = rssOf(cliWaiter.pid);
 cliWaiter.kill();
 await cliWaiter.exited;
+
+// The floor: the smallest server on the same SDK and zod (bench/fixtures/mcp-floor.ts), idle
+// after the same initialize and tools/list. Any MCP server on this stack holds at least this.
+const floorRss = await (async () => {
+  const transport = new StdioClientTransport({ command: freshCopy(buildReference("mcp-floor"), "mcp-floor"), stderr: "inherit" });
+  const floorClient = new Client({ name: "a2a-bench", version: "1.0.0" });
+  await floorClient.connect(transport);
+  await floorClient.listTools();
+  await Bun.sleep(1000);
+  const r = rssOf(transport.pid!);
+  await floorClient.close();
+  return r;
+})();
 
 type Publisher = (name: string, result: string) => Promise<number>; // returns the clock start
 const publishers: Record<string, Publisher> = {
@@ -158,5 +175,6 @@ process.stdout.write(`times in ms; "early" = trials where the publish landed bef
 const grown = afterRss.total - idleRss.total;
 process.stdout.write(`server RSS (VmRSS): idle after start-up ${fmtRss(idleRss)}; after ${waits} agent_wait calls ${fmtRss(afterRss)}, +${grown.toFixed(1)} MiB\n`);
 process.stdout.write(`reference: the same binary as a blocked \`a2a wait\` (no MCP SDK): ${fmtRss(cliRss)}\n`);
+process.stdout.write(`floor: the smallest server on the same SDK and zod, one tool (bench/fixtures/mcp-floor.ts): ${fmtRss(floorRss)}; a2a mcp is ${(idleRss.total - floorRss.total).toFixed(1)} MiB above it\n`);
 process.stdout.write(`goals (issue 10): idle <= 45 MiB: ${idleRss.total <= 45 ? "met" : "MISSED"}; after >= 1,000 waits <= +15 MiB: ${waits < 1000 ? "not measured (fewer waits)" : grown <= 15 ? "met" : "MISSED"}\n`);
 process.exit(failed ? 1 : 0);

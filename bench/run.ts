@@ -18,7 +18,7 @@
 // here asserts on time: missed goals are results, and the exit status is 1 only when a
 // measurement itself failed.
 
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { ensureBinary } from "../tests/build";
 import { BIN as BUILT_BIN, childEnv } from "../tests/harness/run";
 import { cpus, loadavg, release, tmpdir, totalmem, hostname } from "node:os";
@@ -27,6 +27,7 @@ import { parseArgs } from "node:util";
 import { interleave, type Collected, type Method } from "./lib/interleave";
 import { killAll } from "./lib/proc";
 import { makeStore, payloadFor, removeAllStores, removeStore } from "./lib/fixture";
+import { buildReference, freshCopy } from "./lib/reference";
 import { buildRows, missed, renderMarkdown, renderText, type RowSpec } from "./lib/report";
 import { hyperfinePath, hyperfineTimes, roundTrip, timeSpawn } from "./lib/spawn";
 import { fmtMs, median, summarize } from "./lib/stats";
@@ -105,37 +106,16 @@ try {
 }
 mkdirSync(OUT, { recursive: true });
 
-// The reference for start-up: a bare compiled Bun binary, built with a2a's flags.
-const HELLO_BUILT = join(OUT, "hello");
-{
-  const stamp = join(OUT, "hello.stamp");
-  const flags = ["--compile", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig", "--bytecode", "--minify"];
-  const want = `${Bun.version} ${statSync(join(ROOT, "bench", "fixtures", "hello.ts")).mtimeMs} ${flags.join(" ")}`;
-  if (!existsSync(HELLO_BUILT) || !existsSync(stamp) || readFileSync(stamp, "utf8") !== want) {
-    log("building the bare Bun reference binary (bench/out/hello)...");
-    const r = sh([process.execPath, "build", ...flags, "bench/fixtures/hello.ts", "--outfile", HELLO_BUILT]);
-    if (!r.ok) fatal(`building bench/out/hello failed:\n${r.out}`);
-    writeFileSync(stamp, want);
-  }
+// The references for start-up (bench/fixtures/hello.ts and hello-fs.ts, built with a2a's
+// flags) and a2a itself, each timed from a copy written now (bench/lib/reference.ts says why).
+let BIN = BUILT_BIN, HELLO = "", HELLO_FS = "";
+try {
+  BIN = freshCopy(BUILT_BIN, "a2a");
+  HELLO = freshCopy(buildReference("hello"), "hello");
+  HELLO_FS = freshCopy(buildReference("hello-fs"), "hello-fs");
+} catch (e) {
+  fatal((e as Error).message);
 }
-
-// Start-up time depends on how the kernel holds an executable's pages, not only on its bytes:
-// the same hello binary started 1.4 ms (30%) slower from its file of hours before than from a
-// copy written a moment ago (perf: the page-fault handler walking many small page-cache folios,
-// next_uptodate_folio, where a new file has large ones). A hello built yesterday against an
-// a2a built just now flattered a2a by that much. So both are timed from copies written now,
-// side by side, and neither is favoured.
-function freshCopy(src: string, name: string): string {
-  const dir = join(OUT, "fresh");
-  mkdirSync(dir, { recursive: true });
-  const dst = join(dir, name);
-  rmSync(dst, { force: true }); // a new inode: none of the old file's cached pages carry over
-  copyFileSync(src, dst);
-  chmodSync(dst, 0o755);
-  return dst;
-}
-const BIN = freshCopy(BUILT_BIN, "a2a");
-const HELLO = freshCopy(HELLO_BUILT, "hello");
 
 // The raw-inotify floor, when a C compiler exists; otherwise bare fs.watch is the floor.
 let C_WAITER: string | undefined = join(OUT, "inotify_wait");
@@ -285,6 +265,7 @@ if (only.has("process") || only.has("scale")) {
     methods.push(
       spawnMethod("true", N, () => ["true"], cleanEnv),
       spawnMethod("hello", N, () => [HELLO], cleanEnv),
+      spawnMethod("hello-fs", N, () => [HELLO_FS], cleanEnv),
       spawnMethod("version", N, () => [BIN, "--version"], env(empty)),
       spawnMethod("status-empty", N, () => [BIN, "status"], env(empty)),
       spawnMethod("status-10k", SLOW_N, () => [BIN, "status"], env(big)),
@@ -470,6 +451,7 @@ const specs: RowSpec[] = [
 
   { section: "Start-up (spawn -> exit)", label: "harness: /bin/true", key: "true" },
   { section: "Start-up (spawn -> exit)", label: "reference: bare compiled Bun (hello)", key: "hello" },
+  { section: "Start-up (spawn -> exit)", label: "floor of a store command: hello + node:fs, one readdirSync", key: "hello-fs", base: helloBase },
   { section: "Start-up (spawn -> exit)", label: "a2a --version", key: "version", base: helloBase, goal: hello(1.1) },
   { section: "Start-up (spawn -> exit)", label: "a2a status, empty store", key: "status-empty", base: helloBase, goal: hello(1.5) },
   { section: "Start-up (spawn -> exit)", label: "a2a status, 10,000 slots", key: "status-10k", base: helloBase, goal: p50(200) },
