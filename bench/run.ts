@@ -106,13 +106,14 @@ try {
 }
 mkdirSync(OUT, { recursive: true });
 
-// The references for start-up (bench/fixtures/hello.ts and hello-fs.ts, built with a2a's
+// The references for start-up (bench/fixtures/hello*.ts, built with a2a's
 // flags) and a2a itself, each timed from a copy written now (bench/lib/reference.ts says why).
-let BIN = BUILT_BIN, HELLO = "", HELLO_FS = "";
+let BIN = BUILT_BIN, HELLO = "", HELLO_FS = "", HELLO_DURABLE = "";
 try {
   BIN = freshCopy(BUILT_BIN, "a2a");
   HELLO = freshCopy(buildReference("hello"), "hello");
   HELLO_FS = freshCopy(buildReference("hello-fs"), "hello-fs");
+  HELLO_DURABLE = freshCopy(buildReference("hello-durable"), "hello-durable");
 } catch (e) {
   fatal((e as Error).message);
 }
@@ -274,6 +275,7 @@ if (only.has("process") || only.has("scale")) {
       spawnMethod("cat-10k", SLOW_N, () => ["sh", "-c", 'cat "$A2A_DIR"/slots/*.json >/dev/null'], env(big)),
       // 20,000 lines piped into one append --lines (the slot cleared and started before each run).
       spawnMethod("append-lines", SLOW_N, () => ["sh", "-c", 'seq 1 20000 | "$0" append lines --lines -q', BIN], env(scratch), ["sh", "-c", '"$0" clear lines >/dev/null 2>&1; "$0" start lines -q', BIN]),
+      spawnMethod("hello-durable", N, () => [HELLO_DURABLE], env(scratch)),
       spawnMethod("publish", N, () => [BIN, "publish", HF ? "p" : `p${seq++}`, "hello"], env(scratch)),
       spawnMethod("wait-done", N, () => [BIN, "wait", "done"], env(done)),
       spawnMethod("send", N, () => [BIN, "send", "bob", "hello", "--as", "alice"], env(mail)),
@@ -458,6 +460,7 @@ const specs: RowSpec[] = [
   { section: "Start-up (spawn -> exit)", label: "floor: sh -c 'cat slots/*.json', 10,000 slots", key: "cat-10k" },
   { section: "Start-up (spawn -> exit)", label: "a2a status --json, 10,000 slots", key: "status-10k-json", base: { key: "cat-10k", name: "cat" }, goal: ratioTo("cat-10k", "cat", 1.5) },
   { section: "Start-up (spawn -> exit)", label: "seq 1 20000 | a2a append NAME --lines (>= 20,000 lines/s: p50 <= 1000)", key: "append-lines", goal: p50(1000) },
+  { section: "Start-up (spawn -> exit)", label: "floor of a durable write: hello + node:fs, write, fsync, rename", key: "hello-durable", base: helloBase },
   { section: "Start-up (spawn -> exit)", label: "a2a publish NAME RESULT", key: "publish", base: helloBase, goal: hello(1.5) },
   { section: "Start-up (spawn -> exit)", label: "a2a wait NAME (already published)", key: "wait-done", base: helloBase, goal: hello(1.5) },
   { section: "Start-up (spawn -> exit)", label: "a2a send TO MESSAGE", key: "send", base: helloBase, goal: hello(1.5) },
