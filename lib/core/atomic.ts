@@ -17,7 +17,7 @@ import { unlinkQuiet } from "./fs";
 import { markerFile, tempFile, tmpDir } from "./paths";
 import { basename, dirname } from "node:path";
 import { type Store } from "./config";
-import { ensureDir, forgetDir } from "./guard";
+import { ensureDir } from "./guard";
 
 export const TMP_STALE_MS = 60 * 60 * 1000;
 
@@ -129,12 +129,9 @@ export function createAtomic(store: Store, dest: string, data: string | Uint8Arr
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "EEXIST") return false;
-      // The directory went after this process checked it (gc removes a whole old chain, e.g.
-      // a lease free for a day that a long-running server takes again): check it afresh, once.
-      if (code === "ENOENT" && temp && first) {
-        forgetDir(store, dirname(dest));
-        continue;
-      }
+      // The directory went between ensureDir and the link (gc removing a whole old chain, e.g.
+      // a lease free for a day that a long-running server takes again): make it again, once.
+      if (code === "ENOENT" && temp && first) continue;
       throw ioError(err, `creating ${dest}`);
     } finally {
       if (temp) unlinkQuiet(temp);

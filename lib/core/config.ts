@@ -61,7 +61,7 @@ export interface Store extends Settings {
   inotify: Inotify | null | undefined; // their inotify instance on Linux (null: none to be had), once asked
   lastIdUs: number; // the last message id's microseconds: ids grow strictly (lib/mail/message.ts)
   users: Map<number, string> | undefined; // uid -> user name, read from /etc/passwd once
-  guarded: Set<string>; // directories checked (or made) by lib/core/guard.ts in this process
+  rootGuarded: boolean; // the root was checked (or made) by lib/core/guard.ts in this process
   gid: number; // a shared store's group (its root's gid), once guarded
   pendingMarker: Marker | undefined; // the marker lib/core/atomic.ts writes with the next write
   listingMayLag: boolean | undefined; // the root is on a network filesystem (lib/core/chain.ts), once asked
@@ -169,7 +169,7 @@ export function openStore(opts: StoreOptions = {}): Store {
     inotify: undefined,
     lastIdUs: 0,
     users: undefined,
-    guarded: new Set(),
+    rootGuarded: false,
     gid: -1,
     pendingMarker: undefined,
     listingMayLag: undefined,

@@ -13,7 +13,10 @@
 //   umask;
 // - removeFile removes only regular files; a link, FIFO or directory under a record's name is
 //   left alone.
-// The checks run once per directory per Store (store.guarded): a command pays a few lstat calls.
+// - the root's checks (its marker, its owner) run once per Store (store.rootGuarded); every
+//   directory below it is looked at again (lstat) each time it is about to be used, because a
+//   process may live for hours (`a2a mcp`), and a directory that was real at its first write
+//   can be a link by its hundredth. A command pays one lstat per path component per write.
 
 import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, type Stats } from "node:fs";
 import { dirname, relative, sep } from "node:path";
@@ -128,7 +131,7 @@ function guardRoot(store: Store): void {
       });
     }
   }
-  store.guarded.add(root);
+  store.rootGuarded = true;
   if (marker.kind === "ok") return;
   const foreign = foreignEntry(root);
   if (foreign) {
@@ -181,7 +184,7 @@ export function prepareStore(store: Store, group?: { name: string; gid: number }
     }
   }
   store.shared = !!group;
-  store.guarded.clear();
+  store.rootGuarded = false;
   ensureDir(store, store.root);
   const marker = store.pendingMarker!;
   if (group) marker.group = group.name;
@@ -214,37 +217,28 @@ function foreignEntry(root: string): string | undefined {
 // `sticky`: in a shared store, the last component is created with the sticky bit (topics, a
 // recipient's own inbox, tmp/), so members cannot rename or delete each other's files there.
 export function ensureDir(store: Store, dir: string, sticky = false): void {
-  if (store.guarded.has(dir)) return;
   const rel = relative(store.root, dir);
   if (rel.startsWith("..") || rel.startsWith(sep)) {
     throw new A2AError("EIO", `internal error: ${dir} is outside the store ${store.root}; please report this`);
   }
-  if (!store.guarded.has(store.root)) guardRoot(store);
+  if (!store.rootGuarded) guardRoot(store);
   let path = store.root;
   for (const part of rel ? rel.split(sep) : []) {
     path = `${path}${sep}${part}`;
-    if (store.guarded.has(path)) continue;
     let st = lstatOrUndefined(path);
     if (!st) {
       makeDir(store, path, store.shared && sticky && path === dir ? store.dirMode | STICKY : store.dirMode);
       st = lstatSync(path);
     }
     checkOwned(store, path, st);
-    store.guarded.add(path);
   }
-}
-
-// Drops `dir` from the directories this process knows to exist: it was removed (gc), so the
-// next ensureDir checks and creates it again.
-export function forgetDir(store: Store, dir: string): void {
-  store.guarded.delete(dir);
 }
 
 // For commands that may delete without writing first (gc, clear --all): an existing root is
 // checked now, so a directory that is no a2a store is refused before anything is removed.
 // A missing root is left missing.
 export function checkStore(store: Store): void {
-  if (!store.guarded.has(store.root) && lstatOrUndefined(store.root)) ensureDir(store, store.root);
+  if (!store.rootGuarded && lstatOrUndefined(store.root)) ensureDir(store, store.root);
 }
 
 // Removes the regular file at `path` (in a guarded directory); false when it was not there,

@@ -41,7 +41,6 @@ export function removeChunks(store: Store, name: string): void {
   } catch {
     // not empty (a foreign file stays where it was) or gone
   }
-  store.guarded.delete(dir);
 }
 
 const CHUNK_RE = /^\d{10}$/;

@@ -25,7 +25,7 @@ import type { Store } from "../core/config";
 import { readHead } from "../core/chain";
 import { hashHex } from "../core/digest";
 import { entries, readJsonLine } from "../core/fs";
-import { forgetDir, removeFile } from "../core/guard";
+import { removeFile } from "../core/guard";
 import {
   addKeyFile, claimKeysDir, dependantOf, isTaskId, isValidName, leaseDir, leasesDir, openDir, openFile, pendingOpenFile, queueDir, taskBell, taskDir,
   versionFile, versionOf,
@@ -119,7 +119,6 @@ function removeChain(store: Store, dir: string, files: string[]): boolean {
   for (const v of versions) removeFile(store, versionFile(dir, v));
   try {
     rmdirSync(dir);
-    forgetDir(store, dir);
     return true;
   } catch {
     return false;

@@ -8,6 +8,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, asUser, BIN, canRunAsOthers, otherUserEnv, tempDir, type RunResult } from "../harness/run";
+import { connect, text } from "../harness/mcp";
 import { expectCleanError, snapshot } from "./fixtures/core";
 
 setDefaultTimeout(60_000);
@@ -75,6 +76,32 @@ describe("symlinked store directories are never followed", () => {
     expect([0, 1]).toContain(cleared.code);
     expect(snapshot(proj)).toEqual(before);
   });
+});
+
+// A process that lives for hours (`a2a mcp`) must look at the store's directories on every
+// write, not once: a directory replaced by a link after its first write is refused too.
+describe("a long-running server checks the directories again on every write", () => {
+  for (const sub of ["slots", "tmp", "locks"]) {
+    test(`${sub}/ swapped for a link to a project after the server's first publish: the next one is refused, the project untouched`, async () => {
+      using d = tempDir();
+      const store = join(d.path, "store");
+      const s = await connect(store, { A2A_AGENT: "server" });
+      try {
+        expect(await s.json("agent_publish", { name: "first", result: "1" })).toMatchObject({ ok: true });
+        const proj = project(join(d.path, "project"));
+        const { renameSync } = await import("node:fs");
+        renameSync(join(store, sub), join(d.path, `${sub}.moved`));
+        symlinkSync(proj, join(store, sub));
+        const before = snapshot(proj);
+        const r = await s.call("agent_publish", { name: "notes", result: "overwritten" });
+        expect(r.isError).toBe(true);
+        expect(text(r)).toContain(`${join(store, sub)} is a symbolic link, not a directory a2a made`);
+        expect(snapshot(proj)).toEqual(before);
+      } finally {
+        await s.close();
+      }
+    });
+  }
 });
 
 describe("the store marker", () => {
