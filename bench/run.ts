@@ -106,8 +106,8 @@ try {
 }
 mkdirSync(OUT, { recursive: true });
 
-// The references for start-up (bench/fixtures/hello*.ts, built with a2a's
-// flags) and a2a itself, each timed from a copy written now (bench/lib/reference.ts says why).
+// a2a and the start-up references (bench/fixtures/hello*.ts, built with a2a's flags), each
+// timed from a copy written now (bench/lib/reference.ts says why).
 let BIN = BUILT_BIN, HELLO = "", HELLO_FS = "", HELLO_DURABLE = "";
 try {
   BIN = freshCopy(BUILT_BIN, "a2a");
