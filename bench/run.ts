@@ -12,7 +12,8 @@
 // stdout verbatim; a missing script is skipped with a message.
 //
 // The binary under test is $A2A_BIN (default dist/a2a), rebuilt first when a source is newer
-// (as tests/preload.ts does). Timing: CLOCK_MONOTONIC through bun:ffi in every process
+// (as tests/preload.ts does), and timed, like every reference binary, from a copy written at
+// the start of the run (bench/lib/reference.ts). Timing: CLOCK_MONOTONIC through bun:ffi in every process
 // (bench/lib/clock.ts), because Bun's process.hrtime counts from process start. Methods run
 // in interleaved rounds with fresh processes per round; warm-up trials are dropped. Nothing
 // here asserts on time: missed goals are results, and the exit status is 1 only when a
