@@ -28,7 +28,7 @@ import { parseArgs } from "node:util";
 import { interleave, type Collected, type Method } from "./lib/interleave";
 import { killAll } from "./lib/proc";
 import { makeStore, payloadFor, removeAllStores, removeStore } from "./lib/fixture";
-import { buildReference, freshCopy } from "./lib/reference";
+import { buildReference, freshCopy, OUT } from "./lib/reference";
 import { buildRows, missed, renderMarkdown, renderText, type RowSpec } from "./lib/report";
 import { hyperfinePath, hyperfineTimes, roundTrip, timeSpawn } from "./lib/spawn";
 import { fmtMs, median, summarize } from "./lib/stats";
@@ -36,7 +36,6 @@ import { mdTable, textTable } from "./lib/table";
 import { burstAllRun, throughputRun, wakeRun, type Ctx, type ThroughputResult, type WakeConfig } from "./lib/wake";
 
 const ROOT = resolve(import.meta.dir, "..");
-const OUT = join(ROOT, "bench", "out");
 const SECTIONS = ["wake", "scale", "poll", "process", "throughput", "mcp", "messaging", "tasks"];
 
 const { values: opt } = parseArgs({
@@ -262,6 +261,7 @@ if (only.has("process") || only.has("scale")) {
     const scratch = mk(0, "scratch");
     const done = mk(0, "done");
     const mail = mk(0, "mail");
+    const durable = mk(0, "durable"); // the durable-write floor's own: its file is no a2a record
     Bun.spawnSync({ cmd: [BIN, "publish", "done", payloadFor("done")], env: env(done) });
     let seq = 0;
     methods.push(
@@ -276,7 +276,7 @@ if (only.has("process") || only.has("scale")) {
       spawnMethod("cat-10k", SLOW_N, () => ["sh", "-c", 'cat "$A2A_DIR"/slots/*.json >/dev/null'], env(big)),
       // 20,000 lines piped into one append --lines (the slot cleared and started before each run).
       spawnMethod("append-lines", SLOW_N, () => ["sh", "-c", 'seq 1 20000 | "$0" append lines --lines -q', BIN], env(scratch), ["sh", "-c", '"$0" clear lines >/dev/null 2>&1; "$0" start lines -q', BIN]),
-      spawnMethod("hello-durable", N, () => [HELLO_DURABLE], env(scratch)),
+      spawnMethod("hello-durable", N, () => [HELLO_DURABLE], env(durable)),
       spawnMethod("publish", N, () => [BIN, "publish", HF ? "p" : `p${seq++}`, "hello"], env(scratch)),
       spawnMethod("wait-done", N, () => [BIN, "wait", "done"], env(done)),
       spawnMethod("send", N, () => [BIN, "send", "bob", "hello", "--as", "alice"], env(mail)),
