@@ -194,6 +194,21 @@ export function inotifyWatches(pid: number): { fd: number; inodes: number[] }[] 
 // a publish from now on exercises the wake path rather than the initial check.
 export const hasWatch = (pid: number): boolean => inotifyFds(pid) > 0;
 
+// True while the main thread of `pid` sleeps in epoll, that is, idle in its event loop: it has
+// finished whatever synchronous work it was doing. Read from /proc (wchan, or the syscall
+// number where the kernel hides wchan: epoll_wait 232, epoll_pwait 281, epoll_pwait2 441).
+export function idleInEventLoop(pid: number): boolean {
+  try {
+    const wchan = readFileSync(`/proc/${pid}/task/${pid}/wchan`, "utf8");
+    if (wchan.includes("epoll")) return true;
+    if (wchan !== "0") return false;
+    const nr = Number(readFileSync(`/proc/${pid}/task/${pid}/syscall`, "utf8").split(" ")[0]);
+    return nr === 232 || nr === 281 || nr === 441;
+  } catch {
+    return false; // gone, or not ours to read
+  }
+}
+
 // Every process under `pid`, nearest first. Shells differ in whether they exec the last
 // command of `sh -c` (bash does, dash does not), so tests look for a2a anywhere below.
 export function descendants(pid: number): number[] {
