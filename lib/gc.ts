@@ -41,7 +41,7 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
   checkStore(store);
   const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0 };
   const now = Date.now();
-  for (const file of entries(slotsDir(store))) {
+  for (const file of entries(store, slotsDir(store))) {
     const name = slotNameOf(file);
     const r = name ? readSlot(store, name) : undefined;
     if (!name || r?.kind !== "absent" || !r.last) continue;
@@ -51,12 +51,12 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
       report.tombstones++;
     }
   }
-  for (const file of entries(tmpDir(store))) {
+  for (const file of entries(store, tmpDir(store))) {
     const p = join(tmpDir(store), file);
     const st = lstatQuiet(p);
     if (TEMP_RE.test(file) && st?.isFile() && now - st.mtimeMs > tmpMaxAgeMs && removeFile(store, p)) report.temp_files++;
   }
-  for (const name of entries(streamsDir(store))) {
+  for (const name of entries(store, streamsDir(store))) {
     if (!isValidName(name) || readSlot(store, name).kind !== "absent") continue;
     // Under the lock, so an `append` creating this slot right now is not undone.
     const removed = await withLock(store, name, () => {
@@ -66,7 +66,7 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
     }).catch(() => false);
     if (removed) report.orphan_streams.push(name);
   }
-  const locks = entries(locksDir(store));
+  const locks = entries(store, locksDir(store));
   if (locks.length) ensureDir(store, locksDir(store)); // never rmdir through a link
   for (const file of locks) {
     const p = join(locksDir(store), file);
@@ -80,7 +80,7 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
       // taken over or released meanwhile, or not empty
     }
   }
-  for (const agent of entries(inboxesDir(store))) {
+  for (const agent of entries(store, inboxesDir(store))) {
     if (isValidName(agent)) report.claims_recovered += recoverClaims(store, agent);
   }
   const swept = sweepTasksAndLeases(store);

@@ -109,7 +109,7 @@ export function agentRow(store: Store, name: string, peer?: Peer): AgentRow {
   };
 }
 
-export const inboxNames = (store: Store): string[] => entries(inboxesDir(store)).filter(isValidName);
+export const inboxNames = (store: Store): string[] => entries(store, inboxesDir(store)).filter(isValidName);
 
 // Every agent with a live presence or an inbox, live ones first, then by name.
 export function agentRows(store: Store): AgentRow[] {
@@ -139,7 +139,7 @@ const isTopic = (t: string) => {
   }
 };
 
-export const topicNames = (store: Store): string[] => entries(topicsDir(store)).filter(isTopic);
+export const topicNames = (store: Store): string[] => entries(store, topicsDir(store)).filter(isTopic);
 
 export function topicRow(store: Store, topic: string, recent = 20): TopicRow {
   const last = topicIds(store, topic).at(-1) ?? 0;
@@ -194,7 +194,7 @@ export async function watchBus(store: Store, board: BoardProvider, on: (e: BusEv
   const seen = new Map<string, Map<MailKind, Set<string>>>();
   const mailIds = (agent: string, kind: MailKind): Set<string> => {
     const dir = MAIL_DIRS.find(([k]) => k === kind)![1](store, agent);
-    return new Set(kind === "claimed" ? entries(dir).map((f) => parseClaim(f)?.id).filter((i): i is string => !!i) : idsIn(dir));
+    return new Set(kind === "claimed" ? entries(store, dir).map((f) => parseClaim(f)?.id).filter((i): i is string => !!i) : idsIn(store, dir));
   };
   const lookInbox = (agent: string, report: boolean) => {
     for (const [, dirOf] of MAIL_DIRS) watchDir(dirOf(store, agent), () => lookInbox(agent, true));

@@ -44,7 +44,7 @@ const TORN_RETRIES = 5;
 export function readHead<T extends Versioned>(store: Store, dir: string, decode: (v: any) => T | undefined): Head<T> {
   for (let attempt = 0; ; attempt++) {
     let n = 0;
-    for (const f of entries(dir)) {
+    for (const f of entries(store, dir)) {
       const v = versionOf(f);
       if (v !== undefined && v > n) n = v;
     }

@@ -62,6 +62,7 @@ export interface Store extends Settings {
   lastIdUs: number; // the last message id's microseconds: ids grow strictly (lib/mail/message.ts)
   users: Map<number, string> | undefined; // uid -> user name, read from /etc/passwd once
   rootGuarded: boolean; // the root was checked (or made) by lib/core/guard.ts in this process
+  readChecked: Set<string> | undefined; // directories lib/core/fs.ts checked for readers in this synchronous step
   gid: number; // a shared store's group (its root's gid), once guarded
   pendingMarker: Marker | undefined; // the marker lib/core/atomic.ts writes with the next write
   listingMayLag: boolean | undefined; // the root is on a network filesystem (lib/core/chain.ts), once asked
@@ -170,6 +171,7 @@ export function openStore(opts: StoreOptions = {}): Store {
     lastIdUs: 0,
     users: undefined,
     rootGuarded: false,
+    readChecked: undefined,
     gid: -1,
     pendingMarker: undefined,
     listingMayLag: undefined,

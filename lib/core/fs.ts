@@ -9,15 +9,81 @@
 //   the limit, never the machine's memory; a file over the limit is "invalid";
 // - "absent" means not there (ENOENT, ENOTDIR, or ESTALE: a network filesystem's handle went
 //   stale, i.e. the file was replaced meanwhile; `stale` says so, and a retry sees the new one).
+//
+// Invariant of every read (entries, readBounded, readJsonLine): the directories from the root
+// down to what is read are lstat'ed first, and a symbolic link or a non-directory among them is
+// refused with the line lib/core/guard.ts gives writers. A reader never follows a link out of
+// the store: `a2a status` in a store whose slots/ points into a project does not list the
+// project, and `a2a wait` does not read its files. (The root itself may be a link the user made:
+// it is where the user put the store. Ownership is the writers' check: a directory another
+// user made cannot lead a reader out of the store.)
 
-import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, unlinkSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, unlinkSync } from "node:fs";
+import { sep } from "node:path";
 import type { Store } from "./config";
-import { ioError } from "./errors";
+import { A2AError, ioError } from "./errors";
 
-// Entries of `dir` (none when it does not exist), dot-files left out: names starting with
-// "." are not a2a's records (temp files, editors' leftovers, foreign files; the one dot-name
-// a2a writes is a task's pending marker, which only `withDots` callers list).
-export function entries(dir: string, withDots = false): string[] {
+// The one refusal of a store directory that is not what a2a made (writers and readers alike).
+export function refuseDir(path: string, what: string): never {
+  throw new A2AError("EIO", `${path} is ${what}, not a directory a2a made: a2a never follows it out of the store; remove or fix it, then retry`, {
+    data: { path },
+  });
+}
+
+// True when the store's directory `dir` (the root or below it) can be read: every component
+// below the root is a real directory. False when one is missing (there is nothing to read);
+// refuses a link or a non-directory (see the header). Creates nothing.
+// A directory found good is not looked at again until the current synchronous step ends (a
+// microtask forgets it): `status` over 10,000 slots checks slots/ once, not 10,000 times, and
+// a long-running server still checks afresh on every call and every wake. A link swapped in
+// during one step is the same race as the one between any check and the open that follows.
+export function readableDir(store: Store, dir: string): boolean {
+  if (dir === store.root || store.readChecked?.has(dir)) return true;
+  if (!dir.startsWith(store.root + sep)) {
+    throw new A2AError("EIO", `internal error: ${dir} is outside the store ${store.root}; please report this`);
+  }
+  let path = store.root;
+  for (const part of dir.slice(store.root.length + 1).split(sep)) {
+    path = `${path}${sep}${part}`;
+    let st;
+    try {
+      st = lstatSync(path);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ESTALE") return false;
+      throw ioError(err, `checking ${path}`);
+    }
+    if (st.isSymbolicLink()) refuseDir(path, "a symbolic link");
+    if (!st.isDirectory()) refuseDir(path, "not a directory");
+  }
+  if (!store.readChecked) {
+    store.readChecked = new Set();
+    queueMicrotask(() => (store.readChecked = undefined));
+  }
+  store.readChecked.add(dir);
+  return true;
+}
+
+const parentOf = (path: string) => path.slice(0, path.lastIndexOf(sep));
+
+// True when the store's path `path` exists (as anything: it is not followed), its directories
+// checked as for a read.
+export function exists(store: Store, path: string): boolean {
+  if (!readableDir(store, parentOf(path))) return false;
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Entries of the store's directory `dir` (none when it does not exist), dot-files left out:
+// names starting with "." are not a2a's records (temp files, editors' leftovers, foreign
+// files; the one dot-name a2a writes is a task's pending marker, which only `withDots`
+// callers list).
+export function entries(store: Store, dir: string, withDots = false): string[] {
+  if (!readableDir(store, dir)) return [];
   try {
     const all = readdirSync(dir);
     return withDots ? all : all.filter((f) => !f.startsWith("."));
@@ -42,8 +108,9 @@ export type BoundedRead =
   | { kind: "absent"; stale?: boolean }
   | { kind: "invalid"; why: string };
 
-// Reads a regular file of at most `limit` bytes (see the header).
-export function readBounded(path: string, limit: number): BoundedRead {
+// Reads the store's regular file `path` of at most `limit` bytes (see the header).
+export function readBounded(store: Store, path: string, limit: number): BoundedRead {
+  if (!readableDir(store, parentOf(path))) return { kind: "absent" };
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
@@ -92,7 +159,7 @@ export type JsonRead<T> =
 // A record file: one line of JSON ending in "\n" (a torn read on a caching filesystem lacks
 // it), decoded by `decode`, which returns undefined for anything that is not such a record.
 export function readJsonLine<T>(store: Store, path: string, decode: (value: any) => T | undefined): JsonRead<T> {
-  const r = readBounded(path, recordLimit(store.maxBytes));
+  const r = readBounded(store, path, recordLimit(store.maxBytes));
   if (r.kind !== "ok") return r;
   if (r.bytes.every((b) => b === 0)) return { kind: "invalid", why: "empty (its bytes never reached the disk)", lost: true };
   const text = r.bytes.toString("utf8");

@@ -22,7 +22,7 @@ import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, renameSync, st
 import { dirname, relative, sep } from "node:path";
 import type { Marker, Store } from "./config";
 import { A2AError, arg, ioError, text } from "./errors";
-import { readJsonLine } from "./fs";
+import { readJsonLine, refuseDir } from "./fs";
 import { userName } from "./owner";
 import { STORE_NAMES, markerFile } from "./paths";
 import { nowSec } from "./time";
@@ -39,18 +39,13 @@ function lstatOrUndefined(path: string): Stats | undefined {
   }
 }
 
-function refuse(path: string, what: string): never {
-  throw new A2AError("EIO", `${path} is ${what}, not a directory a2a made: a2a never follows it out of the store; remove or fix it, then retry`, {
-    data: { path },
-  });
-}
 
 // A directory of the store must be a real directory, and ours (or our group's, when shared).
 function checkOwned(store: Store, path: string, st: Stats): void {
-  if (st.isSymbolicLink()) refuse(path, "a symbolic link");
-  if (!st.isDirectory()) refuse(path, "not a directory");
+  if (st.isSymbolicLink()) refuseDir(path, "a symbolic link");
+  if (!st.isDirectory()) refuseDir(path, "not a directory");
   if (store.shared ? st.gid !== store.gid : st.uid !== uid() && uid() !== 0) {
-    refuse(path, store.shared ? `not group-owned by the store's group (gid ${store.gid})` : `owned by uid ${st.uid}, not by you`);
+    refuseDir(path, store.shared ? `not group-owned by the store's group (gid ${store.gid})` : `owned by uid ${st.uid}, not by you`);
   }
 }
 
@@ -109,7 +104,7 @@ function guardRoot(store: Store): void {
     makeDir(store, root, store.dirMode);
     st = statSync(root);
   }
-  if (!st.isDirectory()) refuse(root, "not a directory");
+  if (!st.isDirectory()) refuseDir(root, "not a directory");
   const marker = readMarker(store);
   if (marker.kind === "invalid") {
     throw new A2AError("EIO", `${markerFile(store)} is not a valid a2a store marker: check it (a2a writes it once, with the store)`, { data: { root } });

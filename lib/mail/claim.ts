@@ -14,9 +14,8 @@
 // A holder judged gone while still alive (frozen past the lease) may show the message after
 // another reader did too: delivery is at-least-once, never at-most-once.
 
-import { statSync } from "node:fs";
 import type { Store } from "../core/config";
-import { entries } from "../core/fs";
+import { entries, exists } from "../core/fs";
 import { holderGone, hostTag } from "../core/owner";
 import { claimDir, claimFile, curDir, heldDir, msgFile, newDir } from "../core/paths";
 import { isMessageId, moveMessage } from "./message";
@@ -36,21 +35,12 @@ export function parseClaim(file: string): ClaimInfo | undefined {
   return { id: f[0], host: f[1], pid: Number(f[2]), ms: Number(f[3]) };
 }
 
-function exists(path: string): boolean {
-  try {
-    statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 // Step 1. Returns the claim path, or undefined when another reader took the message first.
 export function claim(store: Store, agent: string, id: string): string | undefined {
   const path = claimFile(store, agent, `${id},${hostTag(store.host)},${process.pid},${Date.now()}`);
   if (moveMessage(store, msgFile(newDir(store, agent), id), path, `claiming message ${id}`)) return path;
   // On NFS a retransmitted rename can report ENOENT although the first attempt succeeded.
-  return exists(path) ? path : undefined;
+  return exists(store, path) ? path : undefined;
 }
 
 // Step 3: the message was shown (dest "cur") or its sender is not allowed (dest "held").
@@ -67,7 +57,7 @@ export function release(store: Store, agent: string, claimPath: string, id: stri
 // Every claim in the inbox, with its path.
 export function listClaims(store: Store, agent: string): (ClaimInfo & { path: string })[] {
   const out: (ClaimInfo & { path: string })[] = [];
-  for (const f of entries(claimDir(store, agent))) {
+  for (const f of entries(store, claimDir(store, agent))) {
     const c = parseClaim(f);
     if (c) out.push({ ...c, path: claimFile(store, agent, f) });
   }

@@ -11,7 +11,7 @@ import { accepts, readPolicy, refusal } from "./policy";
 // Unread messages waiting for `agent`: in new/ or claimed but not yet shown (`claims` false:
 // in new/ only, i.e. not being read by anyone right now).
 export function unreadCount(store: Store, agent: string, claims = true): number {
-  return countIds(newDir(store, agent)) + (claims ? listClaims(store, agent).length : 0);
+  return countIds(store, newDir(store, agent)) + (claims ? listClaims(store, agent).length : 0);
 }
 
 export interface AckResult {
@@ -52,17 +52,17 @@ export function listInbox(store: Store, agent: string, limit = 50): InboxListing
   const policy = readPolicy(store, agent);
   const read = (dir: string, ids: string[], state: ReceivedMessage["state"]) =>
     ids.map((id) => readMessageFile(store, msgFile(dir, id), id, state)).filter((m): m is ReceivedMessage => typeof m === "object");
-  const fresh = read(newDir(store, agent), idsIn(newDir(store, agent)), "unread");
+  const fresh = read(newDir(store, agent), idsIn(store, newDir(store, agent)), "unread");
   const claimed = listClaims(store, agent)
     .map((c) => readMessageFile(store, c.path, c.id, "claimed"))
     .filter((m): m is ReceivedMessage => typeof m === "object");
   const unread = [...fresh, ...claimed].filter((m) => accepts(policy, m.from, m.user)).sort((a, b) => (a.id < b.id ? -1 : 1));
   const withReason = (m: ReceivedMessage): ReceivedMessage => ({ ...m, state: "held", held_reason: refusal(policy, m.from, m.user) ?? "held earlier; a2a allow releases it" });
   const held = [
-    ...read(heldDir(store, agent), idsIn(heldDir(store, agent)), "held"),
+    ...read(heldDir(store, agent), idsIn(store, heldDir(store, agent)), "held"),
     ...fresh.filter((m) => !accepts(policy, m.from, m.user)),
   ].map(withReason);
-  const curIds = idsIn(curDir(store, agent));
+  const curIds = idsIn(store, curDir(store, agent));
   return {
     agent,
     unread: unread.slice(0, limit),

@@ -16,13 +16,12 @@
 // Key records are kept as long as the inbox (they are small); a key is never reused for
 // another message.
 
-import { existsSync } from "node:fs";
 import { createAtomic, writeAtomic } from "../core/atomic";
 import { type Store } from "../core/config";
 import { ensureDir, removeFile } from "../core/guard";
 import { hashHex } from "../core/digest";
 import { A2AError } from "../core/errors";
-import { readJsonLine } from "../core/fs";
+import { exists, readJsonLine } from "../core/fs";
 import { holderGone } from "../core/owner";
 import { curDir, heldDir, keyFile as keyPath, keysDir, msgFile, newDir } from "../core/paths";
 import { waitUntil } from "../core/watch";
@@ -46,7 +45,7 @@ const asKey = (r: any): KeyRecord | undefined =>
   r.a2a === 1 && typeof r.id === "string" && typeof r.host === "string" && typeof r.at === "number" ? r : undefined;
 
 export function messageExists(store: Store, to: string, id: string): boolean {
-  return [newDir, curDir, heldDir].some((d) => existsSync(msgFile(d(store, to), id))) || listClaims(store, to).some((c) => c.id === id);
+  return [newDir, curDir, heldDir].some((d) => exists(store, msgFile(d(store, to), id))) || listClaims(store, to).some((c) => c.id === id);
 }
 
 const record = (store: Store, id: string, delivered: boolean): string =>

@@ -112,13 +112,13 @@ export function readMessageFile(store: Store, path: string, id: string, state: M
 export const moveMessage = (store: Store, from: string, to: string, what: string): boolean => moveFile(store, from, to, what);
 
 // Message ids in a new/, cur/ or held/ directory, oldest first.
-export const idsIn = (dir: string): string[] => entries(dir).map(idOfFile).filter((i): i is string => !!i).sort();
+export const idsIn = (store: Store, dir: string): string[] => entries(store, dir).map(idOfFile).filter((i): i is string => !!i).sort();
 
 // How many messages `dir` holds: idsIn without building or sorting the list, because a send
 // counts the recipient's unread messages every time (sorting 10,000 names costs milliseconds).
-export function countIds(dir: string): number {
+export function countIds(store: Store, dir: string): number {
   let n = 0;
-  for (const f of entries(dir)) if (idOfFile(f)) n++;
+  for (const f of entries(store, dir)) if (idOfFile(f)) n++;
   return n;
 }
 

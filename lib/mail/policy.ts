@@ -94,7 +94,7 @@ export function parseSender(spec: string): { name: string; user?: string } {
 function lastUserOf(store: Store, agent: string, from: string): string | undefined {
   let best: { id: string; user: string } | undefined;
   for (const dir of [newDir(store, agent), curDir(store, agent), heldDir(store, agent)]) {
-    for (const id of idsIn(dir)) {
+    for (const id of idsIn(store, dir)) {
       if (best && id < best.id) continue;
       const m = readMessageFile(store, msgFile(dir, id), id, "read");
       if (typeof m === "object" && m.from === from) best = { id, user: m.user };
@@ -147,7 +147,7 @@ export async function allowSenders(store: Store, agent: string, specs: string[])
   });
   let released = 0;
   ensureInbox(store, agent, true);
-  for (const id of idsIn(heldDir(store, agent))) {
+  for (const id of idsIn(store, heldDir(store, agent))) {
     const m = readMessageFile(store, msgFile(heldDir(store, agent), id), id, "held");
     if (typeof m === "object" && accepts(policy, m.from, m.user)) {
       // False: released by a concurrent `allow`.

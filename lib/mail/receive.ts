@@ -52,7 +52,7 @@ export async function receive(
     if (file !== undefined && !only) return undefined;
     const policy = readPolicy(store, agent);
     const got: Taken[] = [];
-    for (const id of only ? [only] : idsIn(newDir(store, agent))) {
+    for (const id of only ? [only] : idsIn(store, newDir(store, agent))) {
       if (got.length >= max) break;
       const newPath = msgFile(newDir(store, agent), id);
       if (opts.peek || opts.match) {

@@ -56,7 +56,7 @@ export function watchInbox(store: Store, agent: string, onMail: MailListener, on
     }
   };
   const scan = () => {
-    const unread = idsIn(newDir(store, agent));
+    const unread = idsIn(store, newDir(store, agent));
     const present = new Set(unread);
     for (const id of announced.keys()) if (!present.has(id)) announced.delete(id);
     unread.slice(0, SCAN_MAX).forEach(announce);

@@ -99,7 +99,7 @@ export function listPeers(store: Store, scope: Scope, here: Here): PeerListing {
   const cwd = resolve(here.cwd);
   const root = here.gitRoot === undefined ? gitRoot(cwd) : here.gitRoot;
   const out: PeerListing = { peers: [], gone: [] };
-  for (const f of entries(peersDir(store))) {
+  for (const f of entries(store, peersDir(store))) {
     if (!peerNameOf(f)) continue;
     const p = readPeer(store, join(peersDir(store), f));
     if (!p) continue;

@@ -47,7 +47,7 @@ export function ancestors(limit = 32): number[] {
 
 function livePeers(store: Store): Peer[] {
   const out: Peer[] = [];
-  for (const f of entries(peersDir(store))) {
+  for (const f of entries(store, peersDir(store))) {
     if (!peerNameOf(f)) continue;
     const p = readPeer(store, join(peersDir(store), f));
     if (p && isLive(store, p)) out.push(p);

@@ -3,11 +3,11 @@
 // changed once counted, so they are read without a lock; removed whole when a run ends
 // (start, clear, expiry, gc), only files named like chunks, nothing followed.
 
-import { existsSync, rmdirSync } from "node:fs";
+import { rmdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
-import { entries, readBounded } from "../core/fs";
+import { entries, exists, readBounded } from "../core/fs";
 import { ensureDir, removeFile } from "../core/guard";
 import { chunkFile, streamDir } from "../core/paths";
 
@@ -15,7 +15,7 @@ import { chunkFile, streamDir } from "../core/paths";
 export function readChunks(store: Store, name: string, after: number, upTo: number): string[] {
   const out: string[] = [];
   for (let n = after + 1; n <= upTo; n++) {
-    const r = readBounded(chunkFile(store, name, n), store.maxBytes);
+    const r = readBounded(store, chunkFile(store, name, n), store.maxBytes);
     // Absent: a concurrent `start` dropped this run's chunks; the caller sees the new run next.
     if (r.kind === "absent") break;
     if (r.kind === "invalid") {
@@ -32,8 +32,8 @@ export function readChunks(store: Store, name: string, after: number, upTo: numb
 // recursed into), then its stream directory if that left it empty.
 export function removeChunks(store: Store, name: string): void {
   const dir = streamDir(store, name);
-  const files = entries(dir);
-  if (!files.length && !existsSync(dir)) return;
+  const files = entries(store, dir);
+  if (!files.length && !exists(store, dir)) return;
   ensureDir(store, dir); // a link or someone else's directory here is refused, not followed
   for (const f of files) if (CHUNK_RE.test(f)) removeFile(store, join(dir, f));
   try {

@@ -68,13 +68,13 @@ export async function watchSlots(store: Store, only: string[], onEvent: (e: Slot
     }
   };
   const scan = () => {
-    const present = new Set(entries(slotsDir(store)).map(slotNameOf).filter((n): n is string => !!n));
+    const present = new Set(entries(store, slotsDir(store)).map(slotNameOf).filter((n): n is string => !!n));
     for (const n of new Set([...present, ...seen.keys()])) look(n);
   };
   // The first check runs once the watch is registered: what is there then is the baseline,
   // not news, and nothing that lands after it can be missed.
   const snapshot = () => {
-    for (const n of entries(slotsDir(store)).map(slotNameOf)) {
+    for (const n of entries(store, slotsDir(store)).map(slotNameOf)) {
       if (!n || (wanted && !wanted.has(n))) continue;
       const r = readSlot(store, n);
       if (r.kind === "ok") seen.set(n, r.record);

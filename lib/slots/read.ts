@@ -18,7 +18,7 @@ export type ReadResult =
 export function readSlot(store: Store, name: string, retries = 3): ReadResult {
   for (let i = 0; ; i++) {
     // Bounded and never following a link: a FIFO, device or huge file under the name is foreign.
-    const r = readBounded(slotFile(store, name), recordLimit(store.maxBytes));
+    const r = readBounded(store, slotFile(store, name), recordLimit(store.maxBytes));
     if (r.kind === "absent" && !r.stale) return { kind: "absent" };
     if (r.kind === "invalid") return { kind: "corrupt" };
     if (r.kind === "absent") {

@@ -247,7 +247,7 @@ export interface SlotListing {
 // Every live slot (or just `only`), newest first; expired ones are swept on the way.
 export async function listSlots(store: Store, only?: string[]): Promise<SlotListing> {
   only?.forEach((n) => checkName(n));
-  const wanted = only ?? entries(slotsDir(store)).map(slotNameOf).filter((n): n is string => !!n);
+  const wanted = only ?? entries(store, slotsDir(store)).map(slotNameOf).filter((n): n is string => !!n);
   const records: SlotRecord[] = [];
   const skipped: string[] = [];
   for (const name of wanted) {
@@ -276,7 +276,7 @@ export async function sweepExpired(store: Store, name: string): Promise<boolean>
 export async function clearAll(store: Store): Promise<string[]> {
   checkStore(store);
   const cleared: string[] = [];
-  for (const file of entries(slotsDir(store))) {
+  for (const file of entries(store, slotsDir(store))) {
     const name = slotNameOf(file);
     if (name && (await clearSlot(store, name, false))) cleared.push(name);
   }

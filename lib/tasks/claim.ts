@@ -164,7 +164,7 @@ function claimOne(store: Store, queue: string, id: string, resolver: Resolver, a
 function nothingClaimable(store: Store, queue: string): A2AError {
   const counts = { claimed: 0, blocked: 0 };
   const resolver = new Resolver(store);
-  for (const id of entries(openDir(store, queue)).filter(isTaskId)) {
+  for (const id of entries(store, openDir(store, queue)).filter(isTaskId)) {
     const rec = readTask(store, queue, id);
     const s = rec && resolver.derived(rec).state;
     if (s === "claimed" || s === "blocked") counts[s]++;

@@ -209,7 +209,7 @@ function notHolder(name: string, me: string, cur: LeaseRecord | undefined): A2AE
 
 // Leases currently held (all, or of `names`), by name.
 export function listLeases(store: Store, names?: string[]): LeaseInfo[] {
-  const wanted = names === undefined ? entries(leasesDir(store)).filter(isValidName).sort() : checkNames(names);
+  const wanted = names === undefined ? entries(store, leasesDir(store)).filter(isValidName).sort() : checkNames(names);
   const now = nowSec();
   return wanted.map((n) => head(store, n)).filter((h): h is LeaseRecord => held(h, now)).map(infoOf);
 }

@@ -43,7 +43,7 @@ export function listTasks(store: Store, opts: ListOptions = {}): TaskView[] {
   const resolver = new Resolver(store);
   const out: TaskView[] = [];
   for (const q of opts.queue === undefined ? queues(store).sort() : [opts.queue]) {
-    for (const id of entries(queueDir(store, q)).filter(isTaskId).sort()) {
+    for (const id of entries(store, queueDir(store, q)).filter(isTaskId).sort()) {
       const rec = readTask(store, q, id);
       if (!rec) continue; // an add that never finished: no task
       const cur = settled(store, rec);
@@ -128,7 +128,7 @@ export function claimable(store: Store, names?: string[]): ClaimableQueue[] {
   for (const q of wanted) {
     let n = 0;
     let oldest: TaskRecord | undefined;
-    for (const id of entries(openDir(store, q)).filter(isTaskId).sort()) {
+    for (const id of entries(store, openDir(store, q)).filter(isTaskId).sort()) {
       const rec = readTask(store, q, id);
       if (!rec) continue;
       const free = rec.state === "claimed" ? rec.claim!.expires_at <= now && roundAttempts(rec) < rec.max_attempts : resolver.derived(rec).state === "ready";

@@ -16,12 +16,11 @@
 //   whenever the task may have become claimable; removed once the task is done or dead.
 // - ID/@by.T.Q: T waits for ID; when ID ends, T's @open marker and @bell are replaced.
 
-import { existsSync } from "node:fs";
 import type { Store } from "../core/config";
 import { writeAtomic } from "../core/atomic";
 import { changeChain, readHead } from "../core/chain";
 import { A2AError, op, text } from "../core/errors";
-import { entries, unlinkQuiet } from "../core/fs";
+import { entries, exists, unlinkQuiet } from "../core/fs";
 import { dependantOf, isTaskId, isValidName, openDir, openFile, pendingOpenFile, queueDir, taskBell, taskDir, tasksDir, versionFile } from "../core/paths";
 import { moveFile } from "../core/guard";
 import { isoTime, nowSec } from "../core/time";
@@ -29,8 +28,8 @@ import { checkTaskId, encodeTask, roundAttempts, taskDecoder, type Attempt, type
 
 // The queue task `id` is in, or undefined.
 export function queueOf(store: Store, id: string): string | undefined {
-  for (const q of entries(tasksDir(store))) {
-    if (isValidName(q) && existsSync(versionFile(taskDir(store, q, id), 1))) return q;
+  for (const q of entries(store, tasksDir(store))) {
+    if (isValidName(q) && exists(store, versionFile(taskDir(store, q, id), 1))) return q;
   }
   return undefined;
 }
@@ -172,7 +171,7 @@ export function dropMarker(store: Store, rec: TaskRecord): void {
 // Wakes what waits on `rec`: claimers of its dependants' queues (their @open markers) and
 // waiters on the dependants (their @bell), transitively when `rec` died (they die with it).
 function ringDependants(store: Store, rec: TaskRecord, seen: Set<string>): void {
-  for (const f of entries(taskDir(store, rec.queue, rec.id))) {
+  for (const f of entries(store, taskDir(store, rec.queue, rec.id))) {
     const t = dependantOf(f);
     if (!t || seen.has(t.id)) continue;
     seen.add(t.id);
@@ -231,13 +230,13 @@ export function viewOf(rec: TaskRecord, d: Derived): TaskView {
 // adder's own rename then finds nothing to move.
 export function openIds(store: Store, queue: string): string[] {
   const ids: string[] = [];
-  for (const f of entries(openDir(store, queue), true)) {
+  for (const f of entries(store, openDir(store, queue), true)) {
     if (!f.startsWith(".")) {
       if (isTaskId(f)) ids.push(f);
       continue;
     }
     const id = f.slice(1);
-    if (isTaskId(id) && existsSync(versionFile(taskDir(store, queue, id), 1))) {
+    if (isTaskId(id) && exists(store, versionFile(taskDir(store, queue, id), 1))) {
       moveFile(store, pendingOpenFile(store, queue, id), openFile(store, queue, id), `marking task ${id} open`);
       ids.push(id);
     }
@@ -246,5 +245,5 @@ export function openIds(store: Store, queue: string): string[] {
 }
 
 // Queues present in the store.
-export const queues = (store: Store) => entries(tasksDir(store)).filter(isValidName);
-export const queueExists = (store: Store, q: string) => existsSync(queueDir(store, q));
+export const queues = (store: Store) => entries(store, tasksDir(store)).filter(isValidName);
+export const queueExists = (store: Store, q: string) => exists(store, queueDir(store, q));

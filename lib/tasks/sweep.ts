@@ -48,12 +48,12 @@ export function sweepTasksAndLeases(store: Store, now = nowSec()): SweepReport {
   for (const q of queues(store)) {
     sweepPending(store, q, now);
     const gone = new Set<string>();
-    for (const id of entries(queueDir(store, q)).filter(isTaskId)) {
+    for (const id of entries(store, queueDir(store, q)).filter(isTaskId)) {
       const rec = readTask(store, q, id);
       if (!rec || (rec.state !== "done" && rec.state !== "dead")) continue;
       if (now - rec.updated_at < (rec.state === "done" ? TASK_KEEP_SEC : DEAD_KEEP_SEC)) continue;
       const dir = taskDir(store, q, id);
-      const files = entries(dir);
+      const files = entries(store, dir);
       const waiting = files.some((f) => {
         const t = dependantOf(f);
         const dep = t && readTask(store, t.queue, t.id);
@@ -75,13 +75,13 @@ export function sweepTasksAndLeases(store: Store, now = nowSec()): SweepReport {
     }
     if (!gone.size) continue;
     const claims = claimKeysDir(store, q);
-    for (const f of entries(claims)) {
+    for (const f of entries(store, claims)) {
       const path = join(claims, f);
       const k = readJsonLine(store, path, (r: any) => (r?.a2a === 1 && typeof r.id === "string" ? r : undefined));
       if (k.kind === "ok" && gone.has(k.value.id)) removeFile(store, path);
     }
   }
-  for (const name of entries(leasesDir(store)).filter(isValidName)) {
+  for (const name of entries(store, leasesDir(store)).filter(isValidName)) {
     const dir = leaseDir(store, name);
     const h = readHead(store, dir, (r: any) => (r?.a2a === 1 && r.name === name && Number.isInteger(r.version) ? r : undefined));
     const head = h.value as { holder: string | null; expires_at: number } | undefined;
@@ -89,14 +89,14 @@ export function sweepTasksAndLeases(store: Store, now = nowSec()): SweepReport {
     // Free since it ran out, or (released: the record keeps its old expiry) since the release was written.
     const freeSince = head.holder === null ? mtimeSec(versionFile(dir, h.version)) : head.expires_at;
     if (freeSince === undefined || now - freeSince < LEASE_KEEP_SEC) continue;
-    if (removeChain(store, dir, entries(dir))) report.leases++;
+    if (removeChain(store, dir, entries(store, dir))) report.leases++;
   }
   return report;
 }
 
 function sweepPending(store: Store, queue: string, now: number): void {
   openIds(store, queue); // promotes the pending markers of tasks that exist
-  for (const f of entries(openDir(store, queue), true)) {
+  for (const f of entries(store, openDir(store, queue), true)) {
     if (!f.startsWith(".") || !isTaskId(f.slice(1))) continue;
     const path = pendingOpenFile(store, queue, f.slice(1));
     const since = mtimeSec(path);

@@ -41,7 +41,7 @@ export function checkTopic(topic: unknown): string {
 
 // Message ids present in the topic directory, ascending.
 export function topicIds(store: Store, topic: string): number[] {
-  return entries(topicDir(store, topic))
+  return entries(store, topicDir(store, topic))
     .map(topicIdOf)
     .filter((n): n is number => n !== undefined)
     .sort((a, b) => a - b);

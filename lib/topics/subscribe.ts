@@ -53,7 +53,7 @@ const isTopicName = (t: string) => t.split(".").every((w) => WORD_RE.test(w));
 
 // Topics on disk that match `pattern`, sorted.
 export function matchingTopics(store: Store, pattern: string): string[] {
-  return entries(topicsDir(store)).filter((t) => isTopicName(t) && matchTopic(pattern, t)).sort();
+  return entries(store, topicsDir(store)).filter((t) => isTopicName(t) && matchTopic(pattern, t)).sort();
 }
 
 // The named subscriber's start time, creating its record on first use.
@@ -68,7 +68,7 @@ function subscriberSince(store: Store, name: string): number {
 }
 
 function readCursor(store: Store, name: string, topic: string): number | undefined {
-  const r = readBounded(cursorFile(store, name, topic), 64);
+  const r = readBounded(store, cursorFile(store, name, topic), 64);
   if (r.kind !== "ok") return undefined;
   const n = Number(r.bytes.toString("utf8").trim());
   return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
@@ -169,7 +169,7 @@ export interface TopicSummary {
 // seen. Anonymous subscribers keep nothing on disk, so they are not known here.
 export function listTopics(store: Store, pattern = ">"): TopicSummary[] {
   checkPattern(pattern);
-  const subscribers = entries(subsDir(store)).filter((n) => !n.startsWith("."));
+  const subscribers = entries(store, subsDir(store)).filter((n) => !n.startsWith("."));
   return matchingTopics(store, pattern).map((topic) => {
     const ids = topicIds(store, topic);
     const last = ids.at(-1) ?? 0;

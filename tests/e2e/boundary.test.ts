@@ -78,6 +78,67 @@ describe("symlinked store directories are never followed", () => {
   });
 });
 
+// Readers too: a store directory swapped for a link to somewhere else that holds real a2a
+// records (another store's, moved out of it: what a group member could point a shared store
+// at) is refused by every command that would read through it; none prints what is there.
+const SECRET = "TOP SECRET from outside the store";
+const READERS: string[][] = [
+  ["status"],
+  ["status", "--json"],
+  ["wait", "secret", "--timeout", "0.3"],
+  ["tail", "secret"],
+  ["recv", "--as", "bob"],
+  ["inbox", "--as", "bob"],
+  ["topics"],
+  ["sub", "news", "--from-start"],
+  ["task", "list", "--json"],
+  ["lease", "list", "--json"],
+];
+
+describe("readers never follow a symlinked store directory either", () => {
+  for (const sub of ["slots", "streams", "inbox", "topics", "tasks", "leases"]) {
+    test(`${sub}/ is a link to a directory of records: no reader shows them, at least one names the link`, async () => {
+      using d = tempDir();
+      const outside = join(d.path, "outside");
+      for (const cmd of [
+        ["start", "secret", SECRET],
+        ["append", "secret", SECRET],
+        ["publish", "secret", SECRET],
+        ["send", "bob", SECRET, "--as", "alice"],
+        ["pub", "news", SECRET, "--as", "alice"],
+        ["task", "add", "q", SECRET],
+        ["lease", "take", "top-secret-lease", "--as", "alice"],
+      ]) {
+        expect((await a2a(cmd, { dir: outside })).code).toBe(0);
+      }
+      const store = join(d.path, "store");
+      // A run of its own with one chunk, so that tail reads chunk 1 (through streams/).
+      for (const cmd of [["start", "secret", "mine"], ["append", "secret", "mine"]]) expect((await a2a(cmd, { dir: store })).code).toBe(0);
+      const { renameSync, rmSync } = await import("node:fs");
+      const target = join(d.path, `outside-${sub}`);
+      renameSync(join(outside, sub), target);
+      rmSync(join(store, sub), { recursive: true, force: true });
+      symlinkSync(target, join(store, sub));
+      const before = snapshot(target);
+      const refusals: string[] = [];
+      for (const cmd of READERS) {
+        const r = await a2a(cmd, { dir: store });
+        expect(r.stdout + r.stderr).not.toMatch(/TOP SECRET|top-secret/);
+        if (r.code === 0) continue;
+        if (cmd.includes("--json")) {
+          expect(r.stderr).not.toMatch(/^\s+at |\.ts:\d+/m);
+          refusals.push(JSON.parse(r.stderr).error.message);
+        } else {
+          expectCleanError(r, r.code);
+          refusals.push(r.stderr);
+        }
+      }
+      expect(snapshot(target)).toEqual(before);
+      expect(refusals.join("")).toContain(`${join(store, sub)} is a symbolic link, not a directory a2a made`);
+    });
+  }
+});
+
 // A process that lives for hours (`a2a mcp`) must look at the store's directories on every
 // write, not once: a directory replaced by a link after its first write is refused too.
 describe("a long-running server checks the directories again on every write", () => {
