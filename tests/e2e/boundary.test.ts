@@ -140,8 +140,8 @@ describe("readers never follow a symlinked store directory either", () => {
 });
 
 // A process that lives for hours (`a2a mcp`) must look at the store's directories on every
-// write, not once: a directory replaced by a link after its first write is refused too.
-describe("a long-running server checks the directories again on every write", () => {
+// write and read, not once: a directory replaced by a link after its first use is refused too.
+describe("a long-running server checks the directories again on every write and read", () => {
   for (const sub of ["slots", "tmp", "locks"]) {
     test(`${sub}/ swapped for a link to a project after the server's first publish: the next one is refused, the project untouched`, async () => {
       using d = tempDir();
@@ -163,6 +163,29 @@ describe("a long-running server checks the directories again on every write", ()
       }
     });
   }
+
+  test("slots/ swapped for a link to another store's slots after the server's first read: agent_status and agent_wait refuse, showing nothing of them", async () => {
+    using d = tempDir();
+    const store = join(d.path, "store");
+    const outside = join(d.path, "outside");
+    expect((await a2a(["publish", "secret", SECRET], { dir: outside })).code).toBe(0);
+    const s = await connect(store, { A2A_AGENT: "server" });
+    try {
+      expect(await s.json("agent_publish", { name: "first", result: "1" })).toMatchObject({ ok: true });
+      expect(text(await s.call("agent_status", {}))).toContain("first");
+      const { renameSync } = await import("node:fs");
+      renameSync(join(store, "slots"), join(d.path, "slots.moved"));
+      symlinkSync(join(outside, "slots"), join(store, "slots"));
+      for (const [tool, args] of [["agent_status", {}], ["agent_wait", { name: "secret", timeout: 1 }]] as const) {
+        const r = await s.call(tool, args);
+        expect(r.isError).toBe(true);
+        expect(text(r)).toContain(`${join(store, "slots")} is a symbolic link, not a directory a2a made`);
+        expect(text(r)).not.toContain(SECRET);
+      }
+    } finally {
+      await s.close();
+    }
+  });
 });
 
 describe("the store marker", () => {
