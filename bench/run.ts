@@ -415,7 +415,7 @@ const specs: RowSpec[] = [
   },
   { section: "Wake, in-process", label: "lib waitSlots on fs.watch (as without inotify), woken by a rename", key: "lib-wake-fswatch", base: floorBase },
   { section: "Wake, in-process", label: "lib waitSlots, woken by lib publishSlot()", key: "lib-publish", base: floorBase },
-  { section: "Wake, in-process", label: "raw write + fsync + rename of a record (by hand, no lock)", key: "lib-wake:publish" },
+  { section: "Wake, in-process", label: "raw write + fsync + rename + fsync dir of a record (by hand, no lock)", key: "lib-wake:publish" },
   { section: "Wake, in-process", label: "↳ publishSlot() call itself (lock..unlock)", key: "lib-publish:publish", base: { key: "lib-wake:publish", name: "raw" }, goal: ratioTo("lib-wake:publish", "raw", 2) },
 
   {
@@ -461,7 +461,7 @@ const specs: RowSpec[] = [
   { section: "Start-up (spawn -> exit)", label: "floor: sh -c 'cat slots/*.json', 10,000 slots", key: "cat-10k" },
   { section: "Start-up (spawn -> exit)", label: "a2a status --json, 10,000 slots", key: "status-10k-json", base: { key: "cat-10k", name: "cat" }, goal: ratioTo("cat-10k", "cat", 1.5) },
   { section: "Start-up (spawn -> exit)", label: "seq 1 20000 | a2a append NAME --lines (>= 20,000 lines/s: p50 <= 1000)", key: "append-lines", goal: p50(1000) },
-  { section: "Start-up (spawn -> exit)", label: "floor of a durable write: hello + node:fs, write, fsync, rename", key: "hello-durable", base: helloBase },
+  { section: "Start-up (spawn -> exit)", label: "floor of a durable write: hello + node:fs, write, fsync, rename, fsync dir", key: "hello-durable", base: helloBase },
   { section: "Start-up (spawn -> exit)", label: "a2a publish NAME RESULT", key: "publish", base: helloBase, goal: hello(1.5) },
   { section: "Start-up (spawn -> exit)", label: "a2a wait NAME (already published)", key: "wait-done", base: helloBase, goal: hello(1.5) },
   { section: "Start-up (spawn -> exit)", label: "a2a send TO MESSAGE", key: "send", base: helloBase, goal: hello(1.5) },
@@ -494,7 +494,7 @@ function tputTable(): string[][] {
   for (const { how, runs } of tput) {
     if (!runs.length) continue;
     const lat = summarize(runs.flatMap((r) => r.latencies));
-    const label = how === "lib" ? "lib publishSlot (lock, fsync, rename)" : how === "rawsync" ? "raw write + fsync + rename (no lock)" : "raw rename (no lock, no fsync)";
+    const label = how === "lib" ? "lib publishSlot (lock, fsync, rename, fsync dir)" : how === "rawsync" ? "raw write + fsync + rename + fsync dir (no lock)" : "raw rename (no lock, no fsync)";
     out.push([
       label,
       String(runs.length),

@@ -5,15 +5,17 @@
 //   3. rename(temp, dest)   - replace: readers see the old file or the new one, never a mix
 //      link(temp, dest)     - exclusive: fails with EEXIST if dest exists (claims, numbering);
 //                             link is atomic and exclusive on NFS too, unlike O_EXCL on old NFS
-//   4. finally unlink the temp name, whatever happened
+//   4. fsync dest's directory, so the new name survives a power cut too (fs.ts syncDir)
+//   5. finally unlink the temp name, whatever happened
 //
 // At the instant of the rename/link the new content is visible in full. A crash before it
-// leaves only a temp file, which `gc` removes once it is older than TMP_STALE_MS.
+// leaves only a temp file, which `gc` removes once it is older than TMP_STALE_MS. Steps 2's
+// fsync and 4 are skipped with A2A_DURABILITY=none and for writes marked `durable: false`.
 
 import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, realpathSync, renameSync, statSync, writeSync } from "node:fs";
 import { randomHex } from "./digest";
 import { ioError } from "./errors";
-import { unlinkQuiet } from "./fs";
+import { syncDir, unlinkQuiet } from "./fs";
 import { markerFile, tempFile, tmpDir } from "./paths";
 import { basename, dirname } from "node:path";
 import { type Store } from "./config";
@@ -110,6 +112,7 @@ export function writeAtomic(store: Store, dest: string, data: string | Uint8Arra
     temp = writeTemp(store, data, opts);
     renameSync(temp, dest);
     temp = undefined;
+    if (opts.durable !== false) syncDir(store, dirname(dest));
   } catch (err) {
     throw ioError(err, `writing ${dest}`);
   } finally {
@@ -125,6 +128,7 @@ export function createAtomic(store: Store, dest: string, data: string | Uint8Arr
       ensureDir(store, dirname(dest));
       temp = writeTemp(store, data, opts);
       linkSync(temp, dest);
+      if (opts.durable !== false) syncDir(store, dirname(dest));
       return true;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;

@@ -18,7 +18,7 @@
 // it is where the user put the store. Ownership is the writers' check: a directory another
 // user made cannot lead a reader out of the store.)
 
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, unlinkSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, readSync, unlinkSync } from "node:fs";
 import { sep } from "node:path";
 import type { Store } from "./config";
 import { A2AError, ioError } from "./errors";
@@ -90,6 +90,25 @@ export function entries(store: Store, dir: string, withDots = false): string[] {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw ioError(err, `listing ${dir}`); // ENOTDIR too: a file where a directory should be is damage
+  }
+}
+
+// Makes the names in the store's directory `dir` durable (fsync of the directory): a rename,
+// link or mkdir is promised to survive a power cut only once its directory is synced (ext4
+// commits it with its journal a few seconds later anyway; XFS and btrfs need not). Skipped
+// with A2A_DURABILITY=none. Best effort: the name is already in place and readers see it, so
+// a failure here (a filesystem that cannot sync a directory: EINVAL on some FUSE mounts) must
+// not report the write as failed, or its caller would write it a second time.
+export function syncDir(store: Store, dir: string): void {
+  if (store.durability !== "fsync") return;
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    fsyncSync(fd);
+  } catch {
+    // see above
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

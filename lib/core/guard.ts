@@ -22,7 +22,7 @@ import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, renameSync, st
 import { dirname, relative, sep } from "node:path";
 import type { Marker, Store } from "./config";
 import { A2AError, arg, ioError, text } from "./errors";
-import { readJsonLine, refuseDir } from "./fs";
+import { readJsonLine, refuseDir, syncDir } from "./fs";
 import { userName } from "./owner";
 import { STORE_NAMES, markerFile } from "./paths";
 import { nowSec } from "./time";
@@ -55,13 +55,18 @@ export const SHARED_DIR_MODE = 0o2770; // setgid: what is created inside stays i
 export const SHARED_FILE_MODE = 0o640; // members read; only the writer can change a file in place
 const STICKY = 0o1000; // only a file's creator (or the directory's owner) may rename or delete it
 
+// A new directory of the store; below the root, its name is synced into its parent (the first
+// message to a new inbox must survive a power cut as any other does). The root's own parent is
+// outside the store, and a2a does nothing there.
 function makeDir(store: Store, path: string, mode: number): void {
   try {
     mkdirSync(path, { mode });
     chmodSync(path, mode); // the umask must not decide who may read the store
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw ioError(err, `creating ${path}`);
+    return;
   }
+  if (path !== store.root) syncDir(store, dirname(path));
 }
 
 // A shared store (marker mode "shared"): every member works with the group's modes, whatever
