@@ -19,7 +19,7 @@
 // user made cannot lead a reader out of the store.)
 
 import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, readSync, unlinkSync } from "node:fs";
-import { sep } from "node:path";
+import { dirname, sep } from "node:path";
 import type { Store } from "./config";
 import { A2AError, ioError } from "./errors";
 
@@ -39,11 +39,12 @@ export function refuseDir(path: string, what: string): never {
 // during one step is the same race as the one between any check and the open that follows.
 export function readableDir(store: Store, dir: string): boolean {
   if (dir === store.root || store.readChecked?.has(dir)) return true;
-  if (!dir.startsWith(store.root + sep)) {
+  const prefix = store.root.endsWith(sep) ? store.root : store.root + sep; // "/" is a root too
+  if (!dir.startsWith(prefix)) {
     throw new A2AError("EIO", `internal error: ${dir} is outside the store ${store.root}; please report this`);
   }
-  let path = store.root;
-  for (const part of dir.slice(store.root.length + 1).split(sep)) {
+  let path = prefix.slice(0, -1);
+  for (const part of dir.slice(prefix.length).split(sep)) {
     path = `${path}${sep}${part}`;
     let st;
     try {
@@ -64,12 +65,11 @@ export function readableDir(store: Store, dir: string): boolean {
   return true;
 }
 
-const parentOf = (path: string) => path.slice(0, path.lastIndexOf(sep));
 
 // True when the store's path `path` exists (as anything: it is not followed), its directories
 // checked as for a read.
 export function exists(store: Store, path: string): boolean {
-  if (!readableDir(store, parentOf(path))) return false;
+  if (!readableDir(store, dirname(path))) return false;
   try {
     lstatSync(path);
     return true;
@@ -129,7 +129,7 @@ export type BoundedRead =
 
 // Reads the store's regular file `path` of at most `limit` bytes (see the header).
 export function readBounded(store: Store, path: string, limit: number): BoundedRead {
-  if (!readableDir(store, parentOf(path))) return { kind: "absent" };
+  if (!readableDir(store, dirname(path))) return { kind: "absent" };
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);

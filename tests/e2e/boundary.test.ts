@@ -235,6 +235,13 @@ describe("the store marker", () => {
     expectCleanError(await a2a(["publish", "a", "v"], { env: { HOME: d.path, A2A_DIR: "" } }), 2, /A2A_DIR is set but empty/);
     expect(readdirSync(d.path)).toEqual([]);
   });
+
+  test("--dir /: a read finds no slots, a wait refuses it as no store (exit 2); never an internal error", async () => {
+    const before = readdirSync("/").sort();
+    expect(await a2a(["--dir", "/", "status"])).toMatchObject({ code: 0, stderr: "" });
+    expectCleanError(await a2a(["--dir", "/", "wait", "x", "--timeout", "0.1"]), 2, /\/ is not an a2a store/);
+    expect(readdirSync("/").sort()).toEqual(before);
+  });
 });
 
 const canDropRoot = canRunAsOthers;
