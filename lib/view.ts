@@ -173,17 +173,32 @@ const MAIL_DIRS: [MailKind, (s: Store, a: string) => string][] = [
 
 // Calls `on` for every change on the bus until the signal aborts or the time runs out (it never
 // ends "done"; the value is the number of events). What is there at the start is not reported.
+// A read the store refuses (a directory swapped for a link) ends it: it rejects with that
+// error, once, rather than throwing from a watch callback where nobody can catch it.
 export async function watchBus(store: Store, board: BoardProvider, on: (e: BusEvent) => void, opts: BusOptions = {}): Promise<Outcome<number>> {
   let count = 0;
   const emit = (e: BusEvent) => {
     count++;
     on(e);
   };
+  const stop = new AbortController();
+  let failure: { error: unknown } | undefined;
+  const guarded =
+    <A extends unknown[]>(fn: (...a: A) => void) =>
+    (...a: A) => {
+      if (failure) return;
+      try {
+        fn(...a);
+      } catch (error) {
+        failure = { error };
+        stop.abort();
+      }
+    };
   const subs = new Map<string, () => void>();
   const watchDir = (dir: string, fn: (file: string | undefined) => void) => {
     if (subs.has(dir)) return;
     try {
-      subs.set(dir, subscribe(store, dir, fn));
+      subs.set(dir, subscribe(store, dir, guarded(fn)));
     } catch {
       // not there (yet): its parent's event brings it
     }
@@ -266,13 +281,18 @@ export async function watchBus(store: Store, board: BoardProvider, on: (e: BusEv
   lookTopics(false);
   lookPeers(false);
   const recheck = opts.recheckMs
-    ? setInterval(() => {
-        lookPeers(true);
-        if (board.available) emit({ area: "board" });
-      }, opts.recheckMs)
+    ? setInterval(
+        guarded(() => {
+          lookPeers(true);
+          if (board.available) emit({ area: "board" });
+        }),
+        opts.recheckMs,
+      )
     : undefined;
   try {
-    const o = await watchSlots(store, [], (event) => emit({ area: "slot", event }), opts);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
+    const o = await watchSlots(store, [], (event) => emit({ area: "slot", event }), { ...opts, signal });
+    if (failure) throw failure.error;
     return ended(o.kind, count, []);
   } finally {
     if (recheck) clearInterval(recheck);

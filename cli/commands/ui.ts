@@ -45,7 +45,9 @@ export const commands = {
             ? json({ url: ui.url, host, port: ui.port, token: ui.token, read_only: !!o.readOnly, as: as ?? null })
             : `a2a ui: serving ${c.store.root}${o.readOnly ? " (read-only)" : ""}${as ? ` as ${as}` : ""}\n  ${ui.url}\nCtrl-C stops it.\n`);
           if (o.open) openBrowser(ui.url);
-          await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
+          // Until Ctrl-C, or until the store refuses a read (the feed's error is this command's).
+          const stopped = new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
+          await Promise.race([stopped, ui.hub.done.then(() => stopped)]);
         } finally {
           await ui.stop();
         }

@@ -65,10 +65,15 @@ export class Hub {
     readonly provider: BoardProvider,
     recheckMs = 5000,
   ) {
-    // Subscribed first (synchronously, inside watchBus), then the baseline is read.
-    this.done = watchBus(store, provider, (e) => this.#on(e), { signal: this.#stop.signal, recheckMs });
+    // Subscribed first (synchronously, inside watchBus), then the baseline is read. `done`
+    // rejects with the first read the store refuses, from the feed or the baseline: the
+    // command then stops with that one line (it is always awaited, never left unhandled).
+    let fail!: (e: unknown) => void;
+    const failed = new Promise<never>((_, reject) => (fail = reject));
+    this.done = Promise.race([watchBus(store, provider, (e) => this.#on(e), { signal: this.#stop.signal, recheckMs }), failed]);
+    this.done.catch(() => {});
     this.board = provider.read(store);
-    this.#loadBaseline();
+    this.#loadBaseline().catch(fail);
   }
 
   async #loadBaseline(): Promise<void> {

@@ -159,8 +159,11 @@ export async function serveUi(store: Store, o: UiOptions): Promise<Ui> {
     hub,
     stop: async () => {
       clearInterval(ping);
-      await hub.stop();
-      await server.stop(true);
+      try {
+        await hub.stop(); // rethrows the feed's error, if it ended with one
+      } finally {
+        await server.stop(true);
+      }
     },
   };
 }

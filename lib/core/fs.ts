@@ -96,17 +96,19 @@ export function entries(store: Store, dir: string, withDots = false): string[] {
 // Makes the names in the store's directory `dir` durable (fsync of the directory): a rename,
 // link or mkdir is promised to survive a power cut only once its directory is synced (ext4
 // commits it with its journal a few seconds later anyway; XFS and btrfs need not). Skipped
-// with A2A_DURABILITY=none. Best effort: the name is already in place and readers see it, so
-// a failure here (a filesystem that cannot sync a directory: EINVAL on some FUSE mounts) must
-// not report the write as failed, or its caller would write it a second time.
+// with A2A_DURABILITY=none. A filesystem that cannot sync a directory (EINVAL on some FUSE
+// mounts) is let be: the name is in place and readers see it, and reporting the write as failed
+// would make its caller write it a second time. Any other failure is reported. The root may be
+// a link the user made (~/.a2a -> /data/a2a); below it nothing is followed.
 export function syncDir(store: Store, dir: string): void {
   if (store.durability !== "fsync") return;
   let fd: number | undefined;
   try {
-    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | (dir === store.root ? 0 : constants.O_NOFOLLOW));
     fsyncSync(fd);
-  } catch {
-    // see above
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== "EINVAL" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "EROFS") throw ioError(err, `syncing ${dir}`);
   } finally {
     if (fd !== undefined) closeSync(fd);
   }

@@ -7,7 +7,8 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, asUser, BIN, canRunAsOthers, otherUserEnv, tempDir, type RunResult } from "../harness/run";
+import { a2a, asUser, BIN, canRunAsOthers, exitWithin, otherUserEnv, tempDir, type RunResult } from "../harness/run";
+import { startUi } from "../harness/ui";
 import { connect, text } from "../harness/mcp";
 import { expectCleanError, snapshot } from "./fixtures/core";
 
@@ -94,6 +95,16 @@ const READERS: string[][] = [
   ["task", "list", "--json"],
   ["lease", "list", "--json"],
 ];
+// The readers that go through each directory: each of them must refuse (the others may
+// succeed, as long as they show nothing of the link's target).
+const MUST_REFUSE: Record<string, string[]> = {
+  slots: ["status", "status --json", "wait secret --timeout 0.3", "tail secret"],
+  streams: ["tail secret"],
+  inbox: ["recv --as bob", "inbox --as bob"],
+  topics: ["topics", "sub news --from-start"],
+  tasks: ["task list --json"],
+  leases: ["lease list --json"],
+};
 
 describe("readers never follow a symlinked store directory either", () => {
   for (const sub of ["slots", "streams", "inbox", "topics", "tasks", "leases"]) {
@@ -121,10 +132,12 @@ describe("readers never follow a symlinked store directory either", () => {
       symlinkSync(target, join(store, sub));
       const before = snapshot(target);
       const refusals: string[] = [];
+      const refusedBy: string[] = [];
       for (const cmd of READERS) {
         const r = await a2a(cmd, { dir: store });
         expect(r.stdout + r.stderr).not.toMatch(/TOP SECRET|top-secret/);
         if (r.code === 0) continue;
+        if (r.stderr.includes(`${join(store, sub)} is a symbolic link`)) refusedBy.push(cmd.join(" "));
         if (cmd.includes("--json")) {
           expect(r.stderr).not.toMatch(/^\s+at |\.ts:\d+/m);
           refusals.push(JSON.parse(r.stderr).error.message);
@@ -135,6 +148,33 @@ describe("readers never follow a symlinked store directory either", () => {
       }
       expect(snapshot(target)).toEqual(before);
       expect(refusals.join("")).toContain(`${join(store, sub)} is a symbolic link, not a directory a2a made`);
+      expect(refusedBy).toEqual(expect.arrayContaining(MUST_REFUSE[sub]));
+    });
+  }
+});
+
+describe("a2a ui, a reader that runs for hours", () => {
+  for (const [label, swapped] of [["inbox/bob/new", ["inbox", "bob", "new"]], ["slots", ["slots"]]] as const) {
+    test(`${label} swapped for a link while it serves: exit 1 with the one line naming it, no stack trace, nothing of the target shown`, async () => {
+      using d = tempDir();
+      const store = join(d.path, "store");
+      const outside = join(d.path, "outside");
+      for (const dir of [store, outside]) {
+        expect((await a2a(["send", "bob", dir === store ? "mine" : SECRET, "--as", "alice"], { dir })).code).toBe(0);
+        expect((await a2a(["publish", "r", dir === store ? "mine" : SECRET], { dir })).code).toBe(0);
+      }
+      const u = await startUi(["--read-only"], { dir: store });
+      try {
+        const { renameSync } = await import("node:fs");
+        renameSync(join(store, ...swapped), join(d.path, "moved"));
+        symlinkSync(join(outside, ...swapped), join(store, ...swapped));
+        const code = await exitWithin(u.proc, 30_000);
+        const stderr = await new Response(u.proc.stderr).text();
+        expectCleanError({ code, stdout: "", stderr }, 1, new RegExp(`${join(store, ...swapped)} is a symbolic link, not a directory a2a made`));
+        expect(stderr).not.toContain(SECRET);
+      } finally {
+        u.proc.kill();
+      }
     });
   }
 });

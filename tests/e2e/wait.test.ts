@@ -82,15 +82,26 @@ for (const mode of MODES) {
       const text = PAYLOADS.multiline + "\n" + PAYLOADS.unicode + "\n" + PAYLOADS.json;
       await a2a(["start", "r"], { dir: d.path, env });
       arm(slotPath(d.path, "r"));
+      // Its output piped, not inherited: a waiter left behind by a failure must not hold the
+      // test runner's stdout open (CI would then wait for it forever).
       await using waiter = Bun.spawn({
         cmd: ["sh", "-c", 'x=$("$A2A" wait r); rc=$?; printf "%s" "$x" > "$OUT"; exit $rc'],
         env: shellEnv(d.path, { ...env, OUT: join(o.path, "out") }),
+        stdout: "pipe",
+        stderr: "pipe",
       });
       const out = join(o.path, "out");
       // The shell's child is the waiter: find it through the watch or its reads of the slot.
-      await blocked(await childPid(waiter.pid), mode, slotPath(d.path, "r"));
-      await a2a(["publish", "r", text], { dir: d.path, env });
-      expect(await waiter.exited).toBe(0);
+      const kid = await childPid(waiter.pid);
+      try {
+        await blocked(kid, mode, slotPath(d.path, "r"));
+        await a2a(["publish", "r", text], { dir: d.path, env });
+        expect(await waiter.exited).toBe(0);
+      } finally {
+        try {
+          process.kill(kid); // gone already when all went well
+        } catch {}
+      }
       expect(await Bun.file(out).text()).toBe(text);
     });
 

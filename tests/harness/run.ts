@@ -195,15 +195,17 @@ export function inotifyWatches(pid: number): { fd: number; inodes: number[] }[] 
 export const hasWatch = (pid: number): boolean => inotifyFds(pid) > 0;
 
 // True while the main thread of `pid` sleeps in epoll, that is, idle in its event loop: it has
-// finished whatever synchronous work it was doing. Read from /proc (wchan, or the syscall
-// number where the kernel hides wchan: epoll_wait 232, epoll_pwait 281, epoll_pwait2 441).
+// finished whatever synchronous work it was doing. Read from /proc: wchan (do_epoll_wait, or
+// ep_poll on kernels that do not inline it), or, where the kernel hides wchan, the syscall
+// number (x86_64: epoll_wait 232, epoll_pwait 281; arm64: epoll_pwait 22; both: epoll_pwait2 441).
+const EPOLL_SYSCALLS: Record<string, number[]> = { x64: [232, 281, 441], arm64: [22, 441] };
 export function idleInEventLoop(pid: number): boolean {
   try {
     const wchan = readFileSync(`/proc/${pid}/task/${pid}/wchan`, "utf8");
-    if (wchan.includes("epoll")) return true;
+    if (/epoll|ep_poll/.test(wchan)) return true;
     if (wchan !== "0") return false;
     const nr = Number(readFileSync(`/proc/${pid}/task/${pid}/syscall`, "utf8").split(" ")[0]);
-    return nr === 232 || nr === 281 || nr === 441;
+    return (EPOLL_SYSCALLS[process.arch] ?? []).includes(nr);
   } catch {
     return false; // gone, or not ours to read
   }
