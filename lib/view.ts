@@ -1,38 +1,27 @@
 // The dashboard's read model: the whole bus as rows a person looks at (slots, agents with
-// their inboxes, topics, the task board) and one feed of bus events that keeps them current.
+// their inboxes, topics, the task board); lib/feed.ts is the feed of bus events that keeps
+// them current.
 // It joins concepts (slots, mail, topics, presence, the board seam in board.ts), so it lives
-// at the top of lib/ and is imported by adapters only (`a2a ui`).
+// at the top of lib/ and is imported by adapters only (`a2a ui`) and by the feed.
 //
 // Invariants:
-// - reading only: nothing here moves, claims, acks or rewrites anything; the only writes are
-//   the store's own directories made to be watched (as `a2a watch` does) and the sweep of
-//   gone peers that every peer listing performs;
-// - every change is seen through lib/core/watch.ts (`subscribe`, and watchSlots on top of it):
-//   subscriptions are made before any baseline is read, so nothing that lands after the
-//   baseline is missed; a burst may fold into one event (re-read, not replayed);
+// - reading only: nothing here moves, claims, acks or rewrites anything; the only write is
+//   the sweep of gone peers that every peer listing performs;
 // - texts written by agents (results, tasks, chunks, bodies, summaries) are cut to bounded
 //   lengths here, so a 1 MiB line costs the feed a few KiB; the full text is read on demand.
 
-import type { BoardProvider } from "./board";
 import type { Store } from "./core/config";
 import { entries } from "./core/fs";
-import { ensureDir } from "./core/guard";
-import { ended, type Outcome } from "./core/outcome";
-import { byName, curDir, claimDir, heldDir, inboxDir, inboxesDir, isValidName, msgFile, newDir, peersDir, topicDir, topicsDir } from "./core/paths";
-import { nowSec } from "./core/time";
-import { subscribe, type WaitOptions } from "./core/watch";
-import { parseClaim } from "./mail/claim";
+import { byName, inboxesDir, isValidName, topicsDir } from "./core/paths";
 import { listInbox } from "./mail/inbox";
-import { idsIn, readMessageFile } from "./mail/message";
 import { listPeers, type Peer } from "./presence/peers";
-import { watchSlots, type SlotEvent } from "./slots/events";
 import type { SlotRecord } from "./slots/record";
 import { checkTopic, readTopic, topicIds, type TopicMessage } from "./topics/log";
 
 export const PREVIEW_CHARS = 200;
 export const BODY_CHARS = 4096;
 
-const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
+export const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
 
 // ---- slots ----------------------------------------------------------------------------------
 
@@ -128,7 +117,7 @@ export interface TopicRow {
   recent: TopicMessage[]; // oldest first, bodies cut to BODY_CHARS
 }
 
-const trimMessage = (m: TopicMessage): TopicMessage => ({ ...m, body: cut(m.body, BODY_CHARS) });
+export const trimMessage = (m: TopicMessage): TopicMessage => ({ ...m, body: cut(m.body, BODY_CHARS) });
 
 const isTopic = (t: string) => {
   try {
@@ -147,155 +136,3 @@ export function topicRow(store: Store, topic: string, recent = 20): TopicRow {
 }
 
 export const topicRows = (store: Store, recent = 20): TopicRow[] => topicNames(store).map((t) => topicRow(store, t, recent));
-
-// ---- the event feed -------------------------------------------------------------------------
-
-export type MailKind = "sent" | "claimed" | "read" | "held";
-
-export type BusEvent =
-  | { area: "slot"; event: SlotEvent }
-  | { area: "mail"; kind: MailKind; agent: string; id: string; from: string | null; preview: string; at: number }
-  | { area: "agent"; name: string } // this agent's inbox changed: re-read its row
-  | { area: "peers"; joined: string[]; left: string[]; at: number } // presence changed: re-read all rows
-  | { area: "topic"; message: TopicMessage }
-  | { area: "board" };
-
-export interface BusOptions extends WaitOptions {
-  recheckMs?: number; // re-read presence (and the board) this often: liveness lapses without an event
-}
-
-const MAIL_DIRS: [MailKind, (s: Store, a: string) => string][] = [
-  ["sent", newDir],
-  ["claimed", claimDir],
-  ["read", curDir],
-  ["held", heldDir],
-];
-
-// Calls `on` for every change on the bus until the signal aborts or the time runs out (it never
-// ends "done"; the value is the number of events). What is there at the start is not reported.
-// A read the store refuses (a directory swapped for a link) ends it: it rejects with that
-// error, once, rather than throwing from a watch callback where nobody can catch it.
-export async function watchBus(store: Store, board: BoardProvider, on: (e: BusEvent) => void, opts: BusOptions = {}): Promise<Outcome<number>> {
-  let count = 0;
-  const emit = (e: BusEvent) => {
-    count++;
-    on(e);
-  };
-  const stop = new AbortController();
-  let failure: { error: unknown } | undefined;
-  const guarded =
-    <A extends unknown[]>(fn: (...a: A) => void) =>
-    (...a: A) => {
-      if (failure) return;
-      try {
-        fn(...a);
-      } catch (error) {
-        failure = { error };
-        stop.abort();
-      }
-    };
-  const subs = new Map<string, () => void>();
-  const watchDir = (dir: string, fn: (file: string | undefined) => void) => {
-    if (subs.has(dir)) return;
-    try {
-      subs.set(dir, subscribe(store, dir, guarded(fn)));
-    } catch {
-      // not there (yet): its parent's event brings it
-    }
-  };
-  for (const d of [inboxesDir(store), topicsDir(store), peersDir(store)]) ensureDir(store, d);
-
-  // Mail: per agent, which ids each directory held last time; what is new is an event.
-  const seen = new Map<string, Map<MailKind, Set<string>>>();
-  const mailIds = (agent: string, kind: MailKind): Set<string> => {
-    const dir = MAIL_DIRS.find(([k]) => k === kind)![1](store, agent);
-    return new Set(kind === "claimed" ? entries(store, dir).map((f) => parseClaim(f)?.id).filter((i): i is string => !!i) : idsIn(store, dir));
-  };
-  const lookInbox = (agent: string, report: boolean) => {
-    for (const [, dirOf] of MAIL_DIRS) watchDir(dirOf(store, agent), () => lookInbox(agent, true));
-    const before = seen.get(agent);
-    const now = new Map(MAIL_DIRS.map(([k]) => [k, mailIds(agent, k)] as const));
-    seen.set(agent, now);
-    if (!report) return;
-    let changed = !before;
-    for (const [kind] of MAIL_DIRS) {
-      const was = before?.get(kind) ?? new Set<string>();
-      for (const id of now.get(kind)!) {
-        if (was.has(id)) continue;
-        changed = true;
-        let from: string | null = null;
-        let preview = "";
-        if (kind === "sent" || kind === "held") {
-          const m = readMessageFile(store, msgFile(kind === "sent" ? newDir(store, agent) : heldDir(store, agent), id), id, "unread");
-          if (typeof m === "object") {
-            from = m.from;
-            preview = cut(m.body, PREVIEW_CHARS);
-          }
-        }
-        emit({ area: "mail", kind, agent, id, from, preview, at: nowSec() });
-      }
-      if (was.size !== now.get(kind)!.size) changed = true;
-    }
-    if (changed) emit({ area: "agent", name: agent });
-  };
-  const lookInboxes = (report: boolean) => {
-    for (const a of inboxNames(store)) {
-      watchDir(inboxDir(store, a), () => lookInbox(a, true));
-      if (report || !seen.has(a)) lookInbox(a, report);
-    }
-  };
-
-  // Topics: the last id seen per topic; messages after it are events.
-  const last = new Map<string, number>();
-  const lookTopic = (topic: string, report: boolean) => {
-    watchDir(topicDir(store, topic), () => lookTopic(topic, true));
-    if (!report) return void last.set(topic, topicIds(store, topic).at(-1) ?? 0);
-    for (const m of readTopic(store, topic, last.get(topic) ?? 0)) {
-      last.set(topic, m.id);
-      emit({ area: "topic", message: trimMessage(m) });
-    }
-  };
-  const lookTopics = (report: boolean) => {
-    for (const t of topicNames(store)) {
-      if (!last.has(t) && report) last.set(t, 0); // a topic born after the baseline: all of it is news
-      if (report || !last.has(t)) lookTopic(t, report);
-    }
-  };
-
-  // Presence: the live names last time.
-  let live = new Set<string>();
-  const lookPeers = (report: boolean) => {
-    const now = new Set(livePeers(store).map((p) => p.name));
-    const joined = [...now].filter((n) => !live.has(n));
-    const left = [...live].filter((n) => !now.has(n));
-    live = now;
-    if (report && (joined.length || left.length)) emit({ area: "peers", joined, left, at: nowSec() });
-  };
-
-  watchDir(inboxesDir(store), () => lookInboxes(true));
-  watchDir(topicsDir(store), () => lookTopics(true));
-  watchDir(peersDir(store), () => lookPeers(true));
-  for (const d of board.dirs(store)) watchDir(d, () => emit({ area: "board" }));
-  // Baselines, after every subscription above.
-  lookInboxes(false);
-  lookTopics(false);
-  lookPeers(false);
-  const recheck = opts.recheckMs
-    ? setInterval(
-        guarded(() => {
-          lookPeers(true);
-          if (board.available) emit({ area: "board" });
-        }),
-        opts.recheckMs,
-      )
-    : undefined;
-  try {
-    const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
-    const o = await watchSlots(store, [], (event) => emit({ area: "slot", event }), { ...opts, signal });
-    if (failure) throw failure.error;
-    return ended(o.kind, count, []);
-  } finally {
-    if (recheck) clearInterval(recheck);
-    for (const off of subs.values()) off();
-  }
-}

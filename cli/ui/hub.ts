@@ -1,4 +1,4 @@
-// The dashboard's live state and its listeners: one watchBus (lib/view.ts, on the one watch
+// The dashboard's live state and its listeners: one watchBus (lib/feed.ts, on the one watch
 // primitive) feeds an in-memory copy of what the page shows, and every change goes out to
 // every connected page as one server-sent event. A page that connects (or reconnects) gets a
 // snapshot first, then the changes; the page never polls.
@@ -20,7 +20,8 @@ import { byName } from "../../lib/core/paths";
 import { readChunks } from "../../lib/slots/chunks";
 import { listSlots } from "../../lib/slots/slot";
 import { readSlot } from "../../lib/slots/read";
-import { agentRow, agentRows, BODY_CHARS, livePeers, PREVIEW_CHARS, slotRow, topicRow, topicRows, watchBus, type AgentRow, type BusEvent, type SlotRow, type TopicRow } from "../../lib/view";
+import { watchBus, type BusEvent } from "../../lib/feed";
+import { agentRow, agentRows, BODY_CHARS, livePeers, PREVIEW_CHARS, slotRow, topicRow, topicRows, type AgentRow, type SlotRow, type TopicRow } from "../../lib/view";
 
 export const TAIL_CHARS = 2000;
 const TIMELINE_KEEP = 300;
