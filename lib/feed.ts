@@ -150,20 +150,21 @@ export async function watchBus(store: Store, board: BoardProvider, on: (e: BusEv
   watchDir(topicsDir(store), () => lookTopics(true));
   watchDir(peersDir(store), () => lookPeers(true));
   for (const d of board.dirs(store)) watchDir(d, () => emit({ area: "board" }));
-  // Baselines, after every subscription above.
-  lookInboxes(false);
-  lookTopics(false);
-  lookPeers(false);
-  const recheck = opts.recheckMs
-    ? setInterval(
+  let recheck: ReturnType<typeof setInterval> | undefined;
+  try {
+    // Baselines, after every subscription above (a refusal here also unsubscribes them all).
+    lookInboxes(false);
+    lookTopics(false);
+    lookPeers(false);
+    if (opts.recheckMs) {
+      recheck = setInterval(
         guarded(() => {
           lookPeers(true);
           if (board.available) emit({ area: "board" });
         }),
         opts.recheckMs,
-      )
-    : undefined;
-  try {
+      );
+    }
     const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
     const o = await watchSlots(store, [], (event) => emit({ area: "slot", event }), { ...opts, signal });
     if (failure) throw failure.error;

@@ -65,7 +65,6 @@ export function readableDir(store: Store, dir: string): boolean {
   return true;
 }
 
-
 // True when the store's path `path` exists (as anything: it is not followed), its directories
 // checked as for a read.
 export function exists(store: Store, path: string): boolean {

@@ -39,7 +39,6 @@ function lstatOrUndefined(path: string): Stats | undefined {
   }
 }
 
-
 // A directory of the store must be a real directory, and ours (or our group's, when shared).
 function checkOwned(store: Store, path: string, st: Stats): void {
   if (st.isSymbolicLink()) refuseDir(path, "a symbolic link");
