@@ -21,10 +21,11 @@
 //   next change is written above the hole and nobody ever writes into it. Only a power cut
 //   makes a hole: a linked file is whole in the page cache from the instant it has a name.
 
+import { relative } from "node:path";
 import type { Store } from "./config";
 import { createAtomic, type WriteOptions } from "./atomic";
 import { A2AError } from "./errors";
-import { entries, readJsonLine } from "./fs";
+import { entries, fitRecord, readJsonLine } from "./fs";
 import { versionFile, versionOf } from "./paths";
 import { networkFsType } from "./watch";
 
@@ -91,7 +92,8 @@ export const isDamagedChain = (err: unknown): boolean => err instanceof A2AError
 // Writes `value` as version `value.version` of the chain; false when that version exists
 // already (someone else changed the record since it was read: read again and recompute).
 export function appendVersion<T extends Versioned>(store: Store, dir: string, value: T, encode: (v: T) => string, opts: WriteOptions = {}): boolean {
-  return createAtomic(store, versionFile(dir, value.version), encode(value), opts);
+  const line = fitRecord(store, encode(value), `the record ${relative(store.root, dir)} (version ${value.version})`);
+  return createAtomic(store, versionFile(dir, value.version), line, opts);
 }
 
 // Compare-and-set loop: read the head, let `next` compute the following record (or return

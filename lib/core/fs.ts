@@ -194,6 +194,24 @@ export function readJsonLine<T>(store: Store, path: string, decode: (value: any)
   return value === undefined ? { kind: "invalid", why: "not an a2a record" } : { kind: "ok", value, uid: r.uid, mtimeMs: r.mtimeMs };
 }
 
-// The size bound of any record of this store: a payload of maxBytes, JSON-escaped at worst
-// six bytes a byte, plus its fields.
+// The size bound of any record of this store, the one every reader applies: a payload of
+// maxBytes, JSON-escaped at worst six bytes a byte, plus its fields.
 export const recordLimit = (maxBytes: number) => maxBytes * 6 + 65_536;
+
+// `line`, the encoded record about to be written, if a reader will accept it; else ETOOBIG,
+// before anything is written. Each field's own check (checkSize) bounds what a user sends; a
+// record holding two large fields (a slot's task and result, a task's payload and result) or
+// control characters (each escaped as six bytes) can still pass those and come out over the
+// readers' bound, and a record no reader accepts is a lost record. So the writer checks the
+// bytes it is about to write against the same bound the readers use (PROTOCOL §3 step 0).
+export function fitRecord(store: Store, line: string, what: string): string {
+  const limit = recordLimit(store.maxBytes);
+  if (line.length * 3 <= limit) return line; // a UTF-16 unit is at most 3 UTF-8 bytes
+  const bytes = Buffer.byteLength(line, "utf8");
+  if (bytes <= limit) return line;
+  throw new A2AError(
+    "ETOOBIG",
+    `${what} would be ${bytes} bytes once encoded, over the ${limit} bytes a reader accepts (6 x A2A_MAX_BYTES + 64 KiB; JSON writes each control character as 6 bytes): make it smaller, or encode binary data (base64) first; nothing was changed`,
+    { data: { bytes, limit } },
+  );
+}

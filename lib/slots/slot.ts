@@ -17,7 +17,7 @@ import { writeAtomic } from "../core/atomic";
 import { checkSize, type Store } from "../core/config";
 import { checkStore, ensureDir, removeFile } from "../core/guard";
 import { A2AError, arg, op, text } from "../core/errors";
-import { entries } from "../core/fs";
+import { entries, fitRecord } from "../core/fs";
 import { withLock } from "../core/lock";
 import { byName, checkName, chunkFile, slotFile, slotNameOf, slotsDir, streamDir } from "../core/paths";
 import { isoTime, nowSec } from "../core/time";
@@ -65,7 +65,7 @@ async function mutate(
     const last = r.kind === "ok" ? r.record : r.kind === "absent" ? r.last : undefined;
     const next = change(old, nowSec(), last?.version ?? 0);
     try {
-      writeAtomic(store, slotFile(store, name), encodeRecord(next));
+      writeAtomic(store, slotFile(store, name), fitRecord(store, encodeRecord(next), `slot ${name}'s record`));
     } catch (err) {
       undo?.();
       throw err;

@@ -15,7 +15,7 @@ import { createAtomic } from "../core/atomic";
 import { checkSize, type Store } from "../core/config";
 import { ensureDir } from "../core/guard";
 import { A2AError } from "../core/errors";
-import { entries, readJsonLine } from "../core/fs";
+import { entries, fitRecord, readJsonLine } from "../core/fs";
 import { checkName, NAME_RULE, topicDir, topicIdOf, topicMessageFile } from "../core/paths";
 import { nowSec } from "../core/time";
 
@@ -57,7 +57,7 @@ export function publishTopic(store: Store, topic: string, body: string, from: st
   let id = lastMessageId(store, topic) + 1;
   for (;;) {
     const msg: TopicMessage = { a2a: 1, topic, id, from, body, sent_at: nowSec() };
-    if (createAtomic(store, topicMessageFile(store, topic, id), JSON.stringify(msg) + "\n")) return msg;
+    if (createAtomic(store, topicMessageFile(store, topic, id), fitRecord(store, JSON.stringify(msg) + "\n", "the topic message"))) return msg;
     id++; // another publisher took this number: the next one is free or will be soon
   }
 }
