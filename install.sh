@@ -64,8 +64,13 @@ say "using bun $("$bun" --version) ($bun)"
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-"$bun" install --frozen-lockfile >"$log" 2>&1 || { cat "$log" >&2; die "bun install failed (its output is above): check your network, then re-run"; }
-"$bun" run --silent build >"$log" 2>&1 || { cat "$log" >&2; die "the build failed (its output is above)"; }
+# What the binary needs, not the test suite's tools (Claude Code, a browser driver: hundreds of
+# MB); `bun test` installs those itself the first time it runs (tests/preload.ts).
+"$bun" install --frozen-lockfile --production >"$log" 2>&1 || { cat "$log" >&2; die "bun install failed (its output is above): check your network, then re-run"; }
+# The build script calls `bun` by name: put the Bun found above first on its PATH (`bun run`
+# adds a shim of its own only when no node is on PATH, and a Bun just installed with npm may
+# be off PATH).
+PATH="$(dirname "$bun"):$PATH" "$bun" run --silent build >"$log" 2>&1 || { cat "$log" >&2; die "the build failed (its output is above)"; }
 
 mkdir -p "$bindir" 2>/dev/null || die "cannot create $bindir: set PREFIX to a directory you can write"
 # Copy then rename, so a running a2a is never replaced by a half-written file.

@@ -1,50 +1,35 @@
-// install.sh never strands (issue 13), run in a sandbox: a copy of the checkout (so the
-// suite's own dist/a2a is never rebuilt under the running tests), a fake HOME, PREFIX in a temp
-// directory, and a PATH without Bun whose `npm` is a small stub that behaves like npm where it
-// matters: `npm install -g bun` puts bun in $(npm prefix -g)/bin, and npm's global prefix is
-// $PREFIX when PREFIX is set, so Bun lands off PATH. No network: the stub links the real Bun, and
-// `bun install` is served from Bun's package cache.
+// install.sh never strands (issues 13, 20), run as a newcomer would on a machine without Bun:
+// a fresh checkout (every tracked file as it is in the work tree, and nothing else: no
+// node_modules, no dist), a new HOME with its own npm and Bun caches, PREFIX in a temp
+// directory, and a PATH with node and the real npm but no bun. npm installs Bun into
+// $PREFIX/bin (npm honours PREFIX), off PATH; install.sh must then install, build and run with
+// that Bun. This reaches the npm registry, as a newcomer's install does.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, cpSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, tempDir } from "../harness/run";
 
-setDefaultTimeout(240_000);
+setDefaultTimeout(300_000);
 
 const BUN = process.execPath;
-const TOOLS = ["bash", "sh", "dirname", "mktemp", "rm", "cat", "mkdir", "cp", "mv", "ln", "env", "chmod", "uname", "tr", "sed", "grep", "head", "tail"];
+const TOOLS = ["bash", "sh", "dirname", "mktemp", "rm", "cat", "mkdir", "cp", "mv", "ln", "env", "chmod", "uname", "tr", "sed", "grep", "head", "tail", "node", "npm"];
 
 function sandbox(root: string) {
   const repo = join(root, "repo");
-  for (const f of ["cli", "lib", "package.json", "bun.lock", "bunfig.toml", "tsconfig.json", "install.sh"]) cpSync(join(ROOT, f), join(repo, f), { recursive: true });
+  const tracked = Bun.spawnSync(["git", "ls-files", "-z"], { cwd: ROOT }).stdout.toString().split("\0").filter(Boolean);
+  for (const f of tracked) if (existsSync(join(ROOT, f))) cpSync(join(ROOT, f), join(repo, f), { recursive: true });
   const home = join(root, "home");
-  const tools = join(root, "tools"); // the usual commands, but no bun
+  const tools = join(root, "tools"); // the usual commands, node and npm, but no bun
   const prefix = join(root, "prefix");
   for (const d of [home, tools]) mkdirSync(d, { recursive: true });
   for (const t of TOOLS) {
     const path = Bun.which(t);
     if (path) symlinkSync(path, join(tools, t));
   }
-  writeFileSync(
-    join(tools, "npm"),
-    `#!/bin/bash
-# stub npm: the global prefix is $PREFIX when set (as real npm), else ~/.npm-global
-p="\${PREFIX:-$HOME/.npm-global}"
-case "$1 $2" in
-  "prefix -g") echo "$p" ;;
-  "install -g") mkdir -p "$p/bin" && ln -sf ${BUN} "$p/bin/bun" && echo "added 1 package in 0.1s" ;;
-  *) echo "stub npm: unexpected $*" >&2; exit 1 ;;
-esac
-`,
-  );
-  chmodSync(join(tools, "npm"), 0o755);
-  const env = {
-    HOME: home,
-    PATH: tools,
-    PREFIX: prefix,
-    BUN_INSTALL_CACHE_DIR: join(process.env.HOME ?? "/root", ".bun", "install", "cache"),
-    LANG: "C.UTF-8",
-  };
+  // The machine's own settings (a proxy, its CA certificates) as a newcomer has them; nothing of
+  // this test run's Bun, npm or a2a.
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(A2A_|BUN_|npm_|PATH$|HOME$|PREFIX$)/i.test(k))) as Record<string, string>;
+  const env = { ...inherited, HOME: home, PATH: tools, PREFIX: prefix, npm_config_cache: join(home, ".npm"), npm_config_update_notifier: "false", LANG: "C.UTF-8" };
   return { repo, home, prefix, env };
 }
 
@@ -58,8 +43,14 @@ describe("install.sh", () => {
   test("PREFIX, no bun on PATH: bun from npm is used by its full path; quiet build; version and next steps; then --uninstall", async () => {
     using d = tempDir("a2a-install-");
     const s = sandbox(d.path);
+    expect(Bun.which("bun", { PATH: s.env.PATH })).toBeNull(); // the newcomer has node and npm, no bun
+    expect(Bun.which("node", { PATH: s.env.PATH })).not.toBeNull();
     const r = await run(["bash", "./install.sh"], s.repo, s.env);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    // A user's install takes what the binary needs, not the tests' tools (Claude Code alone is
+    // hundreds of MB): those come with the first `bun test`.
+    expect(readdirSync(join(s.repo, "node_modules")).sort()).not.toContain("playwright-core");
+    expect(existsSync(join(s.repo, "node_modules", "@anthropic-ai", "claude-code"))).toBe(false);
     const lines = r.stdout.trimEnd().split("\n");
     // Only install.sh's own lines: nothing of npm's, bun install's or the build's.
     for (const l of lines) expect(l).toStartWith("install.sh: ");
@@ -101,7 +92,10 @@ describe("install.sh", () => {
     using d = tempDir("a2a-install-");
     const s = sandbox(d.path);
     writeFileSync(join(s.repo, "cli", "main.ts"), "import { nothing } from './no-such-module';\nnothing();\n");
-    const env = { ...s.env, PATH: `${s.env.PATH}:${join(BUN, "..")}` }; // bun on PATH this time
+    const bunDir = join(d.path, "bun-on-path");
+    mkdirSync(bunDir);
+    symlinkSync(BUN, join(bunDir, "bun"));
+    const env = { ...s.env, PATH: `${s.env.PATH}:${bunDir}` }; // bun on PATH this time
     const r = await run(["bash", "./install.sh"], s.repo, env);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("no-such-module");
