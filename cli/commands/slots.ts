@@ -167,9 +167,13 @@ export const commands = {
         };
         if (tty && !c.json) out("\x1b[H\x1b[2J");
         await draw();
-        // Redraws are serialised and coalesced: a burst of changes costs one more draw.
+        // Redraws are serialised and coalesced: a burst of changes costs one more draw. A draw
+        // that fails (stdout closed by `| head`, a store that refuses a read) ends the watch, and
+        // the command ends the way that failure ends any command.
         let drawing: Promise<void> | undefined;
         let again = false;
+        let failed: { error: unknown } | undefined;
+        const stop = new AbortController();
         const redraw = () => {
           if (drawing) return void (again = true);
           drawing = (async () => {
@@ -177,10 +181,17 @@ export const commands = {
               again = false;
               await draw();
             } while (again);
-          })().finally(() => (drawing = undefined));
+          })()
+            .catch((error) => {
+              failed ??= { error };
+              stop.abort();
+            })
+            .finally(() => (drawing = undefined));
         };
-        const outcome = await watchSlots(c.store, names, redraw, { timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() });
+        const signal = AbortSignal.any([c.signal(), stop.signal]);
+        const outcome = await watchSlots(c.store, names, redraw, { timeoutMs: durationMs(o.timeout, "--timeout"), signal });
         await drawing;
+        if (failed) throw failed.error;
         end(c, outcome, { timeout: "ok" });
       })),
 

@@ -2,7 +2,7 @@
 // under script(1) for a real pty) and as plain, stamped tables on a pipe; stopped by a signal
 // (128+N) or by --timeout as a run length (exit 0).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { a2a, BIN, childEnv, exitWithin, readUntil, spawnA2A, tempDir } from "../harness/run";
 
 setDefaultTimeout(60_000);
@@ -22,6 +22,27 @@ describe("a2a status --watch", () => {
     expect(await exitWithin(p)).toBe(130);
     expect(seen).not.toContain("\x1b");
     expect(seen.match(/^-- /gm)!.length).toBeGreaterThanOrEqual(3);
+  });
+
+  test("| head -3: the next change after head has gone ends the watch quietly, exit 0 (the closed-pipe rule)", async () => {
+    using d = tempDir();
+    await a2a(["publish", "first", "one"], { dir: d.path });
+    const errFile = `${d.path}.err`;
+    const p = Bun.spawn({
+      cmd: ["bash", "-c", `"$A2A" status --watch 2>"$ERR" | head -3; echo "a2a exit \${PIPESTATUS[0]}"`],
+      env: childEnv({ dir: d.path, env: { A2A: BIN, ERR: errFile } }),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const shown = await readUntil(p.stdout, (t) => t.split("\n").length > 3); // head's three lines
+    expect(shown).toMatch(/^-- .* --\nNAME +STATE.*\nfirst +done/);
+    await a2a(["publish", "second", "two"], { dir: d.path }); // the draw that finds the pipe closed
+    const rest = shown.includes("a2a exit") ? shown : shown + (await readUntil(p.stdout, (t) => t.endsWith("\n") && t.includes("a2a exit"), 20_000));
+    expect(await exitWithin(p, 20_000)).toBe(0);
+    expect(rest).toEndWith("\na2a exit 0\n");
+    expect(await Bun.file(errFile).text()).toBe("");
+    rmSync(errFile, { force: true });
   });
 
   test("--timeout is a run length (exit 0); --timeout without --watch is a usage error", async () => {
