@@ -27,15 +27,22 @@ else
 fi
 
 if [ "${1:-}" = "--uninstall" ]; then
+  # First a2a's own entries in Claude Code's settings (its MCP server and hooks run this binary:
+  # left behind, every hook would fail and `claude mcp list` would show a2a failing to start).
+  if [ -x "$bindir/a2a" ]; then
+    if setup_out=$("$bindir/a2a" setup claude --remove 2>&1); then
+      printf '%s\n' "$setup_out" | grep -E '^(/|a2a removed)' | grep -v ': unchanged' | sed 's/^/install.sh: claude: /' || true
+    else
+      printf '%s\n' "$setup_out" >&2
+      die "could not take a2a out of Claude Code's settings (above), so nothing was removed: fix that, or run $bindir/a2a setup claude --remove yourself, then re-run"
+    fi
+  fi
   removed=0
   for f in "$bindir/a2a" "$bash_comp" "$zsh_comp" "$fish_comp"; do
     if [ -e "$f" ] || [ -L "$f" ]; then rm -f "$f" && say "removed $f" && removed=$((removed + 1)); fi
   done
   [ "$removed" -gt 0 ] || say "nothing to remove under $prefix (set PREFIX as when you installed)"
-  say "left in place: your store (${A2A_DIR:-$HOME/.a2a}: slots, mail, topics; remove it yourself if you want it gone), Bun, and this checkout"
-  if command -v claude >/dev/null 2>&1 && claude mcp get a2a >/dev/null 2>&1; then
-    say "left in place: Claude Code's MCP server 'a2a' (remove it with: claude mcp remove a2a)"
-  fi
+  say "left in place: your store (${A2A_DIR:-$HOME/.a2a}: slots, mail, topics; remove it yourself if you want it gone), Bun, this checkout, and any repository's own set-up (a2a setup claude --scope project --remove, in that repository)"
   exit 0
 fi
 [ $# -eq 0 ] || die "unknown argument '$1': run ./install.sh, or ./install.sh --uninstall"
@@ -106,4 +113,4 @@ set +o pipefail
 set -o pipefail
 say "next:"
 say "  $a2a --help            # the commands, with examples"
-say "  $a2a setup claude      # give Claude Code the tools and the mail hooks (claude mcp add a2a -- $a2a mcp for the server alone)"
+say "  $a2a setup claude      # give Claude Code the tools and the mail hooks (claude mcp add -s user a2a -- $a2a mcp for the server alone)"

@@ -19,9 +19,9 @@ export const commands = {
         if (isTTY(0)) {
           err(
             "a2a mcp: this is the MCP server: it speaks JSON-RPC on stdin/stdout, for an MCP client (an agent) to start, not for typing at.\n" +
-              "  register it with Claude Code:  a2a setup claude   (or: claude mcp add a2a -- a2a mcp; -s user for every project)\n" +
+              "  register it with Claude Code:  a2a setup claude   (or: claude mcp add -s user a2a -- a2a mcp)\n" +
               '  or in .mcp.json:               {"mcpServers": {"a2a": {"command": "a2a", "args": ["mcp"]}}}\n' +
-              "  on another machine, over ssh:  claude mcp add a2a -- ssh HOST a2a mcp\n" +
+              "  on another machine, over ssh:  claude mcp add -s user a2a -- ssh HOST a2a mcp\n" +
               "Serving on this terminal now; Ctrl-D or Ctrl-C ends it.\n",
           );
         }

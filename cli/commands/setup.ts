@@ -86,10 +86,11 @@ function withHooks(value: Record<string, any>, cmd: { command: string; pre: stri
 function plan(path: string, change: (v: Record<string, any>) => Record<string, any>): Plan {
   const { text, value } = readJsonObject(path);
   const nextValue = change(value);
-  // Unchanged values are not rewritten, whatever the file's own formatting.
-  const same = JSON.stringify(nextValue) === JSON.stringify(value) && text !== undefined;
-  const after = same ? text! : stringify(nextValue);
-  return { path, before: text, after, diff: same ? "" : lineDiff(text ?? "", after) };
+  // Unchanged values are not rewritten, whatever the file's own formatting; a file that is not
+  // there and would get nothing of a2a's (a --remove) is not created.
+  if (JSON.stringify(nextValue) === JSON.stringify(value)) return { path, before: text, after: text ?? "", diff: "" };
+  const after = stringify(nextValue);
+  return { path, before: text, after, diff: lineDiff(text ?? "", after) };
 }
 
 // 20261201T222800Z: a backup's suffix, sortable.
@@ -131,6 +132,7 @@ export const commands = {
         "setup claude: register `a2a mcp` with Claude Code and install the a2a hooks (SessionStart, UserPromptSubmit, Stop: a2a hook ...), so every session of this user (--scope user, the default: ~/.claude.json and ~/.claude/settings.json) or of this repository (--scope project: .mcp.json and .claude/settings.json at the git root, to commit for a team) is on the bus and hears of its mail. Shows a diff of every file it changes and keeps the old content as FILE.a2a-backup-TIME; changes nothing with --dry-run, nor when already set up. --remove takes a2a's entries out again. --worker DUR makes the Stop hook wait up to DUR for the next message (a session that serves its inbox). Then check with a2a doctor.",
       examples: ["a2a setup claude --dry-run", "a2a setup claude", "a2a setup claude --scope project", "a2a setup claude --remove"],
       json: "print {scope, dry_run, files: [{path, changed, backup, diff}]}",
+      quiet: true,
     })
       .argument("<agent>", "the agent to set up: claude (Claude Code)")
       .option("--scope <scope>", "user (every project of yours) or project (this repository, shared)", "user")
@@ -157,6 +159,7 @@ export const commands = {
           if (!r.changed) text += `${r.path}: unchanged (${o.remove ? "no a2a entries" : "already set up"})\n`;
           else text += `${r.path}${o.dryRun ? " (dry run: not changed)" : r.backup ? ` (backup: ${r.backup})` : " (created)"}\n${r.diff}`;
         }
+        if (c.quiet) return;
         if (o.dryRun) text += "dry run: nothing was changed\n";
         else if (results.some((r) => r.changed)) {
           text += o.remove

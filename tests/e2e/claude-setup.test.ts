@@ -230,6 +230,17 @@ describe("a2a setup claude", () => {
     expect(JSON.parse(readFileSync(settings, "utf8"))).toEqual({ hooks: { Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }] } });
   });
 
+  test("--remove where a2a was never set up creates no file; -q prints nothing", async () => {
+    using d = tempDir();
+    const home = join(d.path, "home");
+    mkdirSync(home);
+    const rm = await a2a(["setup", "claude", "--remove"], { env: { HOME: home }, cwd: d.path });
+    expect(rm).toEqual({ code: 0, stderr: "", stdout: `${join(home, ".claude.json")}: unchanged (no a2a entries)\n${join(home, ".claude", "settings.json")}: unchanged (no a2a entries)\n` });
+    expect(readdirSync(home)).toEqual([]);
+    expect(await a2a(["setup", "claude", "-q"], { env: { HOME: home }, cwd: d.path })).toEqual({ code: 0, stderr: "", stdout: "" });
+    expect(readFileSync(join(home, ".claude", "settings.json"), "utf8")).toContain("hook session-start");
+  });
+
   test("--scope project writes .mcp.json and .claude/settings.json at the git root with the bare a2a; a store not the default is passed on", async () => {
     using d = tempDir();
     const repo = join(d.path, "repo");

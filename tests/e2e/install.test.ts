@@ -5,7 +5,7 @@
 // $PREFIX/bin (npm honours PREFIX), off PATH; install.sh must then install, build and run with
 // that Bun. This reaches the npm registry, as a newcomer's install does.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { cpSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, tempDir } from "../harness/run";
 
@@ -60,7 +60,7 @@ describe("install.sh", () => {
     expect(lines.slice(-3)).toEqual([
       "install.sh: next:",
       `install.sh:   ${bin} --help            # the commands, with examples`,
-      `install.sh:   ${bin} setup claude      # give Claude Code the tools and the mail hooks (claude mcp add a2a -- ${bin} mcp for the server alone)`,
+      `install.sh:   ${bin} setup claude      # give Claude Code the tools and the mail hooks (claude mcp add -s user a2a -- ${bin} mcp for the server alone)`,
     ]);
     expect(r.stdout).toContain(`install.sh: installed a2a 0.1.0 at ${bin}\ninstall.sh: checking this machine (a2a doctor):\n`);
     // install.sh ends by running a2a doctor: its check lines, indented under install.sh's own.
@@ -76,10 +76,22 @@ describe("install.sh", () => {
     const again = await run(["bash", "./install.sh"], s.repo, s.env);
     expect(again.code).toBe(0);
 
-    // A store, so --uninstall has something to leave.
+    // A store, so --uninstall has something to leave; Claude Code set up with this binary, and
+    // a setting of the user's own beside a2a's.
     expect((await run([bin, "publish", "kept", "x", "-q"], s.home, s.env)).code).toBe(0);
+    expect((await run([bin, "setup", "claude", "-q"], s.home, s.env)).code).toBe(0);
+    const settings = join(s.home, ".claude", "settings.json");
+    const claudeJson = join(s.home, ".claude.json");
+    const mine = JSON.parse(readFileSync(settings, "utf8"));
+    writeFileSync(settings, JSON.stringify({ ...mine, theme: "dark" }));
+    expect(readFileSync(settings, "utf8")).toContain(`${bin} hook`);
+    expect(JSON.parse(readFileSync(claudeJson, "utf8")).mcpServers.a2a.command).toBe(bin);
     const u = await run(["bash", "./install.sh", "--uninstall"], s.repo, s.env);
     expect({ code: u.code, stderr: u.stderr }).toEqual({ code: 0, stderr: "" });
+    // Nothing of a2a's is left in Claude Code's settings to run a binary that is gone.
+    expect(u.stdout).toContain("install.sh: claude: a2a removed from Claude Code");
+    expect(JSON.parse(readFileSync(settings, "utf8"))).toEqual({ theme: "dark" });
+    expect(JSON.parse(readFileSync(claudeJson, "utf8")).mcpServers?.a2a).toBeUndefined();
     expect(u.stdout).toContain(`install.sh: removed ${bin}\n`);
     expect(u.stdout).toContain(`install.sh: removed ${comp}\n`);
     expect(u.stdout).toContain(`left in place: your store (${s.home}/.a2a`);

@@ -89,7 +89,7 @@ describe.concurrent("a2a mcp started on a terminal", () => {
     const p = onPty(["mcp"], d.path);
     const said = await readUntil(p.stdout, (t) => t.includes("Ctrl-D"));
     expect(said).toContain("this is the MCP server: it speaks JSON-RPC on stdin/stdout");
-    expect(said).toContain("claude mcp add a2a -- a2a mcp");
+    expect(said).toContain("claude mcp add -s user a2a -- a2a mcp");
     p.stdin.end(); // script passes the end of input on as EOF
     expect(await p.exited).toBe(0);
   });
