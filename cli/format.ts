@@ -29,9 +29,11 @@ export function table(header: string[], rows: string[][]): string {
   return line(header) + rows.map(line).join("");
 }
 
-// The status table, fitted to `width` when there is one: names, states, ages and sizes are
-// never cut; the task and the preview share what is left (the task at most 40%), each at
-// least one character. Without a width (a pipe) they are cut at 30 and 40 characters.
+// The status table, fitted to `width` when there is one. Names, states, ages and sizes are
+// never cut (a cut name would be a name that does not exist); the task and the preview share
+// what is left (the task at most 40%), down to their headers' widths; when even that does not
+// fit, TASK is left out, then PREVIEW, so no line runs past the width unless the names alone
+// are wider. Without a width (a pipe) they are cut at 30 and 40 characters.
 export function statusTable(records: SlotRecord[], width: number | undefined): string {
   const head = ["NAME", "STATE", "TASK", "AGE", "SIZE", "PREVIEW"];
   const rows = records.map((r) => [
@@ -44,16 +46,25 @@ export function statusTable(records: SlotRecord[], width: number | undefined): s
   ]);
   let taskW = 30;
   let prevW = 40;
+  let keep = [0, 1, 2, 3, 4, 5];
   if (width !== undefined) {
     const w = (i: number) => Math.max(head[i].length, ...rows.map((r) => r[i].length));
-    const room = width - (w(0) + w(1) + w(3) + w(4)) - 2 * 5;
-    const taskFull = w(2);
-    taskW = Math.max(4, Math.min(taskFull, Math.floor(room * 0.4)));
-    prevW = Math.max(1, room - Math.max(head[2].length, Math.min(taskW, taskFull)));
+    const room = width - (w(0) + w(1) + w(3) + w(4) + 2 * 3); // for TASK and PREVIEW, with their separators
+    const [TASK, PREVIEW] = [head[2].length, head[5].length];
+    if (room >= 2 + TASK + 2 + PREVIEW) {
+      taskW = Math.max(TASK, Math.min(w(2), Math.floor(room * 0.4), room - 4 - PREVIEW));
+      prevW = room - 4 - taskW;
+    } else if (room >= 2 + PREVIEW) {
+      keep = [0, 1, 3, 4, 5];
+      prevW = room - 2;
+    } else keep = [0, 1, 3, 4];
   }
   for (const r of rows) {
     r[2] = preview(r[2], taskW);
     r[5] = preview(r[5], prevW);
   }
-  return table(head, rows);
+  return table(
+    keep.map((i) => head[i]),
+    rows.map((r) => keep.map((i) => r[i])),
+  );
 }

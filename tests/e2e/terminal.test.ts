@@ -121,6 +121,24 @@ describe.concurrent("the status table fits the width", () => {
     expect((await a2a(["status"], { dir: d.path, env: { COLUMNS: "20" } })).stdout).toContain(name);
   });
 
+  test("a long name at COLUMNS=60 and below: TASK, then PREVIEW, give way; no line is wider than the terminal", async () => {
+    using d = tempDir();
+    const name = "averyveryveryverylongnamethatislong"; // 35 characters
+    await a2a(["publish", name, "some result text here that is long enough"], { dir: d.path });
+    await a2a(["publish", "a", "z"], { dir: d.path });
+    const at = async (cols: number) => (await a2a(["status"], { dir: d.path, env: { COLUMNS: String(cols) } })).stdout.trimEnd().split("\n");
+    for (const cols of [80, 68, 66, 62, 60, 56, 53]) {
+      const lines = await at(cols);
+      for (const l of lines) expect({ cols, l, fits: l.length <= cols }).toEqual({ cols, l, fits: true });
+      expect(lines.some((l) => l.startsWith(name + "  "))).toBe(true);
+    }
+    // The fixed columns take 53 (35 + 5 + 3 + 4 and three separators): TASK and PREVIEW need 15
+    // more for their headers, PREVIEW alone 9.
+    expect((await at(68))[0].split(/\s+/)).toEqual(["NAME", "STATE", "TASK", "AGE", "SIZE", "PREVIEW"]);
+    expect((await at(62))[0].split(/\s+/)).toEqual(["NAME", "STATE", "AGE", "SIZE", "PREVIEW"]);
+    expect((await at(60))[0].split(/\s+/)).toEqual(["NAME", "STATE", "AGE", "SIZE"]);
+  });
+
   test("a pipe with no COLUMNS keeps the fixed widths (a preview of 40)", async () => {
     using d = tempDir();
     await a2a(["publish", "r", "z".repeat(100)], { dir: d.path });
