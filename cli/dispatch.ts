@@ -49,9 +49,20 @@ function route(args: string[]): { one?: string; args: string[] } {
   if (isCommand(name)) return { one: name, args };
   if (name === "help" && args[i + 1] !== undefined && !args[i + 1].startsWith("-")) {
     const target = args[i + 1];
-    return isCommand(target) ? { one: target, args } : { args: [...args.slice(0, i), target] };
+    // `help task claim` is `task claim --help` (commander's help command would show the group's).
+    return isCommand(target) ? { one: target, args: [...args.slice(0, i), ...args.slice(i + 1), "--help"] } : { args: [...args.slice(0, i), target] };
   }
   return { args };
+}
+
+// The command whose help answers a usage error: `a2a task claim` for `a2a task claim --bogus`,
+// the group for `a2a task --bogus`, the program without a command.
+function helpFor(program: Command, one: string | undefined, args: string[]): string {
+  if (!one) return "a2a --help";
+  const group = program.commands.find((c) => c.name() === one);
+  const after = args.slice(args.indexOf(one) + 1).find((a) => !a.startsWith("-"));
+  const sub = after && group?.commands.find((c) => c.name() === after || c.aliases().includes(after));
+  return sub ? `a2a ${one} ${sub.name()} --help` : `a2a ${one} --help`;
 }
 
 // commander's "error: unknown command 'pubish'\n(Did you mean publish?)" as one line.
@@ -98,7 +109,7 @@ async function main(): Promise<void> {
         process.exit(EXIT.USAGE);
       }
       // The help to read is the command's own when there is one.
-      fail(new A2AError("EUSAGE", `${usageLine(e.message)}: see ${r.one ? `a2a ${r.one} --help` : "a2a --help"}`, { data: { command: r.one ?? null } }));
+      fail(new A2AError("EUSAGE", `${usageLine(e.message)}: see ${helpFor(program, r.one, r.args)}`, { data: { command: r.one ?? null } }));
     }
     throw e;
   }

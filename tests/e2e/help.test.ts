@@ -79,6 +79,16 @@ describe.concurrent("naming a command wrongly is a usage error", () => {
     expect((await a2a(["help", "wiat"])).stderr).toContain("(did you mean wait?)");
   });
 
+  test("an unknown option points to the help of the subcommand that has it; a2a help GROUP SUB is that subcommand's help", async () => {
+    expect((await a2a(["task", "claim", "q", "--bogus"])).stderr).toBe("a2a: unknown option '--bogus': see a2a task claim --help\n");
+    expect((await a2a(["lease", "take", "--zz"])).stderr).toBe("a2a: unknown option '--zz': see a2a lease take --help\n");
+    expect((await a2a(["task", "--bogus"])).stderr).toBe("a2a: unknown option '--bogus': see a2a task --help\n");
+    expect((await a2a(["publish", "--zz"])).stderr).toBe("a2a: unknown option '--zz': see a2a publish --help\n");
+    const help = await a2a(["help", "task", "claim"]);
+    expect(help).toEqual({ code: 0, stderr: "", stdout: (await a2a(["task", "claim", "--help"])).stdout });
+    expect(help.stdout).toStartWith("Usage: a2a task claim [options] <queue>\n");
+  });
+
   test("--dir before the command still routes to it", async () => {
     using d = tempDir();
     const r = await a2a(["--dir", d.path, "publish", "r", "x"]);
