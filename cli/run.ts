@@ -134,7 +134,8 @@ export interface Doc {
 // A command with its documentation, --json, and commander's errors routed to cli/main.ts.
 export function command(program: Command, name: string, doc: Doc): Command {
   const cmd = program.command(name).summary(doc.summary).description(doc.description).option("--json", doc.json);
-  if (doc.quiet) cmd.option("-q, --quiet", "print no confirmation line (errors still go to stderr)");
+  // Every command takes -q, so a script can pass it everywhere; it silences confirmations only.
+  cmd.option("-q, --quiet", doc.quiet ? "print no confirmation line (errors still go to stderr)" : "accepted everywhere: this command prints no confirmation line to silence");
   return cmd
     .addHelpText("after", examples(doc.examples))
     .exitOverride()

@@ -21,6 +21,7 @@ function leaseCommands(l: Command): void {
     description: "Lease every NAME (a name for a file, a branch, anything: letters, digits, '.', '_', '-') to you until --ttl (default 5m), or none of them: if any is held by someone else, nothing is taken and the command exits 4 naming each holder and expiry; with --wait it blocks until all are free (124 on --timeout). Taking a name you already hold extends it.",
     examples: ["a2a lease take schema api --as alice --ttl 30m", "a2a lease take deploy --wait --timeout 10m --as ci"],
     json: "print the leases: [{name, holder, taken_at, expires_at}]",
+    quiet: true,
   })
     .argument("<names...>", "names to lease")
     .option("--ttl <duration>", "how long the leases last (default 5m)")
@@ -33,7 +34,7 @@ function leaseCommands(l: Command): void {
       const ls = end(c, outcome, {
         timeout: (pending) => text`timed out waiting for ${pending.join(", ")} to be free: nothing was taken; raise ${arg("timeout")} or see ${op("lease list")}`,
       })!;
-      out(c.json ? json(ls) : leaseLine("leased", ls));
+      c.confirm(ls, leaseLine("leased", ls));
     }));
 
   command(l, "renew", {
@@ -41,13 +42,14 @@ function leaseCommands(l: Command): void {
     description: "Extend the leases on NAMES you hold by --ttl (default 5m) from now. Exit 4 if you do not hold one of them (it is free or someone else's).",
     examples: ["a2a lease renew schema --as alice --ttl 30m"],
     json: "print the leases as JSON",
+    quiet: true,
   })
     .argument("<names...>", "leased names")
     .option("--ttl <duration>", "the new length, from now (default 5m)")
     .option(...AS_LEASE)
     .action(action((c: Ctx, names: string[], o) => {
       const ls = renewLeases(c.store, names, { as: o.as, ttlSec: durationSec(o.ttl, "--ttl") });
-      out(c.json ? json(ls) : leaseLine("renewed", ls));
+      c.confirm(ls, leaseLine("renewed", ls));
     }));
 
   command(l, "release", {
@@ -55,12 +57,13 @@ function leaseCommands(l: Command): void {
     description: "Release the leases on NAMES you hold; names already free are left alone. Exit 4, before anything is released, if one of them is held by someone else.",
     examples: ["a2a lease release schema api --as alice"],
     json: "print {released: [names]}",
+    quiet: true,
   })
     .argument("<names...>", "leased names")
     .option(...AS_LEASE)
     .action(action((c: Ctx, names: string[], o) => {
       const released = releaseLeases(c.store, names, { as: o.as });
-      out(c.json ? json({ released }) : released.length ? `released ${released.join(", ")}\n` : "nothing to release: those names were free\n");
+      c.confirm({ released }, released.length ? `released ${released.join(", ")}` : "nothing to release: those names were free");
     }));
 
   command(l, "list", {

@@ -133,12 +133,13 @@ export const commands = {
       description: "Mark the given messages of your inbox read, as `a2a recv` does after printing: for a reader that looked with `recv --peek` and has now handled them. Exit 3 if an id is not in your inbox (the others are still marked).",
       examples: ["a2a ack 1764507972123000-3f2a-1k3d-a9c2e1 --as bob"],
       json: "print {acked, already, missing} as JSON",
+      quiet: true,
     })
       .argument("<ids...>", "message ids")
       .option(...AS)
       .action(action((c: Ctx, ids: string[], o) => {
         const r = ack(c.store, requireAgent(c.store, o.as, "ack").name, ids);
-        out(c.json ? json(r) : [...r.acked.map((i) => `read ${i}\n`), ...r.already.map((i) => `already read ${i}\n`)].join(""));
+        c.confirm(r, [...r.acked.map((i) => `read ${i}\n`), ...r.already.map((i) => `already read ${i}\n`)].join(""));
         if (r.missing.length) throw new A2AError("ENOTFOUND", `no message ${r.missing.join(", ")} in this inbox: check the id (a2a inbox)`);
       })),
 
@@ -182,12 +183,17 @@ export const commands = {
       description: "Show your mail policy, or set it: open (anyone not denied may write) or allowlist (only senders you `a2a allow`: others' sends are refused, and their mail already waiting is held, see `a2a inbox --held`).",
       examples: ["a2a policy allowlist --as carol", "a2a policy --as carol"],
       json: "print the policy as JSON",
+      quiet: true,
     })
       .argument("[mode]", "open or allowlist; omit to show the current policy")
       .option(...AS)
       .action(action(async (c: Ctx, mode: string | undefined, o) => {
         const me = requireAgent(c.store, o.as, "policy").name;
-        const p = mode === undefined ? readPolicy(c.store, me) : await setPolicyMode(c.store, me, checkMode(mode));
-        out(c.json ? json(p) : policyLine(p));
+        if (mode === undefined) {
+          const p = readPolicy(c.store, me);
+          return out(c.json ? json(p) : policyLine(p));
+        }
+        const p = await setPolicyMode(c.store, me, checkMode(mode));
+        c.confirm(p, policyLine(p)); // a change confirmed: -q silences it
       })),
 };

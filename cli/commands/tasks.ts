@@ -121,13 +121,14 @@ function taskCommands(t: Command): void {
     description: "Extend the lease of the task you claimed, so it is not handed to another worker while you are still on it: by --lease, else by the lease the claim was given. Exit 4 if TOKEN is no longer current (the lease ran out and the task was reassigned, or it is done, failed or cancelled), with what happened; nothing changes.",
     examples: ['a2a task renew "$TASK_ID" "$TASK_TOKEN" --lease 10m'],
     json: "print {id, attempt, expires_at}",
+    quiet: true,
   })
     .argument("<id>", "task id")
     .argument("<token>", "the claim token task claim printed")
     .option("--lease <duration>", "the new lease, from now (default: the claim's)")
     .action(action((c: Ctx, id: string, token: string, o) => {
       const r = renewTask(c.store, id, token, { leaseSec: durationSec(o.lease, "--lease") });
-      out(c.json ? json(r) : `renewed ${r.id} attempt ${r.attempt} until ${isoTime(r.expires_at)}\n`);
+      c.confirm(r, `renewed ${r.id} attempt ${r.attempt} until ${isoTime(r.expires_at)}`);
     }));
 
   command(t, "done", {
@@ -135,6 +136,7 @@ function taskCommands(t: Command): void {
     description: "Mark the task you claimed done with RESULT (optional; '-' reads stdin, --file a file): `task wait` returns it and the tasks that wait for this one become claimable. Exit 4 if TOKEN is no longer current (the lease ran out and the task was reassigned, or it is already done or cancelled), with what happened; nothing changes.",
     examples: ['a2a task done "$TASK_ID" "$TASK_TOKEN" "built ok"', 'make 2>&1 | a2a task done "$TASK_ID" "$TASK_TOKEN" -'],
     json: "print {id, queue, attempt, state}",
+    quiet: true,
   })
     .argument("<id>", "task id")
     .argument("<token>", "the claim token task claim printed")
@@ -143,7 +145,7 @@ function taskCommands(t: Command): void {
     .action(action((c: Ctx, id: string, token: string, result: string | undefined, o) => {
       const body = result === undefined && o.file === undefined ? "" : payload(result, o.file, c.store.maxBytes, "the result");
       const r = completeTask(c.store, id, token, body);
-      out(c.json ? json(r) : `done ${r.id} (attempt ${r.attempt})\n`);
+      c.confirm(r, `done ${r.id} (attempt ${r.attempt})`);
     }));
 
   command(t, "fail", {
@@ -151,6 +153,7 @@ function taskCommands(t: Command): void {
     description: "Give up the task you claimed, with --reason: it goes back to the queue for another attempt, or to the queue's dead letters once its attempts are used up (--max-attempts of task add, default 3) or with --no-retry. Exit 4 if TOKEN is no longer current; nothing changes.",
     examples: ['a2a task fail "$TASK_ID" "$TASK_TOKEN" --reason "tests failed"', 'a2a task fail "$TASK_ID" "$TASK_TOKEN" --reason "bad input" --no-retry'],
     json: "print {id, queue, attempt, state, reason} (state ready: it will be retried)",
+    quiet: true,
   })
     .argument("<id>", "task id")
     .argument("<token>", "the claim token task claim printed")
@@ -158,7 +161,7 @@ function taskCommands(t: Command): void {
     .option("--no-retry", "dead at once, no further attempt")
     .action(action((c: Ctx, id: string, token: string, o) => {
       const r = failTask(c.store, id, token, { reason: o.reason, retry: o.retry });
-      out(c.json ? json(r) : r.state === "dead" ? `failed ${r.id} attempt ${r.attempt}: dead (${r.reason})\n` : `failed ${r.id} attempt ${r.attempt}: back in queue ${r.queue}\n`);
+      c.confirm(r, r.state === "dead" ? `failed ${r.id} attempt ${r.attempt}: dead (${r.reason})` : `failed ${r.id} attempt ${r.attempt}: back in queue ${r.queue}`);
     }));
 
   command(t, "wait", {
@@ -223,11 +226,12 @@ function taskCommands(t: Command): void {
     description: "Put a dead task (a dead letter) back in its queue with a fresh round of attempts; its dependants wait for it again. Old claim tokens stay dead. Exit 4 if the task is not dead, or dead only because a dependency is (retry that one).",
     examples: ['a2a task retry "$id"', "a2a task list build --state dead --json | jq -r '.[].id' | xargs -n1 a2a task retry"],
     json: "print the task as JSON",
+    quiet: true,
   })
     .argument("<id>", "task id")
     .action(action((c: Ctx, id: string) => {
       const v = retryTask(c.store, id);
-      out(c.json ? json(v) : `retried ${v.id}: ${v.state} in queue ${v.queue}\n`);
+      c.confirm(v, `retried ${v.id}: ${v.state} in queue ${v.queue}`);
     }));
 
   command(t, "cancel", {
@@ -235,12 +239,13 @@ function taskCommands(t: Command): void {
     description: "Cancel a task that is not done: it becomes dead with reason \"cancelled\" (and its dependants with it); a worker holding it is refused (exit 4) when it renews or finishes. Exit 4 if the task is already done.",
     examples: ['a2a task cancel "$id" --reason "not needed any more"'],
     json: "print the task as JSON",
+    quiet: true,
   })
     .argument("<id>", "task id")
     .option("--reason <text>", "why (kept as the reason)")
     .action(action((c: Ctx, id: string, o) => {
       const v = cancelTask(c.store, id, { reason: o.reason });
-      out(c.json ? json(v) : `cancelled ${v.id}\n`);
+      c.confirm(v, `cancelled ${v.id}`);
     }));
 }
 

@@ -52,6 +52,7 @@ describe.concurrent("top-level help", () => {
       const description = flat(r.stdout.split("\n\n")[1] ?? "");
       expect({ name, described: description.length > summary.length && description !== flat(summary) }).toEqual({ name, described: true });
       expect({ name, json: /^  --json +\S/m.test(r.stdout) }).toEqual({ name, json: true });
+      expect({ name, quiet: /^  -q, --quiet +\S/m.test(r.stdout) }).toEqual({ name, quiet: true });
       const examples = r.stdout.split("\nExamples:\n")[1] ?? "";
       expect({ name, example: examples.includes(`a2a ${name}`) }).toEqual({ name, example: true });
     }

@@ -159,6 +159,31 @@ describe.concurrent("-q / --quiet", () => {
     expect(bad.code).toBe(4);
     expect(bad.stderr).toMatch(/^a2a: slot r is at version 2, not 7/);
   });
+
+  test("task, lease, ack, policy and setup take -q too, and it silences their confirmations; results still print", async () => {
+    using d = tempDir();
+    const o = { dir: d.path, env: { HOME: d.path } };
+    const quiet = async (args: string[]) => expect({ args, r: await a2a([...args, "-q"], o) }).toEqual({ args, r: { stdout: "", stderr: "", code: 0 } });
+    const id = (await a2a(["task", "add", "q", "p1", "-q"], o)).stdout.trim(); // the id is the result, not a confirmation
+    expect(id).toMatch(/^\d{16}-[0-9a-f]{8}$/);
+    const claim = JSON.parse((await a2a(["task", "claim", "q", "--as", "w", "--json", "-q"], o)).stdout);
+    await quiet(["task", "renew", id, claim.token]);
+    await quiet(["task", "fail", id, claim.token, "--reason", "flaky", "--no-retry"]);
+    await quiet(["task", "retry", id]);
+    const again = JSON.parse((await a2a(["task", "claim", "q", "--as", "w", "--json"], o)).stdout);
+    await quiet(["task", "done", id, again.token, "ok"]);
+    await quiet(["task", "cancel", (await a2a(["task", "add", "q", "p2"], o)).stdout.trim()]);
+    await quiet(["lease", "take", "L", "--as", "w"]);
+    await quiet(["lease", "renew", "L", "--as", "w"]);
+    await quiet(["lease", "release", "L", "--as", "w"]);
+    await a2a(["send", "w", "hi", "--as", "w2"], o);
+    await quiet(["policy", "allowlist", "--as", "w"]);
+    expect((await a2a(["policy", "--as", "w", "-q"], o)).stdout).toBe("w: policy allowlist, allowed: nobody, denied: nobody\n"); // asked for: shown
+    await quiet(["allow", "w2", "--as", "w"]);
+    const [msg] = (await a2a(["recv", "--as", "w", "--json", "--peek"], o)).stdout.trim().split("\n").map((l) => JSON.parse(l));
+    await quiet(["ack", msg.id, "--as", "w"]);
+    await quiet(["setup", "claude", "--dry-run"]);
+  });
 });
 
 describe.concurrent("a2a completion", () => {
