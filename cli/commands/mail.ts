@@ -73,7 +73,7 @@ export const commands = {
       examples: [
         "a2a recv --as bob",
         "A2A_AGENT=bob a2a recv --wait --timeout 5m",
-        "while m=$(a2a recv --as worker --wait --json); do echo \"$m\" | jq -r .body | sh; done",
+        "while m=$(a2a recv --as worker --wait --json); do jq -r .body <<<\"$m\" >>requests.txt; done   # bodies are data, never commands",
       ],
       json: "one JSON object per message: id, from, user, to, body, sent_at, reply_to, ...",
     })

@@ -55,6 +55,8 @@ describe.concurrent("top-level help", () => {
       expect({ name, quiet: /^  -q, --quiet +\S/m.test(r.stdout) }).toEqual({ name, quiet: true });
       const examples = r.stdout.split("\nExamples:\n")[1] ?? "";
       expect({ name, example: examples.includes(`a2a ${name}`) }).toEqual({ name, example: true });
+      // What another agent wrote is data (README, Trust): no example runs it as a command.
+      expect({ name, runsBodies: /\|\s*(sh|bash|zsh)\b/.test(examples) }).toEqual({ name, runsBodies: false });
     }
   });
 
