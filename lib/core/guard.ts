@@ -13,21 +13,29 @@
 //   umask;
 // - removeFile removes only regular files; a link, FIFO or directory under a record's name is
 //   left alone.
+// - in a shared store, the root, the top-level directories of STICKY_NAMES, and what a caller
+//   asks to be sticky (a topic, an agent's own inbox) are sticky: only an entry's owner (or the
+//   directory's) may rename or remove it. A directory that should be sticky and is not (a store
+//   made by an earlier release) gets the bit from the first a2a process of its owner; what a2a
+//   cannot fix, `a2a doctor` reports (lib/store-audit.ts).
+// - a file that speaks for someone (an agent's policy, a session's state) is trusted only when
+//   its owner is theirs (speaksFor): group members can create files wherever a name is free.
 // - the root's checks (its marker, its owner) run once per Store (store.rootGuarded); every
 //   directory below it is looked at again (lstat) each time it is about to be used, because a
 //   process may live for hours (`a2a mcp`), and a directory that was real at its first write
 //   can be a link by its hundredth. A command pays one lstat per path component per write.
 
 import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, type Stats } from "node:fs";
-import { dirname, relative, sep } from "node:path";
+import { basename, dirname, relative, sep } from "node:path";
 import type { Marker, Store } from "./config";
 import { A2AError, arg, ioError, text } from "./errors";
 import { readJsonLine, refuseDir, syncDir } from "./fs";
 import { userName } from "./owner";
-import { STORE_NAMES, markerFile } from "./paths";
+import { STICKY_NAMES, STORE_NAMES, markerFile } from "./paths";
 import { nowSec } from "./time";
 
 const uid = () => process.getuid?.() ?? -1;
+export const myUid = uid;
 
 function lstatOrUndefined(path: string): Stats | undefined {
   try {
@@ -52,7 +60,40 @@ export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
 export const SHARED_DIR_MODE = 0o2770; // setgid: what is created inside stays in the group
 export const SHARED_FILE_MODE = 0o640; // members read; only the writer can change a file in place
-const STICKY = 0o1000; // only a file's creator (or the directory's owner) may rename or delete it
+export const STICKY = 0o1000; // only a file's creator (or the directory's owner) may rename or delete it
+const SHARED_ROOT_MODE = SHARED_DIR_MODE | STICKY; // nobody renames another's top-level directory away
+
+// Whether the store's directory `path` must be sticky: in a shared store, the root, the
+// top-level directories of STICKY_NAMES, and `asked` (the caller's own: a topic, an inbox).
+export function stickyExpected(store: Store, path: string, asked = false): boolean {
+  if (!store.shared) return false;
+  return asked || path === store.root || (dirname(path) === store.root && STICKY_NAMES.includes(basename(path)));
+}
+
+// Gives an existing directory of ours the sticky bit it should have (a store made by an
+// earlier release): only its owner may, so another's is left for `a2a doctor` to report.
+function stick(path: string, st: Stats): void {
+  if (st.mode & STICKY || st.uid !== uid()) return;
+  try {
+    chmodSync(path, (st.mode & 0o7777) | STICKY);
+  } catch (err) {
+    throw ioError(err, `making ${path} sticky`);
+  }
+}
+
+// The uid owning the store's entry `path` (not followed), or undefined when there is none.
+export function ownerOf(path: string): number | undefined {
+  return lstatOrUndefined(path)?.uid;
+}
+
+// Whether a file owned by `fileUid` speaks for the OS user `ownerUid` (the owner of an agent's
+// inbox, or this process): in a shared store only their own files (or root's) do, since any
+// member can create a file wherever its name is free; in a private store everything is its
+// owner's. The root is guarded first, so a reader knows from the marker whether it is shared.
+export function speaksFor(store: Store, fileUid: number, ownerUid: number | undefined): boolean {
+  checkStore(store);
+  return !store.shared || fileUid === ownerUid || fileUid === 0;
+}
 
 // A new directory of the store; below the root, its name is synced into its parent (the first
 // message to a new inbox must survive a power cut as any other does). The root's own parent is
@@ -81,6 +122,7 @@ function becomeShared(store: Store, st: Stats): void {
       data: { root: store.root, gid: st.gid },
     });
   }
+  stick(store.root, st);
 }
 
 const readMarker = (store: Store) =>
@@ -147,11 +189,18 @@ function guardRoot(store: Store): void {
 // A store made shared on first use (A2A_SHARED=1): its root gets the group modes now.
 function fixSharedRoot(store: Store, root: string): void {
   try {
-    chmodSync(root, SHARED_DIR_MODE);
+    chmodSync(root, SHARED_ROOT_MODE);
     store.gid = statSync(root).gid;
   } catch (err) {
     throw ioError(err, `making ${root} a shared store`);
   }
+  makeTopDirs(store);
+}
+
+// A shared store's top-level directories, made by whoever makes the store (its owner), so that
+// no member owns one: the owner of a sticky directory may rename anything in it.
+function makeTopDirs(store: Store): void {
+  for (const name of STORE_NAMES) if (name !== "store.json") ensureDir(store, `${store.root}${sep}${name}`);
 }
 
 // For `a2a init [--shared GROUP]` (lib/core/init.ts): makes the store at its root (missing or empty) with its
@@ -177,14 +226,14 @@ export function prepareStore(store: Store, group?: { name: string; gid: number }
   if (group) {
     try {
       chownSync(store.root, -1, group.gid);
-      chmodSync(store.root, SHARED_DIR_MODE);
+      chmodSync(store.root, SHARED_ROOT_MODE);
     } catch (err) {
       throw ioError(err, `giving ${store.root} to group ${group.name} (you must be a member of it)`);
     }
   }
   store.shared = !!group;
   store.rootGuarded = false;
-  ensureDir(store, store.root);
+  ensureDir(store, store.root); // shared: the root's mode and the top-level directories (fixSharedRoot)
   const marker = store.pendingMarker!;
   if (group) marker.group = group.name;
   return { created: true, marker };
@@ -224,12 +273,14 @@ export function ensureDir(store: Store, dir: string, sticky = false): void {
   let path = store.root;
   for (const part of rel ? rel.split(sep) : []) {
     path = `${path}${sep}${part}`;
+    const stuck = stickyExpected(store, path, sticky && path === dir);
     let st = lstatOrUndefined(path);
     if (!st) {
-      makeDir(store, path, store.shared && sticky && path === dir ? store.dirMode | STICKY : store.dirMode);
+      makeDir(store, path, stuck ? store.dirMode | STICKY : store.dirMode);
       st = lstatSync(path);
     }
     checkOwned(store, path, st);
+    if (stuck) stick(path, st);
   }
 }
 

@@ -58,6 +58,11 @@ export const CHUNK_DIGITS = 10;
 // The store itself: its marker, and every name a2a creates at its top.
 export const markerFile = (s: Store) => join(s.root, "store.json");
 export const STORE_NAMES = ["store.json", "tmp", "slots", "locks", "streams", "topics", "subs", "inbox", "peers", "identities", "tasks", "leases", "sessions"];
+// The top-level directories that are sticky in a shared store: each holds entries made by
+// different members that no other member ever needs to rename or remove (temp files, topics,
+// subscribers, inboxes, session state). The others hold shared state that members replace,
+// break or sweep for each other by design (slot records, locks, chunks, presence, tasks).
+export const STICKY_NAMES = ["tmp", "topics", "subs", "inbox", "sessions"];
 
 // Slots.
 export const tmpDir = (s: Store) => join(s.root, "tmp");

@@ -20,12 +20,12 @@
 // machines. Names starting with "." are never messages.
 
 import { type Store } from "../core/config";
-import { ensureDir, moveFile } from "../core/guard";
+import { ensureDir, moveFile, ownerOf } from "../core/guard";
 import { hashHex, randomHex } from "../core/digest";
 import { A2AError } from "../core/errors";
 import { entries, readJsonLine } from "../core/fs";
 import { userName } from "../core/owner";
-import { claimDir, curDir, heldDir, newDir } from "../core/paths";
+import { badDir, claimDir, curDir, heldDir, inboxDir, keysDir, newDir } from "../core/paths";
 
 export interface Message {
   a2a: 1;
@@ -123,9 +123,17 @@ export function countIds(store: Store, dir: string): number {
 }
 
 // Creates the directories messages move between (a no-op when they exist). `own`: the
-// recipient itself creates them, so in a shared store they are sticky and its own: other
-// members can deliver into new/ but not rename or delete what is there. An inbox a sender
-// creates for an agent that has not run yet is not sticky (its reader could not claim then).
+// recipient itself creates them, so in a shared store its inbox and every directory in it are
+// sticky and its own: other members can deliver into new/ (and keep key records in keys/) but
+// not rename or delete what is there, nor swap a directory of the inbox for one of theirs. An
+// inbox a sender creates for an agent that has not run yet is neither (its reader could not
+// claim then): it is the sender's, which inboxOwner tells.
 export function ensureInbox(store: Store, agent: string, own = false): void {
-  for (const d of [newDir, claimDir, curDir, heldDir]) ensureDir(store, d(store, agent), own);
+  if (own) ensureDir(store, inboxDir(store, agent), true);
+  for (const d of own ? [newDir, claimDir, curDir, heldDir, badDir, keysDir] : [newDir, claimDir, curDir, heldDir]) ensureDir(store, d(store, agent), own);
 }
+
+// The OS user an agent's files must belong to for a2a to trust them (its policy), in a shared
+// store: the owner of its inbox directory, the one member who can rename or remove what is in
+// it. Undefined when it has no inbox yet.
+export const inboxOwner = (store: Store, agent: string): number | undefined => ownerOf(inboxDir(store, agent));

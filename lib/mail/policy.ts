@@ -9,16 +9,20 @@
 // Changes are read-modify-write under a lock (lib/core/lock.ts, name "@policy.AGENT") and land by
 // an atomic replace. What this cannot stop: a process with write access to the store writing
 // into new/ directly, or claiming another name (see the file owner reported with each message).
+// In a shared store the policy speaks for its agent only when the owner of the agent's inbox
+// wrote it (lib/mail/message.ts inboxOwner): one planted by another member where the agent had
+// none (the sticky inbox stops a replacement) is ignored, as if absent, and `a2a doctor` names it.
 
 import { writeAtomic } from "../core/atomic";
 import { type Store } from "../core/config";
-import { ensureDir } from "../core/guard";
+import { myUid, ownerOf, speaksFor } from "../core/guard";
 import { A2AError, arg, op, text } from "../core/errors";
 import { readJsonLine } from "../core/fs";
 import { withLock } from "../core/lock";
 import { checkAgent, curDir, heldDir, inboxDir, msgFile, newDir, policyFile } from "../core/paths";
 import { nowSec } from "../core/time";
-import { ensureInbox, idsIn, moveMessage, readMessageFile } from "./message";
+import { userName } from "../core/owner";
+import { ensureInbox, idsIn, inboxOwner, moveMessage, readMessageFile } from "./message";
 
 export type PolicyMode = "open" | "allowlist";
 
@@ -45,12 +49,20 @@ export function checkMode(mode: unknown): PolicyMode {
 const asPolicy = (p: any) =>
   p.a2a === 1 && (p.mode === "open" || p.mode === "allowlist") && Array.isArray(p.allow) && Array.isArray(p.deny) ? (p as Policy) : undefined;
 
+// Whether the file at policyFile speaks for `agent` (see the header); true when there is none.
+export function policyTrusted(store: Store, agent: string): boolean {
+  const uid = ownerOf(policyFile(store, agent));
+  return uid === undefined || speaksFor(store, uid, inboxOwner(store, agent));
+}
+
 export function readPolicy(store: Store, agent: string): Policy {
   checkAgent(agent);
+  const none: Policy = { a2a: 1, agent, mode: "open", allow: [], deny: [], updated_at: null };
   for (let i = 0; ; i++) {
     const r = readJsonLine(store, policyFile(store, agent), asPolicy);
+    if (r.kind !== "absent" && !policyTrusted(store, agent)) return none;
     if (r.kind === "ok") return { ...r.value, agent };
-    if (r.kind === "absent" && !r.stale) return { a2a: 1, agent, mode: "open", allow: [], deny: [], updated_at: null };
+    if (r.kind === "absent" && !r.stale) return none;
     // Invalid: a torn read on a caching network filesystem is retried; then it is damage.
     if (i >= 3) {
       // Failing closed would silently drop mail; failing open would ignore the user's wish.
@@ -105,7 +117,14 @@ function lastUserOf(store: Store, agent: string, from: string): string | undefin
 
 async function change(store: Store, agent: string, edit: (p: Policy) => Policy): Promise<Policy> {
   checkAgent(agent);
-  ensureDir(store, inboxDir(store, agent));
+  ensureInbox(store, agent, true);
+  // In a shared store only the inbox's owner writes a policy others will trust.
+  const owner = inboxOwner(store, agent);
+  if (owner !== undefined && !speaksFor(store, myUid(), owner)) {
+    throw new A2AError("EDENIED", `the inbox of ${agent} (${inboxDir(store, agent)}) belongs to OS user ${userName(store, owner)}, not to you: a policy you write would not be trusted; if ${agent} is yours, have the store's administrator give it to you (chown -R ${userName(store, myUid())} ${inboxDir(store, agent)})`, {
+      data: { agent, owner: userName(store, owner) },
+    });
+  }
   return withLock(store, `@policy.${agent}`, () => {
     const next = { ...edit(readPolicy(store, agent)), updated_at: nowSec() };
     writeAtomic(store, policyFile(store, agent), JSON.stringify(next) + "\n");

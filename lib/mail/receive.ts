@@ -112,7 +112,7 @@ export async function receive(
 
 // A file in new/ that is not a message: moved out of the way so it is not read again.
 function quarantine(store: Store, agent: string, path: string, id: string): void {
-  ensureDir(store, badDir(store, agent));
+  ensureDir(store, badDir(store, agent), true); // the reader's own, as the rest of its inbox
   moveMessage(store, path, msgFile(badDir(store, agent), id), `quarantining message ${id}`); // false: moved already
 }
 

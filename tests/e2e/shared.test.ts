@@ -55,13 +55,13 @@ const ok = async (user: string, args: string[], stdin?: string) => {
 };
 
 describe.if(able)("a store shared by three OS users", () => {
-  test("init --shared makes the root the group's, 2770 setgid, with a shared marker", async () => {
+  test("init --shared makes the root the group's, 3770 setgid and sticky, with a shared marker", async () => {
     // The administrator makes it (sudo a2a init --shared GROUP --dir /srv/a2a): root here.
     const init = Bun.spawnSync([BIN, "init", "--shared", GROUP], { env: { ...process.env, A2A_DIR: store }, stdout: "pipe", stderr: "pipe" });
     expect(init.stderr.toString()).toBe("");
     expect(init.stdout.toString()).toContain(`made the shared store of group ${GROUP}`);
     const st = statSync(store);
-    expect(st.mode & 0o7777).toBe(0o2770);
+    expect(st.mode & 0o7777).toBe(0o3770);
     expect(st.gid).not.toBe(0);
     expect(JSON.parse(await ok(USERS.bob, ["init", "--json"]))).toMatchObject({ created: false, mode: "shared", group: GROUP });
   });
