@@ -46,7 +46,7 @@ export function frameMessage(m: ReceivedMessage): string {
 export function frameTopicMessage(m: TopicMessage): string {
   const token = `[frame ${randomHex(4)}]`;
   return (
-    `--- ${m.topic} #${m.id} from ${m.from || "anonymous"} at ${isoTime(m.sent_at)} (${UNTRUSTED_NOTE}) ${token} ---\n` +
+    `--- ${m.topic} #${m.id} from ${m.from || "anonymous"} (OS user ${escapeControls(m.user)}) at ${isoTime(m.sent_at)} (${UNTRUSTED_NOTE}) ${token} ---\n` +
     shownBody(m.body) +
     `--- end of ${m.topic} #${m.id} ${token} ---\n`
   );

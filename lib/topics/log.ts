@@ -10,22 +10,28 @@
 // smaller one exists, so the ids a reader sees are dense: having read up to N, nothing below
 // N can still appear. Files are never rewritten, so even a caching network filesystem cannot
 // show a torn one (a file that fails its checks is treated as not there yet).
+// A message as read carries `user`, the OS user owning its file, as mail does: `from` is what
+// the publisher claimed, the owner is what the filesystem vouches for. In a shared store the
+// topics and topics/ itself are sticky, so no member renames or removes another's messages
+// (the member who made a topic's directory can, as the owner of any sticky directory can).
 
 import { createAtomic } from "../core/atomic";
 import { checkSize, type Store } from "../core/config";
-import { ensureDir } from "../core/guard";
 import { A2AError } from "../core/errors";
 import { entries, fitRecord, readJsonLine } from "../core/fs";
 import { checkName, NAME_RULE, topicDir, topicIdOf, topicMessageFile } from "../core/paths";
 import { nowSec } from "../core/time";
+import { ensureDir, myUid } from "../core/guard";
+import { userName } from "../core/owner";
 
 export interface TopicMessage {
   a2a: 1;
   topic: string;
   id: number;
-  from: string;
+  from: string; // the name the publisher claimed
   body: string;
   sent_at: number;
+  user: string; // the OS user owning the file: never written into it, never read from its text
 }
 
 const TOPIC_RE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
@@ -56,8 +62,8 @@ export function publishTopic(store: Store, topic: string, body: string, from: st
   ensureDir(store, topicDir(store, topic), true); // shared: nobody removes another's message
   let id = lastMessageId(store, topic) + 1;
   for (;;) {
-    const msg: TopicMessage = { a2a: 1, topic, id, from, body, sent_at: nowSec() };
-    if (createAtomic(store, topicMessageFile(store, topic, id), fitRecord(store, JSON.stringify(msg) + "\n", "the topic message"))) return msg;
+    const msg = { a2a: 1 as const, topic, id, from, body, sent_at: nowSec() };
+    if (createAtomic(store, topicMessageFile(store, topic, id), fitRecord(store, JSON.stringify(msg) + "\n", "the topic message"))) return { ...msg, user: userName(store, myUid()) };
     id++; // another publisher took this number: the next one is free or will be soon
   }
 }
@@ -80,7 +86,7 @@ function readMessage(store: Store, topic: string, id: number): TopicMessage | "f
   const r = readJsonLine(store, topicMessageFile(store, topic, id), (m) =>
     m.a2a === 1 && m.id === id && typeof m.body === "string" ? (m as TopicMessage) : undefined,
   );
-  return r.kind === "ok" ? r.value : r.kind === "invalid" ? "foreign" : undefined;
+  return r.kind === "ok" ? { ...r.value, user: userName(store, r.uid) } : r.kind === "invalid" ? "foreign" : undefined;
 }
 
 // Messages of `topic` with id > sinceId, oldest first, at most `limit`. Reads by number from

@@ -45,7 +45,7 @@ describe("frames", () => {
   });
 
   test("a topic frame is closed by an end line with its token", () => {
-    const t = frameTopicMessage({ a2a: 1, topic: "build.status", id: 7, from: "ci", body: "green\x07", sent_at: 1764507972 });
-    expect(t).toMatch(/^--- build\.status #7 from ci at .* \[frame ([0-9a-f]{8})\] ---\ngreen\\x07\n--- end of build\.status #7 \[frame \1\] ---\n$/);
+    const t = frameTopicMessage({ a2a: 1, topic: "build.status", id: 7, from: "ci", body: "green\x07", sent_at: 1764507972, user: "seca" });
+    expect(t).toMatch(/^--- build\.status #7 from ci \(OS user seca\) at .* \[frame ([0-9a-f]{8})\] ---\ngreen\\x07\n--- end of build\.status #7 \[frame \1\] ---\n$/);
   });
 });
