@@ -13,7 +13,9 @@ import { readJsonLine } from "../../lib/core/fs";
 import { userName } from "../../lib/core/owner";
 import { markerFile, slotFile } from "../../lib/core/paths";
 import { networkFsType, wakeMode } from "../../lib/core/watch";
+import { checkStore } from "../../lib/core/guard";
 import { gitRoot } from "../../lib/presence/identity";
+import { auditShared } from "../../lib/store-audit";
 import { sessionName } from "../../lib/presence/session-name";
 import { clearSlot, publishSlot } from "../../lib/slots/slot";
 import { waitSlots } from "../../lib/slots/wait";
@@ -45,6 +47,12 @@ function nearestExisting(path: string): string {
 }
 
 function storeChecks(store: Store, checks: Check[]): void {
+  try {
+    checkStore(store); // its marker, not A2A_SHARED, says whether it is shared
+  } catch (e) {
+    checks.push({ check: "store", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "fix the store as the line says" });
+    return;
+  }
   const from = { "--dir": "from --dir", A2A_DIR: "from A2A_DIR", default: "the default" }[store.rootFrom];
   let st;
   try {
@@ -60,9 +68,6 @@ function storeChecks(store: Store, checks: Check[]): void {
     const perms = (st.mode & 0o7777).toString(8);
     const markerText = marker.kind === "ok" ? `marker ok (${marker.value.mode}, created by ${marker.value.created_by})` : marker.kind === "absent" ? "no marker yet (written with the next write)" : "marker damaged";
     checks.push({ check: "store", level: marker.kind === "invalid" ? "problem" : "ok", detail: `${store.root} (${from}), owner ${owner}, mode ${perms} (${store.shared ? "shared" : "private"}), ${markerText}`, fix: marker.kind === "invalid" ? `look at ${markerFile(store)}: a2a writes it once, with the store` : undefined });
-    if (marker.kind === "ok" && (marker.value.mode === "shared") !== store.shared) {
-      checks.push({ check: "store mode", level: "problem", detail: `the store was made ${marker.value.mode} but this process runs ${store.shared ? "shared (A2A_SHARED=1)" : "private"}`, fix: marker.value.mode === "shared" ? "set A2A_SHARED=1 for every a2a process on this store" : "unset A2A_SHARED, or use a separate shared store" });
-    }
   }
   const at = nearestExisting(store.root);
   const fs = networkFsType(at);
@@ -70,6 +75,29 @@ function storeChecks(store: Store, checks: Check[]): void {
   const why = store.watchMode !== "auto" ? `A2A_WATCH=${store.watchMode}` : fs ? `${fs} is a network filesystem: a watch sees only this machine's writes` : "a local filesystem";
   const wake = mode === "watch" ? "watch (inotify events)" : mode === "poll" ? `poll every ${store.pollMs} ms` : `watch + poll every ${store.pollMs} ms`;
   checks.push({ check: "wake mode", level: "ok", detail: `${wake}: ${why}` });
+}
+
+const FINDINGS_SHOWN = 20;
+
+// A shared store: sticky bits and owners (lib/store-audit.ts), one line each.
+function ownerChecks(store: Store, checks: Check[], all: boolean): void {
+  let findings;
+  try {
+    let me: string | undefined;
+    try {
+      me = sessionName(store, process.cwd()).name;
+    } catch {
+      // reported by the session name check
+    }
+    findings = auditShared(store, me);
+  } catch (e) {
+    return void checks.push({ check: "owners", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "fix the store as the line says" });
+  }
+  if (!store.shared) return;
+  if (!findings.length) return void checks.push({ check: "owners", level: "ok", detail: "sticky directories are sticky, and each inbox, policy and session record belongs to its agent's OS user" });
+  const shown = all ? findings.length : FINDINGS_SHOWN;
+  for (const f of findings.slice(0, shown)) checks.push({ check: "owners", level: "problem", detail: `${f.path} ${f.problem}`, fix: f.fix });
+  if (findings.length > shown) checks.push({ check: "owners", level: "problem", detail: `and ${findings.length - shown} more like these (a2a doctor --json lists them all)`, fix: "as above" });
 }
 
 function inotifyCheck(checks: Check[]): void {
@@ -197,7 +225,7 @@ export const commands = {
     command(p, "doctor", {
       summary: "check that a2a will work here, and say how to fix what will not",
       description:
-        "Check the store (path and where it came from, marker, owner, private or shared), its filesystem and the wake mode it implies (watch or poll, and why), inotify limits, a live handoff in-process and through a spawned a2a wait, clock skew between this host and the store's filesystem, whether a2a on PATH is this binary, the session name a2a mcp takes here, and Claude Code: whether it is installed, whether claude mcp list shows a2a connected and in which scope, and whether the a2a hooks are installed. One line per check; a problem's line ends with its fix. Exit 0 when nothing is wrong, 1 otherwise.",
+        "Check the store (path and where it came from, marker, owner, private or shared; in a shared store, that the directories holding members' files are sticky and that each inbox, policy and session record belongs to its agent's OS user), its filesystem and the wake mode it implies (watch or poll, and why), inotify limits, a live handoff in-process and through a spawned a2a wait, clock skew between this host and the store's filesystem, whether a2a on PATH is this binary, the session name a2a mcp takes here, and Claude Code: whether it is installed, whether claude mcp list shows a2a connected and in which scope, and whether the a2a hooks are installed. One line per check; a problem's line ends with its fix. Exit 0 when nothing is wrong, 1 otherwise.",
       examples: ["a2a doctor", "a2a doctor --json | jq '.checks[] | select(.level == \"problem\")'"],
       json: "print {ok, checks: [{check, level: ok|note|problem, detail, fix}]}",
     }).action(action(async (c: Ctx) => {
@@ -210,6 +238,7 @@ export const commands = {
       }
       if (store) {
         storeChecks(store, checks);
+        ownerChecks(store, checks, c.json);
         inotifyCheck(checks);
         await handoffChecks(store, checks);
         try {

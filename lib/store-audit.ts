@@ -1,0 +1,95 @@
+// Who owns what in a shared store, against what a2a makes: the findings `a2a doctor` reports,
+// each with its fix. a2a fixes what its own user can (lib/core/guard.ts gives a directory of
+// its user the sticky bit it lacks); what is left needs another member or root. Top-level
+// because it looks across mail, topics and the hooks' session state.
+//
+// Checked, in a shared store only (a private store is its owner's alone):
+// - the root, the top-level directories of STICKY_NAMES, each topic, and each inbox its agent
+//   made with the directories in it are sticky;
+// - those top-level directories belong to the root's owner (or root): the owner of a sticky
+//   directory may still rename or remove anything in it;
+// - every directory of an inbox, and its policy, belong to the inbox's owner (the agent's OS
+//   user); a session record belongs to the owner of its agent's inbox (this user, for the
+//   session doctor runs for).
+// Reading only: nothing is changed here.
+
+import { lstatSync, type Stats } from "node:fs";
+import { join } from "node:path";
+import type { Store } from "./core/config";
+import { entries } from "./core/fs";
+import { checkStore, myUid, STICKY } from "./core/guard";
+import { userName } from "./core/owner";
+import { badDir, claimDir, curDir, heldDir, inboxDir, inboxesDir, isValidName, keysDir, newDir, peerNameOf, policyFile, sessionsDir, STICKY_NAMES, topicDir, topicsDir } from "./core/paths";
+
+export interface Finding {
+  path: string;
+  problem: string; // what is wrong, and what it lets someone do
+  fix: string; // the command, and who must run it
+}
+
+function lstatQuiet(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+// `me`: the agent name this user's session has here (its inbox and session record must be this user's).
+export function auditShared(store: Store, me?: string): Finding[] {
+  checkStore(store);
+  const rootSt = lstatQuiet(store.root);
+  if (!store.shared || !rootSt) return [];
+  const out: Finding[] = [];
+  const who = (uid: number) => `OS user ${userName(store, uid)}`;
+  const theirs = (uid: number, owner: number) => uid === owner || uid === 0;
+  const sticky = (path: string, st: Stats, also = "") => {
+    if (st.isDirectory() && !(st.mode & STICKY)) {
+      out.push({ path, problem: `is not sticky: any member can rename or remove what others made in it${also}`, fix: `chmod +t ${path} (as ${who(st.uid)}, its owner, or root)` });
+    }
+  };
+  const owned = (path: string, st: Stats, owner: number, whose: string, harm: string, fix: string) => {
+    if (!theirs(st.uid, owner)) out.push({ path, problem: `belongs to ${who(st.uid)}, not to ${who(owner)} (${whose}): ${harm}`, fix });
+  };
+
+  sticky(store.root, rootSt);
+  for (const name of STICKY_NAMES) {
+    const path = join(store.root, name);
+    const st = lstatQuiet(path);
+    if (!st?.isDirectory()) continue;
+    sticky(path, st);
+    owned(path, st, rootSt.uid, "the store's owner", "that member can rename or remove anything in it", `chown ${userName(store, rootSt.uid)} ${path} (as root)`);
+  }
+  for (const topic of entries(store, topicsDir(store))) {
+    const st = lstatQuiet(topicDir(store, topic));
+    if (st) sticky(topicDir(store, topic), st);
+  }
+  for (const agent of entries(store, inboxesDir(store)).filter(isValidName)) {
+    const dir = inboxDir(store, agent);
+    const st = lstatQuiet(dir);
+    if (!st?.isDirectory()) continue;
+    const owner = st.uid;
+    if (me === agent && !theirs(owner, myUid())) {
+      out.push({ path: dir, problem: `belongs to ${who(owner)}, not to you: ${agent} is this session's name, and that member can remove its mail and set its policy`, fix: `chown -R ${userName(store, myUid())} ${dir} (as root), or use another name (A2A_AGENT)` });
+    }
+    sticky(dir, st, `: made by ${who(owner)} (a sender, before ${agent} first read its inbox, or an earlier release)`);
+    for (const sub of [newDir, claimDir, curDir, heldDir, badDir, keysDir]) {
+      const path = sub(store, agent);
+      const s = lstatQuiet(path);
+      if (!s?.isDirectory()) continue;
+      owned(path, s, owner, `who owns ${dir}`, "that member can remove what is in it", `chown -R ${userName(store, owner)} ${path} (as root)`);
+      if (theirs(s.uid, owner) && st.mode & STICKY) sticky(path, s);
+    }
+    const pst = lstatQuiet(policyFile(store, agent));
+    if (pst) owned(policyFile(store, agent), pst, owner, `who owns ${dir}`, "a2a ignores it", `rm ${policyFile(store, agent)} (as ${who(owner)}: the owner of a sticky directory may), then set the policy again`);
+  }
+  for (const file of entries(store, sessionsDir(store))) {
+    const name = peerNameOf(file);
+    const path = join(sessionsDir(store), file);
+    const st = lstatQuiet(path);
+    if (!name || !st) continue;
+    const owner = lstatQuiet(inboxDir(store, name))?.uid ?? (name === me ? myUid() : undefined);
+    if (owner !== undefined) owned(path, st, owner, `${name}'s`, `a2a ignores it, so the hooks of session ${name} remember nothing`, `rm ${path} (as ${who(st.uid)} or root)`);
+  }
+  return out;
+}

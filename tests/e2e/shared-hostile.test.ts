@@ -1,0 +1,187 @@
+// A store shared by several OS users, one of them hostile (mallory): real users and a real
+// group (made here as root, removed afterwards), every command the compiled binary under umask
+// 022. What a member can do with plain shell commands to the others' files must not lose,
+// hide or misattribute anyone's mail, policy, topic messages or session state; what a2a cannot
+// stop or fix itself, `a2a doctor` names with its fix.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { a2a, asUser, BIN, otherUserEnv, type RunResult } from "../harness/run";
+
+setDefaultTimeout(60_000);
+
+const tag = Math.random().toString(36).slice(2, 7);
+const GROUP = `a2ah${tag}`;
+const USERS = { alice: `a2ha${tag}`, bob: `a2hb${tag}`, carol: `a2hc${tag}`, mallory: `a2hm${tag}` };
+const able = process.getuid?.() === 0 && !!Bun.which("useradd") && !!Bun.which("groupadd") && !!Bun.which("setpriv");
+if (!able) console.warn("shared-hostile.test.ts: skipped: it needs root with useradd, groupadd and setpriv to make real users");
+
+let base = "";
+let store = "";
+
+const sys = (cmd: string[]) => {
+  const r = Bun.spawnSync(cmd, { stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`${cmd.join(" ")}: ${r.stderr.toString()}`);
+};
+
+beforeAll(() => {
+  if (!able) return;
+  sys(["groupadd", GROUP]);
+  for (const u of Object.values(USERS)) sys(["useradd", "--no-create-home", "--shell", "/bin/sh", "-G", GROUP, u]);
+  base = mkdtempSync("/tmp/a2a-hostile-");
+  chmodSync(base, 0o755);
+  store = join(base, "team");
+});
+
+afterAll(() => {
+  if (!able) return;
+  for (const u of Object.values(USERS)) Bun.spawnSync(["userdel", u]);
+  Bun.spawnSync(["groupdel", GROUP]);
+  rmSync(base, { recursive: true, force: true });
+});
+
+// `a2a ARGS` as `user` (umask 022) in the store `dir`.
+const as = (user: string, args: string[], o: { stdin?: string; env?: Record<string, string>; dir?: string } = {}): Promise<RunResult> =>
+  a2a(args, { dir: o.dir ?? store, stdin: o.stdin, prefix: asUser(user, { initGroups: true, umask: "022" }), env: { ...otherUserEnv, ...o.env } });
+
+const ok = async (user: string, args: string[], o: { stdin?: string; env?: Record<string, string>; dir?: string } = {}) => {
+  const r = await as(user, args, o);
+  if (r.code !== 0) throw new Error(`${user}: a2a ${args.join(" ")} -> exit ${r.code}: ${r.stderr}`);
+  return r.stdout;
+};
+
+// A shell command as `user` (umask 022): what a member can try by hand. Its exit status.
+function shellAs(user: string, script: string): number {
+  return Bun.spawnSync(["setpriv", `--reuid=${user}`, `--regid=${user}`, "--init-groups", "sh", "-c", `umask 022; ${script}`], { stderr: "ignore" }).exitCode;
+}
+
+const mode = (p: string) => statSync(p).mode & 0o7777;
+const doctor = async (user: string, env: Record<string, string> = {}, dir = store) => JSON.parse((await as(user, ["doctor", "--json"], { env, dir })).stdout) as { checks: { check: string; level: string; detail: string; fix?: string }[] };
+const ownerLines = (d: Awaited<ReturnType<typeof doctor>>) => d.checks.filter((c) => c.check === "owners");
+// A message written by hand: what a sender's a2a writes, with the id (its clock) chosen.
+const messageFile = (id: string, from: string, to: string, body: string) =>
+  JSON.stringify({ a2a: 1, id, from, to, body, size: Buffer.byteLength(body), sent_at: Date.now() / 1000, reply_to: null, host: "h", pid: 1 });
+const idAt = (ms: number, tail: string) => `${String(ms * 1000).padStart(16, "0")}-beef-1-${tail}`;
+const hook = (user: string, agent: string) => as(user, ["hook", "user-prompt-submit"], { stdin: JSON.stringify({ cwd: "/tmp" }), env: { A2A_AGENT: agent } });
+
+describe.if(able)("a shared store with a hostile member", () => {
+  test("init --shared: the root and the directories holding members' files are sticky and the administrator's", async () => {
+    const init = Bun.spawnSync([BIN, "init", "--shared", GROUP], { env: { ...process.env, A2A_DIR: store }, stdout: "pipe", stderr: "pipe" });
+    expect(init.stderr.toString()).toBe("");
+    // Each agent reads its inbox first, as the README says: its inbox is its own.
+    for (const [u, name] of [[USERS.alice, "alice"], [USERS.bob, "bob"], [USERS.carol, "carol"], [USERS.mallory, "mallory"]]) await ok(u, ["recv", "--as", name]);
+    expect(mode(store)).toBe(0o3770);
+    for (const d of ["inbox", "topics", "sessions", "subs", "tmp"]) {
+      expect([d, mode(join(store, d)), statSync(join(store, d)).uid]).toEqual([d, 0o3770, 0]);
+    }
+    expect(mode(join(store, "slots"))).toBe(0o2770); // members replace each other's records there by design
+    expect(mode(join(store, "inbox", "alice"))).toBe(0o3770);
+    expect(statSync(join(store, "inbox", "alice", "keys")).uid).toBe(statSync(join(store, "inbox", "alice")).uid);
+  });
+
+  test("doctor in a store made with init --shared asks members for no setting, and finds nothing wrong", async () => {
+    const d = await doctor(USERS.bob);
+    expect(JSON.stringify(d)).not.toContain("A2A_SHARED");
+    expect(ownerLines(d)).toEqual([expect.objectContaining({ level: "ok" })]);
+  });
+
+  test("mallory cannot replace alice's policy, so a name alice bound to bob stays bob's", async () => {
+    await ok(USERS.alice, ["policy", "allowlist", "--as", "alice"]);
+    await ok(USERS.alice, ["allow", `bob@${USERS.bob}`, "--as", "alice"]);
+    const policy = join(store, "inbox", "alice", "policy.json");
+    const forged = JSON.stringify({ a2a: 1, agent: "alice", mode: "open", allow: [], deny: [], updated_at: 1 });
+    expect(shellAs(USERS.mallory, `printf '%s\\n' '${forged}' > /tmp/m${tag} && mv -f /tmp/m${tag} '${policy}'`)).not.toBe(0);
+    expect(shellAs(USERS.mallory, `mv '${policy}' '${policy}.old'`)).not.toBe(0);
+    expect(shellAs(USERS.mallory, `mv '${join(store, "inbox", "alice")}' '${join(store, "inbox", "alice2")}'`)).not.toBe(0);
+    expect(JSON.parse(readFileSync(policy, "utf8")).bind).toEqual({ bob: USERS.bob });
+    const asBob = await as(USERS.mallory, ["send", "alice", "it is me, bob", "--as", "bob"]);
+    expect(asBob.code).toBe(1);
+    expect(asBob.stderr).toContain(`bound to OS user ${USERS.bob}, but OS user ${USERS.mallory} wrote it`);
+  });
+
+  test("mallory cannot take alice's mail away: not the message, not new/, not her inbox, not inbox/", async () => {
+    const sent = JSON.parse(await ok(USERS.bob, ["send", "alice", "for alice only", "--as", "bob", "--json"]));
+    const inbox = join(store, "inbox", "alice");
+    const file = join(inbox, "new", `${sent.id}.json`);
+    expect(shellAs(USERS.mallory, `rm -f '${file}'`)).not.toBe(0);
+    expect(shellAs(USERS.mallory, `mv '${join(inbox, "new")}' '${join(inbox, "old")}'`)).not.toBe(0);
+    expect(shellAs(USERS.mallory, `mv '${inbox}' '${join(store, "inbox", ".gone")}'`)).not.toBe(0);
+    expect(shellAs(USERS.mallory, `mv '${join(store, "inbox")}' '${join(store, "inbox.gone")}'`)).not.toBe(0);
+    expect(JSON.parse(await ok(USERS.alice, ["recv", "--as", "alice", "--json"]))).toMatchObject({ id: sent.id, body: "for alice only", user: USERS.bob });
+  });
+
+  test("a policy mallory plants where carol had none is ignored: carol's mail flows, doctor names it, carol can replace it", async () => {
+    const policy = join(store, "inbox", "carol", "policy.json");
+    expect(shellAs(USERS.mallory, `printf 'garbage' > '${policy}'`)).toBe(0); // a free name in a sticky directory
+    await ok(USERS.bob, ["send", "carol", "still reaches carol", "--as", "bob"]);
+    expect(JSON.parse(await ok(USERS.carol, ["recv", "--as", "carol", "--json"]))).toMatchObject({ body: "still reaches carol", user: USERS.bob });
+    const lines = ownerLines(await doctor(USERS.carol));
+    expect(lines).toContainEqual(expect.objectContaining({ level: "problem", detail: `${policy} belongs to OS user ${USERS.mallory}, not to OS user ${USERS.carol} (who owns ${join(store, "inbox", "carol")}): a2a ignores it` }));
+    await ok(USERS.carol, ["policy", "open", "--as", "carol"]); // the owner of the sticky inbox replaces it
+    expect(statSync(policy).uid).toBe(statSync(join(store, "inbox", "carol")).uid);
+    // mallory may not write carol's policy through a2a either: it would not be trusted.
+    const r = await as(USERS.mallory, ["policy", "allowlist", "--as", "carol"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`belongs to OS user ${USERS.carol}, not to you`);
+  });
+
+  test("topics: nobody renames a topic or topics/ away, and every message shows its OS user", async () => {
+    await ok(USERS.bob, ["pub", "team.news", "bob's news", "--as", "bob"]);
+    await ok(USERS.mallory, ["pub", "team.news", "forged news", "--as", "bob"]);
+    const topic = join(store, "topics", "team.news");
+    expect(shellAs(USERS.mallory, `mv '${topic}' '${topic}.old' && mkdir '${topic}'`)).not.toBe(0);
+    expect(shellAs(USERS.mallory, `mv '${join(store, "topics")}' '${join(store, "topics.old")}'`)).not.toBe(0);
+    const got = (await ok(USERS.alice, ["sub", "team.news", "--from-start", "--json"])).trim().split("\n").map((l) => JSON.parse(l));
+    expect(got.map((m) => [m.from, m.user, m.body])).toEqual([["bob", USERS.bob, "bob's news"], ["bob", USERS.mallory, "forged news"]]);
+    expect(await ok(USERS.alice, ["sub", "team.news", "--from-start"])).toContain(`#2 from bob (OS user ${USERS.mallory})`);
+  });
+
+  test("a session record mallory plants for alice is ignored: alice's prompt hook still announces her mail", async () => {
+    // What silenced the hook before: a watermark above every id.
+    // mallory's own hook has run before (sessions/ exists, whoever made it).
+    await ok(USERS.bob, ["send", "mallory", "hello mallory", "--as", "bob"]);
+    expect((await hook(USERS.mallory, "mallory")).stdout).toContain("hello mallory");
+    const planted = JSON.stringify({ a2a: 1, name: "alice", announced: idAt(9_999_999_999_999, "ffffff"), blocked: [], blocks: 0 });
+    expect(shellAs(USERS.mallory, `printf '%s\\n' '${planted}' > '${join(store, "sessions", "alice.json")}'`)).toBe(0);
+    await ok(USERS.bob, ["send", "alice", "look at this", "--as", "bob"]);
+    const r = await hook(USERS.alice, "alice");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).hookSpecificOutput.additionalContext).toContain("look at this");
+    expect(ownerLines(await doctor(USERS.alice, { A2A_AGENT: "alice" }))).toContainEqual(
+      expect.objectContaining({ level: "problem", detail: expect.stringContaining(`sessions/alice.json belongs to OS user ${USERS.mallory}`) }),
+    );
+  });
+
+  test("a sender whose clock lags a minute is announced by the prompt hook all the same", async () => {
+    await ok(USERS.carol, ["send", "bob", "on time", "--as", "carol"]);
+    expect(JSON.parse((await hook(USERS.bob, "bob")).stdout).hookSpecificOutput.additionalContext).toContain("on time");
+    expect((await hook(USERS.bob, "bob")).stdout).toBe(""); // nothing new since
+    // carol's machine is a minute behind: her message's id (its clock) sorts before "on time".
+    const id = idAt(Date.now() - 60_000, "abcdef");
+    const late = messageFile(id, "carol", "bob", "sent from a slow clock");
+    expect(shellAs(USERS.carol, `printf '%s\\n' '${late}' > '${join(store, "inbox", "bob", "new", id + ".json")}'`)).toBe(0);
+    const r = await hook(USERS.bob, "bob");
+    expect(r.stdout).not.toBe("");
+    const context = JSON.parse(r.stdout).hookSpecificOutput.additionalContext;
+    expect(context).toContain("sent from a slow clock");
+    expect(context).not.toContain("on time"); // announced once only
+  });
+
+  test("a store made before this fix: a2a makes sticky what its user owns; doctor names the rest, with the fix", async () => {
+    const old = join(base, "old");
+    Bun.spawnSync([BIN, "init", "--shared", GROUP], { env: { ...process.env, A2A_DIR: old }, stdout: "pipe", stderr: "pipe" });
+    // As the earlier release left it: a root of 2770 and no top-level directory yet.
+    for (const d of ["inbox", "topics", "sessions", "subs", "tmp", "slots", "locks", "streams", "peers", "identities", "tasks", "leases"]) rmSync(join(old, d), { recursive: true });
+    chmodSync(old, 0o2770);
+    await ok(USERS.bob, ["send", "alice", "hi", "--as", "bob"], { dir: old }); // bob makes inbox/, and alice's inbox
+    expect(statSync(join(old, "inbox")).uid).not.toBe(0);
+    await ok(USERS.alice, ["recv", "--as", "dave"], { dir: old }); // dave's inbox: alice's own
+    chmodSync(join(old, "inbox", "dave"), 0o2770); // as an earlier release made it
+    await ok(USERS.alice, ["recv", "--as", "dave"], { dir: old });
+    expect(mode(join(old, "inbox", "dave"))).toBe(0o3770);
+    const lines = ownerLines(await doctor(USERS.carol, {}, old));
+    expect(lines).toContainEqual(expect.objectContaining({ detail: expect.stringContaining(`${old} is not sticky`), fix: `chmod +t ${old} (as OS user root, its owner, or root)` }));
+    expect(lines).toContainEqual(expect.objectContaining({ detail: expect.stringContaining(`${join(old, "inbox")} belongs to OS user ${USERS.bob}, not to OS user root (the store's owner)`), fix: `chown root ${join(old, "inbox")} (as root)` }));
+    expect(lines).toContainEqual(expect.objectContaining({ detail: expect.stringContaining(`${join(old, "inbox", "alice")} is not sticky: any member can rename or remove what others made in it: made by OS user ${USERS.bob}`) }));
+  });
+});
