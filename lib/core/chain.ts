@@ -73,7 +73,7 @@ export function readHead<T extends Versioned>(store: Store, dir: string, decode:
   }
 }
 
-const listingMayLag = (store: Store): boolean => (store.listingMayLag ??= networkFsType(store.root) !== undefined);
+export const listingMayLag = (store: Store): boolean => (store.listingMayLag ??= networkFsType(store.root) !== undefined);
 
 // The highest whole version below the hole at `n` (holes below it skipped too), or undefined.
 function wholeBelow<T extends Versioned>(store: Store, dir: string, n: number, decode: (v: any) => T | undefined): T | undefined {

@@ -15,7 +15,9 @@
 // topics and topics/ itself are sticky, so no member renames or removes another's messages
 // (the member who made a topic's directory can, as the owner of any sticky directory can).
 
+import { lstatSync } from "node:fs";
 import { createAtomic } from "../core/atomic";
+import { listingMayLag } from "../core/chain";
 import { checkSize, type Store } from "../core/config";
 import { A2AError } from "../core/errors";
 import { entries, fitRecord, readJsonLine } from "../core/fs";
@@ -93,21 +95,51 @@ function readMessage(store: Store, topic: string, id: number): TopicMessage | "f
 // sinceId + 1, passes over foreign entries, and stops at the first one missing, so a reader never skips past
 // a message it could not yet see (a directory listing taken during a publish can miss a
 // file whose successor it shows). It jumps ahead only past numbers removed by retention: when
-// the oldest id on disk is above sinceId + 1 and sinceId + 1 itself is not there.
+// the oldest id on disk is above sinceId + 1 and sinceId + 1 itself is not there; and past a
+// number removed from the middle (its author may delete its own file even in a sticky topic):
+// see removed().
 export function readTopic(store: Store, topic: string, sinceId = 0, limit = Infinity): TopicMessage[] {
   checkTopic(topic);
   const out: TopicMessage[] = [];
   let next = sinceId + 1;
-  const oldest = topicIds(store, topic)[0];
+  const ids = topicIds(store, topic); // listed before any number is read: removed() relies on it
+  const oldest = ids[0];
   if (oldest === undefined) return out;
   if (oldest > next && !readMessage(store, topic, next)) next = oldest;
+  let later: number | undefined; // a message listed above the gap being passed
   while (out.length < limit) {
     const m = readMessage(store, topic, next);
-    if (!m) break;
-    if (m !== "foreign") out.push(m); // a foreign entry is passed over, never delivered
+    if (!m) {
+      if (later === undefined || later <= next) later = laterMessage(store, topic, ids, next);
+      if (later === undefined || !removed(store, topic, later)) break;
+    } else if (m !== "foreign") out.push(m); // a foreign entry is passed over, never delivered
     next++;
   }
   return out;
+}
+
+// Lag a network filesystem's lookups may show behind its listings (its attribute caches).
+const LISTING_LAG_MS = 60_000;
+
+// The first id above `n` in the listing `ids` that holds a message, or undefined.
+function laterMessage(store: Store, topic: string, ids: number[], n: number): number | undefined {
+  for (const id of ids) if (id > n && typeof readMessage(store, topic, id) === "object") return id;
+  return undefined;
+}
+
+// Whether a number found missing below message `later` (listed before the number was read) was
+// removed rather than not yet visible. A publisher takes a number only after the one below it
+// was linked (listed, or EEXIST), so a message listed above a missing number means that number
+// was published before it: on a local filesystem, missing now means removed. A network one's
+// lookups may lag behind the listing, so there it is taken as removed only once the later
+// message is older than that lag (by its ctime, which no writer can set back).
+function removed(store: Store, topic: string, later: number): boolean {
+  if (!listingMayLag(store)) return true;
+  try {
+    return Date.now() - lstatSync(topicMessageFile(store, topic, later)).ctimeMs > LISTING_LAG_MS;
+  } catch {
+    return false;
+  }
 }
 
 // The id of the last message of `topic` published before unix time `sec` (0 if none): where a

@@ -136,6 +136,19 @@ describe.if(able)("a shared store with a hostile member", () => {
     expect(await ok(USERS.alice, ["sub", "team.news", "--from-start"])).toContain(`#2 from bob (OS user ${USERS.mallory})`);
   });
 
+  test("a topic message its author deletes leaves a hole that readers pass over, not a wall", async () => {
+    await ok(USERS.bob, ["pub", "team.hole", "bob's first", "--as", "bob"]);
+    await ok(USERS.mallory, ["pub", "team.hole", "mallory's", "--as", "mallory"]);
+    await ok(USERS.alice, ["sub", "team.hole", "--as", "alice-reader", "--from-start"]); // a durable reader, up to date
+    await ok(USERS.bob, ["pub", "team.hole", "after the hole", "--as", "bob"]);
+    expect(shellAs(USERS.mallory, `rm '${join(store, "topics", "team.hole", "000000000002.json")}'`)).toBe(0); // her own file
+    const bodies = (text: string) => text.trim().split("\n").map((l) => JSON.parse(l).body);
+    expect(bodies(await ok(USERS.carol, ["sub", "team.hole", "--from-start", "--json"]))).toEqual(["bob's first", "after the hole"]);
+    expect(bodies(await ok(USERS.alice, ["sub", "team.hole", "--as", "alice-reader", "--json"]))).toEqual(["after the hole"]);
+    await ok(USERS.bob, ["pub", "team.hole", "and after that", "--as", "bob"]);
+    expect(bodies(await ok(USERS.alice, ["sub", "team.hole", "--as", "alice-reader", "--json"]))).toEqual(["and after that"]);
+  });
+
   test("a session record mallory plants for alice is ignored: alice's prompt hook still announces her mail", async () => {
     // What silenced the hook before: a watermark above every id.
     // mallory's own hook has run before (sessions/ exists, whoever made it).
