@@ -21,6 +21,7 @@ import { diskFull } from "./torture/diskfull";
 import { networkFs } from "./torture/netfs";
 import { hostile } from "./torture/hostile";
 import { hostileStore } from "./torture/hostile-store";
+import { sharedStore } from "./torture/shared-store";
 import { mcp } from "./torture/mcp";
 import { rewind } from "./torture/rewind";
 import { tasks } from "./torture/tasks";
@@ -32,6 +33,7 @@ const SCENARIOS: { name: string; what: string; run: (ctx: Ctx) => Promise<Outcom
   { name: "netfs", what: "one store through two bindfs views (NFS stand-in): writer on one, auto-mode waiter and a raw reader on the other; writers on both", run: networkFs },
   { name: "hostile", what: "fuzzed names and payloads, garbage and foreign files in the store, wrong permissions", run: hostile },
   { name: "hostile-store", what: "publishers, waiters, mail, topics and task workers at work while a planter plants symlinks out of the store, FIFOs, devices, dirs for files, files for dirs, garbage, sparse giants and foreign owners at the names a2a is about to use", run: hostileStore },
+  { name: "shared-store", what: "three OS users on a store made with init --shared, one hostile: she renames inboxes, new/, topics and their parents away, deletes and appends to others' files, replaces and plants policies and session records, and forges senders while the others mail, publish and run their prompt hooks", run: sharedStore },
   { name: "rewind", what: "a waiter chasing with --after-version across a clear and across a TTL expiry (versions must never go backwards)", run: rewind },
   { name: "tasks", what: "8 task workers under kill -9 and SIGSTOP/SIGCONT on a task graph added by an adder killed mid-way: done exactly once, dead letters exactly the exhausted, dependency order, fencing", run: tasks },
   { name: "mcp", what: "malformed JSON-RPC, unknown tools, wrong argument types, disconnect mid-wait, fds and RSS over many waits", run: mcp },
