@@ -21,29 +21,19 @@
 
 import { chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { asUser } from "../../tests/harness/run";
-import { a2a, commandExists, type Ctx, type Outcome, type RunResult, scenarioDir, short, skip, stderrProblem, Verdict } from "./common";
+import { asUser, canMakeUsers, makeUsers, shellAs } from "../../tests/harness/run";
+import { a2a, type Ctx, type Outcome, type RunResult, scenarioDir, short, skip, stderrProblem, Verdict } from "./common";
 import { between, pick, rng, seal } from "./payload";
 
 const LIMIT_MS = 40_000;
 
 export async function sharedStore(ctx: Ctx): Promise<Outcome> {
-  if (!ctx.isRoot) return skip("needs root (to make the OS users of a shared store)");
-  for (const c of ["useradd", "groupadd", "setpriv", "userdel", "groupdel"]) if (!commandExists(c)) return skip(`needs ${c}`);
-  const tag = (ctx.seed % 46656).toString(36).padStart(3, "0") + Math.random().toString(36).slice(2, 4);
-  const GROUP = `a2ax${tag}`;
-  const U = { alice: `a2xa${tag}`, bob: `a2xb${tag}`, mallory: `a2xm${tag}` };
-  const sys = (cmd: string[]) => {
-    const r = Bun.spawnSync(cmd, { stderr: "pipe" });
-    if (r.exitCode !== 0) throw new Error(`${cmd.join(" ")}: ${r.stderr.toString()}`);
-  };
-  sys(["groupadd", GROUP]);
+  if (!canMakeUsers) return skip("needs root with useradd, groupadd and setpriv (to make the OS users of a shared store)");
+  const team = makeUsers(["alice", "bob", "mallory"] as const, "a2ax");
   try {
-    for (const u of Object.values(U)) sys(["useradd", "--no-create-home", "--shell", "/bin/sh", "-G", GROUP, u]);
-    return await attack(ctx, U, GROUP);
+    return await attack(ctx, team.users, team.group);
   } finally {
-    for (const u of Object.values(U)) Bun.spawnSync(["userdel", u], { stderr: "ignore" });
-    Bun.spawnSync(["groupdel", GROUP], { stderr: "ignore" });
+    team.remove();
   }
 }
 
@@ -121,11 +111,10 @@ async function attack(ctx: Ctx, U: { alice: string; bob: string; mallory: string
   // mallory: each attack is one shell command; "must" ones must fail.
   const holes = new Map<string, number>();
   const tried = new Map<string, number>();
-  const sh = (script: string) => Bun.spawnSync(["setpriv", `--reuid=${U.mallory}`, `--regid=${U.mallory}`, "--init-groups", "sh", "-c", `umask 022; cd '${root}' || exit 9; ${script}`], { stderr: "ignore", stdout: "pipe" });
+  const sh = (script: string) => shellAs(U.mallory, `cd '${root}' || exit 9; ${script}`);
   const must = (what: string, script: string) => {
     tried.set(what, (tried.get(what) ?? 0) + 1);
-    const res = sh(script);
-    if (res.exitCode === 0) {
+    if (sh(script) === 0) {
       holes.set(what, (holes.get(what) ?? 0) + 1);
       v.fail("hole", `mallory could ${what}`);
     }

@@ -4,41 +4,28 @@
 // hide or misattribute anyone's mail, policy, topic messages or session state; what a2a cannot
 // stop or fix itself, `a2a doctor` names with its fix.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { chmodSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, asUser, BIN, otherUserEnv, type RunResult } from "../harness/run";
+import { a2a, asUser, BIN, canMakeUsers, makeUsers, otherUserEnv, shellAs, type RunResult } from "../harness/run";
 
 setDefaultTimeout(60_000);
 
-const tag = Math.random().toString(36).slice(2, 7);
-const GROUP = `a2ah${tag}`;
-const USERS = { alice: `a2ha${tag}`, bob: `a2hb${tag}`, carol: `a2hc${tag}`, mallory: `a2hm${tag}` };
-const able = process.getuid?.() === 0 && !!Bun.which("useradd") && !!Bun.which("groupadd") && !!Bun.which("setpriv");
+const able = canMakeUsers;
 if (!able) console.warn("shared-hostile.test.ts: skipped: it needs root with useradd, groupadd and setpriv to make real users");
 
+let GROUP = "";
+let USERS = {} as Record<"alice" | "bob" | "carol" | "mallory", string>;
+let removeUsers = () => {};
 let base = "";
 let store = "";
 
-const sys = (cmd: string[]) => {
-  const r = Bun.spawnSync(cmd, { stderr: "pipe" });
-  if (r.exitCode !== 0) throw new Error(`${cmd.join(" ")}: ${r.stderr.toString()}`);
-};
-
 beforeAll(() => {
   if (!able) return;
-  sys(["groupadd", GROUP]);
-  for (const u of Object.values(USERS)) sys(["useradd", "--no-create-home", "--shell", "/bin/sh", "-G", GROUP, u]);
-  base = mkdtempSync("/tmp/a2a-hostile-");
-  chmodSync(base, 0o755);
+  ({ group: GROUP, users: USERS, dir: base, remove: removeUsers } = makeUsers(["alice", "bob", "carol", "mallory"] as const, "a2ah"));
   store = join(base, "team");
 });
 
-afterAll(() => {
-  if (!able) return;
-  for (const u of Object.values(USERS)) Bun.spawnSync(["userdel", u]);
-  Bun.spawnSync(["groupdel", GROUP]);
-  rmSync(base, { recursive: true, force: true });
-});
+afterAll(() => removeUsers());
 
 // `a2a ARGS` as `user` (umask 022) in the store `dir`.
 const as = (user: string, args: string[], o: { stdin?: string; env?: Record<string, string>; dir?: string } = {}): Promise<RunResult> =>
@@ -50,10 +37,6 @@ const ok = async (user: string, args: string[], o: { stdin?: string; env?: Recor
   return r.stdout;
 };
 
-// A shell command as `user` (umask 022): what a member can try by hand. Its exit status.
-function shellAs(user: string, script: string): number {
-  return Bun.spawnSync(["setpriv", `--reuid=${user}`, `--regid=${user}`, "--init-groups", "sh", "-c", `umask 022; ${script}`], { stderr: "ignore" }).exitCode;
-}
 
 const mode = (p: string) => statSync(p).mode & 0o7777;
 const doctor = async (user: string, env: Record<string, string> = {}, dir = store) => JSON.parse((await as(user, ["doctor", "--json"], { env, dir })).stdout) as { checks: { check: string; level: string; detail: string; fix?: string }[] };
@@ -90,7 +73,7 @@ describe.if(able)("a shared store with a hostile member", () => {
     await ok(USERS.alice, ["allow", `bob@${USERS.bob}`, "--as", "alice"]);
     const policy = join(store, "inbox", "alice", "policy.json");
     const forged = JSON.stringify({ a2a: 1, agent: "alice", mode: "open", allow: [], deny: [], updated_at: 1 });
-    expect(shellAs(USERS.mallory, `printf '%s\\n' '${forged}' > /tmp/m${tag} && mv -f /tmp/m${tag} '${policy}'`)).not.toBe(0);
+    expect(shellAs(USERS.mallory, `printf '%s\\n' '${forged}' > /tmp/m-${USERS.mallory} && mv -f /tmp/m-${USERS.mallory} '${policy}'`)).not.toBe(0);
     expect(shellAs(USERS.mallory, `mv '${policy}' '${policy}.old'`)).not.toBe(0);
     expect(shellAs(USERS.mallory, `mv '${join(store, "inbox", "alice")}' '${join(store, "inbox", "alice2")}'`)).not.toBe(0);
     expect(JSON.parse(readFileSync(policy, "utf8")).bind).toEqual({ bob: USERS.bob });

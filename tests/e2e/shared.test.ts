@@ -3,50 +3,32 @@
 // that the members can work together (mail, topics, slots), that nobody can rewrite another's
 // message in place or remove it, and that a sender bound to an OS user cannot be forged.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, asUser, BIN, otherUserEnv, type RunResult } from "../harness/run";
+import { a2a, asUser, BIN, canMakeUsers, makeUsers, otherUserEnv, shellAs, type RunResult } from "../harness/run";
 
 setDefaultTimeout(60_000);
 
-const tag = Math.random().toString(36).slice(2, 7);
-const GROUP = `a2at${tag}`;
-const USERS = { alice: `a2ta${tag}`, bob: `a2tb${tag}`, carol: `a2tc${tag}` };
-const able = process.getuid?.() === 0 && !!Bun.which("useradd") && !!Bun.which("groupadd") && !!Bun.which("setpriv");
+const able = canMakeUsers;
 if (!able) console.warn("shared.test.ts: skipped: it needs root with useradd, groupadd and setpriv to make real users");
 
+let GROUP = "";
+let USERS = {} as Record<"alice" | "bob" | "carol", string>;
+let removeUsers = () => {};
 let base = "";
 let store = "";
 
-const sys = (cmd: string[]) => {
-  const r = Bun.spawnSync(cmd, { stderr: "pipe" });
-  if (r.exitCode !== 0) throw new Error(`${cmd.join(" ")}: ${r.stderr.toString()}`);
-};
-
 beforeAll(() => {
   if (!able) return;
-  sys(["groupadd", GROUP]);
-  for (const u of Object.values(USERS)) sys(["useradd", "--no-create-home", "--shell", "/bin/sh", "-G", GROUP, u]);
-  base = mkdtempSync("/tmp/a2a-shared-");
-  chmodSync(base, 0o755); // the users can reach the store; the store itself is the group's
+  ({ group: GROUP, users: USERS, dir: base, remove: removeUsers } = makeUsers(["alice", "bob", "carol"] as const, "a2at"));
   store = join(base, "team");
 });
 
-afterAll(() => {
-  if (!able) return;
-  for (const u of Object.values(USERS)) Bun.spawnSync(["userdel", u]);
-  Bun.spawnSync(["groupdel", GROUP]);
-  rmSync(base, { recursive: true, force: true });
-});
+afterAll(() => removeUsers());
 
 // Runs `a2a ARGS` as `user` with umask 022 (a shell's default), in the shared store.
 const as = (user: string, args: string[], stdin?: string, regid = user): Promise<RunResult> =>
   a2a(args, { dir: store, stdin, prefix: asUser(user, { group: regid, initGroups: true, umask: "022" }), env: otherUserEnv });
-
-// A shell command as `user` (umask 022): what a member could try by hand.
-function shellAs(user: string, script: string): number {
-  return Bun.spawnSync(["setpriv", `--reuid=${user}`, `--regid=${user}`, "--init-groups", "sh", "-c", `umask 022; ${script}`], { stderr: "ignore" }).exitCode;
-}
 
 const ok = async (user: string, args: string[], stdin?: string) => {
   const r = await as(user, args, stdin);

@@ -3,7 +3,7 @@
 // temporary stores, spawning and running the binary, and waiting on its output or on
 // /proc. Nothing here sleeps to wait for a condition: waits are on output, exit, or files,
 // each with a generous upper bound. (MCP clients: ./mcp.ts. Building: ../build.ts.)
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, type Stats } from "node:fs";
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, type Stats } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
@@ -83,6 +83,40 @@ export function asUser(user: string, o: { group?: string; initGroups?: boolean; 
 }
 // What such a user sees: no home of its own, and the store.
 export const otherUserEnv = { HOME: "/nonexistent" };
+
+// The members of a shared store, for real: a group and one OS user per key in it, made now (as
+// root: canMakeUsers) with random names, and a directory they can reach (`dir`, 0755: the store
+// goes inside); remove() removes all three.
+export const canMakeUsers = canRunAsOthers && !!Bun.which("useradd") && !!Bun.which("groupadd");
+export function makeUsers<K extends string>(keys: readonly K[], prefix: string): { group: string; users: Record<K, string>; dir: string; remove(): void } {
+  const tag = Math.random().toString(36).slice(2, 7);
+  const group = `${prefix}g${tag}`;
+  const users = Object.fromEntries(keys.map((k, i) => [k, `${prefix}${i}${tag}`])) as Record<K, string>;
+  const sys = (cmd: string[]) => {
+    const r = Bun.spawnSync(cmd, { stderr: "pipe" });
+    if (r.exitCode !== 0) throw new Error(`${cmd.join(" ")}: ${r.stderr.toString()}`);
+  };
+  const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
+  chmodSync(dir, 0o755);
+  const remove = () => {
+    for (const u of Object.values<string>(users)) Bun.spawnSync(["userdel", u], { stderr: "ignore" });
+    Bun.spawnSync(["groupdel", group], { stderr: "ignore" });
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    sys(["groupadd", group]);
+    for (const u of Object.values<string>(users)) sys(["useradd", "--no-create-home", "--shell", "/bin/sh", "-G", group, u]);
+  } catch (err) {
+    remove();
+    throw err;
+  }
+  return { group, users, dir, remove };
+}
+
+// A shell command as `user` with its groups and umask 022: what a member can do by hand. Its exit status.
+export function shellAs(user: string, script: string): number {
+  return Bun.spawnSync(["setpriv", `--reuid=${user}`, `--regid=${user}`, "--init-groups", "sh", "-c", `umask 022; ${script}`], { stderr: "ignore", stdout: "ignore" }).exitCode;
+}
 
 // Resolves once `text` satisfies `pred`, reading the stream incrementally; returns all text read.
 export async function readUntil(stream: ReadableStream<Uint8Array>, pred: (text: string) => boolean, limitMs = 20_000): Promise<string> {
