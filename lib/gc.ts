@@ -9,13 +9,13 @@
 // type is the one a2a creates there (a regular temp file, an empty lock directory), so a
 // foreign file dropped into the store is left alone.
 
-import { lstatSync, rmdirSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { TMP_STALE_MS } from "./core/atomic";
 import type { Store } from "./core/config";
 import { entries } from "./core/fs";
 import { checkStore, ensureDir, removeFile } from "./core/guard";
-import { STALE_MS, withLock } from "./core/lock";
+import { removeStaleLock, STALE_MS, withLock } from "./core/lock";
 import { inboxesDir, isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir } from "./core/paths";
 import { recoverClaims } from "./mail/claim";
 import { removeChunks } from "./slots/chunks";
@@ -69,16 +69,9 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
   const locks = entries(store, locksDir(store));
   if (locks.length) ensureDir(store, locksDir(store)); // never rmdir through a link
   for (const file of locks) {
-    const p = join(locksDir(store), file);
-    const st = lstatQuiet(p);
     const name = lockNameOf(file);
-    if (!name || !st?.isDirectory() || now - st.mtimeMs <= STALE_MS * 5) continue;
-    try {
-      rmdirSync(p); // a lock is an empty directory: anything else in it is not ours to delete
-      report.stale_locks.push(name);
-    } catch {
-      // taken over or released meanwhile, or not empty
-    }
+    // Dated on the filesystem's clock, not this host's (lib/core/lock.ts), and only if empty.
+    if (name && removeStaleLock(store, name, STALE_MS * 5)) report.stale_locks.push(name);
   }
   for (const agent of entries(store, inboxesDir(store))) {
     if (isValidName(agent)) report.claims_recovered += recoverClaims(store, agent);

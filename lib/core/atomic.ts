@@ -29,8 +29,11 @@ function tempName(store: Store): string {
 
 // `durable`: fsync the bytes before they are renamed into place (the default; off for a store
 // with A2A_DURABILITY=none, and for hints whose loss in a power cut costs nothing).
+// `beforeCommit`: runs after the bytes are written, just before the rename or link; throwing
+// stops the write with the store untouched (a lock holder's last check, lib/core/lock.ts).
 export interface WriteOptions {
   durable?: boolean;
+  beforeCommit?: () => void;
 }
 
 function writeTemp(store: Store, data: string | Uint8Array, opts: WriteOptions = {}): string {
@@ -110,6 +113,7 @@ export function writeAtomic(store: Store, dest: string, data: string | Uint8Arra
   try {
     ensureDir(store, dirname(dest)); // never through a link out of the store
     temp = writeTemp(store, data, opts);
+    opts.beforeCommit?.();
     renameSync(temp, dest);
     temp = undefined;
     if (opts.durable !== false) syncDir(store, dirname(dest));
@@ -127,6 +131,7 @@ export function createAtomic(store: Store, dest: string, data: string | Uint8Arr
     try {
       ensureDir(store, dirname(dest));
       temp = writeTemp(store, data, opts);
+      opts.beforeCommit?.();
       linkSync(temp, dest);
       if (opts.durable !== false) syncDir(store, dirname(dest));
       return true;

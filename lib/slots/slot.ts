@@ -18,7 +18,7 @@ import { checkSize, type Store } from "../core/config";
 import { checkStore, ensureDir, removeFile } from "../core/guard";
 import { A2AError, arg, op, text } from "../core/errors";
 import { entries, fitRecord } from "../core/fs";
-import { withLock } from "../core/lock";
+import { type Lock, withLock } from "../core/lock";
 import { byName, checkName, chunkFile, slotFile, slotNameOf, slotsDir, streamDir } from "../core/paths";
 import { isoTime, nowSec } from "../core/time";
 import { removeChunks } from "./chunks";
@@ -45,13 +45,13 @@ function expiry(opts: TtlOption, now: number, previous: number | null): number |
 async function mutate(
   store: Store,
   name: string,
-  change: (old: SlotRecord | undefined, now: number, lastVersion: number) => SlotRecord,
+  change: (old: SlotRecord | undefined, now: number, lastVersion: number, lock: Lock) => SlotRecord,
   afterWrite?: () => void,
   undo?: () => void, // runs under the lock when the record could not be written
 ): Promise<SlotRecord> {
   checkName(name);
   ensureDir(store, slotsDir(store));
-  return withLock(store, name, () => {
+  return withLock(store, name, (lock) => {
     const r = readSlot(store, name);
     // Under the lock nobody is writing it, so a record that still fails its checks after the
     // retries is damaged, not torn: writing over it would lose its version (and let a
@@ -63,11 +63,11 @@ async function mutate(
     }
     const old = r.kind === "ok" ? r.record : undefined;
     const last = r.kind === "ok" ? r.record : r.kind === "absent" ? r.last : undefined;
-    const next = change(old, nowSec(), last?.version ?? 0);
+    const next = change(old, nowSec(), last?.version ?? 0, lock);
     try {
-      writeAtomic(store, slotFile(store, name), fitRecord(store, encodeRecord(next), `slot ${name}'s record`));
+      writeAtomic(store, slotFile(store, name), fitRecord(store, encodeRecord(next), `slot ${name}'s record`), { beforeCommit: lock.check });
     } catch (err) {
-      undo?.();
+      if (lock.ours()) undo?.(); // taken over: what is there now is the new holder's
       throw err;
     }
     afterWrite?.();
@@ -169,7 +169,7 @@ export async function appendChunk(store: Store, name: string, chunk: string): Pr
   return mutate(
     store,
     name,
-    (old, now, lastVersion) => {
+    (old, now, lastVersion, lock) => {
       if (old?.state === "done") {
         throw new A2AError("ECONFLICT", text`slot ${name} is already published: start a new run first (${op("start", name)})`, { data: { slot: name } });
       }
@@ -177,7 +177,7 @@ export async function appendChunk(store: Store, name: string, chunk: string): Pr
       ensureDir(store, streamDir(store, name));
       // The chunk lands before the record that counts it, so a reader never sees a count
       // whose file is missing.
-      writeAtomic(store, (written = chunkFile(store, name, n)), chunk);
+      writeAtomic(store, (written = chunkFile(store, name, n)), chunk, { beforeCommit: lock.check });
       return old
         ? { ...old, version: old.version + 1, chunks: n, updated_at: now, host: store.host, pid: process.pid }
         : { ...base(store, name, now), state: "running", task: "", result: null, version: lastVersion + 1, chunks: n };
@@ -205,8 +205,8 @@ export function tombstone(store: Store, last: SlotRecord, now: number): SlotReco
 // Replaces `last` by its tombstone. On a full disk the tombstone (a few hundred bytes) may not
 // fit: the slot's chunks are removed first to make room (the record still counts them, and a
 // reader of a missing chunk takes it as dropped by a new run), then it is tried once more.
-function writeTombstone(store: Store, last: SlotRecord): void {
-  const write = () => writeAtomic(store, slotFile(store, last.name), encodeRecord(tombstone(store, last, nowSec())));
+function writeTombstone(store: Store, last: SlotRecord, lock: Lock): void {
+  const write = () => writeAtomic(store, slotFile(store, last.name), encodeRecord(tombstone(store, last, nowSec())), { beforeCommit: lock.check });
   try {
     write();
   } catch (err) {
@@ -223,7 +223,7 @@ function writeTombstone(store: Store, last: SlotRecord): void {
 export async function clearSlot(store: Store, name: string, removeDamaged = true): Promise<boolean> {
   checkName(name);
   if (readSlot(store, name).kind === "absent") return false;
-  return withLock(store, name, () => {
+  return withLock(store, name, (lock) => {
     const r = readSlot(store, name);
     if (r.kind === "absent") return false;
     if (r.kind === "corrupt") {
@@ -233,7 +233,7 @@ export async function clearSlot(store: Store, name: string, removeDamaged = true
           data: { slot: name },
         });
       }
-    } else writeTombstone(store, r.record);
+    } else writeTombstone(store, r.record, lock);
     removeChunks(store, name);
     return true;
   });
@@ -263,10 +263,10 @@ export async function listSlots(store: Store, only?: string[]): Promise<SlotList
 
 // Tombstones `name` if, under its lock, it is still expired (a concurrent start may have renewed it).
 export async function sweepExpired(store: Store, name: string): Promise<boolean> {
-  return withLock(store, name, () => {
+  return withLock(store, name, (lock) => {
     const r = readSlot(store, name);
     if (r.kind !== "absent" || !r.expired || !r.last) return false;
-    writeAtomic(store, slotFile(store, name), encodeRecord(tombstone(store, r.last, nowSec())));
+    writeAtomic(store, slotFile(store, name), encodeRecord(tombstone(store, r.last, nowSec())), { beforeCommit: lock.check });
     removeChunks(store, name);
     return true;
   });
