@@ -17,6 +17,7 @@ import { join } from "node:path";
 import type { Ctx, Outcome } from "./torture/common";
 import { crash } from "./torture/crash";
 import { contention } from "./torture/contention";
+import { clockSkew } from "./torture/clockskew";
 import { diskFull } from "./torture/diskfull";
 import { networkFs } from "./torture/netfs";
 import { hostile } from "./torture/hostile";
@@ -29,6 +30,7 @@ import { tasks } from "./torture/tasks";
 const SCENARIOS: { name: string; what: string; run: (ctx: Ctx) => Promise<Outcome> }[] = [
   { name: "crash", what: "kill -9 writers (publish, start, append, a lib-level publish loop) at random points while a reader decodes every read", run: crash },
   { name: "contention", what: "8 processes doing compare-and-set read-modify-write on one slot; 8 processes starting, publishing, appending and clearing own and shared slots", run: contention },
+  { name: "clockskew", what: "compare-and-set by writers whose clocks are 10 s apart (faketime), with a control; locks dated an hour ahead or left by a dead holder, met by a publish and by gc on skewed hosts", run: clockSkew },
   { name: "diskfull", what: "a store on a 1 MiB tmpfs: publish, start, append when the disk fills", run: diskFull },
   { name: "netfs", what: "one store through two bindfs views (NFS stand-in): writer on one, auto-mode waiter and a raw reader on the other; writers on both", run: networkFs },
   { name: "hostile", what: "fuzzed names and payloads, garbage and foreign files in the store, wrong permissions", run: hostile },

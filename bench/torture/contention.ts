@@ -35,15 +35,17 @@ const WORKERS = 8;
 export async function contention(ctx: Ctx): Promise<Outcome> {
   const v = new Verdict();
   const dir = scenarioDir(ctx, "contention");
-  const a = await casRace(ctx, v, join(dir, "cas"));
+  const a = await casRace(ctx, v, join(dir, "cas"), { perWorker: ctx.short ? 5 : 60 });
   const b = await mixed(ctx, v, join(dir, "mixed"));
   const c = await stalledHolder(ctx, v, join(dir, "stalled"));
   const d = ctx.short ? "long form only" : await frozenHolder(ctx, join(dir, "frozen"));
   return v.outcome(`${a.summary}; ${b.summary}; ${c}`, [...a.figures, ...b.figures, ["frozen lock holder (not judged)", d]]);
 }
 
-async function casRace(ctx: Ctx, v: Verdict, root: string) {
-  const perWorker = ctx.short ? 5 : 60;
+// `prefix`: what worker w's commands run through (bench/torture/clockskew.ts gives some of
+// them another clock this way). `lost`: successful calls whose id the final value lacks.
+export async function casRace(ctx: Ctx, v: Verdict, root: string, o: { perWorker: number; workers?: number; prefix?: (w: number) => string[] }) {
+  const { perWorker, workers = WORKERS } = o;
   const wins: { id: string; version: number }[] = [];
   let attempts = 0, conflicts = 0, worstRetries = 0;
   const casMs: number[] = [];
@@ -51,7 +53,7 @@ async function casRace(ctx: Ctx, v: Verdict, root: string) {
     for (let k = 0; k < perWorker; k++) {
       for (let tries = 1; ; tries++) {
         attempts++;
-        const st = await a2a(ctx, ["status", "counter", "--json"], { dir: root });
+        const st = await a2a(ctx, ["status", "counter", "--json"], { dir: root, prefix: o.prefix?.(w) });
         // Asked by name, an absent slot is exit 3 with an empty list: version 0.
         if (st.code !== 0 && !(st.code === 3 && st.stdout === "[]\n")) return v.fail("status failed", `exit ${st.code}: ${short(st.stderr)}`);
         const rec = JSON.parse(st.stdout)[0];
@@ -59,7 +61,7 @@ async function casRace(ctx: Ctx, v: Verdict, root: string) {
         const list: string[] = rec ? JSON.parse(unseal(rec.result)?.body ?? "null") : [];
         if (!Array.isArray(list)) return v.fail("counter value corrupt", short(rec.result));
         const id = `w${w}.${k}.${tries}`;
-        const pub = await a2a(ctx, ["publish", "counter", seal("cas", JSON.stringify([...list, id])), "--if-version", String(version), "--json"], { dir: root });
+        const pub = await a2a(ctx, ["publish", "counter", seal("cas", JSON.stringify([...list, id])), "--if-version", String(version), "--json"], { dir: root, prefix: o.prefix?.(w) });
         casMs.push(pub.ms);
         const prob = stderrProblem(pub);
         if (prob) v.fail("bad stderr", `publish --if-version: ${prob}`);
@@ -76,22 +78,26 @@ async function casRace(ctx: Ctx, v: Verdict, root: string) {
       }
     }
   };
-  await Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(w)));
+  await Promise.all(Array.from({ length: workers }, (_, w) => worker(w)));
   const final = readRecordFile(join(root, "slots", "counter.json"));
   let finalVersion = -1;
+  let lost = wins.length;
   if (final.kind !== "ok") v.fail("counter unreadable", final.kind);
   else {
     finalVersion = final.record.version;
     const list = JSON.parse(unseal(final.record.result ?? "")?.body ?? "[]") as string[];
     const expected = [...wins].sort((x, y) => x.version - y.version).map((x) => x.id);
+    const kept = new Set(list);
+    lost = wins.filter((x) => !kept.has(x.id)).length;
     v.check(finalVersion === wins.length, "lost update", () => `final version ${finalVersion}, successful CAS calls ${wins.length}`);
     v.check(new Set(wins.map((x) => x.version)).size === wins.length, "two CAS calls got one version", () => JSON.stringify(wins.slice(0, 20)));
     v.check(JSON.stringify(list) === JSON.stringify(expected), "lost update", () => `final value holds ${list.length} ids, ${wins.length} calls succeeded; first difference at ${list.findIndex((x, i) => x !== expected[i])}`);
   }
   return {
-    summary: `CAS: ${wins.length} successful calls, final version ${finalVersion}, value lists all ${wins.length}`,
+    wins: wins.length, finalVersion, lost,
+    summary: `CAS: ${wins.length} successful calls, final version ${finalVersion}, ${lost} lost updates`,
     figures: [
-      ["CAS race", `${WORKERS} workers x ${perWorker} wins: ${attempts} attempts, ${conflicts} exit-4 conflicts, worst ${worstRetries} tries for one win`],
+      ["CAS race", `${workers} workers x ${perWorker} wins: ${attempts} attempts, ${conflicts} exit-4 conflicts, worst ${worstRetries} tries for one win`],
       ["CAS publish process time", msLine(casMs)],
     ] as [string, string][],
   };
