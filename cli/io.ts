@@ -9,8 +9,9 @@
 //   for output whose reading is durable (mail marked read, a topic cursor moved), throws an
 //   EIO A2AError instead (exit 1, "what was not shown stays unread").
 
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import { A2AError, ioError } from "../lib/core/errors";
+import { platformFor } from "../lib/core/platform";
 
 // The reader of stdout went away (EPIPE) before a non-durable output was all written: the
 // command stops where it is and exits 0, as `head` expects of any Unix filter.
@@ -75,7 +76,7 @@ export function isTTY(fd: number): boolean {
   try {
     const st = fstatSync(fd);
     if (!st.isCharacterDevice()) return false;
-    if (process.platform === "linux" && (Number(st.rdev) >> 8) === 1) return false;
+    if (platformFor().isMemoryDevice(st)) return false;
     return (require("node:tty") as typeof import("node:tty")).isatty(fd);
   } catch {
     return false;
@@ -184,17 +185,13 @@ export function payload(arg: string | undefined, file: string | undefined, limit
 }
 
 // Bun decodes argv leniently: invalid UTF-8 arrives as U+FFFD and would be published changed,
-// silently. The raw bytes are in /proc/self/cmdline (Linux): an argument that decodes to this
+// silently. The raw bytes are the platform's to give (/proc/self/cmdline on Linux): an argument that decodes to this
 // text but is not valid UTF-8 is refused like invalid stdin. Elsewhere, or if no argument
 // matches, the text is taken as it came.
 function strictArg(arg: string, what: string): string {
   if (!arg.includes("\uFFFD")) return arg;
-  let raw: Buffer;
-  try {
-    raw = readFileSync("/proc/self/cmdline");
-  } catch {
-    return arg;
-  }
+  const raw = platformFor().rawArgv();
+  if (!raw) return arg;
   let start = 0;
   for (let i = 0; i <= raw.length; i++) {
     if (i < raw.length && raw[i] !== 0) continue;

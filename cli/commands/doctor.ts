@@ -12,7 +12,7 @@ import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
 import { readJsonLine } from "../../lib/core/fs";
 import { userName } from "../../lib/core/owner";
 import { markerFile, slotFile } from "../../lib/core/paths";
-import { networkFsType, wakeMode } from "../../lib/core/watch";
+import { wakeMode } from "../../lib/core/watch";
 import { checkStore } from "../../lib/core/guard";
 import { gitRoot } from "../../lib/presence/identity";
 import { auditShared } from "../../lib/store-audit";
@@ -70,9 +70,13 @@ function storeChecks(store: Store, checks: Check[]): void {
     checks.push({ check: "store", level: marker.kind === "invalid" ? "problem" : "ok", detail: `${store.root} (${from}), owner ${owner}, mode ${perms} (${store.shared ? "shared" : "private"}), ${markerText}`, fix: marker.kind === "invalid" ? `look at ${markerFile(store)}: a2a writes it once, with the store` : undefined });
   }
   const at = nearestExisting(store.root);
-  const fs = networkFsType(at);
+  const fs = store.platform.filesystem(at);
   const mode = wakeMode(store, at);
-  const why = store.watchMode !== "auto" ? `A2A_WATCH=${store.watchMode}` : fs ? `${fs} is a network filesystem: a watch sees only this machine's writes` : "a local filesystem";
+  const why =
+    store.watchMode !== "auto" ? `A2A_WATCH=${store.watchMode}`
+    : fs.kind === "network" ? `${fs.type} is a network filesystem: a watch sees only this machine's writes`
+    : fs.kind === "unknown" ? `this platform does not say whether ${at} is on a network filesystem, where a watch would miss other machines' writes, so a2a polls as well (A2A_WATCH=watch if you know it is local)`
+    : "a local filesystem";
   const wake = mode === "watch" ? "watch (inotify events)" : mode === "poll" ? `poll every ${store.pollMs} ms` : `watch + poll every ${store.pollMs} ms`;
   checks.push({ check: "wake mode", level: "ok", detail: `${wake}: ${why}` });
 }
@@ -100,17 +104,10 @@ function ownerChecks(store: Store, checks: Check[], all: boolean): void {
   if (findings.length > shown) checks.push({ check: "owners", level: "problem", detail: `and ${findings.length - shown} more like these (a2a doctor --json lists them all)`, fix: "as above" });
 }
 
-function inotifyCheck(checks: Check[]): void {
-  const read = (f: string) => {
-    try {
-      return Number(readFileSync(`/proc/sys/fs/inotify/${f}`, "utf8").trim());
-    } catch {
-      return undefined;
-    }
-  };
-  const watches = read("max_user_watches");
-  const instances = read("max_user_instances");
-  if (watches === undefined || instances === undefined) return void checks.push({ check: "inotify", level: "note", detail: "no /proc/sys/fs/inotify here (not Linux): watches use the platform's own events" });
+function inotifyCheck(store: Store, checks: Check[]): void {
+  const limits = store.platform.inotifyLimits();
+  if (!limits) return void checks.push({ check: "inotify", level: "note", detail: "not used on this platform: waits use fs.watch events, and poll too (see wake mode)" });
+  const { instances, watches } = limits;
   const low = instances < 64 || watches < 8192;
   checks.push({
     check: "inotify",
@@ -239,7 +236,7 @@ export const commands = {
       if (store) {
         storeChecks(store, checks);
         ownerChecks(store, checks, c.json);
-        inotifyCheck(checks);
+        inotifyCheck(store, checks);
         await handoffChecks(store, checks);
         try {
           const me = sessionName(store, process.cwd());

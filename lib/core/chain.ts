@@ -27,7 +27,6 @@ import { createAtomic, type WriteOptions } from "./atomic";
 import { A2AError } from "./errors";
 import { entries, fitRecord, readJsonLine } from "./fs";
 import { versionFile, versionOf } from "./paths";
-import { networkFsType } from "./watch";
 
 export interface Versioned {
   version: number;
@@ -73,7 +72,7 @@ export function readHead<T extends Versioned>(store: Store, dir: string, decode:
   }
 }
 
-export const listingMayLag = (store: Store): boolean => (store.listingMayLag ??= networkFsType(store.root) !== undefined);
+export const listingMayLag = (store: Store): boolean => (store.listingMayLag ??= store.platform.filesystem(store.root).kind !== "local");
 
 // The highest whole version below the hole at `n` (holes below it skipped too), or undefined.
 function wholeBelow<T extends Versioned>(store: Store, dir: string, n: number, decode: (v: any) => T | undefined): T | undefined {

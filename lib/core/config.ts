@@ -17,6 +17,7 @@ import { homedir, hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { A2AError, arg, ioError, text } from "./errors";
 import type { Inotify } from "./inotify";
+import { platformFor, type Platform } from "./platform";
 import type { DirWatch } from "./watch";
 
 export type WatchMode = "auto" | "watch" | "poll";
@@ -36,6 +37,7 @@ export interface Settings {
   durability: "fsync" | "none"; // A2A_DURABILITY: fsync every write (default), or not (tmpfs, scratch)
   log: boolean; // A2A_LOG: one log line per MCP call on stderr
   debug: boolean; // A2A_DEBUG: stack traces with errors
+  platform: Platform; // the OS's answers (lib/core/platform.ts); A2A_PLATFORM=portable: as off Linux
 }
 
 // ROOT/store.json: what makes a directory an a2a store (lib/core/guard.ts).
@@ -121,6 +123,14 @@ function durability(env: Env): Settings["durability"] {
   return raw;
 }
 
+function platform(env: Env): Platform {
+  const raw = env.A2A_PLATFORM || undefined;
+  if (raw !== undefined && raw !== "portable") {
+    throw new A2AError("EUSAGE", `A2A_PLATFORM=${JSON.stringify(raw)} is not a platform setting: use portable (behave as off Linux: fs.watch, no /proc, filesystem type unknown) or unset it`);
+  }
+  return platformFor(process.platform, raw);
+}
+
 export function readSettings(env: Env): Settings {
   const watchMode = (env.A2A_WATCH || "auto") as WatchMode;
   if (!["auto", "watch", "poll"].includes(watchMode)) {
@@ -140,6 +150,7 @@ export function readSettings(env: Env): Settings {
     durability: durability(env),
     log: !!env.A2A_LOG,
     debug: !!env.A2A_DEBUG,
+    platform: platform(env),
   };
 }
 

@@ -66,10 +66,9 @@ function loadLibc() {
   }).symbols;
 }
 
-// A new inotify instance, or undefined where there is none to be had (not Linux, no glibc,
-// the per-user instance limit reached).
+// A new inotify instance, or undefined where there is none to be had (no glibc, the per-user
+// instance limit reached). Only asked on Linux (lib/core/platform.ts).
 export function openInotify(): Inotify | undefined {
-  if (process.platform !== "linux") return undefined;
   let libc: ReturnType<typeof loadLibc>;
   let fd: number;
   try {

@@ -19,7 +19,7 @@
 // The CLI closes them after it has written its output and closed stdout (inotify.ts says
 // why its fd is let go of a while after that).
 
-import { statfsSync, watch, type FSWatcher } from "node:fs";
+import { watch, type FSWatcher } from "node:fs";
 import type { Store } from "./config";
 import { openInotify } from "./inotify";
 import { done, ended, type Outcome } from "./outcome";
@@ -33,32 +33,12 @@ export interface DirWatch {
   timer?: ReturnType<typeof setInterval>;
 }
 
-const NETWORK_FS: Record<number, string> = {
-  0x6969: "nfs",
-  0xff534d42: "cifs",
-  0xfe534d42: "smb2",
-  0x517b: "smb",
-  0x65735546: "fuse",
-  0x01021997: "9p",
-  0x00c36400: "ceph",
-  0x47504653: "gpfs",
-  0x0bd00bd0: "lustre",
-};
-
-// The name of the network filesystem `dir` is on, or undefined for a local one.
-export function networkFsType(dir: string): string | undefined {
-  try {
-    return NETWORK_FS[Number(statfsSync(dir).type) >>> 0];
-  } catch {
-    return undefined;
-  }
-}
-
-// How `dir` is watched: "watch" (events), "poll" (ticks), or "both" (network fs in auto mode:
-// events for this machine's writes, ticks for other machines').
+// How `dir` is watched: "watch" (events), "poll" (ticks), or "both" (auto mode on a network
+// filesystem, where events come only for this machine's writes and ticks catch other
+// machines'; and wherever the platform cannot say what the filesystem is: lib/core/platform.ts).
 export function wakeMode(store: Store, dir: string): "watch" | "poll" | "both" {
   if (store.watchMode !== "auto") return store.watchMode;
-  return networkFsType(dir) ? "both" : "watch";
+  return store.platform.filesystem(dir).kind === "local" ? "watch" : "both";
 }
 
 function open(store: Store, dir: string): DirWatch {
@@ -67,7 +47,7 @@ function open(store: Store, dir: string): DirWatch {
     for (const l of [...w.listeners]) l(file);
   };
   const mode = wakeMode(store, dir);
-  if (mode !== "poll" && store.inotify === undefined) store.inotify = openInotify() ?? null;
+  if (mode !== "poll" && store.inotify === undefined) store.inotify = (store.platform.inotify && openInotify()) || null;
   // On inotify, a directory reported gone (or an instance that broke) is polled rather than
   // left hanging, and each tick first tries to watch it again: it may be back. The tick's
   // re-check comes after, so arm-before-check holds for the new watch too.

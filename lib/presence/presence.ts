@@ -12,7 +12,6 @@
 //      it again if it vanished (swept while we were frozen), leave it if another holder took it;
 //   4. close() (and a process 'exit' hook): remove the file if it is still ours.
 
-import { readlinkSync } from "node:fs";
 import { resolve } from "node:path";
 import { createAtomic, writeAtomic } from "../core/atomic";
 import { type Store } from "../core/config";
@@ -24,16 +23,6 @@ import { gitRoot, nameFromDirectory, rememberedNames, rememberName, withSuffix, 
 import { isLive, readPeer, samePeer, sweep, type Peer } from "./peers";
 
 export const MAX_SUMMARY = 1000;
-
-// The terminal of the process that started us (our own stdin is the MCP pipe), e.g. "pts/3".
-function parentTty(): string | null {
-  try {
-    const t = readlinkSync(`/proc/${process.ppid}/fd/0`);
-    return t.startsWith("/dev/") && /tty|pts/.test(t) ? t.slice(5) : null;
-  } catch {
-    return null;
-  }
-}
 
 export interface PresenceOptions {
   cwd: string;
@@ -54,7 +43,7 @@ export function startPresence(store: Store, opts: PresenceOptions): Presence {
   const cwd = resolve(opts.cwd);
   const now = nowSec();
   const base = (name: string): Peer => ({
-    a2a: 1, name, host: store.host, pid: process.pid, cwd, git_root: gitRoot(cwd), tty: parentTty(),
+    a2a: 1, name, host: store.host, pid: process.pid, cwd, git_root: gitRoot(cwd), tty: store.platform.terminalOf(process.ppid), // the terminal of whoever started us (our stdin is the MCP pipe)
     summary: opts.summary ?? "", started_at: now, heartbeat: now, heartbeat_ms: heartbeatMs,
   });
   let identity: Identity;

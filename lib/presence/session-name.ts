@@ -12,11 +12,12 @@
 //   3. What `a2a mcp` started here now would take: the first name remembered for this
 //      directory, else NAME, NAME-2, ... from the git root's (or the directory's) basename,
 //      skipping names a live peer holds.
-// Ancestry comes from /proc; where there is none (macOS), step 2 is skipped.
+// Ancestry comes from the platform (/proc on Linux); where it cannot tell (macOS), step 2 is
+// skipped.
 
-import { readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import type { Store } from "../core/config";
+import type { Platform } from "../core/platform";
 import { entries } from "../core/fs";
 import { checkAgent, peerFile, peerNameOf, peersDir } from "../core/paths";
 import { gitRoot, nameFromDirectory, rememberedNames, withSuffix, type Identity } from "./identity";
@@ -26,22 +27,11 @@ export interface SessionName extends Identity {
   why: string; // one clause: where the name comes from
 }
 
-// The parent pid of `pid`, from /proc/PID/stat ("PID (COMM) STATE PPID ..."; COMM may hold
-// spaces and parentheses, so the fields are counted from the last ")"). Undefined if unknown.
-export function parentPid(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    return Number.isInteger(ppid) && ppid > 0 ? ppid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-// This process's ancestors, nearest first, without pid 1.
-export function ancestors(limit = 32): number[] {
+// This process's ancestors, nearest first, without pid 1 (only the parent where the platform
+// cannot tell a process's parent).
+export function ancestors(platform: Platform, limit = 32): number[] {
   const out: number[] = [];
-  for (let pid: number | undefined = process.ppid; pid && pid > 1 && out.length < limit; pid = parentPid(pid)) out.push(pid);
+  for (let pid: number | undefined = process.ppid; pid && pid > 1 && out.length < limit; pid = platform.parentPid(pid)) out.push(pid);
   return out;
 }
 
@@ -55,13 +45,13 @@ function livePeers(store: Store): Peer[] {
   return out;
 }
 
-export function sessionName(store: Store, cwd: string, lineage: number[] = ancestors()): SessionName {
+export function sessionName(store: Store, cwd: string, lineage: number[] = ancestors(store.platform)): SessionName {
   if (store.agent) return { name: checkAgent(store.agent, "A2A_AGENT name"), source: "A2A_AGENT", why: "A2A_AGENT is set" };
   const dir = resolve(cwd);
   const peers = livePeers(store).filter((p) => p.host === store.host && p.cwd === dir);
   let best: { peer: Peer; rank: number } | undefined;
   for (const peer of peers) {
-    const parent = parentPid(peer.pid);
+    const parent = store.platform.parentPid(peer.pid);
     const rank = parent === undefined ? -1 : lineage.indexOf(parent);
     if (rank >= 0 && (!best || rank < best.rank)) best = { peer, rank };
   }
