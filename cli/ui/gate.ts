@@ -4,7 +4,9 @@
 //
 // Invariants, checked for every request before anything is read from the store:
 // - the Host header names this server (a loopback name or the --host address, with our port;
-//   any IP literal when bound to a wildcard): a rebinding attacker's hostname is refused;
+//   any IP literal when bound to a wildcard): a rebinding attacker's hostname is refused. It is
+//   checked as the raw header, and the request's URL is parsed only after, here: a Host that
+//   makes no URL is a 4xx like any other refusal, never an exception;
 // - the access token is present and right, compared in constant time (both sides hashed to
 //   the same length first): GET carries it as ?token=, a POST only as the X-A2A-Token header;
 // - a request with an Origin (or Sec-Fetch-Site) from another site is refused; no response
@@ -48,6 +50,9 @@ export interface Refusal {
   status: number;
   why: string;
 }
+export interface Pass {
+  url: URL;
+}
 
 export class Gate {
   readonly names: Set<string>; // acceptable Host header values, lower case, with the port
@@ -70,8 +75,8 @@ export class Gate {
     return !!m && Number(m[2]) === this.port && isIpLiteral(m[1]);
   }
 
-  // Undefined when the request may proceed.
-  check(req: Request, url: URL): Refusal | undefined {
+  // The request's URL when it may proceed.
+  check(req: Request): Refusal | Pass {
     const host = req.headers.get("host");
     if (!this.hostAllowed(host)) return { status: 403, why: "foreign Host header: open the URL a2a ui printed" };
     const origin = req.headers.get("origin");
@@ -79,9 +84,15 @@ export class Gate {
     const site = req.headers.get("sec-fetch-site");
     if (site !== null && site !== "same-origin" && site !== "none") return { status: 403, why: "cross-site request refused" };
     if (req.method === "OPTIONS") return { status: 405, why: "no cross-origin access" };
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch {
+      return { status: 400, why: "malformed request URL" };
+    }
     const given = req.method === "POST" ? req.headers.get("x-a2a-token") : url.searchParams.get("token");
     if (given === null || given === "") return { status: 401, why: "missing access token: open the URL a2a ui printed" };
     if (!tokenMatches(given, this.token)) return { status: 403, why: "wrong access token: open the URL a2a ui printed" };
-    return undefined;
+    return { url };
   }
 }

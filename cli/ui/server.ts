@@ -3,6 +3,8 @@
 //
 // Invariants:
 // - every request passes the Gate (gate.ts: Host, Origin, token) before anything else;
+// - an answer is this module's or a short plain-text 500: never Bun's development error
+//   page (server source and paths), whatever throws;
 // - store data reaches the page only as JSON (the event stream and the detail read), never
 //   inside the HTML; the page renders it with textContent only (page.js);
 // - each action is the same lib call as the CLI command it stands for: clear -> clearSlot
@@ -18,6 +20,7 @@ import { sendMessage } from "../../lib/mail/send";
 import { readChunks } from "../../lib/slots/chunks";
 import { clearSlot } from "../../lib/slots/slot";
 import { readSlot } from "../../lib/slots/read";
+import { err } from "../io";
 import { SHELL } from "../phrase";
 import { Gate, SECURITY_HEADERS, urlHost } from "./gate";
 import { Hub } from "./hub";
@@ -102,10 +105,15 @@ export async function serveUi(store: Store, o: UiOptions): Promise<Ui> {
       port: o.port,
       idleTimeout: 60,
       maxRequestBodySize: store.maxBytes * 6 + 65536, // a message at the limit, JSON-escaped
+      development: false,
+      error: (e) => {
+        err(`a2a: warning: the dashboard failed to answer a request: ${e.message}\n`);
+        return refuse(500, "internal error");
+      },
       fetch: async (req, srv) => {
-        const url = new URL(req.url);
-        const no = gate.check(req, url);
-        if (no) return refuse(no.status, no.why);
+        const v = gate.check(req);
+        if (!("url" in v)) return refuse(v.status, v.why);
+        const { url } = v;
         const path = url.pathname;
         if (req.method === "POST") {
           const act = actions[path];

@@ -82,6 +82,30 @@ describe("a2a ui: the server's gate", () => {
     }
   });
 
+  test("a Host that makes no URL (127.0.0.1:PORT.evil.com) gets a short 4xx from the gate, never Bun's error page", async () => {
+    using d = tempDir();
+    await a2a(["publish", "secret", "s3cret-result"], { dir: d.path });
+    const u = await startUi([], { dir: d.path });
+    try {
+      for (const h of [`127.0.0.1:${u.port}.evil.com`, `[::1]:${u.port}.evil.com`, `localhost:${u.port}x`, `127.0.0.1:99999999999`, "[::1"]) {
+        const r = await rawRequest(u.port, "GET", `/api/slot?name=secret&token=${u.token}`, { Host: h });
+        expect({ h, status: r.status }).toEqual({ h, status: 403 });
+        expect({ h, body: r.body }).toEqual({ h, body: "a2a ui: foreign Host header: open the URL a2a ui printed\n" });
+        expect(r.headers["content-security-policy"]).toContain("default-src 'none'");
+      }
+    } finally {
+      await stop(u);
+    }
+    // Bound to a wildcard, any IP literal is a name of the server: one that is no address gets a 400.
+    const w = await startUi(["--host", "0.0.0.0"], { dir: d.path });
+    try {
+      const r = await rawRequest(w.port, "GET", `/api/config?token=${w.token}`, { Host: `[:::]:${w.port}` });
+      expect({ status: r.status, body: r.body }).toEqual({ status: 400, body: "a2a ui: malformed request URL\n" });
+    } finally {
+      await stop(w);
+    }
+  });
+
   test("cross-origin requests are refused, no response carries CORS headers, preflights fail", async () => {
     using d = tempDir();
     await a2a(["publish", "keep", "me"], { dir: d.path });
