@@ -5,6 +5,7 @@
 // - every request passes the Gate (gate.ts: Host, Origin, token) before anything else;
 // - an answer is this module's or a short plain-text 500: never Bun's development error
 //   page (server source and paths), whatever throws;
+// - a name from a request is checked by lib's one name rule before it becomes a path;
 // - store data reaches the page only as JSON (the event stream and the detail read), never
 //   inside the HTML; the page renders it with textContent only (page.js);
 // - each action is the same lib call as the CLI command it stands for: clear -> clearSlot
@@ -18,6 +19,7 @@ import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
 import { randomHex } from "../../lib/core/digest";
 import { sendMessage } from "../../lib/mail/send";
 import { readChunks } from "../../lib/slots/chunks";
+import { checkName } from "../../lib/core/paths";
 import { clearSlot } from "../../lib/slots/slot";
 import { readSlot } from "../../lib/slots/read";
 import { err } from "../io";
@@ -179,7 +181,7 @@ export async function serveUi(store: Store, o: UiOptions): Promise<Ui> {
 // One slot in full: its record (the whole result) and its streamed chunks (the last
 // DETAIL_MAX_CHARS of them), for the page's detail view.
 function slotDetail(store: Store, name: string | null) {
-  const r = readSlot(store, str(name, "the slot name"));
+  const r = readSlot(store, checkName(str(name, "the slot name"), "slot name"));
   if (r.kind === "corrupt") throw new A2AError("EIO", `slot ${name}'s record is unreadable: a2a clear ${name} removes it`);
   if (r.kind === "absent") throw new A2AError("ENOTFOUND", `no slot named ${name}: it was cleared or has expired`);
   const rec = r.record;

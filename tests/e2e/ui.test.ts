@@ -3,7 +3,7 @@
 // driven by playwright-core), that the page follows the store live and that hostile store
 // content stays inert text. Screenshots of each view are saved to a temp directory (printed).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
@@ -104,6 +104,40 @@ describe("a2a ui: the server's gate", () => {
     } finally {
       await stop(w);
     }
+  });
+
+  test("a slot name that is no name (../store) is refused before it becomes a path: 400 naming it, nothing outside slots/ opened", async () => {
+    using d = tempDir();
+    await a2a(["publish", "secret", "s3cret-result"], { dir: d.path });
+    // A record the server would show if it followed the name out of slots/.
+    const rec = JSON.parse(readFileSync(join(d.path, "slots", "secret.json"), "utf8"));
+    writeFileSync(join(d.path, "planted.json"), JSON.stringify({ ...rec, name: "../planted", result: "outside slots", size: 13 }) + "\n");
+    using t = tempDir();
+    const trace = join(t.path, "server.trace");
+    const traced = Bun.which("strace") ? ["strace", "-f", "-qq", "-e", "trace=%file,%desc", "-o", trace] : [];
+    const u = await startUi([], { dir: d.path, prefix: traced });
+    try {
+      const detail = (n: string) => get(u, `/api/slot?name=${encodeURIComponent(n)}&token=${u.token}`);
+      expect((await detail("before-mark")).status).toBe(404);
+      for (const n of ["../store", "../planted", "/etc/passwd", "a/b", ""]) {
+        const r = await detail(n);
+        expect({ n, status: r.status, error: JSON.parse(r.body).error }).toEqual({ n, status: 400, error: expect.stringContaining(`invalid slot name ${JSON.stringify(n)}`) });
+      }
+      expect((await detail("after-mark")).status).toBe(404);
+    } finally {
+      // Under strace, the server is strace's child: stop it, and strace ends with it.
+      const pid = traced.length ? Number(readFileSync(`/proc/${u.proc.pid}/task/${u.proc.pid}/children`, "utf8").trim().split(" ")[0]) : u.proc.pid;
+      process.kill(pid, "SIGINT");
+      await exitWithin(u.proc, 15_000);
+    }
+    if (!traced.length) return console.warn("ui.test.ts: no strace: the file-access half of this test was skipped");
+    // Every path the server named in a system call between the two marks is in slots/.
+    const log = readFileSync(trace, "utf8");
+    const between = log.slice(log.indexOf("slots/before-mark.json"), log.indexOf("slots/after-mark.json"));
+    expect(between).toContain("before-mark");
+    const touched = between.split("\n").flatMap((l) => [...l.matchAll(/"(\/[^"]*)"/g)].map((m) => m[1]));
+    const slots = join(d.path, "slots");
+    expect(touched.filter((p) => p.startsWith(d.path) && p !== slots && !p.startsWith(slots + "/"))).toEqual([]);
   });
 
   test("cross-origin requests are refused, no response carries CORS headers, preflights fail", async () => {
