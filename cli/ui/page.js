@@ -4,9 +4,10 @@
 // document.write; tests/e2e/ui.test.ts checks). Agent-written text carries the "agent" class.
 "use strict";
 (() => {
+  // The session's action token, sent with each POST (the session itself is an HttpOnly cookie).
   const TOKEN = document.querySelector('meta[name="a2a-token"]').content;
   const $ = (id) => document.getElementById(id);
-  const q = (path, params = {}) => path + "?" + new URLSearchParams({ ...params, token: TOKEN });
+  const q = (path, params = {}) => path + "?" + new URLSearchParams(params);
   // Names in code-unit order, as the CLI lists them (lib/core/paths.ts byName).
   const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 

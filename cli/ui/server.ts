@@ -2,7 +2,8 @@
 // as text), one server-sent event stream fed by the Hub, one detail read, and the actions.
 //
 // Invariants:
-// - every request passes the Gate (gate.ts: Host, Origin, token) before anything else;
+// - every request passes the Gate (gate.ts: Host, Origin, session) before anything else; the
+//   URL printed or handed to a browser is a one-time link (gate.ts), never a reusable secret;
 // - an answer is this module's or a short plain-text 500: never Bun's development error
 //   page (server source and paths), whatever throws;
 // - a name from a request is checked by lib's one name rule before it becomes a path;
@@ -16,7 +17,6 @@
 import type { BoardProvider } from "../../lib/board";
 import type { Store } from "../../lib/core/config";
 import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
-import { randomHex } from "../../lib/core/digest";
 import { sendMessage } from "../../lib/mail/send";
 import { readChunks } from "../../lib/slots/chunks";
 import { checkName } from "../../lib/core/paths";
@@ -44,9 +44,11 @@ export interface UiOptions {
 }
 
 export interface Ui {
-  url: string;
-  token: string;
+  base: string; // http://HOST:PORT, which opens nothing by itself
   port: number;
+  // A new one-time link to the page (gate.ts); ttlMs: it also dies unused after that long;
+  // onUsed: called when it is opened.
+  link(o?: { ttlMs?: number; onUsed?: () => void }): string;
   hub: Hub;
   stop(): Promise<void>;
 }
@@ -83,9 +85,7 @@ const str = (v: unknown, what: string): string => {
 };
 
 export async function serveUi(store: Store, o: UiOptions): Promise<Ui> {
-  const token = randomHex(24);
   const hub = new Hub(store, o.board, o.recheckMs);
-  const page = PAGE.replaceAll("__TOKEN__", token);
   let gate: Gate;
 
   const need = (): string => {
@@ -114,7 +114,8 @@ export async function serveUi(store: Store, o: UiOptions): Promise<Ui> {
       },
       fetch: async (req, srv) => {
         const v = gate.check(req);
-        if (!("url" in v)) return refuse(v.status, v.why);
+        if (v.kind === "refuse") return refuse(v.status, v.why);
+        if (v.kind === "enter") return reply("", 303, "text/plain; charset=utf-8", { Location: "/", ...(v.setCookie ? { "Set-Cookie": v.setCookie } : {}) });
         const { url } = v;
         const path = url.pathname;
         if (req.method === "POST") {
@@ -131,7 +132,7 @@ export async function serveUi(store: Store, o: UiOptions): Promise<Ui> {
         if (path in actions) return refuse(405, "actions are POST only");
         switch (path) {
           case "/":
-            return reply(page, 200, "text/html; charset=utf-8");
+            return reply(PAGE.replaceAll("__TOKEN__", v.token), 200, "text/html; charset=utf-8");
           case "/app.js":
             return reply(pageJs, 200, "text/javascript; charset=utf-8");
           case "/app.css":
@@ -159,13 +160,14 @@ export async function serveUi(store: Store, o: UiOptions): Promise<Ui> {
     throw new A2AError("EIO", `cannot serve on ${o.host}:${o.port}: ${(e as Error).message}`);
   }
   const port = server.port ?? o.port;
-  gate = new Gate(o.host, port, token);
+  gate = new Gate(o.host, port);
   const ping = setInterval(() => hub.ping(), 20_000);
   const shownHost = o.host === "0.0.0.0" || o.host === "::" ? "127.0.0.1" : o.host;
+  const base = `http://${urlHost(shownHost)}:${port}`;
   return {
-    url: `http://${urlHost(shownHost)}:${port}/?token=${token}`,
-    token,
+    base,
     port,
+    link: (l) => `${base}/?code=${gate.mint(l)}`,
     hub,
     stop: async () => {
       clearInterval(ping);

@@ -92,7 +92,7 @@ describe.skipIf(!!missing)("a2a ui: the task board and leases (through the Board
     const ui = await serveUi(store, { host: "127.0.0.1", port: 0, readOnly: false, as: "human", board: fixture(tasksDir, calls) });
     const page = await browser.ctx.newPage();
     try {
-      await page.goto(ui.url);
+      await page.goto(ui.link());
       await page.waitForSelector("body[data-ready]");
       const col = (state: string) => `#board [data-queue="build"] .column[data-state="${state}"]`;
       expect(await page.locator(`${col("ready")} .card`).count()).toBe(1);
@@ -149,7 +149,7 @@ describe.skipIf(!!missing)("a2a ui: the task board and leases (through the Board
     const ui = await serveUi(store, { host: "127.0.0.1", port: 0, readOnly: false, as: "human", board: TASK_BOARD });
     const page = await browser.ctx.newPage();
     try {
-      await page.goto(ui.url);
+      await page.goto(ui.link());
       await page.waitForSelector("body[data-ready]");
       const col = (state: string) => `#board [data-queue="build"] .column[data-state="${state}"]`;
       await page.waitForSelector(`${col("ready")} [data-task="${first}"]`);

@@ -11,14 +11,14 @@ import { openStore } from "../../lib/core/config";
 import { closeWatches } from "../../lib/core/watch";
 import { publishSlot } from "../../lib/slots/slot";
 import { a2a, exitWithin, ROOT, tempDir } from "../harness/run";
-import { browserMissing, launchBrowser, rawRequest, startUi, type RunningUi } from "../harness/ui";
+import { browserMissing, enter, launchBrowser, nextLink, rawRequest, startUi, type Client, type RunningUi } from "../harness/ui";
 
 setDefaultTimeout(90_000);
 
 const host = (u: RunningUi) => `127.0.0.1:${u.port}`;
-const get = (u: RunningUi, path: string, headers: Record<string, string> = {}) => rawRequest(u.port, "GET", path, { Host: host(u), ...headers });
-const post = (u: RunningUi, path: string, body: unknown, headers: Record<string, string> = {}) =>
-  rawRequest(u.port, "POST", path, { Host: host(u), "Content-Type": "application/json", "X-A2A-Token": u.token, ...headers }, JSON.stringify(body));
+const get = (u: Client, path: string, headers: Record<string, string> = {}) => rawRequest(u.port, "GET", path, { Host: host(u), Cookie: u.cookie, ...headers });
+const post = (u: Client, path: string, body: unknown, headers: Record<string, string> = {}) =>
+  rawRequest(u.port, "POST", path, { Host: host(u), Cookie: u.cookie, "Content-Type": "application/json", "X-A2A-Token": u.token, ...headers }, JSON.stringify(body));
 
 async function stop(u: RunningUi): Promise<number> {
   u.proc.kill("SIGINT");
@@ -26,52 +26,78 @@ async function stop(u: RunningUi): Promise<number> {
 }
 
 describe("a2a ui: the server's gate", () => {
-  test("a missing or wrong token gets nothing from the store; the right one does", async () => {
+  test("without the session a link made, nothing from the store: no cookie, a made-up one, a used link, a token in the query", async () => {
     using d = tempDir();
     await a2a(["publish", "secret", "s3cret-result"], { dir: d.path });
-    const u = await startUi([], { dir: d.path });
+    const u = await enter(await startUi([], { dir: d.path }));
     try {
       expect(u.stdout).toContain(`serving ${d.path}`);
+      const forged = `a2a_${u.port}=${"0".repeat(64)}`;
       for (const path of ["/", "/api/slot?name=secret", "/events", "/app.js", "/api/config"]) {
-        const none = await get(u, path);
+        const none = await get(u, path, { Cookie: "" });
         expect({ path, status: none.status }).toEqual({ path, status: 401 });
         expect(none.body).not.toContain("s3cret");
-        const sep = path.includes("?") ? "&" : "?";
-        const wrong = await get(u, `${path}${sep}token=${"0".repeat(u.token.length)}`);
+        const wrong = await get(u, path, { Cookie: forged });
         expect({ path, status: wrong.status }).toEqual({ path, status: 403 });
-        const short = await get(u, `${path}${sep}token=${u.token.slice(0, -1)}`);
-        expect({ path, status: short.status }).toEqual({ path, status: 403 });
-        expect(wrong.body + short.body).not.toContain("s3cret");
+        const sep = path.includes("?") ? "&" : "?";
+        const query = await get(u, `${path}${sep}token=${u.token}`, { Cookie: "" });
+        expect({ path, status: query.status }).toEqual({ path, status: 401 });
+        expect(wrong.body + query.body).not.toContain("s3cret");
       }
-      const ok = await get(u, `/api/slot?name=secret&token=${u.token}`);
+      // The printed link made this session; opened again, by anyone else, it makes none.
+      const again = await rawRequest(u.port, "GET", u.url.slice(u.base.length), { Host: host(u) });
+      expect(again.status).toBe(403);
+      expect(again.headers["set-cookie"]).toBeUndefined();
+      expect(again.body).toContain("this link was used already");
+      const ok = await get(u, "/api/slot?name=secret");
       expect(ok.status).toBe(200);
       expect(JSON.parse(ok.body).record.result).toBe("s3cret-result");
-      // Actions take the token in the header only: one in the query is not enough.
-      const q = await rawRequest(u.port, "POST", `/api/clear?token=${u.token}`, { Host: host(u), "Content-Type": "application/json" }, '{"name":"secret"}');
+      // Actions need the page's token in the header as well as the cookie.
+      const q = await rawRequest(u.port, "POST", `/api/clear?token=${u.token}`, { Host: host(u), Cookie: u.cookie, "Content-Type": "application/json" }, '{"name":"secret"}');
       expect(q.status).toBe(401);
       const bad = await post(u, "/api/clear", { name: "secret" }, { "X-A2A-Token": "f".repeat(48) });
       expect(bad.status).toBe(403);
+      const noCookie = await post(u, "/api/clear", { name: "secret" }, { Cookie: "" });
+      expect(noCookie.status).toBe(401);
       expect((await a2a(["wait", "secret"], { dir: d.path })).stdout).toBe("s3cret-result");
     } finally {
       expect(await stop(u)).toBe(130);
     }
   });
 
+  test("each printed link works once; a fresh one is printed for the next browser, with a session of its own", async () => {
+    using d = tempDir();
+    const u = await startUi([], { dir: d.path });
+    try {
+      const first = await enter(u);
+      const next = await nextLink(u);
+      expect(next).not.toBe(u.url);
+      expect(u.stdout).toContain(`a2a ui: that link has been used; for another browser:\n  ${next}\n`);
+      const cookie = first.cookie;
+      const second = await enter(u, next);
+      expect(second.cookie).not.toBe(cookie);
+      for (const c of [cookie, second.cookie]) expect((await get(second, "/api/config", { Cookie: c })).status).toBe(200);
+      expect((await rawRequest(u.port, "GET", next.slice(u.base.length), { Host: host(u) })).status).toBe(403);
+    } finally {
+      await stop(u);
+    }
+  });
+
   test("a foreign Host header (DNS rebinding) is refused, loopback names are served", async () => {
     using d = tempDir();
     await a2a(["publish", "secret", "s3cret-result"], { dir: d.path });
-    const u = await startUi([], { dir: d.path });
+    const u = await enter(await startUi([], { dir: d.path }));
     try {
-      const path = `/api/slot?name=secret&token=${u.token}`;
+      const path = `/api/slot?name=secret`;
       for (const h of [`evil.example:${u.port}`, "evil.example", `127.0.0.1:${u.port + 1}`, `localhost.evil.example:${u.port}`, ""]) {
-        const r = await rawRequest(u.port, "GET", path, h ? { Host: h } : {});
+        const r = await rawRequest(u.port, "GET", path, h ? { Host: h, Cookie: u.cookie } : { Cookie: u.cookie });
         // No Host at all is malformed HTTP/1.1: Bun or the gate refuses it, either way a 4xx.
         if (h) expect({ h, status: r.status }).toEqual({ h, status: 403 });
         else expect(r.status).toBeGreaterThanOrEqual(400);
         expect(r.body).not.toContain("s3cret");
       }
       for (const h of [`127.0.0.1:${u.port}`, `localhost:${u.port}`, `LOCALHOST:${u.port}`]) {
-        expect({ h, status: (await rawRequest(u.port, "GET", path, { Host: h })).status }).toEqual({ h, status: 200 });
+        expect({ h, status: (await rawRequest(u.port, "GET", path, { Host: h, Cookie: u.cookie })).status }).toEqual({ h, status: 200 });
       }
       // The action is refused too, and the store is as it was.
       const act = await post(u, "/api/clear", { name: "secret" }, { Host: `evil.example:${u.port}` });
@@ -85,10 +111,10 @@ describe("a2a ui: the server's gate", () => {
   test("a Host that makes no URL (127.0.0.1:PORT.evil.com) gets a short 4xx from the gate, never Bun's error page", async () => {
     using d = tempDir();
     await a2a(["publish", "secret", "s3cret-result"], { dir: d.path });
-    const u = await startUi([], { dir: d.path });
+    const u = await enter(await startUi([], { dir: d.path }));
     try {
       for (const h of [`127.0.0.1:${u.port}.evil.com`, `[::1]:${u.port}.evil.com`, `localhost:${u.port}x`, `127.0.0.1:99999999999`, "[::1"]) {
-        const r = await rawRequest(u.port, "GET", `/api/slot?name=secret&token=${u.token}`, { Host: h });
+        const r = await rawRequest(u.port, "GET", "/api/slot?name=secret", { Host: h, Cookie: u.cookie });
         expect({ h, status: r.status }).toEqual({ h, status: 403 });
         expect({ h, body: r.body }).toEqual({ h, body: "a2a ui: foreign Host header: open the URL a2a ui printed\n" });
         expect(r.headers["content-security-policy"]).toContain("default-src 'none'");
@@ -97,9 +123,9 @@ describe("a2a ui: the server's gate", () => {
       await stop(u);
     }
     // Bound to a wildcard, any IP literal is a name of the server: one that is no address gets a 400.
-    const w = await startUi(["--host", "0.0.0.0"], { dir: d.path });
+    const w = await enter(await startUi(["--host", "0.0.0.0"], { dir: d.path }));
     try {
-      const r = await rawRequest(w.port, "GET", `/api/config?token=${w.token}`, { Host: `[:::]:${w.port}` });
+      const r = await rawRequest(w.port, "GET", "/api/config", { Host: `[:::]:${w.port}`, Cookie: w.cookie });
       expect({ status: r.status, body: r.body }).toEqual({ status: 400, body: "a2a ui: malformed request URL\n" });
     } finally {
       await stop(w);
@@ -115,9 +141,9 @@ describe("a2a ui: the server's gate", () => {
     using t = tempDir();
     const trace = join(t.path, "server.trace");
     const traced = Bun.which("strace") ? ["strace", "-f", "-qq", "-e", "trace=%file,%desc", "-o", trace] : [];
-    const u = await startUi([], { dir: d.path, prefix: traced });
+    const u = await enter(await startUi([], { dir: d.path, prefix: traced }));
     try {
-      const detail = (n: string) => get(u, `/api/slot?name=${encodeURIComponent(n)}&token=${u.token}`);
+      const detail = (n: string) => get(u, `/api/slot?name=${encodeURIComponent(n)}`);
       expect((await detail("before-mark")).status).toBe(404);
       for (const n of ["../store", "../planted", "/etc/passwd", "a/b", ""]) {
         const r = await detail(n);
@@ -143,11 +169,11 @@ describe("a2a ui: the server's gate", () => {
   test("cross-origin requests are refused, no response carries CORS headers, preflights fail", async () => {
     using d = tempDir();
     await a2a(["publish", "keep", "me"], { dir: d.path });
-    const u = await startUi([], { dir: d.path });
+    const u = await enter(await startUi([], { dir: d.path }));
     try {
       const seen: Record<string, string>[] = [];
       const evil = { Origin: "http://evil.example" };
-      const r1 = await get(u, `/events?token=${u.token}`, evil);
+      const r1 = await get(u, "/events", evil);
       const r2 = await post(u, "/api/clear", { name: "keep" }, evil);
       const r3 = await post(u, "/api/clear", { name: "keep" }, { "Sec-Fetch-Site": "cross-site" });
       const r4 = await rawRequest(u.port, "OPTIONS", "/api/clear", { Host: host(u), Origin: "http://evil.example", "Access-Control-Request-Method": "POST" });
@@ -156,7 +182,7 @@ describe("a2a ui: the server's gate", () => {
         expect(r.status).toBeGreaterThanOrEqual(403);
         seen.push(r.headers);
       }
-      const fine = await get(u, `/api/config?token=${u.token}`, { Origin: `http://127.0.0.1:${u.port}` });
+      const fine = await get(u, "/api/config", { Origin: `http://127.0.0.1:${u.port}` });
       expect(fine.status).toBe(200);
       seen.push(fine.headers);
       for (const h of seen) expect(Object.keys(h).filter((k) => k.startsWith("access-control-"))).toEqual([]);
@@ -169,14 +195,14 @@ describe("a2a ui: the server's gate", () => {
   test("actions are POST only, with a JSON body; every response has the strict CSP", async () => {
     using d = tempDir();
     await a2a(["publish", "keep", "me"], { dir: d.path });
-    const u = await startUi(["--as", "human"], { dir: d.path });
+    const u = await enter(await startUi(["--as", "human"], { dir: d.path }));
     try {
-      const g = await get(u, `/api/clear?name=keep&token=${u.token}`);
+      const g = await get(u, "/api/clear?name=keep");
       expect(g.status).toBe(405);
-      const form = await rawRequest(u.port, "POST", "/api/clear", { Host: host(u), "X-A2A-Token": u.token, "Content-Type": "application/x-www-form-urlencoded" }, "name=keep");
+      const form = await rawRequest(u.port, "POST", "/api/clear", { Host: host(u), Cookie: u.cookie, "X-A2A-Token": u.token, "Content-Type": "application/x-www-form-urlencoded" }, "name=keep");
       expect(form.status).toBe(400);
       expect((await a2a(["wait", "keep"], { dir: d.path })).stdout).toBe("me");
-      const page = await get(u, `/?token=${u.token}`);
+      const page = await get(u, "/");
       expect(page.status).toBe(200);
       const csp = page.headers["content-security-policy"];
       expect(csp).toContain("default-src 'none'");
@@ -207,7 +233,7 @@ describe("a2a ui: the server's gate", () => {
   test("--read-only refuses every action and leaves the store as it was", async () => {
     using d = tempDir();
     await a2a(["publish", "keep", "me"], { dir: d.path });
-    const u = await startUi(["--read-only", "--as", "human"], { dir: d.path });
+    const u = await enter(await startUi(["--read-only", "--as", "human"], { dir: d.path }));
     try {
       expect(u.stdout).toContain("(read-only)");
       for (const [path, body] of [["/api/clear", { name: "keep" }], ["/api/send", { to: "bob", body: "x" }], ["/api/lease/release", { name: "l" }]] as const) {
@@ -223,9 +249,9 @@ describe("a2a ui: the server's gate", () => {
 
   test("--host beyond loopback warns; a bad --host or --port is a usage error; SIGTERM exits 143", async () => {
     using d = tempDir();
-    const u = await startUi(["--host", "0.0.0.0"], { dir: d.path });
+    const u = await enter(await startUi(["--host", "0.0.0.0"], { dir: d.path }));
     try {
-      const r = await get(u, `/api/config?token=${u.token}`);
+      const r = await get(u, "/api/config");
       expect(r.status).toBe(200);
     } finally {
       u.proc.kill("SIGTERM");
@@ -240,12 +266,13 @@ describe("a2a ui: the server's gate", () => {
     }
   });
 
-  test("--json prints one line with the URL and the token", async () => {
+  test("--json prints one line with the one-time link and no reusable secret", async () => {
     using d = tempDir();
     const u = await startUi(["--json"], { dir: d.path });
     try {
       const j = JSON.parse(u.stdout.trim());
-      expect(j).toMatchObject({ url: u.url, port: u.port, token: u.token, read_only: false, as: null, host: "127.0.0.1" });
+      expect(j).toEqual({ url: u.url, port: u.port, read_only: false, as: null, host: "127.0.0.1" });
+      expect((await get(await enter(u), "/api/config")).status).toBe(200);
     } finally {
       expect(await stop(u)).toBe(130);
     }
@@ -322,6 +349,24 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
       await page.locator("#detail").screenshot({ path: join(shots, "slot-result.png") });
       await page.click("#detail-close");
       await page.locator("#slots-view").screenshot({ path: join(shots, "slots.png") });
+      expect(pageErrors(page)).toEqual([]);
+    } finally {
+      await page.close();
+      await stop(u);
+    }
+  });
+
+  test("the link leaves the bare URL in the address bar; a reload keeps the session, an HttpOnly SameSite=Strict cookie", async () => {
+    using d = tempDir();
+    const u = await startUi([], { dir: d.path });
+    const page = await open(u);
+    try {
+      expect(page.url()).toBe(`${u.base}/`);
+      await page.reload();
+      await page.waitForSelector("body[data-ready]", { timeout: 20_000 });
+      expect(await page.evaluate("document.cookie")).toBe("");
+      const mine = (await ctx.cookies(u.base)).filter((c) => c.name === `a2a_${u.port}`);
+      expect(mine.map((c) => [c.httpOnly, c.sameSite, c.path])).toEqual([[true, "Strict", "/"]]);
       expect(pageErrors(page)).toEqual([]);
     } finally {
       await page.close();
@@ -507,11 +552,15 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
     }
   });
 
-  test("a page on another origin cannot read the stream or act, even knowing the token", async () => {
+  // Another port of 127.0.0.1 is the same site (ports do not count), so the browser sends the
+  // SameSite=Strict cookie with these requests: the server's Origin check is what refuses them.
+  test("a page on another origin cannot read the stream or act, even with the browser's session and the page's token", async () => {
     using d = tempDir();
     await a2a(["publish", "keep", "s3cret"], { dir: d.path });
     const u = await startUi([], { dir: d.path });
     const other = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("<!doctype html><title>elsewhere</title>", { headers: { "Content-Type": "text/html" } }) });
+    const dash = await open(u);
+    const token = await dash.getAttribute('meta[name="a2a-token"]', "content");
     const page = await ctx.newPage();
     try {
       await page.goto(`http://127.0.0.1:${other.port}/`);
@@ -519,9 +568,9 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
         async ({ base, token }) => {
           const out: string[] = [];
           for (const go of [
-            () => fetch(`${base}/api/slot?name=keep&token=${token}`).then((x) => x.text()),
-            () => fetch(`${base}/api/clear`, { method: "POST", headers: { "Content-Type": "application/json", "X-A2A-Token": token }, body: '{"name":"keep"}' }).then((x) => x.text()),
-            () => fetch(`${base}/api/clear?token=${token}`, { method: "POST", mode: "no-cors", body: '{"name":"keep"}' }).then(() => "opaque"),
+            () => fetch(`${base}/api/slot?name=keep`, { credentials: "include" }).then((x) => x.text()),
+            () => fetch(`${base}/api/clear`, { method: "POST", credentials: "include", headers: { "Content-Type": "application/json", "X-A2A-Token": token }, body: '{"name":"keep"}' }).then((x) => x.text()),
+            () => fetch(`${base}/api/clear`, { method: "POST", mode: "no-cors", credentials: "include", body: '{"name":"keep"}' }).then(() => "opaque"),
           ]) {
             try {
               out.push(await go());
@@ -531,16 +580,18 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
           }
           return out;
         },
-        { base: u.base, token: u.token },
+        { base: u.base, token: token! },
       );
       expect(r[0]).toBe("blocked: TypeError");
       expect(r[1]).toBe("blocked: TypeError");
       // A blind no-cors POST is blocked by the browser or sent opaque and refused by the server
-      // (no token header, cross-site): either way nothing changes.
+      // (no token header, another origin): either way nothing changes.
       expect(["opaque", "blocked: TypeError"]).toContain(r[2]);
       expect((await a2a(["wait", "keep"], { dir: d.path })).stdout).toBe("s3cret");
+      expect(pageErrors(dash)).toEqual([]);
     } finally {
       await page.close();
+      await dash.close();
       other.stop(true);
       await stop(u);
     }

@@ -23,23 +23,53 @@ export const CHROMIUM_ARGS = [
 
 export interface RunningUi {
   proc: Subprocess<any, "pipe", "pipe">;
-  url: string; // as printed, with the token
+  url: string; // the one-time link it printed first
   base: string; // http://127.0.0.1:PORT
   port: number;
-  token: string;
-  stdout: string;
+  stdout: string; // all it printed so far
 }
 
-// Starts `a2a ui --port 0 ARGS` and resolves once it has printed its URL.
+// A session made by opening a link over raw HTTP: the Cookie header to send, and the page's
+// action token (X-A2A-Token, for POSTs).
+export interface Client extends RunningUi {
+  cookie: string;
+  token: string;
+}
+
+const LINK = /(http:\/\/[^\s"]+:(\d+))\/\?code=([0-9a-f]+)/g;
+
+// Starts `a2a ui --port 0 ARGS` and resolves once it has printed its link.
 export async function startUi(args: string[], o: RunOptions = {}): Promise<RunningUi> {
   const proc = spawnA2A(["ui", "--port", "0", ...args], o);
-  const stdout = await readUntil(proc.stdout, (t) => /token=[0-9a-f]+/.test(t) || t.includes("\n}") || /"url"/.test(t), 20_000);
-  const m = /(http:\/\/[^\s"]+:(\d+))\/\?token=([0-9a-f]+)/.exec(stdout);
+  const stdout = await readUntil(proc.stdout, (t) => /\?code=[0-9a-f]+[\s"]/.test(t), 20_000);
+  const m = [...stdout.matchAll(LINK)][0];
   if (!m) {
     proc.kill();
-    throw new Error(`a2a ui printed no URL: ${stdout} / ${await new Response(proc.stderr).text()}`);
+    throw new Error(`a2a ui printed no link: ${stdout} / ${await new Response(proc.stderr).text()}`);
   }
-  return { proc, url: m[0], base: m[1], port: Number(m[2]), token: m[3], stdout };
+  return { proc, url: m[0], base: m[1], port: Number(m[2]), stdout };
+}
+
+// The next link `a2a ui` prints (it prints one each time the last is used).
+export async function nextLink(u: RunningUi): Promise<string> {
+  const seen = [...u.stdout.matchAll(LINK)].length;
+  u.stdout += await readUntil(u.proc.stdout, (t) => [...(u.stdout + t).matchAll(LINK)].length > seen, 20_000);
+  const all = [...u.stdout.matchAll(LINK)];
+  if (all.length <= seen) throw new Error(`a2a ui printed no further link: ${u.stdout}`);
+  return all[seen][0];
+}
+
+// Opens `link` as a browser would (follows the redirect, keeps the cookie, loads the page).
+export async function enter(u: RunningUi, link = u.url): Promise<Client> {
+  const host = `127.0.0.1:${u.port}`;
+  const first = await rawRequest(u.port, "GET", link.slice(u.base.length), { Host: host });
+  const set = first.headers["set-cookie"];
+  if (first.status !== 303 || !set) throw new Error(`opening ${link} gave ${first.status}, no session: ${first.body}`);
+  const cookie = set.split(";")[0];
+  const page = await rawRequest(u.port, "GET", first.headers.location, { Host: host, Cookie: cookie });
+  const token = /<meta name="a2a-token" content="([0-9a-f]+)">/.exec(page.body)?.[1];
+  if (page.status !== 200 || !token) throw new Error(`the page after ${link} gave ${page.status}: ${page.body.slice(0, 200)}`);
+  return Object.assign(u, { cookie, token });
 }
 
 export interface RawResponse {
