@@ -11,6 +11,7 @@
 import type { Command } from "commander";
 import { A2AError } from "../../lib/core/errors";
 import { ended } from "../../lib/core/outcome";
+import { urlOpener } from "../../lib/core/platform";
 import { optionalAgent } from "../../lib/presence/identity";
 import { err, json, out, parseCount } from "../io";
 import { action, command, end, type Ctx } from "../run";
@@ -73,7 +74,7 @@ const OPEN_LINK_TTL_MS = 60_000;
 function openBrowser(url: string, browser: string | undefined): void {
   const given = browser?.split(":").find((b) => b.trim() !== "")?.trim().split(/\s+/);
   const argv = given && (given.some((a) => a.includes("%s")) ? given.map((a) => a.replaceAll("%s", url)) : [...given, url]);
-  const cmd = argv?.[0] ?? (process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open");
+  const cmd = argv?.[0] ?? urlOpener();
   try {
     const p = Bun.spawn(argv ?? [cmd, url], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
     p.unref();

@@ -14,6 +14,7 @@
 //   argv's raw bytes                  /proc/self/cmdline             unknown: invalid UTF-8 in an
 //                                                                    argument cannot be told apart
 //   is a character device memory?     major number 1 (/dev/null)     unknown: ask node:tty
+//   the command that opens a URL      xdg-open                       macOS: open; else xdg-open
 //
 // macOS numbers statfs types differently (there 0x6969 is not NFS), so a magic-number answer
 // there would be wrong, not merely missing: "unknown" is the honest one. A2A_PLATFORM=portable
@@ -111,6 +112,9 @@ const PORTABLE: Platform = {
   rawArgv: () => undefined,
   isMemoryDevice: () => undefined,
 };
+
+// The desktop's "open this URL" command (a2a ui --open, when $BROWSER is not set).
+export const urlOpener = (os: string = process.platform): string => (os === "darwin" ? "open" : os === "win32" ? "explorer" : "xdg-open");
 
 // The platform of this process: `forced` is A2A_PLATFORM (lib/core/config.ts reads it once).
 export function platformFor(os: string = process.platform, forced?: "portable"): Platform {
