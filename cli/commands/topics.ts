@@ -9,7 +9,7 @@ import { frameTopicMessage } from "../../lib/frame";
 import { publishTopic } from "../../lib/topics/log";
 import { listTopics, subscribeTopics } from "../../lib/topics/subscribe";
 import { age, table } from "../format";
-import { durationMs, json, out, outStrict, payload } from "../io";
+import { durationMs, err, json, out, outStrict, payload } from "../io";
 import { action, command, end, type Ctx } from "../run";
 
 export const commands = {
@@ -57,7 +57,7 @@ export const commands = {
   sub: (p: Command) =>
     command(p, "sub", {
       summary: "print the messages of topics matching PATTERN (* one word, > the rest)",
-      description: "Print messages of every topic matching PATTERN, in order per topic. With --as NAME the position is kept on disk, so the next run resumes where this one stopped (no loss, no duplicate). A subscriber starts at messages published after its first run, or at the beginning with --from-start. With --follow it runs until stopped (128+N on a signal) or for --timeout, a run length: reaching it is a normal end, exit 0.",
+      description: "Print messages of every topic matching PATTERN, in order per topic. Plain `a2a sub PATTERN` prints what the topics hold now and ends (nothing there: a note on stderr, exit 0). With --as NAME the position is kept on disk, so the next run resumes where this one stopped (no loss, no duplicate); a named subscriber starts at messages published after its first run, or at the beginning with --from-start. With --follow it keeps printing messages as they are published (without --as: from now on, unless --from-start), until stopped (128+N on a signal) or for --timeout, a run length: reaching it is a normal end, exit 0.",
       examples: ["a2a sub 'build.>' --from-start", "a2a sub 'customer.*.health' --as cs-agent --follow", "a2a sub alerts --as pager --json"],
       json: "one JSON object per message: topic, id, from, body, sent_at",
     })
@@ -69,11 +69,15 @@ export const commands = {
       .action(action(async (c: Ctx, pattern: string, o) => {
         if (o.timeout !== undefined && !o.follow) throw new A2AError("EUSAGE", "--timeout applies to --follow only: add --follow or drop --timeout");
         const write = o.as === undefined ? out : outStrict;
+        // An anonymous one-shot read keeps no position, so "from now on" would always be empty:
+        // it reads what the topics hold.
+        const fromStart = !!o.fromStart || (o.as === undefined && !o.follow);
         const outcome = await subscribeTopics(
           c.store, pattern,
-          { name: o.as, follow: !!o.follow, fromStart: !!o.fromStart, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.follow ? c.signal() : undefined },
+          { name: o.as, follow: !!o.follow, fromStart, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.follow ? c.signal() : undefined },
           (m) => write(c.json ? json(m) : frameTopicMessage(m)),
         );
-        end(c, outcome, { timeout: "ok" });
+        const printed = end(c, outcome, { timeout: "ok" });
+        if (printed === 0 && !o.follow && !c.json) err(o.as === undefined ? `a2a: no messages in topics matching ${pattern}\n` : `a2a: no new messages for ${o.as} in topics matching ${pattern}\n`);
       })),
 };

@@ -2,6 +2,7 @@
 // and fan-out to several followers, one of them restarted midway.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { a2a, BIN, childEnv, hasWatch, readUntil, spawnA2A, tempDir, until } from "../harness/run";
+import { sh } from "./fixtures/core";
 
 setDefaultTimeout(120_000);
 
@@ -50,10 +51,28 @@ describe("topics", () => {
     expect(bad.stderr).toMatch(/^a2a: invalid sender name /);
   });
 
-  test("a named subscriber resumes where it stopped; an anonymous one sees only what comes after it", async () => {
+  test("plain a2a sub prints what the topics hold (README: a2a sub 'build.>' | head -1); nothing there is a note, exit 0; anonymous --follow starts now", async () => {
+    using d = tempDir();
+    const empty = await a2a(["sub", "build.>"], { dir: d.path });
+    expect(empty).toEqual({ code: 0, stdout: "", stderr: "a2a: no messages in topics matching build.>\n" });
+    await ok(["pub", "build.status", "green"], d.path);
+    await ok(["pub", "build.log", "compiling"], d.path);
+    const first = await sh(`"$A2A" sub 'build.>' | head -1`, d.path);
+    expect(first).toMatchObject({ code: 0, stderr: "" });
+    expect(first.stdout).toMatch(/^--- build\.(log|status) #1 from anonymous/);
+    expect(lines(await ok(["sub", "build.>", "--json"], d.path)).map((m) => m.body).sort()).toEqual(["compiling", "green"]);
+    const follow = spawnA2A(["sub", "build.>", "--follow", "--json", "--timeout", "60s"], { dir: d.path });
+    await until(() => hasWatch(follow.pid), 20_000, "the follower's watch");
+    await ok(["pub", "build.status", "red"], d.path);
+    expect(JSON.parse(await readUntil(follow.stdout, (t) => t.endsWith("\n"), 60_000))).toMatchObject({ topic: "build.status", body: "red" });
+    follow.kill("SIGINT");
+    expect(await follow.exited).toBe(130);
+  });
+
+  test("a named subscriber resumes where it stopped; an anonymous read prints what is there, keeping no position", async () => {
     using d = tempDir();
     await ok(["pub", "news", "before anyone listened"], d.path);
-    expect(await ok(["sub", "news", "--json"], d.path)).toBe("");
+    expect(lines(await ok(["sub", "news", "--json"], d.path)).map((m) => m.body)).toEqual(["before anyone listened"]);
     expect(await ok(["sub", "news", "--as", "reader", "--json"], d.path)).toBe(""); // starts now
     await ok(["pub", "news", "one"], d.path);
     await ok(["pub", "news", "two"], d.path);
