@@ -55,6 +55,7 @@ export const commands = {
         if (!o.waitReply) {
           if (o.timeout !== undefined) throw new A2AError("EUSAGE", "--timeout applies to --wait-reply only: add --wait-reply or drop --timeout");
           const r = await sendMessage(c.store, me, to, body, opts);
+          if (r.did_you_mean) err(`a2a: note: nobody has had mail or been on the bus as ${to}; did you mean ${r.did_you_mean}? (sent: it waits in ${to}'s inbox)\n`);
           return c.confirm(r, sentLine(r));
         }
         const outcome = await request(c.store, me, to, body, { ...opts, timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() }, (s, m) =>

@@ -9,7 +9,7 @@ import { isoTime } from "../../lib/core/time";
 import { watchSlots } from "../../lib/slots/events";
 import type { SlotRecord } from "../../lib/slots/record";
 import { appendChunk, clearAll, clearSlot, listSlots, publishSlot, startSlot } from "../../lib/slots/slot";
-import { getSlot } from "../../lib/slots/read";
+import { getSlot, similarSlot } from "../../lib/slots/read";
 import type { Store } from "../../lib/core/config";
 import { liveLine } from "../progress";
 import { tailSlot } from "../../lib/slots/tail";
@@ -74,6 +74,10 @@ export const commands = {
       .action(action(async (c: Ctx, names: string[], o) => {
         const unique = [...new Set(names)];
         const opts = { any: !!o.any, afterVersion: count(o.afterVersion, "--after-version"), timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() };
+        for (const n of unique) {
+          const meant = similarSlot(c.store, n);
+          if (meant) err(`a2a: note: no slot named ${n} yet; did you mean ${meant}? (waiting for ${n})\n`);
+        }
         const line = liveLine(() => `waiting for ${unique.map((n) => slotState(c.store, n)).join(", ")}`);
         const outcome = await waitSlots(c.store, unique, opts).finally(line.stop);
         const found = end(c, outcome, {
@@ -97,6 +101,8 @@ export const commands = {
       .option("--flush <duration>", "with --lines: gather the lines of each interval into one chunk (e.g. 50ms, 1s)")
       .action(action(async (c: Ctx, name: string, chunk: string | undefined, o) => {
         if (o.flush !== undefined && !o.lines) throw new A2AError("EUSAGE", "--flush applies to --lines only: add --lines or drop --flush");
+        const meant = similarSlot(c.store, name);
+        if (meant) err(`a2a: note: no slot named ${name}, so this starts one; did you mean ${meant}?\n`);
         if (o.lines) {
           if (chunk !== undefined && chunk !== "-") throw new A2AError("EUSAGE", "both a chunk argument and --lines given: --lines reads stdin; pipe the text in or drop --lines");
           if (o.file !== undefined) throw new A2AError("EUSAGE", "both --file and --lines given: use one (--lines reads stdin: a2a append NAME --lines < FILE)");

@@ -15,7 +15,9 @@
 import { createAtomic, writeAtomic } from "../core/atomic";
 import { checkSize, type Store } from "../core/config";
 import { A2AError, arg, op, text } from "../core/errors";
-import { checkAgent, curDir, heldDir, msgFile, newDir } from "../core/paths";
+import { checkAgent, curDir, heldDir, inboxDir, inboxesDir, msgFile, newDir, peerFile, peerNameOf, peersDir } from "../core/paths";
+import { entries, exists } from "../core/fs";
+import { closest } from "../core/similar";
 import { nowSec } from "../core/time";
 import { userName } from "../core/owner";
 import { unreadCount, ack } from "./inbox";
@@ -36,7 +38,13 @@ export interface SendResult {
   sent_at: number;
   size: number;
   duplicate: boolean; // the key was used before: nothing new was delivered
+  // The recipient had no inbox and is no peer, and an agent of a close name exists: likely a
+  // typo (the message is delivered all the same, and waits there).
+  did_you_mean?: string;
 }
+
+// Someone has had mail under this name, or is on the bus under it.
+const knownRecipient = (store: Store, to: string) => exists(store, inboxDir(store, to)) || exists(store, peerFile(store, to));
 
 export async function sendMessage(store: Store, from: string, to: string, body: string, opts: SendOptions = {}): Promise<SendResult> {
   checkAgent(from, "sender name");
@@ -57,6 +65,7 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
       data: { to, from, policy: policy.mode },
     });
   }
+  const didYouMean = knownRecipient(store, to) ? undefined : closest(to, [...entries(store, inboxesDir(store)), ...entries(store, peersDir(store)).map(peerNameOf).filter((n): n is string => !!n)]);
   ensureInbox(store, to);
   let id = newMessageId(store);
   let exclusive = false;
@@ -81,7 +90,7 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
     if (!createAtomic(store, dest, encodeMessage(msg))) return { id, from, to, sent_at: msg.sent_at, size, duplicate: true };
   } else writeAtomic(store, dest, encodeMessage(msg));
   if (opts.key !== undefined) markDelivered(store, to, from, opts.key, id);
-  return { id, from, to, sent_at: msg.sent_at, size, duplicate: false };
+  return { id, from, to, sent_at: msg.sent_at, size, duplicate: false, ...(didYouMean ? { did_you_mean: didYouMean } : {}) };
 }
 
 // Answers message `id` of `agent`'s inbox: sends `body` to its sender with reply_to = id, and

@@ -4,8 +4,9 @@
 // garbage) reads as absent or corrupt, never as an error or a wrong value.
 
 import type { Store } from "../core/config";
-import { readBounded, recordLimit } from "../core/fs";
-import { checkName, slotFile } from "../core/paths";
+import { entries, exists, readBounded, recordLimit } from "../core/fs";
+import { checkName, slotFile, slotNameOf, slotsDir } from "../core/paths";
+import { closest } from "../core/similar";
 import { decodeRecord, isExpired, type SlotRecord } from "./record";
 
 export type ReadResult =
@@ -42,3 +43,12 @@ export function getSlot(store: Store, name: string): SlotRecord | undefined {
   return r.kind === "ok" ? r.record : undefined;
 }
 
+
+// The existing slot `name` was most likely meant to be, when `name` has never been written (no
+// record, not even a tombstone) and one close to it exists: `a2a wait researchr` beside a
+// `researcher`. Undefined otherwise, so a wait for a slot that does not exist yet says nothing.
+export function similarSlot(store: Store, name: string): string | undefined {
+  checkName(name);
+  if (exists(store, slotFile(store, name))) return undefined;
+  return closest(name, entries(store, slotsDir(store)).map(slotNameOf).filter((n): n is string => n !== undefined));
+}

@@ -1,0 +1,27 @@
+// lib/core/similar.ts: which existing name a typo most likely meant.
+import { describe, expect, test } from "bun:test";
+import { closest } from "../../lib/core/similar";
+
+describe("closest", () => {
+  test("one slip: a missing, extra, wrong or swapped character", () => {
+    const names = ["researcher", "reviewer", "indexer"];
+    expect(closest("researchr", names)).toBe("researcher");
+    expect(closest("researcherx", names)).toBe("researcher");
+    expect(closest("reveiwer", names)).toBe("reviewer");
+    expect(closest("revieweer", names)).toBe("reviewer");
+    expect(closest("Indexer", names)).toBe("indexer");
+  });
+
+  test("nothing close, an exact match, or a short name too far: no suggestion", () => {
+    expect(closest("builder", ["researcher", "reviewer"])).toBeUndefined();
+    expect(closest("reviewer", ["reviewer", "reviewers"])).toBeUndefined();
+    expect(closest("ab", ["xy", "abcd"])).toBeUndefined();
+    expect(closest("ab", ["ac"])).toBe("ac");
+    expect(closest("x", [])).toBeUndefined();
+  });
+
+  test("the nearest wins; ties go to the first listed", () => {
+    expect(closest("worker-1", ["worker-12", "worker-2", "worker-1x"])).toBe("worker-12");
+    expect(closest("abcdef", ["abcdxx", "abcdex"])).toBe("abcdex");
+  });
+});
