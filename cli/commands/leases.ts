@@ -6,11 +6,12 @@ import type { Command } from "commander";
 import { A2AError, arg, op, text } from "../../lib/core/errors";
 import { isoTime } from "../../lib/core/time";
 import { listLeases, releaseLeases, renewLeases, takeLeases, type LeaseInfo } from "../../lib/tasks/lease";
+import { actingAgent } from "../../lib/presence/session-name";
 import { table } from "../format";
 import { durationMs, durationSec, json, out } from "../io";
 import { action, command, end, type Ctx } from "../run";
 
-const AS_LEASE = ["--as <name>", "who holds the leases (default: $A2A_AGENT)"] as const;
+const AS_LEASE = ["--as <name>", "who holds the leases (default: $A2A_AGENT, else this session's name: see a2a whoami)"] as const;
 
 const leaseLine = (verb: string, ls: LeaseInfo[]) =>
   ls.length ? `${verb} ${ls.map((l) => l.name).join(", ")} as ${ls[0].holder} until ${isoTime(Math.min(...ls.map((l) => l.expires_at)))}\n` : "";
@@ -30,7 +31,7 @@ function leaseCommands(l: Command): void {
     .option("--timeout <seconds>", "with --wait, give up after this long (exit 124)")
     .action(action(async (c: Ctx, names: string[], o) => {
       if (o.timeout !== undefined && !o.wait) throw new A2AError("EUSAGE", "--timeout applies to --wait only: add --wait or drop --timeout");
-      const outcome = await takeLeases(c.store, names, { as: o.as, ttlSec: durationSec(o.ttl, "--ttl"), wait: !!o.wait, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined });
+      const outcome = await takeLeases(c.store, names, { as: actingAgent(c.store, o.as, process.cwd()).name, ttlSec: durationSec(o.ttl, "--ttl"), wait: !!o.wait, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined });
       const ls = end(c, outcome, {
         timeout: (pending) => text`timed out waiting for ${pending.join(", ")} to be free: nothing was taken; raise ${arg("timeout")} or see ${op("lease list")}`,
       })!;
@@ -48,7 +49,7 @@ function leaseCommands(l: Command): void {
     .option("--ttl <duration>", "the new length, from now (default 5m)")
     .option(...AS_LEASE)
     .action(action((c: Ctx, names: string[], o) => {
-      const ls = renewLeases(c.store, names, { as: o.as, ttlSec: durationSec(o.ttl, "--ttl") });
+      const ls = renewLeases(c.store, names, { as: actingAgent(c.store, o.as, process.cwd()).name, ttlSec: durationSec(o.ttl, "--ttl") });
       c.confirm(ls, leaseLine("renewed", ls));
     }));
 
@@ -62,7 +63,7 @@ function leaseCommands(l: Command): void {
     .argument("<names...>", "leased names")
     .option(...AS_LEASE)
     .action(action((c: Ctx, names: string[], o) => {
-      const released = releaseLeases(c.store, names, { as: o.as });
+      const released = releaseLeases(c.store, names, { as: actingAgent(c.store, o.as, process.cwd()).name });
       c.confirm({ released }, released.length ? `released ${released.join(", ")}` : "nothing to release: those names were free");
     }));
 

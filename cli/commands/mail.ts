@@ -11,13 +11,13 @@ import type { ReceivedMessage } from "../../lib/mail/message";
 import { allowSenders, checkMode, denySenders, readPolicy, setPolicyMode, type Policy } from "../../lib/mail/policy";
 import { receive, request } from "../../lib/mail/receive";
 import { sendMessage, type SendResult } from "../../lib/mail/send";
-import { requireAgent } from "../../lib/presence/identity";
+import { actingAgent } from "../../lib/presence/session-name";
 import { age, preview, table } from "../format";
 import { durationMs, err, json, out, outStrict, parseCount, payload } from "../io";
 import { liveLine } from "../progress";
 import { action, command, end, type Ctx } from "../run";
 
-export const AS = ["--as <name>", "who you are (default: $A2A_AGENT)"] as const;
+export const AS = ["--as <name>", "who you are (default: $A2A_AGENT, else this session's name: see a2a whoami)"] as const;
 
 const sentLine = (r: SendResult) => (r.duplicate ? `already sent ${r.id} to ${r.to} (same --key): not delivered again\n` : `sent ${r.id} to ${r.to}\n`);
 
@@ -49,7 +49,7 @@ export const commands = {
       .option("--wait-reply", "then block until a reply (a message with reply_to = this id) arrives and print it")
       .option("--timeout <seconds>", "with --wait-reply, give up after this long (exit 124)")
       .action(action(async (c: Ctx, to: string, message: string | undefined, o) => {
-        const me = requireAgent(c.store, o.as, "send").name;
+        const me = actingAgent(c.store, o.as, process.cwd()).name;
         const body = payload(message, o.file, c.store.maxBytes, "the message");
         const opts = { replyTo: o.replyTo, key: o.key };
         if (!o.waitReply) {
@@ -84,7 +84,7 @@ export const commands = {
       .option("--peek", "print without marking read (a2a ack ID marks read)")
       .option("--all", "every unread message, not just the oldest")
       .action(action(async (c: Ctx, o) => {
-        const me = requireAgent(c.store, o.as, "recv").name;
+        const me = actingAgent(c.store, o.as, process.cwd()).name;
         if (o.timeout !== undefined && !o.wait) throw new A2AError("EUSAGE", "--timeout applies to --wait only: add --wait or drop --timeout");
         const line = o.wait ? liveLine(() => `waiting for a message to ${me}`) : undefined;
         const outcome = await receive(
@@ -112,7 +112,7 @@ export const commands = {
       .option("--held", "list mail held aside because its sender is not allowed")
       .option("--limit <n>", "at most N per list (default 20)")
       .action(action((c: Ctx, o) => {
-        const me = requireAgent(c.store, o.as, "inbox").name;
+        const me = actingAgent(c.store, o.as, process.cwd()).name;
         const l = listInbox(c.store, me, o.limit === undefined ? 20 : Math.max(1, parseCount(o.limit, "--limit")));
         if (c.json) return out(json(o.held ? { agent: l.agent, held: l.held, counts: l.counts } : l));
         const rows = (ms: ReceivedMessage[]) => ms.map((m) => [m.id, m.from, m.user, age(m.sent_at), m.state, preview(m.body, 50)]);
@@ -139,7 +139,7 @@ export const commands = {
       .argument("<ids...>", "message ids")
       .option(...AS)
       .action(action((c: Ctx, ids: string[], o) => {
-        const r = ack(c.store, requireAgent(c.store, o.as, "ack").name, ids);
+        const r = ack(c.store, actingAgent(c.store, o.as, process.cwd()).name, ids);
         c.confirm(r, [...r.acked.map((i) => `read ${i}\n`), ...r.already.map((i) => `already read ${i}\n`)].join(""));
         if (r.missing.length) throw new A2AError("ENOTFOUND", `no message ${r.missing.join(", ")} in this inbox: check the id (a2a inbox)`);
       })),
@@ -155,7 +155,7 @@ export const commands = {
       .argument("<names...>", "sender names, or NAME@USER to bind to an OS user")
       .option(...AS)
       .action(action(async (c: Ctx, names: string[], o) => {
-        const r = await allowSenders(c.store, requireAgent(c.store, o.as, "allow").name, names);
+        const r = await allowSenders(c.store, actingAgent(c.store, o.as, process.cwd()).name, names);
         const bound = r.allowed.map((a) =>
           a.user ? `${a.name} is bound to OS user ${a.user}${a.bound_from === "last message" ? " (the writer of its last message here)" : ""}\n`
             : `${a.name} is not bound to an OS user (no message from it seen yet): a2a allow ${a.name}@USER binds it\n`,
@@ -174,7 +174,7 @@ export const commands = {
       .argument("<names...>", "sender names")
       .option(...AS)
       .action(action(async (c: Ctx, names: string[], o) => {
-        const p = await denySenders(c.store, requireAgent(c.store, o.as, "deny").name, names);
+        const p = await denySenders(c.store, actingAgent(c.store, o.as, process.cwd()).name, names);
         c.confirm(p, policyLine(p));
       })),
 
@@ -189,7 +189,7 @@ export const commands = {
       .argument("[mode]", "open or allowlist; omit to show the current policy")
       .option(...AS)
       .action(action(async (c: Ctx, mode: string | undefined, o) => {
-        const me = requireAgent(c.store, o.as, "policy").name;
+        const me = actingAgent(c.store, o.as, process.cwd()).name;
         if (mode === undefined) {
           const p = readPolicy(c.store, me);
           return out(c.json ? json(p) : policyLine(p));

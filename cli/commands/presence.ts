@@ -1,9 +1,8 @@
 // The presence commands: whoami and peers. Each is parse -> one lib call -> format.
 
 import type { Command } from "commander";
-import { optionalAgent } from "../../lib/presence/identity";
 import { checkScope, listPeers } from "../../lib/presence/peers";
-import { sessionName } from "../../lib/presence/session-name";
+import { actingAgent } from "../../lib/presence/session-name";
 import { whoami } from "../../lib/whoami";
 import { age, preview, table } from "../format";
 import { json, out } from "../io";
@@ -13,15 +12,15 @@ export const commands = {
   whoami: (p: Command) =>
     command(p, "whoami", {
       summary: "say which agent name you act as, and your inbox state",
-      description: "Say which agent name you act as here and why: --as, else $A2A_AGENT, else the name of this Claude Code session's a2a mcp server, else the name a2a mcp started in this directory would take (remembered for it, or from the git root's name). With host, OS user, unread count, policy and store. Mail sent to this name is what the a2a hooks announce here.",
+      description: "Say which agent name you act as here and why: --as, else $A2A_AGENT, else the name of this Claude Code session's a2a mcp server, else the name a2a mcp started in this directory would take (remembered for it, or from the git root's name). The same rule names you in send, recv, inbox, ack, allow, deny, policy and lease, so mail sent to this name is what `a2a recv` here reads and what the a2a hooks announce. With host, OS user, unread count, policy and store.",
       examples: ["a2a whoami", "A2A_AGENT=alice a2a whoami", "a2a whoami --as bob --json"],
       json: "print as JSON",
     })
       .option("--as <name>", "who you are (default: $A2A_AGENT)")
       .action(action((c: Ctx, o) => {
-        const given = optionalAgent(c.store, o.as);
-        const id = given ? { ...given, why: given.source === "--as" ? "--as is given" : "A2A_AGENT is set" } : sessionName(c.store, process.cwd());
-        const w = { ...whoami(c.store, id, process.cwd()), why: id.why };
+        const id = actingAgent(c.store, o.as, process.cwd());
+        // lib says "given"; here that is --as.
+        const w = { ...whoami(c.store, id, process.cwd()), ...(id.source === "given" ? { source: "--as", why: "--as is given" } : { why: id.why }) };
         out(c.json ? json(w) : `${w.name} (from ${w.source}: ${w.why}) on ${w.host} as OS user ${w.user}: ${w.unread} unread, policy ${w.policy}, store ${w.store}\n`);
       })),
 

@@ -26,9 +26,11 @@ function distance(a: string, b: string, limit: number): number {
 }
 
 // The candidate nearest to `name`, if near enough to be a slip of the keyboard: 1 edit for a
-// name of up to 4 characters, 2 up to 12, 3 beyond; case differences count as none. Ties go
+// name of 3 or 4 characters, 2 up to 12, 3 beyond; case differences count as none. Names of
+// one or two characters get no suggestion (every other short name is one edit away). Ties go
 // to the candidate listed first. Undefined when `name` itself is among the candidates.
 export function closest(name: string, candidates: Iterable<string>): string | undefined {
+  if (name.length <= 2) return undefined;
   const limit = name.length <= 4 ? 1 : name.length <= 12 ? 2 : 3;
   const lower = name.toLowerCase();
   let best: { name: string; d: number } | undefined;

@@ -1,5 +1,6 @@
-// Who an agent is. On the command line: `--as NAME`, else $A2A_AGENT. In `a2a mcp`:
-// $A2A_AGENT, else a name derived from the working directory (the git root's basename), and
+// Who an agent is: a name the caller gives, else $A2A_AGENT, else the session's name
+// (lib/presence/session-name.ts actingAgent: every command that acts as someone, and whoami).
+// In `a2a mcp`: $A2A_AGENT, else a name derived from the working directory (the git root's basename), and
 // remembered per directory so a reconnect gets the same name (lib/presence/peers.ts adds a suffix
 // only while a live peer holds the name). `whoami` itself is lib/whoami.ts.
 //
@@ -15,30 +16,23 @@ import { writeAtomic } from "../core/atomic";
 import { type Store } from "../core/config";
 import { ensureDir } from "../core/guard";
 import { hashHex } from "../core/digest";
-import { A2AError, arg, text } from "../core/errors";
 import { readJsonLine } from "../core/fs";
 import { checkAgent, identitiesDir, identityFile as identityPath, isValidName } from "../core/paths";
 
-// "session": the name the `a2a mcp` of the calling Claude Code session holds (session-name.ts).
-export type NameSource = "--as" | "A2A_AGENT" | "directory" | "session";
+// "given": by the caller (the CLI's --as); "session": the name the `a2a mcp` of the calling
+// Claude Code session holds (session-name.ts); "directory": what a2a mcp started there takes.
+export type NameSource = "given" | "A2A_AGENT" | "directory" | "session";
 
 export interface Identity {
   name: string;
   source: NameSource;
 }
 
-// The CLI's agent name, or undefined when neither --as nor $A2A_AGENT is given.
-export function optionalAgent(store: Store, flag: string | undefined): Identity | undefined {
-  if (flag !== undefined) return { name: checkAgent(flag, "--as name"), source: "--as" };
+// The name given, else $A2A_AGENT; undefined when neither is (an anonymous topic post).
+export function optionalAgent(store: Store, given: string | undefined): Identity | undefined {
+  if (given !== undefined) return { name: checkAgent(given, "agent name"), source: "given" };
   if (store.agent) return { name: checkAgent(store.agent, "A2A_AGENT name"), source: "A2A_AGENT" };
   return undefined;
-}
-
-// The CLI's agent name; a usage error saying how to set one when there is none.
-export function requireAgent(store: Store, flag: string | undefined, what = "this command"): Identity {
-  const id = optionalAgent(store, flag);
-  if (!id) throw new A2AError("EUSAGE", text`${what} needs to know who you are: pass ${arg("as", "NAME")} or set A2A_AGENT=NAME`);
-  return id;
 }
 
 // The top of the git work tree containing `cwd` (a .git directory or worktree file), or null.

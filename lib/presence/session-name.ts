@@ -20,7 +20,7 @@ import type { Store } from "../core/config";
 import type { Platform } from "../core/platform";
 import { entries } from "../core/fs";
 import { checkAgent, peerFile, peerNameOf, peersDir } from "../core/paths";
-import { gitRoot, nameFromDirectory, rememberedNames, withSuffix, type Identity } from "./identity";
+import { gitRoot, nameFromDirectory, optionalAgent, rememberedNames, withSuffix, type Identity } from "./identity";
 import { isLive, readPeer, type Peer } from "./peers";
 
 export interface SessionName extends Identity {
@@ -67,6 +67,15 @@ export function sessionName(store: Store, cwd: string, lineage: number[] = ances
     if (!heldHere(name)) return { name, source: "directory", why: `a2a mcp started in ${dir} takes it: from ${from}${i > 1 ? `, ${derived} being held by a live peer` : ""}` };
   }
   return { name: derived, source: "directory", why: `from ${from}` };
+}
+
+// Who a command acts as, and who whoami says you are: the one rule. A name given (the CLI's
+// --as), else $A2A_AGENT, else the session's name as above: in a Claude Code session's shell,
+// the name its a2a mcp server holds, so `a2a recv` there reads the mail the hooks announce.
+export function actingAgent(store: Store, given: string | undefined, cwd: string): SessionName {
+  const id = optionalAgent(store, given);
+  if (id) return { ...id, why: id.source === "given" ? "given" : "A2A_AGENT is set" };
+  return sessionName(store, cwd);
 }
 
 function isHeld(store: Store, name: string): boolean {

@@ -48,11 +48,24 @@ describe("inbox", () => {
     expect(listing.read.map((m: any) => m.id)).toEqual([second.id, first.id]);
   });
 
-  test("without a name, send and recv say how to give one (exit 2), and write nothing", async () => {
+  test("without --as or A2A_AGENT, send, recv, inbox and lease act as the name whoami answers", async () => {
     using d = tempDir();
-    const r = await a2a(["send", "bob", "hi"], { dir: d.path });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toBe("a2a: send needs to know who you are: pass --as NAME or set A2A_AGENT=NAME\n");
+    const proj = join(d.path, "work", "proj");
+    mkdirSync(proj, { recursive: true });
+    const o = { dir: join(d.path, "store"), cwd: proj };
+    const who = JSON.parse((await a2a(["whoami", "--json"], o)).stdout);
+    expect(who).toMatchObject({ name: "proj", source: "directory" });
+    const sent = JSON.parse((await a2a(["send", "bob", "hi", "--json"], o)).stdout);
+    expect(sent.from).toBe("proj");
+    await a2a(["send", "proj", "to me", "--as", "bob"], o);
+    expect(JSON.parse((await a2a(["inbox", "--json"], o)).stdout)).toMatchObject({ agent: "proj", counts: { unread: 1 } });
+    expect(JSON.parse((await a2a(["recv", "--json"], o)).stdout)).toMatchObject({ from: "bob", to: "proj", body: "to me" });
+    expect(JSON.parse((await a2a(["lease", "take", "schema", "--json"], o)).stdout)[0]).toMatchObject({ name: "schema", holder: "proj" });
+    expect(JSON.parse((await a2a(["whoami", "--as", "x", "--json"], o)).stdout)).toMatchObject({ name: "x", source: "--as" });
+  });
+
+  test("bad names are refused (exit 2), and nothing is written", async () => {
+    using d = tempDir();
     const bad = await a2a(["send", "../etc", "hi", "--as", "alice"], { dir: d.path });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^a2a: invalid recipient name "\.\.\/etc": /);

@@ -231,7 +231,6 @@ describe.concurrent("bad input: the documented exit code, one line, the store un
       [["lease", "take", "schema", "api", "--as", "bob"], 4, /cannot lease as bob: held: schema by alice until \S+; nothing was taken/],
       [["lease", "release", "schema", "--as", "bob"], 4, /bob does not hold the lease on schema: it is held by alice/],
       [["lease", "renew", "api", "--as", "bob"], 4, /bob does not hold the lease on api: it is free/],
-      [["lease", "take", "x"], 2, /who holds the lease\? pass --as NAME or set A2A_AGENT/],
       [["start", "x", "--exclusive", "--ttl", "nope"], 2, /--ttl "nope"/],
     ];
     const before = snapshot(d.path);
