@@ -101,7 +101,14 @@ case ":$PATH:" in
   *":$bindir:"*) ;;
   *) a2a="$bindir/a2a"
      say "$bindir is not on your PATH; add it with:"
-     say "  echo 'export PATH=\"$bindir:\$PATH\"' >> ~/.bashrc && export PATH=\"$bindir:\$PATH\"" ;;
+     # The file your shell reads (a2a doctor's fix says the same: cli/commands/doctor.ts pathLine).
+     shell="${SHELL:-sh}"
+     case "${shell##*/}" in
+       fish) say "  fish_add_path $bindir" ;;
+       zsh) say "  echo 'export PATH=\"$bindir:\$PATH\"' >> ~/.zshrc && export PATH=\"$bindir:\$PATH\"" ;;
+       bash) say "  echo 'export PATH=\"$bindir:\$PATH\"' >> ~/.bashrc && export PATH=\"$bindir:\$PATH\"" ;;
+       *) say "  echo 'export PATH=\"$bindir:\$PATH\"' >> ~/.profile && export PATH=\"$bindir:\$PATH\"" ;;
+     esac ;;
 esac
 say "installed a2a $version at $bindir/a2a"
 # Does it work here? One line per check; a problem says its fix. Exit 1 is normal right after

@@ -104,6 +104,15 @@ function ownerChecks(store: Store, checks: Check[], all: boolean): void {
   if (findings.length > shown) checks.push({ check: "owners", level: "problem", detail: `and ${findings.length - shown} more like these (a2a doctor --json lists them all)`, fix: "as above" });
 }
 
+// The line that puts `dir` on PATH for the user's shell, as install.sh prints it (the same
+// file for the same $SHELL: tests/e2e/install.test.ts compares them).
+export function pathLine(dir: string, shell: string | undefined): string {
+  const name = (shell ?? "").split("/").pop();
+  if (name === "fish") return `fish_add_path ${dir}`;
+  const rc = name === "zsh" ? "~/.zshrc" : name === "bash" ? "~/.bashrc" : "~/.profile";
+  return `echo 'export PATH="${dir}:$PATH"' >> ${rc} && export PATH="${dir}:$PATH"`;
+}
+
 function inotifyCheck(store: Store, checks: Check[]): void {
   const limits = store.platform.inotifyLimits();
   if (!limits) return void checks.push({ check: "inotify", level: "note", detail: "not used on this platform: waits use fs.watch events, and poll too (see wake mode)" });
@@ -166,7 +175,7 @@ function pathCheck(checks: Check[]): void {
   };
   const me = real(process.execPath);
   const found = Bun.which("a2a");
-  if (!found) return void checks.push({ check: "a2a on PATH", level: "problem", detail: `a2a is not on PATH (this binary is ${me})`, fix: `add ${dirname(me)} to PATH, e.g. in ~/.profile: export PATH="${dirname(me)}:$PATH"` });
+  if (!found) return void checks.push({ check: "a2a on PATH", level: "problem", detail: `a2a is not on PATH (this binary is ${me})`, fix: pathLine(dirname(me), process.env.SHELL) });
   if (real(found) !== me) return void checks.push({ check: "a2a on PATH", level: "problem", detail: `a2a on PATH is ${found}, not this binary (${me})`, fix: `put ${dirname(me)} before ${dirname(found)} in PATH, or remove the other one` });
   checks.push({ check: "a2a on PATH", level: "ok", detail: `${found} is this binary` });
 }

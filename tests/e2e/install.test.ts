@@ -29,7 +29,7 @@ function sandbox(root: string) {
   // The machine's own settings (a proxy, its CA certificates) as a newcomer has them; nothing of
   // this test run's Bun, npm or a2a.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(A2A_|BUN_|npm_|PATH$|HOME$|PREFIX$)/i.test(k))) as Record<string, string>;
-  const env = { ...inherited, HOME: home, PATH: tools, PREFIX: prefix, npm_config_cache: join(home, ".npm"), npm_config_update_notifier: "false", LANG: "C.UTF-8" };
+  const env = { ...inherited, SHELL: "/usr/bin/zsh", HOME: home, PATH: tools, PREFIX: prefix, npm_config_cache: join(home, ".npm"), npm_config_update_notifier: "false", LANG: "C.UTF-8" };
   return { repo, home, prefix, env };
 }
 
@@ -66,6 +66,10 @@ describe("install.sh", () => {
     // install.sh ends by running a2a doctor: its check lines, indented under install.sh's own.
     expect(r.stdout).toMatch(/^install\.sh: {3}.*store/m);
     expect(r.stdout).toContain(`is not on your PATH; add it with:`);
+    // install.sh and a2a doctor (which it runs) give the same line, for the user's shell.
+    const pathLine = `echo 'export PATH="${s.prefix}/bin:$PATH"' >> ~/.zshrc && export PATH="${s.prefix}/bin:$PATH"`;
+    expect(r.stdout).toContain(`install.sh:   ${pathLine}\n`);
+    expect(r.stdout).toContain(`fix: ${pathLine}\n`);
     // The binary runs, and the completion is where the script said.
     expect((await run([bin, "--version"], s.home, s.env)).stdout).toBe("0.1.0\n");
     const comp = join(s.prefix, "share/bash-completion/completions/a2a");
