@@ -73,15 +73,24 @@ export const commands = {
       .option("--after-version <n>", "only count a publish newer than version N (one you have already seen)")
       .action(action(async (c: Ctx, names: string[], o) => {
         const unique = [...new Set(names)];
-        const opts = { any: !!o.any, afterVersion: count(o.afterVersion, "--after-version"), timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() };
         for (const n of unique) {
           const meant = similarSlot(c.store, n);
           if (meant) err(`a2a: note: no slot named ${n} yet; did you mean ${meant}? (waiting for ${n})\n`);
         }
+        const damaged = new Set<string>();
         const line = liveLine(() => `waiting for ${unique.map((n) => slotState(c.store, n)).join(", ")}`);
+        const onDamaged = (name: string, file: string) => {
+          damaged.add(name);
+          err(`a2a: warning: ${file} is not a valid record: waiting on for a publish to ${name}, which is refused until a2a clear ${name} removes the file\n`);
+        };
+        const opts = { any: !!o.any, afterVersion: count(o.afterVersion, "--after-version"), timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal(), onDamaged };
         const outcome = await waitSlots(c.store, unique, opts).finally(line.stop);
         const found = end(c, outcome, {
-          timeout: (pending) => text`timed out waiting for ${pending.join(", ")}: nothing published in time; raise ${arg("timeout")} or check the producer (${op("status", pending[0])})`,
+          timeout: (pending) => {
+            const bad = pending.filter((n) => damaged.has(n));
+            if (bad.length) return text`timed out waiting for ${pending.join(", ")}: the record of ${bad.join(", ")} is damaged, so nothing can be published there until ${op("clear", bad[0])} removes it`;
+            return text`timed out waiting for ${pending.join(", ")}: nothing published in time; raise ${arg("timeout")} or check the producer (${op("status", pending[0])})`;
+          },
         });
         out(renderWait(unique, found, c.json));
       })),

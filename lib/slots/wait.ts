@@ -6,7 +6,7 @@ import { type Store } from "../core/config";
 import { ensureDir } from "../core/guard";
 import { A2AError } from "../core/errors";
 import { ended, type Outcome } from "../core/outcome";
-import { checkName, slotNameOf, slotsDir } from "../core/paths";
+import { checkName, slotFile, slotNameOf, slotsDir } from "../core/paths";
 import { waitUntil, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
 import { readSlot } from "./read";
@@ -14,6 +14,10 @@ import { readSlot } from "./read";
 export interface WaitSlotsOptions extends WaitOptions {
   any?: boolean; // done on the first published name instead of all
   afterVersion?: number; // only a publish with a version above this counts
+  // Told once per name whose record is damaged (not an a2a record, after the retries of a torn
+  // read). The wait goes on: a publish is refused until `clear` removes the file, and the
+  // publish after that clear is the one this wait is for.
+  onDamaged?: (name: string, file: string) => void;
 }
 
 // The published records keyed by name (all names, or the first with `any`); on timeout or
@@ -25,11 +29,15 @@ export async function waitSlots(store: Store, names: string[], opts: WaitSlotsOp
   ensureDir(store, slotsDir(store));
   const found = new Map<string, SlotRecord>();
   const pending = new Set(names);
+  const told = new Set<string>();
   const look = (name: string) => {
     const r = readSlot(store, name, 0);
     if (r.kind === "ok" && r.record.state === "done" && r.record.version > after) {
       found.set(name, r.record);
       pending.delete(name);
+    } else if (r.kind === "corrupt" && !told.has(name) && readSlot(store, name).kind === "corrupt") {
+      told.add(name);
+      opts.onDamaged?.(name, slotFile(store, name));
     }
   };
   const outcome = await waitUntil(

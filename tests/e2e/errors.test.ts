@@ -4,7 +4,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, a2a, asUser, canRunAsOthers, otherUserEnv, tempDir, until, type RunResult } from "../harness/run";
+import { BIN, a2a, asUser, canRunAsOthers, exitWithin, otherUserEnv, readUntil, spawnA2A, tempDir, until, type RunResult } from "../harness/run";
 import { expectCleanError, snapshot } from "./fixtures/core";
 import { checkName } from "../../lib/core/paths";
 
@@ -266,7 +266,7 @@ describe("a store that cannot be written", () => {
 });
 
 describe("garbage in the store", () => {
-  test("a foreign or corrupt file in slots/ is skipped with a warning, never returned", async () => {
+  test("a foreign or corrupt file in slots/ is skipped with a warning, never returned; a wait on it says so and waits on", async () => {
     using d = tempDir();
     await a2a(["publish", "good", "fine"], { dir: d.path });
     writeFileSync(join(d.path, "slots", "bad.json"), '{"a2a":1,"name":"bad","state":"done","result":"cut');
@@ -276,10 +276,22 @@ describe("garbage in the store", () => {
     expect(JSON.parse(st.stdout).map((r: any) => r.name)).toEqual(["good"]);
     expect(st.stderr).toMatch(/^a2a: warning: slots\/bad\.json is not a valid record; skipped/);
     expect(st.stderr).not.toMatch(/^\s+at /m);
-    // A waiter does not take it as published.
-    expectCleanError(await a2a(["wait", "bad", "--timeout", "0.2"], { dir: d.path }), 124);
-    // clear removes it.
+    // A waiter does not take it as published, and says once what is wrong with it.
+    const file = join(d.path, "slots", "bad.json");
+    const t = await a2a(["wait", "bad", "--timeout", "0.2"], { dir: d.path });
+    expect(t).toEqual({
+      code: 124, stdout: "",
+      stderr: `a2a: warning: ${file} is not a valid record: waiting on for a publish to bad, which is refused until a2a clear bad removes the file\n` +
+        "a2a: timed out waiting for bad: the record of bad is damaged, so nothing can be published there until a2a clear bad removes it\n",
+    });
+    // The waiter that waits on gets the publish that follows the clear.
+    const w = spawnA2A(["wait", "bad", "--timeout", "60"], { dir: d.path });
+    await readUntil(w.stderr, (s) => s.includes("is not a valid record"));
+    expectCleanError(await a2a(["publish", "bad", "too soon"], { dir: d.path }), 1, /record is unreadable .*a2a clear bad/);
     await a2a(["clear", "bad"], { dir: d.path });
-    expect(existsSync(join(d.path, "slots", "bad.json"))).toBe(false);
+    expect(existsSync(file)).toBe(false);
+    expect((await a2a(["publish", "bad", "fixed"], { dir: d.path })).code).toBe(0);
+    expect(await exitWithin(w, 20_000)).toBe(0);
+    expect(await new Response(w.stdout).text()).toBe("fixed");
   });
 });
