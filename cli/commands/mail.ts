@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import { A2AError, arg, op, text } from "../../lib/core/errors";
 import { frameMessage } from "../../lib/frame";
-import { ack, listInbox } from "../../lib/mail/inbox";
+import { ack, LIST_BODY_CHARS, listInbox } from "../../lib/mail/inbox";
 import type { ReceivedMessage } from "../../lib/mail/message";
 import { allowSenders, checkMode, denySenders, readPolicy, setPolicyMode, type Policy } from "../../lib/mail/policy";
 import { receive, request } from "../../lib/mail/receive";
@@ -106,7 +106,7 @@ export const commands = {
       summary: "list your unread and recently read messages (--held: refused senders' mail)",
       description: "List your inbox without reading anything: the counts, the unread messages oldest first and the recently read ones, with sender, OS user, age and a preview. --held lists mail set aside because your policy refuses its sender (`a2a allow NAME` releases it).",
       examples: ["a2a inbox --as bob", "a2a inbox --held --as bob"],
-      json: "print {agent, unread, read, held, counts} as JSON",
+      json: `print {agent, unread, read, held, counts} as JSON; each body is cut to its first ${LIST_BODY_CHARS} characters (truncated: true; recv reads it whole)`,
     })
       .option(...AS)
       .option("--held", "list mail held aside because its sender is not allowed")

@@ -1,8 +1,8 @@
 // The filesystem helpers every concept shares: listing a directory, removing a file that
 // may be gone, and the one bounded read of a record file.
 //
-// Invariants of readBounded / readJsonLine (every record, message, policy, peer, key and
-// cursor is read through them):
+// Invariants of readBounded / readEnds / readJsonLine (every record, message, policy, peer, key
+// and cursor is read through them):
 // - a symlink is never followed (O_NOFOLLOW) and opening never blocks (O_NONBLOCK: a FIFO
 //   planted under a record's name opens at once); anything but a regular file is "invalid";
 // - at most `limit` + 1 bytes are read, so /dev/zero or a 10 GB sparse file costs one read of
@@ -130,6 +130,56 @@ export type BoundedRead =
 
 // Reads the store's regular file `path` of at most `limit` bytes (see the header).
 export function readBounded(store: Store, path: string, limit: number): BoundedRead {
+  return withRecordFile(store, path, limit, (fd, st) => {
+    const buf = Buffer.allocUnsafe(Math.min(limit, st.size) + 1);
+    let off = 0;
+    for (;;) {
+      const n = readSync(fd, buf, off, buf.length - off, null);
+      if (n === 0) break;
+      off += n;
+      if (off > limit) return { kind: "invalid", why: `over ${limit} bytes` };
+      // All the bytes fstat promised: a2a never writes a file in place, so there is no more to
+      // wait for (a read that would return 0 is one syscall per record saved).
+      if (off === st.size) break;
+      if (off === buf.length) break; // grew while we read, but still within the limit + 1
+    }
+    return { kind: "ok", bytes: buf.subarray(0, off), uid: st.uid, mtimeMs: st.mtimeMs };
+  });
+}
+
+export type EndsRead =
+  | { kind: "ok"; head: Buffer; tail: Buffer | undefined; size: number; uid: number; mtimeMs: number }
+  | { kind: "absent"; stale?: boolean }
+  | { kind: "invalid"; why: string };
+
+// The first `head` and the last `tail` bytes of the store's regular file `path` of at most
+// `limit` bytes, under the checks of readBounded: what a listing needs of a record whose big
+// field sits in the middle (a message's body), at a cost that does not grow with the file.
+// A file of at most head + tail bytes is read whole, into `head` (`tail` undefined).
+export function readEnds(store: Store, path: string, limit: number, head: number, tail: number): EndsRead {
+  return withRecordFile(store, path, limit, (fd, st) => {
+    const whole = st.size <= head + tail;
+    const first = Buffer.allocUnsafe(whole ? st.size : head);
+    const last = whole ? undefined : Buffer.allocUnsafe(tail);
+    // Files a2a writes are never changed in place: a short read is a file that is not one.
+    if (!readAt(fd, first, 0) || (last && !readAt(fd, last, st.size - tail))) return { kind: "invalid", why: "changed while read" };
+    return { kind: "ok", head: first, tail: last, size: st.size, uid: st.uid, mtimeMs: st.mtimeMs };
+  });
+}
+
+// Fills `buf` from offset `pos` of `fd`; false when the file ends first.
+function readAt(fd: number, buf: Buffer, pos: number): boolean {
+  for (let off = 0; off < buf.length; ) {
+    const n = readSync(fd, buf, off, buf.length - off, pos + off);
+    if (n === 0) return false;
+    off += n;
+  }
+  return true;
+}
+
+// Opens `path` as readBounded does (see the header) and hands a regular file of at most
+// `limit` bytes to `read`.
+function withRecordFile<T>(store: Store, path: string, limit: number, read: (fd: number, st: { size: number; uid: number; mtimeMs: number }) => T): T | { kind: "absent"; stale?: boolean } | { kind: "invalid"; why: string } {
   if (!readableDir(store, dirname(path))) return { kind: "absent" };
   let fd: number;
   try {
@@ -146,19 +196,7 @@ export function readBounded(store: Store, path: string, limit: number): BoundedR
     const st = fstatSync(fd);
     if (!st.isFile()) return { kind: "invalid", why: "not a regular file" };
     if (st.size > limit) return { kind: "invalid", why: `over ${limit} bytes` };
-    const buf = Buffer.allocUnsafe(Math.min(limit, st.size) + 1);
-    let off = 0;
-    for (;;) {
-      const n = readSync(fd, buf, off, buf.length - off, null);
-      if (n === 0) break;
-      off += n;
-      if (off > limit) return { kind: "invalid", why: `over ${limit} bytes` };
-      // All the bytes fstat promised: a2a never writes a file in place, so there is no more to
-      // wait for (a read that would return 0 is one syscall per record saved).
-      if (off === st.size) break;
-      if (off === buf.length) break; // grew while we read, but still within the limit + 1
-    }
-    return { kind: "ok", bytes: buf.subarray(0, off), uid: st.uid, mtimeMs: st.mtimeMs };
+    return read(fd, st);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ESTALE") return { kind: "absent", stale: true };

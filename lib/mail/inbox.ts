@@ -5,7 +5,7 @@ import type { Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
 import { checkAgent, curDir, heldDir, msgFile, newDir } from "../core/paths";
 import { listClaims } from "./claim";
-import { checkMessageId, countIds, ensureInbox, idsIn, moveMessage, readMessageFile, type ReceivedMessage } from "./message";
+import { checkMessageId, countIds, ensureInbox, idsIn, moveMessage, readMessageFile, readMessageHead, type ListedMessage, type MessageState } from "./message";
 import { accepts, readPolicy, refusal } from "./policy";
 
 // Unread messages waiting for `agent`: in new/ or claimed but not yet shown (`claims` false:
@@ -40,34 +40,70 @@ export function ack(store: Store, agent: string, ids: string[]): AckResult {
 
 export interface InboxListing {
   agent: string;
-  unread: ReceivedMessage[]; // oldest first (claimed ones included)
-  read: ReceivedMessage[]; // newest first
-  held: ReceivedMessage[]; // oldest first
+  unread: ListedMessage[]; // oldest first (claimed ones included)
+  read: ListedMessage[]; // newest first
+  held: ListedMessage[]; // oldest first
   counts: { unread: number; read: number; held: number };
 }
 
-// What is in `agent`'s inbox: unread (at most `limit`), the `limit` most recent read, and held.
-export function listInbox(store: Store, agent: string, limit = 50): InboxListing {
-  checkAgent(agent);
-  const policy = readPolicy(store, agent);
-  const read = (dir: string, ids: string[], state: ReceivedMessage["state"]) =>
-    ids.map((id) => readMessageFile(store, msgFile(dir, id), id, state)).filter((m): m is ReceivedMessage => typeof m === "object");
-  const fresh = read(newDir(store, agent), idsIn(store, newDir(store, agent)), "unread");
-  const claimed = listClaims(store, agent)
-    .map((c) => readMessageFile(store, c.path, c.id, "claimed"))
-    .filter((m): m is ReceivedMessage => typeof m === "object");
-  const unread = [...fresh, ...claimed].filter((m) => accepts(policy, m.from, m.user)).sort((a, b) => (a.id < b.id ? -1 : 1));
-  const withReason = (m: ReceivedMessage): ReceivedMessage => ({ ...m, state: "held", held_reason: refusal(policy, m.from, m.user) ?? "held earlier; a2a allow releases it" });
-  const held = [
-    ...read(heldDir(store, agent), idsIn(store, heldDir(store, agent)), "held"),
-    ...fresh.filter((m) => !accepts(policy, m.from, m.user)),
-  ].map(withReason);
+// The characters of each body a listing carries unless asked otherwise: a preview.
+export const LIST_BODY_CHARS = 200;
+
+// What is in `agent`'s inbox: unread (at most `limit`), the `limit` most recent read, and held,
+// each body cut to `bodyChars` characters (lib/mail/message.ts readMessageHead: only the ends
+// of each file are read, so what waits costs a listing its count, not its bytes).
+export function listInbox(store: Store, agent: string, limit = 50, bodyChars = LIST_BODY_CHARS): InboxListing {
+  const scan = scanUnread(store, agent, bodyChars);
+  const { policy } = scan;
+  const withReason = (m: ListedMessage): ListedMessage => ({ ...m, state: "held", held_reason: refusal(policy, m.from, m.user) ?? "held earlier; a2a allow releases it" });
+  const held = [...readAll(store, filesIn(store, heldDir(store, agent)), "held", bodyChars), ...scan.refused].map(withReason);
   const curIds = idsIn(store, curDir(store, agent));
   return {
     agent,
-    unread: unread.slice(0, limit),
-    read: read(curDir(store, agent), curIds.slice(-limit).reverse(), "read"),
+    unread: scan.unread.slice(0, limit),
+    read: readAll(store, at(curDir(store, agent), curIds.slice(-limit).reverse()), "read", bodyChars),
     held: held.slice(0, limit),
-    counts: { unread: unread.length, read: curIds.length, held: held.length },
+    counts: { unread: scan.unread.length, read: curIds.length, held: held.length },
   };
+}
+
+// The unread messages `agent`'s policy accepts (claimed ones included), oldest first, bodies
+// cut to `bodyChars`: what the hooks announce.
+export const listUnread = (store: Store, agent: string, bodyChars = 0): ListedMessage[] => scanUnread(store, agent, bodyChars).unread;
+
+// Unread mail split by the policy (refused: held at the next read).
+function scanUnread(store: Store, agent: string, bodyChars: number) {
+  checkAgent(agent);
+  const policy = readPolicy(store, agent);
+  const fresh = readAll(store, filesIn(store, newDir(store, agent)), "unread", bodyChars);
+  const claimed = readAll(store, listClaims(store, agent), "claimed", bodyChars);
+  const unread = [...fresh, ...claimed].filter((m) => accepts(policy, m.from, m.user)).sort((a, b) => (a.id < b.id ? -1 : 1));
+  const refused = fresh.filter((m) => !accepts(policy, m.from, m.user));
+  return { policy, unread, refused };
+}
+
+const at = (dir: string, ids: string[]) => ids.map((id) => ({ id, path: msgFile(dir, id) }));
+const filesIn = (store: Store, dir: string) => at(dir, idsIn(store, dir));
+
+// The message files `files` as listed (gone or damaged ones left out).
+function readAll(store: Store, files: { id: string; path: string }[], state: MessageState, bodyChars: number): ListedMessage[] {
+  return files.map((f) => readMessageHead(store, f.path, f.id, state, bodyChars)).filter((m): m is ListedMessage => typeof m === "object");
+}
+
+// `msgs` (from a listing of `agent`'s inbox) with their bodies read again, cut to `bodyChars`:
+// for the few a caller shows in full out of a listing made with short bodies. One that moved
+// meanwhile is left as it was.
+export function withBodies(store: Store, agent: string, msgs: ListedMessage[], bodyChars: number): ListedMessage[] {
+  const claims = msgs.some((m) => m.state === "claimed") ? listClaims(store, agent) : [];
+  return msgs.map((m) => {
+    const paths =
+      m.state === "claimed" ? claims.filter((c) => c.id === m.id).map((c) => c.path)
+      : m.state === "read" ? [msgFile(curDir(store, agent), m.id)]
+      : [msgFile(newDir(store, agent), m.id), msgFile(heldDir(store, agent), m.id)];
+    for (const p of paths) {
+      const again = readMessageHead(store, p, m.id, m.state, bodyChars);
+      if (typeof again === "object") return { ...m, body: again.body, truncated: again.truncated };
+    }
+    return m;
+  });
 }

@@ -23,7 +23,7 @@ import { type Store } from "../core/config";
 import { ensureDir, moveFile, ownerOf } from "../core/guard";
 import { hashHex, randomHex } from "../core/digest";
 import { A2AError } from "../core/errors";
-import { entries, readJsonLine } from "../core/fs";
+import { entries, readEnds, readJsonLine, recordLimit } from "../core/fs";
 import { userName } from "../core/owner";
 import { badDir, claimDir, curDir, heldDir, inboxDir, keysDir, newDir } from "../core/paths";
 
@@ -103,6 +103,58 @@ export function readMessageFile(store: Store, path: string, id: string, state: M
   if (r.kind === "absent") return "absent";
   if (r.kind === "invalid") return "corrupt";
   return { ...r.value, user: userName(store, r.uid), state };
+}
+
+// A message as a listing shows it (inbox, hooks, the dashboard): every field, and the body cut
+// to the characters asked for; `truncated`: the body goes on (recv reads it whole).
+export interface ListedMessage extends ReceivedMessage {
+  truncated: boolean;
+}
+
+// A listing reads the first and last bytes of a message file, never its whole body: the key
+// order of encodeMessage puts a2a, id, from and to (names of at most 128 characters) within the
+// first HEAD_FIELDS bytes and size, sent_at, reply_to, host and pid within the last
+// TAIL_FIELDS, so 1,000 unread 1 MiB messages cost a listing a few MB of reads, not a GB.
+const HEAD_FIELDS = 1024;
+const TAIL_FIELDS = 1024;
+const MAX_UNIT_BYTES = 6; // the most bytes one UTF-16 unit of a body takes in a record ("\u0001")
+const STR = String.raw`"(?:[^"\\]|\\.)*"`;
+const HEAD_RE = new RegExp(String.raw`^\{"a2a":1,"id":("[^"\\]*"),"from":(${STR}),"to":(${STR}),"body":"`);
+const TAIL_RE = new RegExp(String.raw`","size":(\d+),"sent_at":(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?),"reply_to":(null|${STR}),"host":(${STR}),"pid":(-?\d+)\}\n$`);
+const BODY_CHARS_RE = /^(?:[^"\\]|\\.)*/; // a JSON string's characters up to its end or a cut escape
+
+// The message at `path` as a listing shows it, its body cut to `bodyChars` characters; "absent"
+// (moved or not there) or "corrupt" as readMessageFile. A file bigger than the two ends is
+// judged by them: its fields must be where encodeMessage puts them (docs/PROTOCOL.md section 10).
+export function readMessageHead(store: Store, path: string, id: string, state: MessageState, bodyChars: number): ListedMessage | "absent" | "corrupt" {
+  const r = readEnds(store, path, recordLimit(store.maxBytes), HEAD_FIELDS + bodyChars * MAX_UNIT_BYTES, TAIL_FIELDS);
+  if (r.kind === "absent") return "absent";
+  if (r.kind === "invalid") return "corrupt";
+  const user = userName(store, r.uid);
+  if (!r.tail) {
+    const m = decodeMessage(r.head.toString("utf8"), id);
+    return m ? { ...m, user, state, body: m.body.slice(0, bodyChars), truncated: m.body.length > bodyChars } : "corrupt";
+  }
+  const headText = new TextDecoder().decode(r.head, { stream: true }); // a character cut at the end is left out
+  const h = HEAD_RE.exec(headText);
+  const t = TAIL_RE.exec(r.tail.toString("utf8"));
+  if (!h || !t) return "corrupt";
+  // Enough of the body's JSON text for `bodyChars` characters, and no more to decode.
+  const rest = headText.slice(h[0].length, h[0].length + bodyChars * MAX_UNIT_BYTES);
+  let chars = BODY_CHARS_RE.exec(rest)![0];
+  if (chars.length < rest.length && rest[chars.length] === '"') return "corrupt"; // the body ends early: not encodeMessage's layout
+  const cutEscape = /\\u[0-9a-fA-F]{0,3}$/.exec(chars);
+  if (cutEscape && /^(?:\\\\)*$/.test(chars.slice(0, cutEscape.index).match(/\\*$/)![0])) chars = chars.slice(0, cutEscape.index);
+  try {
+    const m = {
+      a2a: 1 as const, id: JSON.parse(h[1]), from: JSON.parse(h[2]), to: JSON.parse(h[3]), body: (JSON.parse(`"${chars}"`) as string).slice(0, bodyChars),
+      size: Number(t[1]), sent_at: Number(t[2]), reply_to: JSON.parse(t[3]), host: JSON.parse(t[4]), pid: Number(t[5]),
+    };
+    if (m.id !== id || m.size > r.size) return "corrupt";
+    return { ...m, user, state, truncated: true };
+  } catch {
+    return "corrupt"; // not JSON inside: a raw control character, a bad escape
+  }
 }
 
 // Moves a message file between the inbox's directories (claim, settle, release, ack, allow,

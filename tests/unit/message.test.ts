@@ -1,10 +1,14 @@
 // Message records, message ids and claim file names (lib/mail/message.ts, lib/mail/claim.ts):
 // a reader accepts only whole messages filed under their own id, and claim names parse back
 // to exactly the holder that wrote them.
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { variant as variantOf } from "./support";
+import { openStore } from "../../lib/core/config";
 import { parseClaim } from "../../lib/mail/claim";
-import { decodeMessage, encodeMessage, idOfFile, isMessageId, newMessageId, type Message } from "../../lib/mail/message";
+import { decodeMessage, encodeMessage, idOfFile, isMessageId, newMessageId, readMessageFile, readMessageHead, type Message } from "../../lib/mail/message";
 import { hostTag } from "../../lib/core/owner";
 
 const ID = "1764507972123000-3f2a-1k3d-a9c2e1";
@@ -101,5 +105,55 @@ describe("parseClaim", () => {
       `${ID},box,-1,2`, `${ID},box,1.5,2`, `${ID},box,,2`, `${ID},box,0x1f,2`, `${ID},box,1,2.5`, `${ID},box,1,`, `${ID},box,1,-2`, `${ID},box, 1,2`,
     ];
     for (const f of bad) expect({ f, c: parseClaim(f) }).toEqual({ f, c: undefined });
+  });
+});
+
+describe("readMessageHead: a listing reads the two ends of a message file, never its whole body", () => {
+  const dir = mkdtempSync(join(tmpdir(), "a2a-head-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const store = openStore({ dir, env: {} });
+  const file = join(dir, `${ID}.json`);
+  const head = (text: string, chars: number) => {
+    writeFileSync(file, text);
+    return readMessageHead(store, file, ID, "unread", chars);
+  };
+
+  test("every body, cut anywhere, reads as the first characters of the whole one", () => {
+    // Escapes, quotes, backslashes, multi-byte and astral characters land on every cut point.
+    const units = ["a", "\\", '"', "\n", "\u0001", "é", "€", "😀", "\\u0041", "\\\\", " "];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let round = 0; round < 300; round++) {
+      const n = 200 + (next() % 4000);
+      const body = Array.from({ length: n }, () => units[next() % units.length]).join("");
+      const chars = next() % 300;
+      const encoded = encodeMessage({ ...msg, body });
+      const got = head(encoded, chars);
+      const whole = readMessageFile(store, file, ID, "unread");
+      if (typeof got !== "object" || typeof whole !== "object") throw new Error(`round ${round}: ${String(got)} / ${String(whole)}`);
+      expect({ round, body: got.body, truncated: got.truncated }).toEqual({ round, body: body.slice(0, chars), truncated: body.length > chars });
+      const { body: _a, truncated: _t, ...fields } = got;
+      const { body: _b, ...wholeFields } = whole;
+      expect(fields).toEqual(wholeFields);
+    }
+  });
+
+  test("a big file is read by its ends: a damaged middle goes unnoticed, damaged ends do not", () => {
+    const big = encodeMessage({ ...msg, body: "x".repeat(100_000) });
+    const middle = big.slice(0, 50_000) + "\u0000" + big.slice(50_001); // a raw NUL: recv would refuse it
+    expect(typeof head(middle, 10)).toBe("object");
+    expect(typeof readMessageFile(store, file, ID, "unread")).toBe("string");
+    const bad = [
+      big.replace(`"id":"${ID}"`, `"id":"${ID.replace(/^1/, "2")}"`), // filed under another id
+      big.replace('"a2a":1', '"a2a":2'),
+      big.replace(`"size":100000`, `"size":"100000"`),
+      big.replace(`"size":100000`, `"size":999999999`), // more than the file holds
+      big.slice(0, -1), // no final newline
+      big.replace('"sent_at":', '"sent":'),
+      big.replace('"body":"x', '"body":"\u0001x'), // a raw control character in the part read
+      big.replace('"body":"xxx', '"body":"x"x'), // the body ends early: not encodeMessage's layout
+      JSON.stringify({ ...JSON.parse(big), from: undefined, sender: "alice" }) + "\n",
+    ];
+    for (const [i, text] of bad.entries()) expect({ i, got: head(text, 10) }).toEqual({ i, got: "corrupt" });
   });
 });
