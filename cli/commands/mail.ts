@@ -4,7 +4,9 @@
 // a reader that leaves early leaves the message unread (exit 1), never lost.
 
 import type { Command } from "commander";
+import { basename, dirname } from "node:path";
 import { A2AError, arg, op, text } from "../../lib/core/errors";
+import { badDir } from "../../lib/core/paths";
 import { frameMessage } from "../../lib/frame";
 import { ack, LIST_BODY_CHARS, listInbox } from "../../lib/mail/inbox";
 import type { ReceivedMessage } from "../../lib/mail/message";
@@ -87,14 +89,18 @@ export const commands = {
         const me = actingAgent(c.store, o.as, process.cwd()).name;
         if (o.timeout !== undefined && !o.wait) throw new A2AError("EUSAGE", "--timeout applies to --wait only: add --wait or drop --timeout");
         const line = o.wait ? liveLine(() => `waiting for a message to ${me}`) : undefined;
+        const damaged: string[] = [];
         const outcome = await receive(
           c.store, me,
-          { wait: !!o.wait, peek: !!o.peek, max: o.all ? Infinity : 1, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined },
+          { wait: !!o.wait, peek: !!o.peek, max: o.all ? Infinity : 1, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined, onDamaged: (f) => damaged.push(f) },
           (msgs) => {
             line?.stop();
             outStrict(msgs.map((m) => (c.json ? json(m) : frameMessage(m))).join(c.json ? "" : "\n"));
           },
-        ).finally(() => line?.stop());
+        ).finally(() => {
+          line?.stop();
+          if (damaged.length) err(`a2a: set aside ${damaged.length} damaged message file(s), not valid messages, in ${dirname(damaged[0])}: ${damaged.map((f) => basename(f)).join(", ")}\n`);
+        });
         const got = end(c, outcome, {
           timeout: () => text`no message for ${me} arrived in time: raise ${arg("timeout")}, or check who writes to ${me} (${op("peers")})`,
         });
@@ -104,7 +110,7 @@ export const commands = {
   inbox: (p: Command) =>
     command(p, "inbox", {
       summary: "list your unread and recently read messages (--held: refused senders' mail)",
-      description: "List your inbox without reading anything: the counts, the unread messages oldest first and the recently read ones, with sender, OS user, age and a preview. --held lists mail set aside because your policy refuses its sender (`a2a allow NAME` releases it).",
+      description: "List your inbox without reading anything: the counts, the unread messages oldest first and the recently read ones, with sender, OS user, age and a preview. --held lists mail set aside because your policy refuses its sender (`a2a allow NAME` releases it). Damaged files (not valid messages) are counted: `recv` sets unread ones aside in the inbox's bad/ directory, where they stay for you to look at and remove.",
       examples: ["a2a inbox --as bob", "a2a inbox --held --as bob"],
       json: `print {agent, unread, read, held, counts} as JSON; each body is cut to its first ${LIST_BODY_CHARS} characters (truncated: true; recv reads it whole)`,
     })
@@ -121,10 +127,11 @@ export const commands = {
           const heldRows = l.held.map((m) => [m.id, m.from, m.user, age(m.sent_at), preview(m.held_reason ?? "", 60)]);
           return out(l.held.length ? table(["ID", "FROM", "USER", "AGE", "WHY HELD"], heldRows) : `no held mail for ${me}\n`);
         }
-        let listing = `${me}: ${l.counts.unread} unread, ${l.counts.read} read, ${l.counts.held} held\n`;
+        let listing = `${me}: ${l.counts.unread} unread, ${l.counts.read} read, ${l.counts.held} held${l.counts.damaged ? `, ${l.counts.damaged} damaged` : ""}\n`;
         if (l.unread.length) listing += "\nunread (oldest first):\n" + table(head, rows(l.unread));
         if (l.read.length) listing += "\nrecently read:\n" + table(head, rows(l.read));
         if (l.counts.held) listing += `\n${l.counts.held} held from senders your policy refuses: a2a inbox --held\n`;
+        if (l.counts.damaged) listing += `\n${l.counts.damaged} damaged file(s), not valid messages: recv sets unread ones aside in ${badDir(c.store, me)}, where they stay for you to look at and remove\n`;
         out(listing);
       })),
 

@@ -3,7 +3,8 @@
 
 import type { Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
-import { checkAgent, curDir, heldDir, msgFile, newDir } from "../core/paths";
+import { entries } from "../core/fs";
+import { badDir, checkAgent, curDir, heldDir, msgFile, newDir } from "../core/paths";
 import { listClaims } from "./claim";
 import { checkMessageId, countIds, ensureInbox, idsIn, moveMessage, readMessageFile, readMessageHead, type ListedMessage, type MessageState } from "./message";
 import { accepts, readPolicy, refusal } from "./policy";
@@ -43,7 +44,7 @@ export interface InboxListing {
   unread: ListedMessage[]; // oldest first (claimed ones included)
   read: ListedMessage[]; // newest first
   held: ListedMessage[]; // oldest first
-  counts: { unread: number; read: number; held: number };
+  counts: { unread: number; read: number; held: number; damaged: number };
 }
 
 // The characters of each body a listing carries unless asked otherwise: a preview.
@@ -51,19 +52,21 @@ export const LIST_BODY_CHARS = 200;
 
 // What is in `agent`'s inbox: unread (at most `limit`), the `limit` most recent read, and held,
 // each body cut to `bodyChars` characters (lib/mail/message.ts readMessageHead: only the ends
-// of each file are read, so what waits costs a listing its count, not its bytes).
+// of each file are read, so what waits costs a listing its count, not its bytes). `damaged`
+// counts the files that are not messages: unread ones (the next recv moves them to bad/) and
+// those in bad/.
 export function listInbox(store: Store, agent: string, limit = 50, bodyChars = LIST_BODY_CHARS): InboxListing {
   const scan = scanUnread(store, agent, bodyChars);
   const { policy } = scan;
   const withReason = (m: ListedMessage): ListedMessage => ({ ...m, state: "held", held_reason: refusal(policy, m.from, m.user) ?? "held earlier; a2a allow releases it" });
-  const held = [...readAll(store, filesIn(store, heldDir(store, agent)), "held", bodyChars), ...scan.refused].map(withReason);
+  const held = [...readAll(store, filesIn(store, heldDir(store, agent)), "held", bodyChars).messages, ...scan.refused].map(withReason);
   const curIds = idsIn(store, curDir(store, agent));
   return {
     agent,
     unread: scan.unread.slice(0, limit),
-    read: readAll(store, at(curDir(store, agent), curIds.slice(-limit).reverse()), "read", bodyChars),
+    read: readAll(store, at(curDir(store, agent), curIds.slice(-limit).reverse()), "read", bodyChars).messages,
     held: held.slice(0, limit),
-    counts: { unread: scan.unread.length, read: curIds.length, held: held.length },
+    counts: { unread: scan.unread.length, read: curIds.length, held: held.length, damaged: scan.damaged + entries(store, badDir(store, agent)).length },
   };
 }
 
@@ -71,23 +74,30 @@ export function listInbox(store: Store, agent: string, limit = 50, bodyChars = L
 // cut to `bodyChars`: what the hooks announce.
 export const listUnread = (store: Store, agent: string, bodyChars = 0): ListedMessage[] => scanUnread(store, agent, bodyChars).unread;
 
-// Unread mail split by the policy (refused: held at the next read).
+// Unread mail split by the policy (refused: held at the next read), and the files that are not messages.
 function scanUnread(store: Store, agent: string, bodyChars: number) {
   checkAgent(agent);
   const policy = readPolicy(store, agent);
   const fresh = readAll(store, filesIn(store, newDir(store, agent)), "unread", bodyChars);
   const claimed = readAll(store, listClaims(store, agent), "claimed", bodyChars);
-  const unread = [...fresh, ...claimed].filter((m) => accepts(policy, m.from, m.user)).sort((a, b) => (a.id < b.id ? -1 : 1));
-  const refused = fresh.filter((m) => !accepts(policy, m.from, m.user));
-  return { policy, unread, refused };
+  const unread = [...fresh.messages, ...claimed.messages].filter((m) => accepts(policy, m.from, m.user)).sort((a, b) => (a.id < b.id ? -1 : 1));
+  const refused = fresh.messages.filter((m) => !accepts(policy, m.from, m.user));
+  return { policy, unread, refused, damaged: fresh.damaged + claimed.damaged };
 }
 
 const at = (dir: string, ids: string[]) => ids.map((id) => ({ id, path: msgFile(dir, id) }));
 const filesIn = (store: Store, dir: string) => at(dir, idsIn(store, dir));
 
-// The message files `files` as listed (gone or damaged ones left out).
-function readAll(store: Store, files: { id: string; path: string }[], state: MessageState, bodyChars: number): ListedMessage[] {
-  return files.map((f) => readMessageHead(store, f.path, f.id, state, bodyChars)).filter((m): m is ListedMessage => typeof m === "object");
+// The message files `files` as listed (gone ones left out), and how many are not messages.
+function readAll(store: Store, files: { id: string; path: string }[], state: MessageState, bodyChars: number) {
+  const messages: ListedMessage[] = [];
+  let damaged = 0;
+  for (const f of files) {
+    const m = readMessageHead(store, f.path, f.id, state, bodyChars);
+    if (m === "corrupt") damaged++;
+    else if (m !== "absent") messages.push(m);
+  }
+  return { messages, damaged };
 }
 
 // `msgs` (from a listing of `agent`'s inbox) with their bodies read again, cut to `bodyChars`:

@@ -5,8 +5,8 @@
 //   2. claim the oldest unread messages, up to `max` (rename new/ -> claim/; a message another
 //      reader claimed first is skipped); with `match`, a message is read in new/ first and
 //      only claimed if it matches;
-//   3. a claimed file that is not a valid message goes to bad/; one from a sender the policy
-//      refuses goes to held/ (lib/mail/policy.ts);
+//   3. a claimed file that is not a valid message goes to bad/ (and is named to the reader:
+//      onDamaged); one from a sender the policy refuses goes to held/ (lib/mail/policy.ts);
 //   4. hand the rest to `show`, which writes them out;
 //   5. when `show` has returned, move them to cur/: at that instant they are read. If `show`
 //      throws (stdout closed) they go back to new/; if the reader dies, step 1 of the next
@@ -30,6 +30,7 @@ export interface ReceiveOptions extends WaitOptions {
   peek?: boolean; // show without marking read
   max?: number; // at most this many (default 1)
   match?: (m: Message) => boolean; // only messages passing this (others stay unread)
+  onDamaged?: (file: string) => void; // told where each file that was not a message was set aside (bad/)
 }
 
 type Taken = { msg: ReceivedMessage; path: string };
@@ -68,7 +69,7 @@ export async function receive(
       if (!path) continue;
       const m = readMessageFile(store, path, id, "read");
       if (m === "absent") continue;
-      if (m === "corrupt") quarantine(store, agent, path, id);
+      if (m === "corrupt") quarantine(store, agent, path, id, opts.onDamaged);
       else if (!accepts(policy, m.from, m.user)) settle(store, agent, path, id, "held");
       else got.push({ msg: m, path });
     }
@@ -110,10 +111,12 @@ export async function receive(
   return done(msgs);
 }
 
-// A file in new/ that is not a message: moved out of the way so it is not read again.
-function quarantine(store: Store, agent: string, path: string, id: string): void {
+// A file in new/ that is not a message: moved out of the way so it is not read again, and
+// named to the reader (a sender's mail it never gets must not vanish without a word).
+function quarantine(store: Store, agent: string, path: string, id: string, told?: (file: string) => void): void {
   ensureDir(store, badDir(store, agent), true); // the reader's own, as the rest of its inbox
-  moveMessage(store, path, msgFile(badDir(store, agent), id), `quarantining message ${id}`); // false: moved already
+  const dest = msgFile(badDir(store, agent), id);
+  if (moveMessage(store, path, dest, `quarantining message ${id}`)) told?.(dest); // false: moved already
 }
 
 // Sends `body` and waits for the message answering it (reply_to = its id) in `from`'s inbox.

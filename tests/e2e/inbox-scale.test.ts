@@ -68,7 +68,7 @@ test("session-start and a2a inbox count them the same way", async () => {
 
   const j = await measured(["inbox", "--as", "bob", "--json", "--limit", "3"], {});
   const listing = JSON.parse(j.stdout);
-  expect(listing.counts).toEqual({ unread: COUNT + 1, read: 0, held: 0 });
+  expect(listing.counts).toEqual({ unread: COUNT + 1, read: 0, held: 0, damaged: 0 });
   expect(listing.unread.map((m: { body: string; size: number; truncated: boolean }) => [m.body.length, m.size, m.truncated])).toEqual([
     [12, 12, false], [200, BODY, true], [200, BODY, true],
   ]);

@@ -44,7 +44,7 @@ describe("inbox", () => {
     expect(none.stderr).toContain("no unread messages for bob");
 
     const listing = JSON.parse(await ok(["inbox", "--as", "bob", "--json"], d.path));
-    expect(listing.counts).toEqual({ unread: 0, read: 2, held: 0 });
+    expect(listing.counts).toEqual({ unread: 0, read: 2, held: 0, damaged: 0 });
     expect(listing.read.map((m: any) => m.id)).toEqual([second.id, first.id]);
   });
 
@@ -250,6 +250,27 @@ describe("inbox", () => {
     expect(files(inbox(d.path, "bob", "keys"))).toEqual([]);
     await ok(["recv", "--as", "bob"], d.path);
     await ok(["send", "bob", "fits now", "--as", "alice", "--key", "k"], d.path, env);
+  });
+
+  test("damaged files are counted by inbox and named by the recv that sets them aside in bad/", async () => {
+    using d = tempDir();
+    const real = JSON.parse(await ok(["send", "bob", "real mail", "--as", "alice", "--json"], d.path));
+    const fresh = inbox(d.path, "bob", "new");
+    const garbage = "0000000000000001-0000-0-000001.json";
+    const misfiled = "0000000000000002-0000-0-000002.json"; // a whole message, filed under another id
+    writeFileSync(join(fresh, garbage), "not json\n");
+    writeFileSync(join(fresh, misfiled), readFileSync(join(fresh, `${real.id}.json`)));
+    const before = await ok(["inbox", "--as", "bob"], d.path);
+    expect(before.split("\n")[0]).toBe("bob: 1 unread, 0 read, 0 held, 2 damaged");
+    expect(before).toContain(`2 damaged file(s), not valid messages: recv sets unread ones aside in ${inbox(d.path, "bob", "bad")}`);
+    expect(JSON.parse(await ok(["inbox", "--as", "bob", "--json"], d.path)).counts).toEqual({ unread: 1, read: 0, held: 0, damaged: 2 });
+    const r = await a2a(["recv", "--as", "bob", "--all", "--json"], { dir: d.path });
+    expect(r.code).toBe(0);
+    expect(lines(r.stdout).map((m) => m.body)).toEqual(["real mail"]);
+    expect(r.stderr).toBe(`a2a: set aside 2 damaged message file(s), not valid messages, in ${inbox(d.path, "bob", "bad")}: ${garbage}, ${misfiled}\n`);
+    expect(files(inbox(d.path, "bob", "bad")).sort()).toEqual([garbage, misfiled]);
+    // Set aside, still counted: they stay until someone looks at them and removes them.
+    expect(JSON.parse(await ok(["inbox", "--as", "bob", "--json"], d.path)).counts).toEqual({ unread: 0, read: 1, held: 0, damaged: 2 });
   });
 
   test("ack marks peeked mail read; an unknown id is exit 3", async () => {
