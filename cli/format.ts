@@ -1,6 +1,7 @@
 // Human-readable renderings shared by commands: ages, sizes, previews, tables.
 
 import type { SlotRecord } from "../lib/slots/record";
+import type { DamagedChain } from "../lib/tasks/state";
 
 export function age(sec: number, now = Date.now() / 1000): string {
   const d = Math.max(0, now - sec);
@@ -67,4 +68,12 @@ export function statusTable(records: SlotRecord[], width: number | undefined): s
     keep.map((i) => head[i]),
     rows.map((r) => keep.map((i) => r[i])),
   );
+}
+
+// The warning for task and lease chains a command passed over because their head is damaged
+// (one line, the first three named with their repair).
+export function damagedWarning(ds: DamagedChain[]): string {
+  const repair = (d: DamagedChain) => (d.kind === "task" ? `a2a task cancel ${d.name} marks it dead` : `a2a lease release ${d.name} --as NAME frees it`);
+  const named = ds.slice(0, 3).map((d) => `${d.file} is ${d.why} (${repair(d)})`).join("; ");
+  return `a2a: warning: skipped ${ds.length} damaged task(s) or lease(s): ${named}${ds.length > 3 ? `; and ${ds.length - 3} more` : ""}\n`;
 }

@@ -22,6 +22,7 @@ import { removeChunks } from "./slots/chunks";
 import { sweepExpired, TOMBSTONE_KEEP_SEC } from "./slots/slot";
 import { readSlot } from "./slots/read";
 import { sweepTasksAndLeases } from "./tasks/sweep";
+import type { DamagedChain } from "./tasks/state";
 
 export interface GcReport {
   expired: string[]; // slots past their TTL, replaced by tombstones
@@ -32,6 +33,7 @@ export interface GcReport {
   claims_recovered: number; // messages of dead readers put back to unread
   tasks_removed: number; // done (7 days) or dead (30 days) tasks no unfinished task depends on
   leases_removed: number; // lease chains free for a day
+  damaged: DamagedChain[]; // task and lease chains left alone because their head is damaged
 }
 
 // The temp files lib/core/atomic.ts names: PID.HEX.tmp.
@@ -39,7 +41,7 @@ const TEMP_RE = /^\d+\.[0-9a-f]+\.tmp$/;
 
 export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise<GcReport> {
   checkStore(store);
-  const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0 };
+  const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, damaged: [] };
   const now = Date.now();
   for (const file of entries(store, slotsDir(store))) {
     const name = slotNameOf(file);
@@ -79,6 +81,7 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
   const swept = sweepTasksAndLeases(store);
   report.tasks_removed = swept.tasks;
   report.leases_removed = swept.leases;
+  report.damaged = swept.damaged;
   return report;
 }
 

@@ -2,7 +2,8 @@
 
 import type { Command } from "commander";
 import { gcStore } from "../../lib/gc";
-import { json, out } from "../io";
+import { damagedWarning } from "../format";
+import { err, json, out } from "../io";
 import { action, command, type Ctx } from "../run";
 
 export const commands = {
@@ -14,6 +15,7 @@ export const commands = {
       json: "print the report as JSON",
     }).action(action(async (c: Ctx) => {
       const r = await gcStore(c.store);
+      if (r.damaged.length) err(damagedWarning(r.damaged));
       out(c.json ? json(r) : `swept ${r.expired.length} expired slot(s); removed ${r.tombstones} old tombstone(s), ${r.temp_files} temp file(s), ${r.orphan_streams.length} orphaned stream(s), ${r.stale_locks.length} stale lock(s); returned ${r.claims_recovered} abandoned message claim(s) to unread; removed ${r.tasks_removed} old task(s), ${r.leases_removed} old lease(s)\n`);
     })),
 };

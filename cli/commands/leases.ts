@@ -7,8 +7,9 @@ import { A2AError, arg, op, text } from "../../lib/core/errors";
 import { isoTime } from "../../lib/core/time";
 import { listLeases, releaseLeases, renewLeases, takeLeases, type LeaseInfo } from "../../lib/tasks/lease";
 import { actingAgent } from "../../lib/presence/session-name";
-import { table } from "../format";
-import { durationMs, durationSec, json, out } from "../io";
+import type { DamagedChain } from "../../lib/tasks/state";
+import { damagedWarning, table } from "../format";
+import { durationMs, durationSec, err, json, out } from "../io";
 import { action, command, end, type Ctx } from "../run";
 
 const AS_LEASE = ["--as <name>", "who holds the leases (default: $A2A_AGENT, else this session's name: see a2a whoami)"] as const;
@@ -55,7 +56,7 @@ function leaseCommands(l: Command): void {
 
   command(l, "release", {
     summary: "release leases you hold",
-    description: "Release the leases on NAMES you hold; names already free are left alone. Exit 4, before anything is released, if one of them is held by someone else.",
+    description: "Release the leases on NAMES you hold; names already free are left alone. Exit 4, before anything is released, if one of them is held by someone else. A name whose lease record is damaged (its holder cannot be read) is freed by whoever releases it.",
     examples: ["a2a lease release schema api --as alice"],
     json: "print {released: [names]}",
     quiet: true,
@@ -69,13 +70,15 @@ function leaseCommands(l: Command): void {
 
   command(l, "list", {
     summary: "list leases held now",
-    description: "List the leases held now (of NAMES, or all): name, holder and expiry. Leases that ran out or were released are not shown.",
+    description: "List the leases held now (of NAMES, or all): name, holder and expiry. Leases that ran out or were released are not shown; one whose record is damaged is left out with a warning on stderr naming its file (`a2a lease release NAME` frees it).",
     examples: ["a2a lease list", "a2a lease list schema --json"],
     json: "print the leases as a JSON array",
   })
     .argument("[names...]", "only these names")
     .action(action((c: Ctx, names: string[]) => {
-      const ls = listLeases(c.store, names.length ? names : undefined);
+      const damaged: DamagedChain[] = [];
+      const ls = listLeases(c.store, names.length ? names : undefined, damaged);
+      if (damaged.length) err(damagedWarning(damaged));
       if (c.json) return out(json(ls));
       out(ls.length ? table(["NAME", "HOLDER", "UNTIL"], ls.map((x) => [x.name, x.holder, isoTime(x.expires_at)])) : "no leases held\n");
     }));

@@ -18,8 +18,8 @@ import { claimTask, type TaskClaim } from "../../lib/tasks/claim";
 import { completeTask, failTask, renewTask } from "../../lib/tasks/holder";
 import { listTasks, showTask, waitTasks } from "../../lib/tasks/query";
 import type { TaskState } from "../../lib/tasks/record";
-import { queueExists, type TaskView } from "../../lib/tasks/state";
-import { age, preview, table } from "../format";
+import { queueExists, type DamagedChain, type TaskView } from "../../lib/tasks/state";
+import { age, damagedWarning, preview, table } from "../format";
 import { durationMs, durationSec, err, json, out, parseCount, payload } from "../io";
 import { action, command, end, type Ctx } from "../run";
 
@@ -190,14 +190,16 @@ function taskCommands(t: Command): void {
 
   command(t, "list", {
     summary: "list tasks (of QUEUE), oldest first",
-    description: "List tasks, oldest first, of QUEUE or of every queue: id, queue, state (ready, claimed, blocked, done, dead), attempt, assignee, age and a preview of the payload. --state shows one state only (dead: the dead letters). Exit 3 if QUEUE does not exist.",
+    description: "List tasks, oldest first, of QUEUE or of every queue: id, queue, state (ready, claimed, blocked, done, dead), attempt, assignee, age and a preview of the payload. --state shows one state only (dead: the dead letters). A task whose record is damaged is left out, with a warning on stderr naming its file (`a2a task cancel ID` marks it dead). Exit 3 if QUEUE does not exist.",
     examples: ["a2a task list build", "a2a task list build --state dead", "a2a task list --json | jq 'group_by(.state)'"],
     json: "print the tasks as a JSON array",
   })
     .argument("[queue]", "only this queue")
     .option("--state <state>", "only tasks in this state: ready, claimed, blocked, done or dead")
     .action(action((c: Ctx, queue: string | undefined, o) => {
-      const tasks = listTasks(c.store, { queue, state: o.state as TaskState | undefined });
+      const damaged: DamagedChain[] = [];
+      const tasks = listTasks(c.store, { queue, state: o.state as TaskState | undefined, damaged });
+      if (damaged.length) err(damagedWarning(damaged));
       if (queue !== undefined && !tasks.length && !queueExists(c.store, queue)) {
         throw new A2AError("ENOTFOUND", text`no queue ${queue} in this store: check the name (${op("task list")} lists every queue)`, { data: { queue } });
       }
@@ -236,7 +238,7 @@ function taskCommands(t: Command): void {
 
   command(t, "cancel", {
     summary: "cancel a task that is not done (dead, reason cancelled)",
-    description: "Cancel a task that is not done: it becomes dead with reason \"cancelled\" (and its dependants with it); a worker holding it is refused (exit 4) when it renews or finishes. Exit 4 if the task is already done.",
+    description: "Cancel a task that is not done: it becomes dead with reason \"cancelled\" (and its dependants with it); a worker holding it is refused (exit 4) when it renews or finishes. Exit 4 if the task is already done. A task whose record is damaged is written dead above the damaged file, from its last readable version (a retry then brings that back).",
     examples: ['a2a task cancel "$id" --reason "not needed any more"'],
     json: "print the task as JSON",
     quiet: true,

@@ -20,6 +20,9 @@
 //   that stays a hole is read as the whole version below it, renumbered as the hole, so the
 //   next change is written above the hole and nobody ever writes into it. Only a power cut
 //   makes a hole: a linked file is whole in the page cache from the instant it has a name.
+// - a head that is neither a record nor a hole (foreign bytes, a FIFO, a link) is damage: the
+//   chain is refused, naming the file, and callers going over many chains pass over it; only
+//   a repair (changeChain's `repair`) writes above it, from the newest whole version below.
 
 import { relative } from "node:path";
 import type { Store } from "./config";
@@ -35,13 +38,22 @@ export interface Versioned {
 export interface Head<T> {
   version: number; // 0 when the chain has no version yet
   value: T | undefined;
+  damaged?: Damage; // read with `repair`: the head is damaged; value is the newest whole version below, if any
+}
+
+// A chain whose head is neither a record nor a hole: foreign bytes, a FIFO, a link.
+export interface Damage {
+  file: string;
+  why: string; // "not JSON", "not a regular file", ...
 }
 
 const TORN_RETRIES = 5;
 
 // The highest version of the chain in `dir` (version 0, no value, when there is none).
-// `decode` returns undefined for anything that is not a record of this chain.
-export function readHead<T extends Versioned>(store: Store, dir: string, decode: (v: any) => T | undefined): Head<T> {
+// `decode` returns undefined for anything that is not a record of this chain. A damaged head
+// is an EIO naming its file (damageOf), unless `repair`: then it is returned, with the newest
+// whole version below it, for a writer that puts a good version above it.
+export function readHead<T extends Versioned>(store: Store, dir: string, decode: (v: any) => T | undefined, repair = false): Head<T> {
   for (let attempt = 0; ; attempt++) {
     let n = 0;
     for (const f of entries(store, dir)) {
@@ -64,8 +76,10 @@ export function readHead<T extends Versioned>(store: Store, dir: string, decode:
     if (attempt >= TORN_RETRIES || !listingMayLag(store)) {
       const below = r.kind === "invalid" && r.lost ? wholeBelow(store, dir, n, decode) : undefined;
       if (below) return { version: n, value: { ...below, version: n } };
-      throw new A2AError("EIO", `${versionFile(dir, n)} is ${r.kind === "invalid" ? r.why : "unreadable"}, not an a2a record: check the file; a2a never writes one like it`, {
-        data: { file: versionFile(dir, n), damaged: true },
+      const damaged = { file: versionFile(dir, n), why: r.kind === "invalid" ? r.why : "unreadable" };
+      if (repair) return { version: n, value: wholeBelow(store, dir, n, decode, true), damaged };
+      throw new A2AError("EIO", `${damaged.file} is ${damaged.why}, not an a2a record: check the file; a2a never writes one like it`, {
+        data: { ...damaged, damaged: true },
       });
     }
     Bun.sleepSync(1 + attempt * 5);
@@ -74,19 +88,24 @@ export function readHead<T extends Versioned>(store: Store, dir: string, decode:
 
 export const listingMayLag = (store: Store): boolean => (store.listingMayLag ??= store.platform.filesystem(store.root).kind !== "local");
 
-// The highest whole version below the hole at `n` (holes below it skipped too), or undefined.
-function wholeBelow<T extends Versioned>(store: Store, dir: string, n: number, decode: (v: any) => T | undefined): T | undefined {
+// The highest whole version below the hole at `n` (holes below it skipped too; with
+// `pastDamage`, any version that is not whole), or undefined.
+function wholeBelow<T extends Versioned>(store: Store, dir: string, n: number, decode: (v: any) => T | undefined, pastDamage = false): T | undefined {
   for (let v = n - 1; v >= 1; v--) {
     const r = readJsonLine(store, versionFile(dir, v), decode);
     if (r.kind === "ok" && r.value.version === v) return r.value;
-    if (!(r.kind === "invalid" && r.lost)) return undefined;
+    if (!pastDamage && !(r.kind === "invalid" && r.lost)) return undefined;
   }
   return undefined;
 }
 
-// True for the error readHead throws when a chain's head is foreign (a FIFO, link, garbage):
-// that one chain is damaged; callers going over many chains pass over it.
-export const isDamagedChain = (err: unknown): boolean => err instanceof A2AError && (err.data as { damaged?: unknown } | undefined)?.damaged === true;
+// The damage `err` reports (readHead's refusal of a damaged head: a foreign file, link or FIFO
+// at the head, so that one chain is damaged and callers going over many pass over it), or
+// undefined for any other error.
+export function damageOf(err: unknown): Damage | undefined {
+  if (!(err instanceof A2AError) || err.data.damaged !== true) return undefined;
+  return { file: String(err.data.file), why: String(err.data.why) };
+}
 
 // Writes `value` as version `value.version` of the chain; false when that version exists
 // already (someone else changed the record since it was read: read again and recompute).
@@ -98,7 +117,9 @@ export function appendVersion<T extends Versioned>(store: Store, dir: string, va
 // Compare-and-set loop: read the head, let `next` compute the following record (or return
 // undefined: nothing to change, or throw an A2AError: refused), write it as version + 1;
 // on a lost race read again. Returns the head written or, when nothing changed, the head read.
-// Each lost race means another writer made progress, so the loop ends.
+// Each lost race means another writer made progress, so the loop ends. `repair`: a damaged
+// head is handed to `next` (head.damaged) instead of refused, and the version written goes
+// above it: the one way a damaged chain becomes readable again.
 export function changeChain<T extends Versioned>(
   store: Store,
   dir: string,
@@ -106,9 +127,10 @@ export function changeChain<T extends Versioned>(
   encode: (v: T) => string,
   next: (head: Head<T>) => T | undefined,
   durable: (value: T) => boolean = () => true,
+  repair = false,
 ): { head: Head<T>; changed: boolean } {
   for (;;) {
-    const head = readHead(store, dir, decode);
+    const head = readHead(store, dir, decode, repair);
     const value = next(head);
     if (value === undefined) return { head, changed: false };
     const written = { ...value, version: head.version + 1 };

@@ -2,13 +2,14 @@
 // with a fresh round of attempts and, with a TTL, a fresh deadline), or cancel one that is not
 // done (dead, reason "cancelled"; a holder's later done/fail/renew is refused: fencing).
 // Each is one compare-and-set on the task's chain (state.ts changeTask): a cancel racing a
-// done lands or is refused as a whole, never half.
+// done lands or is refused as a whole, never half. Cancel is also the repair of a task whose
+// head is damaged: it writes the task dead above that head, from its newest whole version.
 
 import type { Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
 import { nowSec } from "../core/time";
 import { checkText, type TaskRecord } from "./record";
-import { afterChange, changeTask, findTask, Resolver, settle, viewOf, type TaskView } from "./state";
+import { afterChange, changeTask, findTask, locateTask, Resolver, settle, viewOf, type TaskView } from "./state";
 
 const view = (store: Store, rec: TaskRecord) => viewOf(rec, new Resolver(store).derived(rec));
 
@@ -29,15 +30,17 @@ export function retryTask(store: Store, id: string): TaskView {
 
 export function cancelTask(store: Store, id: string, opts: { reason?: string } = {}): TaskView {
   const reason = opts.reason === undefined ? "cancelled" : `cancelled: ${checkText(opts.reason, "reason")}`;
-  const rec = findTask(store, id);
-  const r = changeTask(store, rec, (cur) => {
-    if (cur.state === "done") throw new A2AError("ECONFLICT", text`cannot cancel task ${id}: it is already done (see ${op("task show", id)})`, { data: { id, state: "done" } });
-    if (cur.state === "dead") return undefined; // already dead: nothing to do
+  const r = changeTask(store, locateTask(store, id), (cur, damaged) => {
+    if (!damaged) {
+      if (cur.state === "done") throw new A2AError("ECONFLICT", text`cannot cancel task ${id}: it is already done (see ${op("task show", id)})`, { data: { id, state: "done" } });
+      if (cur.state === "dead") return undefined; // already dead: nothing to do
+    }
     const attempts = cur.claim
       ? [...cur.attempts, { attempt: cur.claim.attempt, assignee: cur.claim.assignee, claimed_at: cur.claim.claimed_at, ended_at: nowSec(), outcome: "cancelled" as const, reason }]
       : cur.attempts;
-    return { ...cur, state: "dead", claim: null, attempts, reason };
-  });
+    const why = damaged ? `${reason} (its version ${damaged.file} was damaged: ${damaged.why}${cur.version ? "" : "; no earlier version could be read"})` : reason;
+    return { ...cur, state: "dead", claim: null, attempts, reason: why };
+  }, true);
   if (r.changed) afterChange(store, r.rec);
   return view(store, r.rec);
 }

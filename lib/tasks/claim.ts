@@ -19,7 +19,7 @@
 // its lease runs out (the next claimer settles it) and the task is handed out again.
 
 import type { Store } from "../core/config";
-import { isDamagedChain } from "../core/chain";
+import { damageOf } from "../core/chain";
 import { ensureDir } from "../core/guard";
 import { dropSpare, prepareSpare, writeAtomic } from "../core/atomic";
 import { hashHex } from "../core/digest";
@@ -30,7 +30,7 @@ import { claimKeyFile, claimKeysDir, isTaskId, openDir } from "../core/paths";
 import { nowSec } from "../core/time";
 import { waitUntil } from "../core/watch";
 import { assigneeOf, checkQueue, checkSeconds, checkText, DEFAULT_LEASE_SEC, newToken, type TaskRecord } from "./record";
-import { changeTask, dropMarker, openIds, queueExists, readTask, RECHECK_MS, Resolver, settle } from "./state";
+import { changeTask, dropMarker, openIds, queueExists, readTask, readTasks, RECHECK_MS, Resolver, settle, type DamagedChain } from "./state";
 
 export interface ClaimOptions {
   as?: string; // the assignee (default A2A_AGENT, else HOST.PID)
@@ -105,7 +105,7 @@ const asClaimKey = (r: any): { id: string; queue: string; token: string } | unde
 function replay(store: Store, queue: string, keyPath: string): TaskClaim | undefined {
   const k = readJsonLine(store, keyPath, asClaimKey);
   if (k.kind !== "ok") return undefined;
-  const rec = readTask(store, queue, k.value.id);
+  const rec = readTasks(store, queue, [k.value.id])[0]; // damaged: nothing to replay
   if (rec?.state === "claimed" && rec.claim!.token === k.value.token && rec.claim!.expires_at > nowSec()) return claimOf(rec, true);
   return undefined;
 }
@@ -121,7 +121,7 @@ function claimOnce(store: Store, queue: string, assignee: string, key: string | 
     } catch (err) {
       // One damaged chain (a foreign file at its head) must not stop the queue: its task
       // cannot be claimed, every other one still can (task show names the file to fix).
-      if (!isDamagedChain(err)) throw err;
+      if (!damageOf(err)) throw err;
     }
   }
   return undefined;
@@ -164,14 +164,19 @@ function claimOne(store: Store, queue: string, id: string, resolver: Resolver, a
 function nothingClaimable(store: Store, queue: string): A2AError {
   const counts = { claimed: 0, blocked: 0 };
   const resolver = new Resolver(store);
-  for (const id of entries(store, openDir(store, queue)).filter(isTaskId)) {
-    const rec = readTask(store, queue, id);
-    const s = rec && resolver.derived(rec).state;
+  const damaged: DamagedChain[] = [];
+  for (const rec of readTasks(store, queue, entries(store, openDir(store, queue)).filter(isTaskId), damaged)) {
+    const s = resolver.derived(rec).state;
     if (s === "claimed" || s === "blocked") counts[s]++;
   }
+  const d = damaged[0];
+  const bad = d ? text`, ${damaged.length} damaged: ${d.file} is ${d.why} (${op("task cancel", d.name)} marks it dead)` : [];
   return new A2AError(
     "ENOTFOUND",
-    text`nothing claimable in queue ${queue} (${counts.claimed} claimed, ${counts.blocked} blocked): wait for a task with ${arg("wait")}, or add one with ${op("task add", queue)}`,
-    { data: { queue, reason: "nothing claimable", ...counts } },
+    [
+      ...text`nothing claimable in queue ${queue} (${counts.claimed} claimed, ${counts.blocked} blocked`, ...bad,
+      ...text`): wait for a task with ${arg("wait")}, or add one with ${op("task add", queue)}`,
+    ],
+    { data: { queue, reason: "nothing claimable", ...counts, ...(damaged.length ? { damaged } : {}) } },
   );
 }

@@ -17,10 +17,14 @@
 // A refusal seen up front writes nothing. A crash in the middle of a take leaves the names
 // taken so far held until their TTL ends;
 // nothing is ever left held forever.
+//
+// A name whose chain head is damaged (lib/core/chain.ts) is refused by take and renew, naming
+// the file, and passed over by list; release (by anyone: its holder cannot be read) repairs it
+// by writing a free version above the damage.
 
 import { type Store } from "../core/config";
 import { ensureDir } from "../core/guard";
-import { changeChain, readHead } from "../core/chain";
+import { changeChain, damageOf, readHead, type Damage } from "../core/chain";
 import { A2AError, arg, op, text } from "../core/errors";
 import { entries } from "../core/fs";
 import { done, type Outcome } from "../core/outcome";
@@ -28,7 +32,7 @@ import { checkAgent, checkName, isValidName, leaseDir, leasesDir } from "../core
 import { isoTime, nowSec } from "../core/time";
 import { waitUntil } from "../core/watch";
 import { checkSeconds } from "./record";
-import { RECHECK_MS } from "./state";
+import { RECHECK_MS, type DamagedChain } from "./state";
 
 interface LeaseRecord {
   a2a: 1;
@@ -71,16 +75,31 @@ function holderOf(store: Store, as: string | undefined): string {
   throw new A2AError("EUSAGE", text`who holds the lease? pass ${arg("as", "NAME")} or set A2A_AGENT`);
 }
 
-const head = (store: Store, name: string) => readHead(store, leaseDir(store, name), decoder(name)).value;
+const head = (store: Store, name: string) => named(name, () => readHead(store, leaseDir(store, name), decoder(name)).value);
+
+// `f`, with a damaged chain's refusal naming the lease and its repair.
+function named<T>(name: string, f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    const d = damageOf(err);
+    if (!d) throw err;
+    throw new A2AError("EIO", text`the lease on ${name} is damaged: ${d.file} is ${d.why}, not an a2a record; fix the file, or free the name with ${op("lease release", name, arg("as", "NAME"))}`, {
+      data: { name, ...d, damaged: true },
+    });
+  }
+}
 
 // One compare-and-set on `name`'s chain; `create` makes its directory first (take only: a
-// refused renew or release must leave the store as it was).
-function change(store: Store, name: string, next: (cur: LeaseRecord | undefined) => Omit<LeaseRecord, "version"> | undefined, create = false) {
+// refused renew or release must leave the store as it was). `repair`: see changeChain.
+function change(store: Store, name: string, next: (cur: LeaseRecord | undefined, damaged?: Damage) => Omit<LeaseRecord, "version"> | undefined, create = false, repair = false) {
   if (create) ensureDir(store, leaseDir(store, name));
-  return changeChain(store, leaseDir(store, name), decoder(name), encode, (h) => {
-    const n = next(h.value);
-    return n && { ...n, version: 0 };
-  });
+  return named(name, () =>
+    changeChain(store, leaseDir(store, name), decoder(name), encode, (h) => {
+      const n = next(h.value, h.damaged);
+      return n && { ...n, version: 0 };
+    }, undefined, repair),
+  );
 }
 
 export interface TakeOptions {
@@ -176,25 +195,27 @@ export function renewLeases(store: Store, names: string[], opts: { as?: string; 
   });
 }
 
-// Releases leases `as` holds; names already free are left alone. Returns the names released.
+// Releases leases `as` holds; names already free are left alone, damaged ones are freed.
+// Returns the names released.
 export function releaseLeases(store: Store, names: string[], opts: { as?: string } = {}): string[] {
   const wanted = checkNames(names);
   const me = holderOf(store, opts.as);
   const now = nowSec();
   for (const name of wanted) {
-    const cur = head(store, name);
-    if (held(cur, now) && cur.holder !== me) throw notHolder(name, me, cur);
+    const h = readHead(store, leaseDir(store, name), decoder(name), true);
+    if (!h.damaged && held(h.value, now) && h.value.holder !== me) throw notHolder(name, me, h.value);
   }
   const released: string[] = [];
   for (const name of wanted) {
-    const r = change(store, name, (cur) => {
+    const r = change(store, name, (cur, damaged) => {
+      if (damaged) return { a2a: 1, name, holder: null, taken_at: cur?.taken_at ?? now, expires_at: cur?.expires_at ?? now, host: store.host, pid: process.pid };
       if (!cur || cur.holder === null) return undefined;
       if (cur.holder !== me) {
         if (cur.expires_at > nowSec()) throw notHolder(name, me, cur);
         return undefined; // someone else's, run out: not ours to release
       }
       return { ...cur, holder: null, host: store.host, pid: process.pid };
-    });
+    }, false, true);
     if (r.changed) released.push(name);
   }
   return released;
@@ -207,9 +228,14 @@ function notHolder(name: string, me: string, cur: LeaseRecord | undefined): A2AE
   });
 }
 
-// Leases currently held (all, or of `names`), by name.
-export function listLeases(store: Store, names?: string[]): LeaseInfo[] {
+// Leases currently held (all, or of `names`), by name; a damaged one is passed over into `damaged`.
+export function listLeases(store: Store, names?: string[], damaged?: DamagedChain[]): LeaseInfo[] {
   const wanted = names === undefined ? entries(store, leasesDir(store)).filter(isValidName).sort() : checkNames(names);
   const now = nowSec();
-  return wanted.map((n) => head(store, n)).filter((h): h is LeaseRecord => held(h, now)).map(infoOf);
+  const heads = wanted.map((name) => {
+    const h = readHead(store, leaseDir(store, name), decoder(name), true);
+    if (h.damaged) damaged?.push({ kind: "lease", name, ...h.damaged });
+    return h.damaged ? undefined : h.value;
+  });
+  return heads.filter((h): h is LeaseRecord => held(h, now)).map(infoOf);
 }

@@ -3,7 +3,9 @@
 // Readers take no lock and write nothing of their own; they do settle what time alone has
 // decided (a lease that ran out, a TTL passed: state.ts settle), as any claimer would, so a
 // list shows the state the next claim will act on. On a store this process cannot write the
-// settling is skipped and the stored state is shown.
+// settling is skipped and the stored state is shown. A task whose head is damaged is passed
+// over (list and claimable name it to their caller) and its dependants read as dead; only
+// `task cancel` of it writes anything (admin.ts).
 //
 // waitTasks: for each id, watch the task's directory (every change is a new version file
 // there; a dependency's end replaces its @bell), and look again every RECHECK_MS for what no
@@ -19,7 +21,7 @@ import { isTaskId, openDir, queueDir, taskDir } from "../core/paths";
 import { nowSec } from "../core/time";
 import { waitUntil } from "../core/watch";
 import { checkQueue, checkTaskId, roundAttempts, TASK_STATES, type TaskRecord, type TaskState } from "./record";
-import { findTask, queues, readTask, RECHECK_MS, Resolver, settle, viewOf, type TaskView } from "./state";
+import { findTask, queues, readTask, readTasks, RECHECK_MS, Resolver, settle, viewOf, type DamagedChain, type TaskView } from "./state";
 
 function settled(store: Store, rec: TaskRecord): TaskRecord {
   try {
@@ -32,6 +34,7 @@ function settled(store: Store, rec: TaskRecord): TaskRecord {
 export interface ListOptions {
   queue?: string;
   state?: TaskState;
+  damaged?: DamagedChain[]; // receives the tasks passed over because their head is damaged
 }
 
 // Tasks of one queue (or all), oldest first, optionally of one state.
@@ -43,9 +46,7 @@ export function listTasks(store: Store, opts: ListOptions = {}): TaskView[] {
   const resolver = new Resolver(store);
   const out: TaskView[] = [];
   for (const q of opts.queue === undefined ? queues(store).sort() : [opts.queue]) {
-    for (const id of entries(store, queueDir(store, q)).filter(isTaskId).sort()) {
-      const rec = readTask(store, q, id);
-      if (!rec) continue; // an add that never finished: no task
+    for (const rec of readTasks(store, q, entries(store, queueDir(store, q)).filter(isTaskId).sort(), opts.damaged)) {
       const cur = settled(store, rec);
       const v = viewOf(cur, resolver.derived(cur));
       if (opts.state === undefined || v.state === opts.state) out.push(v);
@@ -118,9 +119,9 @@ export interface ClaimableQueue {
 
 // What a claim would find, per queue (all queues, or `names`), without writing anything: for
 // hooks and dashboards that tell an agent there is work ("3 tasks claimable in build").
-// Reads only the @open markers' tasks. A queue with nothing claimable, or that does not
-// exist, is left out; invalid names are EUSAGE.
-export function claimable(store: Store, names?: string[]): ClaimableQueue[] {
+// Reads only the @open markers' tasks (a damaged one passed over into `damaged`). A queue with
+// nothing claimable, or that does not exist, is left out; invalid names are EUSAGE.
+export function claimable(store: Store, names?: string[], damaged?: DamagedChain[]): ClaimableQueue[] {
   const wanted = names === undefined ? queues(store).sort() : [...new Set(names.map((q) => checkQueue(q)))].sort();
   const resolver = new Resolver(store);
   const now = nowSec();
@@ -128,9 +129,7 @@ export function claimable(store: Store, names?: string[]): ClaimableQueue[] {
   for (const q of wanted) {
     let n = 0;
     let oldest: TaskRecord | undefined;
-    for (const id of entries(store, openDir(store, q)).filter(isTaskId).sort()) {
-      const rec = readTask(store, q, id);
-      if (!rec) continue;
+    for (const rec of readTasks(store, q, entries(store, openDir(store, q)).filter(isTaskId).sort(), damaged)) {
       const free = rec.state === "claimed" ? rec.claim!.expires_at <= now && roundAttempts(rec) < rec.max_attempts : resolver.derived(rec).state === "ready";
       if (!free) continue;
       n++;

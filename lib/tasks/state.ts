@@ -18,7 +18,7 @@
 
 import type { Store } from "../core/config";
 import { writeAtomic } from "../core/atomic";
-import { changeChain, readHead } from "../core/chain";
+import { changeChain, damageOf, readHead, type Damage } from "../core/chain";
 import { A2AError, op, text } from "../core/errors";
 import { entries, exists, unlinkQuiet } from "../core/fs";
 import { dependantOf, isTaskId, isValidName, openDir, openFile, pendingOpenFile, queueDir, taskBell, taskDir, tasksDir, versionFile } from "../core/paths";
@@ -38,15 +38,55 @@ export function readTask(store: Store, queue: string, id: string): TaskRecord | 
   return readHead(store, taskDir(store, queue, id), taskDecoder(id, queue)).value;
 }
 
-// The task `id` (checked), or ENOTFOUND.
-export function findTask(store: Store, id: string): TaskRecord {
+// A task or lease chain passed over because its head is damaged (lib/core/chain.ts): what
+// listings and gc name, and what `task cancel` / `lease release` repair.
+export interface DamagedChain extends Damage {
+  kind: "task" | "lease";
+  name: string; // the task id or the lease name
+}
+
+// Where task `id` (checked) is, or ENOTFOUND.
+export function locateTask(store: Store, id: string): { id: string; queue: string } {
   checkTaskId(id);
-  const q = queueOf(store, id);
-  const rec = q === undefined ? undefined : readTask(store, q, id);
-  if (!rec) {
-    throw new A2AError("ENOTFOUND", text`no task ${id} in this store: list the tasks with ${op("task list")}`, { data: { id } });
+  const queue = queueOf(store, id);
+  if (queue === undefined) throw notFound(id);
+  return { id, queue };
+}
+
+const notFound = (id: string) => new A2AError("ENOTFOUND", text`no task ${id} in this store: list the tasks with ${op("task list")}`, { data: { id } });
+
+// The task `id` (checked), or ENOTFOUND; a damaged one is EIO naming its file and the repair.
+export function findTask(store: Store, id: string): TaskRecord {
+  const { queue } = locateTask(store, id);
+  let rec: TaskRecord | undefined;
+  try {
+    rec = readTask(store, queue, id);
+  } catch (err) {
+    const d = damageOf(err);
+    if (!d) throw err;
+    throw new A2AError("EIO", text`task ${id} is damaged: ${d.file} is ${d.why}, not an a2a record; fix the file, or mark the task dead with ${op("task cancel", id)}`, {
+      data: { id, ...d, damaged: true },
+    });
   }
+  if (!rec) throw notFound(id);
   return rec;
+}
+
+// readTask of each of `ids` in `queue` (oldest first) that has a version, a damaged one passed
+// over into `damaged` (when given): one damaged task must not stop a listing of the others.
+export function readTasks(store: Store, queue: string, ids: string[], damaged?: DamagedChain[]): TaskRecord[] {
+  const out: TaskRecord[] = [];
+  for (const id of ids) {
+    try {
+      const rec = readTask(store, queue, id);
+      if (rec) out.push(rec); // none: an add that never finished (or a marker left by one)
+    } catch (err) {
+      const d = damageOf(err);
+      if (!d) throw err;
+      damaged?.push({ kind: "task", name: id, ...d });
+    }
+  }
+  return out;
 }
 
 // A claim or a renew is written without fsync: lost in a power cut, the task reads as it was
@@ -55,19 +95,31 @@ export function findTask(store: Store, id: string): TaskRecord {
 // else (an add, done with its result, fail, settle, retry, cancel) is synced before its link.
 const needsSync = (rec: TaskRecord) => rec.state !== "claimed";
 
-// One compare-and-set on the task's chain (see lib/core/chain.ts changeChain).
+// One compare-and-set on the task's chain (see lib/core/chain.ts changeChain). `repair`: a
+// damaged head is handed to `next` as the newest whole version below it (or, when none is
+// whole, a record of nothing but the id: empty payload, no attempts), with the damage.
 export function changeTask(
   store: Store,
-  rec: TaskRecord,
-  next: (cur: TaskRecord) => TaskRecord | undefined,
+  rec: { id: string; queue: string },
+  next: (cur: TaskRecord, damaged?: Damage) => TaskRecord | undefined,
+  repair = false,
 ): { rec: TaskRecord; changed: boolean } {
   const decode = taskDecoder(rec.id, rec.queue);
   const r = changeChain(store, taskDir(store, rec.queue, rec.id), decode, encodeTask, (head) => {
-    if (!head.value) throw new A2AError("EIO", `task ${rec.id} vanished from ${taskDir(store, rec.queue, rec.id)}: check the store`);
-    const n = next(head.value);
+    const cur = head.value ?? (head.damaged && nothingKnown(store, rec.id, rec.queue));
+    if (!cur) throw new A2AError("EIO", `task ${rec.id} vanished from ${taskDir(store, rec.queue, rec.id)}: check the store`);
+    const n = next(cur, head.damaged);
     return n && { ...n, updated_at: nowSec(), host: store.host, pid: process.pid };
-  }, needsSync);
+  }, needsSync, repair);
   return { rec: r.head.value!, changed: r.changed };
+}
+
+function nothingKnown(store: Store, id: string, queue: string): TaskRecord {
+  const now = nowSec();
+  return {
+    a2a: 1, id, queue, version: 0, state: "ready", payload: "", size: 0, key: null, after: [], max_attempts: 1, ttl_sec: null, deadline: null,
+    created_at: now, updated_at: now, attempt: 0, round_from: 0, claim: null, attempts: [], result: null, reason: null, host: store.host, pid: process.pid,
+  };
 }
 
 // The record after attempt `rec.claim` ended without done: ready again, or dead when the
@@ -110,7 +162,16 @@ export class Resolver {
     const key = `${dep.queue}/${dep.id}`;
     const hit = this.seen.get(key);
     if (hit) return hit;
-    const rec = readTask(this.store, dep.queue, dep.id);
+    const damaged: DamagedChain[] = [];
+    const rec = readTasks(this.store, dep.queue, [dep.id], damaged)[0];
+    if (damaged.length) {
+      // It can never be read as done: its dependants are dead while it is damaged (derived,
+      // so a file put right brings them back).
+      const d = damaged[0];
+      const gone = { derived: { state: "dead" as const, reason: `its record is damaged (${d.file} is ${d.why})`, blockedBy: [] } };
+      this.seen.set(key, gone);
+      return gone;
+    }
     if (!rec) {
       const gone = { derived: { state: "dead" as const, reason: `dependency ${dep.id} is missing from the store`, blockedBy: [] } };
       this.seen.set(key, gone);
@@ -175,7 +236,7 @@ function ringDependants(store: Store, rec: TaskRecord, seen: Set<string>): void 
     const t = dependantOf(f);
     if (!t || seen.has(t.id)) continue;
     seen.add(t.id);
-    const dep = readTask(store, t.queue, t.id);
+    const dep = readTasks(store, t.queue, [t.id])[0]; // a damaged dependant is not woken: it cannot be read either
     if (!dep || dep.state === "done" || dep.state === "dead") continue;
     try {
       if (rec.state === "done") writeAtomic(store, openFile(store, t.queue, t.id), "");

@@ -15,6 +15,8 @@
 // - a pending @open/.ID marker (add.ts step 4) older than TMP_STALE_MS whose task never got a
 //   version: the add crashed before its task existed. One whose task exists is promoted to
 //   @open/ID instead (the add crashed between its steps 5 and 6).
+// - nothing of a chain whose head is damaged: it is named in the report (`damaged`) for a
+//   person to repair (task cancel, lease release); a damaged dependant keeps its dependency.
 // Versions go lowest first and the head last, so a reader never sees a chain without its head
 // while it still has older versions. Only files named by the protocol are removed (guard.ts
 // removeFile: regular files only); a directory holding anything else is left in place.
@@ -32,7 +34,7 @@ import {
 } from "../core/paths";
 import { TMP_STALE_MS } from "../core/atomic";
 import { nowSec } from "../core/time";
-import { openIds, queues, readTask } from "./state";
+import { openIds, queues, readTasks, type DamagedChain } from "./state";
 
 export const TASK_KEEP_SEC = 7 * 86400;
 export const DEAD_KEEP_SEC = 30 * 86400;
@@ -41,23 +43,26 @@ export const LEASE_KEEP_SEC = 86400;
 export interface SweepReport {
   tasks: number; // final task chains removed
   leases: number; // free lease chains removed
+  damaged: DamagedChain[]; // chains passed over because their head is damaged
 }
 
 export function sweepTasksAndLeases(store: Store, now = nowSec()): SweepReport {
-  const report: SweepReport = { tasks: 0, leases: 0 };
+  const report: SweepReport = { tasks: 0, leases: 0, damaged: [] };
   for (const q of queues(store)) {
     sweepPending(store, q, now);
     const gone = new Set<string>();
-    for (const id of entries(store, queueDir(store, q)).filter(isTaskId)) {
-      const rec = readTask(store, q, id);
-      if (!rec || (rec.state !== "done" && rec.state !== "dead")) continue;
+    for (const rec of readTasks(store, q, entries(store, queueDir(store, q)).filter(isTaskId), report.damaged)) {
+      const id = rec.id;
+      if (rec.state !== "done" && rec.state !== "dead") continue;
       if (now - rec.updated_at < (rec.state === "done" ? TASK_KEEP_SEC : DEAD_KEEP_SEC)) continue;
       const dir = taskDir(store, q, id);
       const files = entries(store, dir);
       const waiting = files.some((f) => {
         const t = dependantOf(f);
-        const dep = t && readTask(store, t.queue, t.id);
-        return !!dep && dep.state !== "done" && dep.state !== "dead";
+        if (!t) return false;
+        const damaged: DamagedChain[] = [];
+        const dep = readTasks(store, t.queue, [t.id], damaged)[0];
+        return damaged.length > 0 || (!!dep && dep.state !== "done" && dep.state !== "dead");
       });
       if (waiting) continue;
       removeFile(store, openFile(store, q, id));
@@ -83,7 +88,11 @@ export function sweepTasksAndLeases(store: Store, now = nowSec()): SweepReport {
   }
   for (const name of entries(store, leasesDir(store)).filter(isValidName)) {
     const dir = leaseDir(store, name);
-    const h = readHead(store, dir, (r: any) => (r?.a2a === 1 && r.name === name && Number.isInteger(r.version) ? r : undefined));
+    const h = readHead(store, dir, (r: any) => (r?.a2a === 1 && r.name === name && Number.isInteger(r.version) ? r : undefined), true);
+    if (h.damaged) {
+      report.damaged.push({ kind: "lease", name, ...h.damaged });
+      continue;
+    }
     const head = h.value as { holder: string | null; expires_at: number } | undefined;
     if (!head || (head.holder !== null && head.expires_at > now)) continue;
     // Free since it ran out, or (released: the record keeps its old expiry) since the release was written.

@@ -5,6 +5,8 @@
 // all-or-nothing, start --exclusive, and claim --wait woken by an add and stopped by signals.
 // Nothing sleeps for a condition: leases run out while a real `claim --wait` blocks on them.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { a2a, exitWithin, readUntil, spawnA2A, tempDir, until } from "../harness/run";
 import { expectCleanError, sh, shellEnv, snapshot } from "./fixtures/core";
 import { hasWatch } from "../harness/run";
@@ -284,5 +286,81 @@ describe.concurrent("gc", () => {
     await ok(["lease", "release", "n", "--as", "a"], d.path);
     expect(await js(["gc"], d.path)).toMatchObject({ tasks_removed: 0, leases_removed: 0 });
     expect((await js(["task", "show", id], d.path)).result).toBe("r");
+  });
+});
+
+describe.concurrent("a damaged task or lease file", () => {
+  const hook = (event: string, dir: string, extra: string[] = []) => a2a(["hook", event, ...extra], { dir, env: { A2A_AGENT: "w" }, stdin: "{}" });
+
+  test("is skipped and named by every store-wide reader, which change nothing; task cancel repairs it", async () => {
+    using d = tempDir();
+    const a = (await ok(["task", "add", "q", "first"], d.path)).trim();
+    const b = (await ok(["task", "add", "q", "second", "--after", a], d.path)).trim();
+    const c = (await ok(["task", "add", "r", "third"], d.path)).trim();
+    const file = join(d.path, "tasks", "q", a, "00000002.json");
+    writeFileSync(file, "garbage\n");
+    const warning = `a2a: warning: skipped 1 damaged task(s) or lease(s): ${file} is not JSON (a2a task cancel ${a} marks it dead)\n`;
+    const tasks = snapshot(join(d.path, "tasks"));
+
+    const list = await a2a(["task", "list", "--json"], { dir: d.path });
+    expect({ code: list.code, stderr: list.stderr }).toEqual({ code: 0, stderr: warning });
+    expect(JSON.parse(list.stdout).map((t: any) => [t.id, t.state])).toEqual([[b, "dead"], [c, "ready"]]);
+    const dependant = await js(["task", "show", b], d.path);
+    expect(dependant.reason).toBe(`dependency ${a} is dead: its record is damaged (${file} is not JSON)`);
+    expect((await js(["task", "show", c], d.path)).state).toBe("ready");
+    const damagedLine = new RegExp(`^a2a: task ${a} is damaged: ${file} is not JSON, not an a2a record; fix the file, or mark the task dead with a2a task cancel ${a}\\n$`);
+    expectCleanError(await a2a(["task", "show", a], { dir: d.path }), 1, damagedLine);
+    expectCleanError(await a2a(["task", "retry", a], { dir: d.path }), 1, damagedLine);
+    // A wait on its dependant ends at once: it can never become done.
+    expectCleanError(await a2a(["task", "wait", b, "--timeout", "60"], { dir: d.path }), 1, /is dead: dependency .* is dead: its record is damaged/);
+    expectCleanError(await a2a(["task", "claim", "q"], { dir: d.path }), 3, new RegExp(`\\(0 claimed, 0 blocked, 1 damaged: ${file} is not JSON \\(a2a task cancel ${a} marks it dead\\)\\)`));
+    // The hooks of every session still work, and see the other queue's work.
+    for (const [event, extra] of [["session-start", []], ["stop", ["--wait", "0.1s"]]] as const) {
+      const h = await hook(event, d.path, [...extra]);
+      expect({ event, code: h.code, stderr: h.stderr }).toEqual({ event, code: 0, stderr: "" });
+      expect(h.stdout).toContain(`r (1 claimable, oldest ${c})`);
+    }
+    const gc = await a2a(["gc", "--json"], { dir: d.path });
+    expect({ code: gc.code, stderr: gc.stderr }).toEqual({ code: 0, stderr: warning });
+    expect(JSON.parse(gc.stdout).damaged).toEqual([{ kind: "task", name: a, file, why: "not JSON" }]);
+    expect(snapshot(join(d.path, "tasks"))).toEqual(tasks); // none of them wrote a thing
+
+    // The repair: dead above the damaged version, from the last one that reads.
+    expect(await ok(["task", "cancel", a], d.path)).toBe(`cancelled ${a}\n`);
+    const fixed = await js(["task", "show", a], d.path);
+    expect(fixed).toMatchObject({ state: "dead", version: 3, payload: "first", reason: `cancelled (its version ${file} was damaged: not JSON)` });
+    expect(await js(["task", "list"], d.path)).toHaveLength(3);
+    await ok(["task", "retry", a], d.path);
+    expect((await js(["task", "show", b], d.path)).state).toBe("blocked");
+  });
+
+  test("a task done whose dependant is damaged lands, exit 0", async () => {
+    using d = tempDir();
+    const a = (await ok(["task", "add", "q", "first"], d.path)).trim();
+    const b = (await ok(["task", "add", "q", "second", "--after", a], d.path)).trim();
+    writeFileSync(join(d.path, "tasks", "q", b, "00000002.json"), "garbage\n");
+    const c = await js(["task", "claim", "q"], d.path);
+    expect(c.id).toBe(a);
+    expect(await ok(["task", "done", a, c.token, "ok"], d.path)).toBe(`done ${a} (attempt 1)\n`);
+    expect((await js(["task", "show", a], d.path)).state).toBe("done");
+  });
+
+  test("a damaged lease is skipped by list and gc, refused by take, and freed by a release", async () => {
+    using d = tempDir();
+    await ok(["lease", "take", "x", "--as", "me"], d.path);
+    mkdirSync(join(d.path, "leases", "z"));
+    const file = join(d.path, "leases", "z", "00000001.json");
+    writeFileSync(file, "junk\n");
+    const warning = `a2a: warning: skipped 1 damaged task(s) or lease(s): ${file} is not JSON (a2a lease release z --as NAME frees it)\n`;
+    const list = await a2a(["lease", "list", "--json"], { dir: d.path });
+    expect({ code: list.code, stderr: list.stderr }).toEqual({ code: 0, stderr: warning });
+    expect(JSON.parse(list.stdout).map((l: any) => l.name)).toEqual(["x"]);
+    const gc = await a2a(["gc"], { dir: d.path });
+    expect({ code: gc.code, stderr: gc.stderr }).toEqual({ code: 0, stderr: warning });
+    expectCleanError(await a2a(["lease", "take", "z", "--as", "me"], { dir: d.path }), 1, new RegExp(`the lease on z is damaged: ${file} is not JSON.*a2a lease release z --as NAME`));
+    // Its holder cannot be read, so anyone may free it.
+    expect(await ok(["lease", "release", "z", "--as", "other"], d.path)).toBe("released z\n");
+    await ok(["lease", "take", "z", "--as", "me"], d.path);
+    expect((await js(["lease", "list"], d.path)).map((l: any) => l.name)).toEqual(["x", "z"]);
   });
 });

@@ -63,7 +63,7 @@ describe("sweep", () => {
     addTask(s, "q", "waits for base", { after: [base] }); // ready, not final
     const now = nowSec();
 
-    expect(sweepTasksAndLeases(s, now + 60)).toEqual({ tasks: 0, leases: 0 }); // nothing old yet
+    expect(sweepTasksAndLeases(s, now + 60)).toEqual({ tasks: 0, leases: 0, damaged: [] }); // nothing old yet
     const r = sweepTasksAndLeases(s, now + TASK_KEEP_SEC + 60);
     expect(r.tasks).toBe(1);
     expect(existsSync(join(s.root, "tasks", "q", old))).toBe(false);
