@@ -20,7 +20,7 @@ import { A2AError, arg, op, text } from "../core/errors";
 import { entries, fitRecord } from "../core/fs";
 import { type Lock, withLock } from "../core/lock";
 import { byName, checkName, chunkFile, slotFile, slotNameOf, slotsDir, streamDir } from "../core/paths";
-import { isoTime, nowSec } from "../core/time";
+import { checkDuration, isoTime, nowSec } from "../core/time";
 import { removeChunks } from "./chunks";
 import { readSlot } from "./read";
 import { encodeRecord, type SlotRecord } from "./record";
@@ -30,9 +30,7 @@ export interface TtlOption {
 }
 
 function checkTtl(opts: TtlOption): void {
-  if (opts.ttlSec !== undefined && !(opts.ttlSec > 0)) {
-    throw new A2AError("EUSAGE", text`a TTL of ${opts.ttlSec} s would expire the record at once: give a positive duration, e.g. ${arg("ttl", "30m")}`);
-  }
+  if (opts.ttlSec !== undefined) checkDuration(opts.ttlSec, "TTL", "ttl");
 }
 
 function expiry(opts: TtlOption, now: number, previous: number | null): number | null {

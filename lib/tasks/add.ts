@@ -26,9 +26,9 @@ import { hashHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
 import { readJsonLine } from "../core/fs";
 import { addKeyFile, addKeysDir, checkName, dependantFile, isTaskId, openDir, openFile, pendingOpenFile, taskDir } from "../core/paths";
-import { nowSec } from "../core/time";
+import { checkDuration, nowSec } from "../core/time";
 import {
-  checkMaxAttempts, checkQueue, checkSeconds, checkText, DEFAULT_MAX_ATTEMPTS, encodeTask, newTaskId, type Dep, type TaskRecord,
+  checkMaxAttempts, checkQueue, checkText, DEFAULT_MAX_ATTEMPTS, encodeTask, newTaskId, type Dep, type TaskRecord,
 } from "./record";
 import { queueOf, readTask } from "./state";
 
@@ -94,7 +94,7 @@ function validate(store: Store, specs: AddSpec[]): Planned[] {
     checkSize(store, s.payload, "the task payload");
     if (s.key !== undefined) checkText(s.key, "task key", 1024);
     if (s.maxAttempts !== undefined) checkMaxAttempts(s.maxAttempts);
-    if (s.ttlSec !== undefined) checkSeconds(s.ttlSec, "TTL", "ttl");
+    if (s.ttlSec !== undefined) checkDuration(s.ttlSec, "TTL", "ttl");
     const deps: Planned["deps"] = [];
     const seen = new Set<string>();
     for (const a of s.after ?? []) {

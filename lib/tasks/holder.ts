@@ -15,8 +15,8 @@
 
 import { checkSize, type Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
-import { nowSec } from "../core/time";
-import { checkSeconds, checkText, checkToken, type TaskRecord } from "./record";
+import { checkDuration, nowSec } from "../core/time";
+import { checkText, checkToken, type TaskRecord } from "./record";
 import { afterChange, changeTask, endAttempt, findTask } from "./state";
 
 export interface Renewed {
@@ -61,7 +61,7 @@ function stale(cur: TaskRecord, token: string, attempt: number, verb: string): A
 
 export function renewTask(store: Store, id: string, token: string, opts: { leaseSec?: number } = {}): Renewed {
   const t = checkToken(token);
-  if (opts.leaseSec !== undefined) checkSeconds(opts.leaseSec, "lease", "lease");
+  if (opts.leaseSec !== undefined) checkDuration(opts.leaseSec, "lease", "lease");
   const rec = findTask(store, id);
   const r = changeTask(store, rec, (cur) => {
     const err = stale(cur, t.token, t.attempt, "renew");

@@ -29,9 +29,8 @@ import { A2AError, arg, op, text } from "../core/errors";
 import { entries } from "../core/fs";
 import { done, type Outcome } from "../core/outcome";
 import { checkAgent, checkName, isValidName, leaseDir, leasesDir } from "../core/paths";
-import { isoTime, nowSec } from "../core/time";
+import { checkDuration, isoTime, nowSec } from "../core/time";
 import { waitUntil } from "../core/watch";
-import { checkSeconds } from "./record";
 import { RECHECK_MS, type DamagedChain } from "./state";
 
 interface LeaseRecord {
@@ -115,7 +114,7 @@ export interface TakeOptions {
 export async function takeLeases(store: Store, names: string[], opts: TakeOptions = {}): Promise<Outcome<LeaseInfo[] | undefined>> {
   const wanted = checkNames(names);
   const me = holderOf(store, opts.as);
-  const ttl = opts.ttlSec === undefined ? DEFAULT_LEASE_TTL_SEC : checkSeconds(opts.ttlSec, "TTL", "ttl");
+  const ttl = opts.ttlSec === undefined ? DEFAULT_LEASE_TTL_SEC : checkDuration(opts.ttlSec, "TTL", "ttl");
   if (opts.timeoutMs !== undefined && !(opts.timeoutMs >= 0)) throw new A2AError("EUSAGE", text`a timeout must be zero or more seconds: give e.g. ${arg("timeout", 30)}`);
   const first = takeAll(store, wanted, me, ttl);
   if (!("held" in first)) return done(first.leases);
@@ -185,7 +184,7 @@ function conflict(heldBy: LeaseInfo[], me: string): A2AError {
 export function renewLeases(store: Store, names: string[], opts: { as?: string; ttlSec?: number } = {}): LeaseInfo[] {
   const wanted = checkNames(names);
   const me = holderOf(store, opts.as);
-  const ttl = opts.ttlSec === undefined ? DEFAULT_LEASE_TTL_SEC : checkSeconds(opts.ttlSec, "TTL", "ttl");
+  const ttl = opts.ttlSec === undefined ? DEFAULT_LEASE_TTL_SEC : checkDuration(opts.ttlSec, "TTL", "ttl");
   return wanted.map((name) => {
     const r = change(store, name, (cur) => {
       if (!cur || cur.holder !== me) throw notHolder(name, me, cur);

@@ -130,13 +130,6 @@ export function checkText(value: unknown, what: string, max = MAX_TEXT_FIELD): s
   return value;
 }
 
-export function checkSeconds(value: unknown, what: string, flag: string): number {
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || value > 10 * 365 * 86400) {
-    throw new A2AError("EUSAGE", text`a ${what} of ${String(value)} s is not a positive duration: give one, e.g. ${arg(flag, "10m")}`, { data: { what } });
-  }
-  return value;
-}
-
 export function checkMaxAttempts(n: unknown): number {
   if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > MAX_ATTEMPTS_LIMIT) {
     throw new A2AError("EUSAGE", text`max attempts ${String(n)} is not a whole number from 1 to ${MAX_ATTEMPTS_LIMIT}: give e.g. ${arg("maxAttempts", 3)}`);

@@ -234,6 +234,13 @@ describe.concurrent("bad input: the documented exit code, one line, the store un
       [["lease", "release", "schema", "--as", "bob"], 4, /bob does not hold the lease on schema: it is held by alice/],
       [["lease", "renew", "api", "--as", "bob"], 4, /bob does not hold the lease on api: it is free/],
       [["start", "x", "--exclusive", "--ttl", "nope"], 2, /--ttl "nope"/],
+      // Durations run from 1 ms (records keep time to the millisecond) to 10 years; each side says which.
+      [["task", "add", "q", "p", "--ttl", "0.0001ms"], 2, /a TTL of 1e-7 s is under 1 ms, the shortest a2a keeps: give at least --ttl 1ms/],
+      [["task", "add", "q", "p", "--ttl", "99999999d"], 2, /a TTL of 8639999913600 s is over the 10-year maximum: give a shorter one/],
+      [["task", "claim", "q", "--lease", "0.5ms"], 2, /a lease of 0.0005 s is under 1 ms/],
+      [["lease", "take", "n", "--as", "a", "--ttl", "3651d"], 2, /over the 10-year maximum/],
+      [["start", "x", "--ttl", "0.0001ms"], 2, /a TTL of 1e-7 s is under 1 ms/],
+      [["publish", "x", "r", "--ttl", "99999999d"], 2, /over the 10-year maximum/],
     ];
     const before = snapshot(d.path);
     for (const [args, code, re, stdin] of cases) {
