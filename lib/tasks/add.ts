@@ -14,17 +14,20 @@
 //      and it comes after the version, so a woken claimer always finds the task whole.
 // A crash before 5 leaves no task (at most a key record, an empty directory, hints that
 // name nothing: gc removes them; a retried add with the key completes the task under the
-// recorded id). A crash between 5 and 6 leaves one whole task behind a pending marker: the
-// next claimer's pass over the queue promotes it (state.ts openIds). Two adders with one key
-// race at 5: one creates the task, both return its id.
+// recorded id). A failure before 5 that the add lives to see (a full disk) undoes what it
+// made. A crash between 5 and 6 leaves one whole task behind a pending marker: the next
+// claimer's pass over the queue promotes it (state.ts openIds). Two adders with one key race
+// at 5: one creates the task, both return its id.
 
+import { rmdirSync } from "node:fs";
+import { dirname } from "node:path";
 import { checkSize, type Store } from "../core/config";
 import { ensureDir, moveFile } from "../core/guard";
 import { createAtomic, writeAtomic } from "../core/atomic";
 import { appendVersion } from "../core/chain";
 import { hashHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
-import { readJsonLine } from "../core/fs";
+import { exists, readJsonLine, unlinkQuiet } from "../core/fs";
 import { addKeyFile, addKeysDir, checkName, dependantFile, isTaskId, openDir, openFile, pendingOpenFile, taskDir } from "../core/paths";
 import { checkDuration, nowSec } from "../core/time";
 import {
@@ -145,10 +148,12 @@ function order(plan: Planned[]): number[] {
 
 const asKey = (r: any): { id: string } | undefined => (r.a2a === 1 && isTaskId(r.id) ? r : undefined);
 
+const keyHash = (key: string) => hashHex("sha256", key).slice(0, 32);
+
 // The id recorded for `key` in `queue`, recording `fresh` if there is none (step 1).
 function idForKey(store: Store, queue: string, key: string, fresh: string): string {
   ensureDir(store, addKeysDir(store, queue));
-  const path = addKeyFile(store, queue, hashHex("sha256", `${key}`).slice(0, 32));
+  const path = addKeyFile(store, queue, keyHash(key));
   const rec = JSON.stringify({ a2a: 1, id: fresh, key, at: nowSec(), host: store.host, pid: process.pid }) + "\n";
   for (let i = 0; ; i++) {
     if (createAtomic(store, path, rec)) return fresh;
@@ -161,22 +166,58 @@ function idForKey(store: Store, queue: string, key: string, fresh: string): stri
 
 function addOne(store: Store, spec: AddSpec, after: Dep[]): Added {
   const { queue } = spec;
-  const id = spec.key === undefined ? newTaskId(store) : idForKey(store, queue, spec.key, newTaskId(store));
-  if (spec.key !== undefined && readTask(store, queue, id)) return { id, queue, created: false }; // step 2: a fresh id names nothing
-  const dir = taskDir(store, queue, id);
-  ensureDir(store, dir);
-  // Hints (empty; a power cut that loses one costs a recheck, never a task): no fsync.
-  for (const d of after) createAtomic(store, dependantFile(store, d.queue, d.id, queue, id), "", { durable: false });
-  ensureDir(store, openDir(store, queue));
-  writeAtomic(store, pendingOpenFile(store, queue, id), "", { durable: false });
-  const now = nowSec();
-  const rec: TaskRecord = {
-    a2a: 1, id, queue, version: 1, state: "ready", payload: spec.payload, size: Buffer.byteLength(spec.payload, "utf8"),
-    key: spec.key ?? null, after, max_attempts: spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, ttl_sec: spec.ttlSec ?? null,
-    deadline: spec.ttlSec === undefined ? null : now + spec.ttlSec, created_at: now, updated_at: now, attempt: 0, round_from: 0,
-    claim: null, attempts: [], result: null, reason: null, host: store.host, pid: process.pid,
+  // What this add made before its task existed, undone when a step up to 5 fails (a full disk,
+  // a quota): a refused add leaves the store as it was, as its error says.
+  const undo: (() => void)[] = [];
+  const dir = (path: string) => {
+    for (const d of missingDirs(store, path)) undo.push(() => rmdirQuiet(d));
+    ensureDir(store, path);
   };
-  if (!appendVersion(store, dir, rec, encodeTask)) return { id, queue, created: false };
-  moveFile(store, pendingOpenFile(store, queue, id), openFile(store, queue, id), `marking task ${id} open`);
-  return { id, queue, created: true };
+  try {
+    const fresh = newTaskId(store);
+    if (spec.key !== undefined) dir(addKeysDir(store, queue));
+    const id = spec.key === undefined ? fresh : idForKey(store, queue, spec.key, fresh);
+    if (spec.key !== undefined && id === fresh) undo.push(() => unlinkQuiet(addKeyFile(store, queue, keyHash(spec.key!))));
+    if (spec.key !== undefined && readTask(store, queue, id)) return { id, queue, created: false }; // step 2: a fresh id names nothing
+    const taskPath = taskDir(store, queue, id);
+    dir(taskPath);
+    // Hints (empty; a power cut that loses one costs a recheck, never a task): no fsync.
+    for (const d of after) {
+      const hint = dependantFile(store, d.queue, d.id, queue, id);
+      if (createAtomic(store, hint, "", { durable: false })) undo.push(() => unlinkQuiet(hint));
+    }
+    dir(openDir(store, queue));
+    const pending = pendingOpenFile(store, queue, id);
+    if (!exists(store, pending)) undo.push(() => unlinkQuiet(pending));
+    writeAtomic(store, pending, "", { durable: false });
+    const now = nowSec();
+    const rec: TaskRecord = {
+      a2a: 1, id, queue, version: 1, state: "ready", payload: spec.payload, size: Buffer.byteLength(spec.payload, "utf8"),
+      key: spec.key ?? null, after, max_attempts: spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, ttl_sec: spec.ttlSec ?? null,
+      deadline: spec.ttlSec === undefined ? null : now + spec.ttlSec, created_at: now, updated_at: now, attempt: 0, round_from: 0,
+      claim: null, attempts: [], result: null, reason: null, host: store.host, pid: process.pid,
+    };
+    if (!appendVersion(store, taskPath, rec, encodeTask)) return { id, queue, created: false };
+    undo.length = 0; // step 5: the task exists; what follows only announces it
+    moveFile(store, pending, openFile(store, queue, id), `marking task ${id} open`);
+    return { id, queue, created: true };
+  } catch (err) {
+    for (const u of undo.reverse()) u();
+    throw err;
+  }
+}
+
+// The directories from the store's root down to `path` that do not exist yet, top first.
+function missingDirs(store: Store, path: string): string[] {
+  const out: string[] = [];
+  for (let d = path; d !== store.root && d.startsWith(store.root) && !exists(store, d); d = dirname(d)) out.unshift(d);
+  return out;
+}
+
+function rmdirQuiet(path: string): void {
+  try {
+    rmdirSync(path); // only when empty: a concurrent add's files keep it
+  } catch {
+    // not empty, or gone
+  }
 }

@@ -5,7 +5,7 @@
 // all-or-nothing, start --exclusive, and claim --wait woken by an add and stopped by signals.
 // Nothing sleeps for a condition: leases run out while a real `claim --wait` blocks on them.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, exitWithin, readUntil, spawnA2A, tempDir, until } from "../harness/run";
 import { expectCleanError, sh, shellEnv, snapshot } from "./fixtures/core";
@@ -248,6 +248,41 @@ describe.concurrent("bad input: the documented exit code, one line, the store un
       expect({ args, code: r.code }).toEqual({ args, code });
       expectCleanError(r, code, re);
       expect({ args, same: JSON.stringify(snapshot(d.path)) === JSON.stringify(before) }).toEqual({ args, same: true });
+    }
+  });
+});
+
+describe("task add on a full disk", () => {
+  // A 1 MiB tmpfs (root only), filled to the last byte: directories and empty files can still
+  // be made there, a task's version cannot.
+  test("is refused with nothing made: no directory, no marker, no key record, no hint", async () => {
+    using d = tempDir();
+    const mnt = join(d.path, "mnt");
+    mkdirSync(mnt);
+    const m = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt], { stderr: "pipe" });
+    if (m.exitCode !== 0) return console.warn(`skipped: mount -t tmpfs failed (${m.stderr.toString().trim()}): needs root`);
+    try {
+      const store = join(mnt, "store");
+      const first = (await ok(["task", "add", "q", "first"], store)).trim();
+      const fill = openSync(join(mnt, "filler"), "w");
+      try {
+        for (const block = Buffer.alloc(4096, 0x61); ; ) writeSync(fill, block);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOSPC") throw err;
+      } finally {
+        closeSync(fill);
+      }
+      const before = snapshot(store);
+      for (const args of [["q", "second"], ["fresh", "a new queue"], ["q", "keyed", "--key", "k1"], ["q", "after", "--after", first]]) {
+        const r = await a2a(["task", "add", ...args], { dir: store });
+        expectCleanError(r, 1, /the disk is full; free space, then retry \(nothing was changed\)/);
+        expect({ args, same: JSON.stringify(snapshot(store)) === JSON.stringify(before) }).toEqual({ args, same: true });
+      }
+      rmSync(join(mnt, "filler"));
+      const again = (await ok(["task", "add", "q", "keyed", "--key", "k1"], store)).trim();
+      expect((await js(["task", "show", again], store)).payload).toBe("keyed");
+    } finally {
+      if (Bun.spawnSync(["umount", mnt]).exitCode !== 0) Bun.spawnSync(["umount", "-l", mnt]);
     }
   });
 });
