@@ -123,6 +123,11 @@ const HEAD_RE = new RegExp(String.raw`^\{"a2a":1,"id":("[^"\\]*"),"from":(${STR}
 const TAIL_RE = new RegExp(String.raw`","size":(\d+),"sent_at":(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?),"reply_to":(null|${STR}),"host":(${STR}),"pid":(-?\d+)\}\n$`);
 const BODY_CHARS_RE = /^(?:[^"\\]|\\.)*/; // a JSON string's characters up to its end or a cut escape
 
+// `m` (matched by `re` in `bytes` as latin1, from byte `at`), matched again in the UTF-8 text when it is not all ASCII.
+function utf8Again(re: RegExp, bytes: Buffer, at: number, m: RegExpExecArray | null): RegExpExecArray | null {
+  return m && /[^\x00-\x7f]/.test(m[0]) ? re.exec(bytes.toString("utf8", at)) : m;
+}
+
 // The message at `path` as a listing shows it, its body cut to `bodyChars` characters; "absent"
 // (moved or not there) or "corrupt" as readMessageFile. A file bigger than the two ends is
 // judged by them: its fields must be where encodeMessage puts them (docs/PROTOCOL.md section 10).
@@ -135,12 +140,16 @@ export function readMessageHead(store: Store, path: string, id: string, state: M
     const m = decodeMessage(r.head.toString("utf8"), id);
     return m ? { ...m, user, state, body: m.body.slice(0, bodyChars), truncated: m.body.length > bodyChars } : "corrupt";
   }
-  const headText = new TextDecoder().decode(r.head, { stream: true }); // a character cut at the end is left out
-  const h = HEAD_RE.exec(headText);
-  const t = TAIL_RE.exec(r.tail.toString("utf8"));
+  // Matched as latin1 (a byte a character, so offsets are byte offsets: the cheap decoding),
+  // and decoded again as UTF-8 only when a field holds more than ASCII.
+  const h = utf8Again(HEAD_RE, r.head, 0, HEAD_RE.exec(r.head.toString("latin1")));
+  const tail = TAIL_RE.exec(r.tail.toString("latin1"));
+  const t = tail && utf8Again(TAIL_RE, r.tail, tail.index, tail);
   if (!h || !t) return "corrupt";
-  // Enough of the body's JSON text for `bodyChars` characters, and no more to decode.
-  const rest = headText.slice(h[0].length, h[0].length + bodyChars * MAX_UNIT_BYTES);
+  // Enough of the body's JSON text for `bodyChars` characters, and no more to decode (a
+  // character cut at the end is left out).
+  const start = Buffer.byteLength(h[0]);
+  const rest = bodyChars ? new TextDecoder().decode(r.head.subarray(start, start + bodyChars * MAX_UNIT_BYTES), { stream: true }) : "";
   let chars = BODY_CHARS_RE.exec(rest)![0];
   if (chars.length < rest.length && rest[chars.length] === '"') return "corrupt"; // the body ends early: not encodeMessage's layout
   const cutEscape = /\\u[0-9a-fA-F]{0,3}$/.exec(chars);

@@ -138,6 +138,13 @@ describe("readMessageHead: a listing reads the two ends of a message file, never
     }
   });
 
+  test("names and host beyond ASCII (written by hand: a2a's names are ASCII) read as the whole file does", () => {
+    const text = encodeMessage({ ...msg, from: "zoë", to: "bøb", host: "hôte-ü", reply_to: ID, body: "é".repeat(5000) });
+    const got = head(text, 3);
+    const whole = readMessageFile(store, file, ID, "unread");
+    expect(got).toEqual({ ...(whole as object), body: "ééé", truncated: true } as any);
+  });
+
   test("a big file is read by its ends: a damaged middle goes unnoticed, damaged ends do not", () => {
     const big = encodeMessage({ ...msg, body: "x".repeat(100_000) });
     const middle = big.slice(0, 50_000) + "\u0000" + big.slice(50_001); // a raw NUL: recv would refuse it
