@@ -1,11 +1,12 @@
 // Stores for the bench: fresh temporary roots laid out like a2a's (ROOT/slots, ROOT/tmp),
-// optionally pre-filled with valid slot records, and the payloads the fixtures exchange.
-// Records are encoded with lib/slots/record.ts, so lib's readers accept them exactly as if
-// `a2a publish` had written them.
+// optionally pre-filled with valid slot records (or unread mail), and the payloads the
+// fixtures exchange. Records are encoded with lib/slots/record.ts (lib/mail/message.ts), so
+// lib's readers accept them exactly as if `a2a publish` (`a2a send`) had written them.
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
+import { encodeMessage } from "../../lib/mail/message";
 import { encodeRecord, nowSec, type SlotRecord } from "../../lib/slots/record";
 
 export const slotsOf = (root: string) => join(root, "slots");
@@ -35,6 +36,19 @@ export function makeStore(base: string, slots = 0, label = "store"): string {
     writeFileSync(join(slotsOf(root), name + ".json"), encodeRecord(record(name, payloadFor(`fill-${i}`))), { mode: 0o600 });
   }
   return root;
+}
+
+// `count` unread messages of `chars` ASCII characters each in `agent`'s inbox under `root`.
+export function fillInbox(root: string, agent: string, count: number, chars: number): void {
+  const fresh = join(root, "inbox", agent, "new");
+  mkdirSync(fresh, { recursive: true, mode: 0o700 });
+  const filler = "x".repeat(chars);
+  const t0 = Date.now() * 1000;
+  for (let i = 0; i < count; i++) {
+    const id = `${t0 + i}-0a7c-1-${i.toString(16).padStart(6, "0")}`;
+    const m = { a2a: 1 as const, id, from: "sender", to: agent, body: filler, size: chars, sent_at: nowSec(), reply_to: null, host: hostname(), pid: process.pid };
+    writeFileSync(join(fresh, `${id}.json`), encodeMessage(m), { mode: 0o600 });
+  }
 }
 
 export function removeStore(root: string): void {
