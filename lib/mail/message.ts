@@ -13,7 +13,8 @@
 // A message file is one line of JSON plus "\n" (keys in the order of `Message`), written once
 // through lib/core/atomic.ts and then only renamed between new/, claim/, cur/ and held/, never
 // rewritten. A reader accepts it only if it ends in "\n", parses, has a2a = 1, an `id` equal to
-// its file name's, and `size` equal to the UTF-8 byte length of `body`.
+// its file name's, and `size` equal to the UTF-8 byte length of `body`. A listing reads only
+// the file's two ends (readMessageHead), which that key order makes enough.
 //
 // ID = 16-digit microseconds since the epoch, "-", 4 hex of the host name's hash, "-", pid in
 // base 36, "-", 6 random hex: sorts by send time (within one process strictly), unique across
