@@ -17,6 +17,11 @@
 // every RECHECK_MS for leases that run out.
 // A crash before the link leaves nothing; after it, a claim that nobody holds: it ends when
 // its lease runs out (the next claimer settles it) and the task is handed out again.
+//
+// Unclaim (unclaimTask) takes back a claim its claimer never received (an MCP answer that
+// was cancelled, or could not be written): one chain change, fenced by the claim's token, to
+// ready with `attempt` - 1, as if the claim had never been made. The attempt number is
+// handed out again with a fresh random token: the unreceived token stays dead.
 
 import type { Store } from "../core/config";
 import { damageOf } from "../core/chain";
@@ -30,7 +35,7 @@ import { claimKeyFile, claimKeysDir, isTaskId, openDir } from "../core/paths";
 import { checkDuration, nowSec } from "../core/time";
 import { waitUntil } from "../core/watch";
 import { assigneeOf, checkQueue, checkText, DEFAULT_LEASE_SEC, newToken, type TaskRecord } from "./record";
-import { changeTask, dropMarker, openIds, queueExists, readTask, readTasks, RECHECK_MS, Resolver, settle, type DamagedChain } from "./state";
+import { afterChange, changeTask, dropMarker, openIds, queueExists, readTask, readTasks, RECHECK_MS, Resolver, settle, type DamagedChain } from "./state";
 
 export interface ClaimOptions {
   as?: string; // the assignee (default A2A_AGENT, else HOST.PID)
@@ -159,6 +164,19 @@ function claimOne(store: Store, queue: string, id: string, resolver: Resolver, a
     rec = r.rec; // someone else changed it first: decide again on what they wrote
   }
   return undefined;
+}
+
+// Takes back `claim` (see the header): lands only while the task's head is that very claim
+// (same token), so it can never undo a later claim, a settle, a finish or a cancel; then
+// wakes claimers. Returns whether it landed.
+export function unclaimTask(store: Store, claim: Pick<TaskClaim, "id" | "queue" | "token">): boolean {
+  const rec = readTask(store, claim.queue, claim.id);
+  if (!rec) return false;
+  const r = changeTask(store, rec, (cur) =>
+    cur.state === "claimed" && cur.claim!.token === claim.token ? { ...cur, state: "ready", attempt: cur.attempt - 1, claim: null } : undefined,
+  );
+  if (r.changed) afterChange(store, r.rec);
+  return r.changed;
 }
 
 function nothingClaimable(store: Store, queue: string): A2AError {

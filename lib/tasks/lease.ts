@@ -9,11 +9,13 @@
 // takers of a free name exactly one wins, on every filesystem, with no lock to leave behind.
 //
 // take NAMES as H: in sorted order, for each name write version + 1 = held by H (free, or
-// already H's: extended). When one is held by someone else, every name this call took is
-// released again (its chain gets holder null, if it is still ours) and the call fails as a
-// whole, naming each holder and expiry; with `wait` it blocks on the first held name's
-// directory (and looks again every RECHECK_MS) and tries again. Sorted order means two
-// takers of overlapping sets cannot keep undoing each other forever.
+// already H's: extended). When one is held by someone else, every name this call wrote is
+// put back as it was (free, or H's with its old expiry; only where the head is still the
+// version this call wrote) and the call fails as a whole, naming each holder and expiry;
+// with `wait` it blocks on the first held name's directory (and looks again every
+// RECHECK_MS) and tries again. Sorted order means two takers of overlapping sets cannot keep
+// undoing each other forever. untakeLeases puts a whole take back the same way, for a taker
+// that never learnt of it (an MCP answer that was cancelled or could not be written).
 // A refusal seen up front writes nothing. A crash in the middle of a take leaves the names
 // taken so far held until their TTL ends;
 // nothing is ever left held forever.
@@ -109,15 +111,28 @@ export interface TakeOptions {
   signal?: AbortSignal;
 }
 
+// What a take wrote: the leases, and per name the version written and, for a lease of the
+// taker's own that it extended, its times before (what untakeLeases puts back).
+export interface LeaseTake {
+  leases: LeaseInfo[];
+  writes: { name: string; version: number; extended?: { taken_at: number; expires_at: number } }[];
+}
+
 // Takes every name or none. Without wait: done with the leases, or ECONFLICT naming the
 // holders. With wait: done, timeout or aborted (pending: the names held by others).
 export async function takeLeases(store: Store, names: string[], opts: TakeOptions = {}): Promise<Outcome<LeaseInfo[] | undefined>> {
+  const o = await takeLeasesUndoably(store, names, opts);
+  return { ...o, value: o.value?.leases };
+}
+
+// takeLeases, also returning what it wrote, so that untakeLeases can put it back.
+export async function takeLeasesUndoably(store: Store, names: string[], opts: TakeOptions = {}): Promise<Outcome<LeaseTake | undefined>> {
   const wanted = checkNames(names);
   const me = holderOf(store, opts.as);
   const ttl = opts.ttlSec === undefined ? DEFAULT_LEASE_TTL_SEC : checkDuration(opts.ttlSec, "TTL", "ttl");
   if (opts.timeoutMs !== undefined && !(opts.timeoutMs >= 0)) throw new A2AError("EUSAGE", text`a timeout must be zero or more seconds: give e.g. ${arg("timeout", 30)}`);
   const first = takeAll(store, wanted, me, ttl);
-  if (!("held" in first)) return done(first.leases);
+  if (!("held" in first)) return done(first);
   if (!opts.wait) throw conflict(first.held, me);
   let pending = first.held.map((h) => h.name);
   const outcome = await waitUntil(
@@ -129,48 +144,57 @@ export async function takeLeases(store: Store, names: string[], opts: TakeOption
         pending = r.held.map((h) => h.name);
         return undefined;
       }
-      return r.leases;
+      return r;
     },
     { timeoutMs: opts.timeoutMs, signal: opts.signal, recheckMs: RECHECK_MS },
   );
   return outcome.kind === "done" ? outcome : { ...outcome, pending };
 }
 
-function takeAll(store: Store, names: string[], me: string, ttl: number): { leases: LeaseInfo[] } | { held: LeaseInfo[] } {
+function takeAll(store: Store, names: string[], me: string, ttl: number): LeaseTake | { held: LeaseInfo[] } {
   const now = nowSec();
   // A name already held by another is refused before anything is written; the undo below is
   // for one taken between this look and our change.
   const heldNow = names.map((n) => head(store, n)).filter((h): h is LeaseRecord => held(h, now) && h.holder !== me);
   if (heldNow.length) return { held: heldNow.map(infoOf) };
-  const taken: { name: string; version: number }[] = []; // newly taken by this call (for the undo)
-  const leases: LeaseInfo[] = [];
+  const take: LeaseTake = { leases: [], writes: [] };
   for (const name of names) {
     let blocker: LeaseRecord | undefined;
-    let fresh = false;
+    let extended: { taken_at: number; expires_at: number } | undefined;
     const r = change(store, name, (cur) => {
-      blocker = undefined;
+      blocker = extended = undefined;
       if (held(cur, now) && cur.holder !== me) {
         blocker = cur;
         return undefined;
       }
-      fresh = !(held(cur, now) && cur.holder === me);
-      return { a2a: 1, name, holder: me, taken_at: fresh ? now : cur!.taken_at, expires_at: now + ttl, host: store.host, pid: process.pid };
+      if (held(cur, now)) extended = { taken_at: cur.taken_at, expires_at: cur.expires_at };
+      return { a2a: 1, name, holder: me, taken_at: extended ? cur!.taken_at : now, expires_at: now + ttl, host: store.host, pid: process.pid };
     }, true);
     if (blocker) {
-      for (const t of taken) undo(store, t.name, me, t.version);
+      untakeLeases(store, take);
       const heldBy = names.map((n) => head(store, n)).filter((h): h is LeaseRecord => held(h, now) && h.holder !== me);
       return { held: heldBy.length ? heldBy.map(infoOf) : [infoOf(blocker)] };
     }
     const rec = r.head.value!;
-    if (fresh) taken.push({ name, version: rec.version });
-    leases.push(infoOf(rec));
+    take.writes.push({ name, version: rec.version, ...(extended ? { extended } : {}) });
+    take.leases.push(infoOf(rec));
   }
-  return { leases };
+  return take;
 }
 
-// Releases `name` if its head is still the version this call wrote.
-function undo(store: Store, name: string, me: string, version: number): void {
-  change(store, name, (cur) => (cur && cur.version === version && cur.holder === me ? { ...cur, holder: null } : undefined));
+// Puts back what `take` wrote, name by name, where the head is still the version it wrote (so
+// a later take, renew or release is never undone): a lease the taker extended gets its old
+// times back, a name it took is free again. Returns the names put back.
+export function untakeLeases(store: Store, take: LeaseTake): string[] {
+  const back: string[] = [];
+  for (const w of take.writes) {
+    const r = change(store, w.name, (cur) => {
+      if (!cur || cur.version !== w.version) return undefined;
+      return { ...cur, ...(w.extended ?? { holder: null }), host: store.host, pid: process.pid };
+    });
+    if (r.changed) back.push(w.name);
+  }
+  return back;
 }
 
 function conflict(heldBy: LeaseInfo[], me: string): A2AError {
