@@ -2,15 +2,16 @@
 // the same lib/ functions as the CLI. This module owns the lifecycle: it builds the session
 // (session.ts: presence, identity, inbox) first, then registers every tool group of tools/
 // with one context (context.ts), the resources (resources.ts) and the inbox push (push.ts),
-// and serves over a transport that reports when each answer was written (delivery.ts).
+// and serves over a transport that bounds what a client can make it hold and reports when each
+// answer was written (transport.ts, delivery.ts).
 // cli/main.ts imports this module only for `a2a mcp`, so the SDK and zod never load for
 // other commands.
 //
 // Invariants:
 // - stdout carries nothing but JSON-RPC (console.* is routed to the A2A_LOG log on stderr);
 // - one Store for the server's lifetime, so all waits share one directory watch;
-// - the server exits promptly when its client goes away (stdin ends, stdout breaks) or on
-//   SIGTERM/SIGINT/SIGHUP: every wait is released, the messaging session is closed, the
+// - the server exits promptly when its client goes away (stdin ends, stdout breaks; also
+//   while answers wait unwritten on a full stdout) or on SIGTERM/SIGINT/SIGHUP: every wait is released, the messaging session is closed, the
 //   watches are closed, exit 0. A server outliving its client is a ghost peer.
 // - a malformed input line is reported (A2A_LOG) and skipped; the server keeps serving;
 // - a store that cannot be used (a bad path or setting, a foreign directory, no permission)
@@ -25,11 +26,12 @@ import { openStore } from "../../lib/core/config";
 import { closeWatches } from "../../lib/core/watch";
 import { makeCtx, type McpCtx } from "./context";
 import { oneLineValidationErrors } from "./args";
-import { Deliveries, DeliveryTransport } from "./delivery";
+import { Deliveries } from "./delivery";
 import { instructionsFor } from "./instructions";
 import { startPush } from "./push";
 import { registerResources } from "./resources";
 import { openSession } from "./session";
+import { DeliveryTransport } from "./transport";
 import { registerChannelTools } from "./tools/channels";
 import { registerMessageTools } from "./tools/messages";
 import { registerPeerTools } from "./tools/peers";
@@ -112,8 +114,7 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
       closeWatches(store);
       process.exit(0);
     })());
-  // The transport closes itself on input it cannot buffer (a line over 10 MB): a server that
-  // cannot read any more must not linger as a ghost either.
+  // A closed transport reads nothing any more: the server must not linger as a ghost either.
   const prevOnclose = server.server.onclose;
   server.server.onclose = () => {
     prevOnclose?.();
@@ -127,7 +128,7 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
   process.on("uncaughtException", (e) => ctx.log(`uncaught: ${e?.stack ?? e}`));
   process.on("unhandledRejection", (e) => ctx.log(`unhandled: ${(e as Error)?.stack ?? e}`));
 
-  await server.connect(new DeliveryTransport(deliveries, process.stdout, process.stdin, (why) => ctx.log(`bad input line: ${why}`)));
+  await server.connect(new DeliveryTransport(deliveries, process.stdout, process.stdin, ctx.log));
   ctx.log(`serving on stdio, store ${store.root}, max wait ${ctx.maxWaitSec} s`);
   await new Promise<never>(() => {}); // runs until shutdown exits the process
 }

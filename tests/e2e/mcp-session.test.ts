@@ -7,7 +7,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, BIN, exitWithin, readUntil, tempDir, until } from "../harness/run";
-import { connect, INIT, spawnRaw, text } from "../harness/mcp";
+import { connect, INIT, INITIALIZED, spawnRaw, text } from "../harness/mcp";
 
 setDefaultTimeout(90_000);
 
@@ -15,7 +15,6 @@ const box = (store: string, agent: string, where: "new" | "claim" | "cur") => {
   const dir = join(store, "inbox", agent, where);
   return existsSync(dir) ? readdirSync(dir).filter((f) => !f.startsWith(".")) : [];
 };
-const INITIALIZED = JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" });
 const checkMessages = (id: number) =>
   JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "check_messages", arguments: {} } });
 
