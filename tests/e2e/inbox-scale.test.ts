@@ -77,3 +77,17 @@ test("session-start and a2a inbox count them the same way", async () => {
     [12, 12, false], [200, BODY, true], [200, BODY, true],
   ]);
 });
+
+// With an open policy the hooks count what waits by name: they open only the few messages they
+// name (at most 20) or show (at most 5), whatever waits; strace lists every file they open.
+const STRACE = Bun.which("strace");
+test.skipIf(!STRACE)("session-start, the prompt hook and stop open at most 20 of the 1,001 messages", async () => {
+  for (const event of ["session-start", "user-prompt-submit", "stop"]) {
+    const log = join(d.path, `${event}.strace`);
+    const r = await collect(spawnA2A(["hook", event], { dir: store, env: { A2A_AGENT: "bob" }, stdin: JSON.stringify({ cwd: d.path, stop_hook_active: false }), prefix: [STRACE!, "-f", "-qq", "-e", "trace=open,openat", "-o", log] }));
+    expect({ event, code: r.code }).toEqual({ event, code: 0 });
+    if (event === "stop") expect(JSON.parse(r.stdout)).toMatchObject({ decision: "block", reason: expect.stringContaining("1001 unread a2a messages") });
+    const opened = readFileSync(log, "utf8").split("\n").filter((l) => l.includes("/inbox/bob/new/") && l.includes(".json"));
+    expect({ event, few: opened.length <= 20, any: opened.length > 0 || event === "user-prompt-submit" }).toEqual({ event, few: true, any: true });
+  }
+});
