@@ -7,7 +7,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { encodeMessage } from "../../lib/mail/message";
-import { encodeRecord, nowSec, type SlotRecord } from "../../lib/slots/record";
+import { nowSec } from "../../lib/core/time";
+import { encodeRecord, type SlotRecord } from "../../lib/slots/record";
 
 export const slotsOf = (root: string) => join(root, "slots");
 export const tmpOf = (root: string) => join(root, "tmp");

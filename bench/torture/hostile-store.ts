@@ -453,13 +453,14 @@ export async function hostileStore(ctx: Ctx): Promise<Outcome> {
   const listRes = await run("final task list", ["task", "list", QUEUE, "--json"], [0, 3]);
   const listed = listRes.code === 0 ? (JSON.parse(listRes.stdout || "[]") as any[]) : [];
   const unreadable = new Map<string, string>(); // task id -> why task show refused it
-  if (listRes.code !== 0) {
-    // One damaged chain makes the list refuse (naming the file): ask task by task.
-    for (const id of added.keys()) {
-      const res = await run("final task show", ["task", "show", id, "--json"], [0]);
-      if (res.code === 0) listed.push(JSON.parse(res.stdout));
-      else unreadable.set(id, res.stderr.trim());
-    }
+  // A chain holding a planted file is left out of the list (named in a warning): ask for each
+  // task the list did not show, and keep why task show refuses it.
+  const inList = new Set(listed.map((t) => t.id));
+  for (const id of added.keys()) {
+    if (inList.has(id)) continue;
+    const res = await run("final task show", ["task", "show", id, "--json"], [0, 1]);
+    if (res.code === 0) listed.push(JSON.parse(res.stdout));
+    else unreadable.set(id, res.stderr.trim());
   }
 
   // ---- verdicts -----------------------------------------------------------------------------

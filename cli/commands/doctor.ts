@@ -15,7 +15,7 @@ import { markerFile, slotFile } from "../../lib/core/paths";
 import { wakeMode } from "../../lib/core/watch";
 import { checkStore } from "../../lib/core/guard";
 import { gitRoot } from "../../lib/presence/identity";
-import { auditShared } from "../../lib/store-audit";
+import { auditShared } from "../../lib/maintenance/audit";
 import { sessionName } from "../../lib/presence/session-name";
 import { clearSlot, publishSlot } from "../../lib/slots/slot";
 import { waitSlots } from "../../lib/slots/wait";
@@ -83,7 +83,7 @@ function storeChecks(store: Store, checks: Check[]): void {
 
 const FINDINGS_SHOWN = 20;
 
-// A shared store: sticky bits and owners (lib/store-audit.ts), one line each.
+// A shared store: sticky bits and owners (lib/maintenance/audit.ts), one line each.
 function ownerChecks(store: Store, checks: Check[], all: boolean): void {
   let findings;
   try {

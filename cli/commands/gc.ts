@@ -1,7 +1,7 @@
-// `a2a gc`: every sweep of the store (lib/gc.ts), on its own because it reaches every concept.
+// `a2a gc`: every sweep of the store (lib/maintenance/gc.ts), on its own because it reaches every concept.
 
 import type { Command } from "commander";
-import { gcStore } from "../../lib/gc";
+import { gcStore } from "../../lib/maintenance/gc";
 import { damagedWarning } from "../format";
 import { err, json, out } from "../io";
 import { action, command, type Ctx } from "../run";

@@ -4,7 +4,7 @@
 //   session-start        {"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":...}}
 //   user-prompt-submit   the same for UserPromptSubmit, only when new mail arrived
 //   stop                 {"decision":"block","reason":...} while unread mail waits; nothing otherwise
-// What is said and remembered is lib/session-hooks.ts; the session's name is the one its
+// What is remembered is lib/sessions/hooks.ts, what is said cli/claude/hook-text.ts; the session's name is the one its
 // `a2a mcp` server has (lib/presence/session-name.ts), so mail sent to the name `a2a whoami`
 // prints is the mail announced here.
 //
@@ -12,14 +12,15 @@
 // - a hook never stands in the session's way: a failure is one line on stderr and exit 1,
 //   which Claude Code shows and goes on; never exit 2, which it would read as "block";
 // - it runs on every prompt and stop, so it loads only what it needs and writes nothing
-//   unless something new is shown (lib/session-hooks.ts);
+//   unless something new is shown (lib/sessions/hooks.ts);
 // - `stop --wait DUR` waits at most DUR for the next message; SIGTERM (Claude Code's hook
 //   timeout) ends the wait and lets the session stop.
 
 import type { Command } from "commander";
 import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
 import { sessionName } from "../../lib/presence/session-name";
-import { MAX_BLOCKS, promptSubmit, sessionStart, stopDecision, waitForWork } from "../../lib/session-hooks";
+import { MAX_BLOCKS, promptSubmit, sessionStart, stopDecision, waitForWork } from "../../lib/sessions/hooks";
+import { promptText, sessionStartText, stopText } from "../claude/hook-text";
 import { durationMs, json, out, parseCount, readStdin } from "../io";
 import { SHELL } from "../phrase";
 import { action, command, type Ctx } from "../run";
@@ -73,10 +74,10 @@ export const commands = {
           const cwd = typeof input.cwd === "string" && input.cwd ? input.cwd : process.cwd();
           const me = sessionName(c.store, cwd);
           const ev = event as Event;
-          if (ev === "session-start") return out(context(EVENTS[ev], sessionStart(c.store, me.name, me.why).context));
+          if (ev === "session-start") return out(context(EVENTS[ev], sessionStartText(c.store.root, me.name, me.why, sessionStart(c.store, me.name))));
           if (ev === "user-prompt-submit") {
-            const r = promptSubmit(c.store, me.name);
-            return r.context ? out(context(EVENTS[ev], r.context)) : undefined;
+            const text = promptText(me.name, promptSubmit(c.store, me.name));
+            return text ? out(context(EVENTS[ev], text)) : undefined;
           }
           const continuation = input.stop_hook_active === true;
           let d = stopDecision(c.store, me.name, continuation, maxBlocks, !!waitMs);
@@ -84,7 +85,7 @@ export const commands = {
             const got = await waitForWork(c.store, me.name, waitMs, c.signal());
             if (got.kind === "done") d = stopDecision(c.store, me.name, continuation, maxBlocks, true);
           }
-          if (d.block) out(json({ decision: "block", reason: d.reason }));
+          if (d.block) out(json({ decision: "block", reason: stopText(me.name, d) }));
         } catch (e) {
           // Exit 1 whatever the failure (EIO's status): Claude Code reads 2 as "block".
           throw new A2AError("EIO", `hook ${event}: ${phrase(asA2AError(e), SHELL)}`, { cause: e });

@@ -1,11 +1,11 @@
 // `lease` (take, renew, release, list): leases on names, all or nothing, with expiry
-// (lib/tasks/lease.ts). Each subcommand is parse -> one lib call -> format; how it ends is
+// (lib/leases/lease.ts). Each subcommand is parse -> one lib call -> format; how it ends is
 // cli/run.ts's.
 
 import type { Command } from "commander";
 import { A2AError, arg, op, text } from "../../lib/core/errors";
 import { isoTime } from "../../lib/core/time";
-import { listLeases, releaseLeases, renewLeases, takeLeases, type LeaseInfo } from "../../lib/tasks/lease";
+import { listLeases, releaseLeases, renewLeases, takeLeases, type LeaseInfo } from "../../lib/leases/lease";
 import { actingAgent } from "../../lib/presence/session-name";
 import type { DamagedChain } from "../../lib/tasks/state";
 import { damagedWarning, table } from "../format";

@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import { basename, dirname } from "node:path";
 import { A2AError, arg, op, text } from "../../lib/core/errors";
 import { badDir } from "../../lib/core/paths";
-import { frameMessage } from "../../lib/frame";
+import { frameMessage } from "../frame";
 import { ack, LIST_BODY_CHARS, listInbox } from "../../lib/mail/inbox";
 import type { ReceivedMessage } from "../../lib/mail/message";
 import { allowSenders, checkMode, denySenders, readPolicy, setPolicyMode, type Policy } from "../../lib/mail/policy";
@@ -57,7 +57,7 @@ export const commands = {
         if (!o.waitReply) {
           if (o.timeout !== undefined) throw new A2AError("EUSAGE", "--timeout applies to --wait-reply only: add --wait-reply or drop --timeout");
           const r = await sendMessage(c.store, me, to, body, opts);
-          if (r.did_you_mean) err(`a2a: note: nobody has had mail or been on the bus as ${to}; did you mean ${r.did_you_mean}? (sent: it waits in ${to}'s inbox)\n`);
+          if (r.did_you_mean) err(`a2a: warning: nobody has had mail or been on the bus as ${to}; did you mean ${r.did_you_mean}? (sent: it waits in ${to}'s inbox)\n`);
           return c.confirm(r, sentLine(r));
         }
         const outcome = await request(c.store, me, to, body, { ...opts, timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() }, (s, m) =>
@@ -99,7 +99,7 @@ export const commands = {
           },
         ).finally(() => {
           line?.stop();
-          if (damaged.length) err(`a2a: set aside ${damaged.length} damaged message file(s), not valid messages, in ${dirname(damaged[0])}: ${damaged.map((f) => basename(f)).join(", ")}\n`);
+          if (damaged.length) err(`a2a: warning: set aside ${damaged.length} damaged message file(s), not valid messages, in ${dirname(damaged[0])}: ${damaged.map((f) => basename(f)).join(", ")}\n`);
         });
         const got = end(c, outcome, {
           timeout: () => text`no message for ${me} arrived in time: raise ${arg("timeout")}, or check who writes to ${me} (${op("peers")})`,

@@ -3,7 +3,7 @@
 import type { Command } from "commander";
 import { checkScope, listPeers } from "../../lib/presence/peers";
 import { actingAgent } from "../../lib/presence/session-name";
-import { whoami } from "../../lib/whoami";
+import { whoami } from "../../lib/sessions/whoami";
 import { age, preview, table } from "../format";
 import { json, out } from "../io";
 import { action, command, type Ctx } from "../run";

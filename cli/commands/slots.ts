@@ -75,7 +75,7 @@ export const commands = {
         const unique = [...new Set(names)];
         for (const n of unique) {
           const meant = similarSlot(c.store, n);
-          if (meant) err(`a2a: note: no slot named ${n} yet; did you mean ${meant}? (waiting for ${n})\n`);
+          if (meant) err(`a2a: warning: no slot named ${n} yet; did you mean ${meant}? (waiting for ${n})\n`);
         }
         const damaged = new Set<string>();
         const line = liveLine(() => `waiting for ${unique.map((n) => slotState(c.store, n)).join(", ")}`);
@@ -111,7 +111,7 @@ export const commands = {
       .action(action(async (c: Ctx, name: string, chunk: string | undefined, o) => {
         if (o.flush !== undefined && !o.lines) throw new A2AError("EUSAGE", "--flush applies to --lines only: add --lines or drop --flush");
         const meant = similarSlot(c.store, name);
-        if (meant) err(`a2a: note: no slot named ${name}, so this starts one; did you mean ${meant}?\n`);
+        if (meant) err(`a2a: warning: no slot named ${name}, so this starts one; did you mean ${meant}?\n`);
         if (o.lines) {
           if (chunk !== undefined && chunk !== "-") throw new A2AError("EUSAGE", "both a chunk argument and --lines given: --lines reads stdin; pipe the text in or drop --lines");
           if (o.file !== undefined) throw new A2AError("EUSAGE", "both --file and --lines given: use one (--lines reads stdin: a2a append NAME --lines < FILE)");

@@ -5,7 +5,7 @@
 
 import type { Command } from "commander";
 import { A2AError } from "../../lib/core/errors";
-import { frameTopicMessage } from "../../lib/frame";
+import { frameTopicMessage } from "../frame";
 import { publishTopic } from "../../lib/topics/log";
 import { listTopics, subscribeTopics } from "../../lib/topics/subscribe";
 import { age, table } from "../format";

@@ -39,7 +39,7 @@ export const commands = {
         const as = optionalAgent(c.store, o.as)?.name;
         const signal = c.signal();
         const { serveUi } = await import("../ui/server");
-        const { TASK_BOARD } = await import("../../lib/board-tasks");
+        const { TASK_BOARD } = await import("../../lib/dashboard/tasks");
         const ui = await serveUi(c.store, { host, port, readOnly: !!o.readOnly, as, board: TASK_BOARD });
         try {
           if (!isLoopback(host)) {

@@ -3,6 +3,7 @@
 // agent2agent's pydantic models we accept those, and nothing looser. Names and sizes are
 // checked by lib/ itself, so their errors read exactly as the CLI's.
 
+import { cut } from "../../lib/core/cut";
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { NAME_RULE } from "../../lib/core/paths";
@@ -43,7 +44,7 @@ function received(args: unknown, path: PropertyKey[]): string {
   for (const k of path) v = v == null ? undefined : v[k as any];
   if (v === undefined) return "nothing";
   const shown = JSON.stringify(v) ?? String(v);
-  return `${Array.isArray(v) ? "array" : v === null ? "null" : typeof v} ${shown.length > 40 ? shown.slice(0, 40) + "…" : shown}`;
+  return `${Array.isArray(v) ? "array" : v === null ? "null" : typeof v} ${cut(shown, 40)}`;
 }
 
 // "timeout: expected number, got string \"soon\""; "name: required".

@@ -6,7 +6,7 @@
 // sent again on the next event or tick; the unread note on every result tells meanwhile.
 
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { frameMessage } from "../../lib/frame";
+import { frameMessage } from "../frame";
 import type { ReceivedMessage } from "../../lib/mail/message";
 import { watchInbox } from "../../lib/mail/watch-inbox";
 import type { McpCtx } from "./context";

@@ -1,4 +1,4 @@
-// The dashboard's live state and its listeners: one watchBus (lib/feed.ts, on the one watch
+// The dashboard's live state and its listeners: one watchBus (lib/dashboard/feed.ts, on the one watch
 // primitive) feeds an in-memory copy of what the page shows, and every change goes out to
 // every connected page as one server-sent event. A page that connects (or reconnects) gets a
 // snapshot first, then the changes; the page never polls.
@@ -9,10 +9,10 @@
 //   burst folded into one event, or an event seen twice, still ends in the store's state;
 // - a page that cannot keep up is dropped (it reconnects and gets a fresh snapshot) rather
 //   than buffered without bound;
-// - texts from agents are already cut by lib/view.ts; chunks are cut to their last
+// - texts from agents are already cut by lib/dashboard/view.ts; chunks are cut to their last
 //   BODY_CHARS here (the full stream is read on demand).
 
-import type { Board, BoardProvider } from "../../lib/board";
+import type { Board, BoardProvider } from "../../lib/dashboard/board";
 import type { Store } from "../../lib/core/config";
 import type { Peer } from "../../lib/presence/peers";
 import type { SlotRecord } from "../../lib/slots/record";
@@ -20,8 +20,8 @@ import { byName } from "../../lib/core/paths";
 import { readChunks } from "../../lib/slots/chunks";
 import { listSlots } from "../../lib/slots/slot";
 import { readSlot } from "../../lib/slots/read";
-import { watchBus, type BusEvent } from "../../lib/feed";
-import { agentRow, agentRows, BODY_CHARS, livePeers, PREVIEW_CHARS, slotRow, topicRow, topicRows, type AgentRow, type SlotRow, type TopicRow } from "../../lib/view";
+import { watchBus, type BusEvent } from "../../lib/dashboard/feed";
+import { agentRow, agentRows, BODY_CHARS, livePeers, PREVIEW_CHARS, slotRow, topicRow, topicRows, type AgentRow, type SlotRow, type TopicRow } from "../../lib/dashboard/view";
 
 export const TAIL_CHARS = 2000;
 const TIMELINE_KEEP = 300;

@@ -14,7 +14,7 @@
 //   retry / cancel / release through its BoardProvider; POST only, refused when read-only;
 // - nothing here writes to the store but those actions.
 
-import type { BoardProvider } from "../../lib/board";
+import type { BoardProvider } from "../../lib/dashboard/board";
 import type { Store } from "../../lib/core/config";
 import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
 import { sendMessage } from "../../lib/mail/send";

@@ -18,7 +18,7 @@
 // it is where the user put the store. Ownership is the writers' check: a directory another
 // user made cannot lead a reader out of the store.)
 
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, readSync, unlinkSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, readSync, unlinkSync, type Stats } from "node:fs";
 import { dirname, sep } from "node:path";
 import type { Store } from "./config";
 import { A2AError, ioError } from "./errors";
@@ -74,6 +74,19 @@ export function exists(store: Store, path: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+// `path`'s own metadata (a link is not followed), or undefined when it is not there; any
+// other failure (EACCES, EIO) is an A2AError, unless `quiet` (a sweep passing over what it cannot
+// look at).
+export function lstatIf(path: string, quiet = false): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (quiet || code === "ENOENT") return undefined;
+    throw ioError(err, `checking ${path}`);
   }
 }
 

@@ -17,7 +17,7 @@
 //   asks to be sticky (a topic, an agent's own inbox) are sticky: only an entry's owner (or the
 //   directory's) may rename or remove it. A directory that should be sticky and is not (a store
 //   made by an earlier release) gets the bit from the first a2a process of its owner; what a2a
-//   cannot fix, `a2a doctor` reports (lib/store-audit.ts).
+//   cannot fix, `a2a doctor` reports (lib/maintenance/audit.ts).
 // - a file that speaks for someone (an agent's policy, a session's state) is trusted only when
 //   its owner is theirs (speaksFor): group members can create files wherever a name is free.
 // - the root's checks (its marker, its owner) run once per Store (store.rootGuarded); every
@@ -28,8 +28,8 @@
 import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, type Stats } from "node:fs";
 import { basename, dirname, relative, sep } from "node:path";
 import type { Marker, Store } from "./config";
-import { A2AError, arg, ioError, text } from "./errors";
-import { readJsonLine, refuseDir, syncDir } from "./fs";
+import { A2AError, arg, ioError, op, text } from "./errors";
+import { lstatIf, readJsonLine, refuseDir, syncDir } from "./fs";
 import { userName } from "./owner";
 import { STICKY_NAMES, STORE_NAMES, markerFile } from "./paths";
 import { nowSec } from "./time";
@@ -37,15 +37,6 @@ import { nowSec } from "./time";
 const uid = () => process.getuid?.() ?? -1;
 export const myUid = uid;
 
-function lstatOrUndefined(path: string): Stats | undefined {
-  try {
-    return lstatSync(path);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return undefined;
-    throw ioError(err, `checking ${path}`);
-  }
-}
 
 // A directory of the store must be a real directory, and ours (or our group's, when shared).
 function checkOwned(store: Store, path: string, st: Stats): void {
@@ -83,7 +74,7 @@ function stick(path: string, st: Stats): void {
 
 // The uid owning the store's entry `path` (not followed), or undefined when there is none.
 export function ownerOf(path: string): number | undefined {
-  return lstatOrUndefined(path)?.uid;
+  return lstatIf(path)?.uid;
 }
 
 // Whether a file owned by `fileUid` speaks for the OS user `ownerUid` (the owner of an agent's
@@ -162,7 +153,7 @@ function guardRoot(store: Store): void {
     store.dirMode = PRIVATE_DIR_MODE;
     store.fileMode = PRIVATE_FILE_MODE;
     if (st.uid !== uid() && uid() !== 0) {
-      throw new A2AError("EIO", text`the store ${root} belongs to uid ${st.uid}, not to you: a private store must be yours; point ${arg("dir")} at your own, or ask its owner to make it shared (a2a init --shared GROUP)`, {
+      throw new A2AError("EIO", text`the store ${root} belongs to uid ${st.uid}, not to you: a private store must be yours; point ${arg("dir")} at your own, or ask its owner to make it shared (${op("init", arg("shared", "GROUP"))})`, {
         data: { root, owner: st.uid },
       });
     }
@@ -207,7 +198,7 @@ function makeTopDirs(store: Store): void {
 // marker; shared: the root group-owned by GROUP, mode 2770 (setgid: everything created in it
 // stays in the group). An existing a2a store is left as it is (its marker says what it is).
 export function prepareStore(store: Store, group?: { name: string; gid: number }): { created: boolean; marker: Marker } {
-  if (lstatOrUndefined(store.root)) {
+  if (lstatIf(store.root)) {
     const marker = readMarker(store);
     if (marker.kind === "ok") return { created: false, marker: marker.value };
     if (readdirSync(store.root).some((f) => !f.startsWith("."))) {
@@ -250,7 +241,7 @@ function foreignEntry(root: string): string | undefined {
     }
   };
   for (const name of list(root)) {
-    const st = lstatOrUndefined(`${root}${sep}${name}`);
+    const st = lstatIf(`${root}${sep}${name}`);
     if (!STORE_NAMES.includes(name) || !(name === "store.json" ? st?.isFile() : st?.isDirectory())) return name;
   }
   const slots = list(`${root}${sep}slots`).find((f) => !f.endsWith(".json"));
@@ -274,7 +265,7 @@ export function ensureDir(store: Store, dir: string, sticky = false): void {
   for (const part of rel ? rel.split(sep) : []) {
     path = `${path}${sep}${part}`;
     const stuck = stickyExpected(store, path, sticky && path === dir);
-    let st = lstatOrUndefined(path);
+    let st = lstatIf(path);
     if (!st) {
       makeDir(store, path, stuck ? store.dirMode | STICKY : store.dirMode);
       st = lstatSync(path);
@@ -288,14 +279,14 @@ export function ensureDir(store: Store, dir: string, sticky = false): void {
 // checked now, so a directory that is no a2a store is refused before anything is removed.
 // A missing root is left missing.
 export function checkStore(store: Store): void {
-  if (!store.rootGuarded && lstatOrUndefined(store.root)) ensureDir(store, store.root);
+  if (!store.rootGuarded && lstatIf(store.root)) ensureDir(store, store.root);
 }
 
 // Removes the regular file at `path` (in a guarded directory); false when it was not there,
 // or is not a regular file (never ours to remove).
 export function removeFile(store: Store, path: string): boolean {
   ensureDir(store, dirname(path));
-  const st = lstatOrUndefined(path);
+  const st = lstatIf(path);
   if (!st || !st.isFile()) return false;
   try {
     unlinkSync(path);

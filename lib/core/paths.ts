@@ -17,12 +17,13 @@
 //   ROOT/tasks/QUEUE/@keys/HASH.json   add idempotency key -> task id
 //   ROOT/tasks/QUEUE/@claims/HASH.json claim replay key (assignee, key) -> claim
 //   ROOT/leases/NAME/NNNNNNNN.json     version N of the lease on NAME (a chain)
-//   ROOT/sessions/NAME.json            what the Claude Code hooks told session NAME (lib/session-hooks.ts)
+//   ROOT/sessions/NAME.json            what the Claude Code hooks told session NAME (lib/sessions/hooks.ts)
 //
 //   ROOT/store.json                    the marker: this directory is an a2a store (lib/core/guard.ts)
 //
 // Names never start with "." so dot-files anywhere are foreign or temporary and are skipped.
 
+import { cut } from "./cut";
 import { join } from "node:path";
 import { A2AError } from "./errors";
 import type { Store } from "./config";
@@ -42,7 +43,7 @@ export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 
 // Throws a usage error naming the rule; the only gate between user input and a path.
 export function checkName(name: unknown, what = "name"): string {
   if (!isValidName(name)) {
-    const shown = typeof name === "string" ? JSON.stringify(name.length > 60 ? name.slice(0, 60) + "…" : name) : String(name);
+    const shown = typeof name === "string" ? JSON.stringify(cut(name, 60)) : String(name);
     throw new A2AError("EUSAGE", `invalid ${what} ${shown}: ${NAME_RULE}`, { data: { what } });
   }
   return name;
@@ -161,6 +162,6 @@ export function dependantOf(file: string): { id: string; queue: string } | undef
 // Leases on names.
 export const leasesDir = (s: Store) => join(s.root, "leases");
 export const leaseDir = (s: Store, name: string) => join(leasesDir(s), name);
-// Hook state of a session (lib/session-hooks.ts).
+// Hook state of a session (lib/sessions/hooks.ts).
 export const sessionsDir = (s: Store) => join(s.root, "sessions");
 export const sessionFile = (s: Store, name: string) => join(sessionsDir(s), name + JSON_EXT);

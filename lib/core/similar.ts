@@ -27,15 +27,18 @@ function distance(a: string, b: string, limit: number): number {
 
 // The candidate nearest to `name`, if near enough to be a slip of the keyboard: 1 edit for a
 // name of 3 or 4 characters, 2 up to 12, 3 beyond; case differences count as none. Names of
-// one or two characters get no suggestion (every other short name is one edit away). Ties go
+// one or two characters get no suggestion (every other short name is one edit away), nor does
+// a name of a numbered series for another of it (own1 for own7). Ties go
 // to the candidate listed first. Undefined when `name` itself is among the candidates.
 export function closest(name: string, candidates: Iterable<string>): string | undefined {
   if (name.length <= 2) return undefined;
   const limit = name.length <= 4 ? 1 : name.length <= 12 ? 2 : 3;
   const lower = name.toLowerCase();
   let best: { name: string; d: number } | undefined;
+  const series = (n: string) => n.replace(/\d+/g, "#");
   for (const c of candidates) {
     if (c === name) return undefined;
+    if (series(c) === series(name)) continue; // worker-1 and worker-2: a numbered series, not a typo
     const d = distance(lower, c.toLowerCase(), limit);
     if (d <= limit && (!best || d < best.d)) best = { name: c, d };
   }

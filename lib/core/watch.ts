@@ -22,6 +22,7 @@
 import { watch, type FSWatcher } from "node:fs";
 import type { Store } from "./config";
 import { openInotify } from "./inotify";
+import { A2AError, arg, text } from "./errors";
 import { done, ended, type Outcome } from "./outcome";
 
 export type Listener = (file: string | undefined) => void;
@@ -99,6 +100,11 @@ export function subscribe(store: Store, dir: string, listener: Listener): () => 
 export interface WaitOptions {
   timeoutMs?: number; // undefined = no limit
   signal?: AbortSignal;
+}
+
+// A wait's timeout as given by a caller: none, or zero or more milliseconds.
+export function checkTimeout(timeoutMs: number | undefined): void {
+  if (timeoutMs !== undefined && !(timeoutMs >= 0)) throw new A2AError("EUSAGE", text`a timeout must be zero or more seconds: give e.g. ${arg("timeout", 30)}`);
 }
 
 export interface WaitUntilOptions extends WaitOptions {

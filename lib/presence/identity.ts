@@ -2,7 +2,7 @@
 // (lib/presence/session-name.ts actingAgent: every command that acts as someone, and whoami).
 // In `a2a mcp`: $A2A_AGENT, else a name derived from the working directory (the git root's basename), and
 // remembered per directory so a reconnect gets the same name (lib/presence/peers.ts adds a suffix
-// only while a live peer holds the name). `whoami` itself is lib/whoami.ts.
+// only while a live peer holds the name). `whoami` itself is lib/sessions/whoami.ts.
 //
 //   ROOT/identities/HASH.json   HASH = first 16 hex of sha256(HOST "\0" CWD)
 //   {"a2a":1,"host":H,"cwd":C,"names":["proj","proj-2"]}   names handed out here, in order

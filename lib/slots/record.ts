@@ -6,6 +6,8 @@
 // content cut to an old length; such a read fails one of these and is retried, never returned.
 // Times are unix seconds with millisecond fractions.
 
+import { nowSec } from "../core/time";
+
 // "cleared" is a tombstone: the slot is absent, but its version lives on, so a version never
 // repeats and `wait --after-version N` still sees the next publish after a clear or expiry.
 export type SlotState = "running" | "done" | "cleared";
@@ -26,8 +28,6 @@ export interface SlotRecord {
   host: string;
   pid: number;
 }
-
-export const nowSec = () => Math.round(Date.now()) / 1000;
 
 export function encodeRecord(r: SlotRecord): string {
   const ordered: SlotRecord = {

@@ -1,4 +1,4 @@
-// Slot operations: start, publish, clear, append, read, list (their sweep is in lib/gc.ts).
+// Slot operations: start, publish, clear, append, read, list (their sweep is in lib/maintenance/gc.ts).
 // A slot is one record file (record.ts) replaced atomically (lib/core/atomic.ts) under the
 // slot's lock (lib/core/lock.ts).
 //
@@ -13,6 +13,7 @@
 // - invalid input is rejected before anything is touched, so a failed call leaves the store
 //   exactly as it was.
 
+import { cut } from "../core/cut";
 import { writeAtomic } from "../core/atomic";
 import { checkSize, type Store } from "../core/config";
 import { checkStore, ensureDir, removeFile } from "../core/guard";
@@ -121,7 +122,7 @@ export async function startSlot(store: Store, name: string, task = "", opts: Sta
 
 function runningConflict(old: SlotRecord): A2AError {
   const until = old.expires_at === null ? "no expiry" : `until ${isoTime(old.expires_at)}`;
-  const task = old.task ? `, task ${JSON.stringify(old.task.length > 60 ? old.task.slice(0, 60) + "…" : old.task)}` : "";
+  const task = old.task ? `, task ${JSON.stringify(cut(old.task, 60))}` : "";
   return new A2AError(
     "ECONFLICT",
     text`slot ${old.name} is already running (started ${isoTime(old.started_at)} by pid ${old.pid} on ${old.host}${task}, ${until}): wait for it with ${op("wait", old.name)}, or clear it with ${op("clear", old.name)} if its agent is gone`,

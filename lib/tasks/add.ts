@@ -1,23 +1,9 @@
 // Adding tasks: one, or a graph of several whose `after` lists name each other by `ref`.
-//
-// Calling sequence, per task, in dependency order (see docs/PROTOCOL.md, "Tasks"):
-//   0. validate everything (names, sizes, counts, every `after` id exists, no cycle among the
-//      refs) before the first write: a refused call leaves the store exactly as it was;
-//   1. with KEY: create @keys/HASH.json exclusively naming a fresh id; if it exists, use the
-//      id it names (a retried add, or a concurrent one with the same key);
-//   2. if that id's version 1 exists: nothing to do, the same id is returned (created: false);
-//   3. for each dependency D: create D/@by.ID.QUEUE (so D's end wakes this task);
-//   4. create @open/.ID, the pending marker (a dot-name: it wakes nobody, claimers skip it);
-//   5. create version 1 exclusively. *The task exists from this instant*, whole. If version 1
-//      exists already, a concurrent add with the same key won: created: false;
-//   6. rename @open/.ID to @open/ID: the one event that wakes claimers waiting on the queue,
-//      and it comes after the version, so a woken claimer always finds the task whole.
-// A crash before 5 leaves no task (at most a key record, an empty directory, hints that
-// name nothing: gc removes them; a retried add with the key completes the task under the
-// recorded id). A failure before 5 that the add lives to see (a full disk) undoes what it
-// made. A crash between 5 and 6 leaves one whole task behind a pending marker: the next
-// claimer's pass over the queue promotes it (state.ts openIds). Two adders with one key race
-// at 5: one creates the task, both return its id.
+// The steps, the instant the task exists, and what a crash at each leaves are docs/PROTOCOL.md
+// section 14, "Operations", add (not repeated here, where they would drift). What this module
+// keeps to: everything is validated before the first write, so a refused call leaves the store
+// as it was; a failure it lives to see before the task exists (a full disk) undoes what it
+// made; two adders with one key both return the one id that was created.
 
 import { rmdirSync } from "node:fs";
 import { dirname } from "node:path";

@@ -33,7 +33,7 @@ import { entries, readJsonLine } from "../core/fs";
 import { done, type Outcome } from "../core/outcome";
 import { claimKeyFile, claimKeysDir, isTaskId, openDir } from "../core/paths";
 import { checkDuration, nowSec } from "../core/time";
-import { waitUntil } from "../core/watch";
+import { checkTimeout, waitUntil } from "../core/watch";
 import { assigneeOf, checkQueue, checkText, DEFAULT_LEASE_SEC, newToken, type TaskRecord } from "./record";
 import { afterChange, changeTask, dropMarker, openIds, queueExists, readTask, readTasks, RECHECK_MS, Resolver, settle, type DamagedChain } from "./state";
 
@@ -75,7 +75,7 @@ export async function claimTask(store: Store, queue: string, opts: ClaimOptions 
   const assignee = assigneeOf(store, opts.as);
   if (opts.key !== undefined) checkText(opts.key, "claim key", 1024);
   const leaseSec = opts.leaseSec === undefined ? DEFAULT_LEASE_SEC : checkDuration(opts.leaseSec, "lease", "lease");
-  if (opts.timeoutMs !== undefined && !(opts.timeoutMs >= 0)) throw new A2AError("EUSAGE", text`a timeout must be zero or more seconds: give e.g. ${arg("timeout", 30)}`);
+  checkTimeout(opts.timeoutMs);
   const keyPath = opts.key === undefined ? undefined : claimKeyFile(store, queue, hashHex("sha256", `${assignee}\n${opts.key}`).slice(0, 32));
   const attempt = () => (keyPath && replay(store, queue, keyPath)) || claimOnce(store, queue, assignee, opts.key ?? null, leaseSec, keyPath);
   if (!opts.wait) {

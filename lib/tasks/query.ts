@@ -19,7 +19,7 @@ import { entries } from "../core/fs";
 import { done, ended, type Outcome } from "../core/outcome";
 import { isTaskId, openDir, queueDir, taskDir } from "../core/paths";
 import { nowSec } from "../core/time";
-import { waitUntil } from "../core/watch";
+import { checkTimeout, waitUntil } from "../core/watch";
 import { checkQueue, checkTaskId, roundAttempts, TASK_STATES, type TaskRecord, type TaskState } from "./record";
 import { findTask, queues, readTask, readTasks, RECHECK_MS, Resolver, settle, viewOf, type DamagedChain, type TaskView } from "./state";
 
@@ -73,7 +73,7 @@ export interface TaskWaitOptions {
 export async function waitTasks(store: Store, ids: string[], opts: TaskWaitOptions = {}): Promise<Outcome<TaskWaitResult | undefined>> {
   if (!Array.isArray(ids) || ids.length === 0) throw new A2AError("EUSAGE", "give at least one task id to wait for");
   ids.forEach((id) => checkTaskId(id));
-  if (opts.timeoutMs !== undefined && !(opts.timeoutMs >= 0)) throw new A2AError("EUSAGE", text`a timeout must be zero or more seconds: give e.g. ${arg("timeout", 30)}`);
+  checkTimeout(opts.timeoutMs);
   const recs = [...new Set(ids)].map((id) => findTask(store, id)); // unknown ids: ENOTFOUND before waiting
   const stop = new AbortController();
   const onAbort = () => stop.abort();

@@ -267,7 +267,7 @@ describe("inbox", () => {
     const r = await a2a(["recv", "--as", "bob", "--all", "--json"], { dir: d.path });
     expect(r.code).toBe(0);
     expect(lines(r.stdout).map((m) => m.body)).toEqual(["real mail"]);
-    expect(r.stderr).toBe(`a2a: set aside 2 damaged message file(s), not valid messages, in ${inbox(d.path, "bob", "bad")}: ${garbage}, ${misfiled}\n`);
+    expect(r.stderr).toBe(`a2a: warning: set aside 2 damaged message file(s), not valid messages, in ${inbox(d.path, "bob", "bad")}: ${garbage}, ${misfiled}\n`);
     expect(files(inbox(d.path, "bob", "bad")).sort()).toEqual([garbage, misfiled]);
     // Set aside, still counted: they stay until someone looks at them and removes them.
     expect(JSON.parse(await ok(["inbox", "--as", "bob", "--json"], d.path)).counts).toEqual({ unread: 0, read: 1, held: 0, damaged: 2 });

@@ -203,13 +203,13 @@ describe.concurrent("a typo in a name is pointed out, and nothing else changes",
     await a2a(["send", "reviewer", "first", "--as", "lead"], o);
     const w = await a2a(["wait", "researchr", "--timeout", "50ms"], o);
     expect(w.code).toBe(124);
-    expect(w.stderr).toStartWith("a2a: note: no slot named researchr yet; did you mean researcher? (waiting for researchr)\n");
+    expect(w.stderr).toStartWith("a2a: warning: no slot named researchr yet; did you mean researcher? (waiting for researchr)\n");
     const ap = await a2a(["append", "researcherx", "y"], o);
-    expect(ap).toEqual({ code: 0, stdout: "appended chunk 1 to researcherx\n", stderr: "a2a: note: no slot named researcherx, so this starts one; did you mean researcher?\n" });
+    expect(ap).toEqual({ code: 0, stdout: "appended chunk 1 to researcherx\n", stderr: "a2a: warning: no slot named researcherx, so this starts one; did you mean researcher?\n" });
     const s = await a2a(["send", "revieweer", "hi", "--as", "lead", "--json"], o);
     expect(s.code).toBe(0);
     expect(JSON.parse(s.stdout)).toMatchObject({ to: "revieweer", did_you_mean: "reviewer" });
-    expect(s.stderr).toBe("a2a: note: nobody has had mail or been on the bus as revieweer; did you mean reviewer? (sent: it waits in revieweer's inbox)\n");
+    expect(s.stderr).toBe("a2a: warning: nobody has had mail or been on the bus as revieweer; did you mean reviewer? (sent: it waits in revieweer's inbox)\n");
     // Said once: the name exists now. A wait for a slot that does not exist yet, with nothing
     // close to it, says nothing at all (scripts wait for slots before they exist).
     expect((await a2a(["send", "revieweer", "again", "--as", "lead"], o)).stderr).toBe("");

@@ -43,17 +43,16 @@ interface Case {
   group: string; // the command's own module: cli/commands/<group>.ts
   lib: string; // the lib/ folder (or file) it must load
   notLib: string[]; // lib/ folders it must not load
-  noLockfile?: boolean; // takes no lock: proper-lockfile must stay unloaded
 }
 
 const HOT: Case[] = [
-  { args: ["publish", "hot", "x"], group: "slots", lib: "lib/slots/slot.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/gc.ts"] },
-  { args: ["wait", "ready"], group: "slots", lib: "lib/slots/wait.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/gc.ts"], noLockfile: true },
-  { args: ["status"], group: "slots", lib: "lib/slots/slot.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/gc.ts"], noLockfile: true },
-  { args: ["append", "stream", "line"], group: "slots", lib: "lib/slots/slot.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/gc.ts"] },
-  { args: ["start", "job", "task"], group: "slots", lib: "lib/slots/slot.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/gc.ts"] },
-  { args: ["send", "bob", "hi", "--as", "alice"], group: "mail", lib: "lib/mail/send.ts", notLib: ["lib/slots/", "lib/topics/", "lib/gc.ts"] },
-  { args: ["recv", "--as", "carol"], group: "mail", lib: "lib/mail/receive.ts", notLib: ["lib/slots/", "lib/topics/", "lib/gc.ts"], noLockfile: true },
+  { args: ["publish", "hot", "x"], group: "slots", lib: "lib/slots/slot.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/maintenance/gc.ts"] },
+  { args: ["wait", "ready"], group: "slots", lib: "lib/slots/wait.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/maintenance/gc.ts"] },
+  { args: ["status"], group: "slots", lib: "lib/slots/slot.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/maintenance/gc.ts"] },
+  { args: ["append", "stream", "line"], group: "slots", lib: "lib/slots/slot.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/maintenance/gc.ts"] },
+  { args: ["start", "job", "task"], group: "slots", lib: "lib/slots/slot.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/maintenance/gc.ts"] },
+  { args: ["send", "bob", "hi", "--as", "alice"], group: "mail", lib: "lib/mail/send.ts", notLib: ["lib/slots/", "lib/topics/", "lib/maintenance/gc.ts"] },
+  { args: ["recv", "--as", "carol"], group: "mail", lib: "lib/mail/receive.ts", notLib: ["lib/slots/", "lib/topics/", "lib/maintenance/gc.ts"] },
 ];
 
 describe.concurrent("start-up loads only what the command needs", () => {
@@ -75,7 +74,6 @@ describe.concurrent("start-up loads only what the command needs", () => {
       const packages = new Set(m.map(pkgOf).filter(Boolean));
       expect(packages.has("@modelcontextprotocol/sdk")).toBe(false);
       expect(packages.has("zod")).toBe(false);
-      if (c.noLockfile) expect(packages.has("proper-lockfile")).toBe(false);
       expect(m.filter((f) => f.startsWith("cli/mcp/"))).toEqual([]);
       expect(m).not.toContain("cli/help.ts");
       expect(m.filter((f) => f.startsWith("cli/commands/") && f !== "cli/commands/index.ts" && f !== `cli/commands/${c.group}.ts`)).toEqual([]);

@@ -1,4 +1,4 @@
-// The task board and leases of `a2a ui`, driven through the BoardProvider seam (lib/board.ts)
+// The task board and leases of `a2a ui`, driven through the BoardProvider seam (lib/dashboard/board.ts)
 // until lib/tasks lands: a fixture provider reads a board from a JSON file in the store's
 // tasks/ directory (standing in for the queue), so the whole path is real: a change to that
 // directory -> the one watch primitive -> the server's feed -> the page's DOM; a click ->
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Board, BoardProvider, BoardTask } from "../../lib/board";
+import type { Board, BoardProvider, BoardTask } from "../../lib/dashboard/board";
 import { openStore, type Store } from "../../lib/core/config";
 import { closeWatches } from "../../lib/core/watch";
 import { serveUi } from "../../cli/ui/server";
@@ -134,7 +134,7 @@ describe.skipIf(!!missing)("a2a ui: the task board and leases (through the Board
     }
   });
 
-  test("the real queue (lib/board-tasks.ts): CLI adds, claims and finishes move cards live; a lease released from the page is released in the store", async () => {
+  test("the real queue (lib/dashboard/tasks.ts): CLI adds, claims and finishes move cards live; a lease released from the page is released in the store", async () => {
     using d = tempDir();
     const run = async (args: string[]) => {
       const r = await a2a(args, { dir: d.path });
@@ -144,7 +144,7 @@ describe.skipIf(!!missing)("a2a ui: the task board and leases (through the Board
     const first = await run(["task", "add", "build", "compile it"]);
     const second = await run(["task", "add", "build", "ship it", "--after", first]);
     await run(["lease", "take", "deploy-lock", "--as", "alice", "--ttl", "10m"]);
-    const { TASK_BOARD } = await import("../../lib/board-tasks");
+    const { TASK_BOARD } = await import("../../lib/dashboard/tasks");
     const store: Store = openStore({ dir: d.path, env: {} });
     const ui = await serveUi(store, { host: "127.0.0.1", port: 0, readOnly: false, as: "human", board: TASK_BOARD });
     const page = await browser.ctx.newPage();

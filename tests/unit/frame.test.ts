@@ -1,6 +1,6 @@
 // lib/frame.ts: a body cannot pass itself off as framing, nor hide text on a terminal.
 import { describe, expect, test } from "bun:test";
-import { escapeControls, frameMessage, frameTopicMessage } from "../../lib/frame";
+import { escapeControls, frameMessage, frameTopicMessage } from "../../cli/frame";
 import type { ReceivedMessage } from "../../lib/mail/message";
 
 const ID = "1764507972123000-3f2a-1k3d-a9c2e1";

@@ -21,8 +21,12 @@ describe("closest", () => {
     expect(closest("x", [])).toBeUndefined();
   });
 
+  test("a numbered series is not a typo: own1 is not own7", () => {
+    expect(closest("own1", ["own7", "own12"])).toBeUndefined();
+    expect(closest("worker-1", ["worker-12", "worker-2", "worker-1x"])).toBe("worker-1x");
+  });
+
   test("the nearest wins; ties go to the first listed", () => {
-    expect(closest("worker-1", ["worker-12", "worker-2", "worker-1x"])).toBe("worker-12");
     expect(closest("abcdef", ["abcdxx", "abcdex"])).toBe("abcdex");
   });
 });

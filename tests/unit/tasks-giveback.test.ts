@@ -1,4 +1,4 @@
-// Giving back what its taker never received (lib/tasks/claim.ts unclaimTask, lib/tasks/lease.ts
+// Giving back what its taker never received (lib/tasks/claim.ts unclaimTask, lib/leases/lease.ts
 // untakeLeases), on real temporary stores: the task is ready again with its attempt not
 // counted, the names free again (or their old expiry back), and neither can undo anything
 // written after it: a later claim, a finish, a take by someone else. Lease expiry is awaited
@@ -12,7 +12,7 @@ import { closeWatches } from "../../lib/core/watch";
 import { addTask } from "../../lib/tasks/add";
 import { claimTask, unclaimTask, type TaskClaim } from "../../lib/tasks/claim";
 import { completeTask, renewTask } from "../../lib/tasks/holder";
-import { listLeases, releaseLeases, takeLeases, takeLeasesUndoably, untakeLeases } from "../../lib/tasks/lease";
+import { listLeases, releaseLeases, takeLeases, takeLeasesUndoably, untakeLeases } from "../../lib/leases/lease";
 import { showTask } from "../../lib/tasks/query";
 import { refusal } from "./support";
 

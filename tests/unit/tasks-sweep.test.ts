@@ -11,7 +11,7 @@ import { closeWatches } from "../../lib/core/watch";
 import { addTask } from "../../lib/tasks/add";
 import { claimTask, type TaskClaim } from "../../lib/tasks/claim";
 import { completeTask, failTask } from "../../lib/tasks/holder";
-import { listLeases, releaseLeases, takeLeases } from "../../lib/tasks/lease";
+import { listLeases, releaseLeases, takeLeases } from "../../lib/leases/lease";
 import { claimable, listTasks } from "../../lib/tasks/query";
 import { DEAD_KEEP_SEC, LEASE_KEEP_SEC, sweepTasksAndLeases, TASK_KEEP_SEC } from "../../lib/tasks/sweep";
 import { nowSec } from "../../lib/core/time";

@@ -15,7 +15,7 @@ import { addTask, addTasks } from "../../lib/tasks/add";
 import { cancelTask, retryTask } from "../../lib/tasks/admin";
 import { claimTask, type TaskClaim } from "../../lib/tasks/claim";
 import { completeTask, failTask, renewTask } from "../../lib/tasks/holder";
-import { listLeases, releaseLeases, renewLeases, takeLeases } from "../../lib/tasks/lease";
+import { listLeases, releaseLeases, renewLeases, takeLeases } from "../../lib/leases/lease";
 import { listTasks, showTask, waitTasks } from "../../lib/tasks/query";
 
 setDefaultTimeout(120_000); // generous: the machine is shared

@@ -15,7 +15,7 @@
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { A2AError } from "../../../lib/core/errors";
-import { frameMessage, UNTRUSTED_NOTE } from "../../../lib/frame";
+import { frameMessage, UNTRUSTED_NOTE } from "../../frame";
 import { ack } from "../../../lib/mail/inbox";
 import type { ReceivedMessage } from "../../../lib/mail/message";
 import { receive } from "../../../lib/mail/receive";

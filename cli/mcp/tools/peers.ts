@@ -4,7 +4,7 @@
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { checkScope, listPeers, type Peer } from "../../../lib/presence/peers";
-import { whoami } from "../../../lib/whoami";
+import { whoami } from "../../../lib/sessions/whoami";
 import type { McpCtx } from "../context";
 import { handler } from "../result";
 

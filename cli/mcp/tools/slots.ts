@@ -6,6 +6,7 @@
 // stops at the budget (`next` says where to go on); agent_status lists slots up to the
 // budget and names the rest.
 
+import { cut } from "../../../lib/core/cut";
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Store } from "../../../lib/core/config";
@@ -38,7 +39,7 @@ function tailWithin(store: Store, name: string, after: number) {
 }
 
 const PREVIEW = 150;
-const preview = (text: string | null) => (text === null ? null : text.length > PREVIEW ? text.slice(0, PREVIEW) + "…" : text);
+const preview = (text: string | null) => (text === null ? null : cut(text, PREVIEW));
 const shared = { openWorldHint: true } as const; // other agents read what these write
 
 export function registerSlotTools(server: McpServer, ctx: McpCtx): void {

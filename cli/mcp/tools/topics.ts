@@ -7,7 +7,7 @@
 
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { frameTopicMessage, UNTRUSTED_NOTE } from "../../../lib/frame";
+import { frameTopicMessage, UNTRUSTED_NOTE } from "../../frame";
 import { publishTopic, type TopicMessage } from "../../../lib/topics/log";
 import { subscribeTopics } from "../../../lib/topics/subscribe";
 import type { McpCtx } from "../context";

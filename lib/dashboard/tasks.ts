@@ -3,13 +3,13 @@
 // take, each the same call as its CLI command (a2a task retry ID, a2a task cancel ID,
 // a2a lease release NAME --as HOLDER). Top-level because it joins tasks with the board.
 
-import type { Store } from "./core/config";
-import { byName, leaseDir, leasesDir, openDir, queueDir, taskDir, tasksDir } from "./core/paths";
+import type { Store } from "../core/config";
+import { byName, leaseDir, leasesDir, openDir, queueDir, taskDir, tasksDir } from "../core/paths";
 import type { Board, BoardProvider, BoardTask } from "./board";
-import { cancelTask, retryTask } from "./tasks/admin";
-import { listLeases, releaseLeases } from "./tasks/lease";
-import { listTasks } from "./tasks/query";
-import { queues } from "./tasks/state";
+import { cancelTask, retryTask } from "../tasks/admin";
+import { listLeases, releaseLeases } from "../leases/lease";
+import { listTasks } from "../tasks/query";
+import { queues } from "../tasks/state";
 
 // Beyond this many live tasks their own directories are not watched one by one: the page's
 // periodic refresh covers them (inotify watches are a limited resource).

@@ -1,8 +1,8 @@
 // The dashboard's feed: every change on the bus as one stream of events (slots, mail, topics,
-// presence, the task board), which keeps the rows of lib/view.ts current.
+// presence, the task board), which keeps the rows of lib/dashboard/view.ts current.
 //
 // Invariants:
-// - reading only, as lib/view.ts: the only writes are the store's own directories made to be
+// - reading only, as lib/dashboard/view.ts: the only writes are the store's own directories made to be
 //   watched;
 // - every change is seen through lib/core/watch.ts (`subscribe`, and watchSlots on top of it):
 //   subscriptions are made before any baseline is read, so nothing that lands after the
@@ -11,17 +11,17 @@
 //   callback, where nobody can catch it).
 
 import type { BoardProvider } from "./board";
-import type { Store } from "./core/config";
-import { entries } from "./core/fs";
-import { ensureDir } from "./core/guard";
-import { ended, type Outcome } from "./core/outcome";
-import { claimDir, curDir, heldDir, inboxDir, inboxesDir, msgFile, newDir, peersDir, topicDir, topicsDir } from "./core/paths";
-import { nowSec } from "./core/time";
-import { subscribe, type WaitOptions } from "./core/watch";
-import { parseClaim } from "./mail/claim";
-import { idsIn, readMessageFile } from "./mail/message";
-import { watchSlots, type SlotEvent } from "./slots/events";
-import { readTopic, topicIds, type TopicMessage } from "./topics/log";
+import type { Store } from "../core/config";
+import { entries } from "../core/fs";
+import { ensureDir } from "../core/guard";
+import { ended, type Outcome } from "../core/outcome";
+import { claimDir, curDir, heldDir, inboxDir, inboxesDir, msgFile, newDir, peersDir, topicDir, topicsDir } from "../core/paths";
+import { nowSec } from "../core/time";
+import { subscribe, type WaitOptions } from "../core/watch";
+import { parseClaim } from "../mail/claim";
+import { idsIn, readMessageFile } from "../mail/message";
+import { watchSlots, type SlotEvent } from "../slots/events";
+import { readTopic, topicIds, type TopicMessage } from "../topics/log";
 import { cut, inboxNames, livePeers, PREVIEW_CHARS, topicNames, trimMessage } from "./view";
 
 export type MailKind = "sent" | "claimed" | "read" | "held";

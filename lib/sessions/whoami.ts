@@ -2,11 +2,11 @@
 // (lib/mail/): unread count and policy. Top-level because it joins presence and mail.
 
 import { resolve } from "node:path";
-import type { Store } from "./core/config";
-import { userName } from "./core/owner";
-import { unreadCount } from "./mail/inbox";
-import { readPolicy, type PolicyMode } from "./mail/policy";
-import { gitRoot, type Identity, type NameSource } from "./presence/identity";
+import type { Store } from "../core/config";
+import { userName } from "../core/owner";
+import { unreadCount } from "../mail/inbox";
+import { readPolicy, type PolicyMode } from "../mail/policy";
+import { gitRoot, type Identity, type NameSource } from "../presence/identity";
 
 export interface WhoAmI {
   name: string;

@@ -9,20 +9,19 @@
 // type is the one a2a creates there (a regular temp file, an empty lock directory), so a
 // foreign file dropped into the store is left alone.
 
-import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import { TMP_STALE_MS } from "./core/atomic";
-import type { Store } from "./core/config";
-import { entries } from "./core/fs";
-import { checkStore, ensureDir, removeFile } from "./core/guard";
-import { removeStaleLock, STALE_MS, withLock } from "./core/lock";
-import { inboxesDir, isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir } from "./core/paths";
-import { recoverClaims } from "./mail/claim";
-import { removeChunks } from "./slots/chunks";
-import { sweepExpired, TOMBSTONE_KEEP_SEC } from "./slots/slot";
-import { readSlot } from "./slots/read";
-import { sweepTasksAndLeases } from "./tasks/sweep";
-import type { DamagedChain } from "./tasks/state";
+import { TMP_STALE_MS } from "../core/atomic";
+import type { Store } from "../core/config";
+import { entries, lstatIf } from "../core/fs";
+import { checkStore, ensureDir, removeFile } from "../core/guard";
+import { removeStaleLock, STALE_MS, withLock } from "../core/lock";
+import { inboxesDir, isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir } from "../core/paths";
+import { recoverClaims } from "../mail/claim";
+import { removeChunks } from "../slots/chunks";
+import { sweepExpired, TOMBSTONE_KEEP_SEC } from "../slots/slot";
+import { readSlot } from "../slots/read";
+import { sweepTasksAndLeases } from "../tasks/sweep";
+import type { DamagedChain } from "../tasks/state";
 
 export interface GcReport {
   expired: string[]; // slots past their TTL, replaced by tombstones
@@ -55,7 +54,7 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
   }
   for (const file of entries(store, tmpDir(store))) {
     const p = join(tmpDir(store), file);
-    const st = lstatQuiet(p);
+    const st = lstatIf(p, true);
     if (TEMP_RE.test(file) && st?.isFile() && now - st.mtimeMs > tmpMaxAgeMs && removeFile(store, p)) report.temp_files++;
   }
   for (const name of entries(store, streamsDir(store))) {
@@ -93,10 +92,3 @@ async function removeTombstone(store: Store, name: string): Promise<boolean> {
   });
 }
 
-function lstatQuiet(path: string) {
-  try {
-    return lstatSync(path);
-  } catch {
-    return undefined;
-  }
-}

@@ -1,19 +1,14 @@
-// The seam between the task queue (lib/tasks/; read by lib/board-tasks.ts) and whoever shows it (the
+// The seam between the task queue (lib/tasks/; read by lib/dashboard/tasks.ts) and whoever shows it (the
 // dashboard, `a2a ui`): a Board is every queue's tasks with their states, holders, leases and
 // dependencies, plus the named leases; a BoardProvider reads it, says which directories to
 // watch for changes to it, and performs the three actions a person may take on it.
 //
 // Invariants:
 // - the provider's actions are the same lib calls as the CLI commands they stand for (retry,
-//   cancel, release), so the page can never do what the shell cannot;
-// - NO_TASKS is an empty board (tests, and builds without a queue): no directories, and
-//   actions that refuse with ENOTFOUND (there is nothing to act on), never a silent success.
+//   cancel, release), so the page can never do what the shell cannot.
 
-import type { Store } from "./core/config";
-import { A2AError } from "./core/errors";
-
-export type TaskState = "ready" | "claimed" | "blocked" | "done" | "dead";
-export const TASK_STATES: TaskState[] = ["ready", "claimed", "blocked", "done", "dead"];
+import type { Store } from "../core/config";
+import type { TaskState } from "../tasks/record";
 
 export interface BoardTask {
   queue: string;
@@ -51,15 +46,3 @@ export interface BoardProvider {
   release(store: Store, lease: string, as: string): Promise<void>;
 }
 
-const nothing = (what: string) => async () => {
-  throw new A2AError("ENOTFOUND", `no ${what} to act on: this build has no task queue yet`);
-};
-
-export const NO_TASKS: BoardProvider = {
-  available: false,
-  read: () => ({ available: false, queues: [], leases: [] }),
-  dirs: () => [],
-  retry: nothing("task"),
-  cancel: nothing("task"),
-  release: nothing("lease"),
-};

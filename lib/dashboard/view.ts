@@ -1,5 +1,5 @@
 // The dashboard's read model: the whole bus as rows a person looks at (slots, agents with
-// their inboxes, topics, the task board); lib/feed.ts is the feed of bus events that keeps
+// their inboxes, topics, the task board); lib/dashboard/feed.ts is the feed of bus events that keeps
 // them current.
 // It joins concepts (slots, mail, topics, presence, the board seam in board.ts), so it lives
 // at the top of lib/ and is imported by adapters only (`a2a ui`) and by the feed.
@@ -10,13 +10,13 @@
 // - texts written by agents (results, tasks, chunks, bodies, summaries) are cut to bounded
 //   lengths here, so a 1 MiB line costs the feed a few KiB; the full text is read on demand.
 
-import type { Store } from "./core/config";
-import { entries } from "./core/fs";
-import { byName, inboxesDir, isValidName, topicsDir } from "./core/paths";
-import { listInbox } from "./mail/inbox";
-import { listPeers, type Peer } from "./presence/peers";
-import type { SlotRecord } from "./slots/record";
-import { checkTopic, readTopic, topicIds, type TopicMessage } from "./topics/log";
+import type { Store } from "../core/config";
+import { entries } from "../core/fs";
+import { byName, inboxesDir, isValidName, topicsDir } from "../core/paths";
+import { listInbox } from "../mail/inbox";
+import { listPeers, type Peer } from "../presence/peers";
+import type { SlotRecord } from "../slots/record";
+import { checkTopic, readTopic, topicIds, type TopicMessage } from "../topics/log";
 
 export const PREVIEW_CHARS = 200;
 export const BODY_CHARS = 4096;

@@ -32,8 +32,8 @@ import { entries } from "../core/fs";
 import { done, type Outcome } from "../core/outcome";
 import { checkAgent, checkName, isValidName, leaseDir, leasesDir } from "../core/paths";
 import { checkDuration, isoTime, nowSec } from "../core/time";
-import { waitUntil } from "../core/watch";
-import { RECHECK_MS, type DamagedChain } from "./state";
+import { checkTimeout, waitUntil } from "../core/watch";
+import { RECHECK_MS, type DamagedChain } from "../tasks/state";
 
 interface LeaseRecord {
   a2a: 1;
@@ -130,7 +130,7 @@ export async function takeLeasesUndoably(store: Store, names: string[], opts: Ta
   const wanted = checkNames(names);
   const me = holderOf(store, opts.as);
   const ttl = opts.ttlSec === undefined ? DEFAULT_LEASE_TTL_SEC : checkDuration(opts.ttlSec, "TTL", "ttl");
-  if (opts.timeoutMs !== undefined && !(opts.timeoutMs >= 0)) throw new A2AError("EUSAGE", text`a timeout must be zero or more seconds: give e.g. ${arg("timeout", 30)}`);
+  checkTimeout(opts.timeoutMs);
   const first = takeAll(store, wanted, me, ttl);
   if (!("held" in first)) return done(first);
   if (!opts.wait) throw conflict(first.held, me);

@@ -13,13 +13,13 @@
 //   session doctor runs for).
 // Reading only: nothing is changed here.
 
-import { lstatSync, type Stats } from "node:fs";
+import type { Stats } from "node:fs";
 import { join } from "node:path";
-import type { Store } from "./core/config";
-import { entries } from "./core/fs";
-import { checkStore, myUid, STICKY } from "./core/guard";
-import { userName } from "./core/owner";
-import { badDir, claimDir, curDir, heldDir, inboxDir, inboxesDir, isValidName, keysDir, newDir, peerNameOf, policyFile, sessionsDir, STICKY_NAMES, topicDir, topicsDir } from "./core/paths";
+import type { Store } from "../core/config";
+import { entries, lstatIf } from "../core/fs";
+import { checkStore, myUid, STICKY } from "../core/guard";
+import { userName } from "../core/owner";
+import { badDir, claimDir, curDir, heldDir, inboxDir, inboxesDir, isValidName, keysDir, newDir, peerNameOf, policyFile, sessionsDir, STICKY_NAMES, topicDir, topicsDir } from "../core/paths";
 
 export interface Finding {
   path: string;
@@ -27,18 +27,11 @@ export interface Finding {
   fix: string; // the command, and who must run it
 }
 
-function lstatQuiet(path: string): Stats | undefined {
-  try {
-    return lstatSync(path);
-  } catch {
-    return undefined;
-  }
-}
 
 // `me`: the agent name this user's session has here (its inbox and session record must be this user's).
 export function auditShared(store: Store, me?: string): Finding[] {
   checkStore(store);
-  const rootSt = lstatQuiet(store.root);
+  const rootSt = lstatIf(store.root, true);
   if (!store.shared || !rootSt) return [];
   const out: Finding[] = [];
   const who = (uid: number) => `OS user ${userName(store, uid)}`;
@@ -55,18 +48,18 @@ export function auditShared(store: Store, me?: string): Finding[] {
   sticky(store.root, rootSt);
   for (const name of STICKY_NAMES) {
     const path = join(store.root, name);
-    const st = lstatQuiet(path);
+    const st = lstatIf(path, true);
     if (!st?.isDirectory()) continue;
     sticky(path, st);
     owned(path, st, rootSt.uid, "the store's owner", "that member can rename or remove anything in it", `chown ${userName(store, rootSt.uid)} ${path} (as root)`);
   }
   for (const topic of entries(store, topicsDir(store))) {
-    const st = lstatQuiet(topicDir(store, topic));
+    const st = lstatIf(topicDir(store, topic), true);
     if (st) sticky(topicDir(store, topic), st);
   }
   for (const agent of entries(store, inboxesDir(store)).filter(isValidName)) {
     const dir = inboxDir(store, agent);
-    const st = lstatQuiet(dir);
+    const st = lstatIf(dir, true);
     if (!st?.isDirectory()) continue;
     const owner = st.uid;
     if (me === agent && !theirs(owner, myUid())) {
@@ -75,20 +68,20 @@ export function auditShared(store: Store, me?: string): Finding[] {
     sticky(dir, st, `: made by ${who(owner)} (a sender, before ${agent} first read its inbox, or an earlier release)`);
     for (const sub of [newDir, claimDir, curDir, heldDir, badDir, keysDir]) {
       const path = sub(store, agent);
-      const s = lstatQuiet(path);
+      const s = lstatIf(path, true);
       if (!s?.isDirectory()) continue;
       owned(path, s, owner, `who owns ${dir}`, "that member can remove what is in it", `chown -R ${userName(store, owner)} ${path} (as root)`);
       if (theirs(s.uid, owner) && st.mode & STICKY) sticky(path, s);
     }
-    const pst = lstatQuiet(policyFile(store, agent));
+    const pst = lstatIf(policyFile(store, agent), true);
     if (pst) owned(policyFile(store, agent), pst, owner, `who owns ${dir}`, "a2a ignores it", `rm ${policyFile(store, agent)} (as ${who(owner)}: the owner of a sticky directory may), then set the policy again`);
   }
   for (const file of entries(store, sessionsDir(store))) {
     const name = peerNameOf(file);
     const path = join(sessionsDir(store), file);
-    const st = lstatQuiet(path);
+    const st = lstatIf(path, true);
     if (!name || !st) continue;
-    const owner = lstatQuiet(inboxDir(store, name))?.uid ?? (name === me ? myUid() : undefined);
+    const owner = lstatIf(inboxDir(store, name), true)?.uid ?? (name === me ? myUid() : undefined);
     if (owner !== undefined) owned(path, st, owner, `${name}'s`, `a2a ignores it, so the hooks of session ${name} remember nothing`, `rm ${path} (as ${who(st.uid)} or root)`);
   }
   return out;
