@@ -37,7 +37,7 @@ export interface WriteOptions {
 }
 
 function writeTemp(store: Store, data: string | Uint8Array, opts: WriteOptions = {}): string {
-  ensureDir(store, tmpDir(store), true);
+  ensureDir(store, tmpDir(store), "sticky");
   writePendingMarker(store);
   const spare = store.spare;
   store.spare = undefined;
@@ -70,7 +70,7 @@ function writeTemp(store: Store, data: string | Uint8Array, opts: WriteOptions =
 export function prepareSpare(store: Store): void {
   if (store.spare) return;
   try {
-    ensureDir(store, tmpDir(store), true);
+    ensureDir(store, tmpDir(store), "sticky");
     const path = tempName(store);
     const fd = openSync(path, "wx", store.fileMode);
     try {

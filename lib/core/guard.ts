@@ -52,6 +52,7 @@ export const PRIVATE_FILE_MODE = 0o600;
 export const SHARED_DIR_MODE = 0o2770; // setgid: what is created inside stays in the group
 export const SHARED_FILE_MODE = 0o640; // members read; only the writer can change a file in place
 export const STICKY = 0o1000; // only a file's creator (or the directory's owner) may rename or delete it
+export const GROUP_WRITE = 0o020;
 const SHARED_ROOT_MODE = SHARED_DIR_MODE | STICKY; // nobody renames another's top-level directory away
 
 // Whether the store's directory `path` must be sticky: in a shared store, the root, the
@@ -69,6 +70,17 @@ function stick(path: string, st: Stats): void {
     chmodSync(path, (st.mode & 0o7777) | STICKY);
   } catch (err) {
     throw ioError(err, `making ${path} sticky`);
+  }
+}
+
+// Takes the group's write permission from an existing directory of ours that should be the
+// owner's alone (an inbox's claim/ made by an earlier release): only its owner may.
+function closeToGroup(path: string, st: Stats): void {
+  if (!(st.mode & GROUP_WRITE) || st.uid !== uid()) return;
+  try {
+    chmodSync(path, (st.mode & 0o7777) & ~GROUP_WRITE);
+  } catch (err) {
+    throw ioError(err, `closing ${path} to the group`);
   }
 }
 
@@ -253,9 +265,15 @@ function foreignEntry(root: string): string | undefined {
 
 // Makes sure `dir` (the root or below it) exists as a directory of this store, creating what
 // is missing; throws, changing nothing, when a component is a link, a file or someone else's.
-// `sticky`: in a shared store, the last component is created with the sticky bit (topics, a
-// recipient's own inbox, tmp/), so members cannot rename or delete each other's files there.
-export function ensureDir(store: Store, dir: string, sticky = false): void {
+// `access`, in a shared store, for the last component: "group" (the store's mode: members write
+// there), "sticky" (members add files but cannot rename or delete each other's: topics, a
+// recipient's inbox and its new/, tmp/), or "owner" (only its owner writes; members may read:
+// the directories an agent moves its own mail between). A directory of this user's that lacks
+// the bit or still lets the group write is given its access now; another's is left for
+// `a2a doctor` to report (lib/maintenance/audit.ts).
+export type DirAccess = "group" | "sticky" | "owner";
+
+export function ensureDir(store: Store, dir: string, access: DirAccess = "group"): void {
   const rel = relative(store.root, dir);
   if (rel.startsWith("..") || rel.startsWith(sep)) {
     throw new A2AError("EIO", `internal error: ${dir} is outside the store ${store.root}; please report this`);
@@ -264,14 +282,16 @@ export function ensureDir(store: Store, dir: string, sticky = false): void {
   let path = store.root;
   for (const part of rel ? rel.split(sep) : []) {
     path = `${path}${sep}${part}`;
-    const stuck = stickyExpected(store, path, sticky && path === dir);
+    const stuck = stickyExpected(store, path, access === "sticky" && path === dir);
+    const closed = store.shared && access === "owner" && path === dir;
     let st = lstatIf(path);
     if (!st) {
-      makeDir(store, path, stuck ? store.dirMode | STICKY : store.dirMode);
+      makeDir(store, path, stuck ? store.dirMode | STICKY : closed ? store.dirMode & ~GROUP_WRITE : store.dirMode);
       st = lstatSync(path);
     }
     checkOwned(store, path, st);
     if (stuck) stick(path, st);
+    if (closed) closeToGroup(path, st);
   }
 }
 

@@ -18,14 +18,15 @@
 
 import { createAtomic, writeAtomic } from "../core/atomic";
 import { type Store } from "../core/config";
-import { ensureDir, removeFile } from "../core/guard";
+import { ensureDir, myUid, removeFile, speaksFor } from "../core/guard";
 import { hashHex } from "../core/digest";
-import { A2AError } from "../core/errors";
+import { A2AError, arg, text } from "../core/errors";
 import { exists, readJsonLine } from "../core/fs";
-import { holderGone } from "../core/owner";
+import { holderGone, userName } from "../core/owner";
 import { curDir, heldDir, keyFile as keyPath, keysDir, msgFile, newDir } from "../core/paths";
 import { waitUntil } from "../core/watch";
 import { listClaims } from "./claim";
+import { isMessageId } from "./message";
 
 interface KeyRecord {
   a2a: 1;
@@ -42,7 +43,7 @@ const keyFile = (store: Store, to: string, from: string, key: string) =>
   keyPath(store, to, hashHex("sha256", `${from}\n${key}`).slice(0, 32));
 
 const asKey = (r: any): KeyRecord | undefined =>
-  r.a2a === 1 && typeof r.id === "string" && typeof r.host === "string" && typeof r.at === "number" ? r : undefined;
+  r.a2a === 1 && isMessageId(r.id) && typeof r.host === "string" && typeof r.at === "number" ? r : undefined;
 
 export function messageExists(store: Store, to: string, id: string): boolean {
   return [newDir, curDir, heldDir].some((d) => exists(store, msgFile(d(store, to), id))) || listClaims(store, to).some((c) => c.id === id);
@@ -70,6 +71,14 @@ export async function reserveKey(store: Store, to: string, from: string, key: st
       throw new A2AError("EIO", `the key record ${path} is ${r.why}, not one a2a wrote: remove it, then send again`, { data: { key, to, file: path } });
     }
     if (r.kind !== "ok") return undefined; // being replaced, or removed by a failed send: look again
+    // A key record speaks for its sender: in a shared store another member could plant one
+    // (keys/ takes everyone's) claiming the message was delivered, and the send would report a
+    // duplicate and deliver nothing. Only the sender's own (this OS user's) is believed.
+    if (!speaksFor(store, r.uid, myUid())) {
+      throw new A2AError("EIO", text`the key record ${path} belongs to OS user ${userName(store, r.uid)}, not to you: a key record is its sender's; have it removed (by its owner, the inbox's owner or root), or send with another ${arg("key")}`, {
+        data: { key, to, file: path, user: userName(store, r.uid) },
+      });
+    }
     if (r.value.delivered || messageExists(store, to, r.value.id)) return { kind: "duplicate", id: r.value.id };
     if (holderGone(store, r.value.host, r.value.pid, Date.now() - r.value.at, store.claimLeaseMs)) {
       writeAtomic(store, path, record(store, r.value.id, false));

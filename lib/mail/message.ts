@@ -185,14 +185,17 @@ export function countIds(store: Store, dir: string): number {
 }
 
 // Creates the directories messages move between (a no-op when they exist). `own`: the
-// recipient itself creates them, so in a shared store its inbox and every directory in it are
-// sticky and its own: other members can deliver into new/ (and keep key records in keys/) but
-// not rename or delete what is there, nor swap a directory of the inbox for one of theirs. An
-// inbox a sender creates for an agent that has not run yet is neither (its reader could not
-// claim then): it is the sender's, which inboxOwner tells.
+// recipient itself creates them, so in a shared store its inbox is its own: other members can
+// deliver into new/ and keep key records in keys/ (both sticky: nobody renames or deletes
+// another's file there), only read claim/, cur/, held/ and bad/ (the agent's alone: nobody
+// plants a claim or a read message there for the agent's own moves to put in place of mail),
+// and swap no directory of the inbox for one of theirs. A sender whose message is the first an
+// agent gets makes only the inbox and its new/: they are the sender's, which inboxOwner tells.
 export function ensureInbox(store: Store, agent: string, own = false): void {
-  if (own) ensureDir(store, inboxDir(store, agent), true);
-  for (const d of own ? [newDir, claimDir, curDir, heldDir, badDir, keysDir] : [newDir, claimDir, curDir, heldDir]) ensureDir(store, d(store, agent), own);
+  if (!own) return ensureDir(store, newDir(store, agent));
+  ensureDir(store, inboxDir(store, agent), "sticky");
+  for (const d of [newDir, keysDir]) ensureDir(store, d(store, agent), "sticky");
+  for (const d of [claimDir, curDir, heldDir, badDir]) ensureDir(store, d(store, agent), "owner");
 }
 
 // The OS user an agent's files must belong to for a2a to trust them (its policy), in a shared

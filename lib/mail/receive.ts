@@ -114,7 +114,7 @@ export async function receive(
 // A file in new/ that is not a message: moved out of the way so it is not read again, and
 // named to the reader (a sender's mail it never gets must not vanish without a word).
 function quarantine(store: Store, agent: string, path: string, id: string, told?: (file: string) => void): void {
-  ensureDir(store, badDir(store, agent), true); // the reader's own, as the rest of its inbox
+  ensureDir(store, badDir(store, agent), "owner"); // the reader's own, as the rest of its inbox
   const dest = msgFile(badDir(store, agent), id);
   if (moveMessage(store, path, dest, `quarantining message ${id}`)) told?.(dest); // false: moved already
 }

@@ -9,15 +9,16 @@
 // - those top-level directories belong to the root's owner (or root): the owner of a sticky
 //   directory may still rename or remove anything in it;
 // - every directory of an inbox, and its policy, belong to the inbox's owner (the agent's OS
-//   user); a session record belongs to the owner of its agent's inbox (this user, for the
-//   session doctor runs for).
+//   user); of an agent's own inbox, new/ and keys/ are sticky and claim/, cur/, held/ and bad/
+//   closed to the group's writes; a session record belongs to the owner of its agent's inbox
+//   (this user, for the session doctor runs for).
 // Reading only: nothing is changed here.
 
 import type { Stats } from "node:fs";
 import { join } from "node:path";
 import type { Store } from "../core/config";
 import { entries, lstatIf } from "../core/fs";
-import { checkStore, myUid, STICKY } from "../core/guard";
+import { checkStore, GROUP_WRITE, myUid, STICKY } from "../core/guard";
 import { userName } from "../core/owner";
 import { badDir, claimDir, curDir, heldDir, inboxDir, inboxesDir, isValidName, keysDir, newDir, peerNameOf, policyFile, sessionsDir, STICKY_NAMES, topicDir, topicsDir } from "../core/paths";
 
@@ -71,7 +72,11 @@ export function auditShared(store: Store, me?: string): Finding[] {
       const s = lstatIf(path, true);
       if (!s?.isDirectory()) continue;
       owned(path, s, owner, `who owns ${dir}`, "that member can remove what is in it", `chown -R ${userName(store, owner)} ${path} (as root)`);
-      if (theirs(s.uid, owner) && st.mode & STICKY) sticky(path, s);
+      if (!theirs(s.uid, owner) || !(st.mode & STICKY)) continue;
+      if (sub === newDir || sub === keysDir) sticky(path, s);
+      else if (s.mode & GROUP_WRITE) {
+        out.push({ path, problem: `lets the group write: any member can put a file where ${agent}'s own moves of its mail replace a message`, fix: `chmod g-w ${path} (as ${who(s.uid)}, its owner, or root)` });
+      }
     }
     const pst = lstatIf(policyFile(store, agent), true);
     if (pst) owned(policyFile(store, agent), pst, owner, `who owns ${dir}`, "a2a ignores it", `rm ${policyFile(store, agent)} (as ${who(owner)}: the owner of a sticky directory may), then set the policy again`);

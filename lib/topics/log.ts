@@ -61,7 +61,7 @@ export function publishTopic(store: Store, topic: string, body: string, from: st
   // The sender is shown to readers: it follows the name rule, so it cannot fake framing lines.
   if (from !== "") checkName(from, "sender name");
   checkSize(store, body, "the message");
-  ensureDir(store, topicDir(store, topic), true); // shared: nobody removes another's message
+  ensureDir(store, topicDir(store, topic), "sticky"); // shared: nobody removes another's message
   let id = lastMessageId(store, topic) + 1;
   for (;;) {
     const msg = { a2a: 1 as const, topic, id, from, body, sent_at: nowSec() };

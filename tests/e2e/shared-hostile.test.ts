@@ -93,6 +93,32 @@ describe.if(able)("a shared store with a hostile member", () => {
     expect(JSON.parse(await ok(USERS.alice, ["recv", "--as", "alice", "--json"]))).toMatchObject({ id: sent.id, body: "for alice only", user: USERS.bob });
   });
 
+  test("mallory cannot plant a claim (or a read message) for alice's own moves to put in place of bob's mail", async () => {
+    const sent = JSON.parse(await ok(USERS.bob, ["send", "alice", "the real one", "--as", "bob", "--json"]));
+    const inbox = join(store, "inbox", "alice");
+    // A claim named for bob's message, carrying a forged body: a recv recovering claims would
+    // rename it over new/ID.json. claim/, cur/, held/ and bad/ are alice's alone.
+    const forged = messageFile(sent.id, "bob", "alice", "forged");
+    for (const sub of ["claim", "cur", "held", "bad"]) {
+      expect({ sub, mode: mode(join(inbox, sub)) & 0o070 }).toEqual({ sub, mode: 0o050 });
+      const at = sub === "claim" ? `${sent.id},x,1,1` : `${sent.id}.json`;
+      expect({ sub, planted: shellAs(USERS.mallory, `printf '%s\\n' '${forged}' > '${join(inbox, sub, at)}'`) }).not.toEqual({ sub, planted: 0 });
+    }
+    const got = JSON.parse(await ok(USERS.alice, ["recv", "--as", "alice", "--json"]));
+    expect(got).toMatchObject({ id: sent.id, body: "the real one", user: USERS.bob });
+  });
+
+  test("mallory cannot silence bob's send --key with a key record of hers: the send says so instead of reporting a duplicate", async () => {
+    const keys = join(store, "inbox", "alice", "keys");
+    const hash = new Bun.CryptoHasher("sha256").update("bob\nK1").digest("hex").slice(0, 32);
+    const planted = JSON.stringify({ a2a: 1, id: idAt(Date.now(), "000001"), host: "h", pid: 1, at: 1, delivered: true });
+    expect(shellAs(USERS.mallory, `printf '%s\\n' '${planted}' > '${join(keys, hash + ".json")}'`)).toBe(0);
+    const r = await as(USERS.bob, ["send", "alice", "pay me", "--key", "K1", "--as", "bob"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(new RegExp(`^a2a: the key record ${join(keys, hash + ".json").replace(/[/.]/g, "\\$&")} belongs to OS user ${USERS.mallory}, not to you: .*\n$`));
+    expect(await ok(USERS.alice, ["recv", "--as", "alice", "--json"])).toBe(""); // nothing was delivered, and bob was told
+  });
+
   test("a policy mallory plants where carol had none is ignored: carol's mail flows, doctor names it, carol can replace it", async () => {
     const policy = join(store, "inbox", "carol", "policy.json");
     expect(shellAs(USERS.mallory, `printf 'garbage' > '${policy}'`)).toBe(0); // a free name in a sticky directory
