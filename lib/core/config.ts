@@ -77,6 +77,10 @@ export interface StoreOptions {
 }
 
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
+// The most A2A_MAX_BYTES may be. Each process reads the setting from its own environment, so a
+// reader's bound cannot follow the writer's setting: every reader accepts a record of this
+// payload instead (lib/core/fs.ts RECORD_LIMIT), whatever its own A2A_MAX_BYTES.
+export const MAX_MAX_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_POLL_MS = 100;
 export const DEFAULT_MAX_UNREAD = 10_000;
 export const DEFAULT_CLAIM_LEASE_MS = 30_000;
@@ -115,6 +119,14 @@ export function expandHome(path: string): string {
   return path;
 }
 
+function maxBytes(env: Env): number {
+  const n = wholeNumber(env, "A2A_MAX_BYTES", DEFAULT_MAX_BYTES);
+  if (n > MAX_MAX_BYTES) {
+    throw new A2AError("EUSAGE", `A2A_MAX_BYTES=${n} is over the ${MAX_MAX_BYTES}-byte maximum every a2a reader accepts: set it to at most ${MAX_MAX_BYTES}, and hand bigger things over as files`);
+  }
+  return n;
+}
+
 function durability(env: Env): Settings["durability"] {
   const raw = env.A2A_DURABILITY || "fsync";
   if (raw !== "fsync" && raw !== "none") {
@@ -137,7 +149,7 @@ export function readSettings(env: Env): Settings {
     throw new A2AError("EUSAGE", `A2A_WATCH=${JSON.stringify(env.A2A_WATCH)} is not a watch mode: use auto, watch or poll`);
   }
   return {
-    maxBytes: wholeNumber(env, "A2A_MAX_BYTES", DEFAULT_MAX_BYTES),
+    maxBytes: maxBytes(env),
     pollMs: wholeNumber(env, "A2A_POLL_MS", DEFAULT_POLL_MS),
     watchMode,
     shared: env.A2A_SHARED === "1",

@@ -20,7 +20,7 @@
 
 import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, readSync, unlinkSync, type Stats } from "node:fs";
 import { dirname, sep } from "node:path";
-import type { Store } from "./config";
+import { MAX_MAX_BYTES, type Store } from "./config";
 import { A2AError, ioError } from "./errors";
 
 // The one refusal of a store directory that is not what a2a made (writers and readers alike).
@@ -230,7 +230,7 @@ export type JsonRead<T> =
 // A record file: one line of JSON ending in "\n" (a torn read on a caching filesystem lacks
 // it), decoded by `decode`, which returns undefined for anything that is not such a record.
 export function readJsonLine<T>(store: Store, path: string, decode: (value: any) => T | undefined): JsonRead<T> {
-  const r = readBounded(store, path, recordLimit(store.maxBytes));
+  const r = readBounded(store, path, RECORD_LIMIT);
   if (r.kind !== "ok") return r;
   if (r.bytes.every((b) => b === 0)) return { kind: "invalid", why: "empty (its bytes never reached the disk)", lost: true };
   const text = r.bytes.toString("utf8");
@@ -245,9 +245,10 @@ export function readJsonLine<T>(store: Store, path: string, decode: (value: any)
   return value === undefined ? { kind: "invalid", why: "not an a2a record" } : { kind: "ok", value, uid: r.uid, mtimeMs: r.mtimeMs };
 }
 
-// The size bound of any record of this store, the one every reader applies: a payload of
-// maxBytes, JSON-escaped at worst six bytes a byte, plus its fields.
-export const recordLimit = (maxBytes: number) => maxBytes * 6 + 65_536;
+// The size bound every reader applies to a record, whatever its own A2A_MAX_BYTES (a writer's
+// may be higher): a payload of the most A2A_MAX_BYTES may be, JSON-escaped at worst six bytes
+// a byte, plus its fields. A file over it is not read past it (readBounded).
+export const RECORD_LIMIT = MAX_MAX_BYTES * 6 + 65_536;
 
 // `line`, the encoded record about to be written, if a reader will accept it; else ETOOBIG,
 // before anything is written. Each field's own check (checkSize) bounds what a user sends; a
@@ -256,13 +257,13 @@ export const recordLimit = (maxBytes: number) => maxBytes * 6 + 65_536;
 // readers' bound, and a record no reader accepts is a lost record. So the writer checks the
 // bytes it is about to write against the same bound the readers use (PROTOCOL §3 step 0).
 export function fitRecord(store: Store, line: string, what: string): string {
-  const limit = recordLimit(store.maxBytes);
+  const limit = RECORD_LIMIT;
   if (line.length * 3 <= limit) return line; // a UTF-16 unit is at most 3 UTF-8 bytes
   const bytes = Buffer.byteLength(line, "utf8");
   if (bytes <= limit) return line;
   throw new A2AError(
     "ETOOBIG",
-    `${what} would be ${bytes} bytes once encoded, over the ${limit} bytes a reader accepts (6 x A2A_MAX_BYTES + 64 KiB; JSON writes each control character as 6 bytes): make it smaller, or encode binary data (base64) first; nothing was changed`,
+    `${what} would be ${bytes} bytes once encoded, over the ${limit} bytes every reader accepts (6 x 16 MiB + 64 KiB; JSON writes each control character as 6 bytes): make it smaller, or encode binary data (base64) first; nothing was changed`,
     { data: { bytes, limit } },
   );
 }

@@ -24,7 +24,7 @@ import { type Store } from "../core/config";
 import { ensureDir, moveFile, ownerOf } from "../core/guard";
 import { hashHex, randomHex } from "../core/digest";
 import { A2AError } from "../core/errors";
-import { entries, readEnds, readJsonLine, recordLimit } from "../core/fs";
+import { entries, readEnds, readJsonLine, RECORD_LIMIT } from "../core/fs";
 import { userName } from "../core/owner";
 import { badDir, claimDir, curDir, heldDir, inboxDir, keysDir, newDir } from "../core/paths";
 
@@ -133,7 +133,7 @@ function utf8Again(re: RegExp, bytes: Buffer, at: number, m: RegExpExecArray | n
 // (moved or not there) or "corrupt" as readMessageFile. A file bigger than the two ends is
 // judged by them: its fields must be where encodeMessage puts them (docs/PROTOCOL.md section 10).
 export function readMessageHead(store: Store, path: string, id: string, state: MessageState, bodyChars: number): ListedMessage | "absent" | "corrupt" {
-  const r = readEnds(store, path, recordLimit(store.maxBytes), HEAD_FIELDS + bodyChars * MAX_UNIT_BYTES, TAIL_FIELDS);
+  const r = readEnds(store, path, RECORD_LIMIT, HEAD_FIELDS + bodyChars * MAX_UNIT_BYTES, TAIL_FIELDS);
   if (r.kind === "absent") return "absent";
   if (r.kind === "invalid") return "corrupt";
   const user = userName(store, r.uid);

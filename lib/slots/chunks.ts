@@ -5,7 +5,7 @@
 
 import { rmdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Store } from "../core/config";
+import { MAX_MAX_BYTES, type Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
 import { entries, exists, readBounded } from "../core/fs";
 import { ensureDir, removeFile } from "../core/guard";
@@ -15,7 +15,7 @@ import { chunkFile, streamDir } from "../core/paths";
 export function readChunks(store: Store, name: string, after: number, upTo: number): string[] {
   const out: string[] = [];
   for (let n = after + 1; n <= upTo; n++) {
-    const r = readBounded(store, chunkFile(store, name, n), store.maxBytes);
+    const r = readBounded(store, chunkFile(store, name, n), MAX_MAX_BYTES);
     // Absent: a concurrent `start` dropped this run's chunks; the caller sees the new run next.
     if (r.kind === "absent") break;
     if (r.kind === "invalid") {

@@ -4,7 +4,7 @@
 // garbage) reads as absent or corrupt, never as an error or a wrong value.
 
 import type { Store } from "../core/config";
-import { entries, exists, readBounded, recordLimit } from "../core/fs";
+import { entries, exists, readBounded, RECORD_LIMIT } from "../core/fs";
 import { checkName, slotFile, slotNameOf, slotsDir } from "../core/paths";
 import { closest } from "../core/similar";
 import { decodeRecord, isExpired, type SlotRecord } from "./record";
@@ -19,7 +19,7 @@ export type ReadResult =
 export function readSlot(store: Store, name: string, retries = 3): ReadResult {
   for (let i = 0; ; i++) {
     // Bounded and never following a link: a FIFO, device or huge file under the name is foreign.
-    const r = readBounded(store, slotFile(store, name), recordLimit(store.maxBytes));
+    const r = readBounded(store, slotFile(store, name), RECORD_LIMIT);
     if (r.kind === "absent" && !r.stale) return { kind: "absent" };
     if (r.kind === "invalid") return { kind: "corrupt" };
     if (r.kind === "absent") {

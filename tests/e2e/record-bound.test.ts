@@ -1,61 +1,61 @@
-// A write never produces a record that readers refuse (docs/PROTOCOL.md §3 step 0). Each field
-// is bounded by A2A_MAX_BYTES on its own; a record with two large fields, or with control
-// characters (each JSON-escaped as six bytes), can pass those checks and still come out over
-// the readers' bound of 6 x A2A_MAX_BYTES + 64 KiB. Such a write is refused (exit 2) with the
-// store unchanged, and everything written before it stays readable.
-//
-// A2A_MAX_BYTES is lowered to 20,000 here so the records are small: the bound is then 185,536
-// bytes, and a task plus a result of 20,000 \x01 each (120,000 bytes escaped apiece) is over it.
+// A write never produces a record that readers refuse (docs/PROTOCOL.md §2, §3 step 0). Every
+// reader accepts a record of the largest payload any writer may have (A2A_MAX_BYTES at most
+// 16 MiB, escaped at worst six bytes a byte, plus 64 KiB), whatever its own A2A_MAX_BYTES, since
+// each process reads that setting from its own environment; a record with two large fields or
+// many control characters can still pass each field's check and come out over that bound, and
+// is then refused (exit 2) with the store unchanged.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { a2a, tempDir } from "../harness/run";
 import { expectCleanError, snapshot } from "./fixtures/core";
 
-setDefaultTimeout(120_000);
+setDefaultTimeout(180_000);
 
-const MAX = 20_000;
-const env = { A2A_MAX_BYTES: String(MAX) };
 const controls = (n: number) => "\x01".repeat(n);
+const MIB = 1024 * 1024;
 
 describe.concurrent("records over the readers' bound are never written", () => {
-  test("publish: a task and a result that each pass, but together encode past the bound, are refused; the slot stays readable", async () => {
+  test("the review's record: a task of 120,000 control characters and a 1 MiB result of \\x01 is published, and every reader reads it", async () => {
     using d = tempDir();
-    const o = { dir: d.path, env };
-    expect((await a2a(["start", "brick", controls(MAX)], o)).code).toBe(0);
-    const before = snapshot(d.path);
-    const r = await a2a(["publish", "brick", "-"], { ...o, stdin: controls(MAX) });
-    expectCleanError(r, 2, /slot brick's record would be \d+ bytes once encoded, over the 185536 bytes a reader accepts.*nothing was changed/);
-    expect(snapshot(d.path)).toEqual(before);
-    // The slot is still there, running, and a result that fits publishes as usual.
+    const o = { dir: d.path };
+    expect((await a2a(["start", "brick", controls(120_000)], o)).code).toBe(0);
+    const p = await a2a(["publish", "brick", "-"], { ...o, stdin: controls(MIB) });
+    expect(p).toMatchObject({ code: 0, stdout: "published brick (version 2, 1.0M)\n" });
     const [st] = JSON.parse((await a2a(["status", "brick", "--json"], o)).stdout);
-    expect(st).toMatchObject({ name: "brick", state: "running", version: 1 });
-    const ok = await a2a(["publish", "brick", "fits", "--json"], o);
-    expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.stdout)).toMatchObject({ state: "done", version: 2, result: "fits" });
-    expect((await a2a(["wait", "brick", "--timeout", "10s"], o)).stdout).toBe("fits");
+    expect(st).toMatchObject({ name: "brick", state: "done", version: 2, size: MIB });
+    expect((await a2a(["wait", "brick", "--timeout", "10s"], o)).stdout).toBe(controls(MIB));
+    expect((await a2a(["publish", "brick", "again"], o)).code).toBe(0);
   });
 
-  test("the same result under a short task publishes, and every reader reads it", async () => {
+  test("a writer whose A2A_MAX_BYTES is higher than its readers': they read what it wrote", async () => {
     using d = tempDir();
-    const o = { dir: d.path, env };
-    const r = await a2a(["publish", "brick", "-"], { ...o, stdin: controls(MAX) });
-    expect(r.code).toBe(0);
-    expect((await a2a(["wait", "brick", "--timeout", "10s"], o)).stdout).toBe(controls(MAX));
+    const big = "a".repeat(7 * MIB);
+    expect((await a2a(["publish", "big", "-"], { dir: d.path, env: { A2A_MAX_BYTES: String(8 * MIB) }, stdin: big })).code).toBe(0);
+    const w = await a2a(["wait", "big", "--timeout", "10s"], { dir: d.path }); // the default 1 MiB reader
+    expect({ code: w.code, stderr: w.stderr, length: w.stdout.length }).toEqual({ code: 0, stderr: "", length: big.length });
+    expect((await a2a(["publish", "big", "small"], { dir: d.path })).code).toBe(0);
+    expect((await a2a(["send", "bob", "-", "--as", "al"], { dir: d.path, env: { A2A_MAX_BYTES: String(8 * MIB) }, stdin: big })).code).toBe(0);
+    const m = await a2a(["recv", "--as", "bob", "--json"], { dir: d.path });
+    expect({ code: m.code, stderr: m.stderr, length: JSON.parse(m.stdout).body.length }).toEqual({ code: 0, stderr: "", length: big.length });
   });
 
-  test("task done: a result that with its payload encodes past the bound is refused; the task stays claimed and can still finish", async () => {
+  test("task done: a payload and a result of 16 MiB of control characters each encode past every reader's bound: refused, exit 2, store unchanged, the task still claimed", async () => {
     using d = tempDir();
-    const o = { dir: d.path, env };
-    const id = (await a2a(["task", "add", "q", "-"], { ...o, stdin: controls(MAX) })).stdout.trim();
+    const o = { dir: d.path, env: { A2A_MAX_BYTES: String(16 * MIB) } };
+    const id = (await a2a(["task", "add", "q", "-"], { ...o, stdin: controls(16 * MIB) })).stdout.trim();
     const claim = JSON.parse((await a2a(["task", "claim", "q", "--as", "w", "--json"], o)).stdout);
     expect(claim.id).toBe(id);
     const before = snapshot(d.path);
-    const r = await a2a(["task", "done", id, claim.token, "-"], { ...o, stdin: controls(MAX) });
-    expectCleanError(r, 2, /the record tasks\/q\/\S+ \(version \d+\) would be \d+ bytes once encoded, over the 185536 bytes a reader accepts/);
+    const r = await a2a(["task", "done", id, claim.token, "-"], { ...o, stdin: controls(16 * MIB) });
+    expectCleanError(r, 2, /the record tasks\/q\/\S+ \(version \d+\) would be \d+ bytes once encoded, over the 100728832 bytes every reader accepts/);
     expect(snapshot(d.path)).toEqual(before);
-    const shown = JSON.parse((await a2a(["task", "show", id, "--json"], o)).stdout);
-    expect(shown).toMatchObject({ id, state: "claimed" });
-    const done = await a2a(["task", "done", id, claim.token, "ok"], o);
-    expect(done.code).toBe(0);
+    expect(JSON.parse((await a2a(["task", "show", id, "--json"], o)).stdout)).toMatchObject({ id, state: "claimed" });
+    expect((await a2a(["task", "done", id, claim.token, "ok"], o)).code).toBe(0);
     expect((await a2a(["task", "wait", id, "--timeout", "10s"], o)).stdout).toBe("ok");
+  });
+
+  test("A2A_MAX_BYTES over 16 MiB is refused, naming the maximum", async () => {
+    using d = tempDir();
+    const r = await a2a(["publish", "x", "y"], { dir: d.path, env: { A2A_MAX_BYTES: String(16 * MIB + 1) } });
+    expectCleanError(r, 2, /A2A_MAX_BYTES=16777217 is over the 16777216-byte maximum every a2a reader accepts: set it to at most 16777216/);
   });
 });
