@@ -247,8 +247,9 @@ export function readJsonLine<T>(store: Store, path: string, decode: (value: any)
 
 // The size bound every reader applies to a record, whatever its own A2A_MAX_BYTES (a writer's
 // may be higher): a payload of the most A2A_MAX_BYTES may be, JSON-escaped at worst six bytes
-// a byte, plus its fields. A file over it is not read past it (readBounded).
-export const RECORD_LIMIT = MAX_MAX_BYTES * 6 + 65_536;
+// a byte, plus 1 MiB for its other fields (a task's 20 kept attempts with their reasons, its
+// key and dependencies). A file over it is not read past it (readBounded).
+export const RECORD_LIMIT = MAX_MAX_BYTES * 6 + 1024 * 1024;
 
 // `line`, the encoded record about to be written, if a reader will accept it; else ETOOBIG,
 // before anything is written. Each field's own check (checkSize) bounds what a user sends; a
@@ -263,7 +264,7 @@ export function fitRecord(store: Store, line: string, what: string): string {
   if (bytes <= limit) return line;
   throw new A2AError(
     "ETOOBIG",
-    `${what} would be ${bytes} bytes once encoded, over the ${limit} bytes every reader accepts (6 x 16 MiB + 64 KiB; JSON writes each control character as 6 bytes): make it smaller, or encode binary data (base64) first; nothing was changed`,
+    `${what} would be ${bytes} bytes once encoded, over the ${limit} bytes every reader accepts (6 x 16 MiB + 1 MiB; JSON writes each control character as 6 bytes): make it smaller, or encode binary data (base64) first; nothing was changed`,
     { data: { bytes, limit } },
   );
 }

@@ -8,7 +8,7 @@
 import type { Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
 import { nowSec } from "../core/time";
-import { checkText, type TaskRecord } from "./record";
+import { checkText, keptAttempts, type TaskRecord } from "./record";
 import { afterChange, changeTask, findTask, locateTask, Resolver, settle, viewOf, type TaskView } from "./state";
 
 const view = (store: Store, rec: TaskRecord) => viewOf(rec, new Resolver(store).derived(rec));
@@ -36,7 +36,7 @@ export function cancelTask(store: Store, id: string, opts: { reason?: string } =
       if (cur.state === "dead") return undefined; // already dead: nothing to do
     }
     const attempts = cur.claim
-      ? [...cur.attempts, { attempt: cur.claim.attempt, assignee: cur.claim.assignee, claimed_at: cur.claim.claimed_at, ended_at: nowSec(), outcome: "cancelled" as const, reason }]
+      ? keptAttempts([...cur.attempts, { attempt: cur.claim.attempt, assignee: cur.claim.assignee, claimed_at: cur.claim.claimed_at, ended_at: nowSec(), outcome: "cancelled" as const, reason }])
       : cur.attempts;
     const why = damaged ? `${reason} (its version ${damaged.file} was damaged: ${damaged.why}${cur.version ? "" : "; no earlier version could be read"})` : reason;
     return { ...cur, state: "dead", claim: null, attempts, reason: why };

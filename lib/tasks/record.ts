@@ -67,7 +67,7 @@ export interface TaskRecord {
   attempt: number; // the last attempt handed out (0: never claimed)
   round_from: number; // attempts up to this one belong to earlier rounds (before a retry)
   claim: Claim | null;
-  attempts: Attempt[]; // every attempt that ended without done, oldest first
+  attempts: Attempt[]; // the last ATTEMPTS_KEPT attempts that ended without done, oldest first
   result: string | null;
   reason: string | null; // why it is dead
   host: string; // writer of this version
@@ -78,6 +78,11 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
 export const DEFAULT_LEASE_SEC = 300; // as a2a-buffer: five minutes from the claim
 export const MAX_ATTEMPTS_LIMIT = 1000;
 export const MAX_TEXT_FIELD = 4096; // keys, assignee names' companions, reasons
+// Attempts a record keeps: older ones are dropped (their count lives on in `attempt`), so a
+// record's fields besides payload and result stay within RECORD_LIMIT's slack whatever a task
+// goes through, and a claim or an expiry can always be written (lib/core/fs.ts fitRecord).
+export const ATTEMPTS_KEPT = 20;
+export const keptAttempts = (attempts: Attempt[]): Attempt[] => attempts.slice(-ATTEMPTS_KEPT);
 
 export function encodeTask(r: TaskRecord): string {
   return JSON.stringify({ ...r, size: Buffer.byteLength(r.payload, "utf8") }) + "\n";

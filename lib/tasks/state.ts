@@ -24,7 +24,7 @@ import { entries, exists, unlinkQuiet } from "../core/fs";
 import { dependantOf, isTaskId, isValidName, openDir, openFile, pendingOpenFile, queueDir, taskBell, taskDir, tasksDir, versionFile } from "../core/paths";
 import { moveFile } from "../core/guard";
 import { isoTime, nowSec } from "../core/time";
-import { checkTaskId, encodeTask, roundAttempts, taskDecoder, type Attempt, type Dep, type TaskRecord, type TaskState } from "./record";
+import { checkTaskId, encodeTask, keptAttempts, roundAttempts, taskDecoder, type Attempt, type Dep, type TaskRecord, type TaskState } from "./record";
 
 // The queue task `id` is in, or undefined.
 export function queueOf(store: Store, id: string): string | undefined {
@@ -126,7 +126,7 @@ function nothingKnown(store: Store, id: string, queue: string): TaskRecord {
 // round's attempts are used up (or `final`).
 export function endAttempt(rec: TaskRecord, outcome: Attempt["outcome"], reason: string, final = false): TaskRecord {
   const c = rec.claim!;
-  const attempts = [...rec.attempts, { attempt: c.attempt, assignee: c.assignee, claimed_at: c.claimed_at, ended_at: nowSec(), outcome, reason }];
+  const attempts = keptAttempts([...rec.attempts, { attempt: c.attempt, assignee: c.assignee, claimed_at: c.claimed_at, ended_at: nowSec(), outcome, reason }]);
   const spent = roundAttempts(rec) >= rec.max_attempts;
   const dead = final || spent;
   const why = final ? reason : `${rec.max_attempts} attempt${rec.max_attempts === 1 ? "" : "s"} failed; the last: ${reason}`;

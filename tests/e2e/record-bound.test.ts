@@ -46,7 +46,7 @@ describe.concurrent("records over the readers' bound are never written", () => {
     expect(claim.id).toBe(id);
     const before = snapshot(d.path);
     const r = await a2a(["task", "done", id, claim.token, "-"], { ...o, stdin: controls(16 * MIB) });
-    expectCleanError(r, 2, /the record tasks\/q\/\S+ \(version \d+\) would be \d+ bytes once encoded, over the 100728832 bytes every reader accepts/);
+    expectCleanError(r, 2, /the record tasks\/q\/\S+ \(version \d+\) would be \d+ bytes once encoded, over the 101711872 bytes every reader accepts/);
     expect(snapshot(d.path)).toEqual(before);
     expect(JSON.parse((await a2a(["task", "show", id, "--json"], o)).stdout)).toMatchObject({ id, state: "claimed" });
     expect((await a2a(["task", "done", id, claim.token, "ok"], o)).code).toBe(0);
@@ -57,5 +57,23 @@ describe.concurrent("records over the readers' bound are never written", () => {
     using d = tempDir();
     const r = await a2a(["publish", "x", "y"], { dir: d.path, env: { A2A_MAX_BYTES: String(16 * MIB + 1) } });
     expectCleanError(r, 2, /A2A_MAX_BYTES=16777217 is over the 16777216-byte maximum every a2a reader accepts: set it to at most 16777216/);
+  });
+});
+
+describe.concurrent("a task's record stays within the bound whatever it goes through", () => {
+  test("25 failed attempts with the longest reasons: the record keeps the last 20, counts all 25, and the next claim works", async () => {
+    using d = tempDir();
+    const o = { dir: d.path };
+    const id = (await a2a(["task", "add", "q", "payload", "--max-attempts", "30"], o)).stdout.trim();
+    for (let i = 1; i <= 25; i++) {
+      const c = JSON.parse((await a2a(["task", "claim", "q", "--as", "w", "--json"], o)).stdout);
+      expect(c.attempt).toBe(i);
+      expect((await a2a(["task", "fail", id, c.token, "--reason", `${i} ${controls(4000)}`], o)).code).toBe(0);
+    }
+    const shown = JSON.parse((await a2a(["task", "show", id, "--json"], o)).stdout);
+    expect(shown.attempt).toBe(25);
+    expect(shown.attempts.map((a: { attempt: number }) => a.attempt)).toEqual(Array.from({ length: 20 }, (_, i) => i + 6));
+    const next = JSON.parse((await a2a(["task", "claim", "q", "--as", "w", "--json"], o)).stdout);
+    expect(next).toMatchObject({ id, attempt: 26 });
   });
 });
