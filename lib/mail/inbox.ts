@@ -70,37 +70,33 @@ export function listInbox(store: Store, agent: string, limit = 50, bodyChars = L
   };
 }
 
-// What waits for `agent`, as cheaply as its policy allows: the ids of the unread messages it
-// accepts, oldest first, and a reader of the heads of any of them. When the policy accepts every
-// sender (open, nobody denied or bound: the usual case) the ids are the file names alone, and
-// nothing is read until a caller asks for heads: a hook costs the same with 10 or 10,000
-// messages waiting. Otherwise each sender decides, so every head is read (bounded: the ends of
-// each file). A file in new/ with a message's name that is not a message counts as unread
-// here until the next read moves it to bad/.
+// What waits for `agent`, cheaply: the ids of its unread messages (new/ and claimed), oldest
+// first, from file names alone, and a reader of the heads of any of them. Nothing is read until
+// a caller asks for heads, so a hook costs the same with 10 or 10,000 messages waiting. The
+// ids are counted before the policy sees them: a message its policy refuses (one that landed
+// before a deny, or under a name bound to another OS user) counts until the next read sets it
+// aside in held/ (a send refused by the policy never lands at all); heads() leaves it out. A
+// file in new/ with a message's name that is not a message counts likewise until that read
+// moves it to bad/.
 export interface Waiting {
   ids: string[];
-  heads(ids: string[]): ListedMessage[]; // of those ids, in their order; gone ones left out
+  heads(ids: string[]): ListedMessage[]; // of those ids, in their order; gone or refused ones left out
 }
 
 export function waitingFor(store: Store, agent: string): Waiting {
   checkAgent(agent);
   const policy = readPolicy(store, agent);
-  if (policy.mode === "open" && !policy.deny.length && !Object.keys(policy.bind ?? {}).length) {
-    const claims = listClaims(store, agent);
-    const ids = [...idsIn(store, newDir(store, agent)), ...claims.map((c) => c.id)].sort();
-    const heads = (wanted: string[]) => {
-      const where = new Map(claims.map((c) => [c.id, { path: c.path, state: "claimed" as const }]));
-      return wanted.flatMap((id) => {
-        const w = where.get(id) ?? { path: msgFile(newDir(store, agent), id), state: "unread" as const };
-        const m = readMessageHead(store, w.path, id, w.state, 0);
-        return typeof m === "object" ? [m] : [];
-      });
-    };
-    return { ids, heads };
-  }
-  const listed = scanUnread(store, agent, 0).unread;
-  const byId = new Map(listed.map((m) => [m.id, m]));
-  return { ids: listed.map((m) => m.id), heads: (wanted) => wanted.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])) };
+  const claims = listClaims(store, agent);
+  const ids = [...idsIn(store, newDir(store, agent)), ...claims.map((c) => c.id)].sort();
+  const heads = (wanted: string[]) => {
+    const where = new Map(claims.map((c) => [c.id, { path: c.path, state: "claimed" as const }]));
+    return wanted.flatMap((id) => {
+      const w = where.get(id) ?? { path: msgFile(newDir(store, agent), id), state: "unread" as const };
+      const m = readMessageHead(store, w.path, id, w.state, 0);
+      return typeof m === "object" && accepts(policy, m.from, m.user) ? [m] : [];
+    });
+  };
+  return { ids, heads };
 }
 
 // The unread messages `agent`'s policy accepts (claimed ones included), oldest first, bodies

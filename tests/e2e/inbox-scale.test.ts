@@ -78,10 +78,12 @@ test("session-start and a2a inbox count them the same way", async () => {
   ]);
 });
 
-// With an open policy the hooks count what waits by name: they open only the few messages they
-// name (at most 20) or show (at most 5), whatever waits; strace lists every file they open.
+// The hooks count what waits by name: they open only the few messages they name (at most 20)
+// or show (at most 5), whatever waits and whatever the policy (a deny list here, which once
+// made them read every sender); strace lists every file they open.
 const STRACE = Bun.which("strace");
-test.skipIf(!STRACE)("session-start, the prompt hook and stop open at most 20 of the 1,001 messages", async () => {
+test.skipIf(!STRACE)("session-start, the prompt hook and stop open at most 20 of the 1,001 messages, under a deny list too", async () => {
+  expect((await a2a(["deny", "eve", "--as", "bob", "-q"], { dir: store })).code).toBe(0);
   for (const event of ["session-start", "user-prompt-submit", "stop"]) {
     const log = join(d.path, `${event}.strace`);
     const r = await collect(spawnA2A(["hook", event], { dir: store, env: { A2A_AGENT: "bob" }, stdin: JSON.stringify({ cwd: d.path, stop_hook_active: false }), prefix: [STRACE!, "-f", "-qq", "-e", "trace=open,openat", "-o", log] }));
