@@ -42,6 +42,8 @@ import { type Store } from "./config";
 import { ensureDir } from "./guard";
 import { A2AError, ioError } from "./errors";
 import { lockFile, locksDir } from "./paths";
+import { randomHex } from "./digest";
+import { join } from "node:path";
 
 export const STALE_MS = 2000;
 const GIVE_UP_MS = 30_000;
@@ -117,6 +119,24 @@ export function removeStaleLock(store: Store, name: string, maxAgeMs: number): b
   const path = lockFile(store, name);
   const held = identity(path);
   return !!held?.dir && breakIfStale(path, held, maxAgeMs, false) === true;
+}
+
+// For gc: removes the break guard of lock NAME (NAME.lock.break) that a breaker died holding,
+// if it is dated more than `maxAgeMs` from the filesystem's now, read off a probe directory gc
+// makes beside it (a breaker holds its guard for a moment; while one is left, the lock behind
+// it cannot be broken by gc, and every writer waits 2 s to judge it).
+export function removeStaleGuard(store: Store, name: string, maxAgeMs: number): boolean {
+  const guard = lockFile(store, name) + ".break";
+  const held = identity(guard);
+  if (!held?.dir) return false;
+  const probe = join(locksDir(store), `.clock.${process.pid}.${randomHex(4)}`);
+  if (!tryMkdir(probe, "reading the filesystem's clock")) return false;
+  try {
+    const fsNow = identity(probe)?.mtimeMs;
+    return fsNow !== undefined && Math.abs(fsNow - held.mtimeMs) > maxAgeMs && same(identity(guard), held) && rmdirQuiet(guard);
+  } finally {
+    rmdirQuiet(probe);
+  }
 }
 
 // What fn gets: `check` throws unless the lock is still this holder's (run it just before a

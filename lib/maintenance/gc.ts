@@ -14,7 +14,7 @@ import { TMP_STALE_MS } from "../core/atomic";
 import type { Store } from "../core/config";
 import { entries, lstatIf } from "../core/fs";
 import { checkStore, ensureDir, removeFile } from "../core/guard";
-import { removeStaleLock, STALE_MS, withLock } from "../core/lock";
+import { removeStaleGuard, removeStaleLock, STALE_MS, withLock } from "../core/lock";
 import { inboxesDir, isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir } from "../core/paths";
 import { recoverClaims } from "../mail/claim";
 import { removeChunks } from "../slots/chunks";
@@ -69,9 +69,14 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
   }
   const locks = entries(store, locksDir(store));
   if (locks.length) ensureDir(store, locksDir(store)); // never rmdir through a link
+  // Dated on the filesystem's clock, not this host's (lib/core/lock.ts), and only if empty;
+  // a dead breaker's guard first, since the lock behind it cannot be broken while it stands.
+  for (const file of locks) {
+    const name = file.endsWith(".break") ? lockNameOf(file.slice(0, -".break".length)) : undefined;
+    if (name && removeStaleGuard(store, name, STALE_MS * 5)) report.stale_locks.push(file);
+  }
   for (const file of locks) {
     const name = lockNameOf(file);
-    // Dated on the filesystem's clock, not this host's (lib/core/lock.ts), and only if empty.
     if (name && removeStaleLock(store, name, STALE_MS * 5)) report.stale_locks.push(name);
   }
   for (const agent of entries(store, inboxesDir(store))) {

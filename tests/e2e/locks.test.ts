@@ -88,10 +88,13 @@ describe("dead holders and clock steps", () => {
     expect(await a2a(["publish", "guarded", "through"], { dir: d.path })).toMatchObject({ code: 0, stderr: "" });
     expect(existsSync(guard)).toBe(false);
     const left = plantLock(d.path, "left.lock", 3600);
+    // A lock behind a dead breaker's guard: gc removes the guard, then the lock.
+    const behind = plantLock(d.path, "behind.lock", -3600);
+    const deadGuard = plantLock(d.path, "behind.lock.break", -3600);
     const gc = await a2a(["gc", "--json"], { dir: d.path });
     expect(gc.code).toBe(0);
-    expect(JSON.parse(gc.stdout).stale_locks).toEqual(["left"]);
-    expect(existsSync(left)).toBe(false);
+    expect(JSON.parse(gc.stdout).stale_locks.sort()).toEqual(["behind", "behind.lock.break", "left"]);
+    for (const p of [left, behind, deadGuard]) expect(existsSync(p)).toBe(false);
   });
 });
 
