@@ -22,6 +22,7 @@ import { listSlots } from "../../lib/slots/slot";
 import { readSlot } from "../../lib/slots/read";
 import { watchBus, type BusEvent } from "../../lib/dashboard/feed";
 import { agentRow, agentRows, BODY_CHARS, livePeers, PREVIEW_CHARS, slotRow, topicRow, topicRows, type AgentRow, type SlotRow, type TopicRow } from "../../lib/dashboard/view";
+import { senderShown } from "../../lib/topics/log";
 
 export const TAIL_CHARS = 2000;
 const TIMELINE_KEEP = 300;
@@ -245,7 +246,7 @@ export class Hub {
         row.last_id = Math.max(row.last_id, m.id);
         this.topics.set(m.topic, row);
         this.#broadcast("topic", { topic: m.topic, message: m });
-        this.#note("topic", `${m.from || "?"} → ${m.topic}`, m.body.slice(0, PREVIEW_CHARS), true, m.sent_at);
+        this.#note("topic", `${senderShown(m)} → ${m.topic}`, m.body.slice(0, PREVIEW_CHARS), true, m.sent_at);
         return;
       }
       case "board":

@@ -348,7 +348,7 @@
       div.append(el("h3", "", `${t.topic}  ·  ${t.last_id} message${t.last_id === 1 ? "" : "s"}`));
       for (const m of [...t.recent].reverse().slice(0, 8)) {
         const row = el("div", "msg");
-        row.append(el("span", "mono", m.from || "?"), el("span", "sub-line", age(m.sent_at)), agentEl("span", visible(m.body)));
+        row.append(el("span", "mono", m.from || "anonymous"), el("span", "sub-line", age(m.sent_at)), agentEl("span", visible(m.body)));
         row.addEventListener("click", () => row.classList.toggle("open"));
         div.append(row);
       }

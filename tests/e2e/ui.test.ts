@@ -518,6 +518,11 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
       await a2a(["pub", "build.status", "green on main", "--as", "ci"], { dir: d.path });
       await page.waitForSelector('#topics [data-topic="build.status"]');
       expect(await page.textContent('#topics [data-topic="build.status"]')).toContain("green on main");
+      // A post without a sender's name is "anonymous" here as everywhere (frames, timeline).
+      await a2a(["pub", "build.status", "from nobody"], { dir: d.path });
+      await page.locator("#timeline li", { hasText: "anonymous → build.status" }).waitFor();
+      await page.locator('#topics [data-topic="build.status"]', { hasText: "from nobody" }).waitFor();
+      expect(await page.textContent('#topics [data-topic="build.status"]')).toContain("anonymous");
       await page.locator("#timeline-view").screenshot({ path: join(shots, "timeline.png") });
       await page.locator("#topics-view").screenshot({ path: join(shots, "topics.png") });
       await page.screenshot({ path: join(shots, "page.png"), fullPage: true });
