@@ -27,6 +27,7 @@ const ENV: [string, string][] = [
   ["A2A_MAX_BYTES", "largest result, chunk or message, in bytes (default 1048576)"],
   ["A2A_POLL_MS", "poll interval on network filesystems, ms (default 100)"],
   ["A2A_WATCH", "auto, watch (never poll) or poll (never watch); default auto"],
+  ["A2A_TOPIC_KEEP", "how long a2a gc keeps topic messages, e.g. 7d (default 30d; forever: never removed); each topic's newest stays"],
   ["A2A_PLATFORM", "portable: behave as a2a does off Linux (fs.watch, no /proc, watch and poll); for testing"],
   ["A2A_MAX_UNREAD", "unread messages one inbox accepts (default 10000)"],
   ["A2A_CLAIM_LEASE_MS", "how long a reader on another host may hold a message before it returns to unread, ms (default 30000)"],

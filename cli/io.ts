@@ -12,6 +12,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import { A2AError, ioError } from "../lib/core/errors";
 import { platformFor } from "../lib/core/platform";
+import { parseDuration } from "../lib/core/time";
 
 // The reader of stdout went away (EPIPE) before a non-durable output was all written: the
 // command stops where it is and exits 0, as `head` expects of any Unix filter.
@@ -200,16 +201,6 @@ function strictArg(arg: string, what: string): string {
     if (bytes.toString("utf8") === arg) decodeUtf8(bytes, `${what} argument`);
   }
   return arg;
-}
-
-const UNITS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
-
-// "90", "90s", "1.5m", "2h", "7d", "250ms" -> seconds. The one parser of every duration a
-// user types (--timeout, --ttl, and any lease-like flag to come), through durationSec/Ms.
-export function parseDuration(text: string, flag: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(String(text).trim());
-  if (!m) throw new A2AError("EUSAGE", `${flag} ${JSON.stringify(text)} is not a duration: use seconds or a number with ms, s, m, h or d (e.g. 30, 90s, 5m, 2h)`);
-  return Number(m[1]) * UNITS[m[2] ?? "s"];
 }
 
 // A duration flag's value in the unit lib/ takes; undefined when the flag was not given.

@@ -18,6 +18,7 @@ import { dirname, join, resolve } from "node:path";
 import { A2AError, arg, ioError, text } from "./errors";
 import type { Inotify } from "./inotify";
 import { platformFor, type Platform } from "./platform";
+import { checkDuration, parseDuration } from "./time";
 import type { DirWatch } from "./watch";
 
 export type WatchMode = "auto" | "watch" | "poll";
@@ -38,6 +39,7 @@ export interface Settings {
   log: boolean; // A2A_LOG: one log line per MCP call on stderr
   debug: boolean; // A2A_DEBUG: stack traces with errors
   platform: Platform; // the OS's answers (lib/core/platform.ts); A2A_PLATFORM=portable: as off Linux
+  topicKeepSec: number | undefined; // A2A_TOPIC_KEEP: gc removes topic messages older than this; undefined: forever
 }
 
 // ROOT/store.json: what makes a directory an a2a store (lib/core/guard.ts).
@@ -127,6 +129,15 @@ function maxBytes(env: Env): number {
   return n;
 }
 
+export const DEFAULT_TOPIC_KEEP_SEC = 30 * 86400;
+
+function topicKeep(env: Env): number | undefined {
+  const raw = env.A2A_TOPIC_KEEP || undefined;
+  if (raw === undefined) return DEFAULT_TOPIC_KEEP_SEC;
+  if (raw === "forever") return undefined;
+  return checkDuration(parseDuration(raw, "A2A_TOPIC_KEEP"), "topic retention", "A2A_TOPIC_KEEP");
+}
+
 function durability(env: Env): Settings["durability"] {
   const raw = env.A2A_DURABILITY || "fsync";
   if (raw !== "fsync" && raw !== "none") {
@@ -163,6 +174,7 @@ export function readSettings(env: Env): Settings {
     log: !!env.A2A_LOG,
     debug: !!env.A2A_DEBUG,
     platform: platform(env),
+    topicKeepSec: topicKeep(env),
   };
 }
 

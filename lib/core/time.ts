@@ -14,6 +14,16 @@ export const MIN_DURATION_SEC = 0.001;
 export const MAX_DURATION_SEC = 10 * 365 * 86400;
 
 // `value` seconds as the `what` of `flag` (e.g. "TTL", "ttl"), or EUSAGE saying which bound it misses.
+const UNITS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
+
+// "90", "90s", "1.5m", "2h", "7d", "250ms" -> seconds. The one parser of every duration a
+// user types (--timeout, --ttl, A2A_TOPIC_KEEP, ...); `name` is how the caller spells it.
+export function parseDuration(text: string, name: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(String(text).trim());
+  if (!m) throw new A2AError("EUSAGE", `${name} ${JSON.stringify(text)} is not a duration: use seconds or a number with ms, s, m, h or d (e.g. 30, 90s, 5m, 2h)`);
+  return Number(m[1]) * UNITS[m[2] ?? "s"];
+}
+
 export function checkDuration(value: unknown, what: string, flag: string): number {
   const eg = arg(flag, "10m");
   const shown = typeof value === "number" && Math.abs(value) < 1 ? String(Number(value.toPrecision(6))) : String(value); // 1e-7, not 1.0000000000000001e-7

@@ -15,7 +15,8 @@ import type { Store } from "../core/config";
 import { entries, lstatIf } from "../core/fs";
 import { checkStore, ensureDir, removeFile } from "../core/guard";
 import { removeStaleGuard, removeStaleLock, STALE_MS, withLock } from "../core/lock";
-import { inboxesDir, isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir } from "../core/paths";
+import { inboxesDir, isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir, topicsDir } from "../core/paths";
+import { trimTopic } from "../topics/log";
 import { recoverClaims } from "../mail/claim";
 import { removeChunks } from "../slots/chunks";
 import { sweepExpired, TOMBSTONE_KEEP_SEC } from "../slots/slot";
@@ -32,6 +33,7 @@ export interface GcReport {
   claims_recovered: number; // messages of dead readers put back to unread
   tasks_removed: number; // done (7 days) or dead (30 days) tasks no unfinished task depends on
   leases_removed: number; // lease chains free for a day
+  topic_messages_removed: number; // older than A2A_TOPIC_KEEP (30 days unless set), each topic's newest kept
   damaged: DamagedChain[]; // task and lease chains left alone because their head is damaged
 }
 
@@ -40,7 +42,7 @@ const TEMP_RE = /^\d+\.[0-9a-f]+\.tmp$/;
 
 export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise<GcReport> {
   checkStore(store);
-  const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, damaged: [] };
+  const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, topic_messages_removed: 0, damaged: [] };
   const now = Date.now();
   for (const file of entries(store, slotsDir(store))) {
     const name = slotNameOf(file);
@@ -81,6 +83,9 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
   }
   for (const agent of entries(store, inboxesDir(store))) {
     if (isValidName(agent)) report.claims_recovered += recoverClaims(store, agent);
+  }
+  if (store.topicKeepSec !== undefined) {
+    for (const topic of entries(store, topicsDir(store))) report.topic_messages_removed += trimTopic(store, topic, store.topicKeepSec, now);
   }
   const swept = sweepTasksAndLeases(store);
   report.tasks_removed = swept.tasks;

@@ -20,10 +20,10 @@ import { createAtomic } from "../core/atomic";
 import { listingMayLag } from "../core/chain";
 import { checkSize, type Store } from "../core/config";
 import { A2AError } from "../core/errors";
-import { entries, fitRecord, readJsonLine } from "../core/fs";
+import { entries, fitRecord, lstatIf, readJsonLine } from "../core/fs";
 import { checkName, NAME_RULE, topicDir, topicIdOf, topicMessageFile } from "../core/paths";
 import { nowSec } from "../core/time";
-import { ensureDir, myUid } from "../core/guard";
+import { ensureDir, myUid, removeFile } from "../core/guard";
 import { userName } from "../core/owner";
 
 export interface TopicMessage {
@@ -57,6 +57,29 @@ export function topicIds(store: Store, topic: string): number[] {
     .map(topicIdOf)
     .filter((n): n is number => n !== undefined)
     .sort((a, b) => a - b);
+}
+
+// Removes the messages of `topic` written more than `keepSec` ago (by their mtime, the
+// filesystem's clock), oldest first, but never its newest message: publishers number the next
+// message after it, and a topic numbered from 1 again would hide its new messages from every
+// subscriber whose position is past them. Readers pass over the numbers removed (a missing
+// number below a listed message was removed). A message another member wrote, in a shared
+// store's sticky topic, is not ours to remove: it is passed over. Returns how many went.
+export function trimTopic(store: Store, topic: string, keepSec: number, nowMs = Date.now()): number {
+  const ids = topicIds(store, topic);
+  let removed = 0;
+  for (const id of ids.slice(0, -1)) {
+    const path = topicMessageFile(store, topic, id);
+    const st = lstatIf(path, true);
+    if (!st?.isFile()) continue; // a foreign entry: not a message a2a wrote
+    if (nowMs - st.mtimeMs <= keepSec * 1000) break; // numbered in publishing order: the rest are newer
+    try {
+      if (removeFile(store, path)) removed++;
+    } catch (err) {
+      if (!(err instanceof A2AError && (err.data.errno === "EPERM" || err.data.errno === "EACCES"))) throw err;
+    }
+  }
+  return removed;
 }
 
 // Appends `body` to `topic` and returns the message with its id.

@@ -3,6 +3,8 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { a2a, BIN, childEnv, hasWatch, readUntil, spawnA2A, tempDir, until } from "../harness/run";
 import { sh } from "./fixtures/core";
+import { utimesSync } from "node:fs";
+import { join } from "node:path";
 
 setDefaultTimeout(120_000);
 
@@ -123,5 +125,27 @@ describe("topics", () => {
         expect(mine.map((m) => Number(m.body))).toEqual(mine.map((m) => Number(m.body)).sort((a, b) => a - b));
       }
     }
+  });
+});
+
+describe("topic retention", () => {
+  test("gc removes topic messages older than A2A_TOPIC_KEEP, keeps each topic's newest, and readers and the numbering go on", async () => {
+    using d = tempDir();
+    for (const body of ["one", "two", "three", "four"]) await ok(["pub", "news", body], d.path);
+    expect(lines(await ok(["sub", "news", "--as", "reader", "--from-start", "--json"], d.path)).map((m) => m.id)).toEqual([1, 2, 3, 4]);
+    // Messages 1-3 written 40 days ago; 4 now. A second topic with one old message only.
+    const old = Date.now() / 1000 - 40 * 86400;
+    for (const id of [1, 2, 3]) utimesSync(join(d.path, "topics", "news", `${String(id).padStart(12, "0")}.json`), old, old);
+    await ok(["pub", "quiet", "alone"], d.path);
+    utimesSync(join(d.path, "topics", "quiet", `${"1".padStart(12, "0")}.json`), old, old);
+    // forever keeps everything; the default (30 days) removes 1-3, keeps news #4 and quiet #1.
+    const kept = await a2a(["gc", "--json"], { dir: d.path, env: { A2A_TOPIC_KEEP: "forever" } });
+    expect(JSON.parse(kept.stdout).topic_messages_removed).toBe(0);
+    expect(JSON.parse((await ok(["gc", "--json"], d.path))).topic_messages_removed).toBe(3);
+    expect(lines(await ok(["sub", "news", "--json"], d.path)).map((m) => [m.id, m.body])).toEqual([[4, "four"]]);
+    expect(lines(await ok(["sub", "quiet", "--json"], d.path)).map((m) => m.body)).toEqual(["alone"]);
+    await ok(["pub", "news", "five"], d.path);
+    expect(lines(await ok(["sub", "news", "--as", "reader", "--json"], d.path)).map((m) => [m.id, m.body])).toEqual([[5, "five"]]);
+    expect(lines(await ok(["sub", "news", "--as", "late", "--from-start", "--json"], d.path)).map((m) => m.id)).toEqual([4, 5]);
   });
 });

@@ -7,7 +7,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   DEFAULT_CLAIM_LEASE_MS, DEFAULT_HEARTBEAT_MS, DEFAULT_MAX_BYTES, DEFAULT_MAX_UNREAD, DEFAULT_MAX_WAIT_SEC, DEFAULT_POLL_MS,
-  DEFAULT_PROGRESS_MS, expandHome, openStore, readSettings, storeRoot,
+  DEFAULT_PROGRESS_MS, DEFAULT_TOPIC_KEEP_SEC, expandHome, openStore, readSettings, storeRoot,
 } from "../../lib/core/config";
 import { platformFor } from "../../lib/core/platform";
 import { refusal } from "./support";
@@ -23,7 +23,7 @@ describe("settings", () => {
       maxBytes: DEFAULT_MAX_BYTES, pollMs: DEFAULT_POLL_MS, watchMode: "auto", shared: false,
       maxUnread: DEFAULT_MAX_UNREAD, claimLeaseMs: DEFAULT_CLAIM_LEASE_MS, heartbeatMs: DEFAULT_HEARTBEAT_MS,
       agent: undefined, maxWaitSec: DEFAULT_MAX_WAIT_SEC, progressMs: DEFAULT_PROGRESS_MS, durability: "fsync", log: false, debug: false,
-      platform: platformFor(process.platform),
+      platform: platformFor(process.platform), topicKeepSec: DEFAULT_TOPIC_KEEP_SEC,
     });
   });
 
@@ -31,13 +31,14 @@ describe("settings", () => {
     const s = readSettings({
       A2A_MAX_BYTES: "2048", A2A_POLL_MS: "7", A2A_WATCH: "poll", A2A_SHARED: "1", A2A_MAX_UNREAD: "3",
       A2A_CLAIM_LEASE_MS: "900", A2A_HEARTBEAT_MS: "150", A2A_AGENT: "alice", A2A_MCP_MAX_WAIT: "2.5",
-      A2A_MCP_PROGRESS_MS: "250", A2A_DURABILITY: "none", A2A_LOG: "1", A2A_DEBUG: "yes", A2A_PLATFORM: "portable",
+      A2A_MCP_PROGRESS_MS: "250", A2A_DURABILITY: "none", A2A_LOG: "1", A2A_DEBUG: "yes", A2A_PLATFORM: "portable", A2A_TOPIC_KEEP: "7d",
     });
     expect(s).toEqual({
       maxBytes: 2048, pollMs: 7, watchMode: "poll", shared: true, maxUnread: 3, claimLeaseMs: 900, heartbeatMs: 150,
       agent: "alice", maxWaitSec: 2.5, progressMs: 250, durability: "none", log: true, debug: true,
-      platform: platformFor("linux", "portable"),
+      platform: platformFor("linux", "portable"), topicKeepSec: 7 * 86400,
     });
+    expect(readSettings({ A2A_TOPIC_KEEP: "forever" }).topicKeepSec).toBeUndefined();
     expect(s.platform.kind).toBe("portable");
   });
 
@@ -54,6 +55,7 @@ describe("settings", () => {
     ["A2A_WATCH", "inotify", /A2A_WATCH="inotify" is not a watch mode: use auto, watch or poll/],
     ["A2A_DURABILITY", "maybe", /A2A_DURABILITY="maybe" is not a durability: use fsync .* or none/],
     ["A2A_PLATFORM", "macos", /A2A_PLATFORM="macos" is not a platform setting: use portable/],
+    ["A2A_TOPIC_KEEP", "a month", /A2A_TOPIC_KEEP "a month" is not a duration/],
   ])("%s=%s is a usage error naming the variable", (key, value, message) => {
     const e = refusal(() => readSettings({ [key]: value }));
     expect(e.code).toBe("EUSAGE");

@@ -1,7 +1,8 @@
 // The values users type on the command line (cli/io.ts): durations and counts.
 import { describe, expect, test } from "bun:test";
 import { refusal } from "./support";
-import { parseCount, parseDuration } from "../../cli/io";
+import { parseCount } from "../../cli/io";
+import { parseDuration } from "../../lib/core/time";
 
 describe("parseDuration", () => {
   test("a number is seconds; ms, s, m, h and d are units; surrounding blanks are ignored", () => {
