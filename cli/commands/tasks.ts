@@ -181,7 +181,11 @@ function taskCommands(t: Command): void {
       if (r.state === "dead") {
         const d = r.tasks[0];
         if (c.json) out(json(d));
-        throw new A2AError("EFAILED", text`task ${d.id} is dead: ${d.reason ?? "no reason given"}; see ${op("task show", d.id)}, or put it back with ${op("task retry", d.id)}`, { data: { id: d.id } });
+        const back =
+          d.retry_id === d.id ? text`put it back with ${op("task retry", d.id)}`
+          : d.retry_id ? text`it comes back when ${d.retry_id} does: ${op("task retry", d.retry_id)}`
+          : text`no retry brings it back (${op("task cancel", d.id)} ends it)`;
+        throw new A2AError("EFAILED", [...text`task ${d.id} is dead: ${d.reason ?? "no reason given"}; see ${op("task show", d.id)}, or `, ...back], { data: { id: d.id, retry_id: d.retry_id ?? null } });
       }
       if (c.json) return out(json(unique.length === 1 ? r.tasks[0] : Object.fromEntries(r.tasks.map((v) => [v.id, v]))));
       if (unique.length === 1) return out(raw(r.tasks[0].result ?? ""));
@@ -207,7 +211,7 @@ function taskCommands(t: Command): void {
       if (!tasks.length) return out(queue === undefined && o.state === undefined ? "no tasks yet: a2a task add QUEUE PAYLOAD adds one\n" : "no such tasks\n");
       out(table(
         ["ID", "QUEUE", "STATE", "ATTEMPT", "ASSIGNEE", "AGE", "PAYLOAD"],
-        tasks.map((v) => [v.id, v.queue, v.state, `${v.attempt}/${v.max_attempts}`, v.assignee ?? "-", age(v.created_at), preview(v.payload, 40)]),
+        tasks.map((v) => [v.id, v.queue, v.state, `${v.max_attempts - v.attempts_left}/${v.max_attempts}`, v.assignee ?? "-", age(v.created_at), preview(v.payload, 40)]),
       ));
     }));
 

@@ -137,6 +137,9 @@ export interface Derived {
   state: TaskState;
   reason: string | null;
   blockedBy: string[]; // dependencies not done yet
+  // Dead: the task whose retry would bring this one back (itself, or the dependency that died
+  // first); null when no retry can (a damaged record, a missing dependency).
+  retry?: string | null;
 }
 
 // Derived state of tasks, memoised per call (one pass of list or claim reads each task once).
@@ -168,12 +171,12 @@ export class Resolver {
       // It can never be read as done: its dependants are dead while it is damaged (derived,
       // so a file put right brings them back).
       const d = damaged[0];
-      const gone = { derived: { state: "dead" as const, reason: `its record is damaged (${d.file} is ${d.why})`, blockedBy: [] } };
+      const gone = { derived: { state: "dead" as const, reason: `its record is damaged (${d.file} is ${d.why})`, blockedBy: [], retry: null } };
       this.seen.set(key, gone);
       return gone;
     }
     if (!rec) {
-      const gone = { derived: { state: "dead" as const, reason: `dependency ${dep.id} is missing from the store`, blockedBy: [] } };
+      const gone = { derived: { state: "dead" as const, reason: `dependency ${dep.id} is missing from the store`, blockedBy: [], retry: null } };
       this.seen.set(key, gone);
       return gone;
     }
@@ -181,12 +184,12 @@ export class Resolver {
   }
 
   private derive(rec: TaskRecord): Derived {
-    if (rec.state !== "ready") return { state: rec.state, reason: rec.reason, blockedBy: [] };
-    if (rec.deadline !== null && rec.deadline <= this.now) return { state: "dead", reason: `its TTL ran out at ${isoTime(rec.deadline)}`, blockedBy: [] };
+    if (rec.state !== "ready") return { state: rec.state, reason: rec.reason, blockedBy: [], ...(rec.state === "dead" ? { retry: rec.id } : {}) };
+    if (rec.deadline !== null && rec.deadline <= this.now) return { state: "dead", reason: `its TTL ran out at ${isoTime(rec.deadline)}`, blockedBy: [], retry: rec.id };
     const blockedBy: string[] = [];
     for (const dep of rec.after) {
       const d = this.lookup(dep).derived;
-      if (d.state === "dead") return { state: "dead", reason: `dependency ${dep.id} is dead: ${d.reason}`, blockedBy: [] };
+      if (d.state === "dead") return { state: "dead", reason: `dependency ${dep.id} is dead: ${d.reason}`, blockedBy: [], retry: d.retry ?? null };
       if (d.state !== "done") blockedBy.push(dep.id);
     }
     return blockedBy.length ? { state: "blocked", reason: null, blockedBy } : { state: "ready", reason: null, blockedBy };
@@ -270,6 +273,7 @@ export interface TaskView {
   attempts: Attempt[];
   result: string | null;
   reason: string | null;
+  retry_id?: string | null; // dead: the task whose retry brings this one back (Derived.retry)
   created_at: number;
   updated_at: number;
 }
@@ -281,7 +285,8 @@ export function viewOf(rec: TaskRecord, d: Derived): TaskView {
     after: rec.after.map((x) => x.id), blocked_by: d.blockedBy, attempt: rec.attempt,
     attempts_left: Math.max(0, rec.max_attempts - roundAttempts(rec)), max_attempts: rec.max_attempts,
     assignee: rec.claim?.assignee ?? null, lease_expires_at: rec.claim?.expires_at ?? null, deadline: rec.deadline,
-    attempts: rec.attempts, result: rec.result, reason: d.reason, created_at: rec.created_at, updated_at: rec.updated_at,
+    attempts: rec.attempts, result: rec.result, reason: d.reason, ...(d.state === "dead" ? { retry_id: d.retry ?? null } : {}),
+    created_at: rec.created_at, updated_at: rec.updated_at,
   };
 }
 

@@ -181,14 +181,17 @@ describe.concurrent("task wait", () => {
     const [stdout, stderr, code] = await Promise.all([new Response(deadWaiter.stdout).text(), new Response(deadWaiter.stderr).text(), deadWaiter.exited]);
     expect(code).toBe(1);
     // Under --json the error is JSON on stderr too.
-    expect(JSON.parse(stderr).error).toMatchObject({ code: "EFAILED", exit: 1, message: `task ${dependant} is dead: dependency ${doomed} is dead: 1 attempt failed; the last: disk on fire; see a2a task show ${dependant}, or put it back with a2a task retry ${dependant}` });
-    expect(JSON.parse(stdout)).toMatchObject({ id: dependant, state: "dead" });
-    expectCleanError(await a2a(["task", "wait", doomed], { dir: d.path }), 1, /is dead: 1 attempt failed; the last: disk on fire/);
+    expect(JSON.parse(stderr).error).toMatchObject({ code: "EFAILED", exit: 1, message: `task ${dependant} is dead: dependency ${doomed} is dead: 1 attempt failed; the last: disk on fire; see a2a task show ${dependant}, or it comes back when ${doomed} does: a2a task retry ${doomed}` });
+    expect(JSON.parse(stdout)).toMatchObject({ id: dependant, state: "dead", retry_id: doomed });
+    expectCleanError(await a2a(["task", "wait", doomed], { dir: d.path }), 1, new RegExp(`is dead: 1 attempt failed; the last: disk on fire; see a2a task show ${doomed}, or put it back with a2a task retry ${doomed}\n`));
 
     // A dead letter goes back with retry; its dependant is blocked again.
     expect((await js(["task", "list", "q", "--state", "dead"], d.path)).map((t: any) => t.id)).toEqual([doomed, dependant]);
     await ok(["task", "retry", doomed], d.path);
     expect((await js(["task", "show", dependant], d.path)).state).toBe("blocked");
+    // The list counts the attempts of the round the retry began, not every attempt there was.
+    const row = (await ok(["task", "list", "q"], d.path)).split("\n").find((l) => l.startsWith(doomed))!;
+    expect(row.split(/\s+/).slice(2, 4)).toEqual(["ready", "0/1"]);
     expectCleanError(await a2a(["task", "wait", dependant, "--timeout", "0.3"], { dir: d.path }), 124, /timed out waiting for task/);
   });
 });
