@@ -5,6 +5,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { a2a, BIN, childEnv, tempDir, until } from "../harness/run";
 import { expectCleanError, snapshot } from "./fixtures/core";
+import { connect } from "../harness/mcp";
 
 setDefaultTimeout(120_000);
 
@@ -215,5 +216,22 @@ describe.concurrent("a typo in a name is pointed out, and nothing else changes",
     expect((await a2a(["send", "revieweer", "again", "--as", "lead"], o)).stderr).toBe("");
     expect((await a2a(["wait", "researcher", "--timeout", "1s"], o)).stderr).toBe("");
     expect((await a2a(["wait", "indexer", "--timeout", "50ms"], o)).stderr).toStartWith("a2a: timed out waiting for indexer");
+  });
+});
+
+describe("a typo in a name, through the MCP server", () => {
+  test("agent_wait and send_message say which existing name was likely meant", async () => {
+    using d = tempDir();
+    await a2a(["publish", "researcher", "x"], { dir: d.path });
+    await a2a(["send", "reviewer", "first", "--as", "lead"], { dir: d.path });
+    const s = await connect(d.path, { A2A_AGENT: "lead" });
+    try {
+      const w = await s.structured("agent_wait", { name: "researchr", timeout: 1 });
+      expect(w).toMatchObject({ ok: false, error: "timeout", state: expect.stringContaining("did you mean researcher?") });
+      const sent = await s.structured("send_message", { to_id: "revieweer", message: "hi" });
+      expect(sent).toMatchObject({ ok: true, to: "revieweer", did_you_mean: "reviewer", message: expect.stringContaining("did you mean reviewer?") });
+    } finally {
+      await s.close();
+    }
   });
 });

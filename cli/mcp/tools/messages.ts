@@ -112,7 +112,8 @@ export function registerMessageTools(server: McpServer, ctx: McpCtx): void {
     annotations: messagingAnnotations(false),
   }, handler(ctx, "send_message", async ({ to_id, message, reply_to }: { to_id: string; message: string; reply_to?: string }) => {
     const r = await sendMessage(store, me, to_id, message, { replyTo: reply_to || undefined });
-    return { ok: true, ...r, message: `Message ${r.id} sent to ${r.to}.` };
+    const meant = r.did_you_mean ? ` Note: nobody has had mail or been on the bus as ${r.to}; did you mean ${r.did_you_mean}? (It waits in ${r.to}'s inbox.)` : "";
+    return { ok: true, ...r, message: `Message ${r.id} sent to ${r.to}.${meant}` };
   }));
 
   server.registerTool("check_messages", {

@@ -11,7 +11,7 @@
 
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { SlotRecord } from "../../../lib/slots/record";
-import { getSlot } from "../../../lib/slots/read";
+import { getSlot, similarSlot } from "../../../lib/slots/read";
 import { waitSlots } from "../../../lib/slots/wait";
 import { preview } from "../../format";
 import type { McpCtx } from "../context";
@@ -78,7 +78,8 @@ export function registerWaitTools(server: McpServer, ctx: McpCtx): void {
         const r = w.found.get(name)!;
         return { ok: true, name, ...recordFields(r), waited_secs, message: `${name} published version ${r.version}.`, untrusted: UNTRUSTED };
       }
-      const state = stateOf(ctx, name);
+      const meant = similarSlot(ctx.store, name);
+      const state = stateOf(ctx, name) + (meant ? `; no slot named ${name} has ever been written: did you mean ${meant}?` : "");
       const again = `agent_wait(name="${name}", timeout=${Math.ceil(w.remaining)})`;
       const message =
         w.kind === "still_waiting"
