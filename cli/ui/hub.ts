@@ -22,7 +22,7 @@ import { listSlots } from "../../lib/slots/slot";
 import { readSlot } from "../../lib/slots/read";
 import { watchBus, type BusEvent } from "../../lib/dashboard/feed";
 import { agentRow, agentRows, BODY_CHARS, livePeers, PREVIEW_CHARS, slotRow, topicRow, topicRows, type AgentRow, type SlotRow, type TopicRow } from "../../lib/dashboard/view";
-import { senderShown } from "../../lib/topics/log";
+import { senderShown } from "../frame";
 
 export const TAIL_CHARS = 2000;
 const TIMELINE_KEEP = 300;

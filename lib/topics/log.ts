@@ -36,10 +36,6 @@ export interface TopicMessage {
   user: string; // the OS user owning the file: never written into it, never read from its text
 }
 
-// How a message without a sender's name is shown, everywhere it is shown.
-export const ANONYMOUS = "anonymous";
-export const senderShown = (m: { from: string }): string => m.from || ANONYMOUS;
-
 const TOPIC_RE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
 
