@@ -24,6 +24,7 @@
 //   a continuation is never blocked), and `a2a doctor` names the file.
 
 import { writeAtomic } from "../core/atomic";
+import { A2AError } from "../core/errors";
 import type { Store } from "../core/config";
 import { readJsonLine } from "../core/fs";
 import { myUid, ownerOf, speaksFor } from "../core/guard";
@@ -62,7 +63,15 @@ export function claimableTasks(store: Store, _name: string): ClaimableTask[] {
 }
 
 function readRecord(store: Store, name: string): SessionRecord {
-  const r = readJsonLine(store, sessionFile(store, name), (v) => (v.a2a === 1 && v.name === name ? (v as SessionRecord) : undefined));
+  const read = () => readJsonLine(store, sessionFile(store, name), (v) => (v.a2a === 1 && v.name === name ? (v as SessionRecord) : undefined));
+  let r: ReturnType<typeof read>;
+  try {
+    r = read();
+  } catch (err) {
+    // One this user cannot even open (a member's, mode 000): judged by its owner, as damage is.
+    if (!(err instanceof A2AError && (err.data.errno === "EACCES" || err.data.errno === "EPERM"))) throw err;
+    r = { kind: "invalid", why: "not readable" };
+  }
   const fresh: SessionRecord = { a2a: 1, name, announced: [], blocked: [], blocks: 0 };
   const owner = r.kind === "ok" ? r.uid : r.kind === "invalid" ? ownerOf(sessionFile(store, name)) : undefined;
   if (owner !== undefined && !speaksFor(store, owner, myUid())) return { ...fresh, theirs: userName(store, owner) };
@@ -76,10 +85,18 @@ function readRecord(store: Store, name: string): SessionRecord {
   };
 }
 
-const writeRecord = (store: Store, { theirs, ...rec }: SessionRecord) => {
-  // Not synced: a record lost in a power cut costs one announcement or stop block again.
-  if (theirs === undefined) writeAtomic(store, sessionFile(store, rec.name), JSON.stringify(rec) + "\n", { durable: false });
-};
+// Not synced: a record lost in a power cut costs one announcement or stop block again. A record
+// another member planted after it was read (sessions/ is sticky: ours cannot replace theirs) is
+// met as at a read: the hook remembers nothing this time, and does not fail.
+function writeRecord(store: Store, { theirs, ...rec }: SessionRecord): void {
+  if (theirs !== undefined) return;
+  try {
+    writeAtomic(store, sessionFile(store, rec.name), JSON.stringify(rec) + "\n", { durable: false });
+  } catch (err) {
+    const errno = err instanceof A2AError ? err.data.errno : undefined;
+    if (!(store.shared && (errno === "EPERM" || errno === "EACCES"))) throw err;
+  }
+}
 
 // What waits costs a hook its count, not its bytes: ids by name (lib/mail/inbox.ts waitingFor);
 // the few messages it names or shows are read then, and only their ends.

@@ -174,6 +174,18 @@ describe.if(able)("a shared store with a hostile member", () => {
     );
   });
 
+  test("a session record mallory plants that alice cannot even read (mode 000) does not break alice's hooks either", async () => {
+    await ok(USERS.bob, ["send", "carol", "for carol", "--as", "bob"]);
+    await ok(USERS.carol, ["recv", "--as", "carol", "--json"]); // her inbox is hers now
+    await ok(USERS.bob, ["send", "carol", "news for carol", "--as", "bob"]);
+    expect(shellAs(USERS.mallory, `printf x > '${join(store, "sessions", "carol.json")}' && chmod 000 '${join(store, "sessions", "carol.json")}'`)).toBe(0);
+    for (const event of ["session-start", "user-prompt-submit", "stop"]) {
+      const r = await as(USERS.carol, ["hook", event], { stdin: JSON.stringify({ cwd: "/tmp" }), env: { A2A_AGENT: "carol" } });
+      expect({ event, code: r.code, stderr: r.stderr }).toEqual({ event, code: 0, stderr: "" });
+      if (event === "user-prompt-submit") expect(JSON.parse(r.stdout).hookSpecificOutput.additionalContext).toContain("news for carol");
+    }
+  });
+
   test("a sender whose clock lags a minute is announced by the prompt hook all the same", async () => {
     await ok(USERS.carol, ["send", "bob", "on time", "--as", "carol"]);
     expect(JSON.parse((await hook(USERS.bob, "bob")).stdout).hookSpecificOutput.additionalContext).toContain("on time");
