@@ -1,6 +1,6 @@
 // Network filesystems, where a directory watch never sees another machine's writes.
 //
-// 1. Detection by statfs: an LD_PRELOAD shim (tests/fixtures/fake-nfs.c) makes statfs report NFS
+// 1. Detection by statfs: an LD_PRELOAD shim (tests/e2e/fixtures/fake-nfs.c) makes statfs report NFS
 //    under one directory of a local disk. A write the watch cannot see (an in-place write through
 //    a shared mmap, which inotify never reports) then wakes a waiter in auto mode only if auto
 //    mode chose to poll: the control runs show the same write goes unseen without the shim.

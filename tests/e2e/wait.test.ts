@@ -1,6 +1,6 @@
 // `a2a wait`: the handoff between two processes, in auto (watch) mode and forced poll mode.
 // Waiters are real processes; "started before publish" means the waiter is provably blocked in
-// its wake loop (tests/fixtures/core.ts blocked()) before the publisher is spawned.
+// its wake loop (tests/e2e/fixtures/core.ts blocked()) before the publisher is spawned.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// lib/frame.ts: a body cannot pass itself off as framing, nor hide text on a terminal.
+// cli/frame.ts: a body cannot pass itself off as framing, nor hide text on a terminal.
 import { describe, expect, test } from "bun:test";
 import { escapeControls, frameMessage, frameTopicMessage } from "../../cli/frame";
 import type { ReceivedMessage } from "../../lib/mail/message";
