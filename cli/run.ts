@@ -18,10 +18,9 @@
 // - a reader that closed stdout early ends the command quietly, exit 0 (io.ts StdoutClosed).
 
 import type { Command } from "commander";
-import { openStore, type Store } from "../lib/core/config";
+import { closeStore, openStore, type Store } from "../lib/core/config";
 import { A2AError, render, type Part } from "../lib/core/errors";
 import type { Outcome } from "../lib/core/outcome";
-import { closeWatches } from "../lib/core/watch";
 import { closeStdout, err, out, StdoutClosed } from "./io";
 import { SHELL } from "./phrase";
 
@@ -113,7 +112,7 @@ export function action(run: (c: Ctx, ...args: any[]) => unknown) {
       } else if (!(e instanceof StdoutClosed)) throw e;
     } finally {
       closeStdout();
-      if (c.opened) closeWatches(c.opened);
+      if (c.opened) closeStore(c.opened);
     }
   };
 }

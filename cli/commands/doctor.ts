@@ -5,17 +5,14 @@
 // as by any first use).
 
 import type { Command } from "commander";
-import { readFileSync, realpathSync, statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { openStore, type Marker, type Store } from "../../lib/core/config";
+import { openStore, type Store } from "../../lib/core/config";
 import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
-import { readJsonLine } from "../../lib/core/fs";
-import { userName } from "../../lib/core/owner";
-import { markerFile, slotFile } from "../../lib/core/paths";
-import { wakeMode } from "../../lib/core/watch";
-import { checkStore } from "../../lib/core/guard";
+import { slotFile } from "../../lib/core/paths";
 import { gitRoot } from "../../lib/presence/identity";
 import { auditShared } from "../../lib/maintenance/audit";
+import { describeStore } from "../../lib/maintenance/describe";
 import { sessionName } from "../../lib/presence/session-name";
 import { clearSlot, publishSlot } from "../../lib/slots/slot";
 import { waitSlots } from "../../lib/slots/wait";
@@ -35,43 +32,22 @@ interface Check {
 
 const SKEW_LIMIT_SEC = 2;
 
-function nearestExisting(path: string): string {
-  for (let p = path; ; p = dirname(p)) {
-    try {
-      statSync(p);
-      return p;
-    } catch {
-      if (dirname(p) === p) return p;
-    }
-  }
-}
-
 function storeChecks(store: Store, checks: Check[]): void {
+  let d;
   try {
-    checkStore(store); // its marker, not A2A_SHARED, says whether it is shared
+    d = describeStore(store);
   } catch (e) {
     checks.push({ check: "store", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "fix the store as the line says" });
     return;
   }
   const from = { "--dir": "from --dir", A2A_DIR: "from A2A_DIR", default: "the default" }[store.rootFrom];
-  let st;
-  try {
-    st = statSync(store.root);
-  } catch {
-    // not created yet
-  }
-  if (!st) {
+  if (!d.exists) {
     checks.push({ check: "store", level: "ok", detail: `${store.root} (${from}): not created yet; the first use creates it (mode ${store.shared ? "shared, 2770" : "private, 0700"})` });
   } else {
-    const marker = readJsonLine(store, markerFile(store), (m) => (m.a2a === 1 && m.format === 1 ? (m as Marker) : undefined));
-    const owner = userName(store, st.uid);
-    const perms = (st.mode & 0o7777).toString(8);
-    const markerText = marker.kind === "ok" ? `marker ok (${marker.value.mode}, created by ${marker.value.created_by})` : marker.kind === "absent" ? "no marker yet (written with the next write)" : "marker damaged";
-    checks.push({ check: "store", level: marker.kind === "invalid" ? "problem" : "ok", detail: `${store.root} (${from}), owner ${owner}, mode ${perms} (${store.shared ? "shared" : "private"}), ${markerText}`, fix: marker.kind === "invalid" ? `look at ${markerFile(store)}: a2a writes it once, with the store` : undefined });
+    const markerText = d.marker === "ok" ? `marker ok (${d.markerMode}, created by ${d.createdBy})` : d.marker === "absent" ? "no marker yet (written with the next write)" : "marker damaged";
+    checks.push({ check: "store", level: d.marker === "damaged" ? "problem" : "ok", detail: `${store.root} (${from}), owner ${d.owner}, mode ${d.mode} (${store.shared ? "shared" : "private"}), ${markerText}`, fix: d.marker === "damaged" ? `look at ${d.markerFile}: a2a writes it once, with the store` : undefined });
   }
-  const at = nearestExisting(store.root);
-  const fs = store.platform.filesystem(at);
-  const mode = wakeMode(store, at);
+  const { mode, at, filesystem: fs } = d.wake;
   const why =
     store.watchMode !== "auto" ? `A2A_WATCH=${store.watchMode}`
     : fs.kind === "network" ? `${fs.type} is a network filesystem: a watch sees only this machine's writes`

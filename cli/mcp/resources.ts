@@ -10,11 +10,10 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { isValidName, slotNameOf, slotsDir } from "../../lib/core/paths";
+import { isValidName } from "../../lib/core/paths";
+import { onSlotChange } from "../../lib/slots/events";
 import { listSlots } from "../../lib/slots/slot";
 import { readSlot } from "../../lib/slots/read";
-import { ensureDir } from "../../lib/core/guard";
-import { subscribe } from "../../lib/core/watch";
 import type { McpCtx } from "./context";
 
 const PREFIX = "a2a://slot/";
@@ -73,13 +72,10 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
     last.set(name, sig);
     server.server.sendResourceUpdated({ uri: slotUri(name) }).catch(() => {});
   };
-  const onChange = (file: string | undefined) => {
+  const onChange = (name: string | undefined) => {
     try {
-      if (file === undefined) for (const n of [...last.keys()]) check(n);
-      else {
-        const name = slotNameOf(file);
-        if (name && last.has(name)) check(name);
-      }
+      if (name === undefined) for (const n of [...last.keys()]) check(n);
+      else if (last.has(name)) check(name);
     } catch (e) {
       ctx.log(`resource watch: ${(e as Error).message}`); // never let one slot break the shared watch
     }
@@ -88,10 +84,7 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
   server.server.setRequestHandler(SubscribeRequestSchema, async (req) => {
     const name = nameOfUri(req.params.uri);
     // Watch first, then take the baseline: a change between the two is never missed.
-    if (!unsubscribe) {
-      ensureDir(store, slotsDir(store));
-      unsubscribe = subscribe(store, slotsDir(store), onChange);
-    }
+    if (!unsubscribe) unsubscribe = onSlotChange(store, onChange);
     if (!last.has(name)) last.set(name, signature(name) ?? "");
     ctx.log(`subscribed to ${req.params.uri}`);
     return {};

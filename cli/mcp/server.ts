@@ -22,8 +22,7 @@
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import pkg from "../../package.json" with { type: "json" };
-import { openStore } from "../../lib/core/config";
-import { closeWatches } from "../../lib/core/watch";
+import { closeStore, openStore } from "../../lib/core/config";
 import { makeCtx, type McpCtx } from "./context";
 import { oneLineValidationErrors } from "./args";
 import { Deliveries } from "./delivery";
@@ -111,7 +110,7 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
       // Answers not yet written return their mail to unread (delivery.ts, tools/messages.ts).
       await Promise.race([deliveries.close().catch((e) => ctx.log(`closing deliveries: ${(e as Error).message}`)), Bun.sleep(GRACE_MS)]);
       session.close();
-      closeWatches(store);
+      closeStore(store);
       process.exit(0);
     })());
   // A closed transport reads nothing any more: the server must not linger as a ghost either.

@@ -19,7 +19,7 @@ import { A2AError, arg, ioError, text } from "./errors";
 import type { Inotify } from "./inotify";
 import { platformFor, type Platform } from "./platform";
 import { checkDuration, parseDuration } from "./time";
-import type { DirWatch } from "./watch";
+import { closeWatches, type DirWatch } from "./watch";
 
 export type WatchMode = "auto" | "watch" | "poll";
 export type Env = Record<string, string | undefined>;
@@ -257,4 +257,10 @@ export function checkSize(store: Store, text: string, what: string): number {
     );
   }
   return bytes;
+}
+
+// Lets go of what an open store holds in this process (its watches, its inotify instance): a
+// front end calls it when it is done with the store, whatever the store is made of.
+export function closeStore(store: Store): void {
+  closeWatches(store);
 }

@@ -8,7 +8,7 @@ import { ensureDir } from "../core/guard";
 import { entries } from "../core/fs";
 import { ended, type Outcome } from "../core/outcome";
 import { checkName, slotNameOf, slotsDir } from "../core/paths";
-import { waitUntil, type WaitOptions } from "../core/watch";
+import { subscribe, waitUntil, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
 import { readSlot } from "./read";
 
@@ -98,4 +98,16 @@ export async function watchSlots(store: Store, only: string[], onEvent: (e: Slot
     opts,
   );
   return ended(outcome.kind, reported, only);
+}
+
+// Calls `listener` with the name of a slot that may have changed (undefined: any may have, as
+// after a missed event), for as long as the returned function is not called: the change feed
+// behind the MCP server's resource subscriptions. The listener re-reads what it cares about.
+export function onSlotChange(store: Store, listener: (name: string | undefined) => void): () => void {
+  ensureDir(store, slotsDir(store));
+  return subscribe(store, slotsDir(store), (file) => {
+    if (file === undefined) return listener(undefined);
+    const name = slotNameOf(file);
+    if (name) listener(name);
+  });
 }

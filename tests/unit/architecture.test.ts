@@ -121,6 +121,26 @@ describe("architecture", () => {
     expect(bad).toEqual([]);
   });
 
+  // The front ends reach the store through lib's concepts, never through the file engine's own
+  // primitives (atomic writes, guards, locks, chains, reads, watches), so that another engine can
+  // stand behind the same calls (issue 21). lib/core's neutral modules are theirs to use; the two
+  // exceptions are named with why.
+  test("cli/ imports from lib/core/ only what is not the file engine", () => {
+    const neutral = ["errors", "time", "outcome", "digest", "paths", "config", "platform", "cut", "similar"];
+    const allowedOnce: Record<string, string> = {
+      "cli/commands/init.ts -> init": "a2a init makes the store itself (the engine's own operation, next behind the interface)",
+      "cli/commands/setup.ts -> atomic": "writeUserFile, the one write outside any store (Claude Code's settings)",
+    };
+    const bad: string[] = [];
+    for (const f of CLI) {
+      for (const m of code(f).matchAll(/from\s+["']((?:\.\.\/)+lib\/core\/([a-z-]+))["']/g)) {
+        const rel = relative(ROOT, f);
+        if (!neutral.includes(m[2]) && !(`${rel} -> ${m[2]}` in allowedOnce)) bad.push(`${rel} imports lib/core/${m[2]}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
   test("no test is focused, skipped or left as a todo", () => {
     const tests = sources("tests");
     // Built from parts so this file does not match itself.
