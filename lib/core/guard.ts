@@ -26,13 +26,14 @@
 //   can be a link by its hundredth. A command pays one lstat per path component per write.
 
 import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, type Stats } from "node:fs";
-import { basename, dirname, relative, sep } from "node:path";
+import { dirname, relative, sep } from "node:path";
 import type { Marker, Store } from "./config";
 import { A2AError, arg, ioError, op, text } from "./errors";
 import { lstatIf, readJsonLine, refuseDir, syncDir } from "./fs";
 import { userName } from "./owner";
-import { STICKY_NAMES, STORE_NAMES, markerFile } from "./paths";
+import { STORE_NAMES, markerFile } from "./paths";
 import { nowSec } from "./time";
+import { closeToGroup, GROUP_WRITE, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, SHARED_DIR_MODE, SHARED_FILE_MODE, SHARED_ROOT_MODE, stick, stickyExpected, STICKY } from "./modes";
 
 const uid = () => process.getuid?.() ?? -1;
 export const myUid = uid;
@@ -44,43 +45,6 @@ function checkOwned(store: Store, path: string, st: Stats): void {
   if (!st.isDirectory()) refuseDir(path, "not a directory");
   if (store.shared ? st.gid !== store.gid : st.uid !== uid() && uid() !== 0) {
     refuseDir(path, store.shared ? `not group-owned by the store's group (gid ${store.gid})` : `owned by uid ${st.uid}, not by you`);
-  }
-}
-
-export const PRIVATE_DIR_MODE = 0o700;
-export const PRIVATE_FILE_MODE = 0o600;
-export const SHARED_DIR_MODE = 0o2770; // setgid: what is created inside stays in the group
-export const SHARED_FILE_MODE = 0o640; // members read; only the writer can change a file in place
-export const STICKY = 0o1000; // only a file's creator (or the directory's owner) may rename or delete it
-export const GROUP_WRITE = 0o020;
-const SHARED_ROOT_MODE = SHARED_DIR_MODE | STICKY; // nobody renames another's top-level directory away
-
-// Whether the store's directory `path` must be sticky: in a shared store, the root, the
-// top-level directories of STICKY_NAMES, and `asked` (the caller's own: a topic, an inbox).
-export function stickyExpected(store: Store, path: string, asked = false): boolean {
-  if (!store.shared) return false;
-  return asked || path === store.root || (dirname(path) === store.root && STICKY_NAMES.includes(basename(path)));
-}
-
-// Gives an existing directory of ours the sticky bit it should have (a store made by an
-// earlier release): only its owner may, so another's is left for `a2a doctor` to report.
-function stick(path: string, st: Stats): void {
-  if (st.mode & STICKY || st.uid !== uid()) return;
-  try {
-    chmodSync(path, (st.mode & 0o7777) | STICKY);
-  } catch (err) {
-    throw ioError(err, `making ${path} sticky`);
-  }
-}
-
-// Takes the group's write permission from an existing directory of ours that should be the
-// owner's alone (an inbox's claim/ made by an earlier release): only its owner may.
-function closeToGroup(path: string, st: Stats): void {
-  if (!(st.mode & GROUP_WRITE) || st.uid !== uid()) return;
-  try {
-    chmodSync(path, (st.mode & 0o7777) & ~GROUP_WRITE);
-  } catch (err) {
-    throw ioError(err, `closing ${path} to the group`);
   }
 }
 

@@ -18,7 +18,8 @@ import type { Stats } from "node:fs";
 import { join } from "node:path";
 import type { Store } from "../core/config";
 import { entries, lstatIf } from "../core/fs";
-import { checkStore, GROUP_WRITE, myUid, STICKY } from "../core/guard";
+import { checkStore, myUid } from "../core/guard";
+import { GROUP_WRITE, STICKY } from "../core/modes";
 import { userName } from "../core/owner";
 import { badDir, claimDir, curDir, heldDir, inboxDir, inboxesDir, isValidName, keysDir, newDir, peerNameOf, policyFile, sessionsDir, STICKY_NAMES, topicDir, topicsDir } from "../core/paths";
 
