@@ -16,7 +16,7 @@
 //   path as it is; a URL without its password;
 // - settings are read once, when the bus is opened (lib/core/config.ts).
 
-import { closeStore, openStore, type Env, type Settings, type Store } from "./core/config";
+import { closeStore, openStore, storeUrl, URL_SCHEME, type Env, type Settings, type Store } from "./core/config";
 import { A2AError, arg, text } from "./core/errors";
 import { initStore } from "./core/init";
 import { agentRow, agentRows, livePeers, topicRow, topicRows } from "./dashboard/view";
@@ -156,6 +156,7 @@ export interface Bus extends Rooms {
   readonly engine: Engine;
   readonly where: string; // the location as it may be shown: never a password
   readonly from: "--dir" | "A2A_DIR" | "default";
+  readonly host: string; // this machine, as presence records name it
   readonly settings: Settings;
   close(): Promise<void>; // lets go of what the bus holds in this process (watches, connections)
 }
@@ -172,16 +173,13 @@ function bind<T extends Record<string, (store: Store, ...args: any[]) => unknown
   return room as Room<T>;
 }
 
-// A location naming a database rather than a directory.
-const URL_SCHEME = /^(postgres|postgresql):\/\//i;
-
 // Opens the store named by `dir`, else $A2A_DIR, else ~/.a2a, with every setting read once;
 // throws EUSAGE/EIO (nothing written) when it cannot be a store.
 export function openBus(opts: BusOptions = {}): Bus {
   const env = opts.env ?? process.env;
-  const named = opts.dir ?? env.A2A_DIR;
-  if (named !== undefined && URL_SCHEME.test(named)) {
-    throw new A2AError("EUSAGE", text`${redact(named)} names a PostgreSQL store, which this a2a cannot open yet: point ${arg("dir")} or A2A_DIR at a directory`);
+  const url = storeUrl(opts.dir, env);
+  if (url !== undefined) {
+    throw new A2AError("EUSAGE", text`${redact(url)} names a PostgreSQL store, which this a2a cannot open yet: point ${arg("dir")} or A2A_DIR at a directory`);
   }
   return fileBus(openStore({ dir: opts.dir, env }));
 }
@@ -196,6 +194,7 @@ export function fileBus(store: Store): Bus {
     engine: "file",
     where: root,
     from: rootFrom,
+    host: store.host,
     settings,
     close: async () => closeStore(store),
   };

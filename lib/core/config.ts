@@ -178,6 +178,15 @@ export function readSettings(env: Env): Settings {
   };
 }
 
+// A location naming a database rather than a directory (lib/bus.ts chooses the engine by it).
+export const URL_SCHEME = /^(postgres|postgresql):\/\//i;
+
+// The store named by --dir, else $A2A_DIR, when that is a database URL rather than a path.
+export function storeUrl(dir: string | undefined, env: Env): string | undefined {
+  const named = dir ?? env.A2A_DIR;
+  return named !== undefined && URL_SCHEME.test(named) ? named : undefined;
+}
+
 // Where the store is: --dir, else $A2A_DIR, else ~/.a2a; a leading "~" is expanded.
 export function storeRoot(dir: string | undefined, env: Env): { root: string; from: Store["rootFrom"] } {
   // An explicitly empty path is a mistake, not a request for the default: falling back would
