@@ -18,135 +18,113 @@
 
 import { closeStore, openStore, storeUrl, URL_SCHEME, type Env, type Settings, type Store } from "./core/config";
 import { A2AError, arg, text } from "./core/errors";
-import { initStore } from "./core/init";
-import { agentRow, agentRows, livePeers, topicRow, topicRows } from "./dashboard/view";
-import { watchBus } from "./dashboard/feed";
-import { takeLeases, takeLeasesUndoably, untakeLeases, renewLeases, releaseLeases, listLeases } from "./leases/lease";
-import { ack, listInbox, unreadCount } from "./mail/inbox";
-import { ensureInbox } from "./mail/message";
-import { allowSenders, denySenders, readPolicy, setPolicyMode } from "./mail/policy";
-import { receive, request } from "./mail/receive";
-import { replyTo, sendMessage } from "./mail/send";
-import { watchInbox } from "./mail/watch-inbox";
-import { auditShared } from "./maintenance/audit";
-import { describeStore } from "./maintenance/describe";
-import { gcStore } from "./maintenance/gc";
-import { optionalAgent } from "./presence/identity";
-import { listPeers } from "./presence/peers";
-import { startPresence } from "./presence/presence";
-import { actingAgent, sessionName } from "./presence/session-name";
-import { promptSubmit, sessionStart, stopDecision, waitForWork } from "./sessions/hooks";
-import { whoami } from "./sessions/whoami";
-import { readChunks } from "./slots/chunks";
-import { onSlotChange, watchSlots } from "./slots/events";
-import { getSlot, readSlot, similarSlot } from "./slots/read";
-import { appendChunk, clearAll, clearSlot, listSlots, publishSlot, startSlot } from "./slots/slot";
-import { tailSlot } from "./slots/tail";
-import { waitSlots } from "./slots/wait";
-import { addTask } from "./tasks/add";
-import { cancelTask, retryTask } from "./tasks/admin";
-import { claimTask, unclaimTask } from "./tasks/claim";
-import { completeTask, failTask, renewTask } from "./tasks/holder";
-import { claimable, listTasks, showTask, waitTasks } from "./tasks/query";
-import { queueExists } from "./tasks/state";
-import { publishTopic, readTopic } from "./topics/log";
-import { listTopics, subscribeTopics } from "./topics/subscribe";
+
+
+// An operation of a room: its module is loaded on first use (a dynamic import, which the build
+// splits into its own chunk), so a command loads only the rooms it calls: `a2a publish` never
+// loads mail (tests/e2e/startup.test.ts).
+type Fn = (store: Store, ...args: any[]) => unknown;
+const op =
+  <M, K extends keyof M>(load: () => Promise<M>, name: K) =>
+  async (): Promise<M[K]> =>
+    (await load())[name];
 
 // The operations of each concept, as its room defines them (the first argument, the store, is
 // bound by openBus). Adding an operation a front end needs means adding it here.
 const OPS = {
   slots: {
-    start: startSlot,
-    publish: publishSlot,
-    append: appendChunk,
-    clear: clearSlot,
-    clearAll,
-    list: listSlots,
-    get: getSlot,
-    read: readSlot,
-    similar: similarSlot,
-    chunks: readChunks,
-    wait: waitSlots,
-    tail: tailSlot,
-    watch: watchSlots,
-    onChange: onSlotChange,
+    start: op(() => import("./slots/slot"), "startSlot"),
+    publish: op(() => import("./slots/slot"), "publishSlot"),
+    append: op(() => import("./slots/slot"), "appendChunk"),
+    clear: op(() => import("./slots/slot"), "clearSlot"),
+    clearAll: op(() => import("./slots/slot"), "clearAll"),
+    list: op(() => import("./slots/slot"), "listSlots"),
+    get: op(() => import("./slots/read"), "getSlot"),
+    read: op(() => import("./slots/read"), "readSlot"),
+    similar: op(() => import("./slots/read"), "similarSlot"),
+    chunks: op(() => import("./slots/chunks"), "readChunks"),
+    wait: op(() => import("./slots/wait"), "waitSlots"),
+    tail: op(() => import("./slots/tail"), "tailSlot"),
+    watch: op(() => import("./slots/events"), "watchSlots"),
+    onChange: op(() => import("./slots/events"), "onSlotChange"),
   },
   mail: {
-    send: sendMessage,
-    reply: replyTo,
-    receive,
-    request,
-    ack,
-    list: listInbox,
-    unread: unreadCount,
-    ensureInbox,
-    watch: watchInbox,
-    policy: readPolicy,
-    setMode: setPolicyMode,
-    allow: allowSenders,
-    deny: denySenders,
+    send: op(() => import("./mail/send"), "sendMessage"),
+    reply: op(() => import("./mail/send"), "replyTo"),
+    receive: op(() => import("./mail/receive"), "receive"),
+    request: op(() => import("./mail/receive"), "request"),
+    ack: op(() => import("./mail/inbox"), "ack"),
+    list: op(() => import("./mail/inbox"), "listInbox"),
+    unread: op(() => import("./mail/inbox"), "unreadCount"),
+    ensureInbox: op(() => import("./mail/message"), "ensureInbox"),
+    watch: op(() => import("./mail/watch-inbox"), "watchInbox"),
+    policy: op(() => import("./mail/policy"), "readPolicy"),
+    setMode: op(() => import("./mail/policy"), "setPolicyMode"),
+    allow: op(() => import("./mail/policy"), "allowSenders"),
+    deny: op(() => import("./mail/policy"), "denySenders"),
   },
   topics: {
-    publish: publishTopic,
-    read: readTopic,
-    list: listTopics,
-    subscribe: subscribeTopics,
+    publish: op(() => import("./topics/log"), "publishTopic"),
+    read: op(() => import("./topics/log"), "readTopic"),
+    list: op(() => import("./topics/subscribe"), "listTopics"),
+    subscribe: op(() => import("./topics/subscribe"), "subscribeTopics"),
   },
   tasks: {
-    add: addTask,
-    claim: claimTask,
-    unclaim: unclaimTask,
-    renew: renewTask,
-    complete: completeTask,
-    fail: failTask,
-    retry: retryTask,
-    cancel: cancelTask,
-    list: listTasks,
-    show: showTask,
-    wait: waitTasks,
-    claimable,
-    queueExists,
+    add: op(() => import("./tasks/add"), "addTask"),
+    claim: op(() => import("./tasks/claim"), "claimTask"),
+    unclaim: op(() => import("./tasks/claim"), "unclaimTask"),
+    renew: op(() => import("./tasks/holder"), "renewTask"),
+    complete: op(() => import("./tasks/holder"), "completeTask"),
+    fail: op(() => import("./tasks/holder"), "failTask"),
+    retry: op(() => import("./tasks/admin"), "retryTask"),
+    cancel: op(() => import("./tasks/admin"), "cancelTask"),
+    list: op(() => import("./tasks/query"), "listTasks"),
+    show: op(() => import("./tasks/query"), "showTask"),
+    wait: op(() => import("./tasks/query"), "waitTasks"),
+    claimable: op(() => import("./tasks/query"), "claimable"),
+    queueExists: op(() => import("./tasks/state"), "queueExists"),
   },
   leases: {
-    take: takeLeases,
-    takeUndoably: takeLeasesUndoably,
-    untake: untakeLeases,
-    renew: renewLeases,
-    release: releaseLeases,
-    list: listLeases,
+    take: op(() => import("./leases/lease"), "takeLeases"),
+    takeUndoably: op(() => import("./leases/lease"), "takeLeasesUndoably"),
+    untake: op(() => import("./leases/lease"), "untakeLeases"),
+    renew: op(() => import("./leases/lease"), "renewLeases"),
+    release: op(() => import("./leases/lease"), "releaseLeases"),
+    list: op(() => import("./leases/lease"), "listLeases"),
   },
   presence: {
-    start: startPresence,
-    peers: listPeers,
-    sessionName,
-    acting: actingAgent,
-    optional: optionalAgent,
-    whoami,
+    start: op(() => import("./presence/presence"), "startPresence"),
+    peers: op(() => import("./presence/peers"), "listPeers"),
+    sessionName: op(() => import("./presence/session-name"), "sessionName"),
+    acting: op(() => import("./presence/session-name"), "actingAgent"),
+    optional: op(() => import("./presence/identity"), "optionalAgent"),
+    whoami: op(() => import("./sessions/whoami"), "whoami"),
   },
   sessions: {
-    start: sessionStart,
-    prompt: promptSubmit,
-    stop: stopDecision,
-    waitForWork,
+    start: op(() => import("./sessions/hooks"), "sessionStart"),
+    prompt: op(() => import("./sessions/hooks"), "promptSubmit"),
+    stop: op(() => import("./sessions/hooks"), "stopDecision"),
+    waitForWork: op(() => import("./sessions/hooks"), "waitForWork"),
   },
   dashboard: {
-    agentRow,
-    agentRows,
-    livePeers,
-    topicRow,
-    topicRows,
-    watch: watchBus,
+    agentRow: op(() => import("./dashboard/view"), "agentRow"),
+    agentRows: op(() => import("./dashboard/view"), "agentRows"),
+    livePeers: op(() => import("./dashboard/view"), "livePeers"),
+    topicRow: op(() => import("./dashboard/view"), "topicRow"),
+    topicRows: op(() => import("./dashboard/view"), "topicRows"),
+    watch: op(() => import("./dashboard/feed"), "watchBus"),
   },
   admin: {
-    init: initStore,
-    gc: gcStore,
-    describe: describeStore,
-    audit: auditShared,
+    init: op(() => import("./core/init"), "initStore"),
+    gc: op(() => import("./maintenance/gc"), "gcStore"),
+    describe: op(() => import("./maintenance/describe"), "describeStore"),
+    clockSkew: op(() => import("./maintenance/describe"), "clockSkew"),
+    audit: op(() => import("./maintenance/audit"), "auditShared"),
   },
 } as const;
 
 // `f(store, ...args)` as the bus offers it: `(...args) => Promise<result>`.
-type Bound<F> = F extends (store: Store, ...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+type Bound<L> = L extends () => Promise<(store: Store, ...args: infer A) => infer R> ? (...args: A) => Promise<Awaited<R>> : never;
 type Room<T> = { readonly [K in keyof T]: Bound<T[K]> };
 type Rooms = { readonly [C in keyof typeof OPS]: Room<(typeof OPS)[C]> };
 
@@ -166,10 +144,10 @@ export interface BusOptions {
   env?: Env;
 }
 
-function bind<T extends Record<string, (store: Store, ...args: any[]) => unknown>>(store: Store, fns: T): Room<T> {
+function bind<T extends Record<string, () => Promise<Fn>>>(store: Store, loaders: T): Room<T> {
   const room: Record<string, unknown> = {};
   // A synchronous throw becomes a rejected promise: one way to fail for every operation.
-  for (const [k, f] of Object.entries(fns)) room[k] = async (...args: unknown[]) => f(store, ...args);
+  for (const [k, load] of Object.entries(loaders)) room[k] = async (...args: unknown[]) => (await load())(store, ...args);
   return room as Room<T>;
 }
 
@@ -220,15 +198,16 @@ function pickSettings(s: Settings): Settings {
   };
 }
 
-// A location as it may be printed: a URL's password (and any password= parameter) replaced.
+// A location as it may be printed or written into a config: a URL without its password (nor
+// any password= parameter); the password belongs in PGPASSWORD or ~/.pgpass.
 export function redact(location: string): string {
   if (!URL_SCHEME.test(location)) return location;
   try {
     const u = new URL(location);
-    if (u.password) u.password = "***";
-    for (const k of [...u.searchParams.keys()]) if (/pass/i.test(k)) u.searchParams.set(k, "***");
+    u.password = "";
+    for (const k of [...u.searchParams.keys()]) if (/pass/i.test(k)) u.searchParams.delete(k);
     return u.toString();
   } catch {
-    return location.replace(/(:\/\/[^:/@]*:)[^@]*@/, "$1***@");
+    return location.replace(/(:\/\/[^:/@]*):[^@]*@/, "$1@").replace(/([?&][^=&]*pass[^=&]*=)[^&]*/gi, "");
   }
 }

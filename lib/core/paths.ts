@@ -86,6 +86,16 @@ export function slotNameOf(fileName: string): string | undefined {
 }
 
 // Mail.
+const ID_RE = /^\d{16}-[0-9a-f]{4}-[0-9a-z]+-[0-9a-f]{6}$/;
+export const isMessageId = (id: unknown): id is string => typeof id === "string" && ID_RE.test(id);
+
+// The message id a file in an inbox directory holds, or undefined for temp/foreign files.
+export function idOfFile(file: string): string | undefined {
+  if (!file.endsWith(".json")) return undefined;
+  const id = file.slice(0, -5);
+  return isMessageId(id) ? id : undefined;
+}
+
 export const inboxesDir = (s: Store) => join(s.root, "inbox");
 export const inboxDir = (s: Store, agent: string) => join(inboxesDir(s), agent);
 export const newDir = (s: Store, a: string) => join(inboxDir(s, a), "new");

@@ -1,15 +1,17 @@
-// The one watch/wait primitive. A process keeps at most one directory watch per directory
-// (shared by every waiter on it, kept in the Store object, not in module state), and on a
-// network filesystem, where a watch never sees other machines' writes, it polls as well.
+// The one watch/wait primitive. A waiter waits on a channel (lib/core/channel.ts); the file
+// engine maps it to a directory and keeps at most one directory watch per directory (shared by
+// every waiter on it, kept in the Store object, not in module state), and on a network
+// filesystem, where a watch never sees other machines' writes, it polls as well.
 //
 // Wake rules, in this order, so nothing published between the check and the watch is lost:
 //   0. run the check; if it holds, that is the outcome, and no watch is made (a wait for
 //      something already there costs no inotify instance: about 0.5 ms of a CLI start-up);
-//   1. subscribe to the directory (the watch exists from here on);
+//   1. subscribe to the channel (the watch exists from here on);
 //   2. run the check again (what changed between 0 and 1 is seen here);
-//   3. on every event for a non-dot entry, re-run the check for that entry; on every poll
-//      tick, re-run it for everything (file = undefined).
-// The check must treat "absent", "torn" and "vanished" as "not yet" and return undefined.
+//   3. on every event for a record of the channel, re-run the check for that record's key; on
+//      every poll tick, re-run it for everything (key = undefined).
+// The check must treat "absent", "torn" and "vanished" as "not yet" and return undefined. It
+// may be asynchronous: see waitUntil.
 //
 // Events come from lib/core/inotify.ts on Linux (one inotify instance per Store, read by
 // Bun's event loop), from fs.watch where that is not to be had, and from poll ticks where
@@ -24,6 +26,8 @@ import type { Store } from "./config";
 import { openInotify } from "./inotify";
 import { A2AError, arg, text } from "./errors";
 import { done, ended, type Outcome } from "./outcome";
+import type { Channel } from "./channel";
+import { idOfFile, keysDir, leaseDir, newDir, openDir, slotNameOf, slotsDir, taskDir, topicDir, topicsDir } from "./paths";
 
 export type Listener = (file: string | undefined) => void;
 
@@ -87,7 +91,45 @@ function open(store: Store, dir: string): DirWatch {
   return w;
 }
 
-// Calls `listener` for every change in `dir` until the returned function is called.
+// Where the file engine sees a channel change: its directory, and the key of an entry there (the
+// record it is of; undefined: no record of the channel, so no event). Only the slot and inbox
+// checks look at keys; the others look at everything on any event, as they always did.
+function channelDir(store: Store, ch: Channel): { dir: string; key: (file: string) => string | undefined } {
+  const any = (file: string) => file;
+  switch (ch.on) {
+    case "slots":
+      return { dir: slotsDir(store), key: slotNameOf };
+    case "inbox":
+      return { dir: newDir(store, ch.agent), key: idOfFile };
+    case "queue":
+      return { dir: openDir(store, ch.queue), key: any };
+    case "task":
+      return { dir: taskDir(store, ch.queue, ch.id), key: any };
+    case "topic":
+      return { dir: topicDir(store, ch.topic), key: any };
+    case "topics":
+      return { dir: topicsDir(store), key: any };
+    case "keys":
+      return { dir: keysDir(store, ch.to), key: any };
+    case "lease":
+      return { dir: leaseDir(store, ch.name), key: any };
+  }
+}
+
+// Calls `listener` with a key for every change on `channel` (undefined on a poll tick or a
+// lost event: anything may have changed) until the returned function is called. The channel's
+// directory must exist.
+export function watchChannel(store: Store, channel: Channel, listener: Listener): () => void {
+  const { dir, key } = channelDir(store, channel);
+  return subscribe(store, dir, (file) => {
+    if (file === undefined) return listener(undefined);
+    const k = key(file);
+    if (k !== undefined) listener(k);
+  });
+}
+
+// Calls `listener` for every change in `dir` until the returned function is called: the file
+// engine's own watches (channels, and the dashboard's feed, which reads directories).
 // `dir` must exist.
 export function subscribe(store: Store, dir: string, listener: Listener): () => void {
   const watches = store.watches;
@@ -116,10 +158,16 @@ export interface WaitUntilOptions extends WaitOptions {
 // Runs `check` until it returns a value (done), the time runs out (timeout) or the signal
 // aborts (aborted); the value of a timeout or abort is undefined, and `pending` is empty:
 // callers say what they were waiting for.
+//
+// A check may be asynchronous (an engine whose reads are: docs/ENGINE.md). Then one check runs
+// at a time: events that arrive meanwhile are kept (each file once; a tick or overflow as "all")
+// and checked after it, so none is lost; and a timeout or abort that arrives during a check
+// waits for it: a check that found (and perhaps claimed) something ends the wait `done` with it,
+// so a caller never loses a claim its check made. A synchronous check runs as before, at once.
 export function waitUntil<T>(
   store: Store,
-  dir: string,
-  check: (file: string | undefined) => T | undefined,
+  channel: Channel,
+  check: (key: string | undefined) => T | undefined | Promise<T | undefined>,
   opts: WaitUntilOptions = {},
 ): Promise<Outcome<T | undefined>> {
   return new Promise<Outcome<T | undefined>>((resolve, reject) => {
@@ -127,6 +175,9 @@ export function waitUntil<T>(
     let recheck: ReturnType<typeof setInterval> | undefined;
     let unsubscribe = () => {};
     let over = false; // events already queued must not run the check after the end
+    let busy = false; // an asynchronous check is running
+    let stopping: "timeout" | "aborted" | undefined; // asked to end while it was
+    const queued = new Set<string | undefined>(); // what came in meanwhile (undefined: everything)
     const end = () => {
       over = true;
       unsubscribe();
@@ -138,32 +189,65 @@ export function waitUntil<T>(
       end();
       resolve(outcome);
     };
-    const onAbort = () => finish(ended("aborted", undefined, []));
+    const fail = (err: unknown) => {
+      end();
+      reject(err);
+    };
+    const stop = (kind: "timeout" | "aborted") => {
+      if (busy) stopping ??= kind;
+      else finish(ended(kind, undefined, []));
+    };
+    const onAbort = () => stop("aborted");
+    const settled = (v: T | undefined) => {
+      busy = false;
+      if (over) return;
+      if (v !== undefined) return finish(done(v));
+      if (stopping) return finish(ended(stopping, undefined, []));
+      if (!queued.size) return;
+      const next = queued.has(undefined) ? undefined : queued.values().next().value;
+      if (next === undefined) queued.clear();
+      else queued.delete(next);
+      run(next);
+    };
     const run = (file: string | undefined) => {
       if (over) return;
+      if (busy) return void queued.add(file);
+      let v;
       try {
-        const v = check(file);
-        if (v !== undefined) finish(done(v));
+        v = check(file);
       } catch (err) {
-        end();
-        reject(err);
+        return fail(err);
       }
+      if (!(v instanceof Promise)) return void (v !== undefined && finish(done(v)));
+      busy = true;
+      v.then(settled, fail);
+    };
+    const arm = () => {
+      unsubscribe = watchChannel(store, channel, run);
+      opts.signal?.addEventListener("abort", onAbort);
+      // Beyond setTimeout's 24.8-day range a limit is as good as none.
+      if (opts.timeoutMs !== undefined && opts.timeoutMs < 2 ** 31) {
+        timer = setTimeout(() => stop("timeout"), Math.max(0, opts.timeoutMs));
+      }
+      if (opts.recheckMs) recheck = setInterval(() => run(undefined), opts.recheckMs);
+      run(undefined);
     };
     if (opts.signal?.aborted) return resolve(ended("aborted", undefined, []));
+    let first;
     try {
-      const v = check(undefined);
-      if (v !== undefined) return resolve(done(v));
+      first = check(undefined);
     } catch (err) {
       return reject(err);
     }
-    unsubscribe = subscribe(store, dir, run);
-    opts.signal?.addEventListener("abort", onAbort);
-    // Beyond setTimeout's 24.8-day range a limit is as good as none.
-    if (opts.timeoutMs !== undefined && opts.timeoutMs < 2 ** 31) {
-      timer = setTimeout(() => finish(ended("timeout", undefined, [])), Math.max(0, opts.timeoutMs));
+    if (!(first instanceof Promise)) {
+      if (first !== undefined) return resolve(done(first));
+      return arm();
     }
-    if (opts.recheckMs) recheck = setInterval(() => run(undefined), opts.recheckMs);
-    run(undefined);
+    first.then((v) => {
+      if (v !== undefined) resolve(done(v));
+      else if (opts.signal?.aborted) resolve(ended("aborted", undefined, []));
+      else arm();
+    }, reject);
   });
 }
 

@@ -137,7 +137,7 @@ export async function takeLeasesUndoably(store: Store, names: string[], opts: Ta
   let pending = first.held.map((h) => h.name);
   const outcome = await waitUntil(
     store,
-    leaseDir(store, pending[0]),
+    { on: "lease", name: pending[0] },
     () => {
       const r = takeAll(store, wanted, me, ttl);
       if ("held" in r) {

@@ -1,6 +1,7 @@
 // What is in an inbox: unread counts, the listing, and acknowledging (marking read without
 // showing). The tree is in lib/core/paths.ts, the record in message.ts.
 
+import { LIST_BODY_CHARS } from "./limits";
 import type { Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
 import { entries } from "../core/fs";
@@ -45,10 +46,10 @@ export interface InboxListing {
   read: ListedMessage[]; // newest first
   held: ListedMessage[]; // oldest first
   counts: { unread: number; read: number; held: number; damaged: number };
+  damaged_in?: string; // where damaged ones are set aside, when there are any (the file engine's bad/)
 }
 
-// The characters of each body a listing carries unless asked otherwise: a preview.
-export const LIST_BODY_CHARS = 200;
+export { LIST_BODY_CHARS };
 
 // What is in `agent`'s inbox: unread (at most `limit`), the `limit` most recent read, and held,
 // each body cut to `bodyChars` characters (lib/mail/message.ts readMessageHead: only the ends
@@ -61,12 +62,14 @@ export function listInbox(store: Store, agent: string, limit = 50, bodyChars = L
   const withReason = (m: ListedMessage): ListedMessage => ({ ...m, state: "held", held_reason: refusal(policy, m.from, m.user) ?? "held earlier; a2a allow releases it" });
   const held = [...readAll(store, filesIn(store, heldDir(store, agent)), "held", bodyChars).messages, ...scan.refused].map(withReason);
   const curIds = idsIn(store, curDir(store, agent));
+  const damaged = scan.damaged + entries(store, badDir(store, agent)).length;
   return {
     agent,
     unread: scan.unread.slice(0, limit),
     read: readAll(store, at(curDir(store, agent), curIds.slice(-limit).reverse()), "read", bodyChars).messages,
     held: held.slice(0, limit),
-    counts: { unread: scan.unread.length, read: curIds.length, held: held.length, damaged: scan.damaged + entries(store, badDir(store, agent)).length },
+    counts: { unread: scan.unread.length, read: curIds.length, held: held.length, damaged },
+    ...(damaged ? { damaged_in: badDir(store, agent) } : {}),
   };
 }
 

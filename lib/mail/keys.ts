@@ -87,7 +87,7 @@ export async function reserveKey(store: Store, to: string, from: string, key: st
     return undefined; // its holder is between reserving and delivering: wait for it
   };
   // Woken by the holder's markDelivered (a replace in keys/) or dropKey; rechecked for its death.
-  const outcome = await waitUntil(store, keysDir(store, to), attempt, { timeoutMs: store.claimLeaseMs, recheckMs: KEY_RECHECK_MS });
+  const outcome = await waitUntil(store, { on: "keys", to }, attempt, { timeoutMs: store.claimLeaseMs, recheckMs: KEY_RECHECK_MS });
   if (outcome.value) return outcome.value;
   throw new A2AError("ECONFLICT", `another send with key ${JSON.stringify(key)} to ${to} is still in progress: retry in a moment`, {
     data: { key, to },

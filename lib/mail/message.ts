@@ -26,7 +26,7 @@ import { hashHex, randomHex } from "../core/digest";
 import { A2AError } from "../core/errors";
 import { entries, readEnds, readJsonLine, RECORD_LIMIT } from "../core/fs";
 import { userName } from "../core/owner";
-import { badDir, claimDir, curDir, heldDir, inboxDir, keysDir, newDir } from "../core/paths";
+import { badDir, claimDir, curDir, heldDir, idOfFile, inboxDir, isMessageId, keysDir, newDir } from "../core/paths";
 
 export interface Message {
   a2a: 1;
@@ -50,8 +50,7 @@ export interface ReceivedMessage extends Message {
   held_reason?: string; // why the recipient's policy holds it (inbox listings)
 }
 
-const ID_RE = /^\d{16}-[0-9a-f]{4}-[0-9a-z]+-[0-9a-f]{6}$/;
-export const isMessageId = (id: unknown): id is string => typeof id === "string" && ID_RE.test(id);
+export { idOfFile, isMessageId };
 
 export function checkMessageId(id: unknown, what = "message id"): string {
   if (!isMessageId(id)) {
@@ -67,12 +66,6 @@ export function newMessageId(store: Store): string {
   store.lastIdUs = us;
   const hostHash = hashHex("sha1", store.host).slice(0, 4);
   return `${String(us).padStart(16, "0")}-${hostHash}-${process.pid.toString(36)}-${randomHex(3)}`;
-}
-
-export function idOfFile(file: string): string | undefined {
-  if (!file.endsWith(".json")) return undefined;
-  const id = file.slice(0, -5);
-  return isMessageId(id) ? id : undefined;
 }
 
 export function encodeMessage(m: Message): string {

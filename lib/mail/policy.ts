@@ -24,7 +24,9 @@ import { nowSec } from "../core/time";
 import { userName } from "../core/owner";
 import { ensureInbox, idsIn, inboxOwner, moveMessage, readMessageFile } from "./message";
 
-export type PolicyMode = "open" | "allowlist";
+import { checkMode, type PolicyMode } from "./policy-mode";
+
+export { checkMode, type PolicyMode };
 
 export interface Policy {
   a2a: 1;
@@ -37,13 +39,6 @@ export interface Policy {
   // vouches for between OS users; between agents of one OS user nothing is.
   bind?: Record<string, string>;
   updated_at: number | null;
-}
-
-export function checkMode(mode: unknown): PolicyMode {
-  if (mode !== "open" && mode !== "allowlist") {
-    throw new A2AError("EUSAGE", text`invalid policy ${JSON.stringify(mode)}: use open (anyone may write) or allowlist (only names given to ${op("allow")})`);
-  }
-  return mode;
 }
 
 const asPolicy = (p: any) =>

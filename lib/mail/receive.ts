@@ -21,7 +21,7 @@ import { done, ended, type Outcome } from "../core/outcome";
 import { badDir, checkAgent, msgFile, newDir } from "../core/paths";
 import { waitUntil, type WaitOptions } from "../core/watch";
 import { claim, recoverClaims, release, RECOVER_MS, settle } from "./claim";
-import { ensureInbox, idOfFile, idsIn, moveMessage, readMessageFile, type Message, type ReceivedMessage } from "./message";
+import { ensureInbox, idsIn, moveMessage, readMessageFile, type Message, type ReceivedMessage } from "./message";
 import { accepts, readPolicy } from "./policy";
 import { sendMessage, type SendOptions, type SendResult } from "./send";
 
@@ -48,9 +48,8 @@ export async function receive(
   checkAgent(agent);
   ensureInbox(store, agent, true);
   const max = opts.max ?? 1;
-  const take = (file: string | undefined): Taken[] | undefined => {
-    const only = file === undefined ? undefined : idOfFile(file);
-    if (file !== undefined && !only) return undefined;
+  // `only`: the id of a message that just arrived (else look at the whole inbox).
+  const take = (only: string | undefined): Taken[] | undefined => {
     const policy = readPolicy(store, agent);
     const got: Taken[] = [];
     for (const id of only ? [only] : idsIn(store, newDir(store, agent))) {
@@ -80,8 +79,8 @@ export async function receive(
   if (!taken && opts.wait) {
     let lastRecovery = Date.now();
     // Every RECOVER_MS the whole inbox is looked at again, claims of dead readers first.
-    const takeOrRecover = (file: string | undefined) => {
-      if (file === undefined && !opts.peek && Date.now() - lastRecovery >= RECOVER_MS) {
+    const takeOrRecover = (id: string | undefined) => {
+      if (id === undefined && !opts.peek && Date.now() - lastRecovery >= RECOVER_MS) {
         lastRecovery = Date.now();
         try {
           recoverClaims(store, agent);
@@ -89,9 +88,9 @@ export async function receive(
           // a transient filesystem error: the next tick retries
         }
       }
-      return take(file);
+      return take(id);
     };
-    const outcome = await waitUntil(store, newDir(store, agent), takeOrRecover, { ...opts, recheckMs: RECOVER_MS });
+    const outcome = await waitUntil(store, { on: "inbox", agent }, takeOrRecover, { ...opts, recheckMs: RECOVER_MS });
     if (outcome.kind !== "done") return ended(outcome.kind, [], [agent]);
     taken = outcome.value;
   }

@@ -19,8 +19,8 @@
 import { statSync } from "node:fs";
 import type { Store } from "../core/config";
 import { msgFile, newDir } from "../core/paths";
-import { subscribe } from "../core/watch";
-import { ensureInbox, idOfFile, idsIn, readMessageFile, type ReceivedMessage } from "./message";
+import { watchChannel } from "../core/watch";
+import { ensureInbox, idsIn, readMessageFile, type ReceivedMessage } from "./message";
 import { accepts, readPolicy } from "./policy";
 
 const SCAN_MAX = 50;
@@ -61,11 +61,10 @@ export function watchInbox(store: Store, agent: string, onMail: MailListener, on
     for (const id of announced.keys()) if (!present.has(id)) announced.delete(id);
     unread.slice(0, SCAN_MAX).forEach(announce);
   };
-  const unsubscribe = subscribe(store, newDir(store, agent), (file) => {
+  const unsubscribe = watchChannel(store, { on: "inbox", agent }, (id) => {
     try {
-      if (file === undefined) return scan();
-      const id = idOfFile(file);
-      if (id) announce(id);
+      if (id === undefined) return scan();
+      announce(id);
     } catch (e) {
       onError(e); // a transient filesystem error: the next event or tick covers it
     }

@@ -9,7 +9,7 @@ import type { Marker, Store } from "../core/config";
 import { readJsonLine } from "../core/fs";
 import { checkStore } from "../core/guard";
 import { userName } from "../core/owner";
-import { markerFile } from "../core/paths";
+import { markerFile, slotFile } from "../core/paths";
 import type { Filesystem } from "../core/platform";
 import { wakeMode } from "../core/watch";
 
@@ -23,6 +23,12 @@ export interface StoreDescription {
   markerFile: string;
   // How waiters wake: judged where the store is, or would be (its nearest existing parent).
   wake: { mode: "watch" | "poll" | "both"; at: string; filesystem: Filesystem };
+}
+
+// How far the store's clock is ahead of this host's, in seconds: the filesystem stamps a slot's
+// record when it is written; `writtenAt` is this host's time of that write (published_at).
+export function clockSkew(store: Store, name: string, writtenAt: number): number {
+  return statSync(slotFile(store, name)).mtimeMs / 1000 - writtenAt;
 }
 
 function nearestExisting(path: string): string {

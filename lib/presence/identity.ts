@@ -10,8 +10,8 @@
 // The record is replaced atomically; two servers starting in one directory at once may each
 // append a name, and the last write wins: both names stay valid, one may be forgotten.
 
-import { existsSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { gitRoot } from "./repo";
+import { basename, resolve } from "node:path";
 import { writeAtomic } from "../core/atomic";
 import { type Store } from "../core/config";
 import { ensureDir } from "../core/guard";
@@ -35,13 +35,7 @@ export function optionalAgent(store: Store, given: string | undefined): Identity
   return undefined;
 }
 
-// The top of the git work tree containing `cwd` (a .git directory or worktree file), or null.
-export function gitRoot(cwd: string): string | null {
-  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, ".git"))) return dir;
-    if (dirname(dir) === dir) return null;
-  }
-}
+export { gitRoot };
 
 // A valid agent name made from a directory's basename: "My Project!" -> "My-Project".
 export function nameFromDirectory(cwd: string): string {

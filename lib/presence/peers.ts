@@ -40,16 +40,9 @@ export interface Peer {
   heartbeat_ms: number;
 }
 
-export type Scope = "all" | "machine" | "directory" | "repo";
+import { checkScope, type Scope } from "./scope";
 
-
-
-export function checkScope(scope: unknown): Scope {
-  if (scope !== "all" && scope !== "machine" && scope !== "directory" && scope !== "repo") {
-    throw new A2AError("EUSAGE", `invalid scope ${JSON.stringify(scope)}: use machine (this host), directory (same cwd), repo (same git root) or all`);
-  }
-  return scope;
-}
+export { checkScope, type Scope };
 
 // The presence record at `path`, or undefined: gone, torn on a caching network filesystem, or
 // not a presence record.

@@ -23,21 +23,21 @@
 //   the hooks then remember nothing (every prompt announces all unread mail, and a stop after
 //   a continuation is never blocked), and `a2a doctor` names the file.
 
+import { MAX_BLOCKS, SHOWN_MAX } from "./limits";
 import { writeAtomic } from "../core/atomic";
 import { A2AError } from "../core/errors";
 import type { Store } from "../core/config";
 import { readJsonLine } from "../core/fs";
 import { myUid, ownerOf, speaksFor } from "../core/guard";
 import { userName } from "../core/owner";
-import { newDir, sessionFile } from "../core/paths";
+import { sessionFile } from "../core/paths";
 import type { Outcome } from "../core/outcome";
 import { waitUntil } from "../core/watch";
 import { waitingFor, withBodies, type Waiting } from "../mail/inbox";
 import { ensureInbox, isMessageId, type ListedMessage, type ReceivedMessage } from "../mail/message";
 import { claimable } from "../tasks/query";
 
-export const MAX_BLOCKS = 3; // consecutive Stop blocks in one turn (a worker, `--wait`, may allow more)
-export const SHOWN_MAX = 5; // messages whose text a prompt hook shows; the rest are counted
+export { MAX_BLOCKS, SHOWN_MAX };
 const NAMED_MAX = 20; // messages whose senders a hook names ("from alice, bob and others")
 const BODY_MAX = 1500; // characters of each shown message (the context stays a few KB)
 
@@ -187,5 +187,5 @@ export async function waitForWork(store: Store, name: string, timeoutMs: number,
     const mail = waitingFor(store, name);
     return mail.heads(mail.ids.slice(0, 1))[0] ?? claimableTasks(store, name)[0];
   };
-  return waitUntil(store, newDir(store, name), first, { timeoutMs, signal, recheckMs: 1000 });
+  return waitUntil(store, { on: "inbox", agent: name }, first, { timeoutMs, signal, recheckMs: 1000 });
 }

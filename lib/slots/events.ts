@@ -8,7 +8,7 @@ import { ensureDir } from "../core/guard";
 import { entries } from "../core/fs";
 import { ended, type Outcome } from "../core/outcome";
 import { checkName, slotNameOf, slotsDir } from "../core/paths";
-import { subscribe, waitUntil, type WaitOptions } from "../core/watch";
+import { waitUntil, watchChannel, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
 import { readSlot } from "./read";
 
@@ -83,16 +83,13 @@ export async function watchSlots(store: Store, only: string[], onEvent: (e: Slot
   let first = true;
   const outcome = await waitUntil<true>(
     store,
-    slotsDir(store),
-    (file) => {
+    { on: "slots" },
+    (name) => {
       if (first) {
         first = false;
         snapshot();
-      } else if (file === undefined) scan();
-      else {
-        const name = slotNameOf(file);
-        if (name) look(name);
-      }
+      } else if (name === undefined) scan();
+      else look(name);
       return undefined;
     },
     opts,
@@ -105,9 +102,5 @@ export async function watchSlots(store: Store, only: string[], onEvent: (e: Slot
 // behind the MCP server's resource subscriptions. The listener re-reads what it cares about.
 export function onSlotChange(store: Store, listener: (name: string | undefined) => void): () => void {
   ensureDir(store, slotsDir(store));
-  return subscribe(store, slotsDir(store), (file) => {
-    if (file === undefined) return listener(undefined);
-    const name = slotNameOf(file);
-    if (name) listener(name);
-  });
+  return watchChannel(store, { on: "slots" }, listener);
 }

@@ -7,7 +7,7 @@
 import { type Store } from "../core/config";
 import { ensureDir } from "../core/guard";
 import { done, ended, type Outcome } from "../core/outcome";
-import { checkName, slotNameOf, slotsDir } from "../core/paths";
+import { checkName, slotsDir } from "../core/paths";
 import { waitUntil, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
 import { readChunks } from "./chunks";
@@ -56,8 +56,8 @@ export async function tailSlot(
   ensureDir(store, slotsDir(store));
   const outcome = await waitUntil(
     store,
-    slotsDir(store),
-    (file) => (file === undefined || slotNameOf(file) === name ? drain() : undefined),
+    { on: "slots" },
+    (changed) => (changed === undefined || changed === name ? drain() : undefined),
     opts,
   );
   if (outcome.kind === "done") return done(outcome.value!);

@@ -6,7 +6,7 @@ import { type Store } from "../core/config";
 import { ensureDir } from "../core/guard";
 import { A2AError } from "../core/errors";
 import { ended, type Outcome } from "../core/outcome";
-import { checkName, slotFile, slotNameOf, slotsDir } from "../core/paths";
+import { checkName, slotFile, slotsDir } from "../core/paths";
 import { waitUntil, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
 import { readSlot } from "./read";
@@ -42,13 +42,10 @@ export async function waitSlots(store: Store, names: string[], opts: WaitSlotsOp
   };
   const outcome = await waitUntil(
     store,
-    slotsDir(store),
-    (file) => {
-      if (file === undefined) for (const n of [...pending]) look(n);
-      else {
-        const name = slotNameOf(file);
-        if (name && pending.has(name)) look(name);
-      }
+    { on: "slots" },
+    (name) => {
+      if (name === undefined) for (const n of [...pending]) look(n);
+      else if (pending.has(name)) look(name);
       const done = opts.any ? found.size > 0 : pending.size === 0;
       return done ? found : undefined;
     },

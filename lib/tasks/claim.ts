@@ -97,7 +97,7 @@ export async function claimTask(store: Store, queue: string, opts: ClaimOptions 
     return c;
   };
   try {
-    const outcome = await waitUntil(store, openDir(store, queue), check, { timeoutMs: opts.timeoutMs, signal: opts.signal, recheckMs: RECHECK_MS });
+    const outcome = await waitUntil(store, { on: "queue", queue }, check, { timeoutMs: opts.timeoutMs, signal: opts.signal, recheckMs: RECHECK_MS });
     return outcome.kind === "done" ? outcome : { ...outcome, pending: [queue] };
   } finally {
     dropSpare(store);

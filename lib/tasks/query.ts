@@ -17,7 +17,7 @@ import type { Store } from "../core/config";
 import { A2AError, arg, text } from "../core/errors";
 import { entries } from "../core/fs";
 import { done, ended, type Outcome } from "../core/outcome";
-import { isTaskId, openDir, queueDir, taskDir } from "../core/paths";
+import { isTaskId, openDir, queueDir } from "../core/paths";
 import { nowSec } from "../core/time";
 import { checkTimeout, waitUntil } from "../core/watch";
 import { checkQueue, checkTaskId, roundAttempts, TASK_STATES, type TaskRecord, type TaskState } from "./record";
@@ -90,7 +90,7 @@ export async function waitTasks(store: Store, ids: string[], opts: TaskWaitOptio
           const v = viewOf(cur, new Resolver(store).derived(cur));
           return v.state === "done" || v.state === "dead" ? v : undefined;
         };
-        const o = await waitUntil(store, taskDir(store, first.queue, first.id), check, { timeoutMs: opts.timeoutMs, signal: stop.signal, recheckMs: RECHECK_MS });
+        const o = await waitUntil(store, { on: "task", queue: first.queue, id: first.id }, check, { timeoutMs: opts.timeoutMs, signal: stop.signal, recheckMs: RECHECK_MS });
         if (o.kind === "done" && o.value) {
           views.set(first.id, o.value);
           if (o.value.state === "dead" && !dead) {

@@ -22,9 +22,9 @@ import { ensureDir } from "../core/guard";
 import { A2AError } from "../core/errors";
 import { entries, readBounded, readJsonLine } from "../core/fs";
 import { ended, done, type Outcome } from "../core/outcome";
-import { checkAgent, cursorFile, subsDir, subscriberDir, subscriberFile, topicDir, topicsDir } from "../core/paths";
+import { checkAgent, cursorFile, subsDir, subscriberDir, subscriberFile, topicsDir } from "../core/paths";
 import { nowSec } from "../core/time";
-import { subscribe, waitUntil, type WaitOptions } from "../core/watch";
+import { waitUntil, watchChannel, type WaitOptions } from "../core/watch";
 import { lastIdBefore, readTopic, topicIds, type TopicMessage } from "./log";
 
 const WORD_RE = /^[A-Za-z0-9_-]+$/;
@@ -132,17 +132,17 @@ export async function subscribeTopics(
   };
   const watched = new Map<string, () => void>();
   const add = (topic: string) => {
-    if (!watched.has(topic)) watched.set(topic, subscribe(store, topicDir(store, topic), () => guarded(topic)));
+    if (!watched.has(topic)) watched.set(topic, watchChannel(store, { on: "topic", topic }, () => guarded(topic)));
     guarded(topic);
   };
   let outcome: Outcome<true | undefined>;
   try {
     outcome = await waitUntil<true>(
       store,
-      topicsDir(store),
-      (file) => {
-        if (file === undefined) matchingTopics(store, pattern).forEach(add);
-        else if (!watched.has(file) && isTopicName(file) && matchTopic(pattern, file)) add(file);
+      { on: "topics" },
+      (topic) => {
+        if (topic === undefined) matchingTopics(store, pattern).forEach(add);
+        else if (!watched.has(topic) && isTopicName(topic) && matchTopic(pattern, topic)) add(topic);
         return undefined;
       },
       { timeoutMs: opts.timeoutMs, signal: stop.signal },

@@ -1,0 +1,41 @@
+// What a waiter waits on: a channel names a thing that changes (a slot, an inbox, a queue, one
+// task, a topic, a sender's key records, a lease), never where an engine keeps it. The file
+// engine maps a channel to a directory of its tree and its inotify/poll machinery
+// (lib/core/watch.ts); another engine to its own notifications (docs/ENGINE.md).
+//
+// An event carries the key of the record that changed, when the engine knows it (a slot's name,
+// a message's id), or undefined: "anything may have changed, look at everything". An event is
+// only a reason to look again: a check reads the truth, so a lost or repeated event costs
+// latency, never correctness.
+
+export type Channel =
+  | { on: "slots" } // any slot's record; key: the slot's name
+  | { on: "inbox"; agent: string } // unread mail arriving; key: the message id
+  | { on: "queue"; queue: string } // tasks of a queue becoming claimable
+  | { on: "task"; queue: string; id: string } // one task's record
+  | { on: "topic"; topic: string } // messages on one topic
+  | { on: "topics" } // topics appearing; key: the topic's name
+  | { on: "keys"; to: string } // idempotency key records of mail to `to`
+  | { on: "lease"; name: string }; // one leased name
+
+// A channel's name, as a notification system would name it ("inbox:bob"), and for messages.
+export function channelName(ch: Channel): string {
+  switch (ch.on) {
+    case "slots":
+      return "slots";
+    case "inbox":
+      return `inbox:${ch.agent}`;
+    case "queue":
+      return `queue:${ch.queue}`;
+    case "task":
+      return `task:${ch.queue}/${ch.id}`;
+    case "topic":
+      return `topic:${ch.topic}`;
+    case "topics":
+      return "topics";
+    case "keys":
+      return `keys:${ch.to}`;
+    case "lease":
+      return `lease:${ch.name}`;
+  }
+}
