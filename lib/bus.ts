@@ -113,6 +113,11 @@ const OPS = {
     topicRow: op(() => import("./dashboard/view"), "topicRow"),
     topicRows: op(() => import("./dashboard/view"), "topicRows"),
     watch: op(() => import("./dashboard/feed"), "watchBus"),
+    // The task board and its actions (lib/dashboard/tasks.ts).
+    board: op(() => import("./dashboard/tasks").then((m) => m.TASK_BOARD), "read"),
+    retry: op(() => import("./dashboard/tasks").then((m) => m.TASK_BOARD), "retry"),
+    cancel: op(() => import("./dashboard/tasks").then((m) => m.TASK_BOARD), "cancel"),
+    release: op(() => import("./dashboard/tasks").then((m) => m.TASK_BOARD), "release"),
   },
   admin: {
     init: op(() => import("./core/init"), "initStore"),

@@ -39,8 +39,8 @@ export const commands = {
         const as = optionalAgent(c.store, o.as)?.name;
         const signal = c.signal();
         const { serveUi } = await import("../ui/server");
-        const { TASK_BOARD } = await import("../../lib/dashboard/tasks");
-        const ui = await serveUi(c.store, { host, port, readOnly: !!o.readOnly, as, board: TASK_BOARD });
+        const { fileBus } = await import("../../lib/bus");
+        const ui = await serveUi(fileBus(c.store), { host, port, readOnly: !!o.readOnly, as });
         try {
           if (!isLoopback(host)) {
             err(`a2a: warning: serving on ${host}, not loopback: anyone who can reach this address and learns the URL can read the store${o.readOnly ? "" : " and act on it"}; prefer the default 127.0.0.1 (with ssh -L for remote use)\n`);

@@ -16,7 +16,7 @@ export async function bounded<T>(
   ctx: McpCtx,
   extra: Extra,
   timeout: number,
-  progress: () => string,
+  progress: () => string | Promise<string>,
   run: (timeoutMs: number, signal: AbortSignal) => Promise<Outcome<T>>,
 ): Promise<Bounded<T>> {
   const budget = Math.min(timeout, ctx.maxWaitSec);
@@ -28,21 +28,28 @@ export async function bounded<T>(
   ctx.shutdown.addEventListener("abort", abort);
   if (extra.signal.aborted || ctx.shutdown.aborted) stop.abort();
   const token = extra._meta?.progressToken;
-  const timer =
-    token === undefined
-      ? undefined
-      : setInterval(() => {
-          const secs = waited();
-          extra
-            .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: secs, total: budget, message: `${progress()}, ${Math.round(secs)} s` } })
-            .catch(() => {}); // the client is gone: shutdown follows
-        }, ctx.progressMs);
+  let over = false; // answered: a progress read still under way sends nothing after the answer
+  const tick = async () => {
+    const secs = waited();
+    let what: string;
+    try {
+      what = await progress();
+    } catch (e) {
+      return ctx.log(`progress: ${(e as Error).message}`); // what is awaited could not be read: no notification this time
+    }
+    if (over) return;
+    await extra
+      .sendNotification({ method: "notifications/progress", params: { progressToken: token!, progress: secs, total: budget, message: `${what}, ${Math.round(secs)} s` } })
+      .catch(() => {}); // the client is gone: shutdown follows
+  };
+  const timer = token === undefined ? undefined : setInterval(() => void tick(), ctx.progressMs);
   try {
     const o = await run(budget * 1000, stop.signal);
     if (o.kind === "done") return { kind: "done", value: o.value, waited: waited() };
     if (o.kind === "aborted") return { kind: "cancelled", waited: waited(), remaining: Math.max(0, timeout - waited()), pending: o.pending };
     return { kind: timeout > budget ? "still_waiting" : "timeout", waited: waited(), remaining: Math.max(0, timeout - budget), pending: o.pending };
   } finally {
+    over = true;
     if (timer) clearInterval(timer);
     extra.signal.removeEventListener("abort", abort);
     ctx.shutdown.removeEventListener("abort", abort);

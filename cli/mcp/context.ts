@@ -1,18 +1,18 @@
-// What every tool of `a2a mcp` shares for the server's lifetime. There is exactly ONE Store
-// per server, because lib/core/watch.ts keeps its directory watch in the Store: tens of
-// concurrent agent_wait calls then share one inotify watch instead of opening one each.
-// The settings (A2A_MCP_MAX_WAIT, A2A_MCP_PROGRESS_MS, A2A_LOG, A2A_AGENT) are the Store's,
+// What every tool of `a2a mcp` shares for the server's lifetime. There is exactly ONE Bus per
+// server (lib/bus.ts), because the store it holds keeps the file engine's directory watch:
+// tens of concurrent agent_wait calls then share one inotify watch instead of opening one each.
+// The settings (A2A_MCP_MAX_WAIT, A2A_MCP_PROGRESS_MS, A2A_LOG, A2A_AGENT) are the bus's,
 // read once by lib/core/config.ts: a bad value stops the server before it serves anything.
 // The session (identity, inbox, unread count) is built before the tools, so every tool group
 // gets it here; `deliveries` tells when an answer has been written to the client.
 
-import type { Store } from "../../lib/core/config";
+import type { Bus } from "../../lib/bus";
 import { err } from "../io";
 import type { Deliveries } from "./delivery";
 import type { Session } from "./session";
 
 export interface McpCtx {
-  store: Store;
+  bus: Bus;
   session: Session;
   deliveries: Deliveries;
   maxWaitSec: number; // one call blocks at most this long, then answers still_waiting
@@ -22,15 +22,15 @@ export interface McpCtx {
   tools: Set<string>; // the tools offered (toolsets.ts): results name only those
 }
 
-export function makeCtx(store: Store, session: Session, deliveries: Deliveries, shutdown: AbortSignal, tools: Set<string>): McpCtx {
+export function makeCtx(bus: Bus, session: Session, deliveries: Deliveries, shutdown: AbortSignal, tools: Set<string>): McpCtx {
   return {
-    store,
+    bus,
     session,
     deliveries,
-    maxWaitSec: store.maxWaitSec,
-    progressMs: store.progressMs,
+    maxWaitSec: bus.settings.maxWaitSec,
+    progressMs: bus.settings.progressMs,
     shutdown,
-    log: store.log ? (line) => err(`a2a mcp: ${line}\n`) : () => {},
+    log: bus.settings.log ? (line) => err(`a2a mcp: ${line}\n`) : () => {},
     tools,
   };
 }

@@ -63,7 +63,7 @@ export class Deliveries {
   // Runs `undo` unless the answer to request `id` is written (a receipt that rejects), and
   // keeps that work so close() waits for it. For what a tool hands out that must not stay
   // taken by a client that never learnt of it.
-  undoUnlessDelivered(id: RequestId, signal: AbortSignal, undo: (why: Error) => void): void {
+  undoUnlessDelivered(id: RequestId, signal: AbortSignal, undo: (why: Error) => void | Promise<void>): void {
     this.track(this.delivered(id, signal).catch(undo));
   }
 

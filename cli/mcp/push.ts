@@ -8,7 +8,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { frameMessage } from "../frame";
 import type { ReceivedMessage } from "../../lib/mail/message";
-import { watchInbox } from "../../lib/mail/watch-inbox";
 import type { McpCtx } from "./context";
 
 function channelNotification(m: ReceivedMessage) {
@@ -20,18 +19,28 @@ function channelNotification(m: ReceivedMessage) {
 // Starts pushing once the client is initialized; the returned function stops it.
 export function startPush(server: McpServer, ctx: McpCtx): () => void {
   let stop: (() => void) | undefined;
+  let started = false;
   let closed = false;
   const prev = server.server.oninitialized;
   server.server.oninitialized = () => {
     prev?.();
-    if (closed || stop) return;
-    stop = watchInbox(
-      ctx.store,
-      ctx.session.me,
-      // The SDK types notifications by its own schema; claude/channel is an extension.
-      (m) => server.server.notification(channelNotification(m) as Parameters<typeof server.server.notification>[0]),
-      (e) => ctx.log(`inbox push: ${(e as Error).message}`),
-    );
+    if (closed || started) return;
+    started = true;
+    const onError = (e: unknown) => ctx.log(`inbox push: ${(e as Error).message}`);
+    ctx.bus.mail
+      .watch(
+        ctx.session.me,
+        // The SDK types notifications by its own schema; claude/channel is an extension.
+        (m) => server.server.notification(channelNotification(m) as Parameters<typeof server.server.notification>[0]),
+        onError,
+      )
+      .then(
+        (off) => (closed ? off() : (stop = off)), // stopped while it started: stop it now
+        (e) => {
+          started = false; // not pushing: a later initialized may try again
+          onError(e);
+        },
+      );
   };
   return () => {
     closed = true;

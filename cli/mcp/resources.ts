@@ -2,18 +2,18 @@
 // (lib/slots/record.ts). resources/subscribe on such a URI sends notifications/resources/updated
 // whenever that slot changes (started, appended, published, cleared).
 //
-// One listener on the server's shared slots/ watch (lib/core/watch.ts subscribe) serves every
+// One listener on the server's shared slots/ watch (bus.slots.onChange) serves every
 // subscription. A change is "the record's version, start or update time differs from the
 // last one notified", so a burst of events for one write, or a poll tick on a network
-// filesystem, never sends a notification for nothing.
+// filesystem, never sends a notification for nothing. The reads behind it run one at a time,
+// in the order the events came (a baseline taken by resources/subscribe included), so an older
+// read never overtakes a newer one.
 
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { isValidName } from "../../lib/core/paths";
-import { onSlotChange } from "../../lib/slots/events";
-import { listSlots } from "../../lib/slots/slot";
-import { readSlot } from "../../lib/slots/read";
+import { turns } from "../in-turn";
 import type { McpCtx } from "./context";
 
 const PREFIX = "a2a://slot/";
@@ -33,12 +33,12 @@ function nameOfUri(uri: string): string {
 }
 
 export function registerResources(server: McpServer, ctx: McpCtx): { close(): void } {
-  const { store } = ctx;
+  const { bus } = ctx;
   server.registerResource(
     "slot",
     new ResourceTemplate(PREFIX + "{name}", {
       list: async () => ({
-        resources: (await listSlots(store)).records.map((r) => ({
+        resources: (await bus.slots.list()).records.map((r) => ({
           uri: slotUri(r.name),
           name: r.name,
           description: `${r.state}${r.task ? ": " + r.task.slice(0, 100) : ""} (version ${r.version})`,
@@ -53,54 +53,72 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
     },
     async (uri) => {
       const name = nameOfUri(uri.href);
-      const r = readSlot(store, name);
+      const r = await bus.slots.read(name);
       if (r.kind !== "ok") throw new McpError(RESOURCE_NOT_FOUND, `no slot named ${name}: check the name (resources/list shows slots)`);
       return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(r.record) }] };
     },
   );
 
   const last = new Map<string, string>(); // subscribed name -> signature last notified
-  let unsubscribe: (() => void) | undefined;
-  const signature = (name: string): string | undefined => {
-    const r = readSlot(store, name, 0);
+  let watching: Promise<() => void> | undefined; // the shared watch, once a subscription wants it
+  let subscribing = 0; // subscriptions under way: their watch must not be closed under them
+  const inTurn = turns();
+  const signature = async (name: string): Promise<string | undefined> => {
+    const r = await bus.slots.read(name, 0);
     if (r.kind === "corrupt") return undefined; // torn read: the next event re-reads it
     return r.kind === "absent" ? "absent" : `${r.record.version}/${r.record.started_at}/${r.record.updated_at}`;
   };
-  const check = (name: string) => {
-    const sig = signature(name);
+  const check = async (name: string) => {
+    const sig = await signature(name);
     if (sig === undefined || sig === last.get(name)) return;
     last.set(name, sig);
     server.server.sendResourceUpdated({ uri: slotUri(name) }).catch(() => {});
   };
   const onChange = (name: string | undefined) => {
-    try {
-      if (name === undefined) for (const n of [...last.keys()]) check(n);
-      else if (last.has(name)) check(name);
-    } catch (e) {
-      ctx.log(`resource watch: ${(e as Error).message}`); // never let one slot break the shared watch
-    }
+    inTurn(async () => {
+      if (name === undefined) for (const n of [...last.keys()]) await check(n);
+      else if (last.has(name)) await check(name);
+    }).catch((e) => ctx.log(`resource watch: ${(e as Error).message}`)); // never let one slot break the shared watch
   };
+  // Closes a watch; one that failed to start holds nothing (its error went to its subscriber).
+  const unwatch = (w: Promise<() => void>): Promise<void> =>
+    w.then((off) => off(), () => {}).catch((e) => ctx.log(`resource watch: ${(e as Error).message}`));
 
   server.server.setRequestHandler(SubscribeRequestSchema, async (req) => {
     const name = nameOfUri(req.params.uri);
     // Watch first, then take the baseline: a change between the two is never missed.
-    if (!unsubscribe) unsubscribe = onSlotChange(store, onChange);
-    if (!last.has(name)) last.set(name, signature(name) ?? "");
+    const w = (watching ??= bus.slots.onChange(onChange));
+    subscribing++;
+    try {
+      await w;
+      await inTurn(async () => {
+        if (!last.has(name)) last.set(name, (await signature(name)) ?? "");
+      });
+    } catch (e) {
+      if (watching === w && last.size === 0 && subscribing === 1) {
+        watching = undefined; // nobody uses it: the next subscribe starts afresh
+        void unwatch(w);
+      }
+      throw e;
+    } finally {
+      subscribing--;
+    }
     ctx.log(`subscribed to ${req.params.uri}`);
     return {};
   });
   server.server.setRequestHandler(UnsubscribeRequestSchema, async (req) => {
     last.delete(nameOfUri(req.params.uri));
-    if (last.size === 0 && unsubscribe) {
-      unsubscribe();
-      unsubscribe = undefined;
+    if (last.size === 0 && subscribing === 0 && watching) {
+      const w = watching;
+      watching = undefined;
+      await unwatch(w);
     }
     return {};
   });
   return {
     close() {
-      unsubscribe?.();
-      unsubscribe = undefined;
+      if (watching) void unwatch(watching);
+      watching = undefined;
     },
   };
 }

@@ -77,29 +77,29 @@ export class Framed {
 }
 export const framed = (body: Body, text: string) => new Framed(body, text);
 
-function note(ctx: McpCtx): string {
+async function note(ctx: McpCtx): Promise<string> {
   if (!ctx.tools.has("check_messages")) return ""; // the note names a tool this session lacks
   try {
-    return ctx.session.unreadNote();
+    return await ctx.session.unreadNote();
   } catch (e) {
     ctx.log(`unread note: ${(e as Error).message}`);
     return "";
   }
 }
 
-function build(ctx: McpCtx, body: Body, text: ((full: Body) => string) | string, isError: boolean): CallToolResult {
-  const unread = note(ctx);
+async function build(ctx: McpCtx, body: Body, text: ((full: Body) => string) | string, isError: boolean): Promise<CallToolResult> {
+  const unread = await note(ctx);
   const full = unread ? { ...body, unread } : body;
   const content: CallToolResult["content"] = [{ type: "text", text: typeof text === "string" ? text : text(full) }];
   if (unread) content.push({ type: "text", text: unread });
   return isError ? { content, structuredContent: full, isError } : { content, structuredContent: full };
 }
 
-export function reply(ctx: McpCtx, r: Body | Framed): CallToolResult {
+export function reply(ctx: McpCtx, r: Body | Framed): Promise<CallToolResult> {
   return r instanceof Framed ? build(ctx, r.body, r.text, false) : build(ctx, r, JSON.stringify, false);
 }
 
-export function errorReply(ctx: McpCtx, e: unknown): CallToolResult {
+export function errorReply(ctx: McpCtx, e: unknown): Promise<CallToolResult> {
   const a = asA2AError(e);
   const message = phrase(a, MODEL);
   const body: Body = { ok: false, error: a.code, message, ...(Object.keys(a.data).length ? { data: a.data } : {}) };
@@ -115,10 +115,10 @@ export function handler<A>(ctx: McpCtx, tool: string, fn: (args: A, extra: Extra
       const r = await fn(args, extra);
       const body = r instanceof Framed ? r.body : r;
       if (body.ok === false) outcome = String(body.error ?? "not ok");
-      return reply(ctx, r);
+      return await reply(ctx, r);
     } catch (e) {
       outcome = asA2AError(e).code;
-      return errorReply(ctx, e);
+      return await errorReply(ctx, e);
     } finally {
       ctx.log(`${tool} -> ${outcome} in ${((performance.now() - t0) / 1000).toFixed(3)} s`);
     }

@@ -1,15 +1,15 @@
 // `a2a mcp`: the MCP stdio server, a drop-in for agent2agent 0.2.0, on the same store and
-// the same lib/ functions as the CLI. This module owns the lifecycle: it builds the session
-// (session.ts: presence, identity, inbox) first, then registers every tool group of tools/
-// with one context (context.ts), the resources (resources.ts) and the inbox push (push.ts),
-// and serves over a transport that bounds what a client can make it hold and reports when each
-// answer was written (transport.ts, delivery.ts).
+// the same bus operations (lib/bus.ts) as the CLI. This module owns the lifecycle: it builds
+// the session (session.ts: presence, identity, inbox) first, then registers every tool group
+// of tools/ with one context (context.ts), the resources (resources.ts) and the inbox push
+// (push.ts), and serves over a transport that bounds what a client can make it hold and
+// reports when each answer was written (transport.ts, delivery.ts).
 // cli/main.ts imports this module only for `a2a mcp`, so the SDK and zod never load for
 // other commands.
 //
 // Invariants:
 // - stdout carries nothing but JSON-RPC (console.* is routed to the A2A_LOG log on stderr);
-// - one Store for the server's lifetime, so all waits share one directory watch;
+// - one Bus for the server's lifetime, so all waits share one directory watch;
 // - the server exits promptly when its client goes away (stdin ends, stdout breaks; also
 //   while answers wait unwritten on a full stdout) or on SIGTERM/SIGINT/SIGHUP: every wait is released, the messaging session is closed, the
 //   watches are closed, exit 0. A server outliving its client is a ghost peer.
@@ -22,7 +22,7 @@
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import pkg from "../../package.json" with { type: "json" };
-import { closeStore, openStore } from "../../lib/core/config";
+import { openBus, type Bus } from "../../lib/bus";
 import { makeCtx, type McpCtx } from "./context";
 import { oneLineValidationErrors } from "./args";
 import { Deliveries } from "./delivery";
@@ -66,21 +66,21 @@ function only(server: McpServer, tools: Set<string>): McpServer {
 
 export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<void> {
   let tools: Set<string>;
-  let store, session;
+  let bus: Bus, session;
   try {
     tools = selectTools(toolsSpec);
   } catch (e) {
     return serveUnavailable(e, selectTools(undefined));
   }
   try {
-    store = openStore({ dir });
-    session = openSession(store, process.cwd());
+    bus = openBus({ dir });
+    session = await openSession(bus, process.cwd());
   } catch (e) {
     return serveUnavailable(e, tools);
   }
   const stopping = new AbortController();
   const deliveries = new Deliveries();
-  const ctx = makeCtx(store, session, deliveries, stopping.signal, tools);
+  const ctx = makeCtx(bus, session, deliveries, stopping.signal, tools);
   for (const k of ["log", "info", "debug", "warn", "error"] as const) console[k] = (...a: unknown[]) => ctx.log(a.map(String).join(" "));
 
   const server = new McpServer(
@@ -110,7 +110,7 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
       // Answers not yet written return their mail to unread (delivery.ts, tools/messages.ts).
       await Promise.race([deliveries.close().catch((e) => ctx.log(`closing deliveries: ${(e as Error).message}`)), Bun.sleep(GRACE_MS)]);
       session.close();
-      closeStore(store);
+      await bus.close().catch((e) => ctx.log(`closing the store: ${(e as Error).message}`));
       process.exit(0);
     })());
   // A closed transport reads nothing any more: the server must not linger as a ghost either.
@@ -128,6 +128,6 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
   process.on("unhandledRejection", (e) => ctx.log(`unhandled: ${(e as Error)?.stack ?? e}`));
 
   await server.connect(new DeliveryTransport(deliveries, process.stdout, process.stdin, ctx.log));
-  ctx.log(`serving on stdio, store ${store.root}, max wait ${ctx.maxWaitSec} s`);
+  ctx.log(`serving on stdio, store ${bus.where}, max wait ${ctx.maxWaitSec} s`);
   await new Promise<never>(() => {}); // runs until shutdown exits the process
 }

@@ -9,11 +9,9 @@
 //   its creation;
 // - close() removes the presence (a server outliving its client is a ghost peer).
 
-import type { Store } from "../../lib/core/config";
-import { unreadCount } from "../../lib/mail/inbox";
-import { ensureInbox } from "../../lib/mail/message";
+import type { Bus } from "../../lib/bus";
 import type { Identity } from "../../lib/presence/identity";
-import { startPresence, type Presence } from "../../lib/presence/presence";
+import type { Presence } from "../../lib/presence/presence";
 
 export interface Session {
   readonly me: string; // the session's agent name
@@ -22,21 +20,21 @@ export interface Session {
   readonly cwd: string;
   // "2 unread messages: call check_messages", or "" when nothing waits (mail being read
   // right now by this or another reader does not count).
-  unreadNote(): string;
+  unreadNote(): Promise<string>;
   close(): void;
 }
 
-export function openSession(store: Store, cwd: string): Session {
-  const presence = startPresence(store, { cwd });
+export async function openSession(bus: Bus, cwd: string): Promise<Session> {
+  const presence = await bus.presence.start({ cwd });
   const me = presence.identity.name;
-  ensureInbox(store, me, true);
+  await bus.mail.ensureInbox(me, true);
   return {
     me,
     identity: presence.identity,
     presence,
     cwd,
-    unreadNote() {
-      const n = unreadCount(store, me, false);
+    async unreadNote() {
+      const n = await bus.mail.unread(me, false);
       return n ? `${n} unread message${n === 1 ? "" : "s"}: call check_messages` : "";
     },
     close: () => presence.close(),

@@ -1,28 +1,30 @@
-// The dashboard's live state and its listeners: one watchBus (lib/dashboard/feed.ts, on the one watch
-// primitive) feeds an in-memory copy of what the page shows, and every change goes out to
-// every connected page as one server-sent event. A page that connects (or reconnects) gets a
-// snapshot first, then the changes; the page never polls.
+// The dashboard's live state and its listeners: one feed (bus.dashboard.watch,
+// lib/dashboard/feed.ts, on the one watch primitive) feeds an in-memory copy of what the page
+// shows, and every change goes out to every connected page as one server-sent event. A page
+// that connects (or reconnects) gets a snapshot first, then the changes; the page never polls.
 //
 // Invariants:
 // - one feed per server, however many pages are open: the store is read once per change;
 // - state is re-read from the store on each event (never replayed from the event), so a
 //   burst folded into one event, or an event seen twice, still ends in the store's state;
+// - the reads run one at a time, in the order of the events (the board and the baseline
+//   first): a handler's reads never interleave with another's, so a chunk is never told
+//   twice and an older read never overwrites a newer one;
 // - a page that cannot keep up is dropped (it reconnects and gets a fresh snapshot) rather
 //   than buffered without bound;
 // - texts from agents are already cut by lib/dashboard/view.ts; chunks are cut to their last
 //   BODY_CHARS here (the full stream is read on demand).
 
-import type { Board, BoardProvider } from "../../lib/dashboard/board";
-import type { Store } from "../../lib/core/config";
+import type { Bus } from "../../lib/bus";
+import type { Board } from "../../lib/dashboard/board";
+import type { BusEvent } from "../../lib/dashboard/feed";
+import { BODY_CHARS, PREVIEW_CHARS, slotRow, type SlotRow } from "../../lib/dashboard/rows";
+import type { AgentRow, TopicRow } from "../../lib/dashboard/view";
 import type { Peer } from "../../lib/presence/peers";
 import type { SlotRecord } from "../../lib/slots/record";
 import { byName } from "../../lib/core/paths";
-import { readChunks } from "../../lib/slots/chunks";
-import { listSlots } from "../../lib/slots/slot";
-import { readSlot } from "../../lib/slots/read";
-import { watchBus, type BusEvent } from "../../lib/dashboard/feed";
-import { agentRow, agentRows, BODY_CHARS, livePeers, PREVIEW_CHARS, slotRow, topicRow, topicRows, type AgentRow, type SlotRow, type TopicRow } from "../../lib/dashboard/view";
 import { senderShown } from "../frame";
+import { turns } from "../in-turn";
 
 export const TAIL_CHARS = 2000;
 const TIMELINE_KEEP = 300;
@@ -52,7 +54,7 @@ export class Hub {
   readonly slots = new Map<string, UiSlot>();
   readonly agents = new Map<string, AgentRow>();
   readonly topics = new Map<string, TopicRow>();
-  board: Board;
+  board: Board = { available: false, queues: [], leases: [] }; // read before the hub is handed out (open)
   readonly timeline: TimelineEntry[] = [];
   #runs = new Map<string, Run>();
   #peers = new Map<string, Peer>();
@@ -60,29 +62,45 @@ export class Hub {
   #seq = 0;
   #enc = new TextEncoder();
   #stop = new AbortController();
+  #inTurn = turns();
+  #boardRead: Promise<void>;
   readonly done: Promise<unknown>;
 
-  constructor(
-    readonly store: Store,
-    readonly provider: BoardProvider,
-    recheckMs = 5000,
+  // The hub of `bus`, once the board has been read: that read's error is thrown, the feed stopped.
+  static async open(bus: Bus, recheckMs = 5000): Promise<Hub> {
+    const hub = new Hub(bus, recheckMs);
+    try {
+      await hub.#boardRead;
+    } catch (e) {
+      await hub.stop().catch(() => {}); // the board's error is the one to tell
+      throw e;
+    }
+    return hub;
+  }
+
+  private constructor(
+    readonly bus: Bus,
+    recheckMs: number,
   ) {
-    // Subscribed first (synchronously, inside watchBus), then the baseline is read. `done`
+    // Subscribed first (inside the feed's first step), then the baseline is read. `done`
     // rejects with the first read the store refuses, from the feed or the baseline: the
     // command then stops with that one line (it is always awaited, never left unhandled).
     let fail!: (e: unknown) => void;
     const failed = new Promise<never>((_, reject) => (fail = reject));
-    this.done = Promise.race([watchBus(store, provider, (e) => this.#on(e), { signal: this.#stop.signal, recheckMs }), failed]);
+    this.done = Promise.race([bus.dashboard.watch((e) => this.#on(e), { signal: this.#stop.signal, recheckMs }), failed]);
     this.done.catch(() => {});
-    this.board = provider.read(store);
-    this.#loadBaseline().catch(fail);
+    this.#boardRead = this.#inTurn(async () => {
+      this.board = await bus.dashboard.board();
+    });
+    this.#inTurn(() => this.#loadBaseline()).catch(fail);
   }
 
+
   async #loadBaseline(): Promise<void> {
-    const { records } = await listSlots(this.store);
-    for (const r of records) if (!this.slots.has(r.name)) this.#putRecord(r, false);
-    this.#refreshAgents(false);
-    for (const t of topicRows(this.store, TOPIC_KEEP)) this.topics.set(t.topic, t);
+    const { records } = await this.bus.slots.list();
+    for (const r of records) if (!this.slots.has(r.name)) await this.#putRecord(r, false);
+    await this.#refreshAgents(false);
+    for (const t of await this.bus.dashboard.topicRows(TOPIC_KEEP)) this.topics.set(t.topic, t);
   }
 
   stop(): Promise<unknown> {
@@ -161,13 +179,13 @@ export class Hub {
 
   // Re-reads slot `name` (and its new chunks) and tells the pages; "corrupt" is a torn read,
   // which the next event re-reads.
-  #putSlot(name: string, live: boolean): "ok" | "absent" | "corrupt" {
-    const r = readSlot(this.store, name, 0);
-    if (r.kind === "ok") this.#putRecord(r.record, live);
+  async #putSlot(name: string, live: boolean): Promise<"ok" | "absent" | "corrupt"> {
+    const r = await this.bus.slots.read(name, 0);
+    if (r.kind === "ok") await this.#putRecord(r.record, live);
     return r.kind;
   }
 
-  #putRecord(rec: SlotRecord, live: boolean): void {
+  async #putRecord(rec: SlotRecord, live: boolean): Promise<void> {
     const name = rec.name;
     let run = this.#runs.get(name);
     if (!run || run.started !== rec.started_at) {
@@ -178,7 +196,7 @@ export class Hub {
     if (rec.chunks > run.n) {
       let texts: string[] = [];
       try {
-        texts = readChunks(this.store, name, run.n, rec.chunks);
+        texts = await this.bus.slots.chunks(name, run.n, rec.chunks);
       } catch {
         // a damaged chunk file: the row still shows; the detail view says what is wrong
       }
@@ -193,28 +211,26 @@ export class Hub {
     if (live) this.#broadcast("slot", row);
   }
 
-  #refreshAgents(live: boolean): void {
-    this.#peers = new Map(livePeers(this.store).map((p) => [p.name, p]));
-    const rows = agentRows(this.store);
+  async #refreshAgents(live: boolean): Promise<void> {
+    this.#peers = new Map((await this.bus.dashboard.livePeers()).map((p) => [p.name, p]));
+    const rows = await this.bus.dashboard.agentRows();
     this.agents.clear();
     for (const a of rows) this.agents.set(a.name, a);
     if (live) this.#broadcast("agents", rows);
   }
 
   #on(e: BusEvent): void {
-    try {
-      this.#handle(e);
-    } catch {
+    this.#inTurn(() => this.#handle(e)).catch(() => {
       // A store that changed under the read (a vanished inbox, a damaged file) must not stop
       // the feed; the next event re-reads it.
-    }
+    });
   }
 
-  #handle(e: BusEvent): void {
+  async #handle(e: BusEvent): Promise<void> {
     switch (e.area) {
       case "slot": {
         const s = e.event;
-        if ((s.event === "cleared" ? "absent" : this.#putSlot(s.name, true)) === "absent") {
+        if ((s.event === "cleared" ? "absent" : await this.#putSlot(s.name, true)) === "absent") {
           if (this.slots.delete(s.name)) this.#broadcast("slot-gone", { name: s.name });
           this.#runs.delete(s.name);
         }
@@ -228,19 +244,19 @@ export class Hub {
         return;
       }
       case "agent": {
-        const row = agentRow(this.store, e.name, this.#peers.get(e.name));
+        const row = await this.bus.dashboard.agentRow(e.name, this.#peers.get(e.name));
         this.agents.set(e.name, row);
         this.#broadcast("agent", row);
         return;
       }
       case "peers":
-        this.#refreshAgents(true);
+        await this.#refreshAgents(true);
         for (const n of e.joined) this.#note("joined", n, "", false, e.at);
         for (const n of e.left) this.#note("left", n, "", false, e.at);
         return;
       case "topic": {
         const m = e.message;
-        const row = this.topics.get(m.topic) ?? topicRow(this.store, m.topic, 0);
+        const row = this.topics.get(m.topic) ?? (await this.bus.dashboard.topicRow(m.topic, 0));
         if (!row.recent.some((x) => x.id === m.id)) row.recent.push(m);
         if (row.recent.length > TOPIC_KEEP) row.recent.splice(0, row.recent.length - TOPIC_KEEP);
         row.last_id = Math.max(row.last_id, m.id);
@@ -250,7 +266,7 @@ export class Hub {
         return;
       }
       case "board":
-        this.board = this.provider.read(this.store);
+        this.board = await this.bus.dashboard.board();
         this.#broadcast("board", this.board);
         return;
     }

@@ -9,19 +9,15 @@
 // - a name from a request is checked by lib's one name rule before it becomes a path;
 // - store data reaches the page only as JSON (the event stream and the detail read), never
 //   inside the HTML; the page renders it with textContent only (page.js);
-// - each action is the same lib call as the CLI command it stands for: clear -> clearSlot
-//   (a2a clear NAME), send -> sendMessage (a2a send TO MESSAGE --as NAME), and the board's
-//   retry / cancel / release through its BoardProvider; POST only, refused when read-only;
+// - each action is the same bus operation as the CLI command it stands for: clear ->
+//   bus.slots.clear (a2a clear NAME), send -> bus.mail.send (a2a send TO MESSAGE --as NAME),
+//   and the board's retry / cancel / release -> bus.dashboard's (lib/dashboard/tasks.ts: a2a
+//   task retry ID, a2a task cancel ID, a2a lease release NAME); POST only, refused when read-only;
 // - nothing here writes to the store but those actions.
 
-import type { BoardProvider } from "../../lib/dashboard/board";
-import type { Store } from "../../lib/core/config";
+import type { Bus } from "../../lib/bus";
 import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
-import { sendMessage } from "../../lib/mail/send";
-import { readChunks } from "../../lib/slots/chunks";
 import { checkName } from "../../lib/core/paths";
-import { clearSlot } from "../../lib/slots/slot";
-import { readSlot } from "../../lib/slots/read";
 import { err } from "../io";
 import { SHELL } from "../phrase";
 import { Gate, SECURITY_HEADERS, urlHost } from "./gate";
@@ -39,7 +35,6 @@ export interface UiOptions {
   port: number;
   readOnly: boolean;
   as: string | undefined; // the human the page sends as (--as / A2A_AGENT); none: no sending
-  board: BoardProvider;
   recheckMs?: number;
 }
 
@@ -84,8 +79,8 @@ const str = (v: unknown, what: string): string => {
   return v;
 };
 
-export async function serveUi(store: Store, o: UiOptions): Promise<Ui> {
-  const hub = new Hub(store, o.board, o.recheckMs);
+export async function serveUi(bus: Bus, o: UiOptions): Promise<Ui> {
+  const hub = await Hub.open(bus, o.recheckMs);
   let gate: Gate;
 
   const need = (): string => {
@@ -93,11 +88,11 @@ export async function serveUi(store: Store, o: UiOptions): Promise<Ui> {
     return o.as;
   };
   const actions: Record<string, (b: Record<string, unknown>) => Promise<unknown>> = {
-    "/api/clear": async (b) => ({ cleared: await clearSlot(store, str(b.name, "the slot name")) }),
-    "/api/send": (b) => sendMessage(store, need(), str(b.to, "the recipient"), str(b.body, "the message")),
-    "/api/task/retry": async (b) => (await o.board.retry(store, str(b.queue, "the queue"), str(b.id, "the task id"), need()), { ok: true }),
-    "/api/task/cancel": async (b) => (await o.board.cancel(store, str(b.queue, "the queue"), str(b.id, "the task id"), need()), { ok: true }),
-    "/api/lease/release": async (b) => (await o.board.release(store, str(b.name, "the lease name"), need()), { ok: true }),
+    "/api/clear": async (b) => ({ cleared: await bus.slots.clear(str(b.name, "the slot name")) }),
+    "/api/send": async (b) => bus.mail.send(need(), str(b.to, "the recipient"), str(b.body, "the message")),
+    "/api/task/retry": async (b) => (await bus.dashboard.retry(str(b.queue, "the queue"), str(b.id, "the task id"), need()), { ok: true }),
+    "/api/task/cancel": async (b) => (await bus.dashboard.cancel(str(b.queue, "the queue"), str(b.id, "the task id"), need()), { ok: true }),
+    "/api/lease/release": async (b) => (await bus.dashboard.release(str(b.name, "the lease name"), need()), { ok: true }),
   };
 
   let server: ReturnType<typeof Bun.serve>;
@@ -106,7 +101,7 @@ export async function serveUi(store: Store, o: UiOptions): Promise<Ui> {
       hostname: o.host,
       port: o.port,
       idleTimeout: 60,
-      maxRequestBodySize: store.maxBytes * 6 + 65536, // a message at the limit, JSON-escaped
+      maxRequestBodySize: bus.settings.maxBytes * 6 + 65536, // a message at the limit, JSON-escaped
       development: false,
       error: (e) => {
         err(`a2a: warning: the dashboard failed to answer a request: ${e.message}\n`);
@@ -141,10 +136,10 @@ export async function serveUi(store: Store, o: UiOptions): Promise<Ui> {
             srv.timeout(req, 0); // an event stream is idle by nature
             return reply(hub.connect(), 200, "text/event-stream; charset=utf-8", { "X-Accel-Buffering": "no" });
           case "/api/config":
-            return jsonReply({ root: store.root, read_only: o.readOnly, as: o.as ?? null, tasks: o.board.available, max_bytes: store.maxBytes });
+            return jsonReply({ root: bus.where, read_only: o.readOnly, as: o.as ?? null, tasks: hub.board.available, max_bytes: bus.settings.maxBytes });
           case "/api/slot":
             try {
-              return jsonReply(slotDetail(store, url.searchParams.get("name")));
+              return jsonReply(await slotDetail(bus, url.searchParams.get("name")));
             } catch (e) {
               return failure(e);
             }
@@ -182,15 +177,15 @@ export async function serveUi(store: Store, o: UiOptions): Promise<Ui> {
 
 // One slot in full: its record (the whole result) and its streamed chunks (the last
 // DETAIL_MAX_CHARS of them), for the page's detail view.
-function slotDetail(store: Store, name: string | null) {
-  const r = readSlot(store, checkName(str(name, "the slot name"), "slot name"));
+async function slotDetail(bus: Bus, name: string | null) {
+  const r = await bus.slots.read(checkName(str(name, "the slot name"), "slot name"));
   if (r.kind === "corrupt") throw new A2AError("EIO", `slot ${name}'s record is unreadable: a2a clear ${name} removes it`);
   if (r.kind === "absent") throw new A2AError("ENOTFOUND", `no slot named ${name}: it was cleared or has expired`);
   const rec = r.record;
   let chunks: string[] = [];
   let chunkError: string | null = null;
   try {
-    chunks = readChunks(store, rec.name, 0, rec.chunks);
+    chunks = await bus.slots.chunks(rec.name, 0, rec.chunks);
   } catch (e) {
     chunkError = phrase(asA2AError(e), SHELL);
   }

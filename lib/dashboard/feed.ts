@@ -22,7 +22,9 @@ import { parseClaim } from "../mail/claim";
 import { idsIn, readMessageFile } from "../mail/message";
 import { watchSlots, type SlotEvent } from "../slots/events";
 import { readTopic, topicIds, type TopicMessage } from "../topics/log";
-import { cut, inboxNames, livePeers, PREVIEW_CHARS, topicNames, trimMessage } from "./view";
+import { cut, PREVIEW_CHARS } from "./rows";
+import { TASK_BOARD } from "./tasks";
+import { inboxNames, livePeers, topicNames, trimMessage } from "./view";
 
 export type MailKind = "sent" | "claimed" | "read" | "held";
 
@@ -36,6 +38,7 @@ export type BusEvent =
 
 export interface BusOptions extends WaitOptions {
   recheckMs?: number; // re-read presence (and the board) this often: liveness lapses without an event
+  board?: BoardProvider; // whose directories move the board (default: the task queue, tasks.ts)
 }
 
 const MAIL_DIRS: [MailKind, (s: Store, a: string) => string][] = [
@@ -49,7 +52,8 @@ const MAIL_DIRS: [MailKind, (s: Store, a: string) => string][] = [
 // ends "done"; the value is the number of events). What is there at the start is not reported.
 // A read the store refuses (a directory swapped for a link) ends it: it rejects with that
 // error, once, rather than throwing from a watch callback where nobody can catch it.
-export async function watchBus(store: Store, board: BoardProvider, on: (e: BusEvent) => void, opts: BusOptions = {}): Promise<Outcome<number>> {
+export async function watchBus(store: Store, on: (e: BusEvent) => void, opts: BusOptions = {}): Promise<Outcome<number>> {
+  const board = opts.board ?? TASK_BOARD;
   let count = 0;
   const emit = (e: BusEvent) => {
     count++;

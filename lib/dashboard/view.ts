@@ -1,6 +1,6 @@
 // The dashboard's read model: the whole bus as rows a person looks at (slots, agents with
 // their inboxes, topics, the task board); lib/dashboard/feed.ts is the feed of bus events that keeps
-// them current.
+// them current; the slot row and the lengths texts are cut to are rows.ts (pure).
 // It joins concepts (slots, mail, topics, presence, the board seam in board.ts), so it lives
 // at the top of lib/ and is imported by adapters only (`a2a ui`) and by the feed.
 //
@@ -15,47 +15,8 @@ import { entries } from "../core/fs";
 import { byName, inboxesDir, isValidName, topicsDir } from "../core/paths";
 import { listInbox } from "../mail/inbox";
 import { listPeers, type Peer } from "../presence/peers";
-import type { SlotRecord } from "../slots/record";
 import { checkTopic, readTopic, topicIds, type TopicMessage } from "../topics/log";
-
-export const PREVIEW_CHARS = 200;
-export const BODY_CHARS = 4096;
-
-export const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
-
-// ---- slots ----------------------------------------------------------------------------------
-
-export interface SlotRow {
-  name: string;
-  state: "running" | "done";
-  task: string; // cut to PREVIEW_CHARS
-  version: number;
-  chunks: number;
-  size: number;
-  started_at: number;
-  updated_at: number;
-  published_at: number | null;
-  preview: string; // the result's first PREVIEW_CHARS characters
-  host: string;
-  pid: number;
-}
-
-export function slotRow(r: SlotRecord): SlotRow {
-  return {
-    name: r.name,
-    state: r.state === "done" ? "done" : "running",
-    task: cut(r.task, PREVIEW_CHARS),
-    version: r.version,
-    chunks: r.chunks,
-    size: r.size,
-    started_at: r.started_at,
-    updated_at: r.updated_at,
-    published_at: r.published_at,
-    preview: cut(r.result ?? "", PREVIEW_CHARS),
-    host: r.host,
-    pid: r.pid,
-  };
-}
+import { BODY_CHARS, cut, PREVIEW_CHARS } from "./rows";
 
 // ---- agents: live peers and inboxes ---------------------------------------------------------
 

@@ -18,10 +18,8 @@ import { randomHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
 import { checkAgent, checkName, isTaskId } from "../core/paths";
 import { hostTag } from "../core/owner";
-
-export type StoredState = "ready" | "claimed" | "done" | "dead";
-export type TaskState = StoredState | "blocked";
-export const TASK_STATES: readonly TaskState[] = ["ready", "claimed", "blocked", "done", "dead"];
+import type { StoredState } from "./states";
+export { TASK_STATES, type StoredState, type TaskState } from "./states";
 
 export interface Claim {
   attempt: number;

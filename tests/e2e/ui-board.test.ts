@@ -1,13 +1,14 @@
-// The task board and leases of `a2a ui`, driven through the BoardProvider seam (lib/dashboard/board.ts)
-// until lib/tasks lands: a fixture provider reads a board from a JSON file in the store's
-// tasks/ directory (standing in for the queue), so the whole path is real: a change to that
-// directory -> the one watch primitive -> the server's feed -> the page's DOM; a click ->
-// the confirmation -> POST -> the provider's action. In process (serveUi), in chromium.
+// The task board and leases of `a2a ui`, driven through the BoardProvider seam (lib/dashboard/board.ts):
+// a fixture provider, put in the bus's dashboard room in place of the task queue, reads a
+// board from a JSON file in the store's tasks/ directory, so the whole path is real: a change
+// to that directory -> the one watch primitive -> the server's feed -> the page's DOM; a click
+// -> the confirmation -> POST -> the provider's action. In process (serveUi), in chromium.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Board, BoardProvider, BoardTask } from "../../lib/dashboard/board";
+import { fileBus, type Bus } from "../../lib/bus";
 import { openStore, type Store } from "../../lib/core/config";
 import { closeWatches } from "../../lib/core/watch";
 import { serveUi } from "../../cli/ui/server";
@@ -52,6 +53,22 @@ function fixture(dir: string, calls: string[]): BoardProvider {
   };
 }
 
+// The bus of `store` with the board of `fx` in place of the task queue's (lib/dashboard/tasks.ts).
+function withBoard(store: Store, fx: BoardProvider): Bus {
+  const bus = fileBus(store);
+  return {
+    ...bus,
+    dashboard: {
+      ...bus.dashboard,
+      board: async () => fx.read(store),
+      watch: (on, opts) => bus.dashboard.watch(on, { ...opts, board: fx }),
+      retry: (queue, id, as) => fx.retry(store, queue, id, as),
+      cancel: (queue, id, as) => fx.cancel(store, queue, id, as),
+      release: (lease, as) => fx.release(store, lease, as),
+    },
+  };
+}
+
 const missing = browserMissing();
 if (missing) console.warn(`ui-board.test.ts: skipping the board tests: ${missing}`);
 
@@ -89,7 +106,7 @@ describe.skipIf(!!missing)("a2a ui: the task board and leases (through the Board
     writeFileSync(join(tasksDir, "board.json"), JSON.stringify(board));
     const calls: string[] = [];
     const store: Store = openStore({ dir: d.path, env: {} });
-    const ui = await serveUi(store, { host: "127.0.0.1", port: 0, readOnly: false, as: "human", board: fixture(tasksDir, calls) });
+    const ui = await serveUi(withBoard(store, fixture(tasksDir, calls)), { host: "127.0.0.1", port: 0, readOnly: false, as: "human" });
     const page = await browser.ctx.newPage();
     try {
       await page.goto(ui.link());
@@ -144,9 +161,8 @@ describe.skipIf(!!missing)("a2a ui: the task board and leases (through the Board
     const first = await run(["task", "add", "build", "compile it"]);
     const second = await run(["task", "add", "build", "ship it", "--after", first]);
     await run(["lease", "take", "deploy-lock", "--as", "alice", "--ttl", "10m"]);
-    const { TASK_BOARD } = await import("../../lib/dashboard/tasks");
     const store: Store = openStore({ dir: d.path, env: {} });
-    const ui = await serveUi(store, { host: "127.0.0.1", port: 0, readOnly: false, as: "human", board: TASK_BOARD });
+    const ui = await serveUi(fileBus(store), { host: "127.0.0.1", port: 0, readOnly: false, as: "human" });
     const page = await browser.ctx.newPage();
     try {
       await page.goto(ui.link());

@@ -6,8 +6,8 @@
 
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { Store } from "../../../lib/core/config";
-import { publishTopic, readTopic, type TopicMessage } from "../../../lib/topics/log";
+import type { Bus } from "../../../lib/bus";
+import type { TopicMessage } from "../../../lib/topics/log";
 import type { McpCtx } from "../context";
 import { boundedCount, countDefault } from "../args";
 import { Budget, BUDGET_TEXT, handler, unixSeconds, UNTRUSTED } from "../result";
@@ -19,11 +19,11 @@ const view = (m: TopicMessage) => ({ id: m.id, sender: m.from, content: m.body, 
 
 // The messages of `channel` after `since`, oldest first: at most `limit`, within one answer's
 // budget; `more` when one more is there.
-function readWithin(store: Store, channel: string, since: number, limit: number) {
+async function readWithin(bus: Bus, channel: string, since: number, limit: number) {
   const budget = new Budget();
   const messages: ReturnType<typeof view>[] = [];
   for (let after = since; ; ) {
-    const page = readTopic(store, channel, after, PAGE);
+    const page = await bus.topics.read(channel, after, PAGE);
     if (!page.length) return { messages, more: false };
     for (const m of page) {
       if (messages.length >= limit || !budget.take(view(m))) return { messages, more: true };
@@ -36,7 +36,7 @@ function readWithin(store: Store, channel: string, since: number, limit: number)
 const channel = z.string().describe("The channel: dot-separated words of letters, digits, '_' and '-', e.g. \"team\" or \"build.status\"");
 
 export function registerChannelTools(server: McpServer, ctx: McpCtx): void {
-  const { store } = ctx;
+  const { bus } = ctx;
 
   server.registerTool(
     "agent_send",
@@ -53,7 +53,7 @@ export function registerChannelTools(server: McpServer, ctx: McpCtx): void {
     },
     handler(ctx, "agent_send", async (a: { channel: string; message: string; sender: string }) => {
       const from = a.sender || ctx.session.me; // one session, one identity (session.ts)
-      const m = publishTopic(store, a.channel, a.message, from);
+      const m = await bus.topics.publish(a.channel, a.message, from);
       return { ok: true, id: m.id, channel: m.topic, sender: m.from, created_at: unixSeconds(m.sent_at), message: `Sent message ${m.id} to channel ${m.topic}.` };
     }),
   );
@@ -72,7 +72,7 @@ export function registerChannelTools(server: McpServer, ctx: McpCtx): void {
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     },
     handler(ctx, "agent_recv", async (a: { channel: string; since_id: number; limit: number }) => {
-      const { messages, more } = readWithin(store, a.channel, a.since_id, Math.max(1, a.limit));
+      const { messages, more } = await readWithin(bus, a.channel, a.since_id, Math.max(1, a.limit));
       const next = messages.at(-1)?.id ?? a.since_id;
       const again = `agent_recv(channel="${a.channel}", since_id=${next})`;
       const tip = more

@@ -1,5 +1,5 @@
 // Direct mail for the session's name, compatible with claude-peers-mcp (send_message,
-// check_messages) plus reply and ack_messages. Each maps to one lib/mail/ function.
+// check_messages) plus reply and ack_messages. Each maps to one bus.mail operation (lib/mail/).
 //
 // check_messages marks mail read only once its answer has reached the client: the messages
 // are claimed (lib/mail/claim.ts: a crash returns them to unread) and settled as read when the
@@ -16,10 +16,7 @@ import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { A2AError } from "../../../lib/core/errors";
 import { frameMessage, UNTRUSTED_NOTE } from "../../frame";
-import { ack } from "../../../lib/mail/inbox";
 import type { ReceivedMessage } from "../../../lib/mail/message";
-import { receive } from "../../../lib/mail/receive";
-import { replyTo, sendMessage } from "../../../lib/mail/send";
 import type { McpCtx } from "../context";
 import { boundedCount } from "../args";
 import { Budget, BUDGET_TEXT, framed, handler, type Extra } from "../result";
@@ -33,12 +30,12 @@ class Refused extends Error {} // a page that does not fit: receive() returns it
 // `fit` (else they stay unread): resolves with them at once ([]: none unread, or they did not
 // fit); they become read when that answer is written, unread again otherwise.
 function claimPage(ctx: McpCtx, extra: Extra, max: number, fit: (ms: ReceivedMessage[]) => boolean): Promise<ReceivedMessage[]> {
-  const { store, session, deliveries } = ctx;
+  const { bus, session, deliveries } = ctx;
   // Past this point deliveries.close() may have run: a claim now could outlive the process.
   if (ctx.shutdown.aborted) throw new A2AError("EIO", "the server is shutting down: your messages stay unread; call check_messages again once reconnected");
   return new Promise<ReceivedMessage[]>((resolve, reject) => {
     let shown = 0;
-    const r = receive(store, session.me, { max }, (msgs) => {
+    const r = bus.mail.receive(session.me, { max }, (msgs) => {
       if (!fit(msgs)) throw new Refused();
       shown = msgs.length;
       // Registered before the handler returns, so before the SDK sends the response.
@@ -98,7 +95,7 @@ async function claimForAnswer(ctx: McpCtx, extra: Extra, limit: number): Promise
 }
 
 export function registerMessageTools(server: McpServer, ctx: McpCtx): void {
-  const { store, session } = ctx;
+  const { bus, session } = ctx;
   const { me } = session;
 
   server.registerTool("send_message", {
@@ -111,7 +108,7 @@ export function registerMessageTools(server: McpServer, ctx: McpCtx): void {
     },
     annotations: messagingAnnotations(false),
   }, handler(ctx, "send_message", async ({ to_id, message, reply_to }: { to_id: string; message: string; reply_to?: string }) => {
-    const r = await sendMessage(store, me, to_id, message, { replyTo: reply_to || undefined });
+    const r = await bus.mail.send(me, to_id, message, { replyTo: reply_to || undefined });
     const meant = r.did_you_mean ? ` Note: nobody has had mail or been on the bus as ${r.to}; did you mean ${r.did_you_mean}? (It waits in ${r.to}'s inbox.)` : "";
     return { ok: true, ...r, message: `Message ${r.id} sent to ${r.to}.${meant}` };
   }));
@@ -136,7 +133,7 @@ export function registerMessageTools(server: McpServer, ctx: McpCtx): void {
     inputSchema: { message_id: z.string().describe("The id of the message you answer"), message: z.string().describe("Your answer") },
     annotations: messagingAnnotations(false),
   }, handler(ctx, "reply", async ({ message_id, message }: { message_id: string; message: string }) => {
-    const { original, ...r } = await replyTo(store, me, message_id, message);
+    const { original, ...r } = await bus.mail.reply(me, message_id, message);
     return { ok: true, ...r, message: `Reply ${r.id} sent to ${original.from}.` };
   }));
 
@@ -145,5 +142,5 @@ export function registerMessageTools(server: McpServer, ctx: McpCtx): void {
     description: "Mark messages read without reading them again (e.g. ones you already saw in a notification), so they stop counting as unread.",
     inputSchema: { message_ids: z.array(z.string()).min(1).describe("The ids to mark read") },
     annotations: { ...messagingAnnotations(false), idempotentHint: true },
-  }, handler(ctx, "ack_messages", ({ message_ids }: { message_ids: string[] }) => ({ ok: true, ...ack(store, me, message_ids) })));
+  }, handler(ctx, "ack_messages", async ({ message_ids }: { message_ids: string[] }) => ({ ok: true, ...(await bus.mail.ack(me, message_ids)) })));
 }

@@ -3,8 +3,7 @@
 
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { checkScope, listPeers, type Peer } from "../../../lib/presence/peers";
-import { whoami } from "../../../lib/sessions/whoami";
+import type { Peer, Scope } from "../../../lib/presence/peers";
 import type { McpCtx } from "../context";
 import { handler } from "../result";
 
@@ -16,7 +15,7 @@ const peerView = (p: Peer) => ({
 });
 
 export function registerPeerTools(server: McpServer, ctx: McpCtx): void {
-  const { store, session } = ctx;
+  const { bus, session } = ctx;
   const { me } = session;
 
   server.registerTool("list_peers", {
@@ -24,9 +23,9 @@ export function registerPeerTools(server: McpServer, ctx: McpCtx): void {
     description: "List the other agents (Claude Code sessions running a2a mcp) you can message: name (use it as to_id), host, pid, working directory, git root, summary. Stale entries are removed as they are found.",
     inputSchema: { scope: z.enum(["machine", "directory", "repo", "all"]).default("machine").describe('"machine" = this computer, "directory" = same working directory, "repo" = same git repository, "all" = every host sharing the store') },
     annotations: messagingAnnotations(true),
-  }, handler(ctx, "list_peers", ({ scope }: { scope: string }) => {
-    const l = listPeers(store, checkScope(scope), { cwd: session.cwd });
-    const peers = l.peers.filter((p) => !(p.name === me && p.pid === process.pid && p.host === store.host)).map(peerView);
+  }, handler(ctx, "list_peers", async ({ scope }: { scope: string }) => {
+    const l = await bus.presence.peers(scope as Scope, { cwd: session.cwd }); // lib checks the scope
+    const peers = l.peers.filter((p) => !(p.name === me && p.pid === process.pid && p.host === bus.host)).map(peerView);
     return { ok: true, scope, you: me, peers, count: peers.length };
   }));
 
@@ -45,9 +44,9 @@ export function registerPeerTools(server: McpServer, ctx: McpCtx): void {
     description: "Your agent name (what others pass as to_id), host, OS user, working directory, unread count and inbox policy.",
     inputSchema: {},
     annotations: messagingAnnotations(true),
-  }, handler(ctx, "whoami", () => {
+  }, handler(ctx, "whoami", async () => {
     // `unread` on every result is the note; the count goes by another name here.
-    const { unread, ...w } = whoami(store, session.identity, session.cwd);
+    const { unread, ...w } = await bus.presence.whoami(session.identity, session.cwd);
     return { ok: true, ...w, unread_count: unread, summary: session.presence.record().summary };
   }));
 }

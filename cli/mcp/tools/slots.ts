@@ -1,6 +1,6 @@
 // The slot tools that never block: agent_start, agent_publish, agent_status, agent_clear
 // (agent2agent 0.2.0's names, arguments, defaults and result fields) and ours, agent_append
-// and agent_tail for streaming. Each calls one lib/ function and formats its answer; times
+// and agent_tail for streaming. Each calls one bus operation and formats its answer; times
 // agent2agent returns (started_at, published_at) are integer Unix seconds, as there.
 // Answers are bounded (result.ts ANSWER_BUDGET): agent_tail reads chunks a few at a time and
 // stops at the budget (`next` says where to go on); agent_status lists slots up to the
@@ -9,10 +9,7 @@
 import { cut } from "../../../lib/core/cut";
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { Store } from "../../../lib/core/config";
-import { readChunks } from "../../../lib/slots/chunks";
-import { getSlot } from "../../../lib/slots/read";
-import { appendChunk, clearSlot, listSlots, publishSlot, startSlot } from "../../../lib/slots/slot";
+import type { Bus } from "../../../lib/bus";
 import type { McpCtx } from "../context";
 import { count, countDefault, slotName } from "../args";
 import { Budget, BUDGET_TEXT, fitting, handler, unixSeconds, UNTRUSTED } from "../result";
@@ -21,13 +18,13 @@ const PAGE = 16; // chunks read from disk at a time
 
 // The chunks of `name` after `after`, a few at a time, up to one answer's budget; undefined
 // when the slot is absent. `more`: chunks after `next` were left for the next call.
-function tailWithin(store: Store, name: string, after: number) {
-  const rec = getSlot(store, name);
+async function tailWithin(bus: Bus, name: string, after: number) {
+  const rec = await bus.slots.get(name);
   if (!rec) return undefined;
   const budget = new Budget();
   const chunks: string[] = [];
   for (let n = after; n < rec.chunks; ) {
-    const page = readChunks(store, name, n, Math.min(rec.chunks, n + PAGE));
+    const page = await bus.slots.chunks(name, n, Math.min(rec.chunks, n + PAGE));
     if (!page.length) break; // a new run dropped them
     for (const c of page) {
       if (!budget.take(c)) return { rec, chunks, next: after + chunks.length, more: true };
@@ -43,7 +40,7 @@ const preview = (text: string | null) => (text === null ? null : cut(text, PREVI
 const shared = { openWorldHint: true } as const; // other agents read what these write
 
 export function registerSlotTools(server: McpServer, ctx: McpCtx): void {
-  const { store } = ctx;
+  const { bus } = ctx;
 
   server.registerTool(
     "agent_start",
@@ -58,7 +55,7 @@ export function registerSlotTools(server: McpServer, ctx: McpCtx): void {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, ...shared },
     },
     handler(ctx, "agent_start", async ({ name, task }: { name: string; task: string }) => {
-      const r = await startSlot(store, name, task);
+      const r = await bus.slots.start(name, task);
       return {
         ok: true, name: r.name, task: r.task, version: r.version, started_at: unixSeconds(r.started_at),
         message: `Started ${r.name}. Others can agent_wait(name="${r.name}"); call agent_publish(name="${r.name}", result=...) as your last action.`,
@@ -80,7 +77,7 @@ export function registerSlotTools(server: McpServer, ctx: McpCtx): void {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, ...shared },
     },
     handler(ctx, "agent_publish", async ({ name, result, if_version }: { name: string; result: string; if_version?: number }) => {
-      const r = await publishSlot(store, name, result, { ifVersion: if_version });
+      const r = await bus.slots.publish(name, result, { ifVersion: if_version });
       return {
         ok: true, name: r.name, published_at: unixSeconds(r.published_at), version: r.version, size: r.size,
         message: `Published ${r.name} (version ${r.version}, ${r.size} bytes): every agent waiting on it has been woken.`,
@@ -98,7 +95,7 @@ export function registerSlotTools(server: McpServer, ctx: McpCtx): void {
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, ...shared },
     },
     handler(ctx, "agent_status", async () => {
-      const { records } = await listSlots(store);
+      const { records } = await bus.slots.list();
       const all = records.map((r) => ({
         name: r.name, task: r.task, status: r.state, started_at: unixSeconds(r.started_at), published_at: unixSeconds(r.published_at),
         result_preview: preview(r.result), version: r.version, chunks: r.chunks,
@@ -123,7 +120,7 @@ export function registerSlotTools(server: McpServer, ctx: McpCtx): void {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, ...shared },
     },
     handler(ctx, "agent_clear", async ({ name }: { name: string }) => {
-      if (await clearSlot(store, name)) return { ok: true, name, message: `Cleared ${name}.` };
+      if (await bus.slots.clear(name)) return { ok: true, name, message: `Cleared ${name}.` };
       return { ok: false, name, error: "not_found", message: `No record found for ${name}: nothing to clear (agent_status lists slots).` };
     }),
   );
@@ -141,7 +138,7 @@ export function registerSlotTools(server: McpServer, ctx: McpCtx): void {
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, ...shared },
     },
     handler(ctx, "agent_append", async ({ name, chunk }: { name: string; chunk: string }) => {
-      const r = await appendChunk(store, name, chunk);
+      const r = await bus.slots.append(name, chunk);
       return { ok: true, name: r.name, chunks: r.chunks, version: r.version, message: `Appended chunk ${r.chunks} to ${r.name}.` };
     }),
   );
@@ -159,7 +156,7 @@ export function registerSlotTools(server: McpServer, ctx: McpCtx): void {
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, ...shared },
     },
     handler(ctx, "agent_tail", async ({ name, after }: { name: string; after: number }) => {
-      const r = tailWithin(store, name, after);
+      const r = await tailWithin(bus, name, after);
       if (!r) {
         return { ok: false, name, error: "not_found", message: `No record found for ${name}: check the name (agent_status lists slots).` };
       }

@@ -8,8 +8,7 @@
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { frameTopicMessage, UNTRUSTED_NOTE } from "../../frame";
-import { publishTopic, type TopicMessage } from "../../../lib/topics/log";
-import { subscribeTopics } from "../../../lib/topics/subscribe";
+import type { TopicMessage } from "../../../lib/topics/log";
 import type { McpCtx } from "../context";
 import { boundedCount, flag } from "../args";
 import { Budget, BUDGET_TEXT, framed, handler } from "../result";
@@ -20,15 +19,15 @@ class Full extends Error {}
 import { messagingAnnotations } from "./peers";
 
 export function registerTopicTools(server: McpServer, ctx: McpCtx): void {
-  const { store, session } = ctx;
+  const { bus, session } = ctx;
 
   server.registerTool("publish_topic", {
     title: "Publish on a topic",
     description: "BROADCAST, not direct mail: post a message on a topic (dot-separated words, e.g. build.status) that EVERY agent reading the topic sees, now or later. To write to ONE agent, use send_message.",
     inputSchema: { topic: z.string().describe("The topic, e.g. build.status"), message: z.string().describe("The message text") },
     annotations: messagingAnnotations(false),
-  }, handler(ctx, "publish_topic", ({ topic, message }: { topic: string; message: string }) => {
-    const m = publishTopic(store, topic, message, session.me);
+  }, handler(ctx, "publish_topic", async ({ topic, message }: { topic: string; message: string }) => {
+    const m = await bus.topics.publish(topic, message, session.me);
     return { ok: true, topic: m.topic, id: m.id, message: `Published ${m.topic} #${m.id}.` };
   }));
 
@@ -49,7 +48,7 @@ export function registerTopicTools(server: McpServer, ctx: McpCtx): void {
     try {
       for (;;) {
         const room = Math.min(PAGE, limit - got.length);
-        const n = await subscribeTopics(store, pattern, { name: session.me, fromStart: from_start, max: room }, (m) => {
+        const n = await bus.topics.subscribe(pattern, { name: session.me, fromStart: from_start, max: room }, (m) => {
           if (!budget.take(view(m))) throw new Full();
           got.push(m);
         });

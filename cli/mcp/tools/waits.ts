@@ -1,5 +1,5 @@
 // The blocking tools: agent_wait (agent2agent's) and agent_wait_all (ours), both on
-// lib/slots/wait.ts waitSlots. What makes a wait safe inside an MCP client:
+// bus.slots.wait (lib/slots/wait.ts). What makes a wait safe inside an MCP client:
 // - one call blocks at most ctx.maxWaitSec; a longer `timeout` returns at the cap with
 //   error "still_waiting" and the remaining time, and the model calls again; "timeout" is
 //   kept for a timeout that really ran out;
@@ -11,8 +11,6 @@
 
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { SlotRecord } from "../../../lib/slots/record";
-import { getSlot, similarSlot } from "../../../lib/slots/read";
-import { waitSlots } from "../../../lib/slots/wait";
 import { preview } from "../../format";
 import type { McpCtx } from "../context";
 import { count, flag, nameList, seconds, slotName } from "../args";
@@ -26,16 +24,16 @@ type Outcome =
 const round = (sec: number) => Math.round(sec * 1000) / 1000;
 
 // "running: scraping prices", "not started", ...: what a waiter is waiting on, right now.
-function stateOf(ctx: McpCtx, name: string): string {
-  const r = getSlot(ctx.store, name);
+async function stateOf(ctx: McpCtx, name: string): Promise<string> {
+  const r = await ctx.bus.slots.get(name);
   if (!r) return "not started";
   if (r.state === "done") return `published version ${r.version}`;
   const task = r.task ? `: ${preview(r.task, 60)}` : "";
   return `running${task}${r.chunks ? `, ${r.chunks} chunk(s) streamed` : ""}`;
 }
 
-function statesOf(ctx: McpCtx, names: string[]): string {
-  const shown = names.slice(0, 5).map((n) => `${n} (${stateOf(ctx, n)})`).join(", ");
+async function statesOf(ctx: McpCtx, names: string[]): Promise<string> {
+  const shown = (await Promise.all(names.slice(0, 5).map(async (n) => `${n} (${await stateOf(ctx, n)})`))).join(", ");
   return names.length > 5 ? `${shown} and ${names.length - 5} more` : shown;
 }
 
@@ -45,8 +43,8 @@ async function boundedWait(
   names: string[],
   o: { timeout: number; any?: boolean; afterVersion?: number },
 ): Promise<Outcome> {
-  const b = await bounded(ctx, extra, o.timeout, () => `waiting for ${statesOf(ctx, names)}`, (timeoutMs, signal) =>
-    waitSlots(ctx.store, names, { any: o.any, afterVersion: o.afterVersion, timeoutMs, signal }),
+  const b = await bounded(ctx, extra, o.timeout, async () => `waiting for ${await statesOf(ctx, names)}`, (timeoutMs, signal) =>
+    ctx.bus.slots.wait(names, { any: o.any, afterVersion: o.afterVersion, timeoutMs, signal }),
   );
   return b.kind === "done" ? { kind: "done", found: b.value, waited: b.waited } : { kind: b.kind, waited: b.waited, remaining: b.remaining };
 }
@@ -78,8 +76,8 @@ export function registerWaitTools(server: McpServer, ctx: McpCtx): void {
         const r = w.found.get(name)!;
         return { ok: true, name, ...recordFields(r), waited_secs, message: `${name} published version ${r.version}.`, untrusted: UNTRUSTED };
       }
-      const meant = similarSlot(ctx.store, name);
-      const state = stateOf(ctx, name) + (meant ? `; no slot named ${name} has ever been written: did you mean ${meant}?` : "");
+      const meant = await ctx.bus.slots.similar(name);
+      const state = (await stateOf(ctx, name)) + (meant ? `; no slot named ${name} has ever been written: did you mean ${meant}?` : "");
       const again = `agent_wait(name="${name}", timeout=${Math.ceil(w.remaining)})`;
       const message =
         w.kind === "still_waiting"
@@ -119,12 +117,13 @@ export function registerWaitTools(server: McpServer, ctx: McpCtx): void {
           : "";
         return { ok: true, names, any: a.any, results, ...(left_out.length ? { left_out } : {}), waited_secs, message: `Published: ${published.join(", ")}.${rest}`, untrusted: UNTRUSTED };
       }
-      const done = names.filter((n) => {
-        const r = getSlot(ctx.store, n);
+      const records = await Promise.all(names.map((n) => ctx.bus.slots.get(n)));
+      const done = names.filter((_, i) => {
+        const r = records[i];
         return r?.state === "done" && r.version > (a.after_version ?? 0);
       });
       const pending = names.filter((n) => !done.includes(n));
-      const state = statesOf(ctx, pending);
+      const state = await statesOf(ctx, pending);
       const again = `agent_wait_all(names=${JSON.stringify(names)}, timeout=${Math.ceil(w.remaining)}${a.any ? ", any=true" : ""})`;
       const message =
         w.kind === "still_waiting"
