@@ -1,7 +1,6 @@
 // `a2a append NAME --lines`: a producer's output streamed into a slot by one process.
 
 import type { SlotRecord } from "../lib/slots/record";
-import { appendChunk } from "../lib/slots/slot";
 import { done, ended } from "../lib/core/outcome";
 import { stdinLines } from "./io";
 import { end, type Ctx } from "./run";
@@ -14,13 +13,13 @@ import { end, type Ctx } from "./run";
 // Appends run one at a time, in order. A stop signal ends the reading, appends what was
 // gathered, and exits 128+N; a published slot (exit 4) or a failed append stops it.
 export async function appendLines(c: Ctx, name: string, flushMs: number | undefined): Promise<{ count: number; last?: SlotRecord }> {
-  const limit = c.store.maxBytes;
+  const limit = c.bus.settings.maxBytes;
   const signal = c.signal();
   let count = 0;
   let last: SlotRecord | undefined;
   let chain: Promise<void> = Promise.resolve();
   const add = (text: string) => (chain = chain.then(async () => {
-    last = await appendChunk(c.store, name, text);
+    last = await c.bus.slots.append(name, text);
     count++;
   }));
   let batch = "";

@@ -27,21 +27,18 @@ export function elapsed(ms: number): string {
 }
 
 // Starts the line: `describe()` says what is awaited and its state ("waiting for build
-// (running: make all)"); the elapsed time is added here. Drawn at once, then every `everyMs`.
-export function liveLine(describe: () => string, everyMs = 1000, env: Record<string, string | undefined> = process.env): LiveLine {
+// (running: make all)", read from the store: asynchronous); the elapsed time is added here.
+// Drawn before it resolves (so it comes before the command's first output), then every `everyMs`.
+export async function liveLine(describe: () => string | Promise<string>, everyMs = 1000, env: Record<string, string | undefined> = process.env): Promise<LiveLine> {
   if (!isTTY(2) || env.TERM === "dumb") return NONE;
   const t0 = Date.now();
   let shown = false;
   let canDraw = true;
+  let stopped = false;
   const sharesTerminal = isTTY(1);
-  const draw = () => {
-    if (!canDraw) return;
-    let line: string;
-    try {
-      line = `${describe()}, ${elapsed(Date.now() - t0)}`;
-    } catch {
-      return; // a state that cannot be read now is shown at the next tick
-    }
+  const draw = (what: string) => {
+    if (!canDraw || stopped) return;
+    const line = `${what}, ${elapsed(Date.now() - t0)}`;
     const width = columns(2, {}) ?? 80;
     const flat = line.replace(/[\u0000-\u001f\u007f]+/g, " ");
     err(`\r\x1b[K${flat.length >= width ? flat.slice(0, Math.max(1, width - 2)) + "…" : flat}`);
@@ -51,8 +48,14 @@ export function liveLine(describe: () => string, everyMs = 1000, env: Record<str
     if (shown) err("\r\x1b[K");
     shown = false;
   };
-  draw();
-  const timer = setInterval(draw, everyMs);
+  // A state that cannot be read now is shown at the next tick.
+  const tick = async () => {
+    try {
+      draw(await describe());
+    } catch {}
+  };
+  await tick();
+  const timer = setInterval(tick, everyMs);
   timer.unref?.();
   return {
     clear,
@@ -60,6 +63,7 @@ export function liveLine(describe: () => string, everyMs = 1000, env: Record<str
       if (sharesTerminal && text) canDraw = text.endsWith("\n");
     },
     stop() {
+      stopped = true;
       clearInterval(timer);
       clear();
     },

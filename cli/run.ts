@@ -4,7 +4,7 @@
 // call lib once and format; everything about ending lives here, once.
 //
 // Invariants:
-// - the store is opened from --dir / A2A_DIR / ~/.a2a on first use (lib/core/config.ts), so
+// - the bus is opened from --dir / A2A_DIR / ~/.a2a on first use (lib/bus.ts), so
 //   a bad store fails every command the same way, and `a2a mcp` can hand --dir on untouched;
 // - a blocking command asks for `c.signal()`: from then on SIGINT, SIGTERM and SIGHUP abort
 //   the lib call instead of killing the process, and the command exits 128+N (130 for
@@ -18,14 +18,14 @@
 // - a reader that closed stdout early ends the command quietly, exit 0 (io.ts StdoutClosed).
 
 import type { Command } from "commander";
-import { closeStore, openStore, type Store } from "../lib/core/config";
+import { openBus, type Bus } from "../lib/bus";
 import { A2AError, render, type Part } from "../lib/core/errors";
 import type { Outcome } from "../lib/core/outcome";
 import { closeStdout, err, out, StdoutClosed } from "./io";
 import { SHELL } from "./phrase";
 
 export interface Ctx {
-  readonly store: Store; // opened on first use
+  readonly bus: Bus; // opened on first use
   readonly dir: string | undefined; // --dir as given (for `a2a mcp`, which opens its own store)
   readonly json: boolean;
   readonly quiet: boolean; // -q: no confirmation line (errors and requested output still print)
@@ -47,7 +47,7 @@ class Interrupted {
 }
 
 class Context implements Ctx {
-  #store: Store | undefined;
+  #bus: Bus | undefined;
   #abort: AbortController | undefined;
   readonly dir: string | undefined;
   readonly json: boolean;
@@ -62,11 +62,11 @@ class Context implements Ctx {
     if (this.json) out(JSON.stringify(value) + "\n");
     else if (!this.quiet) out(line.endsWith("\n") ? line : line + "\n");
   }
-  get store(): Store {
-    return (this.#store ??= openStore({ dir: this.dir }));
+  get bus(): Bus {
+    return (this.#bus ??= openBus({ dir: this.dir }));
   }
-  get opened(): Store | undefined {
-    return this.#store;
+  get opened(): Bus | undefined {
+    return this.#bus;
   }
   signal(): AbortSignal {
     if (!this.#abort) {
@@ -112,7 +112,7 @@ export function action(run: (c: Ctx, ...args: any[]) => unknown) {
       } else if (!(e instanceof StdoutClosed)) throw e;
     } finally {
       closeStdout();
-      if (c.opened) closeStore(c.opened);
+      if (c.opened) await c.opened.close();
     }
   };
 }

@@ -3,7 +3,7 @@
 // stop is held. The model reads these: each names the MCP tool that acts on what it says.
 
 import type { ClaimableTask, PromptReport, SessionStartReport, Senders, StopDecision } from "../../lib/sessions/hooks";
-import { SHOWN_MAX } from "../../lib/sessions/hooks";
+import { SHOWN_MAX } from "../../lib/sessions/limits";
 import { frameMessage, UNTRUSTED_NOTE } from "../frame";
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;

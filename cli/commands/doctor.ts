@@ -5,17 +5,11 @@
 // as by any first use).
 
 import type { Command } from "commander";
-import { realpathSync, statSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { openStore, type Store } from "../../lib/core/config";
+import { openBus, type Bus } from "../../lib/bus";
 import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
-import { slotFile } from "../../lib/core/paths";
-import { gitRoot } from "../../lib/presence/identity";
-import { auditShared } from "../../lib/maintenance/audit";
-import { describeStore } from "../../lib/maintenance/describe";
-import { sessionName } from "../../lib/presence/session-name";
-import { clearSlot, publishSlot } from "../../lib/slots/slot";
-import { waitSlots } from "../../lib/slots/wait";
+import { gitRoot } from "../../lib/presence/repo";
 import { a2aHooks, filesFor, HOOK_EVENTS, readJsonObject, type HookEvent } from "../claude/config";
 import { json, out } from "../io";
 import { SHELL } from "../phrase";
@@ -32,48 +26,52 @@ interface Check {
 
 const SKEW_LIMIT_SEC = 2;
 
-function storeChecks(store: Store, checks: Check[]): void {
+// Whether the store is shared: its marker says so once it exists, else A2A_SHARED (undefined:
+// the store could not be described).
+async function storeChecks(bus: Bus, checks: Check[]): Promise<boolean | undefined> {
   let d;
   try {
-    d = describeStore(store);
+    d = await bus.admin.describe();
   } catch (e) {
     checks.push({ check: "store", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "fix the store as the line says" });
-    return;
+    return undefined;
   }
-  const from = { "--dir": "from --dir", A2A_DIR: "from A2A_DIR", default: "the default" }[store.rootFrom];
+  const shared = d.marker === "ok" ? d.markerMode === "shared" : bus.settings.shared;
+  const from = { "--dir": "from --dir", A2A_DIR: "from A2A_DIR", default: "the default" }[bus.from];
   if (!d.exists) {
-    checks.push({ check: "store", level: "ok", detail: `${store.root} (${from}): not created yet; the first use creates it (mode ${store.shared ? "shared, 2770" : "private, 0700"})` });
+    checks.push({ check: "store", level: "ok", detail: `${bus.where} (${from}): not created yet; the first use creates it (mode ${shared ? "shared, 2770" : "private, 0700"})` });
   } else {
     const markerText = d.marker === "ok" ? `marker ok (${d.markerMode}, created by ${d.createdBy})` : d.marker === "absent" ? "no marker yet (written with the next write)" : "marker damaged";
-    checks.push({ check: "store", level: d.marker === "damaged" ? "problem" : "ok", detail: `${store.root} (${from}), owner ${d.owner}, mode ${d.mode} (${store.shared ? "shared" : "private"}), ${markerText}`, fix: d.marker === "damaged" ? `look at ${d.markerFile}: a2a writes it once, with the store` : undefined });
+    checks.push({ check: "store", level: d.marker === "damaged" ? "problem" : "ok", detail: `${bus.where} (${from}), owner ${d.owner}, mode ${d.mode} (${shared ? "shared" : "private"}), ${markerText}`, fix: d.marker === "damaged" ? `look at ${d.markerFile}: a2a writes it once, with the store` : undefined });
   }
   const { mode, at, filesystem: fs } = d.wake;
   const why =
-    store.watchMode !== "auto" ? `A2A_WATCH=${store.watchMode}`
+    bus.settings.watchMode !== "auto" ? `A2A_WATCH=${bus.settings.watchMode}`
     : fs.kind === "network" ? `${fs.type} is a network filesystem: a watch sees only this machine's writes`
     : fs.kind === "unknown" ? `this platform does not say whether ${at} is on a network filesystem, where a watch would miss other machines' writes, so a2a polls as well (A2A_WATCH=watch if you know it is local)`
     : "a local filesystem";
-  const wake = mode === "watch" ? "watch (inotify events)" : mode === "poll" ? `poll every ${store.pollMs} ms` : `watch + poll every ${store.pollMs} ms`;
+  const wake = mode === "watch" ? "watch (inotify events)" : mode === "poll" ? `poll every ${bus.settings.pollMs} ms` : `watch + poll every ${bus.settings.pollMs} ms`;
   checks.push({ check: "wake mode", level: "ok", detail: `${wake}: ${why}` });
+  return shared;
 }
 
 const FINDINGS_SHOWN = 20;
 
 // A shared store: sticky bits and owners (lib/maintenance/audit.ts), one line each.
-function ownerChecks(store: Store, checks: Check[], all: boolean): void {
+async function ownerChecks(bus: Bus, shared: boolean, checks: Check[], all: boolean): Promise<void> {
   let findings;
   try {
     let me: string | undefined;
     try {
-      me = sessionName(store, process.cwd()).name;
+      me = (await bus.presence.sessionName(process.cwd())).name;
     } catch {
       // reported by the session name check
     }
-    findings = auditShared(store, me);
+    findings = await bus.admin.audit(me);
   } catch (e) {
     return void checks.push({ check: "owners", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "fix the store as the line says" });
   }
-  if (!store.shared) return;
+  if (!shared) return;
   if (!findings.length) return void checks.push({ check: "owners", level: "ok", detail: "sticky directories are sticky, and each inbox, policy and session record belongs to its agent's OS user" });
   const shown = all ? findings.length : FINDINGS_SHOWN;
   for (const f of findings.slice(0, shown)) checks.push({ check: "owners", level: "problem", detail: `${f.path} ${f.problem}`, fix: f.fix });
@@ -89,8 +87,8 @@ export function pathLine(dir: string, shell: string | undefined): string {
   return `echo 'export PATH="${dir}:$PATH"' >> ${rc} && export PATH="${dir}:$PATH"`;
 }
 
-function inotifyCheck(store: Store, checks: Check[]): void {
-  const limits = store.platform.inotifyLimits();
+function inotifyCheck(bus: Bus, checks: Check[]): void {
+  const limits = bus.settings.platform.inotifyLimits();
   if (!limits) return void checks.push({ check: "inotify", level: "note", detail: "not used on this platform: waits use fs.watch events, and poll too (see wake mode)" });
   const { instances, watches } = limits;
   const low = instances < 64 || watches < 8192;
@@ -102,29 +100,28 @@ function inotifyCheck(store: Store, checks: Check[]): void {
   });
 }
 
-async function handoffChecks(store: Store, checks: Check[]): Promise<void> {
+async function handoffChecks(bus: Bus, checks: Check[]): Promise<void> {
   const name = "a2a-doctor"; // one name: what is left is one tombstone, which gc sweeps
   try {
-    // In-process: a waiter on this Store, woken by a publish from it.
+    // In-process: a waiter on this bus, woken by a publish from it.
     const t0 = performance.now();
-    const waiting = waitSlots(store, [name], { timeoutMs: 10_000 });
-    const rec = await publishSlot(store, name, "in-process");
+    const waiting = bus.slots.wait([name], { timeoutMs: 10_000 });
+    const rec = await bus.slots.publish(name, "in-process");
     const o = await waiting;
     const ms = performance.now() - t0;
     checks.push(o.kind === "done" ? { check: "handoff in-process", level: "ok", detail: `publish -> wait woke in ${ms.toFixed(1)} ms` } : { check: "handoff in-process", level: "problem", detail: "a waiter was not woken by a publish within 10 s", fix: "see the wake mode above; try A2A_WATCH=poll" });
 
-    // Clock skew: the store's filesystem stamps the record; compare with this host's clock.
-    const mtime = statSync(slotFile(store, name)).mtimeMs / 1000;
-    const skew = mtime - (rec.published_at ?? Date.now() / 1000);
+    // Clock skew: the store stamps the record; compare with this host's clock.
+    const skew = await bus.admin.clockSkew(name, rec.published_at ?? Date.now() / 1000);
     checks.push(Math.abs(skew) <= SKEW_LIMIT_SEC
       ? { check: "clock skew", level: "ok", detail: `${skew.toFixed(2)} s between this host and the store's filesystem` }
       : { check: "clock skew", level: "problem", detail: `the store's filesystem stamps files ${skew.toFixed(1)} s ${skew > 0 ? "ahead of" : "behind"} this host: TTLs, leases and presence go wrong`, fix: "synchronise the clocks of this host and the file server (NTP: chrony or systemd-timesyncd)" });
 
     // Through a spawned process: `a2a wait` in a child, woken by a publish here.
-    const child = Bun.spawn({ cmd: [process.execPath, "--dir", store.root, "wait", name, "--after-version", String(rec.version), "--timeout", "20"], stdout: "pipe", stderr: "pipe", env: process.env });
+    const child = Bun.spawn({ cmd: [process.execPath, "--dir", bus.where, "wait", name, "--after-version", String(rec.version), "--timeout", "20"], stdout: "pipe", stderr: "pipe", env: process.env });
     const started = performance.now();
     // Published at once: a publish before the child's watch is up still counts (--after-version).
-    await publishSlot(store, name, "spawned");
+    await bus.slots.publish(name, "spawned");
     const [text, code] = await Promise.all([new Response(child.stdout).text(), child.exited]);
     const msTotal = performance.now() - started;
     checks.push(code === 0 && text === "spawned"
@@ -134,7 +131,7 @@ async function handoffChecks(store: Store, checks: Check[]): Promise<void> {
     checks.push({ check: "handoff", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "fix the store first (see the store line)" });
   } finally {
     try {
-      await clearSlot(store, name);
+      await bus.slots.clear(name);
     } catch {
       // reported above
     }
@@ -212,22 +209,26 @@ export const commands = {
       json: "print {ok, checks: [{check, level: ok|note|problem, detail, fix}]}",
     }).action(action(async (c: Ctx) => {
       const checks: Check[] = [];
-      let store: Store | undefined;
+      let bus: Bus | undefined;
       try {
-        store = openStore({ dir: c.dir });
+        bus = openBus({ dir: c.dir });
       } catch (e) {
         checks.push({ check: "store", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "point --dir or A2A_DIR at a directory you own (or unset A2A_DIR for ~/.a2a)" });
       }
-      if (store) {
-        storeChecks(store, checks);
-        ownerChecks(store, checks, c.json);
-        inotifyCheck(store, checks);
-        await handoffChecks(store, checks);
+      if (bus) {
         try {
-          const me = sessionName(store, process.cwd());
-          checks.push({ check: "session name", level: "ok", detail: `${me.name} (${me.why})` });
-        } catch (e) {
-          checks.push({ check: "session name", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "set A2A_AGENT to a valid name" });
+          const shared = await storeChecks(bus, checks);
+          await ownerChecks(bus, shared ?? bus.settings.shared, checks, c.json);
+          inotifyCheck(bus, checks);
+          await handoffChecks(bus, checks);
+          try {
+            const me = await bus.presence.sessionName(process.cwd());
+            checks.push({ check: "session name", level: "ok", detail: `${me.name} (${me.why})` });
+          } catch (e) {
+            checks.push({ check: "session name", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "set A2A_AGENT to a valid name" });
+          }
+        } finally {
+          await bus.close();
         }
       }
       pathCheck(checks);

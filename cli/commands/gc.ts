@@ -1,7 +1,6 @@
 // `a2a gc`: every sweep of the store (lib/maintenance/gc.ts), on its own because it reaches every concept.
 
 import type { Command } from "commander";
-import { gcStore } from "../../lib/maintenance/gc";
 import { damagedWarning } from "../format";
 import { err, json, out } from "../io";
 import { action, command, type Ctx } from "../run";
@@ -14,7 +13,7 @@ export const commands = {
       examples: ["a2a gc", "a2a gc --json"],
       json: "print the report as JSON",
     }).action(action(async (c: Ctx) => {
-      const r = await gcStore(c.store);
+      const r = await c.bus.admin.gc();
       if (r.damaged.length) err(damagedWarning(r.damaged));
       out(c.json ? json(r) : `swept ${r.expired.length} expired slot(s); removed ${r.tombstones} old tombstone(s), ${r.temp_files} temp file(s), ${r.orphan_streams.length} orphaned stream(s), ${r.stale_locks.length} stale lock(s); returned ${r.claims_recovered} abandoned message claim(s) to unread; removed ${r.tasks_removed} old task(s), ${r.leases_removed} old lease(s), ${r.topic_messages_removed} old topic message(s)\n`);
     })),

@@ -18,8 +18,7 @@
 
 import type { Command } from "commander";
 import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
-import { sessionName } from "../../lib/presence/session-name";
-import { MAX_BLOCKS, promptSubmit, sessionStart, stopDecision, waitForWork } from "../../lib/sessions/hooks";
+import { MAX_BLOCKS } from "../../lib/sessions/limits";
 import { promptText, sessionStartText, stopText } from "../claude/hook-text";
 import { durationMs, json, out, parseCount, readStdin } from "../io";
 import { SHELL } from "../phrase";
@@ -72,18 +71,18 @@ export const commands = {
           const maxBlocks = o.maxBlocks === undefined ? (waitMs ? 100 : MAX_BLOCKS) : Math.max(1, parseCount(o.maxBlocks, "--max-blocks"));
           const input = readInput();
           const cwd = typeof input.cwd === "string" && input.cwd ? input.cwd : process.cwd();
-          const me = sessionName(c.store, cwd);
+          const me = await c.bus.presence.sessionName(cwd);
           const ev = event as Event;
-          if (ev === "session-start") return out(context(EVENTS[ev], sessionStartText(c.store.root, me.name, me.why, sessionStart(c.store, me.name))));
+          if (ev === "session-start") return out(context(EVENTS[ev], sessionStartText(c.bus.where, me.name, me.why, await c.bus.sessions.start(me.name))));
           if (ev === "user-prompt-submit") {
-            const text = promptText(me.name, promptSubmit(c.store, me.name));
+            const text = promptText(me.name, await c.bus.sessions.prompt(me.name));
             return text ? out(context(EVENTS[ev], text)) : undefined;
           }
           const continuation = input.stop_hook_active === true;
-          let d = stopDecision(c.store, me.name, continuation, maxBlocks, !!waitMs);
+          let d = await c.bus.sessions.stop(me.name, continuation, maxBlocks, !!waitMs);
           if (!d.block && waitMs && d.unread === 0) {
-            const got = await waitForWork(c.store, me.name, waitMs, c.signal());
-            if (got.kind === "done") d = stopDecision(c.store, me.name, continuation, maxBlocks, true);
+            const got = await c.bus.sessions.waitForWork(me.name, waitMs, c.signal());
+            if (got.kind === "done") d = await c.bus.sessions.stop(me.name, continuation, maxBlocks, true);
           }
           if (d.block) out(json({ decision: "block", reason: stopText(me.name, d) }));
         } catch (e) {

@@ -1,7 +1,6 @@
 // `a2a init`: make a store on purpose (lib/core/init.ts), private or shared with a group.
 
 import type { Command } from "commander";
-import { initStore } from "../../lib/core/init";
 import { json, out } from "../io";
 import { action, command, type Ctx } from "../run";
 
@@ -14,10 +13,10 @@ export const commands = {
       json: "print the store's marker as JSON",
     })
       .option("--shared <group>", "share the store with this group of OS users")
-      .action(action((c: Ctx, o) => {
-        const r = initStore(c.store, o.shared);
-        if (c.json) return out(json({ root: c.store.root, created: r.created, ...r.marker }));
+      .action(action(async (c: Ctx, o) => {
+        const r = await c.bus.admin.init(o.shared);
+        if (c.json) return out(json({ root: c.bus.where, created: r.created, ...r.marker }));
         const what = r.marker.mode === "shared" ? `shared store${r.marker.group ? ` of group ${r.marker.group}` : ""}` : "private store";
-        out(r.created ? `made the ${what} ${c.store.root}\n` : `${c.store.root} is already an a2a ${what}; nothing changed\n`);
+        out(r.created ? `made the ${what} ${c.bus.where}\n` : `${c.bus.where} is already an a2a ${what}; nothing changed\n`);
       })),
 };

@@ -5,8 +5,7 @@
 import type { Command } from "commander";
 import { A2AError, arg, op, text } from "../../lib/core/errors";
 import { isoTime } from "../../lib/core/time";
-import { listLeases, releaseLeases, renewLeases, takeLeases, type LeaseInfo } from "../../lib/leases/lease";
-import { actingAgent } from "../../lib/presence/session-name";
+import type { LeaseInfo } from "../../lib/leases/lease";
 import type { DamagedChain } from "../../lib/tasks/state";
 import { damagedWarning, table } from "../format";
 import { durationMs, durationSec, err, json, out } from "../io";
@@ -32,7 +31,7 @@ function leaseCommands(l: Command): void {
     .option("--timeout <seconds>", "with --wait, give up after this long (exit 124)")
     .action(action(async (c: Ctx, names: string[], o) => {
       if (o.timeout !== undefined && !o.wait) throw new A2AError("EUSAGE", "--timeout applies to --wait only: add --wait or drop --timeout");
-      const outcome = await takeLeases(c.store, names, { as: actingAgent(c.store, o.as, process.cwd()).name, ttlSec: durationSec(o.ttl, "--ttl"), wait: !!o.wait, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined });
+      const outcome = await c.bus.leases.take(names, { as: (await c.bus.presence.acting(o.as, process.cwd())).name, ttlSec: durationSec(o.ttl, "--ttl"), wait: !!o.wait, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined });
       const ls = end(c, outcome, {
         timeout: (pending) => text`timed out waiting for ${pending.join(", ")} to be free: nothing was taken; raise ${arg("timeout")} or see ${op("lease list")}`,
       })!;
@@ -49,8 +48,8 @@ function leaseCommands(l: Command): void {
     .argument("<names...>", "leased names")
     .option("--ttl <duration>", "the new length, from now (default 5m)")
     .option(...AS_LEASE)
-    .action(action((c: Ctx, names: string[], o) => {
-      const ls = renewLeases(c.store, names, { as: actingAgent(c.store, o.as, process.cwd()).name, ttlSec: durationSec(o.ttl, "--ttl") });
+    .action(action(async (c: Ctx, names: string[], o) => {
+      const ls = await c.bus.leases.renew(names, { as: (await c.bus.presence.acting(o.as, process.cwd())).name, ttlSec: durationSec(o.ttl, "--ttl") });
       c.confirm(ls, leaseLine("renewed", ls));
     }));
 
@@ -63,8 +62,8 @@ function leaseCommands(l: Command): void {
   })
     .argument("<names...>", "leased names")
     .option(...AS_LEASE)
-    .action(action((c: Ctx, names: string[], o) => {
-      const released = releaseLeases(c.store, names, { as: actingAgent(c.store, o.as, process.cwd()).name });
+    .action(action(async (c: Ctx, names: string[], o) => {
+      const released = await c.bus.leases.release(names, { as: (await c.bus.presence.acting(o.as, process.cwd())).name });
       c.confirm({ released }, released.length ? `released ${released.join(", ")}` : "nothing to release: those names were free");
     }));
 
@@ -75,9 +74,9 @@ function leaseCommands(l: Command): void {
     json: "print the leases as a JSON array",
   })
     .argument("[names...]", "only these names")
-    .action(action((c: Ctx, names: string[]) => {
+    .action(action(async (c: Ctx, names: string[]) => {
       const damaged: DamagedChain[] = [];
-      const ls = listLeases(c.store, names.length ? names : undefined, damaged);
+      const ls = await c.bus.leases.list(names.length ? names : undefined, damaged);
       if (damaged.length) err(damagedWarning(damaged));
       if (c.json) return out(json(ls));
       out(ls.length ? table(["NAME", "HOLDER", "UNTIL"], ls.map((x) => [x.name, x.holder, isoTime(x.expires_at)])) : "no leases held\n");

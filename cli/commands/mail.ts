@@ -6,14 +6,12 @@
 import type { Command } from "commander";
 import { basename, dirname } from "node:path";
 import { A2AError, arg, op, text } from "../../lib/core/errors";
-import { badDir } from "../../lib/core/paths";
 import { frameMessage } from "../frame";
-import { ack, LIST_BODY_CHARS, listInbox } from "../../lib/mail/inbox";
 import type { ReceivedMessage } from "../../lib/mail/message";
-import { allowSenders, checkMode, denySenders, readPolicy, setPolicyMode, type Policy } from "../../lib/mail/policy";
-import { receive, request } from "../../lib/mail/receive";
-import { sendMessage, type SendResult } from "../../lib/mail/send";
-import { actingAgent } from "../../lib/presence/session-name";
+import { LIST_BODY_CHARS } from "../../lib/mail/limits";
+import { checkMode } from "../../lib/mail/policy-mode";
+import type { Policy } from "../../lib/mail/policy";
+import type { SendResult } from "../../lib/mail/send";
 import { age, preview, table } from "../format";
 import { durationMs, err, json, out, outStrict, parseCount, payload } from "../io";
 import { liveLine } from "../progress";
@@ -51,16 +49,16 @@ export const commands = {
       .option("--wait-reply", "then block until a reply (a message with reply_to = this id) arrives and print it")
       .option("--timeout <seconds>", "with --wait-reply, give up after this long (exit 124)")
       .action(action(async (c: Ctx, to: string, message: string | undefined, o) => {
-        const me = actingAgent(c.store, o.as, process.cwd()).name;
-        const body = payload(message, o.file, c.store.maxBytes, "the message");
+        const me = (await c.bus.presence.acting(o.as, process.cwd())).name;
+        const body = payload(message, o.file, c.bus.settings.maxBytes, "the message");
         const opts = { replyTo: o.replyTo, key: o.key };
         if (!o.waitReply) {
           if (o.timeout !== undefined) throw new A2AError("EUSAGE", "--timeout applies to --wait-reply only: add --wait-reply or drop --timeout");
-          const r = await sendMessage(c.store, me, to, body, opts);
+          const r = await c.bus.mail.send(me, to, body, opts);
           if (r.did_you_mean) err(`a2a: warning: nobody has had mail or been on the bus as ${to}; did you mean ${r.did_you_mean}? (sent: it waits in ${to}'s inbox)\n`);
           return c.confirm(r, sentLine(r));
         }
-        const outcome = await request(c.store, me, to, body, { ...opts, timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() }, (s, m) =>
+        const outcome = await c.bus.mail.request(me, to, body, { ...opts, timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() }, (s, m) =>
           outStrict(c.json ? json({ ...s, reply: m }) : (c.quiet ? "" : sentLine(s)) + frameMessage(m)),
         );
         end(c, outcome, {
@@ -86,12 +84,11 @@ export const commands = {
       .option("--peek", "print without marking read (a2a ack ID marks read)")
       .option("--all", "every unread message, not just the oldest")
       .action(action(async (c: Ctx, o) => {
-        const me = actingAgent(c.store, o.as, process.cwd()).name;
+        const me = (await c.bus.presence.acting(o.as, process.cwd())).name;
         if (o.timeout !== undefined && !o.wait) throw new A2AError("EUSAGE", "--timeout applies to --wait only: add --wait or drop --timeout");
-        const line = o.wait ? liveLine(() => `waiting for a message to ${me}`) : undefined;
+        const line = o.wait ? await liveLine(() => `waiting for a message to ${me}`) : undefined;
         const damaged: string[] = [];
-        const outcome = await receive(
-          c.store, me,
+        const outcome = await c.bus.mail.receive(me,
           { wait: !!o.wait, peek: !!o.peek, max: o.all ? Infinity : 1, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined, onDamaged: (f) => damaged.push(f) },
           (msgs) => {
             line?.stop();
@@ -117,9 +114,9 @@ export const commands = {
       .option(...AS)
       .option("--held", "list mail held aside because its sender is not allowed")
       .option("--limit <n>", "at most N per list (default 20)")
-      .action(action((c: Ctx, o) => {
-        const me = actingAgent(c.store, o.as, process.cwd()).name;
-        const l = listInbox(c.store, me, o.limit === undefined ? 20 : Math.max(1, parseCount(o.limit, "--limit")));
+      .action(action(async (c: Ctx, o) => {
+        const me = (await c.bus.presence.acting(o.as, process.cwd())).name;
+        const l = await c.bus.mail.list(me, o.limit === undefined ? 20 : Math.max(1, parseCount(o.limit, "--limit")));
         if (c.json) return out(json(o.held ? { agent: l.agent, held: l.held, counts: l.counts } : l));
         const rows = (ms: ReceivedMessage[]) => ms.map((m) => [m.id, m.from, m.user, age(m.sent_at), m.state, preview(m.body, 50)]);
         const head = ["ID", "FROM", "USER", "AGE", "STATE", "PREVIEW"];
@@ -131,7 +128,7 @@ export const commands = {
         if (l.unread.length) listing += "\nunread (oldest first):\n" + table(head, rows(l.unread));
         if (l.read.length) listing += "\nrecently read:\n" + table(head, rows(l.read));
         if (l.counts.held) listing += `\n${l.counts.held} held from senders your policy refuses: a2a inbox --held\n`;
-        if (l.counts.damaged) listing += `\n${l.counts.damaged} damaged file(s), not valid messages: recv sets unread ones aside in ${badDir(c.store, me)}, where they stay for you to look at and remove\n`;
+        if (l.counts.damaged) listing += `\n${l.counts.damaged} damaged file(s), not valid messages: recv sets unread ones aside in ${l.damaged_in}, where they stay for you to look at and remove\n`;
         out(listing);
       })),
 
@@ -145,8 +142,8 @@ export const commands = {
     })
       .argument("<ids...>", "message ids")
       .option(...AS)
-      .action(action((c: Ctx, ids: string[], o) => {
-        const r = ack(c.store, actingAgent(c.store, o.as, process.cwd()).name, ids);
+      .action(action(async (c: Ctx, ids: string[], o) => {
+        const r = await c.bus.mail.ack((await c.bus.presence.acting(o.as, process.cwd())).name, ids);
         c.confirm(r, [...r.acked.map((i) => `read ${i}\n`), ...r.already.map((i) => `already read ${i}\n`)].join(""));
         if (r.missing.length) throw new A2AError("ENOTFOUND", `no message ${r.missing.join(", ")} in this inbox: check the id (a2a inbox)`);
       })),
@@ -162,7 +159,7 @@ export const commands = {
       .argument("<names...>", "sender names, or NAME@USER to bind to an OS user")
       .option(...AS)
       .action(action(async (c: Ctx, names: string[], o) => {
-        const r = await allowSenders(c.store, actingAgent(c.store, o.as, process.cwd()).name, names);
+        const r = await c.bus.mail.allow((await c.bus.presence.acting(o.as, process.cwd())).name, names);
         const bound = r.allowed.map((a) =>
           a.user ? `${a.name} is bound to OS user ${a.user}${a.bound_from === "last message" ? " (the writer of its last message here)" : ""}\n`
             : `${a.name} is not bound to an OS user (no message from it seen yet): a2a allow ${a.name}@USER binds it\n`,
@@ -181,7 +178,7 @@ export const commands = {
       .argument("<names...>", "sender names")
       .option(...AS)
       .action(action(async (c: Ctx, names: string[], o) => {
-        const p = await denySenders(c.store, actingAgent(c.store, o.as, process.cwd()).name, names);
+        const p = await c.bus.mail.deny((await c.bus.presence.acting(o.as, process.cwd())).name, names);
         c.confirm(p, policyLine(p));
       })),
 
@@ -196,12 +193,12 @@ export const commands = {
       .argument("[mode]", "open or allowlist; omit to show the current policy")
       .option(...AS)
       .action(action(async (c: Ctx, mode: string | undefined, o) => {
-        const me = actingAgent(c.store, o.as, process.cwd()).name;
+        const me = (await c.bus.presence.acting(o.as, process.cwd())).name;
         if (mode === undefined) {
-          const p = readPolicy(c.store, me);
+          const p = await c.bus.mail.policy(me);
           return out(c.json ? json(p) : policyLine(p));
         }
-        const p = await setPolicyMode(c.store, me, checkMode(mode));
+        const p = await c.bus.mail.setMode(me, checkMode(mode));
         c.confirm(p, policyLine(p)); // a change confirmed: -q silences it
       })),
 };

@@ -1,9 +1,7 @@
 // The presence commands: whoami and peers. Each is parse -> one lib call -> format.
 
 import type { Command } from "commander";
-import { checkScope, listPeers } from "../../lib/presence/peers";
-import { actingAgent } from "../../lib/presence/session-name";
-import { whoami } from "../../lib/sessions/whoami";
+import { checkScope } from "../../lib/presence/scope";
 import { age, preview, table } from "../format";
 import { json, out } from "../io";
 import { action, command, type Ctx } from "../run";
@@ -17,10 +15,10 @@ export const commands = {
       json: "print as JSON",
     })
       .option("--as <name>", "who you are (default: $A2A_AGENT)")
-      .action(action((c: Ctx, o) => {
-        const id = actingAgent(c.store, o.as, process.cwd());
+      .action(action(async (c: Ctx, o) => {
+        const id = await c.bus.presence.acting(o.as, process.cwd());
         // lib says "given"; here that is --as.
-        const w = { ...whoami(c.store, id, process.cwd()), ...(id.source === "given" ? { source: "--as", why: "--as is given" } : { why: id.why }) };
+        const w = { ...await c.bus.presence.whoami(id, process.cwd()), ...(id.source === "given" ? { source: "--as", why: "--as is given" } : { why: id.why }) };
         out(c.json ? json(w) : `${w.name} (from ${w.source}: ${w.why}) on ${w.host} as OS user ${w.user}: ${w.unread} unread, policy ${w.policy}, store ${w.store}\n`);
       })),
 
@@ -32,8 +30,8 @@ export const commands = {
       json: "print {peers, gone} as JSON",
     })
       .option("--scope <scope>", "all, machine (this host), directory (this cwd) or repo (this git root)", "all")
-      .action(action((c: Ctx, o) => {
-        const l = listPeers(c.store, checkScope(o.scope), { cwd: process.cwd() });
+      .action(action(async (c: Ctx, o) => {
+        const l = await c.bus.presence.peers(checkScope(o.scope), { cwd: process.cwd() });
         if (c.json) return out(json(l));
         let listing = l.peers.length
           ? table(["NAME", "HOST", "PID", "CWD", "SEEN", "SUMMARY"], l.peers.map((p) => [p.name, p.host, String(p.pid), p.cwd, age(p.heartbeat), preview(p.summary, 40)]))

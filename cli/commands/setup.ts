@@ -17,7 +17,7 @@ import { dirname } from "node:path";
 import { writeUserFile } from "../../lib/core/atomic";
 import { A2AError } from "../../lib/core/errors";
 import { isoTime, nowSec } from "../../lib/core/time";
-import { gitRoot } from "../../lib/presence/identity";
+import { gitRoot } from "../../lib/presence/repo";
 import { a2aHookEvent, filesFor, HOOK_EVENTS, readJsonObject, shellQuote, type HookEvent, type Scope } from "../claude/config";
 import { lineDiff } from "../claude/diff";
 import { durationSec, json, out } from "../io";
@@ -46,8 +46,8 @@ function a2aCommand(c: Ctx, scope: Scope): { command: string; pre: string[] } {
       bin = process.execPath;
     }
   }
-  const store = c.store;
-  return { command: bin, pre: store.rootFrom === "default" ? [] : ["--dir", store.root] };
+  // `where` carries no password: the config may be committed (.mcp.json at project scope).
+  return { command: bin, pre: c.bus.from === "default" ? [] : ["--dir", c.bus.where] };
 }
 
 function withMcp(value: Record<string, any>, cmd: { command: string; pre: string[] }, tools: string | undefined, remove: boolean): Record<string, any> {
@@ -140,7 +140,7 @@ export const commands = {
       .option("--remove", "take a2a's MCP server and hooks out again")
       .option("--tools <list>", "the --tools of the registered a2a mcp (see a2a mcp --help)")
       .option("--worker <duration>", "the Stop hook waits up to this long for the next message (e.g. 5m)")
-      .action(action((c: Ctx, agent: string, o: { scope: string; dryRun?: boolean; remove?: boolean; tools?: string; worker?: string }) => {
+      .action(action(async (c: Ctx, agent: string, o: { scope: string; dryRun?: boolean; remove?: boolean; tools?: string; worker?: string }) => {
         if (agent !== "claude") throw new A2AError("EUSAGE", `a2a setup knows claude (Claude Code), not ${JSON.stringify(agent)}: run a2a setup claude`);
         if (o.scope !== "user" && o.scope !== "project") throw new A2AError("EUSAGE", `invalid --scope ${JSON.stringify(o.scope)}: use user (all your projects) or project (this repository)`);
         const scope = o.scope as Scope;

@@ -6,14 +6,9 @@ import type { Command } from "commander";
 import { fstatSync } from "node:fs";
 import { A2AError, arg, op, text } from "../../lib/core/errors";
 import { isoTime } from "../../lib/core/time";
-import { watchSlots } from "../../lib/slots/events";
 import type { SlotRecord } from "../../lib/slots/record";
-import { appendChunk, clearAll, clearSlot, listSlots, publishSlot, startSlot } from "../../lib/slots/slot";
-import { getSlot, similarSlot } from "../../lib/slots/read";
-import type { Store } from "../../lib/core/config";
+import type { Bus } from "../../lib/bus";
 import { liveLine } from "../progress";
-import { tailSlot } from "../../lib/slots/tail";
-import { waitSlots } from "../../lib/slots/wait";
 import { preview, size } from "../format";
 import { columns, durationMs, durationSec, err, json, out, parseCount, payload } from "../io";
 import { action, command, end, type Ctx } from "../run";
@@ -36,7 +31,7 @@ export const commands = {
       .option("--ttl <duration>", "expire the record after this long (e.g. 30m, 2h)")
       .option("--exclusive", "refuse (exit 4) if NAME is running and not expired")
       .action(action(async (c: Ctx, name: string, task: string, o) => {
-        const rec = await startSlot(c.store, name, task, { ttlSec: durationSec(o.ttl, "--ttl"), exclusive: !!o.exclusive });
+        const rec = await c.bus.slots.start(name, task, { ttlSec: durationSec(o.ttl, "--ttl"), exclusive: !!o.exclusive });
         c.confirm(rec, `started ${rec.name} (version ${rec.version})`);
       })),
 
@@ -54,8 +49,8 @@ export const commands = {
       .option("--ttl <duration>", "expire the record after this long")
       .option("--if-version <n>", "publish only if the slot is still at version N (0 = absent); else exit 4")
       .action(action(async (c: Ctx, name: string, result: string | undefined, o) => {
-        const body = payload(result, o.file, c.store.maxBytes, "the result");
-        const rec = await publishSlot(c.store, name, body, { ttlSec: durationSec(o.ttl, "--ttl"), ifVersion: count(o.ifVersion, "--if-version") });
+        const body = payload(result, o.file, c.bus.settings.maxBytes, "the result");
+        const rec = await c.bus.slots.publish(name, body, { ttlSec: durationSec(o.ttl, "--ttl"), ifVersion: count(o.ifVersion, "--if-version") });
         c.confirm(rec, `published ${rec.name} (version ${rec.version}, ${size(rec.size)})`);
       })),
 
@@ -74,17 +69,17 @@ export const commands = {
       .action(action(async (c: Ctx, names: string[], o) => {
         const unique = [...new Set(names)];
         for (const n of unique) {
-          const meant = similarSlot(c.store, n);
+          const meant = await c.bus.slots.similar(n);
           if (meant) err(`a2a: warning: no slot named ${n} yet; did you mean ${meant}? (waiting for ${n})\n`);
         }
         const damaged = new Set<string>();
-        const line = liveLine(() => `waiting for ${unique.map((n) => slotState(c.store, n)).join(", ")}`);
+        const line = await liveLine(async () => `waiting for ${(await Promise.all(unique.map((n) => slotState(c.bus, n)))).join(", ")}`);
         const onDamaged = (name: string, file: string) => {
           damaged.add(name);
           err(`a2a: warning: ${file} is not a valid record: waiting on for a publish to ${name}, which is refused until a2a clear ${name} removes the file\n`);
         };
         const opts = { any: !!o.any, afterVersion: count(o.afterVersion, "--after-version"), timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal(), onDamaged };
-        const outcome = await waitSlots(c.store, unique, opts).finally(line.stop);
+        const outcome = await c.bus.slots.wait(unique, opts).finally(line.stop);
         const found = end(c, outcome, {
           timeout: (pending) => {
             const bad = pending.filter((n) => damaged.has(n));
@@ -110,7 +105,7 @@ export const commands = {
       .option("--flush <duration>", "with --lines: gather the lines of each interval into one chunk (e.g. 50ms, 1s)")
       .action(action(async (c: Ctx, name: string, chunk: string | undefined, o) => {
         if (o.flush !== undefined && !o.lines) throw new A2AError("EUSAGE", "--flush applies to --lines only: add --lines or drop --flush");
-        const meant = similarSlot(c.store, name);
+        const meant = await c.bus.slots.similar(name);
         if (meant) err(`a2a: warning: no slot named ${name}, so this starts one; did you mean ${meant}?\n`);
         if (o.lines) {
           if (chunk !== undefined && chunk !== "-") throw new A2AError("EUSAGE", "both a chunk argument and --lines given: --lines reads stdin; pipe the text in or drop --lines");
@@ -118,7 +113,7 @@ export const commands = {
           const r = await appendLines(c, name, durationMs(o.flush, "--flush"));
           return c.confirm(r.last ?? null, `appended ${r.count} chunk(s) to ${name}`);
         }
-        const rec = await appendChunk(c.store, name, payload(chunk, o.file, c.store.maxBytes, "the chunk"));
+        const rec = await c.bus.slots.append(name, payload(chunk, o.file, c.bus.settings.maxBytes, "the chunk"));
         c.confirm(rec, `appended chunk ${rec.chunks} to ${rec.name}`);
       })),
 
@@ -134,7 +129,7 @@ export const commands = {
       .option("--after <n>", "skip the first N chunks")
       .option("--timeout <seconds>", "with --follow, give up after this long (exit 124)")
       .action(action(async (c: Ctx, name: string, o) => {
-        const line = o.follow ? liveLine(() => `following ${slotState(c.store, name)}`) : undefined;
+        const line = o.follow ? await liveLine(async () => `following ${await slotState(c.bus, name)}`) : undefined;
         const print = (chunk: string, n: number) => {
           const text = c.json ? json({ name, n, text: chunk }) : chunk;
           line?.clear();
@@ -142,7 +137,7 @@ export const commands = {
           line?.wrote(text);
         };
         const opts = { after: count(o.after, "--after") ?? 0, follow: !!o.follow, timeoutMs: durationMs(o.timeout, "--timeout") };
-        const outcome = await tailSlot(c.store, name, { ...opts, signal: o.follow ? c.signal() : undefined }, print).finally(() => line?.stop());
+        const outcome = await c.bus.slots.tail(name, { ...opts, signal: o.follow ? c.signal() : undefined }, print).finally(() => line?.stop());
         const res = end(c, outcome, { timeout: () => text`timed out following ${name}: it was not published in time; raise ${arg("timeout")}` });
         if (res.state === "absent") throw new A2AError("ENOTFOUND", text`no slot named ${name}: check the name (${op("status")})`);
       })),
@@ -164,7 +159,7 @@ export const commands = {
         const shown = (records: SlotRecord[]) =>
           records.length ? statusTable(records, columns()) : names.length ? "" : "no slots yet: a2a start NAME or a2a publish NAME RESULT creates one\n";
         if (!o.watch) {
-          const { records, skipped } = await listSlots(c.store, only);
+          const { records, skipped } = await c.bus.slots.list(only);
           for (const s of skipped) err(`a2a: warning: slots/${s}.json is not a valid record; skipped (a2a clear ${s} removes it)\n`);
           if (names.length && records.length === 0 && !o.missingOk) {
             if (c.json) out(json(records));
@@ -175,7 +170,7 @@ export const commands = {
         // In place on a terminal: home, the table, clear to the end (no flicker, no scrollback).
         const tty = fstatSync(1).isCharacterDevice();
         const draw = async () => {
-          const { records } = await listSlots(c.store, only);
+          const { records } = await c.bus.slots.list(only);
           if (c.json) return out(json(records));
           const stamp = isoTime(Date.now() / 1000);
           out(tty ? `\x1b[H\x1b[2K${stamp}  ${records.length} slot(s)  (Ctrl-C stops)\n\x1b[2K\n${shown(records).replace(/\n/g, "\x1b[K\n")}\x1b[J` : `-- ${stamp} --\n${shown(records)}`);
@@ -204,7 +199,7 @@ export const commands = {
             .finally(() => (drawing = undefined));
         };
         const signal = AbortSignal.any([c.signal(), stop.signal]);
-        const outcome = await watchSlots(c.store, names, redraw, { timeoutMs: durationMs(o.timeout, "--timeout"), signal });
+        const outcome = await c.bus.slots.watch(names, redraw, { timeoutMs: durationMs(o.timeout, "--timeout"), signal });
         await drawing;
         if (failed) throw failed.error;
         end(c, outcome, { timeout: "ok" });
@@ -225,10 +220,10 @@ export const commands = {
         if (!o.all && !names.length) throw new A2AError("EUSAGE", "nothing to clear: name the slots, or pass --all");
         let cleared: string[];
         const missing: string[] = [];
-        if (o.all) cleared = await clearAll(c.store);
+        if (o.all) cleared = await c.bus.slots.clearAll();
         else {
           cleared = [];
-          for (const n of names) ((await clearSlot(c.store, n)) ? cleared : missing).push(n);
+          for (const n of names) ((await c.bus.slots.clear(n)) ? cleared : missing).push(n);
         }
         if (c.json || cleared.length) c.confirm({ cleared, missing }, `cleared ${cleared.join(", ")}`);
         if (missing.length) throw new A2AError("ENOTFOUND", `no slot named ${missing.join(", ")}: nothing to clear (a2a status lists slots)`);
@@ -244,9 +239,7 @@ export const commands = {
       .argument("[names...]", "only these slots (default: all)")
       .option("--timeout <seconds>", "stop after this long (exit 0)")
       .action(action(async (c: Ctx, names: string[], o) => {
-        const outcome = await watchSlots(
-          c.store,
-          names,
+        const outcome = await c.bus.slots.watch(names,
           (e) => {
             if (c.json) return out(json(e));
             const what = e.event === "published" ? ` (${size(e.size ?? 0)}) ${preview(e.preview ?? "", 50)}`
@@ -261,8 +254,8 @@ export const commands = {
 };
 
 // A slot as the live line shows it: "build (running: make all, 12 chunks)".
-function slotState(store: Store, name: string): string {
-  const r = getSlot(store, name);
+async function slotState(bus: Bus, name: string): Promise<string> {
+  const r = await bus.slots.get(name);
   if (!r) return `${name} (not started)`;
   if (r.state === "done") return `${name} (done, version ${r.version})`;
   return `${name} (running${r.task ? ": " + preview(r.task, 40) : ""}${r.chunks ? `, ${r.chunks} chunk${r.chunks === 1 ? "" : "s"}` : ""})`;

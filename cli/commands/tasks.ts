@@ -12,13 +12,9 @@ import type { Command } from "commander";
 import { fstatSync } from "node:fs";
 import { A2AError, arg, op, text } from "../../lib/core/errors";
 import { isoTime } from "../../lib/core/time";
-import { addTask } from "../../lib/tasks/add";
-import { cancelTask, retryTask } from "../../lib/tasks/admin";
-import { claimTask, type TaskClaim } from "../../lib/tasks/claim";
-import { completeTask, failTask, renewTask } from "../../lib/tasks/holder";
-import { listTasks, showTask, waitTasks } from "../../lib/tasks/query";
+import type { TaskClaim } from "../../lib/tasks/claim";
 import type { TaskState } from "../../lib/tasks/record";
-import { queueExists, type DamagedChain, type TaskView } from "../../lib/tasks/state";
+import type { DamagedChain, TaskView } from "../../lib/tasks/state";
 import { age, damagedWarning, preview, table } from "../format";
 import { durationMs, durationSec, err, json, out, parseCount, payload } from "../io";
 import { action, command, end, type Ctx } from "../run";
@@ -78,8 +74,8 @@ function taskCommands(t: Command): void {
     .option("--after <ids>", "claimable only once these tasks are done (repeat, or separate with commas)", ids)
     .option("--max-attempts <n>", "attempts before the task goes to the dead letters (default 3)")
     .option("--ttl <duration>", "dead if not done within this long")
-    .action(action((c: Ctx, queue: string, body: string | undefined, o) => {
-      const r = addTask(c.store, queue, payload(body, o.file, c.store.maxBytes, "the task payload"), {
+    .action(action(async (c: Ctx, queue: string, body: string | undefined, o) => {
+      const r = await c.bus.tasks.add(queue, payload(body, o.file, c.bus.settings.maxBytes, "the task payload"), {
         key: o.key, after: o.after, maxAttempts: o.maxAttempts === undefined ? undefined : parseCount(o.maxAttempts, "--max-attempts"), ttlSec: durationSec(o.ttl, "--ttl"),
       });
       out(c.json ? json(r) : `${r.id}\n`);
@@ -104,7 +100,7 @@ function taskCommands(t: Command): void {
     .action(action(async (c: Ctx, queue: string, o) => {
       if (o.timeout !== undefined && !o.wait) throw new A2AError("EUSAGE", "--timeout applies to --wait only: add --wait or drop --timeout");
       if (o.sh && c.json) throw new A2AError("EUSAGE", "both --sh and --json given: use one");
-      const outcome = await claimTask(c.store, queue, {
+      const outcome = await c.bus.tasks.claim(queue, {
         as: o.as, key: o.key, leaseSec: durationSec(o.lease, "--lease"), wait: !!o.wait, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined,
       });
       const got = end(c, outcome, {
@@ -126,8 +122,8 @@ function taskCommands(t: Command): void {
     .argument("<id>", "task id")
     .argument("<token>", "the claim token task claim printed")
     .option("--lease <duration>", "the new lease, from now (default: the claim's)")
-    .action(action((c: Ctx, id: string, token: string, o) => {
-      const r = renewTask(c.store, id, token, { leaseSec: durationSec(o.lease, "--lease") });
+    .action(action(async (c: Ctx, id: string, token: string, o) => {
+      const r = await c.bus.tasks.renew(id, token, { leaseSec: durationSec(o.lease, "--lease") });
       c.confirm(r, `renewed ${r.id} attempt ${r.attempt} until ${isoTime(r.expires_at)}`);
     }));
 
@@ -142,9 +138,9 @@ function taskCommands(t: Command): void {
     .argument("<token>", "the claim token task claim printed")
     .argument("[result]", "the result text, or '-' for stdin")
     .option("--file <path>", "read the result from a file")
-    .action(action((c: Ctx, id: string, token: string, result: string | undefined, o) => {
-      const body = result === undefined && o.file === undefined ? "" : payload(result, o.file, c.store.maxBytes, "the result");
-      const r = completeTask(c.store, id, token, body);
+    .action(action(async (c: Ctx, id: string, token: string, result: string | undefined, o) => {
+      const body = result === undefined && o.file === undefined ? "" : payload(result, o.file, c.bus.settings.maxBytes, "the result");
+      const r = await c.bus.tasks.complete(id, token, body);
       c.confirm(r, `done ${r.id} (attempt ${r.attempt})`);
     }));
 
@@ -159,8 +155,8 @@ function taskCommands(t: Command): void {
     .argument("<token>", "the claim token task claim printed")
     .option("--reason <text>", "why it failed (kept with the attempt)")
     .option("--no-retry", "dead at once, no further attempt")
-    .action(action((c: Ctx, id: string, token: string, o) => {
-      const r = failTask(c.store, id, token, { reason: o.reason, retry: o.retry });
+    .action(action(async (c: Ctx, id: string, token: string, o) => {
+      const r = await c.bus.tasks.fail(id, token, { reason: o.reason, retry: o.retry });
       c.confirm(r, r.state === "dead" ? `failed ${r.id} attempt ${r.attempt}: dead (${r.reason})` : `failed ${r.id} attempt ${r.attempt}: back in queue ${r.queue}`);
     }));
 
@@ -174,7 +170,7 @@ function taskCommands(t: Command): void {
     .option("--timeout <seconds>", "give up after this long (exit 124)")
     .action(action(async (c: Ctx, list: string[], o) => {
       const unique = [...new Set(list)];
-      const outcome = await waitTasks(c.store, unique, { timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() });
+      const outcome = await c.bus.tasks.wait(unique, { timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() });
       const r = end(c, outcome, {
         timeout: (pending) => text`timed out waiting for task ${pending.join(", ")}: not done in time; raise ${arg("timeout")} or look at it with ${op("task show", pending[0])}`,
       })!;
@@ -200,11 +196,11 @@ function taskCommands(t: Command): void {
   })
     .argument("[queue]", "only this queue")
     .option("--state <state>", "only tasks in this state: ready, claimed, blocked, done or dead")
-    .action(action((c: Ctx, queue: string | undefined, o) => {
+    .action(action(async (c: Ctx, queue: string | undefined, o) => {
       const damaged: DamagedChain[] = [];
-      const tasks = listTasks(c.store, { queue, state: o.state as TaskState | undefined, damaged });
+      const tasks = await c.bus.tasks.list({ queue, state: o.state as TaskState | undefined, damaged });
       if (damaged.length) err(damagedWarning(damaged));
-      if (queue !== undefined && !tasks.length && !queueExists(c.store, queue)) {
+      if (queue !== undefined && !tasks.length && !await c.bus.tasks.queueExists(queue)) {
         throw new A2AError("ENOTFOUND", text`no queue ${queue} in this store: check the name (${op("task list")} lists every queue)`, { data: { queue } });
       }
       if (c.json) return out(json(tasks));
@@ -222,8 +218,8 @@ function taskCommands(t: Command): void {
     json: "print the task as JSON (the claim token is never shown)",
   })
     .argument("<id>", "task id")
-    .action(action((c: Ctx, id: string) => {
-      const v = showTask(c.store, id);
+    .action(action(async (c: Ctx, id: string) => {
+      const v = await c.bus.tasks.show(id);
       out(c.json ? json(v) : showText(v));
     }));
 
@@ -235,8 +231,8 @@ function taskCommands(t: Command): void {
     quiet: true,
   })
     .argument("<id>", "task id")
-    .action(action((c: Ctx, id: string) => {
-      const v = retryTask(c.store, id);
+    .action(action(async (c: Ctx, id: string) => {
+      const v = await c.bus.tasks.retry(id);
       c.confirm(v, `retried ${v.id}: ${v.state} in queue ${v.queue}`);
     }));
 
@@ -249,8 +245,8 @@ function taskCommands(t: Command): void {
   })
     .argument("<id>", "task id")
     .option("--reason <text>", "why (kept as the reason)")
-    .action(action((c: Ctx, id: string, o) => {
-      const v = cancelTask(c.store, id, { reason: o.reason });
+    .action(action(async (c: Ctx, id: string, o) => {
+      const v = await c.bus.tasks.cancel(id, { reason: o.reason });
       c.confirm(v, `cancelled ${v.id}`);
     }));
 }

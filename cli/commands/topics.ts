@@ -6,8 +6,6 @@
 import type { Command } from "commander";
 import { A2AError } from "../../lib/core/errors";
 import { frameTopicMessage } from "../frame";
-import { publishTopic } from "../../lib/topics/log";
-import { listTopics, subscribeTopics } from "../../lib/topics/subscribe";
 import { age, table } from "../format";
 import { durationMs, err, json, out, outStrict, payload } from "../io";
 import { action, command, end, type Ctx } from "../run";
@@ -21,8 +19,8 @@ export const commands = {
       json: "an array of {topic, messages, last_id, last_at, subscribers: [{name, position, unread}]}",
     })
       .argument("[pattern]", "only topics matching it (* one word, > the rest)", ">")
-      .action(action((c: Ctx, pattern: string) => {
-        const list = listTopics(c.store, pattern);
+      .action(action(async (c: Ctx, pattern: string) => {
+        const list = await c.bus.topics.list(pattern);
         if (c.json) return out(json(list));
         if (!list.length) return out(pattern === ">" ? "no topics yet: a2a pub TOPIC MESSAGE creates one\n" : `no topic matches ${pattern}\n`);
         out(table(
@@ -48,9 +46,9 @@ export const commands = {
       .argument("[message]", "the text, or '-' for stdin")
       .option("--as <name>", "who you are (default: $A2A_AGENT)")
       .option("--file <path>", "read the message from a file")
-      .action(action((c: Ctx, topic: string, message: string | undefined, o) => {
-        const from = o.as ?? c.store.agent ?? "";
-        const m = publishTopic(c.store, topic, payload(message, o.file, c.store.maxBytes, "the message"), from);
+      .action(action(async (c: Ctx, topic: string, message: string | undefined, o) => {
+        const from = o.as ?? c.bus.settings.agent ?? "";
+        const m = await c.bus.topics.publish(topic, payload(message, o.file, c.bus.settings.maxBytes, "the message"), from);
         c.confirm(m, `published ${m.topic} #${m.id}`);
       })),
 
@@ -72,8 +70,7 @@ export const commands = {
         // An anonymous one-shot read keeps no position, so "from now on" would always be empty:
         // it reads what the topics hold.
         const fromStart = !!o.fromStart || (o.as === undefined && !o.follow);
-        const outcome = await subscribeTopics(
-          c.store, pattern,
+        const outcome = await c.bus.topics.subscribe(pattern,
           { name: o.as, follow: !!o.follow, fromStart, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.follow ? c.signal() : undefined },
           (m) => write(c.json ? json(m) : frameTopicMessage(m)),
         );

@@ -12,7 +12,6 @@ import type { Command } from "commander";
 import { A2AError } from "../../lib/core/errors";
 import { ended } from "../../lib/core/outcome";
 import { urlOpener } from "../../lib/core/platform";
-import { optionalAgent } from "../../lib/presence/identity";
 import { err, json, out, parseCount } from "../io";
 import { action, command, end, type Ctx } from "../run";
 
@@ -36,11 +35,10 @@ export const commands = {
         if (port > 65535) throw new A2AError("EUSAGE", `--port ${port} is not a TCP port: use 1-65535, or 0 for any free one`);
         const host = String(o.host);
         if (!isHostAddress(host)) throw new A2AError("EUSAGE", `--host ${JSON.stringify(host)} is not an IP address: use 127.0.0.1 (the default), ::1, or an address of this machine`);
-        const as = optionalAgent(c.store, o.as)?.name;
+        const as = (await c.bus.presence.optional(o.as))?.name;
         const signal = c.signal();
         const { serveUi } = await import("../ui/server");
-        const { fileBus } = await import("../../lib/bus");
-        const ui = await serveUi(fileBus(c.store), { host, port, readOnly: !!o.readOnly, as });
+        const ui = await serveUi(c.bus, { host, port, readOnly: !!o.readOnly, as });
         try {
           if (!isLoopback(host)) {
             err(`a2a: warning: serving on ${host}, not loopback: anyone who can reach this address and learns the URL can read the store${o.readOnly ? "" : " and act on it"}; prefer the default 127.0.0.1 (with ssh -L for remote use)\n`);
@@ -54,7 +52,7 @@ export const commands = {
             });
           out(c.json
             ? json({ url: printed(), host, port: ui.port, read_only: !!o.readOnly, as: as ?? null })
-            : `a2a ui: serving ${c.store.root}${o.readOnly ? " (read-only)" : ""}${as ? ` as ${as}` : ""}\n  ${printed()}\nCtrl-C stops it.\n`);
+            : `a2a ui: serving ${c.bus.where}${o.readOnly ? " (read-only)" : ""}${as ? ` as ${as}` : ""}\n  ${printed()}\nCtrl-C stops it.\n`);
           if (o.open) openBrowser(ui.link({ ttlMs: OPEN_LINK_TTL_MS }), process.env.BROWSER);
           // Until Ctrl-C, or until the store refuses a read (the feed's error is this command's).
           const stopped = new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));

@@ -123,24 +123,53 @@ describe("architecture", () => {
     expect(bad).toEqual([]);
   });
 
-  // The front ends reach the store through lib's concepts, never through the file engine's own
-  // primitives (atomic writes, guards, locks, chains, reads, watches), so that another engine can
-  // stand behind the same calls (issue 21). lib/core's neutral modules are theirs to use; the two
-  // exceptions are named with why.
-  test("cli/ imports from lib/core/ only what is not the file engine", () => {
-    const neutral = ["errors", "time", "outcome", "digest", "paths", "config", "platform", "cut", "similar"];
-    const allowedOnce: Record<string, string> = {
-      "cli/commands/init.ts -> init": "a2a init makes the store itself (the engine's own operation, next behind the interface)",
-      "cli/commands/setup.ts -> atomic": "writeUserFile, the one write outside any store (Claude Code's settings)",
+  // The front ends (cli/: commands, the MCP server, the dashboard, hooks, doctor, setup) reach a
+  // store only through the bus (lib/bus.ts, docs/ENGINE.md), so another engine can stand behind
+  // the same calls: a value they import from lib/ is the bus or a module with no storage behind it
+  // (no node:fs, bun:ffi or child process anywhere in its imports: a rule, a limit, an error, a
+  // time). Types may come from anywhere: they are gone at run time. Three named exceptions, none
+  // of which touches a store.
+  test("front ends import from lib/ only the bus and modules with no storage behind them", () => {
+    const exceptions: Record<string, string> = {
+      "lib/core/platform.ts": "the OS's answers (terminal width, the browser opener), not a store",
+      "lib/presence/repo.ts": "which git work tree the user is in: reads their working tree, not the store",
+      "lib/core/atomic.ts": "cli/commands/setup.ts's writeUserFile: an agent's settings file, outside any store",
+    };
+    const SYSTEM = /^(node:)?(fs|fs\/promises|child_process)$|^bun:ffi$/;
+    const valueImports = (f: string): string[] =>
+      [...code(f).matchAll(/^\s*(?:import|export)\s+(?!type\b)[^;]*?from\s+["']([^"']+)["']/gm)].map((m) => m[1]);
+    const withDynamic = (f: string): string[] => [...valueImports(f), ...[...code(f).matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1])];
+    const memo = new Map<string, string | null>();
+    // The first system module `f` reaches through value imports, or null: none.
+    const storageOf = (f: string, seen = new Set<string>()): string | null => {
+      if (memo.has(f)) return memo.get(f)!;
+      if (seen.has(f)) return null;
+      seen.add(f);
+      let found: string | null = null;
+      for (const spec of valueImports(f)) {
+        if (SYSTEM.test(spec)) found = spec;
+        else if (spec.startsWith(".")) {
+          const dep = storageOf(join(f, "..", spec) + ".ts", seen);
+          if (dep) found = `${relative(ROOT, join(f, "..", spec))}.ts > ${dep}`;
+        }
+        if (found) break;
+      }
+      memo.set(f, found);
+      return found;
     };
     const bad: string[] = [];
     for (const f of CLI) {
-      for (const m of code(f).matchAll(/from\s+["']((?:\.\.\/)+lib\/core\/([a-z-]+))["']/g)) {
-        const rel = relative(ROOT, f);
-        if (!neutral.includes(m[2]) && !(`${rel} -> ${m[2]}` in allowedOnce)) bad.push(`${rel} imports lib/core/${m[2]}`);
+      for (const spec of withDynamic(f)) {
+        if (!spec.startsWith(".")) continue;
+        const target = relative(ROOT, join(f, "..", spec)) + ".ts";
+        if (!target.startsWith("lib/") || target === "lib/bus.ts" || target in exceptions) continue;
+        const via = storageOf(join(ROOT, target));
+        if (via) bad.push(`${relative(ROOT, f)} imports ${target}, which reaches storage (${via}): call the bus, or move the rule it needs into a module of its own`);
       }
     }
     expect(bad).toEqual([]);
+    // And the bus reaches every room only on demand (its static imports are config and errors).
+    expect(valueImports(join(ROOT, "lib/bus.ts")).sort()).toEqual(["./core/config", "./core/errors"]);
   });
 
   test("no test is focused, skipped or left as a todo", () => {

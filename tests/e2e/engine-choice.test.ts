@@ -1,0 +1,28 @@
+// The engine is chosen once, when the store is opened, from --dir / A2A_DIR (lib/bus.ts): a
+// path is the file engine; a postgres:// URL names the PostgreSQL engine, which this build
+// refuses in one line that never shows the URL's password, leaving nothing behind.
+import { describe, expect, test } from "bun:test";
+import { readdirSync } from "node:fs";
+import { redact } from "../../lib/bus";
+import { a2a, tempDir } from "../harness/run";
+
+describe("choosing the engine", () => {
+  test("redact drops a URL's password and password parameters, and leaves paths alone", () => {
+    expect(redact("postgres://alice:s3cret@db.example:5432/bus?schema=team")).toBe("postgres://alice@db.example:5432/bus?schema=team");
+    expect(redact("postgresql://alice@db/bus?password=s3cret&sslmode=require")).toBe("postgresql://alice@db/bus?sslmode=require");
+    expect(redact("postgres://db/bus")).toBe("postgres://db/bus");
+    expect(redact("/home/alice/.a2a")).toBe("/home/alice/.a2a");
+    expect(redact("postgres://alice:s3cret@[bad")).not.toContain("s3cret");
+  });
+
+  for (const how of ["A2A_DIR", "--dir"] as const) {
+    test(`a postgres:// store given by ${how} is refused in one line, exit 2, without its password, and nothing is made`, async () => {
+      using cwd = tempDir();
+      const url = "postgres://alice:s3cret@127.0.0.1:1/bus";
+      const r = how === "A2A_DIR" ? await a2a(["status"], { env: { A2A_DIR: url }, cwd: cwd.path }) : await a2a(["--dir", url, "status"], { cwd: cwd.path });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe("a2a: postgres://alice@127.0.0.1:1/bus names a PostgreSQL store, which this a2a cannot open yet: point --dir or A2A_DIR at a directory\n");
+      expect(readdirSync(cwd.path)).toEqual([]);
+    });
+  }
+});
