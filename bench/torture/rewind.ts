@@ -1,7 +1,7 @@
 // Rewind: a consumer that chases a slot with `a2a wait NAME --after-version V` (the documented
 // way to wait for the next publish, also agent_wait's after_version) must see the next publish
 // whatever happened to the slot in between. A clear or an expiry must not rewind the version
-// (docs/PROTOCOL.md section 4: they leave a tombstone carrying it), or a publish after either
+// (docs/PROTOCOL.md §4: they leave a tombstone carrying it), or a publish after either
 // would carry a version the chaser has "already seen" and its wait would miss it.
 //
 //   1. publish x twice (version 2); a waiter with --after-version 2; clear x; publish x.

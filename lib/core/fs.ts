@@ -256,7 +256,7 @@ export const RECORD_LIMIT = MAX_MAX_BYTES * 6 + 1024 * 1024;
 // record holding two large fields (a slot's task and result, a task's payload and result) or
 // control characters (each escaped as six bytes) can still pass those and come out over the
 // readers' bound, and a record no reader accepts is a lost record. So the writer checks the
-// bytes it is about to write against the same bound the readers use (PROTOCOL §3 step 0).
+// bytes it is about to write against the same bound the readers use (docs/FILE-ENGINE.md §3 step 0).
 export function fitRecord(store: Store, line: string, what: string): string {
   const limit = RECORD_LIMIT;
   if (line.length * 3 <= limit) return line; // a UTF-16 unit is at most 3 UTF-8 bytes

@@ -2,7 +2,7 @@
 // A private store is the user's own (0700); a shared one belongs to GROUP (root 3770, setgid
 // and sticky, its top-level directories made now so no member owns one, files 0640, topics and
 // recipients' own inboxes sticky), so several OS users can work in it
-// and the owner of each message file is real evidence of its sender (docs/PROTOCOL.md §2).
+// and the owner of each message file is real evidence of its sender (docs/FILE-ENGINE.md §14).
 
 import { writePendingMarker } from "./atomic";
 import type { Marker, Store } from "./config";

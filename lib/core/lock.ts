@@ -2,7 +2,7 @@
 // and across machines sharing the store over NFS. The lock is the directory
 // ROOT/locks/NAME.lock/, created by mkdir: atomic and exclusive on every filesystem a2a
 // supports, NFS included (unlike O_EXCL on old clients). An empty directory, so no content can
-// be torn. This is the protocol's own lock (docs/PROTOCOL.md "Locks"), no library's.
+// be torn. This is the protocol's own lock (docs/FILE-ENGINE.md §4), no library's.
 //
 // Calling sequence: withLock(store, name, fn): acquire, run fn(lock), release in finally.
 // Readers never lock: they rely on the atomic rename (lib/core/atomic.ts) to see old or new.
@@ -35,7 +35,7 @@
 // Critical sections are synchronous and take milliseconds (read, write, fsync, rename), so no
 // refresh timer is needed (none could run during them anyway). What it does not do: protect
 // against a holder frozen longer than STALE_MS between its last check and its rename (a few
-// system calls); docs/PROTOCOL.md section 13 says so.
+// system calls); docs/FILE-ENGINE.md §15 says so.
 
 import { lstatSync, mkdirSync, rmdirSync } from "node:fs";
 import { type Store } from "./config";

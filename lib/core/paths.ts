@@ -1,5 +1,5 @@
 // The store's tree. This is the only module that knows directory and file names; see
-// docs/PROTOCOL.md for the contract other implementations rely on.
+// docs/FILE-ENGINE.md for the layout other implementations rely on (docs/PROTOCOL.md the contract).
 //
 //   ROOT/tmp/                          temp files of every atomic write (never watched)
 //   ROOT/slots/NAME.json               one record per slot

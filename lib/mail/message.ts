@@ -124,7 +124,7 @@ function utf8Again(re: RegExp, bytes: Buffer, at: number, m: RegExpExecArray | n
 
 // The message at `path` as a listing shows it, its body cut to `bodyChars` characters; "absent"
 // (moved or not there) or "corrupt" as readMessageFile. A file bigger than the two ends is
-// judged by them: its fields must be where encodeMessage puts them (docs/PROTOCOL.md section 10).
+// judged by them: its fields must be where encodeMessage puts them (docs/FILE-ENGINE.md §8).
 export function readMessageHead(store: Store, path: string, id: string, state: MessageState, bodyChars: number): ListedMessage | "absent" | "corrupt" {
   const r = readEnds(store, path, RECORD_LIMIT, HEAD_FIELDS + bodyChars * MAX_UNIT_BYTES, TAIL_FIELDS);
   if (r.kind === "absent") return "absent";

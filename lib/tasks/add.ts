@@ -1,9 +1,9 @@
 // Adding tasks: one, or a graph of several whose `after` lists name each other by `ref`.
-// The steps, the instant the task exists, and what a crash at each leaves are docs/PROTOCOL.md
-// section 14, "Operations", add (not repeated here, where they would drift). What this module
-// keeps to: everything is validated before the first write, so a refused call leaves the store
-// as it was; a failure it lives to see before the task exists (a full disk) undoes what it
-// made; two adders with one key both return the one id that was created.
+// The steps, the instant the task exists, and what a crash at each leaves are docs/PROTOCOL.md §12,
+// "Operations", add, and on disk docs/FILE-ENGINE.md §11 (not repeated here, where they would
+// drift). What this module keeps to: everything is validated before the first write, so a refused
+// call leaves the store as it was; a failure it lives to see before the task exists (a full disk)
+// undoes what it made; two adders with one key both return the one id that was created.
 
 import { rmdirSync } from "node:fs";
 import { dirname } from "node:path";

@@ -1,7 +1,7 @@
 // Claiming: the oldest claimable task of a queue, to exactly one caller, with a token that
 // carries the attempt number (fencing: see holder.ts).
 //
-// Calling sequence (docs/PROTOCOL.md, "Tasks"):
+// Calling sequence (docs/PROTOCOL.md §12; on disk docs/FILE-ENGINE.md §11):
 //   1. with KEY: if @claims/HASH(assignee, key) names a claim that is still current (same
 //      attempt and token, lease running), return it again (replay); nothing is written;
 //   2. list @open/, oldest id first; for each task read its head and

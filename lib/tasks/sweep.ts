@@ -1,5 +1,5 @@
 // The sweeps `a2a gc` runs for tasks and leases: whole chains removed once they are final and
-// old (docs/PROTOCOL.md section 14: "a whole chain MAY be removed once it is final and old").
+// old (docs/FILE-ENGINE.md §10: "a whole chain MAY be removed once it is final and old"; §13).
 //
 // What is removed, and why it is safe:
 // - a task whose head is done (for TASK_KEEP_SEC) or dead (for DEAD_KEEP_SEC: dead letters are

@@ -1,6 +1,6 @@
 // Power-cut durability, read off the system calls (strace): a power cut cannot be staged here,
 // but what survives one is decided by the order of fsync, rename/link and mkdir, which strace
-// shows exactly. A write a2a reports as done must have (docs/PROTOCOL.md §3): its bytes
+// shows exactly. A write a2a reports as done must have (docs/FILE-ENGINE.md §3): its bytes
 // fsynced before they are renamed into place, then the directory holding the new name
 // fsynced; every directory it created synced into its parent. With A2A_DURABILITY=none,
 // no fsync at all. Skipped, with the reason printed, where strace is missing.

@@ -1,9 +1,9 @@
-// A write never produces a record that readers refuse (docs/PROTOCOL.md §2, §3 step 0). Every
-// reader accepts a record of the largest payload any writer may have (A2A_MAX_BYTES at most
-// 16 MiB, escaped at worst six bytes a byte, plus 64 KiB), whatever its own A2A_MAX_BYTES, since
-// each process reads that setting from its own environment; a record with two large fields or
-// many control characters can still pass each field's check and come out over that bound, and
-// is then refused (exit 2) with the store unchanged.
+// A write never produces a record that readers refuse (docs/PROTOCOL.md §3; docs/FILE-ENGINE.md §3
+// step 0). Every reader accepts a record of the largest payload any writer may have (A2A_MAX_BYTES
+// at most 16 MiB, escaped at worst six bytes a byte, plus 1 MiB), whatever its own A2A_MAX_BYTES,
+// since each process reads that setting from its own environment; a record with two large fields or
+// many control characters can still pass each field's check and come out over that bound, and is
+// then refused (exit 2) with the store unchanged.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { a2a, tempDir } from "../harness/run";
 import { expectCleanError, snapshot } from "./fixtures/core";
