@@ -5,7 +5,7 @@
 // Also: a reader that closes stdout ends a non-durable stream quietly (exit 0).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { a2a, BIN, hasWatch, spawnA2A, tempDir, until } from "../harness/run";
+import { a2a, BIN, hasWatch, spawnA2A, testStore, until } from "../harness/run";
 
 setDefaultTimeout(120_000);
 
@@ -35,7 +35,7 @@ const BLOCKING: { args: string[]; stderr?: RegExp }[] = [
 describe.concurrent("a blocking command stopped by a signal exits 128+N", () => {
   for (const c of BLOCKING) {
     test(`a2a ${c.args.join(" ")}: SIGTERM -> 143`, async () => {
-      using d = tempDir();
+      using d = testStore();
       const p = spawnA2A(c.args, { dir: d.path });
       await until(() => armed(p.pid), 20_000, `a2a ${c.args[0]} armed`);
       p.kill("SIGTERM");
@@ -48,7 +48,7 @@ describe.concurrent("a blocking command stopped by a signal exits 128+N", () => 
 
   for (const [sig, code] of [["SIGINT", 130], ["SIGHUP", 129]] as const) {
     test(`a2a wait: ${sig} -> ${code}`, async () => {
-      using d = tempDir();
+      using d = testStore();
       const p = spawnA2A(["wait", "never"], { dir: d.path });
       await until(() => armed(p.pid) && catches(p.pid, sig === "SIGINT" ? 2 : 1), 20_000, "a2a wait armed");
       p.kill(sig);
@@ -57,7 +57,7 @@ describe.concurrent("a blocking command stopped by a signal exits 128+N", () => 
   }
 
   test("a signal does not hide a result: a wait that got its value exits 0", async () => {
-    using d = tempDir();
+    using d = testStore();
     const p = spawnA2A(["wait", "r"], { dir: d.path });
     await until(() => armed(p.pid), 20_000, "a2a wait armed");
     expect((await a2a(["publish", "r", "value"], { dir: d.path })).code).toBe(0);
@@ -69,7 +69,7 @@ describe.concurrent("a reader that closes stdout", () => {
   // `a2a tail -f | head -c N`: once head has left, the next chunk finds no reader; a2a must
   // end then (exit 0, nothing durable was consumed), not follow on until the publish.
   test("ends tail --follow quietly, exit 0, before the slot is published", async () => {
-    using d = tempDir();
+    using d = testStore();
     expect((await a2a(["append", "s", "hello"], { dir: d.path })).code).toBe(0);
     const sh = Bun.spawn({
       cmd: ["bash", "-c", `"$A2A_BIN" tail s --follow | head -c 5 >/dev/null; echo "\${PIPESTATUS[0]}"`],

@@ -3,13 +3,13 @@
 // (128+N) or by --timeout as a run length (exit 0).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
-import { a2a, BIN, childEnv, exitWithin, readUntil, spawnA2A, tempDir } from "../harness/run";
+import { a2a, BIN, childEnv, exitWithin, readUntil, spawnA2A, tempDir, testStore } from "../harness/run";
 
 setDefaultTimeout(60_000);
 
 describe("a2a status --watch", () => {
   test("on a pipe: a stamped table per change, plain text, Ctrl-C exits 130", async () => {
-    using d = tempDir();
+    using d = testStore();
     await a2a(["publish", "first", "one"], { dir: d.path });
     const p = spawnA2A(["status", "--watch"], { dir: d.path });
     let seen = await readUntil(p.stdout, (t) => t.includes("first"));
@@ -25,9 +25,10 @@ describe("a2a status --watch", () => {
   });
 
   test("| head -3: the next change after head has gone ends the watch quietly, exit 0 (the closed-pipe rule)", async () => {
-    using d = tempDir();
+    using d = testStore();
     await a2a(["publish", "first", "one"], { dir: d.path });
-    const errFile = `${d.path}.err`;
+    using scratch = tempDir();
+    const errFile = `${scratch.path}/stderr`;
     const p = Bun.spawn({
       cmd: ["bash", "-c", `"$A2A" status --watch 2>"$ERR" | head -3; echo "a2a exit \${PIPESTATUS[0]}"`],
       env: childEnv({ dir: d.path, env: { A2A: BIN, ERR: errFile } }),
@@ -46,7 +47,7 @@ describe("a2a status --watch", () => {
   });
 
   test("--timeout is a run length (exit 0); --timeout without --watch is a usage error", async () => {
-    using d = tempDir();
+    using d = testStore();
     const r = await a2a(["status", "--watch", "--timeout", "200ms"], { dir: d.path });
     expect(r).toMatchObject({ code: 0, stderr: "" });
     expect(r.stdout).toContain("no slots yet");
@@ -56,7 +57,7 @@ describe("a2a status --watch", () => {
   });
 
   test("--json: one array per change", async () => {
-    using d = tempDir();
+    using d = testStore();
     const p = spawnA2A(["status", "--watch", "--json"], { dir: d.path });
     let seen = await readUntil(p.stdout, (t) => t.includes("\n"));
     await a2a(["publish", "x", "1"], { dir: d.path });
@@ -69,7 +70,7 @@ describe("a2a status --watch", () => {
   });
 
   test.skipIf(!existsSync("/usr/bin/script"))("on a terminal: redrawn in place (cursor home, clear to end), no stamped lines", async () => {
-    using d = tempDir();
+    using d = testStore();
     await a2a(["publish", "first", "one"], { dir: d.path });
     const p = Bun.spawn({
       cmd: ["/usr/bin/script", "-qfec", `${BIN} status --watch`, "/dev/null"],

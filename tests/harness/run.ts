@@ -49,6 +49,25 @@ export function tempDir(prefix = "a2a-test-"): { path: string; [Symbol.dispose](
   return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
 }
 
+// The engine the e2e suite runs against (docs/ENGINE.md): A2A_TEST_STORE, unset or "file" for
+// the file engine (a fresh temporary directory per store). A test that drives only the binary,
+// whatever keeps the store, takes its store from testStore(); one that looks at the files on
+// disk uses tempDir() and runs only where ENGINE is "file" (describe.if(ON_FILES)). The
+// PostgreSQL engine (issue 22) adds `A2A_TEST_STORE=postgres://USER@HOST/DB`: a fresh schema
+// per store, dropped after.
+export const ENGINE = engineUnderTest(process.env.A2A_TEST_STORE);
+export const ON_FILES = ENGINE === "file";
+
+function engineUnderTest(raw: string | undefined): "file" {
+  if (raw === undefined || raw === "" || raw === "file") return "file";
+  throw new Error(`A2A_TEST_STORE=${JSON.stringify(raw.replace(/:[^:@/]*@/, ":***@"))} is not an engine this suite can run on: unset it, or set it to file`);
+}
+
+// A fresh, empty store of the engine under test; `path` is its location, for --dir / A2A_DIR.
+export function testStore(): { path: string; [Symbol.dispose](): void } {
+  return tempDir("a2a-store-");
+}
+
 // Spawns `a2a ARGS...` with piped stdout/stderr.
 export function spawnA2A(args: string[], o: RunOptions = {}): Subprocess<any, "pipe", "pipe"> {
   const cmd = [...(o.prefix ?? []), o.bin ?? BIN, ...args];
