@@ -37,7 +37,14 @@ export function parseClaim(file: string): ClaimInfo | undefined {
 
 // Step 1. Returns the claim path, or undefined when another reader took the message first.
 export function claim(store: Store, agent: string, id: string): string | undefined {
-  const path = claimFile(store, agent, `${id},${hostTag(store.host)},${process.pid},${Date.now()}`);
+  // The name must be this claim's alone: two readers of one process (an MCP server serving two
+  // waits on one inbox) woken by one message in one millisecond would otherwise both find
+  // "their" claim below, and both show the message. Within a process the check and the rename
+  // are one synchronous step; other processes' names differ by pid.
+  const name = (ms: number) => claimFile(store, agent, `${id},${hostTag(store.host)},${process.pid},${ms}`);
+  let ms = Date.now();
+  while (exists(store, name(ms))) ms++;
+  const path = name(ms);
   if (moveMessage(store, msgFile(newDir(store, agent), id), path, `claiming message ${id}`)) return path;
   // On NFS a retransmitted rename can report ENOENT although the first attempt succeeded.
   return exists(store, path) ? path : undefined;

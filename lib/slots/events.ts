@@ -40,8 +40,10 @@ function describe(prev: SlotRecord | undefined, cur: SlotRecord): SlotEvent | un
 
 // Calls onEvent for every change to the named slots (all slots when `only` is empty) until
 // the signal aborts or the timeout passes (it never ends "done"; the value is the number of
-// events reported). Slots that exist at the start are not reported.
-export async function watchSlots(store: Store, only: string[], onEvent: (e: SlotEvent) => void, opts: WaitOptions = {}): Promise<Outcome<number>> {
+// events reported). Slots that exist at the start are not reported; `onReady` is called once the
+// start is taken: every change after that is reported (the bus loads a room on first use, so a
+// caller that must not miss a change of its own waits for it).
+export async function watchSlots(store: Store, only: string[], onEvent: (e: SlotEvent) => void, opts: WaitOptions & { onReady?: () => void } = {}): Promise<Outcome<number>> {
   only.forEach((n) => checkName(n));
   ensureDir(store, slotsDir(store));
   const wanted = only.length ? new Set(only) : undefined;
@@ -88,6 +90,7 @@ export async function watchSlots(store: Store, only: string[], onEvent: (e: Slot
       if (first) {
         first = false;
         snapshot();
+        opts.onReady?.();
       } else if (name === undefined) scan();
       else look(name);
       return undefined;

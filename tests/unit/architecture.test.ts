@@ -172,6 +172,22 @@ describe("architecture", () => {
     expect(valueImports(join(ROOT, "lib/bus.ts")).sort()).toEqual(["./core/config", "./core/errors"]);
   });
 
+  // tests/contract/ is the definition of an engine, driven through the Bus alone (docs/ENGINE.md):
+  // a test there that reached a room or the file engine directly would pass on files and say
+  // nothing about another engine.
+  test("tests/contract/ reaches lib/ only through lib/bus.ts and the error type", () => {
+    const files = sources("tests/contract");
+    const bad: string[] = [];
+    for (const f of files) {
+      for (const m of code(f).matchAll(/(?:from|import\()\s*["']([^"']+)["']/g)) {
+        const target = relative(ROOT, join(f, "..", m[1])).replace(/\.ts$/, "");
+        if (target.startsWith("lib/") && target !== "lib/bus" && target !== "lib/core/errors") bad.push(`${relative(ROOT, f)} imports ${m[1]}`);
+      }
+    }
+    expect(files.map((f) => relative(ROOT, f))).toContain("tests/contract/engines.ts");
+    expect(bad).toEqual([]);
+  });
+
   test("no test is focused, skipped or left as a todo", () => {
     const tests = sources("tests");
     // Built from parts so this file does not match itself.
