@@ -20,116 +20,131 @@ import { closeStore, openStore, storeUrl, URL_SCHEME, type Env, type Settings, t
 import { A2AError, arg, text } from "./core/errors";
 
 
-// An operation of a room: its module is loaded on first use (a dynamic import, which the build
-// splits into its own chunk), so a command loads only the rooms it calls: `a2a publish` never
-// loads mail (tests/e2e/startup.test.ts).
+// An operation: the function `name` of a room's module (or object), once loaded.
 type Fn = (store: Store, ...args: any[]) => unknown;
-const op =
-  <M, K extends keyof M>(load: () => Promise<M>, name: K) =>
-  async (): Promise<M[K]> =>
-    (await load())[name];
+type Op = readonly [load: () => Promise<unknown>, name: string];
+
+// Each room's operations come from one module, loaded on the room's first use (a dynamic import:
+// the build makes each room one chunk), so a command loads only the rooms it calls: `a2a
+// publish` never loads mail (tests/e2e/startup.test.ts), and loads its room in one piece.
+const SLOTS = () => import("./slots/room");
+const MAIL = () => import("./mail/room");
+const TOPICS = () => import("./topics/room");
+const TASKS = () => import("./tasks/room");
+const LEASES = () => import("./leases/lease");
+const PRESENCE = () => import("./presence/room");
+const SESSIONS = () => import("./sessions/room");
+const DASHBOARD = () => import("./dashboard/room");
+const MAINTENANCE = () => import("./maintenance/room");
+const BOARD = () => DASHBOARD().then((m) => m.TASK_BOARD);
 
 // The operations of each concept, as its room defines them (the first argument, the store, is
 // bound by openBus). Adding an operation a front end needs means adding it here.
 const OPS = {
   slots: {
-    start: op(() => import("./slots/slot"), "startSlot"),
-    publish: op(() => import("./slots/slot"), "publishSlot"),
-    append: op(() => import("./slots/slot"), "appendChunk"),
-    clear: op(() => import("./slots/slot"), "clearSlot"),
-    clearAll: op(() => import("./slots/slot"), "clearAll"),
-    list: op(() => import("./slots/slot"), "listSlots"),
-    get: op(() => import("./slots/read"), "getSlot"),
-    read: op(() => import("./slots/read"), "readSlot"),
-    similar: op(() => import("./slots/read"), "similarSlot"),
-    chunks: op(() => import("./slots/chunks"), "readChunks"),
-    wait: op(() => import("./slots/wait"), "waitSlots"),
-    tail: op(() => import("./slots/tail"), "tailSlot"),
-    watch: op(() => import("./slots/events"), "watchSlots"),
-    onChange: op(() => import("./slots/events"), "onSlotChange"),
+    start: [SLOTS, "startSlot"],
+    publish: [SLOTS, "publishSlot"],
+    append: [SLOTS, "appendChunk"],
+    clear: [SLOTS, "clearSlot"],
+    clearAll: [SLOTS, "clearAll"],
+    list: [SLOTS, "listSlots"],
+    get: [SLOTS, "getSlot"],
+    read: [SLOTS, "readSlot"],
+    similar: [SLOTS, "similarSlot"],
+    chunks: [SLOTS, "readChunks"],
+    wait: [SLOTS, "waitSlots"],
+    tail: [SLOTS, "tailSlot"],
+    watch: [SLOTS, "watchSlots"],
+    onChange: [SLOTS, "onSlotChange"],
   },
   mail: {
-    send: op(() => import("./mail/send"), "sendMessage"),
-    reply: op(() => import("./mail/send"), "replyTo"),
-    receive: op(() => import("./mail/receive"), "receive"),
-    request: op(() => import("./mail/receive"), "request"),
-    ack: op(() => import("./mail/inbox"), "ack"),
-    list: op(() => import("./mail/inbox"), "listInbox"),
-    unread: op(() => import("./mail/inbox"), "unreadCount"),
-    ensureInbox: op(() => import("./mail/message"), "ensureInbox"),
-    watch: op(() => import("./mail/watch-inbox"), "watchInbox"),
-    policy: op(() => import("./mail/policy"), "readPolicy"),
-    setMode: op(() => import("./mail/policy"), "setPolicyMode"),
-    allow: op(() => import("./mail/policy"), "allowSenders"),
-    deny: op(() => import("./mail/policy"), "denySenders"),
+    send: [MAIL, "sendMessage"],
+    reply: [MAIL, "replyTo"],
+    receive: [MAIL, "receive"],
+    request: [MAIL, "request"],
+    ack: [MAIL, "ack"],
+    list: [MAIL, "listInbox"],
+    unread: [MAIL, "unreadCount"],
+    ensureInbox: [MAIL, "ensureInbox"],
+    watch: [MAIL, "watchInbox"],
+    policy: [MAIL, "readPolicy"],
+    setMode: [MAIL, "setPolicyMode"],
+    allow: [MAIL, "allowSenders"],
+    deny: [MAIL, "denySenders"],
   },
   topics: {
-    publish: op(() => import("./topics/log"), "publishTopic"),
-    read: op(() => import("./topics/log"), "readTopic"),
-    list: op(() => import("./topics/subscribe"), "listTopics"),
-    subscribe: op(() => import("./topics/subscribe"), "subscribeTopics"),
+    publish: [TOPICS, "publishTopic"],
+    read: [TOPICS, "readTopic"],
+    list: [TOPICS, "listTopics"],
+    subscribe: [TOPICS, "subscribeTopics"],
   },
   tasks: {
-    add: op(() => import("./tasks/add"), "addTask"),
-    claim: op(() => import("./tasks/claim"), "claimTask"),
-    unclaim: op(() => import("./tasks/claim"), "unclaimTask"),
-    renew: op(() => import("./tasks/holder"), "renewTask"),
-    complete: op(() => import("./tasks/holder"), "completeTask"),
-    fail: op(() => import("./tasks/holder"), "failTask"),
-    retry: op(() => import("./tasks/admin"), "retryTask"),
-    cancel: op(() => import("./tasks/admin"), "cancelTask"),
-    list: op(() => import("./tasks/query"), "listTasks"),
-    show: op(() => import("./tasks/query"), "showTask"),
-    wait: op(() => import("./tasks/query"), "waitTasks"),
-    claimable: op(() => import("./tasks/query"), "claimable"),
-    queueExists: op(() => import("./tasks/state"), "queueExists"),
+    add: [TASKS, "addTask"],
+    claim: [TASKS, "claimTask"],
+    unclaim: [TASKS, "unclaimTask"],
+    renew: [TASKS, "renewTask"],
+    complete: [TASKS, "completeTask"],
+    fail: [TASKS, "failTask"],
+    retry: [TASKS, "retryTask"],
+    cancel: [TASKS, "cancelTask"],
+    list: [TASKS, "listTasks"],
+    show: [TASKS, "showTask"],
+    wait: [TASKS, "waitTasks"],
+    claimable: [TASKS, "claimable"],
+    queueExists: [TASKS, "queueExists"],
   },
   leases: {
-    take: op(() => import("./leases/lease"), "takeLeases"),
-    takeUndoably: op(() => import("./leases/lease"), "takeLeasesUndoably"),
-    untake: op(() => import("./leases/lease"), "untakeLeases"),
-    renew: op(() => import("./leases/lease"), "renewLeases"),
-    release: op(() => import("./leases/lease"), "releaseLeases"),
-    list: op(() => import("./leases/lease"), "listLeases"),
+    take: [LEASES, "takeLeases"],
+    takeUndoably: [LEASES, "takeLeasesUndoably"],
+    untake: [LEASES, "untakeLeases"],
+    renew: [LEASES, "renewLeases"],
+    release: [LEASES, "releaseLeases"],
+    list: [LEASES, "listLeases"],
   },
   presence: {
-    start: op(() => import("./presence/presence"), "startPresence"),
-    peers: op(() => import("./presence/peers"), "listPeers"),
-    sessionName: op(() => import("./presence/session-name"), "sessionName"),
-    acting: op(() => import("./presence/session-name"), "actingAgent"),
-    optional: op(() => import("./presence/identity"), "optionalAgent"),
-    whoami: op(() => import("./sessions/whoami"), "whoami"),
+    start: [PRESENCE, "startPresence"],
+    peers: [PRESENCE, "listPeers"],
+    sessionName: [PRESENCE, "sessionName"],
+    acting: [PRESENCE, "actingAgent"],
+    optional: [PRESENCE, "optionalAgent"],
+    whoami: [SESSIONS, "whoami"],
   },
   sessions: {
-    start: op(() => import("./sessions/hooks"), "sessionStart"),
-    prompt: op(() => import("./sessions/hooks"), "promptSubmit"),
-    stop: op(() => import("./sessions/hooks"), "stopDecision"),
-    waitForWork: op(() => import("./sessions/hooks"), "waitForWork"),
+    start: [SESSIONS, "sessionStart"],
+    prompt: [SESSIONS, "promptSubmit"],
+    stop: [SESSIONS, "stopDecision"],
+    waitForWork: [SESSIONS, "waitForWork"],
   },
   dashboard: {
-    agentRow: op(() => import("./dashboard/view"), "agentRow"),
-    agentRows: op(() => import("./dashboard/view"), "agentRows"),
-    livePeers: op(() => import("./dashboard/view"), "livePeers"),
-    topicRow: op(() => import("./dashboard/view"), "topicRow"),
-    topicRows: op(() => import("./dashboard/view"), "topicRows"),
-    watch: op(() => import("./dashboard/feed"), "watchBus"),
+    agentRow: [DASHBOARD, "agentRow"],
+    agentRows: [DASHBOARD, "agentRows"],
+    livePeers: [DASHBOARD, "livePeers"],
+    topicRow: [DASHBOARD, "topicRow"],
+    topicRows: [DASHBOARD, "topicRows"],
+    watch: [DASHBOARD, "watchBus"],
     // The task board and its actions (lib/dashboard/tasks.ts).
-    board: op(() => import("./dashboard/tasks").then((m) => m.TASK_BOARD), "read"),
-    retry: op(() => import("./dashboard/tasks").then((m) => m.TASK_BOARD), "retry"),
-    cancel: op(() => import("./dashboard/tasks").then((m) => m.TASK_BOARD), "cancel"),
-    release: op(() => import("./dashboard/tasks").then((m) => m.TASK_BOARD), "release"),
+    board: [BOARD, "read"],
+    retry: [BOARD, "retry"],
+    cancel: [BOARD, "cancel"],
+    release: [BOARD, "release"],
   },
   admin: {
-    init: op(() => import("./core/init"), "initStore"),
-    gc: op(() => import("./maintenance/gc"), "gcStore"),
-    describe: op(() => import("./maintenance/describe"), "describeStore"),
-    clockSkew: op(() => import("./maintenance/describe"), "clockSkew"),
-    audit: op(() => import("./maintenance/audit"), "auditShared"),
+    init: [MAINTENANCE, "initStore"],
+    gc: [MAINTENANCE, "gcStore"],
+    describe: [MAINTENANCE, "describeStore"],
+    clockSkew: [MAINTENANCE, "clockSkew"],
+    audit: [MAINTENANCE, "auditShared"],
   },
 } as const;
 
 // `f(store, ...args)` as the bus offers it: `(...args) => Promise<result>`.
-type Bound<L> = L extends () => Promise<(store: Store, ...args: infer A) => infer R> ? (...args: A) => Promise<Awaited<R>> : never;
+type Bound<L> = L extends readonly [() => Promise<infer M>, infer K]
+  ? K extends keyof M
+    ? M[K] extends (store: Store, ...args: infer A) => infer R
+      ? (...args: A) => Promise<Awaited<R>>
+      : never
+    : never
+  : never;
 type Room<T> = { readonly [K in keyof T]: Bound<T[K]> };
 type Rooms = { readonly [C in keyof typeof OPS]: Room<(typeof OPS)[C]> };
 
@@ -149,10 +164,10 @@ export interface BusOptions {
   env?: Env;
 }
 
-function bind<T extends Record<string, () => Promise<Fn>>>(store: Store, loaders: T): Room<T> {
+function bind<T extends Record<string, Op>>(store: Store, ops: T): Room<T> {
   const room: Record<string, unknown> = {};
   // A synchronous throw becomes a rejected promise: one way to fail for every operation.
-  for (const [k, load] of Object.entries(loaders)) room[k] = async (...args: unknown[]) => (await load())(store, ...args);
+  for (const [k, [load, name]] of Object.entries(ops)) room[k] = async (...args: unknown[]) => ((await load()) as Record<string, Fn>)[name](store, ...args);
   return room as Room<T>;
 }
 
@@ -167,40 +182,22 @@ export function openBus(opts: BusOptions = {}): Bus {
   return fileBus(openStore({ dir: opts.dir, env }));
 }
 
-// The bus over an open file store (tests and the bench open stores this way too).
+// The bus over an open file store (tests and the bench open stores this way too). A room's
+// operations are bound on its first use: a command binds only the rooms it calls.
 export function fileBus(store: Store): Bus {
-  const { root, rootFrom, ...rest } = store;
-  const settings: Settings = pickSettings(rest);
-  const rooms = Object.fromEntries(Object.entries(OPS).map(([c, fns]) => [c, bind(store, fns)])) as unknown as Rooms;
-  return {
-    ...rooms,
-    engine: "file",
-    where: root,
-    from: rootFrom,
-    host: store.host,
-    settings,
-    close: async () => closeStore(store),
-  };
-}
-
-function pickSettings(s: Settings): Settings {
-  return {
-    maxBytes: s.maxBytes,
-    pollMs: s.pollMs,
-    watchMode: s.watchMode,
-    shared: s.shared,
-    maxUnread: s.maxUnread,
-    claimLeaseMs: s.claimLeaseMs,
-    heartbeatMs: s.heartbeatMs,
-    agent: s.agent,
-    maxWaitSec: s.maxWaitSec,
-    progressMs: s.progressMs,
-    durability: s.durability,
-    log: s.log,
-    debug: s.debug,
-    platform: s.platform,
-    topicKeepSec: s.topicKeepSec,
-  };
+  const bus = { engine: "file", where: store.root, from: store.rootFrom, host: store.host, settings: store as Settings, close: async () => closeStore(store) };
+  for (const c of Object.keys(OPS) as (keyof typeof OPS)[]) {
+    Object.defineProperty(bus, c, {
+      configurable: true,
+      enumerable: true,
+      get: () => {
+        const room = bind(store, OPS[c]);
+        Object.defineProperty(bus, c, { value: room, enumerable: true });
+        return room;
+      },
+    });
+  }
+  return bus as unknown as Bus;
 }
 
 // A location as it may be printed or written into a config: a URL without its password (nor
