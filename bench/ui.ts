@@ -52,7 +52,7 @@ async function latency(page: import("playwright-core").Page, store: ReturnType<t
   const wake: number[] = [];
   const dom: number[] = [];
   for (let i = 0; i < rounds; i++) {
-    const before = (await import("../lib/slots/read")).getSlot(store, name)?.version ?? 0;
+    const before = (await (await import("../lib/slots/read")).getSlot(store, name))?.version ?? 0;
     let woke = 0;
     const waiter = waitSlots(store, [name], { afterVersion: before, timeoutMs: 20_000 }).then(() => (woke = wall()));
     const t0 = wall();

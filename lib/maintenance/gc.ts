@@ -18,9 +18,8 @@ import { removeStaleGuard, removeStaleLock, STALE_MS, withLock } from "../core/l
 import { inboxesDir, isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir, topicsDir } from "../core/paths";
 import { trimTopic } from "../topics/log";
 import { recoverClaims } from "../mail/claim";
-import { removeChunks } from "../slots/chunks";
+import { readSlotFile as readSlot, removeChunks } from "../fs/slots";
 import { sweepExpired, TOMBSTONE_KEEP_SEC } from "../slots/slot";
-import { readSlot } from "../slots/read";
 import { sweepTasksAndLeases } from "../tasks/sweep";
 import type { DamagedChain } from "../tasks/state";
 

@@ -5,12 +5,11 @@
 
 import { type Store } from "../core/config";
 import { ensureDir } from "../core/guard";
-import { entries } from "../core/fs";
 import { ended, type Outcome } from "../core/outcome";
-import { checkName, slotNameOf, slotsDir } from "../core/paths";
+import { checkName, slotsDir } from "../core/paths";
 import { waitUntil, watchChannel, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
-import { readSlot } from "./read";
+import { slotStorage } from "./storage";
 
 export type SlotEventType = "started" | "appended" | "published" | "cleared";
 
@@ -49,9 +48,10 @@ export async function watchSlots(store: Store, only: string[], onEvent: (e: Slot
   const wanted = only.length ? new Set(only) : undefined;
   const seen = new Map<string, SlotRecord>();
   let reported = 0;
-  const look = (name: string) => {
+  const storage = slotStorage(store);
+  const look = async (name: string) => {
     if (wanted && !wanted.has(name)) return;
-    const r = readSlot(store, name, 0);
+    const r = await storage.read(name, 0);
     if (r.kind === "corrupt") return; // torn: the next event re-reads it
     const prev = seen.get(name);
     if (r.kind === "absent") {
@@ -69,16 +69,16 @@ export async function watchSlots(store: Store, only: string[], onEvent: (e: Slot
       onEvent(e);
     }
   };
-  const scan = () => {
-    const present = new Set(entries(store, slotsDir(store)).map(slotNameOf).filter((n): n is string => !!n));
-    for (const n of new Set([...present, ...seen.keys()])) look(n);
+  const scan = async () => {
+    const present = new Set(await storage.names());
+    for (const n of new Set([...present, ...seen.keys()])) await look(n);
   };
   // The first check runs once the watch is registered: what is there then is the baseline,
   // not news, and nothing that lands after it can be missed.
-  const snapshot = () => {
-    for (const n of entries(store, slotsDir(store)).map(slotNameOf)) {
-      if (!n || (wanted && !wanted.has(n))) continue;
-      const r = readSlot(store, n);
+  const snapshot = async () => {
+    for (const n of await storage.names()) {
+      if (wanted && !wanted.has(n)) continue;
+      const r = await storage.read(n);
       if (r.kind === "ok") seen.set(n, r.record);
     }
   };
@@ -86,13 +86,13 @@ export async function watchSlots(store: Store, only: string[], onEvent: (e: Slot
   const outcome = await waitUntil<true>(
     store,
     { on: "slots" },
-    (name) => {
+    async (name) => {
       if (first) {
         first = false;
-        snapshot();
+        await snapshot();
         opts.onReady?.();
-      } else if (name === undefined) scan();
-      else look(name);
+      } else if (name === undefined) await scan();
+      else await look(name);
       return undefined;
     },
     opts,

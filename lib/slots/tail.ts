@@ -10,8 +10,7 @@ import { done, ended, type Outcome } from "../core/outcome";
 import { checkName, slotsDir } from "../core/paths";
 import { waitUntil, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
-import { readChunks } from "./chunks";
-import { readSlot } from "./read";
+import { slotStorage } from "./storage";
 
 export interface TailOptions extends WaitOptions {
   after?: number; // skip the first `after` chunks
@@ -37,14 +36,15 @@ export async function tailSlot(
   let next = opts.after ?? 0;
   let startedAt: number | undefined;
   const all: string[] = [];
-  const drain = (): TailResult | undefined => {
-    const r = readSlot(store, name, 0);
+  const storage = slotStorage(store);
+  const drain = async (): Promise<TailResult | undefined> => {
+    const r = await storage.read(name, 0);
     if (r.kind !== "ok") return opts.follow ? undefined : { chunks: all, next, state: "absent", version: 0 };
     const rec = r.record;
     // A new run (start) renumbers from 1: follow it from its beginning.
     if (startedAt !== undefined && rec.started_at !== startedAt && opts.follow) next = 0;
     startedAt = rec.started_at;
-    for (const text of readChunks(store, name, next, rec.chunks)) {
+    for (const text of await storage.chunks(name, next, rec.chunks)) {
       next++;
       all.push(text);
       onChunk(text, next);
@@ -52,7 +52,7 @@ export async function tailSlot(
     const finished = !opts.follow || (rec.state === "done" && next >= rec.chunks);
     return finished ? { chunks: all, next, state: rec.state, version: rec.version } : undefined;
   };
-  if (!opts.follow) return done(drain()!);
+  if (!opts.follow) return done((await drain())!);
   ensureDir(store, slotsDir(store));
   const outcome = await waitUntil(
     store,

@@ -6,10 +6,10 @@ import { type Store } from "../core/config";
 import { ensureDir } from "../core/guard";
 import { A2AError } from "../core/errors";
 import { ended, type Outcome } from "../core/outcome";
-import { checkName, slotFile, slotsDir } from "../core/paths";
+import { checkName, slotsDir } from "../core/paths";
 import { waitUntil, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
-import { readSlot } from "./read";
+import { slotStorage } from "./storage";
 
 export interface WaitSlotsOptions extends WaitOptions {
   any?: boolean; // done on the first published name instead of all
@@ -30,22 +30,23 @@ export async function waitSlots(store: Store, names: string[], opts: WaitSlotsOp
   const found = new Map<string, SlotRecord>();
   const pending = new Set(names);
   const told = new Set<string>();
-  const look = (name: string) => {
-    const r = readSlot(store, name, 0);
+  const storage = slotStorage(store);
+  const look = async (name: string) => {
+    const r = await storage.read(name, 0);
     if (r.kind === "ok" && r.record.state === "done" && r.record.version > after) {
       found.set(name, r.record);
       pending.delete(name);
-    } else if (r.kind === "corrupt" && !told.has(name) && readSlot(store, name).kind === "corrupt") {
+    } else if (r.kind === "corrupt" && !told.has(name) && (await storage.read(name)).kind === "corrupt") {
       told.add(name);
-      opts.onDamaged?.(name, slotFile(store, name));
+      opts.onDamaged?.(name, storage.locate(name));
     }
   };
   const outcome = await waitUntil(
     store,
     { on: "slots" },
-    (name) => {
-      if (name === undefined) for (const n of [...pending]) look(n);
-      else if (pending.has(name)) look(name);
+    async (name) => {
+      if (name === undefined) for (const n of [...pending]) await look(n);
+      else if (pending.has(name)) await look(name);
       const done = opts.any ? found.size > 0 : pending.size === 0;
       return done ? found : undefined;
     },

@@ -95,7 +95,7 @@ describe("a wait with nothing to wait for", () => {
       expect(store.inotify).toBeUndefined();
       // One not there yet does make the watch (and is woken through it).
       const waiting = waitSlots(store, ["later"], { timeoutMs: 30_000 });
-      expect(store.watches.size).toBe(1);
+      await until(() => store.watches.size === 1, 20_000, "the wait's watch"); // made after its first (asynchronous) check
       plantRecord(d.path, "later", "woken");
       expect((await waiting).value.get("later")?.result).toBe("woken");
     } finally {
@@ -111,9 +111,10 @@ describe("where inotify is not to be had", () => {
     store.inotify = null; // as on macOS, or where the instance limit is reached
     try {
       ensureDir(store, slotsDir(store));
-      // Armed when waitSlots returns: a rename from now on is seen by the watch alone (there is
-      // no poll in watch mode), so the wait ends only if fs.watch delivered it.
+      // Once the watch is there, a rename is seen by the watch alone (there is no poll in watch
+      // mode), so the wait ends only if fs.watch delivered it.
       const waiting = waitSlots(store, ["f"], { timeoutMs: 30_000 });
+      await until(() => store.watches.has(slotsDir(store)), 20_000, "the wait's watch");
       const w = store.watches.get(slotsDir(store));
       expect(w?.watcher).toBeDefined();
       expect(w?.wd).toBeUndefined();
