@@ -201,15 +201,20 @@ export function fileBus(store: Store): Bus {
 }
 
 // A location as it may be printed or written into a config: a URL without its password (nor
-// any password= parameter); the password belongs in PGPASSWORD or ~/.pgpass.
+// any password parameter); the password belongs in PGPASSWORD or ~/.pgpass. Done on the text,
+// not through a URL parser: a password holding "/", "?" or "#" makes a parser read part of it
+// as a port, path or query, where it would be printed whole. Everything between "://" and the
+// last "@" is the user and password; only the user is kept.
 export function redact(location: string): string {
   if (!URL_SCHEME.test(location)) return location;
-  try {
-    const u = new URL(location);
-    u.password = "";
-    for (const k of [...u.searchParams.keys()]) if (/pass/i.test(k)) u.searchParams.delete(k);
-    return u.toString();
-  } catch {
-    return location.replace(/(:\/\/[^:/@]*):[^@]*@/, "$1@").replace(/([?&][^=&]*pass[^=&]*=)[^&]*/gi, "");
+  const start = location.indexOf("://") + 3;
+  const at = location.lastIndexOf("@");
+  let out = location;
+  if (at >= start) {
+    const userinfo = location.slice(start, at);
+    const colon = userinfo.indexOf(":");
+    out = location.slice(0, start) + (colon < 0 ? userinfo : userinfo.slice(0, colon)) + location.slice(at);
   }
+  // Parameters whose name speaks of a password, wherever they are (query or fragment).
+  return out.replace(/([?&#])[^=&#]*pass[^=&#]*=[^&#]*&?/gi, "$1").replace(/[?&#]+$/, "");
 }

@@ -222,32 +222,38 @@ export function waitUntil<T>(
       busy = true;
       v.then(settled, fail);
     };
-    const arm = () => {
+    // The stops are armed before the first check, so a timeout or abort during it counts.
+    if (opts.signal?.aborted) return resolve(ended("aborted", undefined, []));
+    opts.signal?.addEventListener("abort", onAbort);
+    // Beyond setTimeout's 24.8-day range a limit is as good as none.
+    if (opts.timeoutMs !== undefined && opts.timeoutMs < 2 ** 31) {
+      timer = setTimeout(() => stop("timeout"), Math.max(0, opts.timeoutMs));
+    }
+    // After the first check: subscribe, then check again (steps 1 and 2 of the header).
+    const subscribeAndRecheck = () => {
+      if (over) return;
       unsubscribe = watchChannel(store, channel, run);
-      opts.signal?.addEventListener("abort", onAbort);
-      // Beyond setTimeout's 24.8-day range a limit is as good as none.
-      if (opts.timeoutMs !== undefined && opts.timeoutMs < 2 ** 31) {
-        timer = setTimeout(() => stop("timeout"), Math.max(0, opts.timeoutMs));
-      }
       if (opts.recheckMs) recheck = setInterval(() => run(undefined), opts.recheckMs);
       run(undefined);
     };
-    if (opts.signal?.aborted) return resolve(ended("aborted", undefined, []));
     let first;
     try {
       first = check(undefined);
     } catch (err) {
-      return reject(err);
+      return fail(err);
     }
     if (!(first instanceof Promise)) {
-      if (first !== undefined) return resolve(done(first));
-      return arm();
+      if (first !== undefined) return finish(done(first));
+      return subscribeAndRecheck();
     }
+    busy = true;
     first.then((v) => {
-      if (v !== undefined) resolve(done(v));
-      else if (opts.signal?.aborted) resolve(ended("aborted", undefined, []));
-      else arm();
-    }, reject);
+      busy = false;
+      if (over) return;
+      if (v !== undefined) return finish(done(v));
+      if (stopping) return finish(ended(stopping, undefined, []));
+      subscribeAndRecheck();
+    }, fail);
   });
 }
 

@@ -38,7 +38,7 @@ export interface Board {
 
 export interface BoardProvider {
   readonly available: boolean;
-  read(store: Store): Board;
+  read(store: Store): Promise<Board>;
   // Directories (existing or not) whose changes may change the board.
   dirs(store: Store): string[];
   retry(store: Store, queue: string, id: string, as: string): Promise<void>;

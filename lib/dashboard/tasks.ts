@@ -8,6 +8,7 @@ import { byName, leaseDir, leasesDir, openDir, queueDir, taskDir, tasksDir } fro
 import type { Board, BoardProvider, BoardTask } from "./board";
 import { cancelTask, retryTask } from "../tasks/admin";
 import { listLeases, releaseLeases } from "../leases/lease";
+import { leaseNames } from "../fs/leases";
 import { listTasks } from "../tasks/query";
 import { queues } from "../tasks/state";
 
@@ -17,7 +18,7 @@ const MAX_WATCHED_TASKS = 500;
 
 export const TASK_BOARD: BoardProvider = {
   available: true,
-  read(store: Store): Board {
+  async read(store: Store): Promise<Board> {
     const byQueue = new Map<string, BoardTask[]>();
     for (const t of listTasks(store)) {
       const list = byQueue.get(t.queue) ?? [];
@@ -27,7 +28,7 @@ export const TASK_BOARD: BoardProvider = {
       });
       byQueue.set(t.queue, list);
     }
-    const leases = listLeases(store).map((l) => ({ name: l.name, holder: l.holder, acquired_at: l.taken_at, expires_at: l.expires_at }));
+    const leases = (await listLeases(store)).map((l) => ({ name: l.name, holder: l.holder, acquired_at: l.taken_at, expires_at: l.expires_at }));
     return { available: true, queues: [...byQueue].sort(([a], [b]) => byName(a, b)).map(([name, tasks]) => ({ name, tasks })), leases };
   },
   dirs(store: Store): string[] {
@@ -35,7 +36,7 @@ export const TASK_BOARD: BoardProvider = {
     for (const q of queues(store)) dirs.push(queueDir(store, q), openDir(store, q));
     const live = listTasks(store).filter((t) => t.state === "ready" || t.state === "claimed" || t.state === "blocked");
     for (const t of live.slice(0, MAX_WATCHED_TASKS)) dirs.push(taskDir(store, t.queue, t.id));
-    for (const l of listLeases(store)) dirs.push(leaseDir(store, l.name));
+    for (const name of leaseNames(store)) dirs.push(leaseDir(store, name));
     return dirs;
   },
   async retry(store, _queue, id) {
@@ -45,7 +46,7 @@ export const TASK_BOARD: BoardProvider = {
     cancelTask(store, id, { reason: `cancelled by ${as} from the dashboard` });
   },
   async release(store, lease) {
-    const held = listLeases(store, [lease])[0];
-    if (held) releaseLeases(store, [lease], { as: held.holder });
+    const held = (await listLeases(store, [lease]))[0];
+    if (held) await releaseLeases(store, [lease], { as: held.holder });
   },
 };

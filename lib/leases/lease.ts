@@ -1,18 +1,18 @@
 // Leases on names: a reservation of anything (files, a branch, a port) by a holder until a
 // time, taken all-or-nothing for several names at once.
 //
-//   ROOT/leases/NAME/NNNNNNNN.json    a chain (lib/core/chain.ts):
+//   a record per name, versioned (storage.ts; the file engine keeps it as a chain of files):
 //   {"a2a":1,"name","version","holder":H|null,"taken_at","expires_at","host","pid"}
 //
-// A name is free when its chain is empty, its head has holder null (released) or its head's
-// expires_at has passed. Every change is one compare-and-set on the name's chain, so of two
-// takers of a free name exactly one wins, on every filesystem, with no lock to leave behind.
+// A name is free when it has no record, its record has holder null (released) or its
+// expires_at has passed. Every change is one compare-and-set on the name's version, so of two
+// takers of a free name exactly one wins, with no lock to leave behind.
 //
 // take NAMES as H: in sorted order, for each name write version + 1 = held by H (free, or
 // already H's: extended). When one is held by someone else, every name this call wrote is
 // put back as it was (free, or H's with its old expiry; only where the head is still the
 // version this call wrote) and the call fails as a whole, naming each holder and expiry;
-// with `wait` it blocks on the first held name's directory (and looks again every
+// with `wait` it blocks on the first held name (and looks again every
 // RECHECK_MS) and tries again. Sorted order means two takers of overlapping sets cannot keep
 // undoing each other forever. untakeLeases puts a whole take back the same way, for a taker
 // that never learnt of it (an MCP answer that was cancelled or could not be written).
@@ -20,31 +20,18 @@
 // taken so far held until their TTL ends;
 // nothing is ever left held forever.
 //
-// A name whose chain head is damaged (lib/core/chain.ts) is refused by take and renew, naming
-// the file, and passed over by list; release (by anyone: its holder cannot be read) repairs it
-// by writing a free version above the damage.
+// A name whose newest version is damaged (storage.ts) is refused by take and renew, naming
+// it, and passed over by list; release (by anyone: its holder cannot be read) repairs it by
+// writing a free version above the damage.
 
 import { type Store } from "../core/config";
-import { ensureDir } from "../core/guard";
-import { changeChain, damageOf, readHead, type Damage } from "../core/chain";
 import { A2AError, arg, op, text } from "../core/errors";
-import { entries } from "../core/fs";
 import { done, type Outcome } from "../core/outcome";
-import { checkAgent, checkName, isValidName, leaseDir, leasesDir } from "../core/paths";
+import { checkAgent, checkName } from "../core/paths";
 import { checkDuration, isoTime, nowSec } from "../core/time";
 import { checkTimeout, waitUntil } from "../core/watch";
 import { RECHECK_MS, type DamagedChain } from "../tasks/state";
-
-interface LeaseRecord {
-  a2a: 1;
-  name: string;
-  version: number;
-  holder: string | null;
-  taken_at: number;
-  expires_at: number;
-  host: string;
-  pid: number;
-}
+import { leaseStorage, type Damage, type LeaseHead, type LeaseRecord } from "./storage";
 
 export interface LeaseInfo {
   name: string;
@@ -55,10 +42,6 @@ export interface LeaseInfo {
 
 export const DEFAULT_LEASE_TTL_SEC = 300;
 export const MAX_LEASE_NAMES = 1000;
-
-const decoder = (name: string) => (r: any): LeaseRecord | undefined =>
-  r.a2a === 1 && r.name === name && Number.isInteger(r.version) && (r.holder === null || typeof r.holder === "string") && typeof r.expires_at === "number" ? r : undefined;
-const encode = (r: LeaseRecord) => JSON.stringify(r) + "\n";
 
 const held = (r: LeaseRecord | undefined, now: number): r is LeaseRecord & { holder: string } => !!r && r.holder !== null && r.expires_at > now;
 const infoOf = (r: LeaseRecord): LeaseInfo => ({ name: r.name, holder: r.holder!, taken_at: r.taken_at, expires_at: r.expires_at });
@@ -76,12 +59,18 @@ function holderOf(store: Store, as: string | undefined): string {
   throw new A2AError("EUSAGE", text`who holds the lease? pass ${arg("as", "NAME")} or set A2A_AGENT`);
 }
 
-const head = (store: Store, name: string) => named(name, () => readHead(store, leaseDir(store, name), decoder(name)).value);
+const head = async (store: Store, name: string) => (await named(name, () => leaseStorage(store).head(name))).record;
 
-// `f`, with a damaged chain's refusal naming the lease and its repair.
-function named<T>(name: string, f: () => T): T {
+// A damaged record's refusal (storage.ts), or undefined for any other error.
+function damageOf(err: unknown): Damage | undefined {
+  if (!(err instanceof A2AError) || err.data.damaged !== true) return undefined;
+  return { file: String(err.data.file), why: String(err.data.why) };
+}
+
+// `f`, with a damaged record's refusal naming the lease and its repair.
+async function named<T>(name: string, f: () => Promise<T>): Promise<T> {
   try {
-    return f();
+    return await f();
   } catch (err) {
     const d = damageOf(err);
     if (!d) throw err;
@@ -91,16 +80,10 @@ function named<T>(name: string, f: () => T): T {
   }
 }
 
-// One compare-and-set on `name`'s chain; `create` makes its directory first (take only: a
-// refused renew or release must leave the store as it was). `repair`: see changeChain.
+// One compare-and-set on `name`; `create`: the name may be new (take only: a refused renew or
+// release must leave the store as it was). `repair`: see storage.ts.
 function change(store: Store, name: string, next: (cur: LeaseRecord | undefined, damaged?: Damage) => Omit<LeaseRecord, "version"> | undefined, create = false, repair = false) {
-  if (create) ensureDir(store, leaseDir(store, name));
-  return named(name, () =>
-    changeChain(store, leaseDir(store, name), decoder(name), encode, (h) => {
-      const n = next(h.value, h.damaged);
-      return n && { ...n, version: 0 };
-    }, undefined, repair),
-  );
+  return named(name, () => leaseStorage(store).change(name, (h: LeaseHead) => next(h.record, h.damaged), { create, repair }));
 }
 
 export interface TakeOptions {
@@ -131,15 +114,15 @@ export async function takeLeasesUndoably(store: Store, names: string[], opts: Ta
   const me = holderOf(store, opts.as);
   const ttl = opts.ttlSec === undefined ? DEFAULT_LEASE_TTL_SEC : checkDuration(opts.ttlSec, "TTL", "ttl");
   checkTimeout(opts.timeoutMs);
-  const first = takeAll(store, wanted, me, ttl);
+  const first = await takeAll(store, wanted, me, ttl);
   if (!("held" in first)) return done(first);
   if (!opts.wait) throw conflict(first.held, me);
   let pending = first.held.map((h) => h.name);
   const outcome = await waitUntil(
     store,
     { on: "lease", name: pending[0] },
-    () => {
-      const r = takeAll(store, wanted, me, ttl);
+    async () => {
+      const r = await takeAll(store, wanted, me, ttl);
       if ("held" in r) {
         pending = r.held.map((h) => h.name);
         return undefined;
@@ -151,17 +134,18 @@ export async function takeLeasesUndoably(store: Store, names: string[], opts: Ta
   return outcome.kind === "done" ? outcome : { ...outcome, pending };
 }
 
-function takeAll(store: Store, names: string[], me: string, ttl: number): LeaseTake | { held: LeaseInfo[] } {
+async function takeAll(store: Store, names: string[], me: string, ttl: number): Promise<LeaseTake | { held: LeaseInfo[] }> {
   const now = nowSec();
+  const heads = async () => Promise.all(names.map((n) => head(store, n)));
   // A name already held by another is refused before anything is written; the undo below is
   // for one taken between this look and our change.
-  const heldNow = names.map((n) => head(store, n)).filter((h): h is LeaseRecord => held(h, now) && h.holder !== me);
+  const heldNow = (await heads()).filter((h): h is LeaseRecord => held(h, now) && h.holder !== me);
   if (heldNow.length) return { held: heldNow.map(infoOf) };
   const take: LeaseTake = { leases: [], writes: [] };
   for (const name of names) {
     let blocker: LeaseRecord | undefined;
     let extended: { taken_at: number; expires_at: number } | undefined;
-    const r = change(store, name, (cur) => {
+    const r = await change(store, name, (cur) => {
       blocker = extended = undefined;
       if (held(cur, now) && cur.holder !== me) {
         blocker = cur;
@@ -171,11 +155,11 @@ function takeAll(store: Store, names: string[], me: string, ttl: number): LeaseT
       return { a2a: 1, name, holder: me, taken_at: extended ? cur!.taken_at : now, expires_at: now + ttl, host: store.host, pid: process.pid };
     }, true);
     if (blocker) {
-      untakeLeases(store, take);
-      const heldBy = names.map((n) => head(store, n)).filter((h): h is LeaseRecord => held(h, now) && h.holder !== me);
+      await untakeLeases(store, take);
+      const heldBy = (await heads()).filter((h): h is LeaseRecord => held(h, now) && h.holder !== me);
       return { held: heldBy.length ? heldBy.map(infoOf) : [infoOf(blocker)] };
     }
-    const rec = r.head.value!;
+    const rec = r.head.record!;
     take.writes.push({ name, version: rec.version, ...(extended ? { extended } : {}) });
     take.leases.push(infoOf(rec));
   }
@@ -185,10 +169,10 @@ function takeAll(store: Store, names: string[], me: string, ttl: number): LeaseT
 // Puts back what `take` wrote, name by name, where the head is still the version it wrote (so
 // a later take, renew or release is never undone): a lease the taker extended gets its old
 // times back, a name it took is free again. Returns the names put back.
-export function untakeLeases(store: Store, take: LeaseTake): string[] {
+export async function untakeLeases(store: Store, take: LeaseTake): Promise<string[]> {
   const back: string[] = [];
   for (const w of take.writes) {
-    const r = change(store, w.name, (cur) => {
+    const r = await change(store, w.name, (cur) => {
       if (!cur || cur.version !== w.version) return undefined;
       return { ...cur, ...(w.extended ?? { holder: null }), host: store.host, pid: process.pid };
     });
@@ -205,32 +189,35 @@ function conflict(heldBy: LeaseInfo[], me: string): A2AError {
 }
 
 // Extends leases `as` holds (one that ran out but was not taken by anyone is still its own).
-export function renewLeases(store: Store, names: string[], opts: { as?: string; ttlSec?: number } = {}): LeaseInfo[] {
+export async function renewLeases(store: Store, names: string[], opts: { as?: string; ttlSec?: number } = {}): Promise<LeaseInfo[]> {
   const wanted = checkNames(names);
   const me = holderOf(store, opts.as);
   const ttl = opts.ttlSec === undefined ? DEFAULT_LEASE_TTL_SEC : checkDuration(opts.ttlSec, "TTL", "ttl");
-  return wanted.map((name) => {
-    const r = change(store, name, (cur) => {
+  const renewed: LeaseInfo[] = [];
+  for (const name of wanted) {
+    const r = await change(store, name, (cur) => {
       if (!cur || cur.holder !== me) throw notHolder(name, me, cur);
       return { ...cur, expires_at: nowSec() + ttl, host: store.host, pid: process.pid };
     });
-    return infoOf(r.head.value!);
-  });
+    renewed.push(infoOf(r.head.record!));
+  }
+  return renewed;
 }
 
 // Releases leases `as` holds; names already free are left alone, damaged ones are freed.
 // Returns the names released.
-export function releaseLeases(store: Store, names: string[], opts: { as?: string } = {}): string[] {
+export async function releaseLeases(store: Store, names: string[], opts: { as?: string } = {}): Promise<string[]> {
   const wanted = checkNames(names);
   const me = holderOf(store, opts.as);
   const now = nowSec();
+  const storage = leaseStorage(store);
   for (const name of wanted) {
-    const h = readHead(store, leaseDir(store, name), decoder(name), true);
-    if (!h.damaged && held(h.value, now) && h.value.holder !== me) throw notHolder(name, me, h.value);
+    const h = await storage.head(name, true);
+    if (!h.damaged && held(h.record, now) && h.record.holder !== me) throw notHolder(name, me, h.record);
   }
   const released: string[] = [];
   for (const name of wanted) {
-    const r = change(store, name, (cur, damaged) => {
+    const r = await change(store, name, (cur, damaged) => {
       if (damaged) return { a2a: 1, name, holder: null, taken_at: cur?.taken_at ?? now, expires_at: cur?.expires_at ?? now, host: store.host, pid: process.pid };
       if (!cur || cur.holder === null) return undefined;
       if (cur.holder !== me) {
@@ -252,13 +239,15 @@ function notHolder(name: string, me: string, cur: LeaseRecord | undefined): A2AE
 }
 
 // Leases currently held (all, or of `names`), by name; a damaged one is passed over into `damaged`.
-export function listLeases(store: Store, names?: string[], damaged?: DamagedChain[]): LeaseInfo[] {
-  const wanted = names === undefined ? entries(store, leasesDir(store)).filter(isValidName).sort() : checkNames(names);
+export async function listLeases(store: Store, names?: string[], damaged?: DamagedChain[]): Promise<LeaseInfo[]> {
+  const storage = leaseStorage(store);
+  const wanted = names === undefined ? await storage.names() : checkNames(names);
   const now = nowSec();
-  const heads = wanted.map((name) => {
-    const h = readHead(store, leaseDir(store, name), decoder(name), true);
+  const heads: (LeaseRecord | undefined)[] = [];
+  for (const name of wanted) {
+    const h = await storage.head(name, true);
     if (h.damaged) damaged?.push({ kind: "lease", name, ...h.damaged });
-    return h.damaged ? undefined : h.value;
-  });
+    heads.push(h.damaged ? undefined : h.record);
+  }
   return heads.filter((h): h is LeaseRecord => held(h, now)).map(infoOf);
 }

@@ -13,6 +13,21 @@ describe("choosing the engine", () => {
     expect(redact("postgres://db/bus")).toBe("postgres://db/bus");
     expect(redact("/home/alice/.a2a")).toBe("/home/alice/.a2a");
     expect(redact("postgres://alice:s3cret@[bad")).not.toContain("s3cret");
+    expect(redact("postgresql://alice@db/bus?sslmode=require&password=s3cret")).toBe("postgresql://alice@db/bus?sslmode=require");
+  });
+
+  // Passwords a URL parser reads as a port, path, query or fragment (base64 holds "/"): found by
+  // the seam's review, where the first redact printed each of these whole.
+  const ODD = ["postgres://alice:/s3cret@db.example/app", "postgres://alice:?s3cret@db.example/app", "postgres://alice:5#s3cret@db.example/app", "postgres://alice:1234/s3cret@db.example/app"];
+  test("redact drops a password whatever characters it holds", () => {
+    for (const url of ODD) expect(redact(url)).toBe("postgres://alice@db.example/app");
+  });
+  test("nor does the refusal print one", async () => {
+    using cwd = tempDir();
+    for (const url of ODD) {
+      const r = await a2a(["--dir", url, "status"], { cwd: cwd.path });
+      expect({ code: r.code, leaked: r.stderr.includes("s3cret") }).toEqual({ code: 2, leaked: false });
+    }
   });
 
   for (const how of ["A2A_DIR", "--dir"] as const) {

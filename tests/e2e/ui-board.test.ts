@@ -36,7 +36,7 @@ function fixture(dir: string, calls: string[]): BoardProvider {
   };
   return {
     available: true,
-    read: () => read(),
+    read: async () => read(),
     dirs: () => [dir],
     retry: async (_s, q, id, as) => {
       calls.push(`retry ${q} ${id} as ${as}`);

@@ -68,16 +68,16 @@ describe("untakeLeases", () => {
     const [mine] = (await takeLeases(s, ["a"], { as: "w", ttlSec: 60 })).value!;
     const t = (await takeLeasesUndoably(s, ["a", "b"], { as: "w", ttlSec: 3600 })).value!;
     expect(t.leases.find((l) => l.name === "a")!.expires_at).toBeGreaterThan(mine.expires_at);
-    expect(untakeLeases(s, t).sort()).toEqual(["a", "b"]);
-    expect(listLeases(s)).toEqual([mine]);
+    expect((await untakeLeases(s, t)).sort()).toEqual(["a", "b"]);
+    expect(await listLeases(s)).toEqual([mine]);
   });
 
   test("never undoes a later take, by anyone", async () => {
     const s = fresh();
     const t = (await takeLeasesUndoably(s, ["a"], { as: "w" })).value!;
-    releaseLeases(s, ["a"], { as: "w" });
+    await releaseLeases(s, ["a"], { as: "w" });
     const [other] = (await takeLeases(s, ["a"], { as: "v" })).value!;
-    expect(untakeLeases(s, t)).toEqual([]);
-    expect(listLeases(s)).toEqual([other]);
+    expect(await untakeLeases(s, t)).toEqual([]);
+    expect(await listLeases(s)).toEqual([other]);
   });
 });

@@ -84,12 +84,12 @@ describe("sweep", () => {
   test("free lease chains go after a day; held ones stay", async () => {
     const s = fresh();
     await takeLeases(s, ["a", "b"], { as: "x", ttlSec: 10 * 86400 });
-    releaseLeases(s, ["a"], { as: "x" });
+    await releaseLeases(s, ["a"], { as: "x" });
     const now = nowSec();
     expect(sweepTasksAndLeases(s, now + 60).leases).toBe(0);
     expect(sweepTasksAndLeases(s, now + LEASE_KEEP_SEC + 60).leases).toBe(1);
     expect(readdirSync(join(s.root, "leases"))).toEqual(["b"]);
-    expect(listLeases(s).map((l) => l.name)).toEqual(["b"]);
+    expect((await listLeases(s)).map((l) => l.name)).toEqual(["b"]);
     // The name can be taken again from nothing.
     expect((await takeLeases(s, ["a"], { as: "y" })).value?.map((l) => l.holder)).toEqual(["y"]);
   });
@@ -99,11 +99,11 @@ describe("sweep", () => {
     const server = openStore({ dir: gc.root, env: {} }); // another process's view: its own known directories
     stores.push(server);
     await takeLeases(server, ["c"], { as: "srv" });
-    releaseLeases(server, ["c"], { as: "srv" });
+    await releaseLeases(server, ["c"], { as: "srv" });
     expect(sweepTasksAndLeases(gc, nowSec() + LEASE_KEEP_SEC + 60).leases).toBe(1);
     expect(existsSync(join(gc.root, "leases", "c"))).toBe(false);
     expect((await takeLeases(server, ["c"], { as: "srv" })).value?.map((l) => l.name)).toEqual(["c"]);
-    expect(listLeases(gc).map((l) => l.holder)).toEqual(["srv"]);
+    expect((await listLeases(gc)).map((l) => l.holder)).toEqual(["srv"]);
   });
 });
 

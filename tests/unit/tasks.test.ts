@@ -465,19 +465,19 @@ describe("leases on names", () => {
     const e = await rejected(takeLeases(s, ["src-c", "src-b", "src-d"], { as: "bob" }));
     expect(e.code).toBe("ECONFLICT");
     expect(e.message).toMatch(/held: src-b by alice until \d{4}-.*nothing was taken/);
-    expect(listLeases(s).map((l) => [l.name, l.holder])).toEqual([["src-a", "alice"], ["src-b", "alice"]]);
+    expect((await listLeases(s)).map((l) => [l.name, l.holder])).toEqual([["src-a", "alice"], ["src-b", "alice"]]);
     // bob's short-lived take of src-c was undone: src-c is free (its chain records the undo).
     expect(Object.keys(tree(s.root)).filter((p) => !(p in before)).every((p) => /leases\/src-[cd]/.test(p))).toBe(true);
     expect((await takeLeases(s, ["src-c"], { as: "carol" })).kind).toBe("done");
     const waiting = takeLeases(s, ["src-b", "src-e"], { as: "bob", wait: true, timeoutMs: 60_000 });
-    expect(releaseLeases(s, ["src-a", "src-b"], { as: "alice" })).toEqual(["src-a", "src-b"]);
+    expect(await releaseLeases(s, ["src-a", "src-b"], { as: "alice" })).toEqual(["src-a", "src-b"]);
     const got = await waiting;
     expect(got.kind).toBe("done");
     expect(got.value!.map((l) => [l.name, l.holder])).toEqual([["src-b", "bob"], ["src-e", "bob"]]);
-    expect(thrown(() => releaseLeases(s, ["src-b"], { as: "alice" })).code).toBe("ECONFLICT");
-    expect(thrown(() => renewLeases(s, ["src-b"], { as: "alice" })).message).toMatch(/alice does not hold the lease on src-b: it is held by bob/);
-    expect(renewLeases(s, ["src-b"], { as: "bob", ttlSec: 900 })[0].expires_at).toBeGreaterThan(got.value![0].expires_at);
-    expect(thrown(() => renewLeases(s, ["never"], { as: "bob" })).code).toBe("ECONFLICT");
+    expect((await rejected(releaseLeases(s, ["src-b"], { as: "alice" }))).code).toBe("ECONFLICT");
+    expect((await rejected(renewLeases(s, ["src-b"], { as: "alice" }))).message).toMatch(/alice does not hold the lease on src-b: it is held by bob/);
+    expect((await renewLeases(s, ["src-b"], { as: "bob", ttlSec: 900 }))[0].expires_at).toBeGreaterThan(got.value![0].expires_at);
+    expect((await rejected(renewLeases(s, ["never"], { as: "bob" }))).code).toBe("ECONFLICT");
     expect(existsSync(join(s.root, "leases", "never"))).toBe(false);
     expect((await rejected(takeLeases(s, ["x"]))).code).toBe("EUSAGE"); // no holder name
   });
@@ -489,7 +489,7 @@ describe("leases on names", () => {
     const outs = (await Promise.all(procs.map((p) => new Response(p.stdout).text()))).map((o) => o.trim());
     const winners = sets.filter((_, i) => outs[i] === "took");
     expect(outs.every((o) => o === "took" || o === "held ECONFLICT")).toBe(true);
-    const held = new Map(listLeases(s).map((l) => [l.name, l.holder]));
+    const held = new Map((await listLeases(s)).map((l) => [l.name, l.holder]));
     for (const [i, names] of sets.entries()) {
       const mine = names.filter((n) => held.get(n) === `h${i}`);
       expect(mine.length).toBe(outs[i] === "took" ? names.length : 0);

@@ -126,6 +126,29 @@ describe("waitUntil with an asynchronous check", () => {
     expect((await waiting).kind).toBe("done");
   });
 
+  test("a timeout during the first check ends the wait after it, with no second check", async () => {
+    using s = setUp();
+    const h = heldCheck<string>();
+    const waiting = waitUntil(s.store, s.slots, h.check, { timeoutMs: 0 });
+    await h.called(1);
+    await new Promise<void>((r) => setTimeout(r, 0)); // the zero timeout has fired by now
+    h.calls[0].answer(undefined);
+    expect(await waiting).toEqual({ kind: "timeout", value: undefined, pending: [] });
+    expect(h.calls.length).toBe(1);
+    expect(s.store.watches.size).toBe(0); // nor did it subscribe
+  });
+
+  test("an abort during the first check that found something ends the wait done with it", async () => {
+    using s = setUp();
+    const h = heldCheck<string>();
+    const ac = new AbortController();
+    const waiting = waitUntil(s.store, s.slots, h.check, { signal: ac.signal });
+    await h.called(1);
+    ac.abort();
+    h.calls[0].answer("claimed at once");
+    expect(await waiting).toEqual({ kind: "done", value: "claimed at once", pending: [] });
+  });
+
   test("a check that fails fails the wait, and a first check that finds something makes no watch", async () => {
     using s = setUp();
     const h = heldCheck<string>();
