@@ -140,7 +140,7 @@ async function attack(ctx: Ctx, U: { alice: string; bob: string; mallory: string
         ["append to another's mail", () => must("append to another's mail", `ok=1; for f in inbox/${V}/cur/*.json; do [ -O "$f" ] || { printf x >> "$f" 2>/dev/null && ok=0; break; }; done; exit $ok`)],
         ["delete another's topic message", () => must("delete another's topic message", `ok=1; for f in topics/${T}/*.json; do [ -O "$f" ] || { rm "$f" 2>/dev/null && ok=0; }; done; exit $ok`)],
         // Her own files are hers to remove, even in a sticky directory: a hole in a topic's
-        // numbers that readers must pass over (lib/topics/log.ts), not stop at.
+        // numbers that readers must pass over (lib/fs/topics.ts), not stop at.
         ["delete her own topic messages", () => may("delete her own topic messages", `for f in topics/${T}/*.json; do [ -O "$f" ] && rm "$f"; done`)],
         ["replace alice's policy", () => must("replace alice's policy", `printf '%s\\n' '${forged}' > ../m/p${n} && mv -f ../m/p${n} inbox/alice/policy.json`)],
         ["plant a policy for bob", () => may("plant a policy for bob", `printf garbage > inbox/bob/policy.json`)],

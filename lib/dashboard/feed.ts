@@ -21,7 +21,8 @@ import { subscribe, type WaitOptions } from "../core/watch";
 import { parseClaim } from "../mail/claim";
 import { idsIn, readMessageFile } from "../mail/message";
 import { watchSlots, type SlotEvent } from "../slots/events";
-import { readTopic, topicIds, type TopicMessage } from "../topics/log";
+import { readTopicFiles, topicIds } from "../fs/topics";
+import type { TopicMessage } from "../topics/storage";
 import { cut, PREVIEW_CHARS } from "./rows";
 import { TASK_BOARD } from "./tasks";
 import { inboxNames, livePeers, topicNames, trimMessage } from "./view";
@@ -128,7 +129,7 @@ export async function watchBus(store: Store, on: (e: BusEvent) => void, opts: Bu
   const lookTopic = (topic: string, report: boolean) => {
     watchDir(topicDir(store, topic), () => lookTopic(topic, true));
     if (!report) return void last.set(topic, topicIds(store, topic).at(-1) ?? 0);
-    for (const m of readTopic(store, topic, last.get(topic) ?? 0)) {
+    for (const m of readTopicFiles(store, topic, last.get(topic) ?? 0)) {
       last.set(topic, m.id);
       emit({ area: "topic", message: trimMessage(m) });
     }

@@ -15,7 +15,8 @@ import { entries } from "../core/fs";
 import { byName, inboxesDir, isValidName, topicsDir } from "../core/paths";
 import { listInbox } from "../mail/inbox";
 import { listPeers, type Peer } from "../presence/peers";
-import { checkTopic, readTopic, topicIds, type TopicMessage } from "../topics/log";
+import { checkTopic, readTopic, type TopicMessage } from "../topics/log";
+import { topicStorage } from "../topics/storage";
 import { BODY_CHARS, cut, PREVIEW_CHARS } from "./rows";
 
 // ---- agents: live peers and inboxes ---------------------------------------------------------
@@ -91,9 +92,14 @@ const isTopic = (t: string) => {
 
 export const topicNames = (store: Store): string[] => entries(store, topicsDir(store)).filter(isTopic);
 
-export function topicRow(store: Store, topic: string, recent = 20): TopicRow {
-  const last = topicIds(store, topic).at(-1) ?? 0;
-  return { topic, last_id: last, recent: readTopic(store, topic, Math.max(0, last - recent)).map(trimMessage) };
+export async function topicRow(store: Store, topic: string, recent = 20): Promise<TopicRow> {
+  checkTopic(topic);
+  const last = (await topicStorage(store).counts(topic, [])).last_id;
+  return { topic, last_id: last, recent: (await readTopic(store, topic, Math.max(0, last - recent))).map(trimMessage) };
 }
 
-export const topicRows = (store: Store, recent = 20): TopicRow[] => topicNames(store).map((t) => topicRow(store, t, recent));
+export async function topicRows(store: Store, recent = 20): Promise<TopicRow[]> {
+  const rows: TopicRow[] = [];
+  for (const t of (await topicStorage(store).topics()).filter(isTopic)) rows.push(await topicRow(store, t, recent));
+  return rows;
+}

@@ -16,7 +16,7 @@ import { entries, lstatIf } from "../core/fs";
 import { checkStore, ensureDir, removeFile } from "../core/guard";
 import { removeStaleGuard, removeStaleLock, STALE_MS, withLock } from "../core/lock";
 import { inboxesDir, isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir, topicsDir } from "../core/paths";
-import { trimTopic } from "../topics/log";
+import { trimTopic } from "../fs/topics";
 import { recoverClaims } from "../mail/claim";
 import { readSlotFile as readSlot, removeChunks } from "../fs/slots";
 import { sweepExpired, TOMBSTONE_KEEP_SEC } from "../slots/slot";

@@ -1,40 +1,17 @@
 // Broadcast topics: an append-only, numbered log per topic that every reader sees in full.
-// It backs `a2a pub/sub` and the MCP agent_send/agent_recv channels.
-//
-//   ROOT/topics/TOPIC/NNNNNNNNNNNN.json   message number N (12 digits, from 1), immutable
-//
-// Numbering needs no lock: a publisher lists the directory, takes the highest message's id + 1
-// (foreign entries passed over), and creates that
-// file with link() (lib/core/atomic.ts createAtomic), which fails with EEXIST if another publisher
-// got there first; it then tries the next number. A number is only ever taken after every
-// smaller one exists, so the ids a reader sees are dense: having read up to N, nothing below
-// N can still appear. Files are never rewritten, so even a caching network filesystem cannot
-// show a torn one (a file that fails its checks is treated as not there yet).
-// A message as read carries `user`, the OS user owning its file, as mail does: `from` is what
-// the publisher claimed, the owner is what the filesystem vouches for. In a shared store the
-// topics and topics/ itself are sticky, so no member renames or removes another's messages
-// (the member who made a topic's directory can, as the owner of any sticky directory can).
+// It backs `a2a pub/sub` and the MCP agent_send/agent_recv channels. The log is kept by an
+// engine (lib/topics/storage.ts: ids dense from 1, never reused, assigned atomically; readers
+// never skip past a message they cannot see yet); this room keeps the rules: what a topic name
+// and a sender name may be, how large a message may be.
+// A message as read carries `user`, who wrote it as the engine vouches (the OS user owning its
+// file on the file engine), as mail does: `from` is what the publisher claimed.
 
-import { lstatSync } from "node:fs";
-import { createAtomic } from "../core/atomic";
-import { listingMayLag } from "../core/chain";
 import { checkSize, type Store } from "../core/config";
 import { A2AError } from "../core/errors";
-import { entries, fitRecord, lstatIf, readJsonLine } from "../core/fs";
-import { checkName, NAME_RULE, topicDir, topicIdOf, topicMessageFile } from "../core/paths";
-import { nowSec } from "../core/time";
-import { ensureDir, myUid, removeFile } from "../core/guard";
-import { userName } from "../core/owner";
+import { checkName, NAME_RULE } from "../core/paths";
+import { topicStorage, type TopicMessage } from "./storage";
 
-export interface TopicMessage {
-  a2a: 1;
-  topic: string;
-  id: number;
-  from: string; // the name the publisher claimed; "" when it gave none
-  body: string;
-  sent_at: number;
-  user: string; // the OS user owning the file: never written into it, never read from its text
-}
+export type { TopicMessage } from "./storage";
 
 const TOPIC_RE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
@@ -47,131 +24,18 @@ export function checkTopic(topic: unknown): string {
   return topic;
 }
 
-// Message ids present in the topic directory, ascending.
-export function topicIds(store: Store, topic: string): number[] {
-  return entries(store, topicDir(store, topic))
-    .map(topicIdOf)
-    .filter((n): n is number => n !== undefined)
-    .sort((a, b) => a - b);
-}
-
-// Removes the messages of `topic` written more than `keepSec` ago (by their mtime, the
-// filesystem's clock), oldest first, but never its newest message: publishers number the next
-// message after it, and a topic numbered from 1 again would hide its new messages from every
-// subscriber whose position is past them. Readers pass over the numbers removed (a missing
-// number below a listed message was removed). A message another member wrote, in a shared
-// store's sticky topic, is not ours to remove: it is passed over. Returns how many went.
-export function trimTopic(store: Store, topic: string, keepSec: number, nowMs = Date.now()): number {
-  const ids = topicIds(store, topic);
-  let removed = 0;
-  for (const id of ids.slice(0, -1)) {
-    const path = topicMessageFile(store, topic, id);
-    const st = lstatIf(path, true);
-    if (!st?.isFile()) continue; // a foreign entry: not a message a2a wrote
-    if (nowMs - st.mtimeMs <= keepSec * 1000) break; // numbered in publishing order: the rest are newer
-    try {
-      if (removeFile(store, path)) removed++;
-    } catch (err) {
-      if (!(err instanceof A2AError && (err.data.errno === "EPERM" || err.data.errno === "EACCES"))) throw err;
-    }
-  }
-  return removed;
-}
-
 // Appends `body` to `topic` and returns the message with its id.
-export function publishTopic(store: Store, topic: string, body: string, from: string): TopicMessage {
+export async function publishTopic(store: Store, topic: string, body: string, from: string): Promise<TopicMessage> {
   checkTopic(topic);
   // The sender is shown to readers: it follows the name rule, so it cannot fake framing lines.
   if (from !== "") checkName(from, "sender name");
   checkSize(store, body, "the message");
-  ensureDir(store, topicDir(store, topic), "sticky"); // shared: nobody removes another's message
-  let id = lastMessageId(store, topic) + 1;
-  for (;;) {
-    const msg = { a2a: 1 as const, topic, id, from, body, sent_at: nowSec() };
-    if (createAtomic(store, topicMessageFile(store, topic, id), fitRecord(store, JSON.stringify(msg) + "\n", "the topic message"))) return { ...msg, user: userName(store, myUid()) };
-    id++; // another publisher took this number: the next one is free or will be soon
-  }
+  return topicStorage(store).append(topic, from, body);
 }
 
-// The highest id holding a message, foreign entries passed over: a publisher starts at the
-// number after it. Starting after the highest *entry* would let a foreign file planted ahead
-// of the log (id N + 2 when N is the last message) leave a gap at N + 1 that no publisher ever
-// fills, and every reader stops at a gap: all later messages would be lost to them. Numbers
-// in between that a foreign entry holds are skipped by the publisher (EEXIST) and by readers.
-function lastMessageId(store: Store, topic: string): number {
-  const ids = topicIds(store, topic);
-  for (let i = ids.length - 1; i >= 0; i--) if (typeof readMessage(store, topic, ids[i]) === "object") return ids[i];
-  return 0;
-}
-
-// Message `id` of `topic`; "foreign" when something that is not a message sits under its
-// number (a FIFO, link, directory, garbage: files are created whole by link and never
-// rewritten, so an invalid one is not a torn read); undefined when there is nothing there (yet).
-function readMessage(store: Store, topic: string, id: number): TopicMessage | "foreign" | undefined {
-  const r = readJsonLine(store, topicMessageFile(store, topic, id), (m) =>
-    m.a2a === 1 && m.id === id && typeof m.body === "string" ? (m as TopicMessage) : undefined,
-  );
-  return r.kind === "ok" ? { ...r.value, user: userName(store, r.uid) } : r.kind === "invalid" ? "foreign" : undefined;
-}
-
-// Messages of `topic` with id > sinceId, oldest first, at most `limit`. Reads by number from
-// sinceId + 1, passes over foreign entries, and stops at the first one missing, so a reader never skips past
-// a message it could not yet see (a directory listing taken during a publish can miss a
-// file whose successor it shows). It jumps ahead only past numbers removed by retention: when
-// the oldest id on disk is above sinceId + 1 and sinceId + 1 itself is not there; and past a
-// number removed from the middle (its author may delete its own file even in a sticky topic):
-// see removed().
-export function readTopic(store: Store, topic: string, sinceId = 0, limit = Infinity): TopicMessage[] {
+// Messages of `topic` with id > sinceId, oldest first, at most `limit` (numbers removed by
+// retention and entries that are no message are passed over; see TopicStorage.read).
+export async function readTopic(store: Store, topic: string, sinceId = 0, limit = Infinity): Promise<TopicMessage[]> {
   checkTopic(topic);
-  const out: TopicMessage[] = [];
-  let next = sinceId + 1;
-  const ids = topicIds(store, topic); // listed before any number is read: removed() relies on it
-  const oldest = ids[0];
-  if (oldest === undefined) return out;
-  if (oldest > next && !readMessage(store, topic, next)) next = oldest;
-  let later: number | undefined; // a message listed above the gap being passed
-  while (out.length < limit) {
-    const m = readMessage(store, topic, next);
-    if (!m) {
-      if (later === undefined || later <= next) later = laterMessage(store, topic, ids, next);
-      if (later === undefined || !removed(store, topic, later)) break;
-    } else if (m !== "foreign") out.push(m); // a foreign entry is passed over, never delivered
-    next++;
-  }
-  return out;
-}
-
-// Lag a network filesystem's lookups may show behind its listings (its attribute caches).
-const LISTING_LAG_MS = 60_000;
-
-// The first id above `n` in the listing `ids` that holds a message, or undefined.
-function laterMessage(store: Store, topic: string, ids: number[], n: number): number | undefined {
-  for (const id of ids) if (id > n && typeof readMessage(store, topic, id) === "object") return id;
-  return undefined;
-}
-
-// Whether a number found missing below message `later` (listed before the number was read) was
-// removed rather than not yet visible. A publisher takes a number only after the one below it
-// was linked (listed, or EEXIST), so a message listed above a missing number means that number
-// was published before it: on a local filesystem, missing now means removed. A network one's
-// lookups may lag behind the listing, so there it is taken as removed only once the later
-// message is older than that lag (by its ctime, which no writer can set back).
-function removed(store: Store, topic: string, later: number): boolean {
-  if (!listingMayLag(store)) return true;
-  try {
-    return Date.now() - lstatSync(topicMessageFile(store, topic, later)).ctimeMs > LISTING_LAG_MS;
-  } catch {
-    return false;
-  }
-}
-
-// The id of the last message of `topic` published before unix time `sec` (0 if none): where a
-// subscriber that started at `sec` begins. Walks back from the newest message.
-export function lastIdBefore(store: Store, topic: string, sec: number): number {
-  const ids = topicIds(store, topic);
-  for (let i = ids.length - 1; i >= 0; i--) {
-    const m = readMessage(store, topic, ids[i]);
-    if (typeof m === "object" && m.sent_at < sec) return m.id;
-  }
-  return 0;
+  return topicStorage(store).read(topic, sinceId, limit);
 }

@@ -104,10 +104,10 @@ describe("architecture", () => {
       core: [],
       // The file engine's storage of each room whose rules reach storage through an interface
       // (lib/<room>/storage.ts): it implements that interface, with the room's record codec.
-      fs: ["core", "slots", "leases"],
+      fs: ["core", "slots", "leases", "topics"],
       slots: ["core", "fs"],
       mail: ["core"],
-      topics: ["core"],
+      topics: ["core", "fs"],
       presence: ["core"],
       tasks: ["core"],
       leases: ["core", "fs", "tasks"],
