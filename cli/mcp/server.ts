@@ -109,7 +109,7 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
       stopPush();
       // Answers not yet written return their mail to unread (delivery.ts, tools/messages.ts).
       await Promise.race([deliveries.close().catch((e) => ctx.log(`closing deliveries: ${(e as Error).message}`)), Bun.sleep(GRACE_MS)]);
-      session.close();
+      await session.close().catch((e) => ctx.log(`removing the presence: ${(e as Error).message}`));
       await bus.close().catch((e) => ctx.log(`closing the store: ${(e as Error).message}`));
       process.exit(0);
     })());

@@ -21,7 +21,9 @@ export interface Session {
   // "2 unread messages: call check_messages", or "" when nothing waits (mail being read
   // right now by this or another reader does not count).
   unreadNote(): Promise<string>;
-  close(): void;
+  // Removes the presence (waiting for a heartbeat in flight). The process 'exit' hook that
+  // lib/presence/presence.ts keeps until then removes it synchronously if this never runs.
+  close(): Promise<void>;
 }
 
 export async function openSession(bus: Bus, cwd: string): Promise<Session> {

@@ -141,14 +141,27 @@ export async function watchBus(store: Store, on: (e: BusEvent) => void, opts: Bu
     }
   };
 
-  // Presence: the live names last time.
+  // Presence: the live names last time. Presence is read asynchronously (lib/presence/storage.ts):
+  // one look at a time, in order, so `live` moves only forward; a refusal ends the feed as above.
   let live = new Set<string>();
+  let looking: Promise<void> = Promise.resolve();
+  let over = false; // the feed has ended: a look still in flight reports nothing
   const lookPeers = (report: boolean) => {
-    const now = new Set(livePeers(store).map((p) => p.name));
-    const joined = [...now].filter((n) => !live.has(n));
-    const left = [...live].filter((n) => !now.has(n));
-    live = now;
-    if (report && (joined.length || left.length)) emit({ area: "peers", joined, left, at: nowSec() });
+    looking = looking.then(async () => {
+      if (failure) return;
+      try {
+        const now = new Set((await livePeers(store)).map((p) => p.name));
+        if (over) return;
+        const joined = [...now].filter((n) => !live.has(n));
+        const left = [...live].filter((n) => !now.has(n));
+        live = now;
+        if (report && (joined.length || left.length)) emit({ area: "peers", joined, left, at: nowSec() });
+      } catch (error) {
+        failure ??= { error };
+        stop.abort();
+      }
+    });
+    return looking;
   };
 
   watchDir(inboxesDir(store), () => lookInboxes(true));
@@ -160,7 +173,7 @@ export async function watchBus(store: Store, on: (e: BusEvent) => void, opts: Bu
     // Baselines, after every subscription above (a refusal here also unsubscribes them all).
     lookInboxes(false);
     lookTopics(false);
-    lookPeers(false);
+    await lookPeers(false); // a refusal aborts the feed: watchSlots below ends at once, and it is thrown
     if (opts.recheckMs) {
       recheck = setInterval(
         guarded(() => {
@@ -175,6 +188,7 @@ export async function watchBus(store: Store, on: (e: BusEvent) => void, opts: Bu
     if (failure) throw failure.error;
     return ended(o.kind, count, []);
   } finally {
+    over = true;
     if (recheck) clearInterval(recheck);
     for (const off of subs.values()) off();
   }

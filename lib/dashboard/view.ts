@@ -38,8 +38,8 @@ export interface AgentRow {
 
 const WAITING = 5;
 
-export function livePeers(store: Store): Peer[] {
-  return listPeers(store, "all", { cwd: store.root, gitRoot: null }).peers;
+export async function livePeers(store: Store): Promise<Peer[]> {
+  return (await listPeers(store, "all", { cwd: store.root, gitRoot: null })).peers;
 }
 
 export function agentRow(store: Store, name: string, peer?: Peer): AgentRow {
@@ -63,8 +63,8 @@ export function agentRow(store: Store, name: string, peer?: Peer): AgentRow {
 export const inboxNames = (store: Store): string[] => entries(store, inboxesDir(store)).filter(isValidName);
 
 // Every agent with a live presence or an inbox, live ones first, then by name.
-export function agentRows(store: Store): AgentRow[] {
-  const peers = new Map(livePeers(store).map((p) => [p.name, p]));
+export async function agentRows(store: Store): Promise<AgentRow[]> {
+  const peers = new Map((await livePeers(store)).map((p) => [p.name, p]));
   const names = [...new Set([...peers.keys(), ...inboxNames(store)])];
   return names
     .map((n) => agentRow(store, n, peers.get(n)))

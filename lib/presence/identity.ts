@@ -4,20 +4,17 @@
 // remembered per directory so a reconnect gets the same name (lib/presence/peers.ts adds a suffix
 // only while a live peer holds the name). `whoami` itself is lib/sessions/whoami.ts.
 //
-//   ROOT/identities/HASH.json   HASH = first 16 hex of sha256(HOST "\0" CWD)
 //   {"a2a":1,"host":H,"cwd":C,"names":["proj","proj-2"]}   names handed out here, in order
+//   (kept by the engine, lib/presence/storage.ts; on files identities/HASH.json: FILE-ENGINE.md §9)
 //
-// The record is replaced atomically; two servers starting in one directory at once may each
+// The record is replaced whole; two servers starting in one directory at once may each
 // append a name, and the last write wins: both names stay valid, one may be forgotten.
 
 import { gitRoot } from "./repo";
 import { basename, resolve } from "node:path";
-import { writeAtomic } from "../core/atomic";
 import { type Store } from "../core/config";
-import { ensureDir } from "../core/guard";
-import { hashHex } from "../core/digest";
-import { readJsonLine } from "../core/fs";
-import { checkAgent, identitiesDir, identityFile as identityPath, isValidName } from "../core/paths";
+import { checkAgent, isValidName } from "../core/paths";
+import { presenceStorage } from "./storage";
 
 // "given": by the caller (the CLI's --as); "session": the name the `a2a mcp` of the calling
 // Claude Code session holds (session-name.ts); "directory": what a2a mcp started there takes.
@@ -47,16 +44,12 @@ export function nameFromDirectory(cwd: string): string {
 // "proj", "proj-2", "proj-3", ...
 export const withSuffix = (base: string, n: number) => (n <= 1 ? base : `${base.slice(0, 120)}-${n}`);
 
-const identityFile = (store: Store, cwd: string) => identityPath(store, hashHex("sha256", `${store.host}\0${resolve(cwd)}`).slice(0, 16));
-
-export function rememberedNames(store: Store, cwd: string): string[] {
-  const r = readJsonLine(store, identityFile(store, cwd), (v) => (Array.isArray(v.names) ? (v.names as unknown[]) : undefined));
-  return r.kind === "ok" ? r.value.filter(isValidName) : []; // none yet (or unreadable: a fresh name is harmless)
+export async function rememberedNames(store: Store, cwd: string): Promise<string[]> {
+  return (await presenceStorage(store).remembered(store.host, resolve(cwd))).filter(isValidName);
 }
 
-export function rememberName(store: Store, cwd: string, name: string): void {
-  const names = rememberedNames(store, cwd);
+export async function rememberName(store: Store, cwd: string, name: string): Promise<void> {
+  const names = await rememberedNames(store, cwd);
   if (names.includes(name)) return;
-  ensureDir(store, identitiesDir(store));
-  writeAtomic(store, identityFile(store, cwd), JSON.stringify({ a2a: 1, host: store.host, cwd: resolve(cwd), names: [...names, name] }) + "\n");
+  await presenceStorage(store).remember(store.host, resolve(cwd), [...names, name]);
 }

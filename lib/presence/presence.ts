@@ -1,26 +1,28 @@
-// Presence of this process as a peer (lib/presence/peers.ts has the record and the liveness rules):
-// take a name, keep the heartbeat, remove the file on close or exit.
+// Presence of this process as a peer (lib/presence/peers.ts has the liveness rules, record.ts
+// the record, storage.ts what the engine keeps): take a name, keep the heartbeat, remove the
+// record on close or exit.
 //
 // Steps:
 //   1. the name: $A2A_AGENT if set (used even while another live process holds it: they share
-//      the inbox, and the newer presence file wins); else, in order, the names remembered for
+//      the inbox, and the newer presence record wins); else, in order, the names remembered for
 //      this directory (lib/presence/identity.ts), then NAME, NAME-2, NAME-3, ... from the directory;
-//   2. take a candidate: create peers/NAME.json exclusively (lib/core/atomic.ts createAtomic); on
-//      EEXIST a live holder means "next candidate", a gone one is swept (lib/presence/peers.ts) and the
-//      name retried once; the name taken is remembered for the directory;
-//   3. every heartbeat_ms: replace the file with a fresh heartbeat if it is still ours, create
+//   2. take a candidate: create its record exclusively (storage `take`); if the name is taken, a
+//      live holder means "next candidate", a gone one is swept (storage `sweep`) and the name
+//      retried once; the name taken is remembered for the directory;
+//   3. every heartbeat_ms: replace the record with a fresh heartbeat if it is still ours, create
 //      it again if it vanished (swept while we were frozen), leave it if another holder took it;
-//   4. close() (and a process 'exit' hook): remove the file if it is still ours.
+//   4. close() (and a process 'exit' hook): remove the record if it is still ours. close() waits
+//      for a heartbeat in flight first, so none lands after it; the 'exit' hook, where nothing
+//      asynchronous runs any more, uses the engine's synchronous `removeAtExit`.
 
 import { resolve } from "node:path";
-import { createAtomic, writeAtomic } from "../core/atomic";
 import { type Store } from "../core/config";
-import { ensureDir, removeFile } from "../core/guard";
 import { A2AError, ioError } from "../core/errors";
-import { checkAgent, peerFile, peersDir } from "../core/paths";
+import { checkAgent } from "../core/paths";
 import { nowSec } from "../core/time";
 import { gitRoot, nameFromDirectory, rememberedNames, rememberName, withSuffix, type Identity } from "./identity";
-import { isLive, readPeer, samePeer, sweep, type Peer } from "./peers";
+import { isLive, type Peer } from "./peers";
+import { presenceStorage, type PresenceStorage } from "./storage";
 
 export const MAX_SUMMARY = 1000;
 
@@ -32,13 +34,13 @@ export interface PresenceOptions {
 export interface Presence {
   readonly identity: Identity;
   record(): Peer;
-  setSummary(summary: string): Peer;
-  close(): void;
+  setSummary(summary: string): Promise<Peer>;
+  close(): Promise<void>;
 }
 
 // Takes a name and announces it; keeps the heartbeat until close() (steps in the header).
-export function startPresence(store: Store, opts: PresenceOptions): Presence {
-  ensureDir(store, peersDir(store));
+export async function startPresence(store: Store, opts: PresenceOptions): Promise<Presence> {
+  const storage = presenceStorage(store);
   const heartbeatMs = store.heartbeatMs;
   const cwd = resolve(opts.cwd);
   const now = nowSec();
@@ -52,73 +54,68 @@ export function startPresence(store: Store, opts: PresenceOptions): Presence {
     // An explicit name is used even while another live process holds it: they share the inbox.
     identity = { name: checkAgent(store.agent, "A2A_AGENT name"), source: "A2A_AGENT" };
     rec = base(identity.name);
-    writeAtomic(store, peerFile(store, identity.name), JSON.stringify(rec) + "\n");
+    await storage.put(rec);
   } else {
     const derived = nameFromDirectory(cwd);
-    const candidates = [...rememberedNames(store, cwd), ...Array.from({ length: 1000 }, (_, i) => withSuffix(derived, i + 1))];
-    const taken = candidates.find((name) => take(store, base(name)));
+    const candidates = [...(await rememberedNames(store, cwd)), ...Array.from({ length: 1000 }, (_, i) => withSuffix(derived, i + 1))];
+    let taken: string | undefined;
+    for (const name of candidates) {
+      if (await take(store, storage, base(name))) {
+        taken = name;
+        break;
+      }
+    }
     if (!taken) throw new A2AError("ECONFLICT", `every name for ${cwd} is held by a live peer: set A2A_AGENT to choose one`);
     identity = { name: taken, source: "directory" };
     rec = base(taken);
-    rememberName(store, cwd, taken);
+    await rememberName(store, cwd, taken);
   }
-  const file = peerFile(store, identity.name);
-  const mine = () => {
-    const cur = readPeer(store, file);
-    return cur === undefined ? "absent" : samePeer(cur, rec) ? "mine" : "other";
-  };
-  const write = () => {
-    const state = mine();
-    if (state === "mine") writeAtomic(store, file, JSON.stringify(rec) + "\n");
-    else if (state === "absent") createAtomic(store, file, JSON.stringify(rec) + "\n");
-  };
+  // One heartbeat at a time: close() waits for the one in flight, so no beat lands after it.
+  let beating: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     rec = { ...rec, heartbeat: nowSec() };
-    try {
-      write();
-    } catch {
-      // a transient filesystem error: the next beat retries
-    }
+    beating = beating.then(() => storage.beat(rec)).catch(() => {
+      // a transient storage error: the next beat retries
+    });
   }, heartbeatMs);
   timer.unref?.();
-  const remove = () => {
-    try {
-      if (mine() === "mine") removeFile(store, file);
-    } catch {
-      // already gone
-    }
-  };
-  process.on("exit", remove);
+  const atExit = () => storage.removeAtExit(rec);
+  process.on("exit", atExit);
   return {
     identity,
     record: () => rec,
-    setSummary(summary: string) {
+    async setSummary(summary: string) {
       if (typeof summary !== "string" || summary.length > MAX_SUMMARY) {
         throw new A2AError("EUSAGE", `the summary is over ${MAX_SUMMARY} characters: say in a sentence or two what you are working on`);
       }
       rec = { ...rec, summary, heartbeat: nowSec() };
-      write();
+      await storage.beat(rec);
       return rec;
     },
-    close() {
+    async close() {
       clearInterval(timer);
-      process.off("exit", remove);
-      remove();
+      process.off("exit", atExit);
+      await beating;
+      try {
+        await storage.remove(rec);
+      } catch {
+        // already gone
+      }
     },
   };
 }
 
 // Creates `p`'s presence exclusively; sweeps a gone holder once. False when a live peer has it.
-function take(store: Store, p: Peer): boolean {
+async function take(store: Store, storage: PresenceStorage, p: Peer): Promise<boolean> {
   for (let i = 0; i < 2; i++) {
     try {
-      if (createAtomic(store, peerFile(store, p.name), JSON.stringify(p) + "\n")) return true;
+      if (await storage.take(p)) return true;
     } catch (err) {
       throw ioError(err, `registering as ${p.name}`);
     }
-    const holder = readPeer(store, peerFile(store, p.name));
+    const holder = await storage.read(p.name);
     if (holder && isLive(store, holder)) return false;
-    if (holder) sweep(store, holder);
+    if (holder) await storage.sweep(holder);
   }
   return false;
 }

@@ -15,13 +15,13 @@
 // Ancestry comes from the platform (/proc on Linux); where it cannot tell (macOS), step 2 is
 // skipped.
 
-import { basename, join, resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import type { Store } from "../core/config";
 import type { Platform } from "../core/platform";
-import { entries } from "../core/fs";
-import { checkAgent, peerFile, peerNameOf, peersDir } from "../core/paths";
+import { checkAgent } from "../core/paths";
 import { gitRoot, nameFromDirectory, optionalAgent, rememberedNames, withSuffix, type Identity } from "./identity";
-import { isLive, readPeer, type Peer } from "./peers";
+import { isLive, type Peer } from "./peers";
+import { presenceStorage, type PresenceStorage } from "./storage";
 
 export interface SessionName extends Identity {
   why: string; // one clause: where the name comes from
@@ -35,20 +35,11 @@ export function ancestors(platform: Platform, limit = 32): number[] {
   return out;
 }
 
-function livePeers(store: Store): Peer[] {
-  const out: Peer[] = [];
-  for (const f of entries(store, peersDir(store))) {
-    if (!peerNameOf(f)) continue;
-    const p = readPeer(store, join(peersDir(store), f));
-    if (p && isLive(store, p)) out.push(p);
-  }
-  return out;
-}
-
-export function sessionName(store: Store, cwd: string, lineage: number[] = ancestors(store.platform)): SessionName {
+export async function sessionName(store: Store, cwd: string, lineage: number[] = ancestors(store.platform)): Promise<SessionName> {
   if (store.agent) return { name: checkAgent(store.agent, "A2A_AGENT name"), source: "A2A_AGENT", why: "A2A_AGENT is set" };
+  const storage = presenceStorage(store);
   const dir = resolve(cwd);
-  const peers = livePeers(store).filter((p) => p.host === store.host && p.cwd === dir);
+  const peers = (await storage.list()).filter((p) => isLive(store, p) && p.host === store.host && p.cwd === dir);
   let best: { peer: Peer; rank: number } | undefined;
   for (const peer of peers) {
     const parent = store.platform.parentPid(peer.pid);
@@ -56,15 +47,21 @@ export function sessionName(store: Store, cwd: string, lineage: number[] = ances
     if (rank >= 0 && (!best || rank < best.rank)) best = { peer, rank };
   }
   if (best) return { name: best.peer.name, source: "session", why: `the a2a mcp server of this session (pid ${best.peer.pid}) holds it` };
-  const heldHere = (name: string) => isHeld(store, name);
-  const remembered = rememberedNames(store, dir).find((n) => !heldHere(n));
+  const heldHere = (name: string) => isHeld(store, storage, name);
+  let remembered: string | undefined;
+  for (const n of await rememberedNames(store, dir)) {
+    if (!(await heldHere(n))) {
+      remembered = n;
+      break;
+    }
+  }
   if (remembered) return { name: remembered, source: "directory", why: `a2a mcp started in ${dir} takes it: remembered for this directory` };
   const derived = nameFromDirectory(dir);
   const root = gitRoot(dir);
   const from = root ? `the git root's name (${basename(root)})` : `the directory's name (${basename(dir)})`;
   for (let i = 1; i <= 1000; i++) {
     const name = withSuffix(derived, i);
-    if (!heldHere(name)) return { name, source: "directory", why: `a2a mcp started in ${dir} takes it: from ${from}${i > 1 ? `, ${derived} being held by a live peer` : ""}` };
+    if (!(await heldHere(name))) return { name, source: "directory", why: `a2a mcp started in ${dir} takes it: from ${from}${i > 1 ? `, ${derived} being held by a live peer` : ""}` };
   }
   return { name: derived, source: "directory", why: `from ${from}` };
 }
@@ -72,13 +69,13 @@ export function sessionName(store: Store, cwd: string, lineage: number[] = ances
 // Who a command acts as, and who whoami says you are: the one rule. A name given (the CLI's
 // --as), else $A2A_AGENT, else the session's name as above: in a Claude Code session's shell,
 // the name its a2a mcp server holds, so `a2a recv` there reads the mail the hooks announce.
-export function actingAgent(store: Store, given: string | undefined, cwd: string): SessionName {
+export async function actingAgent(store: Store, given: string | undefined, cwd: string): Promise<SessionName> {
   const id = optionalAgent(store, given);
   if (id) return { ...id, why: id.source === "given" ? "given" : "A2A_AGENT is set" };
   return sessionName(store, cwd);
 }
 
-function isHeld(store: Store, name: string): boolean {
-  const p = readPeer(store, peerFile(store, name));
+async function isHeld(store: Store, storage: PresenceStorage, name: string): Promise<boolean> {
+  const p = await storage.read(name);
   return !!p && isLive(store, p);
 }

@@ -3,7 +3,8 @@
 // whether a stop is held. The facts only: how they are said to Claude Code is
 // cli/claude/hook-text.ts. In lib/sessions/ because it joins mail and the task queues.
 //
-//   ROOT/sessions/NAME.json   {"a2a":1,"name":N,"announced":[ID...],"blocked":[ID...],"blocks":K}
+//   session record   {"a2a":1,"name":N,"announced":[ID...],"blocked":[ID...],"blocks":K}
+//                    (kept by the engine, lib/sessions/storage.ts; on files sessions/NAME.json)
 //     announced  the unread messages a prompt hook has shown (unread ones not in it are "new"):
 //                a set, not a newest id, because ids carry their sender's clock, and a sender
 //                whose clock lags would write ids below the newest one shown, never "new";
@@ -18,35 +19,27 @@
 // - never a loop: after a continuation (stop_hook_active) a stop is not blocked again for the
 //   same unread mail, and never more than MAX_BLOCKS (or the worker's cap) times in a row; a model that cannot or
 //   will not read its mail is let go, and so is a session with nothing to do;
-// - the record is this OS user's own: in a shared store one another member planted under the
-//   name (sessions/ is sticky, so it cannot be replaced) is ignored and never written over;
+// - the record is this OS user's own: in a shared store one another member wrote under the
+//   name (the engine says who wrote it, and will not replace it) is ignored and never written over;
 //   the hooks then remember nothing (every prompt announces all unread mail, and a stop after
 //   a continuation is never blocked), and `a2a doctor` names the file.
 
 import { MAX_BLOCKS, SHOWN_MAX } from "./limits";
-import { writeAtomic } from "../core/atomic";
-import { A2AError } from "../core/errors";
 import type { Store } from "../core/config";
-import { readJsonLine } from "../core/fs";
-import { myUid, ownerOf, speaksFor } from "../core/guard";
+import { myUid, speaksFor } from "../core/guard";
 import { userName } from "../core/owner";
-import { sessionFile } from "../core/paths";
 import type { Outcome } from "../core/outcome";
 import { waitUntil } from "../core/watch";
 import { waitingFor, withBodies, type Waiting } from "../mail/inbox";
 import { ensureInbox, isMessageId, type ListedMessage, type ReceivedMessage } from "../mail/message";
 import { claimable } from "../tasks/query";
+import { sessionStorage, type SessionRecord as StoredRecord } from "./storage";
 
 export { MAX_BLOCKS, SHOWN_MAX };
 const NAMED_MAX = 20; // messages whose senders a hook names ("from alice, bob and others")
 const BODY_MAX = 1500; // characters of each shown message (the context stays a few KB)
 
-interface SessionRecord {
-  a2a: 1;
-  name: string;
-  announced: string[];
-  blocked: string[];
-  blocks: number;
+interface SessionRecord extends StoredRecord {
   theirs?: string; // not written: the OS user whose record sits under this name, not ours
 }
 
@@ -62,21 +55,14 @@ export function claimableTasks(store: Store, _name: string): ClaimableTask[] {
   return claimable(store).map((q) => ({ queue: q.queue, id: q.oldest_id, title: `${q.claimable} claimable` }));
 }
 
-function readRecord(store: Store, name: string): SessionRecord {
-  const read = () => readJsonLine(store, sessionFile(store, name), (v) => (v.a2a === 1 && v.name === name ? (v as SessionRecord) : undefined));
-  let r: ReturnType<typeof read>;
-  try {
-    r = read();
-  } catch (err) {
-    // One this user cannot even open (a member's, mode 000): judged by its owner, as damage is.
-    if (!(err instanceof A2AError && (err.data.errno === "EACCES" || err.data.errno === "EPERM"))) throw err;
-    r = { kind: "invalid", why: "not readable" };
-  }
+async function readRecord(store: Store, name: string): Promise<SessionRecord> {
+  const r = await sessionStorage(store).read(name);
   const fresh: SessionRecord = { a2a: 1, name, announced: [], blocked: [], blocks: 0 };
-  const owner = r.kind === "ok" ? r.uid : r.kind === "invalid" ? ownerOf(sessionFile(store, name)) : undefined;
+  // Trusted only when written by this user (or one who speaks for us): damage is judged by its writer too.
+  const owner = r.kind === "absent" ? undefined : r.writtenBy;
   if (owner !== undefined && !speaksFor(store, owner, myUid())) return { ...fresh, theirs: userName(store, owner) };
   if (r.kind !== "ok") return fresh; // none yet, or damaged: starting over only repeats an announcement
-  const v = r.value;
+  const v = r.record;
   return {
     ...fresh,
     announced: Array.isArray(v.announced) ? v.announced.filter(isMessageId) : [], // an earlier release's newest id: announce again once
@@ -85,17 +71,11 @@ function readRecord(store: Store, name: string): SessionRecord {
   };
 }
 
-// Not synced: a record lost in a power cut costs one announcement or stop block again. A record
-// another member planted after it was read (sessions/ is sticky: ours cannot replace theirs) is
-// met as at a read: the hook remembers nothing this time, and does not fail.
-function writeRecord(store: Store, { theirs, ...rec }: SessionRecord): void {
+// A record another user wrote is never written over: the hooks remember nothing this time. One
+// planted after it was read is refused by the engine, and met the same way (write resolves false).
+async function writeRecord(store: Store, { theirs, ...rec }: SessionRecord): Promise<void> {
   if (theirs !== undefined) return;
-  try {
-    writeAtomic(store, sessionFile(store, rec.name), JSON.stringify(rec) + "\n", { durable: false });
-  } catch (err) {
-    const errno = err instanceof A2AError ? err.data.errno : undefined;
-    if (!(store.shared && (errno === "EPERM" || errno === "EACCES"))) throw err;
-  }
+  await sessionStorage(store).write(rec);
 }
 
 // What waits costs a hook its count, not its bytes: ids by name (lib/mail/inbox.ts waitingFor);
@@ -131,15 +111,15 @@ export interface PromptReport {
 
 // UserPromptSubmit: the unread mail that arrived since the last prompt (nothing moves: it
 // stays unread), and remembers it was shown.
-export function promptSubmit(store: Store, name: string): PromptReport {
-  const rec = readRecord(store, name);
+export async function promptSubmit(store: Store, name: string): Promise<PromptReport> {
+  const rec = await readRecord(store, name);
   const mail = waitingFor(store, name);
   const shownBefore = new Set(rec.announced);
   const freshIds = mail.ids.filter((id) => !shownBefore.has(id));
   if (!freshIds.length) return { count: 0, shown: [] };
   const shown = withBodies(store, name, mail.heads(freshIds.slice(0, SHOWN_MAX)), BODY_MAX);
-  writeRecord(store, { ...rec, announced: mail.ids });
-  return { count: freshIds.length, shown, ...(rec.theirs ? { theirs: { file: sessionFile(store, name), user: rec.theirs } } : {}) };
+  await writeRecord(store, { ...rec, announced: mail.ids });
+  return { count: freshIds.length, shown, ...(rec.theirs ? { theirs: { file: sessionStorage(store).locate(name), user: rec.theirs } } : {}) };
 }
 
 // Why a stop is let go, when it is; the adapter words it.
@@ -156,25 +136,25 @@ export type StopDecision =
 // Stop: block while unread mail waits (see the invariants on loops).
 // `worker`: claimable tasks keep the session going too (stop --wait); otherwise only mail does,
 // so a lead that queued work can still stop.
-export function stopDecision(store: Store, name: string, continuation: boolean, maxBlocks = MAX_BLOCKS, worker = false): StopDecision {
-  const rec = readRecord(store, name);
+export async function stopDecision(store: Store, name: string, continuation: boolean, maxBlocks = MAX_BLOCKS, worker = false): Promise<StopDecision> {
+  const rec = await readRecord(store, name);
   const mail = waitingFor(store, name);
   const unread = mail.ids.length;
   const tasks = worker ? claimableTasks(store, name) : [];
   if (!unread && !tasks.length) {
-    if (rec.blocks || rec.blocked.length) writeRecord(store, { ...rec, blocked: [], blocks: 0 });
+    if (rec.blocks || rec.blocked.length) await writeRecord(store, { ...rec, blocked: [], blocks: 0 });
     return { block: false, unread: 0, letGo: { kind: "nothing-waits" } };
   }
-  if (continuation && rec.theirs) return { block: false, unread, letGo: { kind: "no-memory", file: sessionFile(store, name), user: rec.theirs } };
+  if (continuation && rec.theirs) return { block: false, unread, letGo: { kind: "no-memory", file: sessionStorage(store).locate(name), user: rec.theirs } };
   const ids = mail.ids;
   const blockedBefore = new Set(rec.blocked);
   const same = ids.length > 0 && ids.every((id) => blockedBefore.has(id));
   if (continuation && same) return { block: false, unread, letGo: { kind: "same-mail" } };
   if (continuation && rec.blocks >= maxBlocks) {
-    writeRecord(store, { ...rec, blocked: [], blocks: 0 });
+    await writeRecord(store, { ...rec, blocked: [], blocks: 0 });
     return { block: false, unread, letGo: { kind: "blocked-enough", times: maxBlocks } };
   }
-  writeRecord(store, { ...rec, blocked: ids, blocks: continuation ? rec.blocks + 1 : 1 });
+  await writeRecord(store, { ...rec, blocked: ids, blocks: continuation ? rec.blocks + 1 : 1 });
   return { block: true, unread, senders: senders(mail), tasks };
 }
 

@@ -33,8 +33,8 @@ for (const engine of ENGINES) {
       mkdirSync(dir);
       return dir;
     };
-    const cleanup = () => {
-      for (const p of started.splice(0)) p.close();
+    const cleanup = async () => {
+      for (const p of started.splice(0)) await p.close();
       if (work) rmSync(work, { recursive: true, force: true });
       work = "";
     };
@@ -48,13 +48,13 @@ for (const engine of ENGINES) {
         expect(listed.map((p) => ({ name: p.name, summary: p.summary, cwd: p.cwd, pid: p.pid, host: p.host }))).toEqual([
           { name: "alice", summary: "reviewing #12", cwd, pid: process.pid, host: t.bus.host },
         ]);
-        me.setSummary("merging");
+        await me.setSummary("merging");
         expect((await t.reopen().presence.peers("all", { cwd, gitRoot: null })).peers.map((p) => p.summary)).toEqual(["merging"]);
-        me.close();
+        await me.close();
         const after = await t.bus.presence.peers("all", { cwd, gitRoot: null });
         expect({ peers: after.peers, gone: after.gone }).toEqual({ peers: [], gone: [] }); // removed by its holder, not swept
       } finally {
-        cleanup();
+        await cleanup();
       }
     });
 
@@ -70,13 +70,13 @@ for (const engine of ENGINES) {
         expect(second.identity.name).toBe("proj-2");
         expect(await names(t.bus, cwd)).toEqual(["proj", "proj-2"]);
         expect(await names(t.bus, join(cwd, ".."), "directory")).toEqual([]); // another directory's scope
-        first.close();
-        second.close();
+        await first.close();
+        await second.close();
         expect(await names(t.bus, cwd)).toEqual([]);
         const back = await start(t.reopen(), cwd); // the name remembered for this directory first
         expect(back.identity.name).toBe("proj");
       } finally {
-        cleanup();
+        await cleanup();
       }
     });
 

@@ -104,14 +104,14 @@ describe("architecture", () => {
       core: [],
       // The file engine's storage of each room whose rules reach storage through an interface
       // (lib/<room>/storage.ts): it implements that interface, with the room's record codec.
-      fs: ["core", "slots", "leases", "topics"],
+      fs: ["core", "slots", "leases", "topics", "presence", "sessions"],
       slots: ["core", "fs"],
       mail: ["core"],
       topics: ["core", "fs"],
-      presence: ["core"],
+      presence: ["core", "fs"],
       tasks: ["core"],
       leases: ["core", "fs", "tasks"],
-      sessions: ["core", "mail", "presence", "tasks"],
+      sessions: ["core", "fs", "mail", "presence", "tasks"],
       dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases"],
       maintenance: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "sessions"],
     };

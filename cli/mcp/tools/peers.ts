@@ -34,8 +34,8 @@ export function registerPeerTools(server: McpServer, ctx: McpCtx): void {
     description: "Set a 1-2 sentence summary of your current work, shown to other agents in list_peers. Call it when you start and when your focus changes.",
     inputSchema: { summary: z.string().describe("A 1-2 sentence summary of your current work") },
     annotations: { ...messagingAnnotations(false), idempotentHint: true },
-  }, handler(ctx, "set_summary", ({ summary }: { summary: string }) => {
-    session.presence.setSummary(summary);
+  }, handler(ctx, "set_summary", async ({ summary }: { summary: string }) => {
+    await session.presence.setSummary(summary);
     return { ok: true, name: me, summary };
   }));
 

@@ -1,0 +1,22 @@
+// The peer record: what a running agent says of itself, and which holder wrote it. A pure module
+// (no storage), so the rules (peers.ts, presence.ts) and every engine agree on "ours".
+//
+//   {"a2a":1,"name","host","pid","cwd","git_root","tty","summary","started_at","heartbeat","heartbeat_ms"}
+//   (times: unix seconds)
+
+export interface Peer {
+  a2a: 1;
+  name: string;
+  host: string;
+  pid: number;
+  cwd: string;
+  git_root: string | null;
+  tty: string | null;
+  summary: string;
+  started_at: number;
+  heartbeat: number;
+  heartbeat_ms: number;
+}
+
+// The same holder: one process's presence, whatever its heartbeat and summary say now.
+export const samePeer = (a: Peer, b: Peer) => a.host === b.host && a.pid === b.pid && a.started_at === b.started_at;

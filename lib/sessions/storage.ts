@@ -1,0 +1,48 @@
+// What the session hooks (hooks.ts) need from an engine: one small record per session name, what
+// the hooks told that session, with the user who wrote it. The rules (what is new, when a stop
+// is blocked, whose record is trusted) are the room's. docs/PROTOCOL.md §11 ("Session records")
+// and §15 are the contract, docs/FILE-ENGINE.md §9 the file engine's layout.
+//
+// Invariants every engine keeps:
+// - `read` sees a whole record or reports it damaged, never a wrong value, and says who wrote
+//   it as the store vouches for it (on files the owner of the file, on PostgreSQL the role that
+//   wrote the row): a record is trusted by the room's rule (lib/core/guard.ts speaksFor), never
+//   by what it says of itself;
+// - `write` never replaces a record another user wrote in a store shared by several users; it
+//   need not be durable (a record lost in a crash costs one announcement or stop block again).
+// A separate interface from presence (lib/presence/storage.ts): another room, loaded in a chunk
+// of its own, and its records are trusted by writer while peer records are not.
+
+import type { Store } from "../core/config";
+import { fileSessions } from "../fs/sessions";
+
+export interface SessionRecord {
+  a2a: 1;
+  name: string;
+  announced: string[];
+  blocked: string[];
+  blocks: number;
+}
+
+// `writtenBy`: the OS user (uid) the store vouches wrote the record; absent when nothing says.
+export type SessionRead =
+  | { kind: "ok"; record: SessionRecord; writtenBy: number }
+  | { kind: "absent" }
+  | { kind: "damaged"; writtenBy?: number }; // not a whole session record, or not readable by us
+
+export interface SessionStorage {
+  // The record of session `name` (fields unchecked beyond `a2a` and `name`: the room checks them).
+  read(name: string): Promise<SessionRead>;
+  // Replaces the record of `record.name` with ours. Where another user's record holds the name
+  // and the store will not let us replace it (a shared store), nothing is written and this
+  // resolves false; any other failure rejects.
+  write(record: SessionRecord): Promise<boolean>;
+  // Where the record of `name` is kept, for a message that asks a person to look at it.
+  locate(name: string): string;
+}
+
+// The store's session storage. The file engine is the only engine yet; the PostgreSQL engine
+// (issue 22) is chosen here by the store it opened.
+export function sessionStorage(store: Store): SessionStorage {
+  return fileSessions(store);
+}
