@@ -53,7 +53,7 @@ if (role === "slot-waiter" || role === "claim-waiter") {
       const o = await claimTask(store, "wake", { wait: true, as: "bench" });
       if (o.kind !== "done") throw new Error("claim wait did not end done");
       line(`woke ${i} ${mono()}`);
-      completeTask(store, o.value!.id, o.value!.token, "");
+      await completeTask(store, o.value!.id, o.value!.token, "");
       continue;
     }
     line(`woke ${i} ${mono()}`);
@@ -73,7 +73,7 @@ if (role === "claimer") {
     } catch {
       break; // nothing claimable: drained
     }
-    completeTask(store, c.id, c.token, "ok");
+    await completeTask(store, c.id, c.token, "ok");
     n++;
   }
   line(`end ${mono()} ${n}`);
@@ -132,7 +132,7 @@ log(`[wake] ${TRIALS} trials each, alternating`);
 const wakeDir = fresh("wake");
 dirs.push(wakeDir);
 const store: Store = openStore({ dir: wakeDir, env: {} });
-addTask(store, "wake", "seed"); // the queue exists; the seed is claimed by the first trial below
+await addTask(store, "wake", "seed"); // the queue exists; the seed is claimed by the first trial below
 const slotW = child(["slot-waiter", wakeDir, String(TRIALS)]);
 const claimW = child(["claim-waiter", wakeDir, String(TRIALS + 1)]);
 const readSlot = lines(slotW);
@@ -150,7 +150,7 @@ for (let i = 0; i < TRIALS; i++) {
     await Bun.sleep(randBetween(5, 15)); // the bench's gap between "armed" and the event
     const t0 = mono();
     if (kind === "slot") await publishSlot(store, `s${i}`, "x");
-    else addTask(store, "wake", `t${i}`);
+    else (await addTask(store, "wake", `t${i}`));
     (kind === "slot" ? publishCall : addCall).push(mono() - t0);
     const woke = (await read()).split(" ");
     (kind === "slot" ? slotMs : claimMs).push(Number(woke[2]) - t0);
@@ -171,7 +171,7 @@ async function claimRun(k: number): Promise<number> {
   const dir = fresh(`claim${k}`);
   dirs.push(dir);
   const s = openStore({ dir, env: {} });
-  for (let i = 0; i < MESSAGES; i += 5000) addTasks(s, Array.from({ length: Math.min(5000, MESSAGES - i) }, (_, j) => ({ queue: "tput", payload: `t${i + j}` })));
+  for (let i = 0; i < MESSAGES; i += 5000) (await addTasks(s, Array.from({ length: Math.min(5000, MESSAGES - i) }, (_, j) => ({ queue: "tput", payload: `t${i + j}` }))));
   const procs = Array.from({ length: k }, () => child(["claimer", dir]));
   const readers = procs.map(lines);
   await Promise.all(readers.map((r) => r())); // ready
@@ -194,7 +194,7 @@ log(`[listing] ${TASKS} tasks vs ${TASKS} slots, ${SPAWNS} spawns each`);
 const listDir = fresh("list");
 dirs.push(listDir);
 const ls = openStore({ dir: listDir, env: {} });
-for (let i = 0; i < TASKS; i += 5000) addTasks(ls, Array.from({ length: Math.min(5000, TASKS - i) }, (_, j) => ({ queue: "big", payload: `t${i + j}` })));
+for (let i = 0; i < TASKS; i += 5000) (await addTasks(ls, Array.from({ length: Math.min(5000, TASKS - i) }, (_, j) => ({ queue: "big", payload: `t${i + j}` }))));
 const slotsRoot = makeStore(tmpdir(), TASKS, "status");
 const timeSpawn = (args: string[], dir: string) => {
   const t0 = mono();

@@ -75,7 +75,7 @@ export async function tasks(ctx: Ctx): Promise<Outcome> {
   const addSecs = (performance.now() - t0) / 1000;
   const store = openStore({ dir: root, env: {} });
   const graph = plan(n, ctx.seed);
-  const listed = listTasks(store, { queue: QUEUE });
+  const listed = await listTasks(store, { queue: QUEUE });
   const byKey = new Map(listed.map((t) => [t.key, t]));
   v.check(listed.length === n && byKey.size === n, "tasks lost or doubled by a killed adder", () => `${listed.length} tasks, ${byKey.size} keys, ${n} wanted`);
   const idOf = (i: number) => byKey.get(`k${i}`)?.id;
@@ -97,7 +97,7 @@ export async function tasks(ctx: Ctx): Promise<Outcome> {
   let finalCount = 0;
   for (;;) {
     await Bun.sleep(between(r, 40, 140)); // the chaos rate, not a wait for a condition
-    const views = listTasks(store, { queue: QUEUE });
+    const views = await listTasks(store, { queue: QUEUE });
     finalCount = views.filter((t) => t.state === "done" || t.state === "dead").length;
     if (finalCount === n) break;
     if (performance.now() - t0 > limitMs) {
@@ -137,7 +137,7 @@ export async function tasks(ctx: Ctx): Promise<Outcome> {
   for (const e of errors) v.fail("worker stderr", e);
 
   // Verdicts from the raw chains (and the derived states as lib reads them now).
-  const finalViews = new Map(listTasks(store, { queue: QUEUE }).map((t) => [t.key, t]));
+  const finalViews = new Map((await listTasks(store, { queue: QUEUE })).map((t) => [t.key, t]));
   closeWatches(store);
   const lines = outputs.join("\n").split("\n").filter(Boolean).map((l) => l.split(" "));
   const doneSeen = new Map<string, string[]>(); // id -> attempts for which a worker saw done land

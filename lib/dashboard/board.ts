@@ -40,7 +40,7 @@ export interface BoardProvider {
   readonly available: boolean;
   read(store: Store): Promise<Board>;
   // Directories (existing or not) whose changes may change the board.
-  dirs(store: Store): string[];
+  dirs(store: Store): Promise<string[]>;
   retry(store: Store, queue: string, id: string, as: string): Promise<void>;
   cancel(store: Store, queue: string, id: string, as: string): Promise<void>;
   release(store: Store, lease: string, as: string): Promise<void>;

@@ -167,7 +167,7 @@ export async function watchBus(store: Store, on: (e: BusEvent) => void, opts: Bu
   watchDir(inboxesDir(store), () => lookInboxes(true));
   watchDir(topicsDir(store), () => lookTopics(true));
   watchDir(peersDir(store), () => lookPeers(true));
-  for (const d of board.dirs(store)) watchDir(d, () => emit({ area: "board" }));
+  for (const d of await board.dirs(store)) watchDir(d, () => emit({ area: "board" }));
   let recheck: ReturnType<typeof setInterval> | undefined;
   try {
     // Baselines, after every subscription above (a refusal here also unsubscribes them all).

@@ -20,7 +20,7 @@ export const TASK_BOARD: BoardProvider = {
   available: true,
   async read(store: Store): Promise<Board> {
     const byQueue = new Map<string, BoardTask[]>();
-    for (const t of listTasks(store)) {
+    for (const t of await listTasks(store)) {
       const list = byQueue.get(t.queue) ?? [];
       list.push({
         queue: t.queue, id: t.id, title: t.payload.slice(0, 200), state: t.state, holder: t.assignee,
@@ -31,19 +31,19 @@ export const TASK_BOARD: BoardProvider = {
     const leases = (await listLeases(store)).map((l) => ({ name: l.name, holder: l.holder, acquired_at: l.taken_at, expires_at: l.expires_at }));
     return { available: true, queues: [...byQueue].sort(([a], [b]) => byName(a, b)).map(([name, tasks]) => ({ name, tasks })), leases };
   },
-  dirs(store: Store): string[] {
+  async dirs(store: Store): Promise<string[]> {
     const dirs = [tasksDir(store), leasesDir(store)];
-    for (const q of queues(store)) dirs.push(queueDir(store, q), openDir(store, q));
-    const live = listTasks(store).filter((t) => t.state === "ready" || t.state === "claimed" || t.state === "blocked");
+    for (const q of await queues(store)) dirs.push(queueDir(store, q), openDir(store, q));
+    const live = (await listTasks(store)).filter((t) => t.state === "ready" || t.state === "claimed" || t.state === "blocked");
     for (const t of live.slice(0, MAX_WATCHED_TASKS)) dirs.push(taskDir(store, t.queue, t.id));
     for (const name of leaseNames(store)) dirs.push(leaseDir(store, name));
     return dirs;
   },
   async retry(store, _queue, id) {
-    retryTask(store, id);
+    await retryTask(store, id);
   },
   async cancel(store, _queue, id, as) {
-    cancelTask(store, id, { reason: `cancelled by ${as} from the dashboard` });
+    await cancelTask(store, id, { reason: `cancelled by ${as} from the dashboard` });
   },
   async release(store, lease) {
     const held = (await listLeases(store, [lease]))[0];

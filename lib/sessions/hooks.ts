@@ -51,8 +51,8 @@ export interface ClaimableTask {
 }
 
 // What could be claimed now, per queue (every queue: a session is not tied to one).
-export function claimableTasks(store: Store, _name: string): ClaimableTask[] {
-  return claimable(store).map((q) => ({ queue: q.queue, id: q.oldest_id, title: `${q.claimable} claimable` }));
+export async function claimableTasks(store: Store, _name: string): Promise<ClaimableTask[]> {
+  return (await claimable(store)).map((q) => ({ queue: q.queue, id: q.oldest_id, title: `${q.claimable} claimable` }));
 }
 
 async function readRecord(store: Store, name: string): Promise<SessionRecord> {
@@ -98,9 +98,9 @@ export interface SessionStartReport {
 }
 
 // SessionStart: what waits for the session.
-export function sessionStart(store: Store, name: string): SessionStartReport {
+export async function sessionStart(store: Store, name: string): Promise<SessionStartReport> {
   const mail = waitingFor(store, name);
-  return { unread: mail.ids.length, senders: senders(mail), tasks: claimableTasks(store, name) };
+  return { unread: mail.ids.length, senders: senders(mail), tasks: await claimableTasks(store, name) };
 }
 
 export interface PromptReport {
@@ -140,7 +140,7 @@ export async function stopDecision(store: Store, name: string, continuation: boo
   const rec = await readRecord(store, name);
   const mail = waitingFor(store, name);
   const unread = mail.ids.length;
-  const tasks = worker ? claimableTasks(store, name) : [];
+  const tasks = worker ? await claimableTasks(store, name) : [];
   if (!unread && !tasks.length) {
     if (rec.blocks || rec.blocked.length) await writeRecord(store, { ...rec, blocked: [], blocks: 0 });
     return { block: false, unread: 0, letGo: { kind: "nothing-waits" } };
@@ -163,9 +163,9 @@ export async function stopDecision(store: Store, name: string, continuation: boo
 // second). The inbox is created if missing.
 export async function waitForWork(store: Store, name: string, timeoutMs: number, signal?: AbortSignal): Promise<Outcome<ReceivedMessage | ClaimableTask | undefined>> {
   ensureInbox(store, name);
-  const first = () => {
+  const first = async () => {
     const mail = waitingFor(store, name);
-    return mail.heads(mail.ids.slice(0, 1))[0] ?? claimableTasks(store, name)[0];
+    return mail.heads(mail.ids.slice(0, 1))[0] ?? (await claimableTasks(store, name))[0];
   };
   return waitUntil(store, { on: "inbox", agent: name }, first, { timeoutMs, signal, recheckMs: 1000 });
 }

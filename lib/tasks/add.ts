@@ -5,21 +5,14 @@
 // call leaves the store as it was; a failure it lives to see before the task exists (a full disk)
 // undoes what it made; two adders with one key both return the one id that was created.
 
-import { rmdirSync } from "node:fs";
-import { dirname } from "node:path";
 import { checkSize, type Store } from "../core/config";
-import { ensureDir, moveFile } from "../core/guard";
-import { createAtomic, writeAtomic } from "../core/atomic";
-import { appendVersion } from "../core/chain";
-import { hashHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
-import { exists, readJsonLine, unlinkQuiet } from "../core/fs";
-import { addKeyFile, addKeysDir, checkName, dependantFile, isTaskId, openDir, openFile, pendingOpenFile, taskDir } from "../core/paths";
+import { checkName, isTaskId } from "../core/paths";
 import { checkDuration, nowSec } from "../core/time";
 import {
-  checkMaxAttempts, checkQueue, checkText, DEFAULT_MAX_ATTEMPTS, encodeTask, newTaskId, type Dep, type TaskRecord,
+  checkMaxAttempts, checkQueue, checkText, DEFAULT_MAX_ATTEMPTS, newTaskId, type Dep,
 } from "./record";
-import { queueOf, readTask } from "./state";
+import { taskStorage } from "./storage";
 
 export interface AddOptions {
   key?: string; // same key (in the queue) -> same id, nothing created twice
@@ -42,8 +35,8 @@ export interface Added {
 
 export const MAX_BATCH = 10_000;
 
-export function addTask(store: Store, queue: string, payload: string, opts: AddOptions = {}): Added {
-  return addTasks(store, [{ ...opts, queue, payload }])[0];
+export async function addTask(store: Store, queue: string, payload: string, opts: AddOptions = {}): Promise<Added> {
+  return (await addTasks(store, [{ ...opts, queue, payload }]))[0];
 }
 
 interface Planned {
@@ -51,21 +44,21 @@ interface Planned {
   deps: (Dep | { ref: string })[];
 }
 
-export function addTasks(store: Store, specs: AddSpec[]): Added[] {
-  const plan = validate(store, specs);
+export async function addTasks(store: Store, specs: AddSpec[]): Promise<Added[]> {
+  const plan = await validate(store, specs);
   const ids = new Map<string, Dep>(); // ref -> the task made for it
   const out: Added[] = new Array(specs.length);
   for (const i of order(plan)) {
     const { spec, deps } = plan[i];
     const after = deps.map((d) => ("ref" in d ? ids.get(d.ref)! : d));
-    const added = addOne(store, spec, after);
+    const added = await addOne(store, spec, after);
     if (spec.ref !== undefined) ids.set(spec.ref, added);
     out[i] = added;
   }
   return out;
 }
 
-function validate(store: Store, specs: AddSpec[]): Planned[] {
+async function validate(store: Store, specs: AddSpec[]): Promise<Planned[]> {
   if (!Array.isArray(specs) || specs.length === 0 || specs.length > MAX_BATCH) {
     throw new A2AError("EUSAGE", `give 1 to ${MAX_BATCH} tasks to add: nothing was added`);
   }
@@ -77,7 +70,8 @@ function validate(store: Store, specs: AddSpec[]): Planned[] {
     refs.add(s.ref);
   }
   const known = new Map<string, string | undefined>(); // id -> its queue
-  return specs.map((s) => {
+  const out: Planned[] = [];
+  for (const s of specs) {
     checkQueue(s.queue);
     if (typeof s.payload !== "string") throw new A2AError("EUSAGE", "the task payload must be a text: nothing was added");
     checkSize(store, s.payload, "the task payload");
@@ -98,7 +92,7 @@ function validate(store: Store, specs: AddSpec[]): Planned[] {
           data: { after: a },
         });
       }
-      if (!known.has(a)) known.set(a, queueOf(store, a));
+      if (!known.has(a)) known.set(a, await taskStorage(store).queueOf(a));
       const q = known.get(a);
       if (q === undefined) {
         throw new A2AError("EUSAGE", text`unknown dependency ${a}: no such task in this store, check the id given to ${arg("after")}; nothing was added`, {
@@ -107,8 +101,9 @@ function validate(store: Store, specs: AddSpec[]): Planned[] {
       }
       deps.push({ id: a, queue: q });
     }
-    return { spec: s, deps };
-  });
+    out.push({ spec: s, deps });
+  }
+  return out;
 }
 
 // Indexes of `plan` with every task after the ones it depends on; EUSAGE on a cycle.
@@ -132,78 +127,17 @@ function order(plan: Planned[]): number[] {
   return out;
 }
 
-const asKey = (r: any): { id: string } | undefined => (r.a2a === 1 && isTaskId(r.id) ? r : undefined);
-
-const keyHash = (key: string) => hashHex("sha256", key).slice(0, 32);
-
-// The id recorded for `key` in `queue`, recording `fresh` if there is none (step 1).
-function idForKey(store: Store, queue: string, key: string, fresh: string): string {
-  ensureDir(store, addKeysDir(store, queue));
-  const path = addKeyFile(store, queue, keyHash(key));
-  const rec = JSON.stringify({ a2a: 1, id: fresh, key, at: nowSec(), host: store.host, pid: process.pid }) + "\n";
-  for (let i = 0; ; i++) {
-    if (createAtomic(store, path, rec)) return fresh;
-    const r = readJsonLine(store, path, asKey);
-    if (r.kind === "ok") return r.value.id;
-    if (i >= 5) throw new A2AError("EIO", `the key record ${path} is ${r.kind === "invalid" ? r.why : "unreadable"}: remove it, then add again`);
-    Bun.sleepSync(1 + i * 5);
-  }
-}
-
-function addOne(store: Store, spec: AddSpec, after: Dep[]): Added {
+// Steps 1 to 6 are the engine's (storage.ts add); the record written is made here.
+async function addOne(store: Store, spec: AddSpec, after: Dep[]): Promise<Added> {
   const { queue } = spec;
-  // What this add made before its task existed, undone when a step up to 5 fails (a full disk,
-  // a quota): a refused add leaves the store as it was, as its error says.
-  const undo: (() => void)[] = [];
-  const dir = (path: string) => {
-    for (const d of missingDirs(store, path)) undo.push(() => rmdirQuiet(d));
-    ensureDir(store, path);
-  };
-  try {
-    const fresh = newTaskId(store);
-    if (spec.key !== undefined) dir(addKeysDir(store, queue));
-    const id = spec.key === undefined ? fresh : idForKey(store, queue, spec.key, fresh);
-    if (spec.key !== undefined && id === fresh) undo.push(() => unlinkQuiet(addKeyFile(store, queue, keyHash(spec.key!))));
-    if (spec.key !== undefined && readTask(store, queue, id)) return { id, queue, created: false }; // step 2: a fresh id names nothing
-    const taskPath = taskDir(store, queue, id);
-    dir(taskPath);
-    // Hints (empty; a power cut that loses one costs a recheck, never a task): no fsync.
-    for (const d of after) {
-      const hint = dependantFile(store, d.queue, d.id, queue, id);
-      if (createAtomic(store, hint, "", { durable: false })) undo.push(() => unlinkQuiet(hint));
-    }
-    dir(openDir(store, queue));
-    const pending = pendingOpenFile(store, queue, id);
-    if (!exists(store, pending)) undo.push(() => unlinkQuiet(pending));
-    writeAtomic(store, pending, "", { durable: false });
+  const r = await taskStorage(store).add(queue, spec.key, newTaskId(store), after, (id) => {
     const now = nowSec();
-    const rec: TaskRecord = {
+    return {
       a2a: 1, id, queue, version: 1, state: "ready", payload: spec.payload, size: Buffer.byteLength(spec.payload, "utf8"),
       key: spec.key ?? null, after, max_attempts: spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, ttl_sec: spec.ttlSec ?? null,
       deadline: spec.ttlSec === undefined ? null : now + spec.ttlSec, created_at: now, updated_at: now, attempt: 0, round_from: 0,
       claim: null, attempts: [], result: null, reason: null, host: store.host, pid: process.pid,
     };
-    if (!appendVersion(store, taskPath, rec, encodeTask)) return { id, queue, created: false };
-    undo.length = 0; // step 5: the task exists; what follows only announces it
-    moveFile(store, pending, openFile(store, queue, id), `marking task ${id} open`);
-    return { id, queue, created: true };
-  } catch (err) {
-    for (const u of undo.reverse()) u();
-    throw err;
-  }
-}
-
-// The directories from the store's root down to `path` that do not exist yet, top first.
-function missingDirs(store: Store, path: string): string[] {
-  const out: string[] = [];
-  for (let d = path; d !== store.root && d.startsWith(store.root) && !exists(store, d); d = dirname(d)) out.unshift(d);
-  return out;
-}
-
-function rmdirQuiet(path: string): void {
-  try {
-    rmdirSync(path); // only when empty: a concurrent add's files keep it
-  } catch {
-    // not empty, or gone
-  }
+  });
+  return { id: r.id, queue, created: r.created };
 }

@@ -25,17 +25,13 @@
 
 import type { Store } from "../core/config";
 import { damageOf } from "../core/chain";
-import { ensureDir } from "../core/guard";
-import { dropSpare, prepareSpare, writeAtomic } from "../core/atomic";
-import { hashHex } from "../core/digest";
 import { A2AError, arg, op, text } from "../core/errors";
-import { entries, readJsonLine } from "../core/fs";
 import { done, type Outcome } from "../core/outcome";
-import { claimKeyFile, claimKeysDir, isTaskId, openDir } from "../core/paths";
 import { checkDuration, nowSec } from "../core/time";
 import { checkTimeout, waitUntil } from "../core/watch";
 import { assigneeOf, checkQueue, checkText, DEFAULT_LEASE_SEC, newToken, type TaskRecord } from "./record";
-import { afterChange, changeTask, dropMarker, openIds, queueExists, readTask, readTasks, RECHECK_MS, Resolver, settle, type DamagedChain } from "./state";
+import { changeTask, queueExists, readTask, readTasks, RECHECK_MS, Resolver, settle, type DamagedChain } from "./state";
+import { taskStorage } from "./storage";
 
 export interface ClaimOptions {
   as?: string; // the assignee (default A2A_AGENT, else HOST.PID)
@@ -76,52 +72,50 @@ export async function claimTask(store: Store, queue: string, opts: ClaimOptions 
   if (opts.key !== undefined) checkText(opts.key, "claim key", 1024);
   const leaseSec = opts.leaseSec === undefined ? DEFAULT_LEASE_SEC : checkDuration(opts.leaseSec, "lease", "lease");
   checkTimeout(opts.timeoutMs);
-  const keyPath = opts.key === undefined ? undefined : claimKeyFile(store, queue, hashHex("sha256", `${assignee}\n${opts.key}`).slice(0, 32));
-  const attempt = () => (keyPath && replay(store, queue, keyPath)) || claimOnce(store, queue, assignee, opts.key ?? null, leaseSec, keyPath);
+  const key = opts.key;
+  const attempt = async () => (key !== undefined && (await replay(store, queue, assignee, key))) || claimOnce(store, queue, assignee, key ?? null, leaseSec);
   if (!opts.wait) {
-    if (!queueExists(store, queue)) {
+    if (!(await queueExists(store, queue))) {
       throw new A2AError("ENOTFOUND", text`no queue ${queue} in this store: add a task to it first (${op("task add", queue)}), or wait for one with ${arg("wait")}`, {
         data: { queue, reason: "no queue" },
       });
     }
-    const c = attempt();
+    const c = await attempt();
     if (c) return done(c);
-    throw nothingClaimable(store, queue);
+    throw await nothingClaimable(store, queue);
   }
-  ensureDir(store, openDir(store, queue));
-  // While it waits, the claimer holds its claim's temp file ready (atomic.ts prepareSpare):
-  // between the wake and the claim there is then no inode to create.
-  const check = () => {
-    const c = attempt();
-    if (!c) prepareSpare(store);
+  const tasks = taskStorage(store);
+  await tasks.prepareWait(queue);
+  // While it waits, the claimer holds its claim's write ready (storage.ts readyToWrite):
+  // between the wake and the claim there is then nothing to create.
+  const check = async () => {
+    const c = await attempt();
+    if (!c) tasks.readyToWrite();
     return c;
   };
   try {
     const outcome = await waitUntil(store, { on: "queue", queue }, check, { timeoutMs: opts.timeoutMs, signal: opts.signal, recheckMs: RECHECK_MS });
     return outcome.kind === "done" ? outcome : { ...outcome, pending: [queue] };
   } finally {
-    dropSpare(store);
+    tasks.doneWaiting();
   }
 }
 
-const asClaimKey = (r: any): { id: string; queue: string; token: string } | undefined =>
-  r.a2a === 1 && isTaskId(r.id) && typeof r.token === "string" ? r : undefined;
-
-function replay(store: Store, queue: string, keyPath: string): TaskClaim | undefined {
-  const k = readJsonLine(store, keyPath, asClaimKey);
-  if (k.kind !== "ok") return undefined;
-  const rec = readTasks(store, queue, [k.value.id])[0]; // damaged: nothing to replay
-  if (rec?.state === "claimed" && rec.claim!.token === k.value.token && rec.claim!.expires_at > nowSec()) return claimOf(rec, true);
+async function replay(store: Store, queue: string, assignee: string, key: string): Promise<TaskClaim | undefined> {
+  const k = await taskStorage(store).claimKey(queue, assignee, key);
+  if (!k) return undefined;
+  const rec = (await readTasks(store, queue, [k.id]))[0]; // damaged: nothing to replay
+  if (rec?.state === "claimed" && rec.claim!.token === k.token && rec.claim!.expires_at > nowSec()) return claimOf(rec, true);
   return undefined;
 }
 
 // One pass over the queue (step 2); the claim, or undefined when nothing is claimable.
-function claimOnce(store: Store, queue: string, assignee: string, key: string | null, leaseSec: number, keyPath?: string): TaskClaim | undefined {
-  const ids = openIds(store, queue);
+async function claimOnce(store: Store, queue: string, assignee: string, key: string | null, leaseSec: number): Promise<TaskClaim | undefined> {
+  const ids = await taskStorage(store).candidates(queue);
   const resolver = new Resolver(store);
   for (const id of ids) {
     try {
-      const c = claimOne(store, queue, id, resolver, assignee, key, leaseSec, keyPath);
+      const c = await claimOne(store, queue, id, resolver, assignee, key, leaseSec);
       if (c) return c;
     } catch (err) {
       // One damaged chain (a foreign file at its head) must not stop the queue: its task
@@ -132,33 +126,31 @@ function claimOnce(store: Store, queue: string, assignee: string, key: string | 
   return undefined;
 }
 
-function claimOne(store: Store, queue: string, id: string, resolver: Resolver, assignee: string, key: string | null, leaseSec: number, keyPath?: string): TaskClaim | undefined {
-  let rec = readTask(store, queue, id); // none: a marker left by an older release's add
+async function claimOne(store: Store, queue: string, id: string, resolver: Resolver, assignee: string, key: string | null, leaseSec: number): Promise<TaskClaim | undefined> {
+  let rec = await readTask(store, queue, id); // none: a marker left by an older release's add
   while (rec) {
     if (rec.state === "done" || rec.state === "dead") {
-      dropMarker(store, rec);
+      await taskStorage(store).dropCandidate(rec);
       break;
     }
-    const settled = settle(store, rec);
+    const settled = await settle(store, rec);
     if (settled !== rec) {
       rec = settled;
       continue;
     }
-    if (rec.state !== "ready" || resolver.derived(rec).state !== "ready") break;
+    if (rec.state !== "ready" || (await resolver.derived(rec)).state !== "ready") break;
     const now = nowSec();
     const attempt = rec.attempt + 1;
-    const r = changeTask(store, rec, (cur) => {
-      if (cur.version !== rec!.version) return undefined; // changed since we decided: decide again
+    const before = rec.version;
+    const r = await changeTask(store, rec, (cur) => {
+      if (cur.version !== before) return undefined; // changed since we decided: decide again
       return {
         ...cur, state: "claimed", attempt,
         claim: { attempt, token: newToken(attempt), assignee, key, claimed_at: now, expires_at: now + leaseSec, lease_sec: leaseSec, host: store.host, pid: process.pid },
       };
     });
     if (r.changed) {
-      if (keyPath) {
-        ensureDir(store, claimKeysDir(store, queue));
-        writeAtomic(store, keyPath, JSON.stringify({ a2a: 1, id, queue, token: r.rec.claim!.token, at: now }) + "\n");
-      }
+      if (key !== null) await taskStorage(store).setClaimKey(queue, assignee, key, { id, token: r.rec.claim!.token, at: now });
       return claimOf(r.rec, false);
     }
     rec = r.rec; // someone else changed it first: decide again on what they wrote
@@ -169,22 +161,21 @@ function claimOne(store: Store, queue: string, id: string, resolver: Resolver, a
 // Takes back `claim` (see the header): lands only while the task's head is that very claim
 // (same token), so it can never undo a later claim, a settle, a finish or a cancel; then
 // wakes claimers. Returns whether it landed.
-export function unclaimTask(store: Store, claim: Pick<TaskClaim, "id" | "queue" | "token">): boolean {
-  const rec = readTask(store, claim.queue, claim.id);
+export async function unclaimTask(store: Store, claim: Pick<TaskClaim, "id" | "queue" | "token">): Promise<boolean> {
+  const rec = await readTask(store, claim.queue, claim.id);
   if (!rec) return false;
-  const r = changeTask(store, rec, (cur) =>
+  const r = await changeTask(store, rec, (cur) =>
     cur.state === "claimed" && cur.claim!.token === claim.token ? { ...cur, state: "ready", attempt: cur.attempt - 1, claim: null } : undefined,
   );
-  if (r.changed) afterChange(store, r.rec);
   return r.changed;
 }
 
-function nothingClaimable(store: Store, queue: string): A2AError {
+async function nothingClaimable(store: Store, queue: string): Promise<A2AError> {
   const counts = { claimed: 0, blocked: 0 };
   const resolver = new Resolver(store);
   const damaged: DamagedChain[] = [];
-  for (const rec of readTasks(store, queue, entries(store, openDir(store, queue)).filter(isTaskId), damaged)) {
-    const s = resolver.derived(rec).state;
+  for (const rec of await readTasks(store, queue, await taskStorage(store).open(queue), damaged)) {
+    const s = (await resolver.derived(rec)).state;
     if (s === "claimed" || s === "blocked") counts[s]++;
   }
   const d = damaged[0];

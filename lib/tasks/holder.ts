@@ -1,7 +1,7 @@
 // What the holder of a claim does with it: renew the lease, finish the task (done, with a
 // result), or give it up (fail, with a reason; retried unless told not to).
 //
-// Fencing: each is one compare-and-set on the task's chain, computed from a head whose claim
+// Fencing: each is one compare-and-set on the task (storage.ts change), computed from a head whose claim
 // carries the caller's attempt and token. A token whose attempt was settled as expired, or
 // superseded by a later claim, or whose task was finished or cancelled, can never land: the
 // head it would have to follow is gone, and the version after it is taken. This holds for a
@@ -17,7 +17,7 @@ import { checkSize, type Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
 import { checkDuration, nowSec } from "../core/time";
 import { checkText, checkToken, type TaskRecord } from "./record";
-import { afterChange, changeTask, endAttempt, findTask } from "./state";
+import { changeTask, endAttempt, findTask } from "./state";
 
 export interface Renewed {
   id: string;
@@ -59,11 +59,11 @@ function stale(cur: TaskRecord, token: string, attempt: number, verb: string): A
   return new A2AError("ECONFLICT", text`cannot ${verb} task ${cur.id}: ${what}; ${now}. Nothing was changed: claim a task again with ${op("task claim", cur.queue)}`, { data });
 }
 
-export function renewTask(store: Store, id: string, token: string, opts: { leaseSec?: number } = {}): Renewed {
+export async function renewTask(store: Store, id: string, token: string, opts: { leaseSec?: number } = {}): Promise<Renewed> {
   const t = checkToken(token);
   if (opts.leaseSec !== undefined) checkDuration(opts.leaseSec, "lease", "lease");
-  const rec = findTask(store, id);
-  const r = changeTask(store, rec, (cur) => {
+  const rec = await findTask(store, id);
+  const r = await changeTask(store, rec, (cur) => {
     const err = stale(cur, t.token, t.attempt, "renew");
     if (err) throw err;
     const lease = opts.leaseSec ?? cur.claim!.lease_sec;
@@ -72,17 +72,16 @@ export function renewTask(store: Store, id: string, token: string, opts: { lease
   return { id, attempt: t.attempt, expires_at: r.rec.claim!.expires_at };
 }
 
-export function completeTask(store: Store, id: string, token: string, result = ""): Finished {
+export async function completeTask(store: Store, id: string, token: string, result = ""): Promise<Finished> {
   const t = checkToken(token);
   if (typeof result !== "string") throw new A2AError("EUSAGE", "the result must be a text");
   checkSize(store, result, "the result");
-  const rec = findTask(store, id);
-  const r = changeTask(store, rec, (cur) => {
+  const rec = await findTask(store, id);
+  const r = await changeTask(store, rec, (cur) => {
     const err = stale(cur, t.token, t.attempt, "finish");
     if (err) throw err;
     return { ...cur, state: "done", claim: null, result, reason: null };
   });
-  afterChange(store, r.rec);
   return { id, queue: r.rec.queue, attempt: t.attempt, state: "done", reason: null };
 }
 
@@ -91,15 +90,14 @@ export interface FailOptions {
   retry?: boolean; // default true: back to the queue unless the round's attempts are used up
 }
 
-export function failTask(store: Store, id: string, token: string, opts: FailOptions = {}): Finished {
+export async function failTask(store: Store, id: string, token: string, opts: FailOptions = {}): Promise<Finished> {
   const t = checkToken(token);
   const reason = opts.reason === undefined ? "failed (no reason given)" : checkText(opts.reason, "reason");
-  const rec = findTask(store, id);
-  const r = changeTask(store, rec, (cur) => {
+  const rec = await findTask(store, id);
+  const r = await changeTask(store, rec, (cur) => {
     const err = stale(cur, t.token, t.attempt, "fail");
     if (err) throw err;
     return endAttempt(cur, "failed", reason, opts.retry === false);
   });
-  afterChange(store, r.rec);
   return { id, queue: r.rec.queue, attempt: t.attempt, state: r.rec.state as Finished["state"], reason: r.rec.reason };
 }

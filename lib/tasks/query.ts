@@ -15,17 +15,16 @@
 
 import type { Store } from "../core/config";
 import { A2AError, arg, text } from "../core/errors";
-import { entries } from "../core/fs";
 import { done, ended, type Outcome } from "../core/outcome";
-import { isTaskId, openDir, queueDir } from "../core/paths";
 import { nowSec } from "../core/time";
 import { checkTimeout, waitUntil } from "../core/watch";
 import { checkQueue, checkTaskId, roundAttempts, TASK_STATES, type TaskRecord, type TaskState } from "./record";
+import { taskStorage } from "./storage";
 import { findTask, queues, readTask, readTasks, RECHECK_MS, Resolver, settle, viewOf, type DamagedChain, type TaskView } from "./state";
 
-function settled(store: Store, rec: TaskRecord): TaskRecord {
+async function settled(store: Store, rec: TaskRecord): Promise<TaskRecord> {
   try {
-    return settle(store, rec);
+    return await settle(store, rec);
   } catch {
     return rec; // a read-only store: show what is stored
   }
@@ -38,26 +37,26 @@ export interface ListOptions {
 }
 
 // Tasks of one queue (or all), oldest first, optionally of one state.
-export function listTasks(store: Store, opts: ListOptions = {}): TaskView[] {
+export async function listTasks(store: Store, opts: ListOptions = {}): Promise<TaskView[]> {
   if (opts.queue !== undefined) checkQueue(opts.queue);
   if (opts.state !== undefined && !TASK_STATES.includes(opts.state)) {
     throw new A2AError("EUSAGE", text`unknown task state ${JSON.stringify(String(opts.state))}: give one of ${TASK_STATES.join(", ")}, e.g. ${arg("state", "dead")}`);
   }
   const resolver = new Resolver(store);
   const out: TaskView[] = [];
-  for (const q of opts.queue === undefined ? queues(store).sort() : [opts.queue]) {
-    for (const rec of readTasks(store, q, entries(store, queueDir(store, q)).filter(isTaskId).sort(), opts.damaged)) {
-      const cur = settled(store, rec);
-      const v = viewOf(cur, resolver.derived(cur));
+  for (const q of opts.queue === undefined ? (await queues(store)).sort() : [opts.queue]) {
+    for (const rec of await readTasks(store, q, (await taskStorage(store).ids(q)).sort(), opts.damaged)) {
+      const cur = await settled(store, rec);
+      const v = viewOf(cur, await resolver.derived(cur));
       if (opts.state === undefined || v.state === opts.state) out.push(v);
     }
   }
   return out;
 }
 
-export function showTask(store: Store, id: string): TaskView {
-  const rec = settled(store, findTask(store, id));
-  return viewOf(rec, new Resolver(store).derived(rec));
+export async function showTask(store: Store, id: string): Promise<TaskView> {
+  const rec = await settled(store, await findTask(store, id));
+  return viewOf(rec, await new Resolver(store).derived(rec));
 }
 
 export interface TaskWaitResult {
@@ -74,7 +73,8 @@ export async function waitTasks(store: Store, ids: string[], opts: TaskWaitOptio
   if (!Array.isArray(ids) || ids.length === 0) throw new A2AError("EUSAGE", "give at least one task id to wait for");
   ids.forEach((id) => checkTaskId(id));
   checkTimeout(opts.timeoutMs);
-  const recs = [...new Set(ids)].map((id) => findTask(store, id)); // unknown ids: ENOTFOUND before waiting
+  const recs: TaskRecord[] = [];
+  for (const id of new Set(ids)) recs.push(await findTask(store, id)); // unknown ids: ENOTFOUND before waiting
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   opts.signal?.addEventListener("abort", onAbort);
@@ -83,11 +83,11 @@ export async function waitTasks(store: Store, ids: string[], opts: TaskWaitOptio
   try {
     const outcomes = await Promise.all(
       recs.map(async (first) => {
-        const check = () => {
-          const rec = readTask(store, first.queue, first.id);
+        const check = async () => {
+          const rec = await readTask(store, first.queue, first.id);
           if (!rec) return undefined;
-          const cur = settled(store, rec);
-          const v = viewOf(cur, new Resolver(store).derived(cur));
+          const cur = await settled(store, rec);
+          const v = viewOf(cur, await new Resolver(store).derived(cur));
           return v.state === "done" || v.state === "dead" ? v : undefined;
         };
         const o = await waitUntil(store, { on: "task", queue: first.queue, id: first.id }, check, { timeoutMs: opts.timeoutMs, signal: stop.signal, recheckMs: RECHECK_MS });
@@ -121,16 +121,16 @@ export interface ClaimableQueue {
 // hooks and dashboards that tell an agent there is work ("3 tasks claimable in build").
 // Reads only the @open markers' tasks (a damaged one passed over into `damaged`). A queue with
 // nothing claimable, or that does not exist, is left out; invalid names are EUSAGE.
-export function claimable(store: Store, names?: string[], damaged?: DamagedChain[]): ClaimableQueue[] {
-  const wanted = names === undefined ? queues(store).sort() : [...new Set(names.map((q) => checkQueue(q)))].sort();
+export async function claimable(store: Store, names?: string[], damaged?: DamagedChain[]): Promise<ClaimableQueue[]> {
+  const wanted = names === undefined ? (await queues(store)).sort() : [...new Set(names.map((q) => checkQueue(q)))].sort();
   const resolver = new Resolver(store);
   const now = nowSec();
   const out: ClaimableQueue[] = [];
   for (const q of wanted) {
     let n = 0;
     let oldest: TaskRecord | undefined;
-    for (const rec of readTasks(store, q, entries(store, openDir(store, q)).filter(isTaskId).sort(), damaged)) {
-      const free = rec.state === "claimed" ? rec.claim!.expires_at <= now && roundAttempts(rec) < rec.max_attempts : resolver.derived(rec).state === "ready";
+    for (const rec of await readTasks(store, q, (await taskStorage(store).open(q)).sort(), damaged)) {
+      const free = rec.state === "claimed" ? rec.claim!.expires_at <= now && roundAttempts(rec) < rec.max_attempts : (await resolver.derived(rec)).state === "ready";
       if (!free) continue;
       n++;
       oldest ??= rec;

@@ -1,8 +1,7 @@
 // Reading tasks: where a task is, its head, its derived state (blocked, dead by a dependency,
 // past its TTL), the settling of leases that ran out, the public view, and the wake-up hints.
 //
-// Every change to a task is one compare-and-set on its chain (lib/core/chain.ts `changeTask`),
-// so whatever is decided here from a head that has meanwhile changed is decided again by the
+// Every change to a task is one compare-and-set on its version (storage.ts `change`), so whatever is decided here from a head that has meanwhile changed is decided again by the
 // writer: readers may act on stale heads, writers never.
 //
 // Derived state, in this order, for a stored "ready" task: past its deadline -> dead (TTL); a
@@ -10,32 +9,17 @@
 // A dependency that is done stays done (done is final), so a task that became ready never
 // goes back to blocked. A dead dependency can be retried: its dependants are blocked again.
 //
-// Hints (never trusted, only used to find and wake):
-// - @open/ID exists for every task that is not final; claimers list only @open/. It is
-//   created before the task's first version and replaced (a rename: wakes claim waiters)
-//   whenever the task may have become claimable; removed once the task is done or dead.
-// - ID/@by.T.Q: T waits for ID; when ID ends, T's @open marker and @bell are replaced.
+// The hints that find and wake (claim candidates, dependants) are the engine's (storage.ts).
 
 import type { Store } from "../core/config";
-import { writeAtomic } from "../core/atomic";
-import { changeChain, damageOf, readHead, type Damage } from "../core/chain";
+import { damageOf, type Damage } from "../core/chain";
 import { A2AError, op, text } from "../core/errors";
-import { entries, exists, unlinkQuiet } from "../core/fs";
-import { dependantOf, isTaskId, isValidName, openDir, openFile, pendingOpenFile, queueDir, taskBell, taskDir, tasksDir, versionFile } from "../core/paths";
-import { moveFile } from "../core/guard";
 import { isoTime, nowSec } from "../core/time";
-import { checkTaskId, encodeTask, keptAttempts, roundAttempts, taskDecoder, type Attempt, type Dep, type TaskRecord, type TaskState } from "./record";
+import { taskStorage } from "./storage";
+import { checkTaskId, keptAttempts, roundAttempts, type Attempt, type Dep, type TaskRecord, type TaskState } from "./record";
 
-// The queue task `id` is in, or undefined.
-export function queueOf(store: Store, id: string): string | undefined {
-  for (const q of entries(store, tasksDir(store))) {
-    if (isValidName(q) && exists(store, versionFile(taskDir(store, q, id), 1))) return q;
-  }
-  return undefined;
-}
-
-export function readTask(store: Store, queue: string, id: string): TaskRecord | undefined {
-  return readHead(store, taskDir(store, queue, id), taskDecoder(id, queue)).value;
+export async function readTask(store: Store, queue: string, id: string): Promise<TaskRecord | undefined> {
+  return (await taskStorage(store).head(queue, id)).record;
 }
 
 // A task or lease chain passed over because its head is damaged (lib/core/chain.ts): what
@@ -46,9 +30,9 @@ export interface DamagedChain extends Damage {
 }
 
 // Where task `id` (checked) is, or ENOTFOUND.
-export function locateTask(store: Store, id: string): { id: string; queue: string } {
+export async function locateTask(store: Store, id: string): Promise<{ id: string; queue: string }> {
   checkTaskId(id);
-  const queue = queueOf(store, id);
+  const queue = await taskStorage(store).queueOf(id);
   if (queue === undefined) throw notFound(id);
   return { id, queue };
 }
@@ -56,11 +40,11 @@ export function locateTask(store: Store, id: string): { id: string; queue: strin
 const notFound = (id: string) => new A2AError("ENOTFOUND", text`no task ${id} in this store: list the tasks with ${op("task list")}`, { data: { id } });
 
 // The task `id` (checked), or ENOTFOUND; a damaged one is EIO naming its file and the repair.
-export function findTask(store: Store, id: string): TaskRecord {
-  const { queue } = locateTask(store, id);
+export async function findTask(store: Store, id: string): Promise<TaskRecord> {
+  const { queue } = await locateTask(store, id);
   let rec: TaskRecord | undefined;
   try {
-    rec = readTask(store, queue, id);
+    rec = await readTask(store, queue, id);
   } catch (err) {
     const d = damageOf(err);
     if (!d) throw err;
@@ -74,44 +58,27 @@ export function findTask(store: Store, id: string): TaskRecord {
 
 // readTask of each of `ids` in `queue` (oldest first) that has a version, a damaged one passed
 // over into `damaged` (when given): one damaged task must not stop a listing of the others.
-export function readTasks(store: Store, queue: string, ids: string[], damaged?: DamagedChain[]): TaskRecord[] {
-  const out: TaskRecord[] = [];
-  for (const id of ids) {
-    try {
-      const rec = readTask(store, queue, id);
-      if (rec) out.push(rec); // none: an add that never finished (or a marker left by one)
-    } catch (err) {
-      const d = damageOf(err);
-      if (!d) throw err;
-      damaged?.push({ kind: "task", name: id, ...d });
-    }
-  }
-  return out;
+export async function readTasks(store: Store, queue: string, ids: string[], damaged?: DamagedChain[]): Promise<TaskRecord[]> {
+  return taskStorage(store).records(queue, ids, damaged);
 }
 
-// A claim or a renew is written without fsync: lost in a power cut, the task reads as it was
-// before (ready, or a claim whose lease runs out), and the holder that was handed the lost
-// claim cannot finish it, because its token (random) is never handed out again. Everything
-// else (an add, done with its result, fail, settle, retry, cancel) is synced before its link.
-const needsSync = (rec: TaskRecord) => rec.state !== "claimed";
-
-// One compare-and-set on the task's chain (see lib/core/chain.ts changeChain). `repair`: a
-// damaged head is handed to `next` as the newest whole version below it (or, when none is
-// whole, a record of nothing but the id: empty payload, no attempts), with the damage.
-export function changeTask(
+// One compare-and-set on the task (storage.ts change). `repair`: a damaged head is handed to
+// `next` as the newest whole version below it (or, when none is whole, a record of nothing
+// but the id: empty payload, no attempts), with the damage.
+export async function changeTask(
   store: Store,
   rec: { id: string; queue: string },
   next: (cur: TaskRecord, damaged?: Damage) => TaskRecord | undefined,
   repair = false,
-): { rec: TaskRecord; changed: boolean } {
-  const decode = taskDecoder(rec.id, rec.queue);
-  const r = changeChain(store, taskDir(store, rec.queue, rec.id), decode, encodeTask, (head) => {
-    const cur = head.value ?? (head.damaged && nothingKnown(store, rec.id, rec.queue));
-    if (!cur) throw new A2AError("EIO", `task ${rec.id} vanished from ${taskDir(store, rec.queue, rec.id)}: check the store`);
+): Promise<{ rec: TaskRecord; changed: boolean }> {
+  const tasks = taskStorage(store);
+  const r = await tasks.change(rec.queue, rec.id, (head) => {
+    const cur = head.record ?? (head.damaged && nothingKnown(store, rec.id, rec.queue));
+    if (!cur) throw new A2AError("EIO", `task ${rec.id} vanished from ${tasks.locate(rec.queue, rec.id)}: check the store`);
     const n = next(cur, head.damaged);
     return n && { ...n, updated_at: nowSec(), host: store.host, pid: process.pid };
-  }, needsSync, repair);
-  return { rec: r.head.value!, changed: r.changed };
+  }, repair);
+  return { rec: r.head.record!, changed: r.changed };
 }
 
 function nothingKnown(store: Store, id: string, queue: string): TaskRecord {
@@ -147,26 +114,28 @@ export class Resolver {
   private seen = new Map<string, { rec?: TaskRecord; derived: Derived }>();
   constructor(private store: Store, private now = nowSec()) {}
 
-  record(dep: Dep): TaskRecord | undefined {
-    return this.lookup(dep).rec;
+  async record(dep: Dep): Promise<TaskRecord | undefined> {
+    return (await this.lookup(dep)).rec;
   }
 
-  derived(rec: TaskRecord): Derived {
+  // Callers await one derived() at a time: the memo (and its guard against cycles) is not
+  // meant for concurrent derivations.
+  async derived(rec: TaskRecord): Promise<Derived> {
     const key = `${rec.queue}/${rec.id}`;
     const hit = this.seen.get(key);
     if (hit && hit.rec?.version === rec.version) return hit.derived;
     this.seen.set(key, { rec, derived: { state: "blocked", reason: null, blockedBy: [] } }); // a guard against cycles in foreign data
-    const d = this.derive(rec);
+    const d = await this.derive(rec);
     this.seen.set(key, { rec, derived: d });
     return d;
   }
 
-  private lookup(dep: Dep): { rec?: TaskRecord; derived: Derived } {
+  private async lookup(dep: Dep): Promise<{ rec?: TaskRecord; derived: Derived }> {
     const key = `${dep.queue}/${dep.id}`;
     const hit = this.seen.get(key);
     if (hit) return hit;
     const damaged: DamagedChain[] = [];
-    const rec = readTasks(this.store, dep.queue, [dep.id], damaged)[0];
+    const rec = (await readTasks(this.store, dep.queue, [dep.id], damaged))[0];
     if (damaged.length) {
       // It can never be read as done: its dependants are dead while it is damaged (derived,
       // so a file put right brings them back).
@@ -180,15 +149,15 @@ export class Resolver {
       this.seen.set(key, gone);
       return gone;
     }
-    return { rec, derived: this.derived(rec) };
+    return { rec, derived: await this.derived(rec) };
   }
 
-  private derive(rec: TaskRecord): Derived {
+  private async derive(rec: TaskRecord): Promise<Derived> {
     if (rec.state !== "ready") return { state: rec.state, reason: rec.reason, blockedBy: [], ...(rec.state === "dead" ? { retry: rec.id } : {}) };
     if (rec.deadline !== null && rec.deadline <= this.now) return { state: "dead", reason: `its TTL ran out at ${isoTime(rec.deadline)}`, blockedBy: [], retry: rec.id };
     const blockedBy: string[] = [];
     for (const dep of rec.after) {
-      const d = this.lookup(dep).derived;
+      const d = (await this.lookup(dep)).derived;
       if (d.state === "dead") return { state: "dead", reason: `dependency ${dep.id} is dead: ${d.reason}`, blockedBy: [], retry: d.retry ?? null };
       if (d.state !== "done") blockedBy.push(dep.id);
     }
@@ -200,55 +169,16 @@ export class Resolver {
 // (ready again, or dead when it was the round's last attempt); a ready task past its TTL
 // dies. Returns the head after. A holder finishing at the same moment races on the same
 // version: exactly one of the two lands.
-export function settle(store: Store, rec: TaskRecord, now = nowSec()): TaskRecord {
+export async function settle(store: Store, rec: TaskRecord, now = nowSec()): Promise<TaskRecord> {
   const expired = (r: TaskRecord) => r.state === "claimed" && r.claim!.expires_at <= now;
   const pastTtl = (r: TaskRecord) => r.state === "ready" && r.deadline !== null && r.deadline <= now;
   if (!expired(rec) && !pastTtl(rec)) return rec;
-  const r = changeTask(store, rec, (cur) => {
+  const r = await changeTask(store, rec, (cur) => {
     if (expired(cur)) return endAttempt(cur, "expired", `the lease of attempt ${cur.claim!.attempt} ran out at ${isoTime(cur.claim!.expires_at)}`);
     if (pastTtl(cur)) return { ...cur, state: "dead", reason: `its TTL ran out at ${isoTime(cur.deadline!)}` };
     return undefined;
   });
-  if (r.changed) afterChange(store, r.rec);
   return r.rec;
-}
-
-// The hints after a change to `rec`: see the header.
-export function afterChange(store: Store, rec: TaskRecord): void {
-  if (rec.state === "ready") {
-    writeAtomic(store, openFile(store, rec.queue, rec.id), "");
-  } else if (rec.state === "done" || rec.state === "dead") {
-    dropMarker(store, rec);
-    ringDependants(store, rec, new Set());
-  }
-}
-
-// Removes the @open marker of a final task, then puts it back if the task came back
-// meanwhile (a retry between our read and the unlink): a retry writes its version before
-// its marker, so either we see the new version here or its marker comes after our unlink.
-export function dropMarker(store: Store, rec: TaskRecord): void {
-  if (!unlinkQuiet(openFile(store, rec.queue, rec.id))) return;
-  const now = readTask(store, rec.queue, rec.id);
-  if (now && now.state !== "done" && now.state !== "dead") writeAtomic(store, openFile(store, rec.queue, rec.id), "");
-}
-
-// Wakes what waits on `rec`: claimers of its dependants' queues (their @open markers) and
-// waiters on the dependants (their @bell), transitively when `rec` died (they die with it).
-function ringDependants(store: Store, rec: TaskRecord, seen: Set<string>): void {
-  for (const f of entries(store, taskDir(store, rec.queue, rec.id))) {
-    const t = dependantOf(f);
-    if (!t || seen.has(t.id)) continue;
-    seen.add(t.id);
-    const dep = readTasks(store, t.queue, [t.id])[0]; // a damaged dependant is not woken: it cannot be read either
-    if (!dep || dep.state === "done" || dep.state === "dead") continue;
-    try {
-      if (rec.state === "done") writeAtomic(store, openFile(store, t.queue, t.id), "");
-      writeAtomic(store, taskBell(store, t.queue, t.id), "");
-    } catch {
-      // a hint: waiters also look again every RECHECK_MS
-    }
-    if (rec.state === "dead") ringDependants(store, dep, seen);
-  }
 }
 
 // How often waiters look again for what no directory event announces: a lease running out.
@@ -290,26 +220,6 @@ export function viewOf(rec: TaskRecord, d: Derived): TaskView {
   };
 }
 
-// The ids @open/ lists, oldest first (claim step 2). A pending marker `.ID` whose task has
-// its version 1 is an add that crashed between its steps 5 and 6, or is between them now: it
-// is promoted to `ID` here so that the task is listed. Promoting early is harmless: the
-// adder's own rename then finds nothing to move.
-export function openIds(store: Store, queue: string): string[] {
-  const ids: string[] = [];
-  for (const f of entries(store, openDir(store, queue), true)) {
-    if (!f.startsWith(".")) {
-      if (isTaskId(f)) ids.push(f);
-      continue;
-    }
-    const id = f.slice(1);
-    if (isTaskId(id) && exists(store, versionFile(taskDir(store, queue, id), 1))) {
-      moveFile(store, pendingOpenFile(store, queue, id), openFile(store, queue, id), `marking task ${id} open`);
-      ids.push(id);
-    }
-  }
-  return [...new Set(ids)].sort();
-}
-
 // Queues present in the store.
-export const queues = (store: Store) => entries(store, tasksDir(store)).filter(isValidName);
-export const queueExists = (store: Store, q: string) => exists(store, queueDir(store, q));
+export const queues = (store: Store) => taskStorage(store).queues();
+export const queueExists = (store: Store, q: string) => taskStorage(store).queueExists(q);

@@ -12,7 +12,7 @@
 // - a lease chain whose head is free (released, or run out) for LEASE_KEEP_SEC. A take racing
 //   the sweep links its version into the (re-created) directory: a lone version is a valid
 //   chain, so the take holds.
-// - a pending @open/.ID marker (add.ts step 4) older than TMP_STALE_MS whose task never got a
+// - a pending @open/.ID marker (add step 4, lib/fs/tasks.ts) older than TMP_STALE_MS whose task never got a
 //   version: the add crashed before its task existed. One whose task exists is promoted to
 //   @open/ID instead (the add crashed between its steps 5 and 6).
 // - nothing of a chain whose head is damaged: it is named in the report (`damaged`) for a
@@ -34,7 +34,8 @@ import {
 } from "../core/paths";
 import { TMP_STALE_MS } from "../core/atomic";
 import { nowSec } from "../core/time";
-import { openIds, queues, readTasks, type DamagedChain } from "./state";
+import { openIds, queues, readTasks } from "../fs/tasks";
+import type { DamagedChain } from "./state";
 
 export const TASK_KEEP_SEC = 7 * 86400;
 export const DEAD_KEEP_SEC = 30 * 86400;

@@ -37,7 +37,7 @@ function fixture(dir: string, calls: string[]): BoardProvider {
   return {
     available: true,
     read: async () => read(),
-    dirs: () => [dir],
+    dirs: async () => [dir],
     retry: async (_s, q, id, as) => {
       calls.push(`retry ${q} ${id} as ${as}`);
       change((b) => b.queues[0].tasks.forEach((t) => t.id === id && ((t.state = "ready"), (t.reason = null), t.attempts++)));

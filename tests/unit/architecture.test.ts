@@ -104,12 +104,12 @@ describe("architecture", () => {
       core: [],
       // The file engine's storage of each room whose rules reach storage through an interface
       // (lib/<room>/storage.ts): it implements that interface, with the room's record codec.
-      fs: ["core", "slots", "leases", "topics", "presence", "sessions"],
+      fs: ["core", "slots", "leases", "topics", "presence", "sessions", "tasks"],
       slots: ["core", "fs"],
       mail: ["core"],
       topics: ["core", "fs"],
       presence: ["core", "fs"],
-      tasks: ["core"],
+      tasks: ["core", "fs"],
       leases: ["core", "fs", "tasks"],
       sessions: ["core", "fs", "mail", "presence", "tasks"],
       dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases"],

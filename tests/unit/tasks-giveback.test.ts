@@ -14,7 +14,6 @@ import { claimTask, unclaimTask, type TaskClaim } from "../../lib/tasks/claim";
 import { completeTask, renewTask } from "../../lib/tasks/holder";
 import { listLeases, releaseLeases, takeLeases, takeLeasesUndoably, untakeLeases } from "../../lib/leases/lease";
 import { showTask } from "../../lib/tasks/query";
-import { refusal } from "./support";
 
 setDefaultTimeout(60_000);
 
@@ -36,29 +35,29 @@ const claim = async (s: Store, o: { leaseSec?: number; wait?: boolean } = {}) =>
 describe("unclaimTask", () => {
   test("the task is ready again, the attempt not counted; the unreceived token is dead; the next claim is the same attempt", async () => {
     const s = fresh();
-    const { id } = addTask(s, "q", "work", { maxAttempts: 1 });
+    const { id } = await addTask(s, "q", "work", { maxAttempts: 1 });
     const c = await claim(s);
-    expect(unclaimTask(s, c)).toBe(true);
-    expect(showTask(s, id)).toMatchObject({ state: "ready", attempt: 0, attempts_left: 1, attempts: [] });
-    expect(refusal(() => renewTask(s, id, c.token)).code).toBe("ECONFLICT");
+    expect((await unclaimTask(s, c))).toBe(true);
+    expect((await showTask(s, id))).toMatchObject({ state: "ready", attempt: 0, attempts_left: 1, attempts: [] });
+    await expect(renewTask(s, id, c.token)).rejects.toMatchObject({ code: "ECONFLICT" });
     const again = await claim(s);
     expect(again).toMatchObject({ id, attempt: 1 });
     expect(again.token).not.toBe(c.token);
-    expect(unclaimTask(s, c)).toBe(false); // fenced: the claim after it stays
-    expect(showTask(s, id)).toMatchObject({ state: "claimed", attempt: 1 });
+    expect((await unclaimTask(s, c))).toBe(false); // fenced: the claim after it stays
+    expect((await showTask(s, id))).toMatchObject({ state: "claimed", attempt: 1 });
   });
 
   test("never undoes what came after the claim: a settle and a later claim, or a finish", async () => {
     const s = fresh();
-    const { id } = addTask(s, "q", "work");
+    const { id } = await addTask(s, "q", "work");
     const first = await claim(s, { leaseSec: 0.2 });
     const second = await claim(s, { wait: true }); // after the lease ran out: attempt 2
     expect(second.attempt).toBe(2);
-    expect(unclaimTask(s, first)).toBe(false);
-    expect(showTask(s, id)).toMatchObject({ state: "claimed", attempt: 2 });
-    completeTask(s, id, second.token, "ok");
-    expect(unclaimTask(s, second)).toBe(false);
-    expect(showTask(s, id)).toMatchObject({ state: "done", result: "ok" });
+    expect((await unclaimTask(s, first))).toBe(false);
+    expect((await showTask(s, id))).toMatchObject({ state: "claimed", attempt: 2 });
+    await completeTask(s, id, second.token, "ok");
+    expect((await unclaimTask(s, second))).toBe(false);
+    expect((await showTask(s, id))).toMatchObject({ state: "done", result: "ok" });
   });
 });
 

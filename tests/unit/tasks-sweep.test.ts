@@ -31,18 +31,18 @@ afterEach(() => {
 
 const claim = async (s: Store, q: string) => (await claimTask(s, q, { as: "w" })).value as TaskClaim;
 const doneOne = async (s: Store, q: string, payload: string, opts = {}) => {
-  const a = addTask(s, q, payload, opts);
+  const a = await addTask(s, q, payload, opts);
   const c = await claim(s, q);
   expect(c.id).toBe(a.id);
-  completeTask(s, a.id, c.token, "r");
+  await completeTask(s, a.id, c.token, "r");
   return a.id;
 };
 
 describe("sweep", () => {
-  test("pending markers: an old one naming no task goes, a recent one stays, one whose task exists is promoted", () => {
+  test("pending markers: an old one naming no task goes, a recent one stays, one whose task exists is promoted", async () => {
     const s = fresh();
     const open = join(s.root, "tasks", "q", "@open");
-    const a = addTask(s, "q", "whole");
+    const a = await addTask(s, "q", "whole");
     renameSync(join(open, a.id), join(open, "." + a.id)); // crashed between version 1 and the rename
     const ghost = "1796040000123456-3fa9c0d2"; // crashed before version 1
     writeFileSync(join(open, "." + ghost), "");
@@ -56,11 +56,11 @@ describe("sweep", () => {
     const s = fresh();
     const old = await doneOne(s, "q", "old", { key: "k-old" });
     const base = await doneOne(s, "q", "base");
-    const dead = addTask(s, "q", "dies", { maxAttempts: 1 }).id;
+    const dead = (await addTask(s, "q", "dies", { maxAttempts: 1 })).id;
     const c = await claim(s, "q");
     expect(c.id).toBe(dead);
-    failTask(s, c.id, c.token, { reason: "no" });
-    addTask(s, "q", "waits for base", { after: [base] }); // ready, not final
+    await failTask(s, c.id, c.token, { reason: "no" });
+    await addTask(s, "q", "waits for base", { after: [base] }); // ready, not final
     const now = nowSec();
 
     expect(sweepTasksAndLeases(s, now + 60)).toEqual({ tasks: 0, leases: 0, damaged: [] }); // nothing old yet
@@ -70,11 +70,11 @@ describe("sweep", () => {
     expect(readdirSync(join(s.root, "tasks", "q", "@keys"))).toEqual([]); // its key went with it
     expect(existsSync(join(s.root, "tasks", "q", base))).toBe(true); // a dependant is not final
     // An add with the old key now makes a new task.
-    expect(addTask(s, "q", "old again", { key: "k-old" }).created).toBe(true);
+    expect((await addTask(s, "q", "old again", { key: "k-old" })).created).toBe(true);
 
     // Dead letters are kept longer.
     const later = sweepTasksAndLeases(s, now + DEAD_KEEP_SEC + 60);
-    const left = listTasks(s, { queue: "q" }).map((t) => t.payload);
+    const left = (await listTasks(s, { queue: "q" })).map((t) => t.payload);
     expect(later.tasks).toBe(1);
     expect(left).not.toContain("dies");
     expect(left).toContain("waits for base");
@@ -110,14 +110,14 @@ describe("sweep", () => {
 describe("claimable", () => {
   test("counts what a claim would hand out, per queue, oldest first, writing nothing", async () => {
     const s = fresh();
-    expect(claimable(s)).toEqual([]);
-    const a = addTask(s, "build", "a").id;
-    addTask(s, "build", "b");
-    addTask(s, "build", "blocked", { after: [a] });
-    addTask(s, "docs", "d");
+    expect((await claimable(s))).toEqual([]);
+    const a = (await addTask(s, "build", "a")).id;
+    await addTask(s, "build", "b");
+    await addTask(s, "build", "blocked", { after: [a] });
+    await addTask(s, "docs", "d");
     await claim(s, "docs");
-    expect(claimable(s)).toEqual([{ queue: "build", claimable: 2, oldest_id: a, oldest_created_at: expect.any(Number) }]);
-    expect(claimable(s, ["docs", "nosuch"])).toEqual([]);
-    expect(() => claimable(s, ["bad/name"])).toThrow(/queue name/);
+    expect((await claimable(s))).toEqual([{ queue: "build", claimable: 2, oldest_id: a, oldest_created_at: expect.any(Number) }]);
+    expect((await claimable(s, ["docs", "nosuch"]))).toEqual([]);
+    await expect(claimable(s, ["bad/name"])).rejects.toThrow(/queue name/);
   });
 });

@@ -52,15 +52,6 @@ function tree(root: string): Record<string, string> {
   return out;
 }
 
-function thrown(fn: () => unknown): A2AError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof A2AError) return err;
-    throw err;
-  }
-  throw new Error("expected an A2AError, nothing was thrown");
-}
 async function rejected(p: Promise<unknown>): Promise<A2AError> {
   try {
     await p;
@@ -103,14 +94,16 @@ describe("claims", () => {
   test("a blocked claimer holds its claim's temp file ready, writes the claim into it, and leaves nothing in tmp/", async () => {
     const s = fresh();
     const tmp = join(s.root, "tmp");
-    addTask(s, "q", "seed");
+    await addTask(s, "q", "seed");
     await claim(s, "q"); // the queue exists; nothing claimable now
     const pending = claimTask(s, "q", { as: "w", wait: true, timeoutMs: 60_000 });
-    // The first check ran inside the call, found nothing and prepared the spare.
+    // The first check (asynchronous: the storage interface is) ran before the event loop's next
+    // turn, found nothing and prepared the spare: the file engine answers it without any I/O wait.
+    await new Promise((r) => setImmediate(r));
     expect(s.spare).toBeDefined();
     const spare = s.spare!.path;
     expect(readdirSync(tmp).map((f) => join(tmp, f))).toEqual([spare]);
-    const a = addTask(s, "q", "work");
+    const a = await addTask(s, "q", "work");
     const c = (await pending).value as TaskClaim;
     expect(c.id).toBe(a.id);
     // The claim's version is the spare's inode, linked into place; the temp name is gone.
@@ -125,7 +118,7 @@ describe("claims", () => {
 
   test("8 processes racing on 200 tasks: every task claimed exactly once and done once", async () => {
     const s = fresh();
-    const ids = addTasks(s, Array.from({ length: 200 }, (_, i) => ({ queue: "q", payload: `p${i}` }))).map((a) => a.id);
+    const ids = (await addTasks(s, Array.from({ length: 200 }, (_, i) => ({ queue: "q", payload: `p${i}` })))).map((a) => a.id);
     const procs = Array.from({ length: 8 }, (_, w) => worker(["drain", s.root, "q", `w${w}`]));
     const outs = await Promise.all(procs.map(async (p) => {
       const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
@@ -137,7 +130,7 @@ describe("claims", () => {
     expect(new Set(claims.map((c) => c.id)).size).toBe(200);
     expect(claims.every((c) => c.attempt === "1")).toBe(true);
     expect(outs.every((o) => o.endsWith("drained\n"))).toBe(true);
-    const all = listTasks(s, { queue: "q" });
+    const all = await listTasks(s, { queue: "q" });
     expect(all.map((t) => t.id)).toEqual(ids);
     expect(all.every((t) => t.state === "done")).toBe(true);
     const winner = new Map(claims.map((c) => [c.id, `w${c.w}:${c.id}`]));
@@ -148,7 +141,7 @@ describe("claims", () => {
   test("the oldest claimable task first; an empty queue is ENOTFOUND and an unknown one too", async () => {
     const s = fresh();
     expect((await rejected(claimTask(s, "none"))).code).toBe("ENOTFOUND");
-    const a = addTask(s, "q", "first"), b = addTask(s, "q", "second");
+    const a = await addTask(s, "q", "first"), b = await addTask(s, "q", "second");
     expect((await claim(s, "q")).id).toBe(a.id);
     expect((await claim(s, "q")).id).toBe(b.id);
     const e = await rejected(claimTask(s, "q"));
@@ -162,7 +155,7 @@ describe("claims", () => {
     const t = await claimTask(s, "q", { wait: true, timeoutMs: 50 });
     expect(t).toEqual({ kind: "timeout", value: undefined, pending: ["q"] });
     const waiting = claimTask(s, "q", { wait: true, timeoutMs: 60_000 });
-    const a = addTask(s, "q", "wake up");
+    const a = await addTask(s, "q", "wake up");
     const got = await waiting;
     expect(got.kind).toBe("done");
     expect(got.value!.id).toBe(a.id);
@@ -174,14 +167,14 @@ describe("claims", () => {
 
   test("replay: the same assignee and key get the same claim and token back; another key does not", async () => {
     const s = fresh();
-    addTask(s, "q", "one");
-    addTask(s, "q", "two");
+    await addTask(s, "q", "one");
+    await addTask(s, "q", "two");
     const first = await claim(s, "q", { as: "w1", key: "k" });
     const again = await claim(s, "q", { as: "w1", key: "k" });
     expect(again).toEqual({ ...first, replayed: true });
     const other = await claim(s, "q", { as: "w2", key: "k" });
     expect(other.id).not.toBe(first.id);
-    completeTask(s, first.id, first.token, "r");
+    await completeTask(s, first.id, first.token, "r");
     // The replayed claim is over: the key claims afresh (nothing left here).
     expect((await rejected(claimTask(s, "q", { as: "w1", key: "k" }))).code).toBe("ENOTFOUND");
   });
@@ -191,34 +184,34 @@ describe("fencing and leases", () => {
   test("a claim lost in a power cut (its version empty or NUL bytes) reads as the task before it; the lost token never lands", async () => {
     for (const lost of [Buffer.alloc(0), Buffer.alloc(700)]) {
       const s = fresh();
-      const a = addTask(s, "q", "work");
+      const a = await addTask(s, "q", "work");
       const first = await claim(s, "q", { as: "gone" });
       const v2 = join(s.root, "tasks", "q", a.id, "00000002.json");
       writeFileSync(v2, lost); // what ext4 (empty) or XFS (zeros) leaves of an unsynced file
-      const seen = showTask(s, a.id);
+      const seen = await showTask(s, a.id);
       expect(seen).toMatchObject({ state: "ready", version: 2, attempt: 0, assignee: null });
       const again = await claim(s, "q", { as: "heir" });
       expect(again).toMatchObject({ id: a.id, attempt: 1, assignee: "heir" });
       expect(again.token).not.toBe(first.token);
       expect(readFileSync(v2)).toEqual(lost); // nothing is ever written into the hole
-      const e = thrown(() => completeTask(s, a.id, first.token, "late"));
+      const e = (await rejected(completeTask(s, a.id, first.token, "late")));
       expect([e.code, e.exitCode]).toEqual(["ECONFLICT", 4]);
-      completeTask(s, a.id, again.token, "ok");
-      expect(showTask(s, a.id)).toMatchObject({ state: "done", result: "ok", version: 4 });
+      await completeTask(s, a.id, again.token, "ok");
+      expect((await showTask(s, a.id))).toMatchObject({ state: "done", result: "ok", version: 4 });
     }
   });
 
   test("a head of foreign bytes is still damage, never a hole", async () => {
     const s = fresh();
-    const a = addTask(s, "q", "work");
+    const a = await addTask(s, "q", "work");
     await claim(s, "q");
     writeFileSync(join(s.root, "tasks", "q", a.id, "00000002.json"), "garbage\n");
-    expect(thrown(() => showTask(s, a.id)).message).toMatch(/00000002\.json is not JSON/);
+    expect((await rejected(showTask(s, a.id))).message).toMatch(/00000002\.json is not JSON/);
   });
 
   test("lease expiry hands the task out again as attempt 2; the old token is refused and changes nothing", async () => {
     const s = fresh();
-    const a = addTask(s, "q", "job");
+    const a = await addTask(s, "q", "job");
     const first = await claim(s, "q", { leaseSec: 0.3 });
     expect(first.token.startsWith("1-")).toBe(true);
     // Waits, through the watch and its recheck, until the lease has run out and settles it.
@@ -227,22 +220,22 @@ describe("fencing and leases", () => {
     expect(second.token.startsWith("2-")).toBe(true);
     const before = tree(s.root);
     for (const call of [() => completeTask(s, a.id, first.token, "late"), () => failTask(s, a.id, first.token), () => renewTask(s, a.id, first.token)]) {
-      const e = thrown(call);
+      const e = await rejected(call());
       expect(e.code).toBe("ECONFLICT");
       expect(e.exitCode).toBe(4);
       expect(e.message).toMatch(/the lease of attempt 1 ran out.*it is now attempt 2/);
     }
     expect(tree(s.root)).toEqual(before);
-    expect(renewTask(s, a.id, second.token, { leaseSec: 600 }).expires_at).toBeGreaterThan(second.expires_at);
-    completeTask(s, a.id, second.token, "fine");
-    const v = showTask(s, a.id);
+    expect((await renewTask(s, a.id, second.token, { leaseSec: 600 })).expires_at).toBeGreaterThan(second.expires_at);
+    await completeTask(s, a.id, second.token, "fine");
+    const v = await showTask(s, a.id);
     expect([v.state, v.result, v.attempts.map((x) => x.outcome)]).toEqual(["done", "fine", ["expired"]]);
-    expect(thrown(() => completeTask(s, a.id, second.token, "twice")).message).toMatch(/already finished it as done/);
+    expect((await rejected(completeTask(s, a.id, second.token, "twice"))).message).toMatch(/already finished it as done/);
   });
 
   test("a worker SIGSTOPped past its lease and resumed cannot finish the reassigned task", async () => {
     const s = fresh();
-    const a = addTask(s, "q", "job");
+    const a = await addTask(s, "q", "job");
     const p = worker(["hold", s.root, "q", "0.5"]);
     const reader = p.stdout.getReader(), buf = { text: "" };
     const line = await lineOf(reader, buf, (l) => l.startsWith("claimed "));
@@ -257,92 +250,92 @@ describe("fencing and leases", () => {
     expect(answer).toMatch(/^conflict ECONFLICT .*lease of attempt 1 ran out.*held by other/);
     p.kill(9);
     await p.exited;
-    const v = showTask(s, a.id);
+    const v = await showTask(s, a.id);
     expect([v.state, v.attempt, v.assignee, v.result]).toEqual(["claimed", 2, "other", null]);
   });
 
   test("kill -9 of a claimer leaves the task claimable again after its lease", async () => {
     const s = fresh();
-    const a = addTask(s, "q", "job");
+    const a = await addTask(s, "q", "job");
     const p = worker(["hold", s.root, "q", "0.5"]);
     await lineOf(p.stdout.getReader(), { text: "" }, (l) => l.startsWith("claimed "));
     p.kill(9);
     await p.exited;
-    expect(showTask(s, a.id).state).toBe("claimed");
+    expect((await showTask(s, a.id)).state).toBe("claimed");
     const again = await claim(s, "q", { wait: true, timeoutMs: 60_000 });
     expect([again.id, again.attempt]).toEqual([a.id, 2]);
   });
 
   test("malformed tokens are EUSAGE, unknown ids ENOTFOUND, a forged token ECONFLICT; none writes", async () => {
     const s = fresh();
-    const a = addTask(s, "q", "job");
+    const a = await addTask(s, "q", "job");
     const c = await claim(s, "q");
     const before = tree(s.root);
-    for (const bad of ["", "abc", "0-0123456789abcdef", "1-0123", "1-0123456789ABCDEF"]) expect(thrown(() => completeTask(s, a.id, bad)).exitCode).toBe(2);
-    expect(thrown(() => completeTask(s, "nope", c.token)).code).toBe("EUSAGE");
-    expect(thrown(() => completeTask(s, "1796040000123456-3fa9c0d2", c.token)).code).toBe("ENOTFOUND");
-    expect(thrown(() => completeTask(s, a.id, "1-0123456789abcdef")).message).toMatch(/never handed out/);
-    expect(thrown(() => completeTask(s, a.id, c.token, "x".repeat(s.maxBytes + 1))).code).toBe("ETOOBIG");
+    for (const bad of ["", "abc", "0-0123456789abcdef", "1-0123", "1-0123456789ABCDEF"]) expect((await rejected(completeTask(s, a.id, bad))).exitCode).toBe(2);
+    expect((await rejected(completeTask(s, "nope", c.token))).code).toBe("EUSAGE");
+    expect((await rejected(completeTask(s, "1796040000123456-3fa9c0d2", c.token))).code).toBe("ENOTFOUND");
+    expect((await rejected(completeTask(s, a.id, "1-0123456789abcdef"))).message).toMatch(/never handed out/);
+    expect((await rejected(completeTask(s, a.id, c.token, "x".repeat(s.maxBytes + 1)))).code).toBe("ETOOBIG");
     expect(tree(s.root)).toEqual(before);
   });
 
   test("max attempts: the task goes to the dead letters with every attempt's reason; retry brings it back", async () => {
     const s = fresh();
-    const a = addTask(s, "q", "flaky", { maxAttempts: 3 });
+    const a = await addTask(s, "q", "flaky", { maxAttempts: 3 });
     for (let i = 1; i <= 3; i++) {
       const c = await claim(s, "q");
       expect(c.attempt).toBe(i);
-      expect(failTask(s, a.id, c.token, { reason: `boom ${i}` }).state).toBe(i < 3 ? "ready" : "dead");
+      expect((await failTask(s, a.id, c.token, { reason: `boom ${i}` })).state).toBe(i < 3 ? "ready" : "dead");
     }
-    const dead = listTasks(s, { queue: "q", state: "dead" });
+    const dead = await listTasks(s, { queue: "q", state: "dead" });
     expect(dead.map((t) => t.id)).toEqual([a.id]);
     expect(dead[0].attempts.map((x) => [x.attempt, x.outcome, x.reason])).toEqual([[1, "failed", "boom 1"], [2, "failed", "boom 2"], [3, "failed", "boom 3"]]);
     expect(dead[0].reason).toBe("3 attempts failed; the last: boom 3");
     expect((await rejected(claimTask(s, "q"))).code).toBe("ENOTFOUND");
-    expect(retryTask(s, a.id).state).toBe("ready");
+    expect((await retryTask(s, a.id)).state).toBe("ready");
     const c = await claim(s, "q");
     expect(c.attempt).toBe(4); // attempt numbers never repeat: old tokens stay dead
-    failTask(s, a.id, c.token, { reason: "no point", retry: false });
-    expect(showTask(s, a.id)).toMatchObject({ state: "dead", reason: "no point", attempts_left: 2 });
-    expect(thrown(() => retryTask(s, addTask(s, "q", "fresh").id)).code).toBe("ECONFLICT");
+    await failTask(s, a.id, c.token, { reason: "no point", retry: false });
+    expect((await showTask(s, a.id))).toMatchObject({ state: "dead", reason: "no point", attempts_left: 2 });
+    expect((await rejected(retryTask(s, (await addTask(s, "q", "fresh")).id))).code).toBe("ECONFLICT");
   });
 
   test("an expired last attempt is settled as dead by whoever looks (list, wait)", async () => {
     const s = fresh();
-    const a = addTask(s, "q", "slow", { maxAttempts: 1 });
+    const a = await addTask(s, "q", "slow", { maxAttempts: 1 });
     await claim(s, "q", { leaseSec: 0.2 });
     const w = await waitTasks(s, [a.id], { timeoutMs: 60_000 });
     expect(w.kind).toBe("done");
     expect(w.value!.state).toBe("dead");
     expect(w.value!.tasks[0].reason).toMatch(/1 attempt failed; the last: the lease of attempt 1 ran out/);
-    expect(listTasks(s, { state: "dead" }).map((t) => t.id)).toEqual([a.id]);
+    expect((await listTasks(s, { state: "dead" })).map((t) => t.id)).toEqual([a.id]);
   });
 
   test("cancel: a claimed task is dead at once and its holder's done is refused", async () => {
     const s = fresh();
-    const a = addTask(s, "q", "job");
+    const a = await addTask(s, "q", "job");
     const c = await claim(s, "q");
-    expect(cancelTask(s, a.id, { reason: "not needed" })).toMatchObject({ state: "dead", reason: "cancelled: not needed" });
-    expect(thrown(() => completeTask(s, a.id, c.token, "r")).message).toMatch(/cancelled/);
-    const b = addTask(s, "q", "other");
-    completeTask(s, b.id, (await claim(s, "q")).token, "r");
-    expect(thrown(() => cancelTask(s, b.id)).code).toBe("ECONFLICT");
+    expect((await cancelTask(s, a.id, { reason: "not needed" }))).toMatchObject({ state: "dead", reason: "cancelled: not needed" });
+    expect((await rejected(completeTask(s, a.id, c.token, "r"))).message).toMatch(/cancelled/);
+    const b = await addTask(s, "q", "other");
+    await completeTask(s, b.id, (await claim(s, "q")).token, "r");
+    expect((await rejected(cancelTask(s, b.id))).code).toBe("ECONFLICT");
   });
 });
 
 describe("adding", () => {
   test("same key, same id, one task; concurrent adders with one key create it once", async () => {
     const s = fresh();
-    const a = addTask(s, "q", "x", { key: "build-1" });
-    expect(addTask(s, "q", "x", { key: "build-1" })).toEqual({ ...a, created: false });
-    expect(addTask(s, "q", "x", { key: "build-2" }).id).not.toBe(a.id);
-    expect(addTask(s, "other", "x", { key: "build-1" }).id).not.toBe(a.id); // keys are per queue
+    const a = await addTask(s, "q", "x", { key: "build-1" });
+    expect((await addTask(s, "q", "x", { key: "build-1" }))).toEqual({ ...a, created: false });
+    expect((await addTask(s, "q", "x", { key: "build-2" })).id).not.toBe(a.id);
+    expect((await addTask(s, "other", "x", { key: "build-1" })).id).not.toBe(a.id); // keys are per queue
     const procs = Array.from({ length: 6 }, () => worker(["add", s.root, "race", "k", "payload"]));
     const lines = await Promise.all(procs.map((p) => new Response(p.stdout).text()));
     const ids = lines.map((l) => l.trim().split(" ")[1]);
     expect(new Set(ids).size).toBe(1);
     expect(lines.filter((l) => l.trim().endsWith(" true")).length).toBe(1);
-    expect(listTasks(s, { queue: "race" }).length).toBe(1);
+    expect((await listTasks(s, { queue: "race" })).length).toBe(1);
   });
 
   test("kill -9 of adders at random moments leaves no task or one whole task per key; a retry completes it", async () => {
@@ -355,11 +348,11 @@ describe("adding", () => {
       p.kill(9);
       await p.exited;
     }));
-    const before = listTasks(s, { queue: "q" });
+    const before = await listTasks(s, { queue: "q" });
     expect(before.every((t) => t.payload === `payload ${t.key}` && t.state === "ready")).toBe(true);
     // Every version file that exists is whole (it parsed above, or is missing entirely).
-    for (const k of keys) addTask(s, "q", `payload ${k}`, { key: k });
-    const after = listTasks(s, { queue: "q" });
+    for (const k of keys) (await addTask(s, "q", `payload ${k}`, { key: k }));
+    const after = await listTasks(s, { queue: "q" });
     expect(after.map((t) => t.key).sort()).toEqual([...keys].sort());
     for (const t of before) expect(after.find((x) => x.key === t.key)!.id).toBe(t.id);
   });
@@ -367,7 +360,7 @@ describe("adding", () => {
   test("the add's marker: pending (a dot-name) until version 1 exists; a crash between the two is repaired by the next claim", async () => {
     const s = fresh();
     const open = join(s.root, "tasks", "q", "@open");
-    const a = addTask(s, "q", "whole");
+    const a = await addTask(s, "q", "whole");
     expect(readdirSync(open)).toEqual([a.id]); // the pending marker became the real one
     // A crash between version 1 and the rename leaves the task behind a pending marker.
     renameSync(join(open, a.id), join(open, "." + a.id));
@@ -381,11 +374,11 @@ describe("adding", () => {
     await expect(claimTask(s, "q", { as: "w" })).rejects.toMatchObject({ code: "ENOTFOUND" });
   });
 
-  test("unknown dependency, a cycle, an oversize payload and bad counts are refused with nothing written", () => {
+  test("unknown dependency, a cycle, an oversize payload and bad counts are refused with nothing written", async () => {
     const s = fresh();
-    const a = addTask(s, "q", "exists");
+    const a = await addTask(s, "q", "exists");
     const before = tree(s.root);
-    const cases: [() => unknown, A2AError["code"], RegExp][] = [
+    const cases: [() => Promise<unknown>, A2AError["code"], RegExp][] = [
       [() => addTask(s, "q", "x", { after: ["1796040000123456-3fa9c0d2"] }), "EUSAGE", /unknown dependency 1796040000123456-3fa9c0d2/],
       [() => addTask(s, "q", "x", { after: ["not-an-id"] }), "EUSAGE", /unknown dependency/],
       [() => addTasks(s, [{ queue: "q", payload: "a", ref: "a", after: ["b"] }, { queue: "q", payload: "b", ref: "b", after: ["c", a.id] }, { queue: "q", payload: "c", ref: "c", after: ["a"] }]), "EUSAGE", /cycle \(a -> b -> c -> a\)/],
@@ -396,7 +389,7 @@ describe("adding", () => {
       [() => addTask(s, "q", "x", { ttlSec: -1 }), "EUSAGE", /not a positive duration/],
     ];
     for (const [call, code, msg] of cases) {
-      const e = thrown(call);
+      const e = await rejected(call());
       expect([e.code, e.exitCode]).toEqual([code, 2]);
       expect(e.message).toMatch(msg);
     }
@@ -407,30 +400,30 @@ describe("adding", () => {
 describe("dependencies", () => {
   test("fan-out, fan-in: a task is claimable only once every dependency is done, and waiting sees results", async () => {
     const s = fresh();
-    const [root, l, r, join_] = addTasks(s, [
+    const [root, l, r, join_] = (await addTasks(s, [
       { queue: "q", payload: "root", ref: "root" },
       { queue: "q", payload: "left", ref: "l", after: ["root"] },
       { queue: "q", payload: "right", ref: "r", after: ["root"] },
       { queue: "q", payload: "join", ref: "j", after: ["l", "r"] },
-    ]).map((x) => x.id);
-    expect(listTasks(s, { state: "blocked" }).map((t) => t.id)).toEqual([l, r, join_]);
-    expect(showTask(s, join_).blocked_by).toEqual([l, r]);
+    ])).map((x) => x.id);
+    expect((await listTasks(s, { state: "blocked" })).map((t) => t.id)).toEqual([l, r, join_]);
+    expect((await showTask(s, join_)).blocked_by).toEqual([l, r]);
     const waitAll = waitTasks(s, [l, r, join_], { timeoutMs: 60_000 });
     const c0 = await claim(s, "q");
     expect(c0.id).toBe(root);
     expect((await rejected(claimTask(s, "q"))).data).toMatchObject({ claimed: 1, blocked: 3 });
     // A claimer waiting meanwhile is woken by the dependency's done.
     const waiting = claimTask(s, "q", { wait: true, timeoutMs: 60_000 });
-    completeTask(s, root, c0.token, "R");
+    await completeTask(s, root, c0.token, "R");
     const c1 = (await waiting).value!;
     const c2 = await claim(s, "q");
     expect([c1.id, c2.id].sort()).toEqual([l, r].sort());
-    completeTask(s, c1.id, c1.token, "first");
+    await completeTask(s, c1.id, c1.token, "first");
     expect((await rejected(claimTask(s, "q"))).data).toMatchObject({ blocked: 1 });
-    completeTask(s, c2.id, c2.token, "second");
+    await completeTask(s, c2.id, c2.token, "second");
     const c3 = await claim(s, "q");
     expect(c3.id).toBe(join_);
-    completeTask(s, join_, c3.token, "joined");
+    await completeTask(s, join_, c3.token, "joined");
     const w = await waitAll;
     expect(w.kind).toBe("done");
     expect(w.value!.state).toBe("done");
@@ -439,20 +432,20 @@ describe("dependencies", () => {
 
   test("a dead dependency kills its dependants, transitively, with the reason; retrying it revives them", async () => {
     const s = fresh();
-    const a = addTask(s, "build", "compile", { maxAttempts: 1 });
-    const b = addTask(s, "test", "unit tests", { after: [a.id] }); // across queues
-    const c = addTask(s, "deploy", "ship", { after: [b.id] });
+    const a = await addTask(s, "build", "compile", { maxAttempts: 1 });
+    const b = await addTask(s, "test", "unit tests", { after: [a.id] }); // across queues
+    const c = await addTask(s, "deploy", "ship", { after: [b.id] });
     const waiting = waitTasks(s, [c.id], { timeoutMs: 60_000 });
     const ca = await claim(s, "build");
-    failTask(s, a.id, ca.token, { reason: "compiler crashed" });
+    await failTask(s, a.id, ca.token, { reason: "compiler crashed" });
     const w = await waiting;
     expect(w.value!.state).toBe("dead");
     expect(w.value!.tasks[0].reason).toBe(`dependency ${b.id} is dead: dependency ${a.id} is dead: 1 attempt failed; the last: compiler crashed`);
-    expect(showTask(s, b.id).state).toBe("dead");
-    expect(thrown(() => retryTask(s, b.id)).message).toMatch(/retry that dependency instead/);
-    retryTask(s, a.id);
-    expect(showTask(s, b.id).state).toBe("blocked");
-    completeTask(s, a.id, (await claim(s, "build")).token, "ok");
+    expect((await showTask(s, b.id)).state).toBe("dead");
+    expect((await rejected(retryTask(s, b.id))).message).toMatch(/retry that dependency instead/);
+    await retryTask(s, a.id);
+    expect((await showTask(s, b.id)).state).toBe("blocked");
+    await completeTask(s, a.id, (await claim(s, "build")).token, "ok");
     expect((await claim(s, "test")).id).toBe(b.id);
   });
 });
@@ -550,7 +543,7 @@ describe.skipIf(!!noFuse)("two views of one directory (network filesystem stand-
       expect(Number(statfsSync(vb).type) >>> 0).toBe(0x65735546);
       const s = openStore({ dir: join(va, "store"), env: {} });
       stores.push(s);
-      addTasks(s, Array.from({ length: 120 }, (_, i) => ({ queue: "q", payload: `p${i}` })));
+      await addTasks(s, Array.from({ length: 120 }, (_, i) => ({ queue: "q", payload: `p${i}` })));
       const procs = [va, vb, va, vb].map((v, w) => worker(["drain", join(v, "store"), "q", `w${w}`]));
       const outs = await Promise.all(procs.map((p) => new Response(p.stdout).text()));
       const claims = outs.flatMap((o) => o.split("\n").filter((l) => l.startsWith("claimed ")).map((l) => l.split(" ")[1]));
@@ -558,7 +551,7 @@ describe.skipIf(!!noFuse)("two views of one directory (network filesystem stand-
       expect(new Set(claims).size).toBe(120);
       const sb = openStore({ dir: join(vb, "store"), env: {} });
       stores.push(sb);
-      expect(listTasks(sb, { queue: "q", state: "done" }).length).toBe(120);
+      expect((await listTasks(sb, { queue: "q", state: "done" })).length).toBe(120);
     } finally {
       for (const v of mounted) if (Bun.spawnSync(["fusermount3", "-u", v]).exitCode !== 0) Bun.spawnSync(["fusermount3", "-uz", v]);
       for (const v of [va, vb]) {

@@ -1,0 +1,88 @@
+// What the task rules (add, claim, holder, admin, query, state) need from an engine: one
+// versioned record per task, each change a compare-and-set on its version, plus the hints and
+// reservations the file engine keeps today in lib/tasks/*.ts. The rules (validation, derived
+// states and the Resolver, fencing tokens, attempts and dead letters, dependency rules, the
+// claim transition, error wording) stay in the room; an engine keeps versions, hints and keys.
+// docs/ENGINE.md has the design, docs/PROTOCOL.md §12 the contract, docs/FILE-ENGINE.md §11
+// the file engine's layout.
+//
+// Invariants every engine keeps:
+// - a task's versions only grow, by one per change; of two changes computed from version N,
+//   exactly one is written as N + 1, and the other reads again and decides again (leases);
+// - `head` sees a whole version or reports damage, never a wrong value; with `repair` a damaged
+//   head is handed to the change, which writes above it (task cancel is the repair);
+// - every task that is not final is among `candidates` of its queue from before its version 1
+//   until its head is done or dead (the file engine: @open/ID, kept by `add` and `change` by
+//   the state of the record written); a candidate is a hint, read again before anything is
+//   decided on it;
+// - when a change writes a task done or dead, waiters on its dependants are woken (their
+//   candidate marker and bell; transitively through dependants that die with it);
+// - an add key names one id: two adds with one key both return the one id that was created.
+
+import type { Store } from "../core/config";
+import type { Damage } from "../core/chain";
+import { fileTasks } from "../fs/tasks";
+import type { Dep, TaskRecord } from "./record";
+import type { DamagedChain } from "./state";
+
+export interface TaskHead {
+  version: number; // 0: no version yet (an add that never finished)
+  record: TaskRecord | undefined; // with `damaged`: the newest whole version below, if any
+  damaged?: Damage;
+}
+
+export interface TaskStorage {
+  // Queues present in the store, and whether one is.
+  queues(): Promise<string[]>;
+  queueExists(queue: string): Promise<boolean>;
+  // The queue holding task `id` (one with a version 1), or undefined.
+  queueOf(id: string): Promise<string | undefined>;
+  // Every task id of `queue` (unsorted; ids sort oldest first).
+  ids(queue: string): Promise<string[]>;
+  // The candidates a reader looks at (unsorted), without changing anything.
+  open(queue: string): Promise<string[]>;
+  // The candidates a claim looks at, oldest first. The file engine promotes a pending marker
+  // whose task has its version 1 (an add that crashed between its steps 5 and 6, or is between
+  // them now): promoting early is harmless, the adder's own rename then finds nothing to move.
+  candidates(queue: string): Promise<string[]>;
+  // The head record of each of `ids` in `queue` that has a version, in the order given; one
+  // whose head is damaged is passed over into `damaged` (when given): one damaged task must not
+  // stop a listing of the others.
+  records(queue: string, ids: string[], damaged?: DamagedChain[]): Promise<TaskRecord[]>;
+  // The newest version of the task. A damaged head is an EIO naming it (damageOf), unless
+  // `repair`: then it is returned with `damaged`.
+  head(queue: string, id: string, repair?: boolean): Promise<TaskHead>;
+  // An add (docs/PROTOCOL.md §12 steps 1 to 6): with `key`, the id recorded for it (recording
+  // `fresh` if none is; a task that exists under it is returned, created: false); the
+  // dependants hints on each of `after`; the task a candidate from before its version 1; then
+  // version 1 = `build(id)` (exclusive, durable; synchronous, called just before the write).
+  // created: false when version 1 exists (a concurrent add with the same key). A failure
+  // before version 1 undoes everything this call made: the store is as it was.
+  add(queue: string, key: string | undefined, fresh: string, after: Dep[], build: (id: string) => TaskRecord): Promise<{ id: string; created: boolean }>;
+  // One compare-and-set: `next` decides the following record from the head (undefined: no
+  // change; a throw: nothing written); it is SYNCHRONOUS, the engine calls it in its exclusive
+  // section. Written as version + 1, durable unless "claimed" (a lost claim is harmless: its
+  // random token is never handed out again); on a lost race `next` decides again on the new
+  // head. After a change the engine keeps the candidates and wakes dependants (header).
+  change(queue: string, id: string, next: (head: TaskHead) => TaskRecord | undefined, repair?: boolean): Promise<{ head: TaskHead; changed: boolean }>;
+  // The candidate of a task a claimer read as done or dead, dropped (re-checked against a
+  // retry racing the drop: the task stays a candidate if it came back).
+  dropCandidate(rec: TaskRecord): Promise<void>;
+  // Claim steps 1 and 3: the claim recorded for (assignee, key) in `queue`, and recording one
+  // (replacing any older).
+  claimKey(queue: string, assignee: string, key: string): Promise<{ id: string; token: string } | undefined>;
+  setClaimKey(queue: string, assignee: string, key: string, claim: { id: string; token: string; at: number }): Promise<void>;
+  // A waiting claimer: make what a wait on the queue watches exist; between wake-ups hold the
+  // claim's write ready (readyToWrite), and let it go when the wait ends (doneWaiting).
+  prepareWait(queue: string): Promise<void>;
+  readyToWrite(): void;
+  doneWaiting(): void;
+  // Where the task is, for messages.
+  locate(queue: string, id: string): string;
+}
+
+// The store's task storage. The file engine is the only engine yet; the PostgreSQL engine
+// (issue 22) is chosen here by the store it opened.
+export function taskStorage(store: Store): TaskStorage {
+  return fileTasks(store);
+}
