@@ -30,6 +30,7 @@ import type { Decision, ReadResult, SlotStorage } from "../slots/storage";
 export function fileSlots(store: Store): SlotStorage {
   return {
     read: async (name, retries) => readSlotFile(store, name, retries),
+    readMany: async (names) => names.map((name) => readSlotFile(store, name)),
     names: async () => slotNames(store),
     has: async (name) => exists(store, slotFile(store, name)),
     change: (name, decide) => change(store, name, decide),

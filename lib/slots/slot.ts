@@ -195,8 +195,9 @@ export async function listSlots(store: Store, only?: string[]): Promise<SlotList
   const wanted = only ?? (await storage.names());
   const records: SlotRecord[] = [];
   const skipped: string[] = [];
-  for (const name of wanted) {
-    const r = await storage.read(name);
+  const read = await storage.readMany(wanted);
+  for (const [i, name] of wanted.entries()) {
+    const r = read[i];
     if (r.kind === "ok") records.push(r.record);
     else if (r.kind === "corrupt") skipped.push(name);
     // The lazy sweep is housekeeping: a store this process cannot write must still list.

@@ -39,6 +39,9 @@ export interface SlotStorage {
   // The record of `name` now. `retries`: how often a record failing its checks is read again
   // before it counts as corrupt (a wait passes 0: its next wake-up is the retry).
   read(name: string, retries?: number): Promise<ReadResult>;
+  // The records of `names`, in their order, as `read` would give each: one call for a listing
+  // (10,000 slots are one pass over the store, not 10,000 round trips).
+  readMany(names: string[]): Promise<ReadResult[]>;
   // Every name that has a record (live, tombstone or damaged), in no particular order.
   names(): Promise<string[]>;
   // Whether `name` has a record of any kind (a tombstone counts).
