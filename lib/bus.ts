@@ -19,7 +19,6 @@
 import { closeStore, openStore, storeUrl, URL_SCHEME, type Env, type Settings, type Store } from "./core/config";
 import { A2AError, arg, text } from "./core/errors";
 
-
 // An operation: the function `name` of a room's module (or object), once loaded.
 type Fn = (store: Store, ...args: any[]) => unknown;
 type Op = readonly [load: () => Promise<unknown>, name: string];
