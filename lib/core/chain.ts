@@ -27,7 +27,7 @@
 import { relative } from "node:path";
 import type { Store } from "./config";
 import { createAtomic, type WriteOptions } from "./atomic";
-import { A2AError } from "./errors";
+import { A2AError, damageOf, type Damage } from "./errors";
 import { entries, fitRecord, readJsonLine } from "./fs";
 import { versionFile, versionOf } from "./paths";
 
@@ -41,11 +41,9 @@ export interface Head<T> {
   damaged?: Damage; // read with `repair`: the head is damaged; value is the newest whole version below, if any
 }
 
-// A chain whose head is neither a record nor a hole: foreign bytes, a FIFO, a link.
-export interface Damage {
-  file: string;
-  why: string; // "not JSON", "not a regular file", ...
-}
+// A chain whose head is neither a record nor a hole (foreign bytes, a FIFO, a link) is damage
+// (lib/core/errors.ts damageOf).
+export { damageOf, type Damage };
 
 const TORN_RETRIES = 5;
 
@@ -97,14 +95,6 @@ function wholeBelow<T extends Versioned>(store: Store, dir: string, n: number, d
     if (!pastDamage && !(r.kind === "invalid" && r.lost)) return undefined;
   }
   return undefined;
-}
-
-// The damage `err` reports (readHead's refusal of a damaged head: a foreign file, link or FIFO
-// at the head, so that one chain is damaged and callers going over many pass over it), or
-// undefined for any other error.
-export function damageOf(err: unknown): Damage | undefined {
-  if (!(err instanceof A2AError) || err.data.damaged !== true) return undefined;
-  return { file: String(err.data.file), why: String(err.data.why) };
 }
 
 // Writes `value` as version `value.version` of the chain; false when that version exists

@@ -127,3 +127,17 @@ export function asA2AError(err: unknown): A2AError {
   const msg = err instanceof Error ? err.message : String(err);
   return new A2AError("EIO", `unexpected failure (${msg.split("\n")[0]}): please report this with the command you ran`, { cause: err });
 }
+
+// A record an engine cannot read as one a2a wrote (foreign bytes, a FIFO, a link where a version
+// should be), where it is and what it is. An engine refuses such a record with an EIO carrying
+// `damaged: true`, so that a caller going over many records passes over the one that is damaged.
+export interface Damage {
+  file: string;
+  why: string; // "not JSON", "not a regular file", ...
+}
+
+// The damage `err` reports, or undefined for any other error.
+export function damageOf(err: unknown): Damage | undefined {
+  if (!(err instanceof A2AError) || err.data.damaged !== true) return undefined;
+  return { file: String(err.data.file), why: String(err.data.why) };
+}

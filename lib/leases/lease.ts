@@ -25,7 +25,7 @@
 // writing a free version above the damage.
 
 import { type Store } from "../core/config";
-import { A2AError, arg, op, text } from "../core/errors";
+import { A2AError, arg, damageOf, op, text } from "../core/errors";
 import { done, type Outcome } from "../core/outcome";
 import { checkAgent, checkName } from "../core/paths";
 import { checkDuration, isoTime, nowSec } from "../core/time";
@@ -60,12 +60,6 @@ function holderOf(store: Store, as: string | undefined): string {
 }
 
 const head = async (store: Store, name: string) => (await named(name, () => leaseStorage(store).head(name))).record;
-
-// A damaged record's refusal (storage.ts), or undefined for any other error.
-function damageOf(err: unknown): Damage | undefined {
-  if (!(err instanceof A2AError) || err.data.damaged !== true) return undefined;
-  return { file: String(err.data.file), why: String(err.data.why) };
-}
 
 // `f`, with a damaged record's refusal naming the lease and its repair.
 async function named<T>(name: string, f: () => Promise<T>): Promise<T> {

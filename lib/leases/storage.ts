@@ -24,11 +24,8 @@ export interface LeaseRecord {
   pid: number;
 }
 
-// A chain's head that is neither a record nor a lost write: where it is and what it is.
-export interface Damage {
-  file: string;
-  why: string;
-}
+export type { Damage } from "../core/errors";
+import type { Damage } from "../core/errors";
 
 export interface LeaseHead {
   version: number; // 0: the name has never been leased

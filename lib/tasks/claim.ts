@@ -24,8 +24,7 @@
 // handed out again with a fresh random token: the unreceived token stays dead.
 
 import type { Store } from "../core/config";
-import { damageOf } from "../core/chain";
-import { A2AError, arg, op, text } from "../core/errors";
+import { A2AError, arg, damageOf, op, text } from "../core/errors";
 import { done, type Outcome } from "../core/outcome";
 import { checkDuration, nowSec } from "../core/time";
 import { checkTimeout, waitUntil } from "../core/watch";

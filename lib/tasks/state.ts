@@ -12,8 +12,7 @@
 // The hints that find and wake (claim candidates, dependants) are the engine's (storage.ts).
 
 import type { Store } from "../core/config";
-import { damageOf, type Damage } from "../core/chain";
-import { A2AError, op, text } from "../core/errors";
+import { A2AError, damageOf, op, text, type Damage } from "../core/errors";
 import { isoTime, nowSec } from "../core/time";
 import { taskStorage } from "./storage";
 import { checkTaskId, keptAttempts, roundAttempts, type Attempt, type Dep, type TaskRecord, type TaskState } from "./record";

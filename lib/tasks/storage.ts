@@ -20,7 +20,7 @@
 // - an add key names one id: two adds with one key both return the one id that was created.
 
 import type { Store } from "../core/config";
-import type { Damage } from "../core/chain";
+import type { Damage } from "../core/errors";
 import { fileTasks } from "../fs/tasks";
 import type { Dep, TaskRecord } from "./record";
 import type { DamagedChain } from "./state";
