@@ -18,7 +18,9 @@ import { closeSync, fsyncSync, mkdtempSync, openSync, renameSync, rmSync, writeS
 import { BIN, childEnv, hasWatch, readUntil, until } from "../tests/harness/run";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureInbox, encodeMessage, newMessageId } from "../lib/mail/message";
+import { encodeMessage } from "../lib/fs/mail-record";
+import { ensureInbox } from "../lib/mail/inbox";
+import { newMessageId } from "../lib/mail/message";
 import { msgFile, newDir } from "../lib/core/paths";
 import { sendMessage } from "../lib/mail/send";
 import { receive } from "../lib/mail/receive";
@@ -63,7 +65,7 @@ if (role === "sender" || role === "receiver") {
     for (let i = 0; i < total; i++) await sendMessage(store, `sender${tag}`, "box", `m ${tag} ${i}`);
     process.stdout.write("done\n");
   } else {
-    ensureInbox(store, "box");
+    await ensureInbox(store, "box");
     process.stdout.write("ready\n");
     let got = 0;
     while (got < total) {
@@ -88,7 +90,7 @@ const row = (name: string, xs: number[]) =>
 async function latency(dir: string, trials: number, via: "rename" | "cli" | "floor"): Promise<number[]> {
   const viaCli = via === "cli";
   const store = openStore({ dir, env: {} });
-  ensureInbox(store, "lat");
+  await ensureInbox(store, "lat");
   ensureDir(store, tmpDir(store));
   const env = childEnv({ dir });
   const out: number[] = [];

@@ -18,14 +18,13 @@ import { ended, type Outcome } from "../core/outcome";
 import { claimDir, curDir, heldDir, inboxDir, inboxesDir, msgFile, newDir, peersDir, topicDir, topicsDir } from "../core/paths";
 import { nowSec } from "../core/time";
 import { subscribe, type WaitOptions } from "../core/watch";
-import { parseClaim } from "../mail/claim";
-import { idsIn, readMessageFile } from "../mail/message";
+import { idsIn, inboxNames, parseClaim, readMessageFile } from "../fs/mail-record";
 import { watchSlots, type SlotEvent } from "../slots/events";
 import { readTopicFiles, topicIds } from "../fs/topics";
 import type { TopicMessage } from "../topics/storage";
 import { cut, PREVIEW_CHARS } from "./rows";
 import { TASK_BOARD } from "./tasks";
-import { inboxNames, livePeers, topicNames, trimMessage } from "./view";
+import { livePeers, topicNames, trimMessage } from "./view";
 
 export type MailKind = "sent" | "claimed" | "read" | "held";
 
@@ -105,7 +104,7 @@ export async function watchBus(store: Store, on: (e: BusEvent) => void, opts: Bu
         let from: string | null = null;
         let preview = "";
         if (kind === "sent" || kind === "held") {
-          const m = readMessageFile(store, msgFile(kind === "sent" ? newDir(store, agent) : heldDir(store, agent), id), id, "unread");
+          const m = readMessageFile(store, msgFile(kind === "sent" ? newDir(store, agent) : heldDir(store, agent), id), id);
           if (typeof m === "object") {
             from = m.from;
             preview = cut(m.body, PREVIEW_CHARS);

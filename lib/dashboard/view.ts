@@ -12,8 +12,9 @@
 
 import type { Store } from "../core/config";
 import { entries } from "../core/fs";
-import { byName, inboxesDir, isValidName, topicsDir } from "../core/paths";
+import { byName, isValidName, topicsDir } from "../core/paths";
 import { listInbox } from "../mail/inbox";
+import { mailStorage } from "../mail/storage";
 import { listPeers, type Peer } from "../presence/peers";
 import { checkTopic, readTopic, type TopicMessage } from "../topics/log";
 import { topicStorage } from "../topics/storage";
@@ -42,8 +43,8 @@ export async function livePeers(store: Store): Promise<Peer[]> {
   return (await listPeers(store, "all", { cwd: store.root, gitRoot: null })).peers;
 }
 
-export function agentRow(store: Store, name: string, peer?: Peer): AgentRow {
-  const l = listInbox(store, name, WAITING);
+export async function agentRow(store: Store, name: string, peer?: Peer): Promise<AgentRow> {
+  const l = await listInbox(store, name, WAITING);
   const waiting = [...l.unread, ...l.held].slice(0, WAITING).map((m) => ({ id: m.id, from: m.from, user: m.user, sent_at: m.sent_at, body: cut(m.body, PREVIEW_CHARS), state: m.state }));
   return {
     name,
@@ -60,15 +61,15 @@ export function agentRow(store: Store, name: string, peer?: Peer): AgentRow {
   };
 }
 
-export const inboxNames = (store: Store): string[] => entries(store, inboxesDir(store)).filter(isValidName);
+export const inboxNames = (store: Store): Promise<string[]> => mailStorage(store).agents();
 
 // Every agent with a live presence or an inbox, live ones first, then by name.
 export async function agentRows(store: Store): Promise<AgentRow[]> {
   const peers = new Map((await livePeers(store)).map((p) => [p.name, p]));
-  const names = [...new Set([...peers.keys(), ...inboxNames(store)])];
-  return names
-    .map((n) => agentRow(store, n, peers.get(n)))
-    .sort((a, b) => Number(b.live) - Number(a.live) || byName(a.name, b.name));
+  const names = [...new Set([...peers.keys(), ...(await inboxNames(store))])];
+  const rows: AgentRow[] = [];
+  for (const n of names) rows.push(await agentRow(store, n, peers.get(n)));
+  return rows.sort((a, b) => Number(b.live) - Number(a.live) || byName(a.name, b.name));
 }
 
 // ---- topics ---------------------------------------------------------------------------------

@@ -6,23 +6,17 @@
 // Enforced twice: at send (the sender gets EDENIED, nothing is written) and at receive (a
 // message from a refused sender, e.g. one sent before the policy changed or written by hand,
 // is moved to held/ and never shown; `allow` moves that sender's held mail back to new/).
-// Changes are read-modify-write under a lock (lib/core/lock.ts, name "@policy.AGENT") and land by
-// an atomic replace. What this cannot stop: a process with write access to the store writing
-// into new/ directly, or claiming another name (see the file owner reported with each message).
-// In a shared store the policy speaks for its agent only when the owner of the agent's inbox
-// wrote it (lib/mail/message.ts inboxOwner): one planted by another member where the agent had
-// none (the sticky inbox stops a replacement) is ignored, as if absent, and `a2a doctor` names it.
+// Changes are read-modify-write under the engine's exclusion (lib/mail/storage.ts
+// changePolicy) and land whole. What this cannot stop: a process with write access to the store
+// writing into new/ directly, or claiming another name (see the writer reported with each
+// message). A policy the agent's owner did not write does not speak for it (the engine reads it
+// as none).
 
-import { writeAtomic } from "../core/atomic";
 import { type Store } from "../core/config";
-import { myUid, ownerOf, speaksFor } from "../core/guard";
 import { A2AError, arg, op, text } from "../core/errors";
-import { readJsonLine } from "../core/fs";
-import { withLock } from "../core/lock";
-import { checkAgent, curDir, heldDir, inboxDir, msgFile, newDir, policyFile } from "../core/paths";
+import { checkAgent } from "../core/paths";
 import { nowSec } from "../core/time";
-import { userName } from "../core/owner";
-import { ensureInbox, idsIn, inboxOwner, moveMessage, readMessageFile } from "./message";
+import { mailStorage, type Place, type PolicyRead } from "./storage";
 
 import { checkMode, type PolicyMode } from "./policy-mode";
 
@@ -41,34 +35,19 @@ export interface Policy {
   updated_at: number | null;
 }
 
-const asPolicy = (p: any) =>
-  p.a2a === 1 && (p.mode === "open" || p.mode === "allowlist") && Array.isArray(p.allow) && Array.isArray(p.deny) ? (p as Policy) : undefined;
-
-// Whether the file at policyFile speaks for `agent` (see the header); true when there is none.
-export function policyTrusted(store: Store, agent: string): boolean {
-  const uid = ownerOf(policyFile(store, agent));
-  return uid === undefined || speaksFor(store, uid, inboxOwner(store, agent));
+// The policy `r` holds for `agent`: none is open with empty lists; an invalid one is damage.
+function policyOf(agent: string, r: PolicyRead): Policy {
+  if (r.kind === "ok") return r.policy;
+  if (r.kind === "none") return { a2a: 1, agent, mode: "open", allow: [], deny: [], updated_at: null };
+  // Failing closed would silently drop mail; failing open would ignore the user's wish.
+  throw new A2AError("EIO", text`the policy file ${r.where} is not valid: fix it or remove it (${op("policy", "open|allowlist", arg("as", agent))} rewrites it)`, {
+    data: { agent, file: r.where },
+  });
 }
 
-export function readPolicy(store: Store, agent: string): Policy {
+export async function readPolicy(store: Store, agent: string): Promise<Policy> {
   checkAgent(agent);
-  const none: Policy = { a2a: 1, agent, mode: "open", allow: [], deny: [], updated_at: null };
-  for (let i = 0; ; i++) {
-    const r = readJsonLine(store, policyFile(store, agent), asPolicy);
-    if (r.kind !== "absent" && !policyTrusted(store, agent)) return none;
-    if (r.kind === "ok") return { ...r.value, agent };
-    if (r.kind === "absent" && !r.stale) return none;
-    // Invalid: a torn read on a caching network filesystem is retried; then it is damage.
-    if (i >= 3) {
-      // Failing closed would silently drop mail; failing open would ignore the user's wish.
-      throw new A2AError(
-        "EIO",
-        text`the policy file ${policyFile(store, agent)} is not valid: fix it or remove it (${op("policy", "open|allowlist", arg("as", agent))} rewrites it)`,
-        { data: { agent, file: policyFile(store, agent) } },
-      );
-    }
-    Bun.sleepSync(2 + i * 5);
-  }
+  return policyOf(agent, await mailStorage(store).policy(agent));
 }
 
 // Why `p` refuses mail claiming to be from `from`, written by OS user `user` (when known),
@@ -98,12 +77,13 @@ export function parseSender(spec: string): { name: string; user?: string } {
 }
 
 // The OS user who wrote the newest message claiming to be `from` in `agent`'s inbox.
-function lastUserOf(store: Store, agent: string, from: string): string | undefined {
+async function lastUserOf(store: Store, agent: string, from: string): Promise<string | undefined> {
+  const mail = mailStorage(store);
   let best: { id: string; user: string } | undefined;
-  for (const dir of [newDir(store, agent), curDir(store, agent), heldDir(store, agent)]) {
-    for (const id of idsIn(store, dir)) {
+  for (const place of ["unread", "read", "held"] as Place[]) {
+    for (const id of await mail.ids(agent, place)) {
       if (best && id < best.id) continue;
-      const m = readMessageFile(store, msgFile(dir, id), id, "read");
+      const m = await mail.read(agent, id, place);
       if (typeof m === "object" && m.from === from) best = { id, user: m.user };
     }
   }
@@ -112,19 +92,7 @@ function lastUserOf(store: Store, agent: string, from: string): string | undefin
 
 async function change(store: Store, agent: string, edit: (p: Policy) => Policy): Promise<Policy> {
   checkAgent(agent);
-  ensureInbox(store, agent, true);
-  // In a shared store only the inbox's owner writes a policy others will trust.
-  const owner = inboxOwner(store, agent);
-  if (owner !== undefined && !speaksFor(store, myUid(), owner)) {
-    throw new A2AError("EDENIED", `the inbox of ${agent} (${inboxDir(store, agent)}) belongs to OS user ${userName(store, owner)}, not to you: a policy you write would not be trusted; if ${agent} is yours, have the store's administrator give it to you (chown -R ${userName(store, myUid())} ${inboxDir(store, agent)})`, {
-      data: { agent, owner: userName(store, owner) },
-    });
-  }
-  return withLock(store, `@policy.${agent}`, () => {
-    const next = { ...edit(readPolicy(store, agent)), updated_at: nowSec() };
-    writeAtomic(store, policyFile(store, agent), JSON.stringify(next) + "\n");
-    return next;
-  });
+  return mailStorage(store).changePolicy(agent, (current) => ({ ...edit(policyOf(agent, current)), updated_at: nowSec() }));
 }
 
 export const setPolicyMode = (store: Store, agent: string, mode: PolicyMode) =>
@@ -143,11 +111,11 @@ export interface Allowed {
 export async function allowSenders(store: Store, agent: string, specs: string[]): Promise<{ policy: Policy; released: number; allowed: Allowed[] }> {
   const parsed = specs.map(parseSender);
   checkAgent(agent);
-  const allowed: Allowed[] = parsed.map(({ name, user }) => {
-    if (user) return { name, user, bound_from: "given" };
-    const seen = lastUserOf(store, agent, name);
-    return seen ? { name, user: seen, bound_from: "last message" } : { name, bound_from: "unbound" };
-  });
+  const allowed: Allowed[] = [];
+  for (const { name, user } of parsed) {
+    const seen = user ? undefined : await lastUserOf(store, agent, name);
+    allowed.push(user ? { name, user, bound_from: "given" } : seen ? { name, user: seen, bound_from: "last message" } : { name, bound_from: "unbound" });
+  }
   const names = allowed.map((a) => a.name);
   const policy = await change(store, agent, (p) => {
     const bind = { ...(p.bind ?? {}) };
@@ -160,13 +128,11 @@ export async function allowSenders(store: Store, agent: string, specs: string[])
     };
   });
   let released = 0;
-  ensureInbox(store, agent, true);
-  for (const id of idsIn(store, heldDir(store, agent))) {
-    const m = readMessageFile(store, msgFile(heldDir(store, agent), id), id, "held");
-    if (typeof m === "object" && accepts(policy, m.from, m.user)) {
-      // False: released by a concurrent `allow`.
-      if (moveMessage(store, msgFile(heldDir(store, agent), id), msgFile(newDir(store, agent), id), `releasing message ${id}`)) released++;
-    }
+  const mail = mailStorage(store);
+  for (const id of await mail.ids(agent, "held")) {
+    const m = await mail.read(agent, id, "held");
+    // False: released by a concurrent `allow`.
+    if (typeof m === "object" && accepts(policy, m.from, m.user) && (await mail.move(agent, id, "held", "unread"))) released++;
   }
   return { policy, released, allowed };
 }

@@ -1,6 +1,5 @@
 // The mail room's operations, as the bus (lib/bus.ts) loads them: one module, so one chunk.
-export { ack, listInbox, unreadCount } from "./inbox";
-export { ensureInbox } from "./message";
+export { ack, ensureInbox, listInbox, unreadCount } from "./inbox";
 export { allowSenders, denySenders, readPolicy, setPolicyMode } from "./policy";
 export { receive, request } from "./receive";
 export { replyTo, sendMessage } from "./send";

@@ -1,30 +1,24 @@
 // Sending direct messages: send and reply (reading is receive.ts, the inbox's contents
-// inbox.ts). The record is in message.ts, the claim protocol in claim.ts, keys in keys.ts.
+// inbox.ts). The record is in message.ts, its storage lib/mail/storage.ts.
 //
 // How a message is delivered (send):
 //   1. validate names, body size (store.maxBytes), reply_to; the recipient's policy must accept
 //      the sender (else EDENIED, exit 1); nothing is written before these pass;
-//   2. with a key: reserve it (keys.ts); a duplicate returns the first id here;
-//   3. the recipient's unread count (new/ + claim/) must be below A2A_MAX_UNREAD (else EFULL,
-//      exit 1; a fresh key record is removed again);
-//   4. write the record to ROOT/tmp/ and rename it to inbox/TO/new/ID.json (lib/core/atomic.ts;
-//      link, i.e. exclusive, when taking over a dead sender's key). At that instant the
-//      message is delivered; a sender killed before it leaves only a temp file.
-//   5. with a key: mark the key delivered.
+//   2. storage deliver: with a key, reserve it (a duplicate returns the first id here); the
+//      recipient's unread messages (claimed ones count) must be fewer than A2A_MAX_UNREAD (else
+//      EFULL, exit 1, and a fresh reservation is undone); then the message is stored unread: at
+//      that instant it is delivered, and a sender killed before leaves nothing a reader sees.
 
-import { createAtomic, writeAtomic } from "../core/atomic";
 import { checkSize, type Store } from "../core/config";
 import { A2AError, arg, op, text } from "../core/errors";
-import { checkAgent, curDir, heldDir, inboxDir, inboxesDir, msgFile, newDir, peerFile, peerNameOf, peersDir } from "../core/paths";
-import { entries, exists } from "../core/fs";
+import { checkAgent } from "../core/paths";
 import { closest } from "../core/similar";
 import { nowSec } from "../core/time";
-import { userName } from "../core/owner";
-import { unreadCount, ack } from "./inbox";
-import { dropKey, markDelivered, reserveKey } from "./keys";
-import { listClaims } from "./claim";
-import { checkMessageId, encodeMessage, ensureInbox, newMessageId, readMessageFile, type Message, type ReceivedMessage } from "./message";
+import { presenceStorage } from "../presence/storage";
+import { ack } from "./inbox";
+import { checkMessageId, newMessageId, type ReceivedMessage } from "./message";
 import { readPolicy, refusal } from "./policy";
+import { mailStorage, type At } from "./storage";
 
 export interface SendOptions {
   replyTo?: string;
@@ -43,8 +37,14 @@ export interface SendResult {
   did_you_mean?: string;
 }
 
-// Someone has had mail under this name, or is on the bus under it.
-const knownRecipient = (store: Store, to: string) => exists(store, inboxDir(store, to)) || exists(store, peerFile(store, to));
+// The name of an agent close to `to`, when nobody has had mail under `to` or is on the bus
+// under it: likely a typo.
+async function didYouMean(store: Store, to: string): Promise<string | undefined> {
+  const mail = mailStorage(store);
+  const presence = presenceStorage(store);
+  if ((await mail.has(to)) || (await presence.read(to))) return undefined;
+  return closest(to, [...(await mail.agents()), ...(await presence.list()).map((p) => p.name)]);
+}
 
 export async function sendMessage(store: Store, from: string, to: string, body: string, opts: SendOptions = {}): Promise<SendResult> {
   checkAgent(from, "sender name");
@@ -54,8 +54,9 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
     throw new A2AError("EUSAGE", "invalid idempotency key: use 1-256 characters, the same on every retry of one message");
   }
   const size = checkSize(store, body, "the message");
-  const policy = readPolicy(store, to);
-  const me = userName(store, process.getuid?.() ?? -1);
+  const mail = mailStorage(store);
+  const policy = await readPolicy(store, to);
+  const me = await mail.writer();
   const why = refusal(policy, from, me);
   if (why && policy.bind?.[from] !== undefined && policy.bind[from] !== me) {
     throw new A2AError("EDENIED", `${to} does not accept this message: ${why}; send under your own name`, { data: { to, from, user: me, bound: policy.bind[from] } });
@@ -65,32 +66,20 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
       data: { to, from, policy: policy.mode },
     });
   }
-  const didYouMean = knownRecipient(store, to) ? undefined : closest(to, [...entries(store, inboxesDir(store)), ...entries(store, peersDir(store)).map(peerNameOf).filter((n): n is string => !!n)]);
-  ensureInbox(store, to);
-  let id = newMessageId(store);
-  let exclusive = false;
-  if (opts.key !== undefined) {
-    const r = await reserveKey(store, to, from, opts.key, id);
-    if (r.kind === "duplicate") return { id: r.id, from, to, sent_at: nowSec(), size, duplicate: true };
-    id = r.id;
-    exclusive = r.kind === "takeover";
-  }
-  const unread = unreadCount(store, to);
-  if (unread >= store.maxUnread) {
-    if (opts.key !== undefined && !exclusive) dropKey(store, to, from, opts.key);
-    throw new A2AError("EFULL", `the inbox of ${to} holds ${unread} unread messages, its limit: wait until ${to} reads some, or raise A2A_MAX_UNREAD`, {
-      data: { to, unread, limit: store.maxUnread },
+  const guess = await didYouMean(store, to);
+  const key = opts.key === undefined ? undefined : { from, key: opts.key };
+  const r = await mail.deliver(to, (id) => ({ a2a: 1, id, from, to, body, size, sent_at: nowSec(), reply_to: replyTo, host: store.host, pid: process.pid }), {
+    freshId: newMessageId(store),
+    limit: store.maxUnread,
+    key,
+  });
+  if (r.kind === "duplicate") return { id: r.id, from, to, sent_at: nowSec(), size, duplicate: true };
+  if (r.kind === "full") {
+    throw new A2AError("EFULL", `the inbox of ${to} holds ${r.unread} unread messages, its limit: wait until ${to} reads some, or raise A2A_MAX_UNREAD`, {
+      data: { to, unread: r.unread, limit: store.maxUnread },
     });
   }
-  const msg: Message = { a2a: 1, id, from, to, body, size, sent_at: nowSec(), reply_to: replyTo, host: store.host, pid: process.pid };
-  const dest = msgFile(newDir(store, to), id);
-  // A takeover re-sends the dead sender's id: if another retry took over too and got there
-  // first, the link fails and this one is the duplicate.
-  if (exclusive) {
-    if (!createAtomic(store, dest, encodeMessage(msg))) return { id, from, to, sent_at: msg.sent_at, size, duplicate: true };
-  } else writeAtomic(store, dest, encodeMessage(msg));
-  if (opts.key !== undefined) markDelivered(store, to, from, opts.key, id);
-  return { id, from, to, sent_at: msg.sent_at, size, duplicate: false, ...(didYouMean ? { did_you_mean: didYouMean } : {}) };
+  return { id: r.message.id, from, to, sent_at: r.message.sent_at, size, duplicate: false, ...(guess ? { did_you_mean: guess } : {}) };
 }
 
 // Answers message `id` of `agent`'s inbox: sends `body` to its sender with reply_to = id, and
@@ -98,22 +87,23 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
 export async function replyTo(store: Store, agent: string, id: string, body: string): Promise<SendResult & { original: ReceivedMessage }> {
   checkAgent(agent);
   checkMessageId(id);
-  const where: [string, ReceivedMessage["state"]][] = [
-    [msgFile(newDir(store, agent), id), "unread"],
-    ...listClaims(store, agent).filter((c) => c.id === id).map((c) => [c.path, "claimed"] as [string, ReceivedMessage["state"]]),
-    [msgFile(curDir(store, agent), id), "read"],
-    [msgFile(heldDir(store, agent), id), "held"],
+  const mail = mailStorage(store);
+  const where: [At, ReceivedMessage["state"]][] = [
+    ["unread", "unread"],
+    ...(await mail.claims(agent)).filter((c) => c.id === id).map((c) => [c, "claimed"] as [At, ReceivedMessage["state"]]),
+    ["read", "read"],
+    ["held", "held"],
   ];
   let original: ReceivedMessage | undefined;
-  for (const [path, state] of where) {
-    const m = readMessageFile(store, path, id, state);
+  for (const [at, state] of where) {
+    const m = await mail.read(agent, id, at);
     if (typeof m === "object") {
-      original = m;
+      original = { ...m, state };
       break;
     }
   }
   if (!original) throw new A2AError("ENOTFOUND", text`no message ${id} in the inbox of ${agent}: check the id (${op("inbox")} lists them)`, { data: { id, agent } });
   const sent = await sendMessage(store, agent, original.from, body, { replyTo: id });
-  if (original.state !== "read") ack(store, agent, [id]);
+  if (original.state !== "read") await ack(store, agent, [id]);
   return { ...sent, original };
 }

@@ -15,9 +15,10 @@ import type { Store } from "../core/config";
 import { entries, lstatIf } from "../core/fs";
 import { checkStore, ensureDir, removeFile } from "../core/guard";
 import { removeStaleGuard, removeStaleLock, STALE_MS, withLock } from "../core/lock";
-import { inboxesDir, isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir, topicsDir } from "../core/paths";
+import { isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir, topicsDir } from "../core/paths";
 import { trimTopic } from "../fs/topics";
-import { recoverClaims } from "../mail/claim";
+import { fileMail } from "../fs/mail";
+import { inboxNames } from "../fs/mail-record";
 import { readSlotFile as readSlot, removeChunks } from "../fs/slots";
 import { sweepExpired, TOMBSTONE_KEEP_SEC } from "../slots/slot";
 import { sweepTasksAndLeases } from "../tasks/sweep";
@@ -80,9 +81,7 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
     const name = lockNameOf(file);
     if (name && removeStaleLock(store, name, STALE_MS * 5)) report.stale_locks.push(name);
   }
-  for (const agent of entries(store, inboxesDir(store))) {
-    if (isValidName(agent)) report.claims_recovered += recoverClaims(store, agent);
-  }
+  for (const agent of inboxNames(store)) report.claims_recovered += await fileMail(store).recover(agent);
   if (store.topicKeepSec !== undefined) {
     for (const topic of entries(store, topicsDir(store))) report.topic_messages_removed += trimTopic(store, topic, store.topicKeepSec, now);
   }

@@ -30,8 +30,8 @@ import { myUid, speaksFor } from "../core/guard";
 import { userName } from "../core/owner";
 import type { Outcome } from "../core/outcome";
 import { waitUntil } from "../core/watch";
-import { waitingFor, withBodies, type Waiting } from "../mail/inbox";
-import { ensureInbox, isMessageId, type ListedMessage, type ReceivedMessage } from "../mail/message";
+import { ensureInbox, waitingFor, withBodies, type Waiting } from "../mail/inbox";
+import { isMessageId, type ListedMessage, type ReceivedMessage } from "../mail/message";
 import { claimable } from "../tasks/query";
 import { sessionStorage, type SessionRecord as StoredRecord } from "./storage";
 
@@ -80,8 +80,8 @@ async function writeRecord(store: Store, { theirs, ...rec }: SessionRecord): Pro
 
 // What waits costs a hook its count, not its bytes: ids by name (lib/mail/inbox.ts waitingFor);
 // the few messages it names or shows are read then, and only their ends.
-function senders(mail: Waiting): Senders {
-  const names = [...new Set(mail.heads(mail.ids.slice(0, NAMED_MAX)).map((m) => m.from))];
+async function senders(mail: Waiting): Promise<Senders> {
+  const names = [...new Set((await mail.heads(mail.ids.slice(0, NAMED_MAX))).map((m) => m.from))];
   return { names, more: mail.ids.length > NAMED_MAX };
 }
 
@@ -99,8 +99,8 @@ export interface SessionStartReport {
 
 // SessionStart: what waits for the session.
 export async function sessionStart(store: Store, name: string): Promise<SessionStartReport> {
-  const mail = waitingFor(store, name);
-  return { unread: mail.ids.length, senders: senders(mail), tasks: await claimableTasks(store, name) };
+  const mail = await waitingFor(store, name);
+  return { unread: mail.ids.length, senders: await senders(mail), tasks: await claimableTasks(store, name) };
 }
 
 export interface PromptReport {
@@ -113,11 +113,11 @@ export interface PromptReport {
 // stays unread), and remembers it was shown.
 export async function promptSubmit(store: Store, name: string): Promise<PromptReport> {
   const rec = await readRecord(store, name);
-  const mail = waitingFor(store, name);
+  const mail = await waitingFor(store, name);
   const shownBefore = new Set(rec.announced);
   const freshIds = mail.ids.filter((id) => !shownBefore.has(id));
   if (!freshIds.length) return { count: 0, shown: [] };
-  const shown = withBodies(store, name, mail.heads(freshIds.slice(0, SHOWN_MAX)), BODY_MAX);
+  const shown = await withBodies(store, name, await mail.heads(freshIds.slice(0, SHOWN_MAX)), BODY_MAX);
   await writeRecord(store, { ...rec, announced: mail.ids });
   return { count: freshIds.length, shown, ...(rec.theirs ? { theirs: { file: sessionStorage(store).locate(name), user: rec.theirs } } : {}) };
 }
@@ -138,7 +138,7 @@ export type StopDecision =
 // so a lead that queued work can still stop.
 export async function stopDecision(store: Store, name: string, continuation: boolean, maxBlocks = MAX_BLOCKS, worker = false): Promise<StopDecision> {
   const rec = await readRecord(store, name);
-  const mail = waitingFor(store, name);
+  const mail = await waitingFor(store, name);
   const unread = mail.ids.length;
   const tasks = worker ? await claimableTasks(store, name) : [];
   if (!unread && !tasks.length) {
@@ -155,17 +155,17 @@ export async function stopDecision(store: Store, name: string, continuation: boo
     return { block: false, unread, letGo: { kind: "blocked-enough", times: maxBlocks } };
   }
   await writeRecord(store, { ...rec, blocked: ids, blocks: continuation ? rec.blocks + 1 : 1 });
-  return { block: true, unread, senders: senders(mail), tasks };
+  return { block: true, unread, senders: await senders(mail), tasks };
 }
 
 // A worker's Stop: when nothing waits, wait up to `timeoutMs` for the next unread message or
 // claimable task before deciding (the queues are looked at on each inbox event and every
 // second). The inbox is created if missing.
 export async function waitForWork(store: Store, name: string, timeoutMs: number, signal?: AbortSignal): Promise<Outcome<ReceivedMessage | ClaimableTask | undefined>> {
-  ensureInbox(store, name);
+  await ensureInbox(store, name);
   const first = async () => {
-    const mail = waitingFor(store, name);
-    return mail.heads(mail.ids.slice(0, 1))[0] ?? (await claimableTasks(store, name))[0];
+    const mail = await waitingFor(store, name);
+    return (await mail.heads(mail.ids.slice(0, 1)))[0] ?? (await claimableTasks(store, name))[0];
   };
   return waitUntil(store, { on: "inbox", agent: name }, first, { timeoutMs, signal, recheckMs: 1000 });
 }

@@ -3,9 +3,9 @@
 
 import { resolve } from "node:path";
 import type { Store } from "../core/config";
-import { userName } from "../core/owner";
 import { unreadCount } from "../mail/inbox";
 import { readPolicy, type PolicyMode } from "../mail/policy";
+import { mailStorage } from "../mail/storage";
 import { gitRoot, type Identity, type NameSource } from "../presence/identity";
 
 export interface WhoAmI {
@@ -20,8 +20,8 @@ export interface WhoAmI {
   store: string;
 }
 
-export function whoami(store: Store, id: Identity, cwd: string): WhoAmI {
-  const user = userName(store, process.getuid?.() ?? -1);
+export async function whoami(store: Store, id: Identity, cwd: string): Promise<WhoAmI> {
+  const user = await mailStorage(store).writer();
   return {
     name: id.name,
     source: id.source,
@@ -29,8 +29,8 @@ export function whoami(store: Store, id: Identity, cwd: string): WhoAmI {
     user,
     cwd: resolve(cwd),
     git_root: gitRoot(cwd),
-    unread: unreadCount(store, id.name),
-    policy: readPolicy(store, id.name).mode,
+    unread: await unreadCount(store, id.name),
+    policy: (await readPolicy(store, id.name)).mode,
     store: store.root,
   };
 }

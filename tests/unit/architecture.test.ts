@@ -104,9 +104,9 @@ describe("architecture", () => {
       core: [],
       // The file engine's storage of each room whose rules reach storage through an interface
       // (lib/<room>/storage.ts): it implements that interface, with the room's record codec.
-      fs: ["core", "slots", "leases", "topics", "presence", "sessions", "tasks"],
+      fs: ["core", "slots", "mail", "leases", "topics", "presence", "sessions", "tasks"],
       slots: ["core", "fs"],
-      mail: ["core"],
+      mail: ["core", "fs", "presence"],
       topics: ["core", "fs"],
       presence: ["core", "fs"],
       tasks: ["core", "fs"],

@@ -7,8 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { variant as variantOf } from "./support";
 import { openStore } from "../../lib/core/config";
-import { parseClaim } from "../../lib/mail/claim";
-import { decodeMessage, encodeMessage, idOfFile, isMessageId, newMessageId, readMessageFile, readMessageHead, type Message } from "../../lib/mail/message";
+import { decodeMessage, encodeMessage, parseClaim, readMessageFile, readMessageHead } from "../../lib/fs/mail-record";
+import { idOfFile } from "../../lib/core/paths";
+import { isMessageId, newMessageId, type Message } from "../../lib/mail/message";
 import { hostTag } from "../../lib/core/owner";
 
 const ID = "1764507972123000-3f2a-1k3d-a9c2e1";
@@ -115,7 +116,7 @@ describe("readMessageHead: a listing reads the two ends of a message file, never
   const file = join(dir, `${ID}.json`);
   const head = (text: string, chars: number) => {
     writeFileSync(file, text);
-    return readMessageHead(store, file, ID, "unread", chars);
+    return readMessageHead(store, file, ID, chars);
   };
 
   test("every body, cut anywhere, reads as the first characters of the whole one", () => {
@@ -129,7 +130,7 @@ describe("readMessageHead: a listing reads the two ends of a message file, never
       const chars = next() % 300;
       const encoded = encodeMessage({ ...msg, body });
       const got = head(encoded, chars);
-      const whole = readMessageFile(store, file, ID, "unread");
+      const whole = readMessageFile(store, file, ID);
       if (typeof got !== "object" || typeof whole !== "object") throw new Error(`round ${round}: ${String(got)} / ${String(whole)}`);
       expect({ round, body: got.body, truncated: got.truncated }).toEqual({ round, body: body.slice(0, chars), truncated: body.length > chars });
       const { body: _a, truncated: _t, ...fields } = got;
@@ -141,7 +142,7 @@ describe("readMessageHead: a listing reads the two ends of a message file, never
   test("names and host beyond ASCII (written by hand: a2a's names are ASCII) read as the whole file does", () => {
     const text = encodeMessage({ ...msg, from: "zoë", to: "bøb", host: "hôte-ü", reply_to: ID, body: "é".repeat(5000) });
     const got = head(text, 3);
-    const whole = readMessageFile(store, file, ID, "unread");
+    const whole = readMessageFile(store, file, ID);
     expect(got).toEqual({ ...(whole as object), body: "ééé", truncated: true } as any);
   });
 
@@ -149,7 +150,7 @@ describe("readMessageHead: a listing reads the two ends of a message file, never
     const big = encodeMessage({ ...msg, body: "x".repeat(100_000) });
     const middle = big.slice(0, 50_000) + "\u0000" + big.slice(50_001); // a raw NUL: recv would refuse it
     expect(typeof head(middle, 10)).toBe("object");
-    expect(typeof readMessageFile(store, file, ID, "unread")).toBe("string");
+    expect(typeof readMessageFile(store, file, ID)).toBe("string");
     const bad = [
       big.replace(`"id":"${ID}"`, `"id":"${ID.replace(/^1/, "2")}"`), // filed under another id
       big.replace('"a2a":1', '"a2a":2'),

@@ -3,10 +3,10 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { openStore } from "../../lib/core/config";
 import { closeWatches } from "../../lib/core/watch";
-import { claim, release } from "../../lib/mail/claim";
 import { allowSenders, setPolicyMode } from "../../lib/mail/policy";
 import type { ReceivedMessage } from "../../lib/mail/message";
 import { sendMessage } from "../../lib/mail/send";
+import { mailStorage } from "../../lib/mail/storage";
 import { watchInbox } from "../../lib/mail/watch-inbox";
 import { tempDir } from "../harness/run";
 
@@ -37,16 +37,17 @@ describe("watchInbox", () => {
     try {
       const first = await sendMessage(store, "ops", "box", "before");
       const r = recorder();
-      const stop = watchInbox(store, "box", r.listener);
+      const stop = await watchInbox(store, "box", r.listener);
       expect(r.seen.map((m) => m.id)).toEqual([first.id]); // the initial scan
       const arriving = r.next();
       const second = await sendMessage(store, "ops", "box", "after");
       expect((await arriving).id).toBe(second.id);
 
-      const path = claim(store, "box", first.id)!;
-      expect(path).toBeDefined();
+      const mail = mailStorage(store);
+      const claim = (await mail.claim("box", first.id))!;
+      expect(claim).toBeDefined();
       const again = r.next();
-      release(store, "box", path, first.id); // unread again at once: both events may arrive after both moves
+      expect(await mail.move("box", first.id, claim, "unread")).toBe(true); // unread again at once: both events may arrive after both moves
       expect((await again).body).toBe("before");
       expect(r.seen.map((m) => m.body)).toEqual(["before", "after", "before"]);
       stop();
@@ -65,7 +66,7 @@ describe("watchInbox", () => {
       await setPolicyMode(store, "box", "allowlist");
       await allowSenders(store, "box", ["boss"]);
       const r = recorder();
-      const stop = watchInbox(store, "box", r.listener);
+      const stop = await watchInbox(store, "box", r.listener);
       expect(r.seen).toEqual([]);
       const next = r.next();
       await sendMessage(store, "boss", "box", "allowed");

@@ -2,7 +2,7 @@
 // check_messages) plus reply and ack_messages. Each maps to one bus.mail operation (lib/mail/).
 //
 // check_messages marks mail read only once its answer has reached the client: the messages
-// are claimed (lib/mail/claim.ts: a crash returns them to unread) and settled as read when the
+// are claimed (lib/mail/storage.ts claim: a crash returns them to unread) and settled as read when the
 // transport has written the JSON-RPC response to this request (cli/mcp/delivery.ts). If that
 // write fails, the request is cancelled (no response is sent) or the server closes first,
 // they go back to unread. At least once, never lost. They are claimed a few at a time, so

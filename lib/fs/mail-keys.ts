@@ -1,10 +1,11 @@
-// Idempotency keys: a repeated send with the same (sender, recipient, KEY) returns the first
-// send's id and delivers nothing twice, even when the first send was killed half-way.
+// The file engine's idempotency keys (lib/mail/storage.ts deliver): a repeated send with the
+// same (sender, recipient, KEY) returns the first send's id and delivers nothing twice, even
+// when the first send was killed half-way.
 //
 //   ROOT/inbox/TO/keys/HASH.json    HASH = first 32 hex of sha256(FROM "\n" KEY)
 //   {"a2a":1,"id":ID,"host":H,"pid":P,"at":MS,"delivered":false|true}
 //
-// Calling sequence (send.ts):
+// Calling sequence (mail.ts deliver):
 //   1. reserveKey: create the key record exclusively (lib/core/atomic.ts createAtomic = link), with a
 //      fresh id and delivered=false. Created -> "fresh": go on and deliver under that id.
 //   2. It existed: if delivered, or the message with its id is in new/, claim/, cur/ or held/
@@ -21,12 +22,12 @@ import { type Store } from "../core/config";
 import { ensureDir, myUid, removeFile, speaksFor } from "../core/guard";
 import { hashHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
-import { exists, readJsonLine } from "../core/fs";
+import { entries, exists, readJsonLine } from "../core/fs";
 import { holderGone, userName } from "../core/owner";
-import { curDir, heldDir, keyFile as keyPath, keysDir, msgFile, newDir } from "../core/paths";
+import { claimDir, curDir, heldDir, keyFile as keyPath, keysDir, msgFile, newDir } from "../core/paths";
 import { waitUntil } from "../core/watch";
-import { listClaims } from "./claim";
-import { isMessageId } from "./message";
+import { isMessageId } from "../mail/message";
+import { parseClaim } from "./mail-record";
 
 interface KeyRecord {
   a2a: 1;
@@ -45,8 +46,8 @@ const keyFile = (store: Store, to: string, from: string, key: string) =>
 const asKey = (r: any): KeyRecord | undefined =>
   r.a2a === 1 && isMessageId(r.id) && typeof r.host === "string" && typeof r.at === "number" ? r : undefined;
 
-export function messageExists(store: Store, to: string, id: string): boolean {
-  return [newDir, curDir, heldDir].some((d) => exists(store, msgFile(d(store, to), id))) || listClaims(store, to).some((c) => c.id === id);
+function messageExists(store: Store, to: string, id: string): boolean {
+  return [newDir, curDir, heldDir].some((d) => exists(store, msgFile(d(store, to), id))) || entries(store, claimDir(store, to)).some((f) => parseClaim(f)?.id === id);
 }
 
 const record = (store: Store, id: string, delivered: boolean): string =>
