@@ -24,9 +24,9 @@ import { hashHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
 import { entries, exists, readJsonLine } from "../core/fs";
 import { holderGone, userName } from "../core/owner";
-import { claimDir, curDir, heldDir, keyFile as keyPath, keysDir, msgFile, newDir } from "../core/paths";
+import { claimDir, curDir, heldDir, isMessageId, keyFile as keyPath, keysDir, msgFile, newDir } from "../core/paths";
 import { waitUntil } from "../core/watch";
-import { isMessageId } from "../mail/message";
+
 import { parseClaim } from "./mail-record";
 
 interface KeyRecord {

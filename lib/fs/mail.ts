@@ -39,15 +39,9 @@ const doing = (id: string, from: At, to: Place) =>
   to === "read" ? `marking message ${id} read` : to === "held" ? `marking message ${id} held` : from === "held" ? `releasing message ${id}` : `returning message ${id} to unread`;
 
 export function fileMail(store: Store): MailStorage {
-  const pathOf = (agent: string, id: string, at: At) => (typeof at === "string" ? msgFile(PLACES[at](store, agent), id) : at.handle);
-  const claims = (agent: string): Claim[] => {
-    const out: Claim[] = [];
-    for (const f of entries(store, claimDir(store, agent))) {
-      const c = parseClaim(f);
-      if (c) out.push({ ...c, handle: claimFile(store, agent, f) });
-    }
-    return out;
-  };
+  const claimPath = (agent: string, c: Claim) => claimFile(store, agent, `${c.id},${c.host},${c.pid},${c.ms}`);
+  const pathOf = (agent: string, id: string, at: At) => (typeof at === "string" ? msgFile(PLACES[at](store, agent), id) : claimPath(agent, at));
+  const claims = (agent: string): Claim[] => entries(store, claimDir(store, agent)).map(parseClaim).filter((c): c is Claim => !!c);
   const move = (agent: string, id: string, from: At, to: Place, what = doing(id, from, to)) =>
     moveMessage(store, pathOf(agent, id, from), msgFile(PLACES[to](store, agent), id), what);
   return {
@@ -76,7 +70,7 @@ export function fileMail(store: Store): MailStorage {
       // A takeover re-sends the dead sender's id: if another retry took over too and got there
       // first, the link fails and this one is the duplicate.
       if (exclusive) {
-        if (!createAtomic(store, dest, encodeMessage(message))) return { kind: "duplicate", id };
+        if (!createAtomic(store, dest, encodeMessage(message))) return { kind: "duplicate", id, sent_at: message.sent_at };
       } else writeAtomic(store, dest, encodeMessage(message));
       if (key) markDelivered(store, to, key.from, key.key, id);
       return { kind: "delivered", message };
@@ -89,15 +83,12 @@ export function fileMail(store: Store): MailStorage {
       // two waits on one inbox) woken by one message in one millisecond would otherwise both
       // find "their" claim below, and both show the message. Within a process the check and the
       // rename are one synchronous step; other processes' names differ by pid.
-      const host = hostTag(store.host);
-      const name = (ms: number) => claimFile(store, agent, `${id},${host},${process.pid},${ms}`);
-      let ms = Date.now();
-      while (exists(store, name(ms))) ms++;
-      const handle = name(ms);
-      const claim = { id, host, pid: process.pid, ms, handle };
-      if (moveMessage(store, msgFile(newDir(store, agent), id), handle, `claiming message ${id}`)) return claim;
+      const claim: Claim = { id, host: hostTag(store.host), pid: process.pid, ms: Date.now() };
+      while (exists(store, claimPath(agent, claim))) claim.ms++;
+      const path = claimPath(agent, claim);
+      if (moveMessage(store, msgFile(newDir(store, agent), id), path, `claiming message ${id}`)) return claim;
       // On NFS a retransmitted rename can report ENOENT although the first attempt succeeded.
-      return exists(store, handle) ? claim : undefined;
+      return exists(store, path) ? claim : undefined;
     },
     move: async (agent, id, from, to) => move(agent, id, from, to),
     async recover(agent) {

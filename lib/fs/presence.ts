@@ -88,6 +88,7 @@ export function filePresence(store: Store): PresenceStorage {
       }
     },
     read: async (name) => readPeer(store, peerFile(store, name)),
+    names: async () => entries(store, peersDir(store)).map(peerNameOf).filter((n): n is string => !!n),
     list: async () => {
       const out: Peer[] = [];
       for (const f of entries(store, peersDir(store))) {

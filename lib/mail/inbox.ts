@@ -7,7 +7,7 @@ import { A2AError, op, text } from "../core/errors";
 import { checkAgent } from "../core/paths";
 import { checkMessageId, type ListedMessage, type MessageState } from "./message";
 import { accepts, readPolicy, refusal } from "./policy";
-import { mailStorage, type At, type Claim, type MailStorage, type Place } from "./storage";
+import { mailStorage, type At, type Claim, type Head, type MailStorage, type Place } from "./storage";
 
 // Makes `agent`'s inbox ready to receive; `own`: the agent itself opens it (lib/mail/storage.ts open).
 export const ensureInbox = (store: Store, agent: string, own = false): Promise<void> => mailStorage(store).open(checkAgent(agent), own);
@@ -98,15 +98,11 @@ export async function waitingFor(store: Store, agent: string): Promise<Waiting> 
     const where = new Map<string, Claim>(claims.map((c) => [c.id, c]));
     const got = await mail.heads(agent, wanted.map((id) => ({ id, at: where.get(id) ?? "unread" })), 0);
     return got.flatMap((m, i): ListedMessage[] =>
-      typeof m === "object" && accepts(policy, m.from, m.user) ? [{ ...m, state: where.has(wanted[i]) ? "claimed" : "unread" }] : [],
+      typeof m === "object" && accepts(policy, m.from, m.user) ? [listed(m, where.has(wanted[i]) ? "claimed" : "unread")] : [],
     );
   };
   return { ids, heads };
 }
-
-// The unread messages `agent`'s policy accepts (claimed ones included), oldest first, bodies
-// cut to `bodyChars`.
-export const listUnread = async (store: Store, agent: string, bodyChars = 0): Promise<ListedMessage[]> => (await scanUnread(store, agent, bodyChars)).unread;
 
 // Unread mail split by the policy (refused: held at the next read), and the messages that are not valid.
 async function scanUnread(store: Store, agent: string, bodyChars: number) {
@@ -120,6 +116,9 @@ async function scanUnread(store: Store, agent: string, bodyChars: number) {
   return { policy, unread, refused, damaged: fresh.damaged + claimed.damaged };
 }
 
+// A head as a listing shows it (its fields in the order readers have always seen).
+const listed = ({ truncated, ...m }: Head, state: MessageState): ListedMessage => ({ ...m, state, truncated });
+
 const placed = async (mail: MailStorage, agent: string, place: Place) => (await mail.ids(agent, place)).map((id) => ({ id, at: place as At }));
 
 // The messages `items` as listed (gone ones left out), and how many are not valid.
@@ -128,7 +127,7 @@ async function readAll(mail: MailStorage, agent: string, items: { id: string; at
   let damaged = 0;
   for (const m of await mail.heads(agent, items, bodyChars)) {
     if (m === "corrupt") damaged++;
-    else if (m !== "absent") messages.push({ ...m, state });
+    else if (m !== "absent") messages.push(listed(m, state));
   }
   return { messages, damaged };
 }

@@ -81,10 +81,9 @@ async function lastUserOf(store: Store, agent: string, from: string): Promise<st
   const mail = mailStorage(store);
   let best: { id: string; user: string } | undefined;
   for (const place of ["unread", "read", "held"] as Place[]) {
-    for (const id of await mail.ids(agent, place)) {
-      if (best && id < best.id) continue;
-      const m = await mail.read(agent, id, place);
-      if (typeof m === "object" && m.from === from) best = { id, user: m.user };
+    const ids = (await mail.ids(agent, place)).filter((id) => !best || id > best.id);
+    for (const m of await mail.heads(agent, ids.map((id) => ({ id, at: place })), 0)) {
+      if (typeof m === "object" && m.from === from && (!best || m.id > best.id)) best = { id: m.id, user: m.user };
     }
   }
   return best?.user;

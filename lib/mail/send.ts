@@ -41,9 +41,10 @@ export interface SendResult {
 // under it: likely a typo.
 async function didYouMean(store: Store, to: string): Promise<string | undefined> {
   const mail = mailStorage(store);
-  const presence = presenceStorage(store);
-  if ((await mail.has(to)) || (await presence.read(to))) return undefined;
-  return closest(to, [...(await mail.agents()), ...(await presence.list()).map((p) => p.name)]);
+  if (await mail.has(to)) return undefined;
+  const peers = await presenceStorage(store).names();
+  if (peers.includes(to)) return undefined;
+  return closest(to, [...(await mail.agents()), ...peers]);
 }
 
 export async function sendMessage(store: Store, from: string, to: string, body: string, opts: SendOptions = {}): Promise<SendResult> {
@@ -73,7 +74,7 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
     limit: store.maxUnread,
     key,
   });
-  if (r.kind === "duplicate") return { id: r.id, from, to, sent_at: nowSec(), size, duplicate: true };
+  if (r.kind === "duplicate") return { id: r.id, from, to, sent_at: r.sent_at ?? nowSec(), size, duplicate: true };
   if (r.kind === "full") {
     throw new A2AError("EFULL", `the inbox of ${to} holds ${r.unread} unread messages, its limit: wait until ${to} reads some, or raise A2A_MAX_UNREAD`, {
       data: { to, unread: r.unread, limit: store.maxUnread },

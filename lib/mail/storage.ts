@@ -24,13 +24,14 @@ import type { Policy } from "./policy";
 // A place a message rests in; a claim is the fourth, held by one reader.
 export type Place = "unread" | "read" | "held";
 
-// A reader's hold on one message, from `claim` until it is moved on.
+// A reader's hold on one message, from `claim` until it is moved on: who holds it (host and
+// pid) and since when (unix ms). Of two claims of one message, even by one process in one
+// millisecond, these differ: the engine makes them so.
 export interface Claim {
   id: string;
-  host: string; // the holder's host and pid, and when it claimed (unix ms)
+  host: string;
   pid: number;
   ms: number;
-  handle: string; // the engine's name for this claim (the file engine: its path)
 }
 
 // Where a message is: a place, or a claim.
@@ -44,7 +45,7 @@ export type Found<T> = T | "absent" | "corrupt";
 
 export type Delivery =
   | { kind: "delivered"; message: Message }
-  | { kind: "duplicate"; id: string } // the key was used before: nothing new was delivered
+  | { kind: "duplicate"; id: string; sent_at?: number } // the key was used before: nothing new was delivered (sent_at: when the one built here was sent, if one was)
   | { kind: "full"; unread: number }; // the recipient's unread messages reached the limit
 
 export type PolicyRead = { kind: "ok"; policy: Policy } | { kind: "none" } | { kind: "invalid"; where: string };
@@ -60,7 +61,10 @@ export interface MailStorage {
   // The writer this process's messages will carry (`Stored.user`), as a policy binds a name to it.
   writer(): Promise<string>;
   // Delivers the message `build` makes for an id (`freshId`, or the id a dead sender's key
-  // record reserved) to `to`, unless `to` holds `limit` unread messages (claimed ones count).
+  // record reserved) to `to`, unless `to` holds `limit` unread messages (claimed ones count;
+  // the file engine counts before it writes, so concurrent sends may pass the limit by a few).
+  // `build` is synchronous and pure: an engine may call it inside its transaction, and again
+  // when that is retried.
   // With `key`, the (to, from, key) reservation and the delivery are at most once: a retry
   // after a send that got through (or died before it) gets "duplicate" with the first id. At
   // the instant the message is stored it is unread; a send killed before leaves nothing a reader
@@ -96,7 +100,8 @@ export interface MailStorage {
   // owner did not write: it does not speak for the agent).
   policy(agent: string): Promise<PolicyRead>;
   // One change of the policy: `decide` sees the record under the change's exclusion and returns
-  // the next, written whole. Refused (EDENIED) when this user's policy would not be trusted.
+  // the next, written whole; when it throws, nothing is written. Refused (EDENIED, worded by the
+  // engine, whose fix it names) when this user's policy would not be trusted.
   changePolicy(agent: string, decide: (current: PolicyRead) => Policy): Promise<Policy>;
 }
 

@@ -60,8 +60,15 @@ export async function watchInbox(store: Store, agent: string, onMail: MailListen
   // One event at a time (see the header); an error is the event's alone: a transient storage
   // error, covered by the next event or tick.
   let queue: Promise<void> = Promise.resolve();
+  const told = (e: unknown) => {
+    try {
+      onError(e);
+    } catch {
+      // the listener's own failure must not stop the watch
+    }
+  };
   const handle = (work: () => Promise<void>) => {
-    queue = queue.then(work).catch(onError);
+    queue = queue.then(work).catch(told);
   };
   const unsubscribe = watchChannel(store, { on: "inbox", agent }, (id) => handle(() => (id === undefined ? scan() : announce(id))));
   handle(scan);

@@ -37,6 +37,9 @@ export interface PresenceStorage {
   removeAtExit(peer: Peer): void;
   // The record under `name`, or undefined (none, torn, or not a peer record).
   read(name: string): Promise<Peer | undefined>;
+  // The names that have a record, whatever it holds (a torn or foreign one counts), without
+  // reading any: for a guess at a mistyped name.
+  names(): Promise<string[]>;
   // Every peer record, live or not, in no particular order.
   list(): Promise<Peer[]>;
   // Removes `judged`, a record the room judged gone, unless it changed meanwhile (another

@@ -3,6 +3,8 @@
 // be the output's fault, not the store's; one closed-pipe rule; `append --lines` streams
 // stdin in one process; `a2a topics`; `status --missing-ok` for the compare-and-set idiom.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { a2a, BIN, childEnv, tempDir, until } from "../harness/run";
 import { expectCleanError, snapshot } from "./fixtures/core";
 import { connect } from "../harness/mcp";
@@ -216,6 +218,18 @@ describe.concurrent("a typo in a name is pointed out, and nothing else changes",
     expect((await a2a(["send", "revieweer", "again", "--as", "lead"], o)).stderr).toBe("");
     expect((await a2a(["wait", "researcher", "--timeout", "1s"], o)).stderr).toBe("");
     expect((await a2a(["wait", "indexer", "--timeout", "50ms"], o)).stderr).toStartWith("a2a: timed out waiting for indexer");
+  });
+
+  test("send's guess comes from the names on the bus, whatever their records hold", async () => {
+    using d = tempDir();
+    const o = { dir: d.path };
+    await a2a(["send", "someone", "x", "--as", "lead"], o); // makes the store
+    mkdirSync(join(d.path, "peers"), { recursive: true });
+    writeFileSync(join(d.path, "peers", "designer.json"), "{torn"); // a peer whose record is being replaced
+    const s = await a2a(["send", "desinger", "hi", "--as", "lead", "--json"], o);
+    expect(JSON.parse(s.stdout)).toMatchObject({ to: "desinger", did_you_mean: "designer" });
+    // The torn record's name is on the bus: a send to it is no typo.
+    expect((await a2a(["send", "designer", "hi", "--as", "lead"], o)).stderr).toBe("");
   });
 });
 

@@ -1,4 +1,4 @@
-// Message records, message ids and claim file names (lib/mail/message.ts, lib/mail/claim.ts):
+// Message records, message ids and claim file names (lib/mail/message.ts, lib/fs/mail-record.ts):
 // a reader accepts only whole messages filed under their own id, and claim names parse back
 // to exactly the holder that wrote them.
 import { afterAll, describe, expect, test } from "bun:test";
