@@ -116,8 +116,12 @@ async function scanUnread(store: Store, agent: string, bodyChars: number) {
   return { policy, unread, refused, damaged: fresh.damaged + claimed.damaged };
 }
 
-// A head as a listing shows it (its fields in the order readers have always seen).
-const listed = ({ truncated, ...m }: Head, state: MessageState): ListedMessage => ({ ...m, state, truncated });
+// A head as a listing shows it, its fields in the order readers have always seen (spelled out:
+// a listing makes thousands, and a literal is much cheaper than copying by spread).
+const listed = (m: Head, state: MessageState): ListedMessage => ({
+  a2a: m.a2a, id: m.id, from: m.from, to: m.to, body: m.body, size: m.size, sent_at: m.sent_at, reply_to: m.reply_to, host: m.host, pid: m.pid,
+  user: m.user, state, truncated: m.truncated,
+});
 
 const placed = async (mail: MailStorage, agent: string, place: Place) => (await mail.ids(agent, place)).map((id) => ({ id, at: place as At }));
 
