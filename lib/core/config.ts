@@ -16,6 +16,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { A2AError, arg, ioError, text } from "./errors";
+import { MAX_MAX_BYTES } from "./fs";
 import type { Inotify } from "./inotify";
 import { platformFor, type Platform } from "./platform";
 import { checkDuration, parseDuration } from "./time";
@@ -79,10 +80,8 @@ export interface StoreOptions {
 }
 
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
-// The most A2A_MAX_BYTES may be. Each process reads the setting from its own environment, so a
-// reader's bound cannot follow the writer's setting: every reader accepts a record of this
-// payload instead (lib/core/fs.ts RECORD_LIMIT), whatever its own A2A_MAX_BYTES.
-export const MAX_MAX_BYTES = 16 * 1024 * 1024;
+// The most A2A_MAX_BYTES may be: lib/core/fs.ts, whose readers accept it whatever their own setting.
+export { MAX_MAX_BYTES };
 export const DEFAULT_POLL_MS = 100;
 export const DEFAULT_MAX_UNREAD = 10_000;
 export const DEFAULT_CLAIM_LEASE_MS = 30_000;

@@ -20,7 +20,7 @@
 
 import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, readSync, unlinkSync, type Stats } from "node:fs";
 import { dirname, sep } from "node:path";
-import { MAX_MAX_BYTES, type Store } from "./config";
+import type { Store } from "./config";
 import { A2AError, ioError } from "./errors";
 
 // The one refusal of a store directory that is not what a2a made (writers and readers alike).
@@ -244,6 +244,11 @@ export function readJsonLine<T>(store: Store, path: string, decode: (value: any)
   const value = parsed && typeof parsed === "object" ? decode(parsed) : undefined;
   return value === undefined ? { kind: "invalid", why: "not an a2a record" } : { kind: "ok", value, uid: r.uid, mtimeMs: r.mtimeMs };
 }
+
+// The most A2A_MAX_BYTES may be (lib/core/config.ts refuses more). Each process reads the
+// setting from its own environment, so a reader's bound cannot follow the writer's setting:
+// every reader accepts a record of this payload instead (RECORD_LIMIT), whatever its own.
+export const MAX_MAX_BYTES = 16 * 1024 * 1024;
 
 // The size bound every reader applies to a record, whatever its own A2A_MAX_BYTES (a writer's
 // may be higher): a payload of the most A2A_MAX_BYTES may be, JSON-escaped at worst six bytes

@@ -27,6 +27,7 @@ import { openInotify } from "./inotify";
 import { A2AError, arg, text } from "./errors";
 import { done, ended, type Outcome } from "./outcome";
 import type { Channel } from "./channel";
+import { ensureDir } from "./guard";
 import { idOfFile, keysDir, leaseDir, newDir, openDir, slotNameOf, slotsDir, taskDir, topicDir, topicsDir } from "./paths";
 
 export type Listener = (file: string | undefined) => void;
@@ -94,11 +95,13 @@ function open(store: Store, dir: string): DirWatch {
 // Where the file engine sees a channel change: its directory, and the key of an entry there (the
 // record it is of; undefined: no record of the channel, so no event). Only the slot and inbox
 // checks look at keys; the others look at everything on any event, as they always did.
-function channelDir(store: Store, ch: Channel): { dir: string; key: (file: string) => string | undefined } {
+// `make`: a directory of the store's top level, made here when missing (a wait may come before
+// the first record); the others are made by their room's storage before anyone waits on them.
+function channelDir(store: Store, ch: Channel): { dir: string; key: (file: string) => string | undefined; make?: true } {
   const any = (file: string) => file;
   switch (ch.on) {
     case "slots":
-      return { dir: slotsDir(store), key: slotNameOf };
+      return { dir: slotsDir(store), key: slotNameOf, make: true };
     case "inbox":
       return { dir: newDir(store, ch.agent), key: idOfFile };
     case "queue":
@@ -108,7 +111,7 @@ function channelDir(store: Store, ch: Channel): { dir: string; key: (file: strin
     case "topic":
       return { dir: topicDir(store, ch.topic), key: any };
     case "topics":
-      return { dir: topicsDir(store), key: any };
+      return { dir: topicsDir(store), key: any, make: true };
     case "keys":
       return { dir: keysDir(store, ch.to), key: any };
     case "lease":
@@ -117,10 +120,10 @@ function channelDir(store: Store, ch: Channel): { dir: string; key: (file: strin
 }
 
 // Calls `listener` with a key for every change on `channel` (undefined on a poll tick or a
-// lost event: anything may have changed) until the returned function is called. The channel's
-// directory must exist.
+// lost event: anything may have changed) until the returned function is called.
 export function watchChannel(store: Store, channel: Channel, listener: Listener): () => void {
-  const { dir, key } = channelDir(store, channel);
+  const { dir, key, make } = channelDir(store, channel);
+  if (make) ensureDir(store, dir);
   return subscribe(store, dir, (file) => {
     if (file === undefined) return listener(undefined);
     const k = key(file);

@@ -12,9 +12,10 @@ import { writeAtomic } from "../core/atomic";
 import type { Store } from "../core/config";
 import { A2AError } from "../core/errors";
 import { readJsonLine } from "../core/fs";
-import { ownerOf } from "../core/guard";
+import { myUid, ownerOf, speaksFor } from "../core/guard";
+import { userName } from "../core/owner";
 import { sessionFile } from "../core/paths";
-import type { SessionRead, SessionRecord, SessionStorage } from "../sessions/storage";
+import type { SessionRead, SessionRecord, SessionStorage, Writer } from "../sessions/storage";
 
 function read(store: Store, name: string): SessionRead {
   const file = sessionFile(store, name);
@@ -26,11 +27,13 @@ function read(store: Store, name: string): SessionRead {
     if (!(err instanceof A2AError && (err.data.errno === "EACCES" || err.data.errno === "EPERM"))) throw err;
     r = { kind: "invalid", why: "not readable" };
   }
-  if (r.kind === "ok") return { kind: "ok", record: r.value, writtenBy: r.uid };
+  if (r.kind === "ok") return { kind: "ok", record: r.value, writer: writer(store, r.uid) };
   if (r.kind === "absent") return { kind: "absent" };
   const owner = ownerOf(file);
-  return owner === undefined ? { kind: "damaged" } : { kind: "damaged", writtenBy: owner };
+  return owner === undefined ? { kind: "damaged" } : { kind: "damaged", writer: writer(store, owner) };
 }
+
+const writer = (store: Store, uid: number): Writer => ({ user: userName(store, uid), ours: speaksFor(store, uid, myUid()) });
 
 // Not synced: a record lost in a power cut costs one announcement or stop block again. A record
 // another member planted after it was read (sessions/ is sticky: ours cannot replace theirs) is

@@ -26,8 +26,6 @@
 
 import { MAX_BLOCKS, SHOWN_MAX } from "./limits";
 import type { Store } from "../core/config";
-import { myUid, speaksFor } from "../core/guard";
-import { userName } from "../core/owner";
 import type { Outcome } from "../core/outcome";
 import { waitUntil } from "../core/watch";
 import { ensureInbox, waitingFor, withBodies, type Waiting } from "../mail/inbox";
@@ -59,8 +57,8 @@ async function readRecord(store: Store, name: string): Promise<SessionRecord> {
   const r = await sessionStorage(store).read(name);
   const fresh: SessionRecord = { a2a: 1, name, announced: [], blocked: [], blocks: 0 };
   // Trusted only when written by this user (or one who speaks for us): damage is judged by its writer too.
-  const owner = r.kind === "absent" ? undefined : r.writtenBy;
-  if (owner !== undefined && !speaksFor(store, owner, myUid())) return { ...fresh, theirs: userName(store, owner) };
+  const writer = r.kind === "absent" ? undefined : r.writer;
+  if (writer && !writer.ours) return { ...fresh, theirs: writer.user };
   if (r.kind !== "ok") return fresh; // none yet, or damaged: starting over only repeats an announcement
   const v = r.record;
   return {

@@ -6,8 +6,9 @@
 // Invariants every engine keeps:
 // - `read` sees a whole record or reports it damaged, never a wrong value, and says who wrote
 //   it as the store vouches for it (on files the owner of the file, on PostgreSQL the role that
-//   wrote the row): a record is trusted by the room's rule (lib/core/guard.ts speaksFor), never
-//   by what it says of itself;
+//   wrote the row) and whether that writer speaks for this process's user (on files: the same
+//   OS user, or root, or any member of a private store): the room trusts a record by that,
+//   never by what it says of itself;
 // - `write` never replaces a record another user wrote in a store shared by several users; it
 //   need not be durable (a record lost in a crash costs one announcement or stop block again).
 // A separate interface from presence (lib/presence/storage.ts): another room, loaded in a chunk
@@ -24,11 +25,17 @@ export interface SessionRecord {
   blocks: number;
 }
 
-// `writtenBy`: the OS user (uid) the store vouches wrote the record; absent when nothing says.
+// `writer`: who the store vouches wrote the record, and whether they speak for this process's
+// user; absent when nothing says.
+export interface Writer {
+  user: string;
+  ours: boolean;
+}
+
 export type SessionRead =
-  | { kind: "ok"; record: SessionRecord; writtenBy: number }
+  | { kind: "ok"; record: SessionRecord; writer: Writer }
   | { kind: "absent" }
-  | { kind: "damaged"; writtenBy?: number }; // not a whole session record, or not readable by us
+  | { kind: "damaged"; writer?: Writer }; // not a whole session record, or not readable by us
 
 export interface SessionStorage {
   // The record of session `name` (fields unchecked beyond `a2a` and `name`: the room checks them).

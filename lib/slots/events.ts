@@ -4,9 +4,8 @@
 // reports that something changed, not every intermediate version); `version` says how far.
 
 import { type Store } from "../core/config";
-import { ensureDir } from "../core/guard";
 import { ended, type Outcome } from "../core/outcome";
-import { checkName, slotsDir } from "../core/paths";
+import { checkName } from "../core/paths";
 import { waitUntil, watchChannel, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
 import { slotStorage } from "./storage";
@@ -44,7 +43,6 @@ function describe(prev: SlotRecord | undefined, cur: SlotRecord): SlotEvent | un
 // caller that must not miss a change of its own waits for it).
 export async function watchSlots(store: Store, only: string[], onEvent: (e: SlotEvent) => void, opts: WaitOptions & { onReady?: () => void } = {}): Promise<Outcome<number>> {
   only.forEach((n) => checkName(n));
-  ensureDir(store, slotsDir(store));
   const wanted = only.length ? new Set(only) : undefined;
   const seen = new Map<string, SlotRecord>();
   let reported = 0;
@@ -104,6 +102,5 @@ export async function watchSlots(store: Store, only: string[], onEvent: (e: Slot
 // after a missed event), for as long as the returned function is not called: the change feed
 // behind the MCP server's resource subscriptions. The listener re-reads what it cares about.
 export function onSlotChange(store: Store, listener: (name: string | undefined) => void): () => void {
-  ensureDir(store, slotsDir(store));
   return watchChannel(store, { on: "slots" }, listener);
 }

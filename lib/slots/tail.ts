@@ -5,9 +5,8 @@
 // slot is published and every chunk it counts has been read.
 
 import { type Store } from "../core/config";
-import { ensureDir } from "../core/guard";
 import { done, ended, type Outcome } from "../core/outcome";
-import { checkName, slotsDir } from "../core/paths";
+import { checkName } from "../core/paths";
 import { waitUntil, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
 import { slotStorage } from "./storage";
@@ -53,7 +52,6 @@ export async function tailSlot(
     return finished ? { chunks: all, next, state: rec.state, version: rec.version } : undefined;
   };
   if (!opts.follow) return done((await drain())!);
-  ensureDir(store, slotsDir(store));
   const outcome = await waitUntil(
     store,
     { on: "slots" },

@@ -3,10 +3,9 @@
 // file changed, so waiting on 1,000 names costs one read per change, not 1,000.
 
 import { type Store } from "../core/config";
-import { ensureDir } from "../core/guard";
 import { A2AError } from "../core/errors";
 import { ended, type Outcome } from "../core/outcome";
-import { checkName, slotsDir } from "../core/paths";
+import { checkName } from "../core/paths";
 import { waitUntil, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
 import { slotStorage } from "./storage";
@@ -26,7 +25,6 @@ export async function waitSlots(store: Store, names: string[], opts: WaitSlotsOp
   if (names.length === 0) throw new A2AError("EUSAGE", "no slot name given: name at least one slot to wait for");
   names.forEach((n) => checkName(n));
   const after = opts.afterVersion ?? 0;
-  ensureDir(store, slotsDir(store));
   const found = new Map<string, SlotRecord>();
   const pending = new Set(names);
   const told = new Set<string>();

@@ -17,10 +17,9 @@
 // no message is delivered twice or out of order.
 
 import { type Store } from "../core/config";
-import { ensureDir } from "../core/guard";
 import { A2AError } from "../core/errors";
 import { ended, done, type Outcome } from "../core/outcome";
-import { checkAgent, topicsDir } from "../core/paths";
+import { checkAgent } from "../core/paths";
 import { nowSec } from "../core/time";
 import { waitUntil, watchChannel, type WaitOptions } from "../core/watch";
 import { readTopic } from "./log";
@@ -98,7 +97,6 @@ export async function subscribeTopics(
     for (const t of await matchingTopics(storage, pattern)) await drain(t);
     return done(delivered);
   }
-  ensureDir(store, topicsDir(store));
   // A failure inside a topic's watch callback (e.g. stdout closed) ends the whole follow.
   const stop = new AbortController();
   halted = () => stop.signal.aborted;
