@@ -235,7 +235,11 @@ export function waitUntil<T>(
     // After the first check: subscribe, then check again (steps 1 and 2 of the header).
     const subscribeAndRecheck = () => {
       if (over) return;
-      unsubscribe = watchChannel(store, channel, run);
+      try {
+        unsubscribe = watchChannel(store, channel, run);
+      } catch (err) {
+        return fail(err); // the channel cannot be watched (e.g. the store refuses its directory)
+      }
       if (opts.recheckMs) recheck = setInterval(() => run(undefined), opts.recheckMs);
       run(undefined);
     };

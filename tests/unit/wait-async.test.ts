@@ -165,4 +165,15 @@ describe("waitUntil with an asynchronous check", () => {
     expect(quick.kind).toBe("done");
     expect(s.store.watches.size).toBe(watchesBefore);
   });
+
+  test("a channel that cannot be watched after an asynchronous first check fails the wait at once, not at its timeout", async () => {
+    // "/" as the store: the slots channel's directory cannot be made there (not an a2a store).
+    const store = openStore({ dir: "/", env: {} });
+    try {
+      const waiting = waitUntil(store, { on: "slots" }, async () => undefined, { timeoutMs: 600_000 });
+      await expect(waiting).rejects.toThrow("is not an a2a store");
+    } finally {
+      closeWatches(store);
+    }
+  });
 });
