@@ -1,0 +1,264 @@
+// A real PostgreSQL for the tests and bench: one throwaway cluster per test process, a fresh
+// database per test, and the faults a test needs (a fast restart, killed backends, a role that
+// must give a password).
+//
+// Invariants:
+// - At most one cluster per process, started on first use: bun test runs every file in one
+//   process, and initdb plus a start costs about a second. `started` below is the one piece of
+//   state, explicit on purpose (lib/ keeps none; a harness may memoise).
+// - No server outlives the process that started it, however that process ends. `bun test` runs
+//   no process.on("exit") listener (Bun 1.4.5, oven-sh/bun#8434) and a killed runner runs
+//   nothing, so cleanup is a lifeline: a root shell reading a pipe this process holds the write
+//   end of. When this process ends, the kernel closes the pipe, and the shell stops the server
+//   (pg_ctl -m immediate) and removes its directory. The shell ignores SIGINT/HUP/TERM so a
+//   Ctrl-C to the runner's process group cleans up rather than orphaning the server (pg_ctl
+//   puts the postmaster in its own session, so the Ctrl-C does not reach it either).
+// - The cluster lives in its own mktemp directory (0755, owned by postgres: initdb refuses
+//   root, and cannot reach a 0700 root directory), listens on 127.0.0.1 only, on a port that
+//   was free when asked for, with fsync on. Authentication (pg_hba.conf, fixed at init so no
+//   reload has to be waited for): the superuser `postgres` by trust; every other role by
+//   scram-sha-256 over TCP, so a role made by createRole() must give its password.
+// - A2A_TEST_PG=postgres://USER[:PASSWORD]@HOST:PORT/DB uses that server instead and starts
+//   nothing: USER must be able to create databases and roles; restart() and pgLogPath() need a
+//   cluster of our own and throw there.
+//
+// Admin statements go through psql, not Bun.SQL: Bun.SQL is what the tests examine (its
+// reconnects, pool and errors), so the harness must not depend on it; a psql per statement
+// holds no connection that restart() or terminateBackends() would cut or count; and psql
+// ships with the server. A password of A2A_TEST_PG reaches psql as PGPASSWORD, never argv.
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+export interface PgServer {
+  url: string; // the superuser's URL, database `postgres` (no password unless A2A_TEST_PG has one)
+  admin(sql: string, database?: string): Promise<string>; // psql as the superuser: its output
+  cluster?: Cluster; // ours to restart and stop; absent for A2A_TEST_PG
+  stop(): Promise<void>; // stops our cluster now and removes it (nothing for A2A_TEST_PG)
+}
+
+export interface Cluster {
+  bin: string; // /usr/lib/postgresql/N/bin
+  dir: string; // the temp directory: data/, log, the Unix socket
+  data: string;
+  log: string;
+  port: number;
+}
+
+const PG_LIB = "/usr/lib/postgresql";
+
+// The newest installed server's bin directory with what a cluster needs, or undefined.
+function serverBin(): string | undefined {
+  let versions: string[];
+  try {
+    versions = readdirSync(PG_LIB);
+  } catch {
+    return undefined;
+  }
+  const usable = versions
+    .filter((v) => /^\d+(\.\d+)?$/.test(v))
+    .sort((a, b) => Number(b) - Number(a))
+    .map((v) => join(PG_LIB, v, "bin"))
+    .filter((bin) => ["initdb", "pg_ctl", "postgres", "psql"].every((t) => existsSync(join(bin, t))));
+  return usable[0];
+}
+
+// Why no server can be had here, or undefined when pgServer() will give one. Synchronous, so a
+// test file can decide at load time: describe.skipIf(pgSkipReason() !== undefined).
+export function pgSkipReason(): string | undefined {
+  if (process.env.A2A_TEST_PG) return psqlPath() ? undefined : "A2A_TEST_PG is set but there is no psql to administer it (install postgresql-client)";
+  if (process.getuid?.() !== 0) return "starting a PostgreSQL cluster needs root (to run initdb as the postgres user); or set A2A_TEST_PG=postgres://USER@HOST:PORT/DB";
+  if (!serverBin()) return `no PostgreSQL server binaries under ${PG_LIB}/*/bin (install Debian's postgresql package); or set A2A_TEST_PG`;
+  if (!Bun.which("runuser")) return "runuser is missing (util-linux): initdb must run as the postgres user";
+  return undefined;
+}
+
+function psqlPath(): string | undefined {
+  const bin = serverBin();
+  return bin ? join(bin, "psql") : (Bun.which("psql") ?? undefined);
+}
+
+// The one server of this process (see the header), or undefined with pgSkipReason() saying why.
+const started: { server?: Promise<PgServer> } = {};
+export function pgServer(): Promise<PgServer | undefined> {
+  if (pgSkipReason() !== undefined) return Promise.resolve(undefined);
+  if (started.server) return started.server;
+  const forget = () => {
+    if (started.server === server) delete started.server;
+  };
+  const server = process.env.A2A_TEST_PG ? Promise.resolve(external(process.env.A2A_TEST_PG)) : startCluster(forget);
+  started.server = server;
+  server.catch(forget); // a failed start is not memoised: the next caller tries again
+  return server;
+}
+
+function external(raw: string): PgServer {
+  const url = new URL(raw);
+  return { url: url.toString(), admin: (sql, db) => psql(url, sql, db), stop: async () => {} };
+}
+
+// ---- our own cluster ------------------------------------------------------------------------
+
+async function startCluster(forget: () => void): Promise<PgServer> {
+  const bin = serverBin()!;
+  const dir = mkdtempSync("/tmp/a2a-pg-");
+  chmodSync(dir, 0o755);
+  run(["chown", "postgres:", dir]);
+  const lifeline = holdLifeline(bin, dir);
+  const data = join(dir, "data");
+  const log = join(dir, "log");
+  try {
+    // --no-sync: only initdb's own flush of the new files; the server runs with fsync on.
+    run(["runuser", "-u", "postgres", "--", join(bin, "initdb"), "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"]);
+    writeFileSync(join(data, "pg_hba.conf"), HBA);
+    const port = await startOnFreePort(bin, dir, data, log);
+    const cluster: Cluster = { bin, dir, data, log, port };
+    const url = new URL(`postgres://postgres@127.0.0.1:${port}/postgres`);
+    // `stop` holds the lifeline, and `started` holds `stop`: the pipe cannot be collected (and
+    // closed) while the server is in use.
+    const stop = async () => {
+      forget();
+      lifeline.stdin.end();
+      await lifeline.exited;
+    };
+    return { url: url.toString(), admin: (sql, db) => psql(url, sql, db), cluster, stop };
+  } catch (err) {
+    lifeline.stdin.end();
+    await lifeline.exited;
+    throw err;
+  }
+}
+
+const HBA = `# a2a test cluster (tests/harness/pg.ts): the superuser by trust, every other role by password
+local all all trust
+host all postgres 127.0.0.1/32 trust
+host all all 127.0.0.1/32 scram-sha-256
+`;
+
+// The cleanup that runs however this process ends (see the header). Started before initdb, so
+// a failed init is cleaned up too. Unref'd: it must not keep this process alive.
+function holdLifeline(bin: string, dir: string): Subprocess<"pipe", "ignore", "ignore"> {
+  const script = `trap '' INT HUP TERM; cat >/dev/null
+runuser -u postgres -- "$1/pg_ctl" -D "$2/data" -m immediate -w stop >/dev/null 2>&1
+rm -rf "$2"`;
+  const p = Bun.spawn(["sh", "-c", script, "sh", bin, dir], { stdin: "pipe", stdout: "ignore", stderr: "ignore" });
+  p.unref();
+  return p;
+}
+
+// A port the kernel says is free now; another process may take it before the postmaster binds
+// it, so a failed start is retried on a new port.
+async function startOnFreePort(bin: string, dir: string, data: string, log: string): Promise<number> {
+  let last = "";
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const port = probe.port;
+    probe.stop(true);
+    const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=on`;
+    const code = await pgCtl(bin, ["-D", data, "-l", log, "-w", "-t", "60", "-o", opts, "start"]);
+    if (code === 0) return port;
+    last = tail(log);
+    if (!/could not bind|Address already in use/i.test(last)) break;
+  }
+  throw new Error(`PostgreSQL did not start; the end of its log:\n${last}`);
+}
+
+// Restarts our cluster as `pg_ctl -m fast restart` does: every session is cut, the server is
+// back (accepting connections) when this resolves.
+export async function restart(server: PgServer): Promise<void> {
+  const c = own(server, "restart()");
+  const code = await pgCtl(c.bin, ["-D", c.data, "-l", c.log, "-w", "-t", "60", "-m", "fast", "restart"]);
+  if (code !== 0) throw new Error(`pg_ctl restart failed (exit ${code}); the end of its log:\n${tail(c.log)}`);
+}
+
+export function pgLogPath(server: PgServer): string {
+  return own(server, "pgLogPath()").log;
+}
+
+function own(server: PgServer, what: string): Cluster {
+  if (!server.cluster) throw new Error(`${what} needs a cluster this harness started, not the server of A2A_TEST_PG`);
+  return server.cluster;
+}
+
+async function pgCtl(bin: string, args: string[]): Promise<number> {
+  const p = Bun.spawn(["runuser", "-u", "postgres", "--", join(bin, "pg_ctl"), ...args], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  return await p.exited;
+}
+
+// ---- databases, roles, backends -------------------------------------------------------------
+
+export interface Database {
+  name: string;
+  url: string; // the superuser's URL for this database
+  drop(): Promise<void>; // removes it, cutting whoever is still connected
+}
+
+// A new, empty database with a unique name, so tests never see each other's rows.
+export async function freshDatabase(server: PgServer): Promise<Database> {
+  const name = `a2a_t_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+  await server.admin(`create database ${name}`);
+  const url = new URL(server.url);
+  url.pathname = `/${name}`;
+  return {
+    name,
+    url: url.toString(),
+    drop: async () => void (await server.admin(`drop database if exists ${name} with (force)`)),
+  };
+}
+
+// A login role that must authenticate with `password` (scram-sha-256; see HBA), allowed to
+// connect to every database. The password reaches psql on its stdin, never its argv.
+export async function createRole(server: PgServer, name: string, password: string): Promise<void> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`role name ${JSON.stringify(name)}: use lower-case letters, digits and _`);
+  await server.admin(`create role ${name} login password ${literal(password)}`);
+}
+
+// Terminates every client backend connected to `database` but psql's own, waiting (up to 10 s
+// each, PostgreSQL 14+) until each is gone. Returns how many were terminated.
+export async function terminateBackends(server: PgServer, database: string): Promise<number> {
+  const out = await server.admin(
+    `select count(*) filter (where pg_terminate_backend(pid, 10000)) from pg_stat_activity
+     where datname = ${literal(database)} and pid <> pg_backend_pid() and backend_type = 'client backend'`,
+  );
+  return Number(out.trim());
+}
+
+// `url` with `user` (and `password`, percent-encoded) in place of the superuser.
+export function urlAs(url: string, user: string, password?: string): string {
+  const u = new URL(url);
+  u.username = user;
+  u.password = password === undefined ? "" : encodeURIComponent(password);
+  return u.toString();
+}
+
+// A string as an SQL literal (standard_conforming_strings, on by default since 9.1: a quote is
+// the only character to double).
+export const literal = (s: string): string => `'${s.replaceAll("'", "''")}'`;
+
+// Runs `sql` through psql (on its stdin), stopping at the first error; resolves with the
+// unaligned, header-less output.
+async function psql(url: URL, sql: string, database?: string): Promise<string> {
+  const target = new URL(url);
+  const password = decodeURIComponent(target.password);
+  target.password = "";
+  if (database) target.pathname = `/${database}`;
+  const args = [psqlPath()!, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", target.toString()];
+  const env = { ...process.env, PGPASSWORD: password || process.env.PGPASSWORD, PGCONNECT_TIMEOUT: "30" };
+  const p = Bun.spawn(args, { env, stdin: new Blob([sql]), stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  if (code !== 0) throw new Error(`psql (${target.host}${target.pathname}): ${err.trim() || `exit ${code}`}`);
+  return out;
+}
+
+function run(cmd: string[]): void {
+  const r = Bun.spawnSync(cmd, { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`${cmd.join(" ")} failed (exit ${r.exitCode}): ${r.stderr.toString().trim()}`);
+}
+
+function tail(path: string): string {
+  try {
+    return readFileSync(path, "utf8").split("\n").slice(-15).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
