@@ -19,8 +19,8 @@
 //   reload has to be waited for): the superuser `postgres` by trust; every other role by
 //   scram-sha-256 over TCP, so a role made by createRole() must give its password.
 // - A2A_TEST_PG=postgres://USER[:PASSWORD]@HOST:PORT/DB uses that server instead and starts
-//   nothing: USER must be able to create databases and roles; restart() and pgLogPath() need a
-//   cluster of our own and throw there.
+//   nothing: USER must be able to create databases and roles, on PostgreSQL 14 or later;
+//   restart() needs a cluster of our own and throws there.
 //
 // Admin statements go through psql, not Bun.SQL: Bun.SQL is what the tests examine (its
 // reconnects, pool and errors), so the harness must not depend on it; a psql per statement
@@ -101,7 +101,7 @@ function external(raw: string): PgServer {
 
 async function startCluster(forget: () => void): Promise<PgServer> {
   const bin = serverBin()!;
-  const dir = mkdtempSync("/tmp/a2a-pg-");
+  const dir = mkdtempSync("/tmp/a2a-pg-"); // not $TMPDIR: one inside a 0700 home is out of postgres's reach
   chmodSync(dir, 0o755);
   run(["chown", "postgres:", dir]);
   const lifeline = holdLifeline(bin, dir);
@@ -154,8 +154,10 @@ async function startOnFreePort(bin: string, dir: string, data: string, log: stri
     const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     const port = probe.port;
     probe.stop(true);
-    const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=on`;
-    const code = await pgCtl(bin, ["-D", data, "-l", log, "-w", "-t", "60", "-o", opts, "start"]);
+    // In postgresql.auto.conf rather than on pg_ctl's command line, so a test that stops the
+    // server and starts it again (`pg_ctl start`, no options) gets the same one back.
+    writeFileSync(join(data, "postgresql.auto.conf"), `port = ${port}\nunix_socket_directories = '${dir}'\nlisten_addresses = '127.0.0.1'\nfsync = on\n`);
+    const code = await pgCtl(bin, ["-D", data, "-l", log, "-w", "-t", "60", "start"]);
     if (code === 0) return port;
     last = tail(log);
     if (!/could not bind|Address already in use/i.test(last)) break;
@@ -169,10 +171,6 @@ export async function restart(server: PgServer): Promise<void> {
   const c = own(server, "restart()");
   const code = await pgCtl(c.bin, ["-D", c.data, "-l", c.log, "-w", "-t", "60", "-m", "fast", "restart"]);
   if (code !== 0) throw new Error(`pg_ctl restart failed (exit ${code}); the end of its log:\n${tail(c.log)}`);
-}
-
-export function pgLogPath(server: PgServer): string {
-  return own(server, "pgLogPath()").log;
 }
 
 function own(server: PgServer, what: string): Cluster {
@@ -243,7 +241,8 @@ async function psql(url: URL, sql: string, database?: string): Promise<string> {
   target.password = "";
   if (database) target.pathname = `/${database}`;
   const args = [psqlPath()!, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", target.toString()];
-  const env = { ...process.env, PGPASSWORD: password || process.env.PGPASSWORD, PGCONNECT_TIMEOUT: "30" };
+  const env: Record<string, string | undefined> = { ...process.env, PGCONNECT_TIMEOUT: "30" };
+  if (password) env.PGPASSWORD = password;
   const p = Bun.spawn(args, { env, stdin: new Blob([sql]), stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   if (code !== 0) throw new Error(`psql (${target.host}${target.pathname}): ${err.trim() || `exit ${code}`}`);
