@@ -18,6 +18,7 @@ import { dirname, join, resolve } from "node:path";
 import { A2AError, arg, ioError, text } from "./errors";
 import { MAX_MAX_BYTES } from "./fs";
 import type { Inotify } from "./inotify";
+import type { PgEngine } from "../pg/engine";
 import { platformFor, type Platform } from "./platform";
 import { checkDuration, parseDuration } from "./time";
 import { closeWatches, type DirWatch } from "./watch";
@@ -54,7 +55,16 @@ export interface Marker {
 }
 
 export interface Store extends Settings {
+  // Where the store is, as it may be shown: a directory, or a database URL without its password
+  // (redact below).
   root: string;
+  // A database store's URL as given, for connecting only: it may hold a password, so it is
+  // never printed, logged or written (root is what is shown). Undefined for a directory.
+  url: string | undefined;
+  pgPassFile: string | undefined; // PGPASSFILE, else ~/.pgpass: where a database password may be kept
+  // The PostgreSQL engine's connection and storage, once lib/bus.ts has loaded it for a
+  // database store (lib/pg/engine.ts); undefined for a directory.
+  pg: PgEngine | undefined;
   rootFrom: "--dir" | "A2A_DIR" | "default"; // where the root came from, for messages and doctor
   // The store's modes: from A2A_SHARED at first, then from its marker once lib/core/guard.ts
   // has read it (a shared store is shared for every member, whatever their environment).
@@ -186,6 +196,25 @@ export function storeUrl(dir: string | undefined, env: Env): string | undefined 
   return named !== undefined && URL_SCHEME.test(named) ? named : undefined;
 }
 
+// A location as it may be printed or written into a config: a URL without its password (nor
+// any password parameter); the password belongs in PGPASSWORD or ~/.pgpass. Done on the text,
+// not through a URL parser: a password holding "/", "?" or "#" makes a parser read part of it
+// as a port, path or query, where it would be printed whole. Everything between "://" and the
+// last "@" is the user and password; only the user is kept.
+export function redact(location: string): string {
+  if (!URL_SCHEME.test(location)) return location;
+  const start = location.indexOf("://") + 3;
+  const at = location.lastIndexOf("@");
+  let out = location;
+  if (at >= start) {
+    const userinfo = location.slice(start, at);
+    const colon = userinfo.indexOf(":");
+    out = location.slice(0, start) + (colon < 0 ? userinfo : userinfo.slice(0, colon)) + location.slice(at);
+  }
+  // Parameters whose name speaks of a password, wherever they are (query or fragment).
+  return out.replace(/([?&#])[^=&#]*pass[^=&#]*=[^&#]*&?/gi, "$1").replace(/[?&#]+$/, "");
+}
+
 // Where the store is: --dir, else $A2A_DIR, else ~/.a2a; a leading "~" is expanded.
 export function storeRoot(dir: string | undefined, env: Env): { root: string; from: Store["rootFrom"] } {
   // An explicitly empty path is a mistake, not a request for the default: falling back would
@@ -197,14 +226,19 @@ export function storeRoot(dir: string | undefined, env: Env): { root: string; fr
   return { root: resolve(homedir(), ".a2a"), from: "default" };
 }
 
-// Reads every setting and checks that the root is, or can become, a directory; or throws.
+// Reads every setting and checks that the root is, or can become, a directory (a database URL
+// is checked when the engine connects); or throws.
 export function openStore(opts: StoreOptions = {}): Store {
   const env = opts.env ?? process.env;
-  const { root, from } = storeRoot(opts.dir, env);
+  const url = storeUrl(opts.dir, env);
+  const { root, from } = url === undefined ? storeRoot(opts.dir, env) : { root: redact(url), from: opts.dir !== undefined ? ("--dir" as const) : ("A2A_DIR" as const) };
   const settings = readSettings(env);
   const store: Store = {
     ...settings,
     root,
+    url,
+    pgPassFile: url === undefined ? undefined : env.PGPASSFILE || join(homedir(), ".pgpass"),
+    pg: undefined,
     rootFrom: from,
     dirMode: settings.shared ? 0o2770 : 0o700,
     fileMode: settings.shared ? 0o640 : 0o600,
@@ -220,7 +254,7 @@ export function openStore(opts: StoreOptions = {}): Store {
     listingMayLag: undefined,
     spare: undefined,
   };
-  checkRoot(store);
+  if (url === undefined) checkRoot(store);
   return store;
 }
 

@@ -263,6 +263,7 @@ export function ensureDir(store: Store, dir: string, access: DirAccess = "group"
 // checked now, so a directory that is no a2a store is refused before anything is removed.
 // A missing root is left missing.
 export function checkStore(store: Store): void {
+  if (store.url !== undefined) return; // a database: no directory to check
   if (!store.rootGuarded && lstatIf(store.root)) ensureDir(store, store.root);
 }
 

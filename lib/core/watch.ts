@@ -122,6 +122,7 @@ function channelDir(store: Store, ch: Channel): { dir: string; key: (file: strin
 // Calls `listener` with a key for every change on `channel` (undefined on a poll tick or a
 // lost event: anything may have changed) until the returned function is called.
 export function watchChannel(store: Store, channel: Channel, listener: Listener): () => void {
+  if (store.pg) return store.pg.watch(channel, listener); // a database's own notifications (lib/pg/wake.ts)
   const { dir, key, make } = channelDir(store, channel);
   if (make) ensureDir(store, dir);
   return subscribe(store, dir, (file) => {

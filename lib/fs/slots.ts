@@ -24,8 +24,8 @@ import { entries, exists, fitRecord, readBounded, RECORD_LIMIT } from "../core/f
 import { ensureDir, removeFile } from "../core/guard";
 import { withLock } from "../core/lock";
 import { chunkFile, slotFile, slotNameOf, slotsDir, streamDir } from "../core/paths";
-import { decodeRecord, encodeRecord, isExpired } from "../slots/record";
-import type { Decision, ReadResult, SlotStorage } from "../slots/storage";
+import { decodeRecord, encodeRecord } from "../slots/record";
+import { readOf, type Decision, type ReadResult, type SlotStorage } from "../slots/storage";
 
 export function fileSlots(store: Store): SlotStorage {
   return {
@@ -50,10 +50,7 @@ export function readSlotFile(store: Store, name: string, retries = 3): ReadResul
       continue; // ESTALE: the file was replaced while we opened it; the next open sees the new one
     }
     const record = decodeRecord(r.bytes.toString("utf8"));
-    if (record && record.name === name) {
-      if (record.state === "cleared") return { kind: "absent", last: record };
-      return isExpired(record) ? { kind: "absent", last: record, expired: true } : { kind: "ok", record };
-    }
+    if (record && record.name === name) return readOf(record);
     if (i >= retries) return { kind: "corrupt" };
     Bun.sleepSync(1 + i * 5);
   }

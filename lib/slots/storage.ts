@@ -16,7 +16,7 @@
 
 import type { Store } from "../core/config";
 import { fileSlots } from "../fs/slots";
-import type { SlotRecord } from "./record";
+import { isExpired, type SlotRecord } from "./record";
 
 export type ReadResult =
   | { kind: "ok"; record: SlotRecord }
@@ -56,8 +56,15 @@ export interface SlotStorage {
   locate(name: string): string;
 }
 
-// The store's slot storage. The file engine is the only engine yet; the PostgreSQL engine
-// (issue 22) is chosen here by the store it opened.
+// What a read of a whole record says: a tombstone or an expired record is absent, with the
+// record it leaves behind (its version lives on); any other is the slot's value.
+export function readOf(record: SlotRecord): ReadResult {
+  if (record.state === "cleared") return { kind: "absent", last: record };
+  return isExpired(record) ? { kind: "absent", last: record, expired: true } : { kind: "ok", record };
+}
+
+// The store's slot storage: the PostgreSQL engine's when the store is a database, else the
+// file engine's.
 export function slotStorage(store: Store): SlotStorage {
-  return fileSlots(store);
+  return store.pg ? store.pg.slots : fileSlots(store);
 }

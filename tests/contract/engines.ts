@@ -12,14 +12,17 @@
 // is done when `bun test tests/contract` passes on it. Tests that look at files on disk do not
 // belong here: they are the file engine's own (tests/unit, tests/e2e).
 //
-// A2A_TEST_PG: the PostgreSQL engine (issue 22) joins the list when this variable names a
-// server (a postgres:// URL, its password in PGPASSWORD or ~/.pgpass, never in the URL): each
-// `open` then makes a fresh database (or schema) on it, opens the bus with that URL through
-// openBus, and drops it in `dispose`. Unset, the suite runs on the file engine alone, and
-// nothing is skipped: the entry is simply not there.
+// The PostgreSQL engine joins the list wherever a server can be had (tests/harness/pg.ts: a
+// throwaway cluster when the tests run as root on a machine with Debian's postgresql package,
+// as CI does, or the server A2A_TEST_PG names): each `open` makes a fresh database on it, opens
+// the bus with its URL through openBus, and drops it in `dispose`. Until the engine keeps every
+// room (issue 22), its entry lists the rooms it keeps, and each contract file runs on the
+// engines that keep its room (enginesFor). Without a server the file engine runs alone, and
+// the reason is printed once.
 
 import { rmSync } from "node:fs";
 import { openBus, type Bus } from "../../lib/bus";
+import { freshDatabase, pgServer, pgSkipReason } from "../harness/pg";
 import { tempDir } from "../harness/run";
 
 export type Settings = Record<string, string>; // A2A_* variables, as an environment holds them
@@ -30,8 +33,11 @@ export interface OpenedStore {
   dispose(): Promise<void>;
 }
 
+export type RoomName = "slots" | "mail" | "topics" | "tasks" | "leases" | "presence" | "sessions";
+
 export interface Engine {
   name: string;
+  rooms?: RoomName[]; // the rooms it keeps, while it does not keep them all
   open(env?: Settings): Promise<OpenedStore>;
 }
 
@@ -56,7 +62,34 @@ const fileEngine: Engine = {
   },
 };
 
-export const ENGINES: Engine[] = [
-  fileEngine,
-  // The PostgreSQL engine goes here (issue 22), when process.env.A2A_TEST_PG is set (see the header).
-];
+const postgresEngine: Engine = {
+  name: "postgres",
+  rooms: ["slots"],
+  async open(env = {}) {
+    const server = await pgServer();
+    if (!server) throw new Error(`no PostgreSQL server: ${pgSkipReason()}`);
+    const db = await freshDatabase(server);
+    const buses: Bus[] = [];
+    const at = (e: Settings) => {
+      const bus = openBus({ dir: db.url, env: { ...e }, preview: true });
+      buses.push(bus);
+      return bus;
+    };
+    return {
+      bus: at(env),
+      reopen: (e = env) => at(e),
+      async dispose() {
+        for (const b of buses.splice(0)) await b.close();
+        await db.drop();
+      },
+    };
+  },
+};
+
+const noServer = pgSkipReason();
+if (noServer) console.error(`tests/contract: the PostgreSQL engine is not tested here: ${noServer}`);
+
+export const ENGINES: Engine[] = [fileEngine, ...(noServer ? [] : [postgresEngine])];
+
+// The engines that keep `room`.
+export const enginesFor = (room: RoomName): Engine[] => ENGINES.filter((e) => !e.rooms || e.rooms.includes(room));

@@ -5,7 +5,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Bus } from "../../lib/bus";
 import { BOUND_MS, codeOf, past, perTest, refusal } from "./support";
-import { ENGINES } from "./engines";
+import { enginesFor } from "./engines";
 
 setDefaultTimeout(60_000);
 
@@ -18,7 +18,7 @@ async function take(bus: Bus, names: string[], as: string, ttlSec?: number) {
   return o.value!;
 }
 
-for (const engine of ENGINES) {
+for (const engine of enginesFor("leases")) {
   describe(`${engine.name}: leases`, () => {
     const t = perTest(engine);
 

@@ -5,7 +5,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Bus } from "../../lib/bus";
 import { BOUND_MS, codeOf, perTest, refusal } from "./support";
-import { ENGINES } from "./engines";
+import { enginesFor } from "./engines";
 
 setDefaultTimeout(60_000);
 
@@ -21,7 +21,7 @@ async function take(bus: Bus, agent: string, max = 1): Promise<Received[]> {
 // Who the store says this process is (the file engine: its OS user).
 const me = async (bus: Bus) => (await bus.presence.whoami({ name: "me", source: "given" }, process.cwd())).user;
 
-for (const engine of ENGINES) {
+for (const engine of enginesFor("mail")) {
   describe(`${engine.name}: mail`, () => {
     const t = perTest(engine);
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Bus } from "../../lib/bus";
 import { tempDir } from "../harness/run";
 import { perTest } from "./support";
-import { ENGINES } from "./engines";
+import { enginesFor } from "./engines";
 
 setDefaultTimeout(60_000);
 
@@ -16,7 +16,7 @@ type Presence = Awaited<ReturnType<Bus["presence"]["start"]>>;
 
 const names = async (bus: Bus, cwd: string, scope: "all" | "directory" = "all") => (await bus.presence.peers(scope, { cwd, gitRoot: null })).peers.map((p) => p.name);
 
-for (const engine of ENGINES) {
+for (const engine of enginesFor("presence")) {
   describe(`${engine.name}: presence`, () => {
     const t = perTest(engine);
     let work = "";

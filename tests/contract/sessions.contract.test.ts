@@ -4,11 +4,11 @@
 // waits but not twice for the same mail, a worker's wait for work wakes on a send.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { BOUND_MS, perTest } from "./support";
-import { ENGINES } from "./engines";
+import { enginesFor } from "./engines";
 
 setDefaultTimeout(60_000);
 
-for (const engine of ENGINES) {
+for (const engine of enginesFor("sessions")) {
   describe(`${engine.name}: sessions`, () => {
     const t = perTest(engine);
 

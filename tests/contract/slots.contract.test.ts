@@ -3,11 +3,11 @@
 // the version they name, a stream keeps its order, a run is closed by its publish.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { BOUND_MS, codeOf, past, perTest, refusal } from "./support";
-import { ENGINES } from "./engines";
+import { enginesFor } from "./engines";
 
 setDefaultTimeout(60_000);
 
-for (const engine of ENGINES) {
+for (const engine of enginesFor("slots")) {
   describe(`${engine.name}: slots`, () => {
     const t = perTest(engine);
 

@@ -5,7 +5,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Bus } from "../../lib/bus";
 import { A2AError } from "../../lib/core/errors";
 import { BOUND_MS, codeOf, past, perTest, refusal } from "./support";
-import { ENGINES } from "./engines";
+import { enginesFor } from "./engines";
 
 setDefaultTimeout(60_000);
 
@@ -18,7 +18,7 @@ async function claim(bus: Bus, queue: string, opts: { as?: string; leaseSec?: nu
   return o.value!;
 }
 
-for (const engine of ENGINES) {
+for (const engine of enginesFor("tasks")) {
   describe(`${engine.name}: tasks`, () => {
     const t = perTest(engine);
 

@@ -4,7 +4,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Bus } from "../../lib/bus";
 import { BOUND_MS, codeOf, perTest, refusal } from "./support";
-import { ENGINES } from "./engines";
+import { enginesFor } from "./engines";
 
 setDefaultTimeout(60_000);
 
@@ -25,7 +25,7 @@ async function tick(ms = Date.now()): Promise<void> {
   while (Date.now() <= ms) await Bun.sleep(1);
 }
 
-for (const engine of ENGINES) {
+for (const engine of enginesFor("topics")) {
   describe(`${engine.name}: topics`, () => {
     const t = perTest(engine);
 

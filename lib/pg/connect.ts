@@ -1,0 +1,123 @@
+// Where a PostgreSQL store is and how to reach it: the URL a user gave (A2A_DIR or --dir), read
+// into what the runtime's client (Bun.SQL) needs, and its failures worded for a person.
+//
+// Invariants:
+// - a password is never printed, logged or put into an error: errors name the server by host,
+//   port and database (`where`), and the client's own errors are reworded, not passed through;
+// - the password comes from the URL, else PGPASSWORD (the client reads it), else the password
+//   file (PGPASSFILE, else ~/.pgpass), as libpq does; a2a keeps none of its own;
+// - `?schema=NAME` (default a2a) picks the schema that holds the bus, so several buses share a
+//   database; it is a2a's parameter, taken out of the URL before the client sees it (the
+//   server would refuse it as an unknown setting). Other parameters (sslmode, ...) pass through;
+// - the database is the URL's, passed explicitly: PGDATABASE must not redirect a store.
+
+import { readFileSync } from "node:fs";
+import type { Store } from "../core/config";
+import { A2AError, arg, text } from "../core/errors";
+
+export interface Target {
+  url: string; // for the client: the store's URL without a2a's own parameters
+  schema: string;
+  database: string;
+  host: string;
+  port: number;
+  user: string;
+  password: string | undefined; // from the password file, when the URL and PGPASSWORD give none
+  where: string; // host:port/database, for messages
+}
+
+const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
+export const DEFAULT_SCHEMA = "a2a";
+
+// The store's target; EUSAGE (nothing connected) when the URL cannot name one.
+export function targetOf(store: Store, env: Record<string, string | undefined> = process.env): Target {
+  const given = store.url!;
+  let u: URL;
+  try {
+    u = new URL(given);
+  } catch {
+    throw new A2AError("EUSAGE", text`${store.root} is not a PostgreSQL URL a2a can read: write postgres://USER@HOST:PORT/DATABASE, with any password in PGPASSWORD or ~/.pgpass (a password in the URL must be percent-encoded)`);
+  }
+  const schema = u.searchParams.get("schema") ?? DEFAULT_SCHEMA;
+  if (!SCHEMA_RE.test(schema)) {
+    throw new A2AError("EUSAGE", text`invalid schema ${JSON.stringify(schema)} in ${store.root}: use 1-63 lowercase letters, digits and _, not starting with a digit (e.g. ?schema=team_a), or leave it out for ${DEFAULT_SCHEMA}`);
+  }
+  u.searchParams.delete("schema");
+  const host = u.hostname || "localhost";
+  const port = Number(u.port || 5432);
+  const user = decodeURIComponent(u.username) || env.PGUSER || env.USER || "postgres";
+  const database = decodeURIComponent(u.pathname.replace(/^\//, "")) || user;
+  const hasPassword = u.password !== "" || !!env.PGPASSWORD;
+  return {
+    url: u.toString(),
+    schema,
+    database,
+    host,
+    port,
+    user,
+    password: hasPassword ? undefined : passwordFromFile(store.pgPassFile, host, port, database, user),
+    where: `${host}:${port}/${database}`,
+  };
+}
+
+// The password file's password for this server and user (libpq's rules: the first line whose
+// five fields match, "*" matching anything; "\:" and "\\" escape), or undefined.
+function passwordFromFile(file: string | undefined, host: string, port: number, database: string, user: string): string | undefined {
+  if (!file) return undefined;
+  let textOf: string;
+  try {
+    textOf = readFileSync(file, "utf8");
+  } catch {
+    return undefined; // none: the server will say a password is needed
+  }
+  for (const line of textOf.split("\n")) {
+    if (!line || line.startsWith("#")) continue;
+    const fields: string[] = [];
+    let cur = "";
+    for (let i = 0; i < line.length; i++) {
+      if (line[i] === "\\" && i + 1 < line.length) cur += line[++i];
+      else if (line[i] === ":" && fields.length < 4) (fields.push(cur), (cur = ""));
+      else cur += line[i];
+    }
+    fields.push(cur);
+    if (fields.length !== 5) continue;
+    const [h, p, d, u, pw] = fields;
+    const match = (f: string, v: string) => f === "*" || f === v;
+    if (match(h, host) && match(p, String(port)) && match(d, database) && match(u, user)) return pw;
+  }
+  return undefined;
+}
+
+// A failure of the server or the connection, worded for what it is; `doing` says what a2a was
+// doing ("reading slot x"). The client's message may name the server's words but never holds
+// the password (it has none to give: Bun.SQL keeps it out of its errors).
+export function pgError(err: unknown, t: Pick<Target, "where" | "user">, doing: string): A2AError {
+  if (err instanceof A2AError) return err;
+  const e = err as { code?: string; errno?: string; message?: string };
+  const code = e?.code ?? "";
+  const state = typeof e?.errno === "string" ? e.errno : "";
+  const said = String(e?.message ?? err).split("\n")[0];
+  if (/CONNECTION_(REFUSED|FAILED|CLOSED)|ECONNREFUSED|ETIMEDOUT|ENOTFOUND/.test(code)) {
+    return new A2AError("EIO", text`cannot reach PostgreSQL at ${t.where} while ${doing} (${said}): check that the server runs and that ${arg("dir")} or A2A_DIR names it`, {
+      cause: err, data: { where: t.where, code },
+    });
+  }
+  if (/TLS|SSL/.test(code)) {
+    return new A2AError("EIO", `PostgreSQL at ${t.where} refused the encrypted connection asked for (${said}): enable TLS on the server, or change sslmode in the URL`, {
+      cause: err, data: { where: t.where, code },
+    });
+  }
+  if (state === "28P01" || state === "28000") {
+    return new A2AError("EIO", `PostgreSQL at ${t.where} refused ${t.user} (${said}): put the password in PGPASSWORD or ~/.pgpass (never in a config file)`, {
+      cause: err, data: { where: t.where, sqlstate: state },
+    });
+  }
+  if (state === "42501") {
+    return new A2AError("EDENIED", `PostgreSQL at ${t.where} does not let ${t.user} do this while ${doing} (${said}): ask its administrator for the grants a2a needs on the schema`, {
+      cause: err, data: { where: t.where, sqlstate: state },
+    });
+  }
+  return new A2AError("EIO", `PostgreSQL at ${t.where} failed while ${doing} (${state ? state + ": " : ""}${said}): retry; if it persists, run a2a doctor`, {
+    cause: err, data: { where: t.where, sqlstate: state || undefined, code: code || undefined },
+  });
+}

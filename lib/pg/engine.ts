@@ -1,0 +1,81 @@
+// The PostgreSQL engine: one client per store (Bun.SQL, the runtime's own, loaded only for a
+// database store: lib/bus.ts imports this module when the store names one), the schema made on
+// first use, waking by LISTEN/NOTIFY, and each room's storage on tables (lib/pg/<room>.ts).
+// docs/ENGINE.md has the design, docs/PROTOCOL.md the contract every engine keeps.
+//
+// Invariants:
+// - nothing connects until the first operation; a failure to connect or a server error
+//   reaches the caller as an A2AError worded by lib/pg/connect.ts (never with a password);
+// - the schema is assumed current, so an operation costs its own statements only; an
+//   operation that finds the schema or a table missing (a fresh database, an older version)
+//   migrates it (lib/pg/schema.ts) and runs once more;
+// - a process holds one connection for its operations and one for its LISTENs (a CLI command
+//   makes the first only, a waiter both); close() ends them.
+
+import { SQL } from "bun";
+import type { Store } from "../core/config";
+import type { Channel } from "../core/channel";
+import type { Listener } from "../core/watch";
+import type { SlotStorage } from "../slots/storage";
+import { pgError, targetOf, type Target } from "./connect";
+import { migrate } from "./schema";
+import { pgSlots } from "./slots";
+import { pgWaker } from "./wake";
+
+// The safety net's interval when A2A_POLL_MS is not set: notifications do the waking, so this
+// only bounds how late a lost one is noticed.
+export const PG_RECHECK_MS = 2_000;
+
+// The connection as the rooms' storage uses it.
+export interface PgClient {
+  target: Target;
+  // Runs `fn` on the client; `doing` words a failure ("changing slot x").
+  run<T>(doing: string, fn: (sql: SQL) => Promise<T>): Promise<T>;
+  watch(channel: Channel, listener: Listener): () => void;
+  close(): Promise<void>;
+}
+
+// And each room's storage on it.
+export interface PgEngine extends PgClient {
+  slots: SlotStorage;
+}
+
+// SQLSTATEs of a schema that is not there yet, or older than this a2a: undefined table,
+// column, function or schema.
+const MISSING = new Set(["42P01", "42703", "42883", "3F000"]);
+
+export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
+  const target = targetOf(store);
+  const sql = new SQL({
+    url: target.url,
+    database: target.database,
+    ...(target.password !== undefined ? { password: target.password } : {}),
+    max: 1, // a command runs one statement at a time; the pool would connect them all at once
+    connection: { search_path: target.schema },
+  });
+  let migrated: Promise<number> | undefined;
+  const waker = pgWaker(sql, target.schema, recheckMs);
+  const client: PgClient = {
+    target,
+    async run(doing, fn) {
+      try {
+        return await fn(sql);
+      } catch (err) {
+        if (!MISSING.has((err as { errno?: string })?.errno ?? "")) throw pgError(err, target, doing);
+      }
+      try {
+        await (migrated ??= migrate(sql, target.schema));
+        return await fn(sql);
+      } catch (err) {
+        migrated = undefined;
+        throw pgError(err, target, doing);
+      }
+    },
+    watch: (channel, listener) => waker.watch(channel, listener),
+    async close() {
+      await waker.close();
+      await sql.close({ timeout: 5 });
+    },
+  };
+  return { ...client, slots: pgSlots(client) };
+}

@@ -1,0 +1,62 @@
+// The bus's tables in its schema, created on first use and migrated by version. Every
+// statement of a step runs in one transaction under an advisory lock on the schema's name, so
+// agents starting at once against a fresh database make it once: the others wait for the lock,
+// then find the version current and change nothing.
+//
+// Invariants:
+// - steps are only ever appended: a database at version N runs steps N+1.. in order, and the
+//   version row moves with them, in the same transaction;
+// - a schema newer than this a2a knows is refused (EUSAGE): an old binary must not write
+//   tables whose rules it does not know;
+// - the writer of every row is the role the server says made the change (`writer`, set by a
+//   trigger from current_user, whatever the client sent): the client cannot choose it;
+// - every change of a row that a waiter may wait on notifies its channel from a trigger, so no
+//   write path can forget to wake (lib/pg/wake.ts names the channels the same way).
+
+import type { SQL } from "bun";
+import { A2AError } from "../core/errors";
+
+// $S is the schema's name (validated by lib/pg/connect.ts: lowercase letters, digits, _).
+const STEPS: string[][] = [
+  [
+    `create table $S.slots (
+       name text primary key,
+       record jsonb not null,
+       writer text not null default current_user,
+       changed_at timestamptz not null default now())`,
+    `create table $S.slot_chunks (
+       name text not null,
+       n integer not null,
+       body text not null,
+       primary key (name, n))`,
+    `create function $S.stamp() returns trigger language plpgsql as $$
+     begin new.writer := current_user; new.changed_at := now(); return new; end $$`,
+    `create trigger stamp before insert or update on $S.slots for each row execute function $S.stamp()`,
+    `create function $S.wake_slot() returns trigger language plpgsql as $$
+     begin perform pg_notify(tg_table_schema || '.slots', case when tg_op = 'DELETE' then old.name else new.name end); return null; end $$`,
+    `create trigger wake after insert or update or delete on $S.slots for each row execute function $S.wake_slot()`,
+  ],
+];
+
+export const SCHEMA_VERSION = STEPS.length;
+
+// Brings `schema` to SCHEMA_VERSION; returns the version it found.
+export async function migrate(sql: SQL, schema: string): Promise<number> {
+  return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(hashtextextended(${"a2a schema " + schema}, 0))`;
+    await tx.unsafe(`create schema if not exists ${schema}`);
+    await tx.unsafe(`create table if not exists ${schema}.meta (key text primary key, value text not null)`);
+    const rows = await tx.unsafe(`select value from ${schema}.meta where key = 'version'`);
+    const found = rows.length ? Number(rows[0].value) : 0;
+    if (found > SCHEMA_VERSION) {
+      throw new A2AError("EUSAGE", `the bus in schema ${schema} is at version ${found}, newer than this a2a knows (${SCHEMA_VERSION}): upgrade a2a on this machine`, {
+        data: { schema, version: found, known: SCHEMA_VERSION },
+      });
+    }
+    for (let v = found; v < SCHEMA_VERSION; v++) for (const step of STEPS[v]) await tx.unsafe(step.replaceAll("$S", schema));
+    if (found < SCHEMA_VERSION) {
+      await tx.unsafe(`insert into ${schema}.meta (key, value) values ('version', '${SCHEMA_VERSION}') on conflict (key) do update set value = excluded.value`);
+    }
+    return found;
+  });
+}

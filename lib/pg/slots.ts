@@ -1,0 +1,76 @@
+// The PostgreSQL engine's slot storage (lib/slots/storage.ts): a slot is a row of `slots`
+// holding its record as a2a encodes it (lib/slots/record.ts, checked again on every read), the
+// chunks of its current run rows of `slot_chunks`. lib/pg/schema.ts makes them.
+//
+// Invariants:
+// - a change is one transaction: the row is locked (select ... for update) while `decide` runs,
+//   so changes of one name are one at a time across every client; a name with no row yet is
+//   created by an insert that a concurrent creator may win, and then the whole change runs
+//   again on the row that won (decide is synchronous and pure: running it twice is safe);
+// - what a change writes (chunk, record, dropped chunks) commits at once or not at all, and the
+//   row's trigger wakes the slots channel at that commit;
+// - readers never lock: they see the row before a change or after it.
+
+import type { SQL } from "bun";
+import { decodeRecord, encodeRecord } from "../slots/record";
+import { readOf, type Decision, type ReadResult, type SlotStorage } from "../slots/storage";
+import type { PgClient } from "./engine";
+
+// A row's record: a2a's own (name and checks included), or damage someone wrote by hand.
+function readRow(name: string, text: unknown): ReadResult {
+  const record = typeof text === "string" ? decodeRecord(text) : undefined;
+  return record && record.name === name ? readOf(record) : { kind: "corrupt" };
+}
+
+const AGAIN = new Error("a concurrent change created the slot first");
+
+export function pgSlots(pg: PgClient): SlotStorage {
+  const change = async <T>(sql: SQL, name: string, decide: (current: ReadResult) => Decision<T>): Promise<T> => {
+    for (;;) {
+      try {
+        return await sql.begin(async (tx) => {
+          const rows = await tx`select record from slots where name = ${name} for update`;
+          const d = decide(rows.length ? readRow(name, rows[0].record) : { kind: "absent" });
+          if (d.chunk) {
+            await tx`insert into slot_chunks (name, n, body) values (${name}, ${d.chunk.n}, ${d.chunk.text})
+                     on conflict (name, n) do update set body = excluded.body`;
+          }
+          if (d.record) {
+            const text = encodeRecord(d.record);
+            if (rows.length) await tx`update slots set record = ${text} where name = ${name}`;
+            else if (!(await tx`insert into slots (name, record) values (${name}, ${text}) on conflict (name) do nothing returning name`).length) throw AGAIN;
+          } else if (d.removeDamaged && rows.length) await tx`delete from slots where name = ${name}`;
+          if (d.dropChunks) await tx`delete from slot_chunks where name = ${name}`;
+          return d.value;
+        });
+      } catch (err) {
+        if (err !== AGAIN) throw err;
+      }
+    }
+  };
+  return {
+    read: (name) => pg.run(`reading slot ${name}`, async (sql) => {
+      const rows = await sql`select record from slots where name = ${name}`;
+      return rows.length ? readRow(name, rows[0].record) : { kind: "absent" };
+    }),
+    readMany: (names) => pg.run("reading slots", async (sql) => {
+      const rows = await sql`select name, record from slots where name = any(${names})`;
+      const got = new Map<string, unknown>(rows.map((r: { name: string; record: string }) => [r.name, r.record]));
+      return names.map((n) => (got.has(n) ? readRow(n, got.get(n)) : { kind: "absent" }));
+    }),
+    names: () => pg.run("listing slots", async (sql) => (await sql`select name from slots`).map((r: { name: string }) => r.name)),
+    has: (name) => pg.run(`reading slot ${name}`, async (sql) => (await sql`select 1 from slots where name = ${name}`).length > 0),
+    change: (name, decide) => pg.run(`changing slot ${name}`, (sql) => change(sql, name, decide)),
+    chunks: (name, after, upTo) => pg.run(`reading the chunks of slot ${name}`, async (sql) => {
+      const rows = await sql`select n, body from slot_chunks where name = ${name} and n > ${after} and n <= ${upTo} order by n`;
+      const out: string[] = [];
+      // A gap: a concurrent start dropped this run's chunks; the caller sees the new run next.
+      for (const r of rows as { n: number; body: string }[]) {
+        if (r.n !== after + out.length + 1) break;
+        out.push(r.body);
+      }
+      return out;
+    }),
+    locate: (name) => `slot ${name} in ${pg.target.where} (schema ${pg.target.schema}, table slots)`,
+  };
+}

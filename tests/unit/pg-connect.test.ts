@@ -1,0 +1,66 @@
+// lib/pg/connect.ts: what a PostgreSQL URL names, where its password comes from, and how a
+// failure is worded: never with the password, always with the server (host:port/database).
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { openStore } from "../../lib/core/config";
+import { A2AError } from "../../lib/core/errors";
+import { pgError, targetOf } from "../../lib/pg/connect";
+import { tempDir } from "../harness/run";
+
+const storeOf = (url: string, env: Record<string, string> = {}) => openStore({ dir: url, env });
+
+describe("targetOf", () => {
+  test("host, port, database, user and the schema parameter, taken out of the client's URL", () => {
+    const t = targetOf(storeOf("postgres://alice@db.example:6543/team?schema=crew_a&sslmode=require"), {});
+    expect(t).toMatchObject({ host: "db.example", port: 6543, database: "team", user: "alice", schema: "crew_a", where: "db.example:6543/team" });
+    expect(t.url).not.toContain("schema=");
+    expect(t.url).toContain("sslmode=require");
+    expect(targetOf(storeOf("postgresql://bob@h/x"), {})).toMatchObject({ port: 5432, schema: "a2a", database: "x" });
+  });
+
+  test("a schema that is no plain identifier is refused with the fix, nothing connected", () => {
+    for (const bad of ["Team", "a-b", "1x", "x".repeat(64), "a;drop"]) {
+      let err: unknown;
+      try {
+        targetOf(storeOf(`postgres://u@h/d?schema=${encodeURIComponent(bad)}`), {});
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(A2AError);
+      expect((err as A2AError).code).toBe("EUSAGE");
+      expect((err as A2AError).message).toContain("lowercase letters, digits and _");
+    }
+  });
+
+  test("the password file is read as libpq reads it, only when neither the URL nor PGPASSWORD gives one", () => {
+    using d = tempDir();
+    const file = join(d.path, "pgpass");
+    writeFileSync(file, ["# comment", "other:5432:*:alice:nope", "db.example:6543:team:alice:s3cr\\:et", "*:*:*:*:fallback", ""].join("\n"));
+    const store = openStore({ dir: "postgres://alice@db.example:6543/team", env: { PGPASSFILE: file } });
+    expect(targetOf(store, {}).password).toBe("s3cr:et");
+    expect(targetOf(store, { PGPASSWORD: "x" }).password).toBeUndefined(); // the client reads PGPASSWORD itself
+    expect(targetOf(openStore({ dir: "postgres://alice:inurl@db.example:6543/team", env: { PGPASSFILE: file } }), {}).password).toBeUndefined();
+    expect(targetOf(openStore({ dir: "postgres://carol@elsewhere/x", env: { PGPASSFILE: file } }), {}).password).toBe("fallback");
+    expect(targetOf(openStore({ dir: "postgres://carol@elsewhere/x", env: { PGPASSFILE: join(d.path, "none") } }), {}).password).toBeUndefined();
+  });
+
+  test("the store's location as shown has no password", () => {
+    const store = storeOf("postgres://alice:p%40ss%2Fw@db.example/team");
+    expect(store.root).toBe("postgres://alice@db.example/team");
+    expect(store.url).toContain("p%40ss");
+  });
+});
+
+describe("pgError", () => {
+  const t = { where: "db.example:5432/team", user: "alice" };
+  test("a refused connection names the server and the fix; a bad password names where a password goes", () => {
+    const refused = pgError(Object.assign(new Error("Failed to connect"), { code: "ERR_POSTGRES_CONNECTION_REFUSED" }), t, "reading slot x");
+    expect(refused.code).toBe("EIO");
+    expect(refused.message).toBe("cannot reach PostgreSQL at db.example:5432/team while reading slot x (Failed to connect): check that the server runs and that dir or A2A_DIR names it");
+    const auth = pgError(Object.assign(new Error('password authentication failed for user "alice"'), { code: "ERR_POSTGRES_SERVER_ERROR", errno: "28P01" }), t, "reading slot x");
+    expect(auth.message).toContain("put the password in PGPASSWORD or ~/.pgpass");
+    const grant = pgError(Object.assign(new Error("permission denied for table slots"), { errno: "42501" }), t, "changing slot x");
+    expect(grant.code).toBe("EDENIED");
+  });
+});
