@@ -15,28 +15,18 @@
 
 import type { SQL } from "bun";
 import { A2AError } from "../core/errors";
+import { SLOT_TABLES } from "./slots";
 
 // $S is the schema's name (validated by lib/pg/connect.ts: lowercase letters, digits, _).
-const STEPS: string[][] = [
-  [
-    `create table $S.slots (
-       name text primary key,
-       record jsonb not null,
-       writer text not null default current_user,
-       changed_at timestamptz not null default now())`,
-    `create table $S.slot_chunks (
-       name text not null,
-       n integer not null,
-       body text not null,
-       primary key (name, n))`,
-    `create function $S.stamp() returns trigger language plpgsql as $$
-     begin new.writer := current_user; new.changed_at := now(); return new; end $$`,
-    `create trigger stamp before insert or update on $S.slots for each row execute function $S.stamp()`,
-    `create function $S.wake_slot() returns trigger language plpgsql as $$
-     begin perform pg_notify(tg_table_schema || '.slots', case when tg_op = 'DELETE' then old.name else new.name end); return null; end $$`,
-    `create trigger wake after insert or update or delete on $S.slots for each row execute function $S.wake_slot()`,
-  ],
+// What every room's tables share: the trigger function that stamps a row's writer.
+const COMMON = [
+  `create function $S.stamp() returns trigger language plpgsql as $$
+   begin new.writer := current_user; new.changed_at := now(); return new; end $$`,
 ];
+
+// Each step is every room's tables at that version, in order. Until the engine is released
+// (issue 22), version 1 is still being written: each room module owns its statements.
+const STEPS: string[][] = [[...COMMON, ...SLOT_TABLES]];
 
 export const SCHEMA_VERSION = STEPS.length;
 

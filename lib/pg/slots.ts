@@ -22,6 +22,25 @@ function readRow(name: string, text: unknown): ReadResult {
   return record && record.name === name ? readOf(record) : { kind: "corrupt" };
 }
 
+// The room's tables (lib/pg/schema.ts runs them; $S is the schema). Every row carries its writer
+// as the server saw it ($S.stamp) and wakes the slots channel when it changes.
+export const SLOT_TABLES = [
+  `create table $S.slots (
+     name text primary key,
+     record text not null,
+     writer text not null default current_user,
+     changed_at timestamptz not null default now())`,
+  `create table $S.slot_chunks (
+     name text not null,
+     n integer not null,
+     body text not null,
+     primary key (name, n))`,
+  `create trigger stamp before insert or update on $S.slots for each row execute function $S.stamp()`,
+  `create function $S.wake_slot() returns trigger language plpgsql as $$
+   begin perform pg_notify(tg_table_schema || '.slots', case when tg_op = 'DELETE' then old.name else new.name end); return null; end $$`,
+  `create trigger wake after insert or update or delete on $S.slots for each row execute function $S.wake_slot()`,
+];
+
 const AGAIN = new Error("a concurrent change created the slot first");
 
 export function pgSlots(pg: PgClient): SlotStorage {
