@@ -18,9 +18,8 @@ import { closeSync, fsyncSync, mkdtempSync, openSync, renameSync, rmSync, writeS
 import { BIN, childEnv, hasWatch, readUntil, until } from "../tests/harness/run";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { encodeMessage } from "../lib/fs/mail-record";
 import { ensureInbox } from "../lib/mail/inbox";
-import { newMessageId } from "../lib/mail/message";
+import { encodeMessage, newMessageId } from "../lib/mail/message";
 import { msgFile, newDir } from "../lib/core/paths";
 import { sendMessage } from "../lib/mail/send";
 import { receive } from "../lib/mail/receive";

@@ -1,12 +1,12 @@
 // Stores for the bench: fresh temporary roots laid out like a2a's (ROOT/slots, ROOT/tmp),
 // optionally pre-filled with valid slot records (or unread mail), and the payloads the
-// fixtures exchange. Records are encoded with lib/slots/record.ts (lib/fs/mail-record.ts), so
+// fixtures exchange. Records are encoded with lib/slots/record.ts (lib/mail/message.ts), so
 // lib's readers accept them exactly as if `a2a publish` (`a2a send`) had written them.
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { encodeMessage } from "../../lib/fs/mail-record";
+import { encodeMessage } from "../../lib/mail/message";
 import { nowSec } from "../../lib/core/time";
 import { encodeRecord, type SlotRecord } from "../../lib/slots/record";
 

@@ -21,30 +21,8 @@ import { ensureDir, moveFile, ownerOf } from "../core/guard";
 import { entries, readEnds, readJsonLine, RECORD_LIMIT } from "../core/fs";
 import { userName } from "../core/owner";
 import { badDir, claimDir, curDir, heldDir, idOfFile, inboxDir, inboxesDir, isMessageId, isValidName, keysDir, newDir } from "../core/paths";
-import type { Message } from "../mail/message";
+import { asMessage, decodeMessage, type Message } from "../mail/message";
 import type { Found, Head, Stored } from "../mail/storage";
-
-export function encodeMessage(m: Message): string {
-  const { a2a, id, from, to, body, sent_at, reply_to, host, pid } = m;
-  return JSON.stringify({ a2a, id, from, to, body, size: Buffer.byteLength(body, "utf8"), sent_at, reply_to, host, pid }) + "\n";
-}
-
-// The message in a parsed record, or undefined when it is not a valid one with this id.
-function asMessage(m: any, id: string): Message | undefined {
-  if (!m || m.a2a !== 1 || m.id !== id || typeof m.body !== "string" || typeof m.from !== "string") return undefined;
-  if (m.size !== Buffer.byteLength(m.body, "utf8") || typeof m.sent_at !== "number") return undefined;
-  if (m.reply_to !== null && typeof m.reply_to !== "string") return undefined;
-  return m as Message;
-}
-
-export function decodeMessage(text: string, id: string): Message | undefined {
-  if (!text.endsWith("\n")) return undefined;
-  try {
-    return asMessage(JSON.parse(text), id);
-  } catch {
-    return undefined;
-  }
-}
 
 // Reads one message file: the message, "absent" (moved or not there), or "corrupt" (not a
 // valid message: garbage, a FIFO, a link, a file over the size bound).

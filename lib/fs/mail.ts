@@ -31,7 +31,8 @@ import { badDir, claimDir, claimFile, curDir, heldDir, inboxDir, msgFile, newDir
 import type { Policy } from "../mail/policy";
 import type { At, Claim, MailStorage, Place, PolicyRead } from "../mail/storage";
 import { dropKey, markDelivered, reserveKey } from "./mail-keys";
-import { countIds, encodeMessage, ensureInbox, idsIn, inboxNames, inboxOwner, moveMessage, parseClaim, readMessageFile, readMessageHead } from "./mail-record";
+import { encodeMessage } from "../mail/message";
+import { countIds, ensureInbox, idsIn, inboxNames, inboxOwner, moveMessage, parseClaim, readMessageFile, readMessageHead } from "./mail-record";
 
 const PLACES: Record<Place, (s: Store, agent: string) => string> = { unread: newDir, read: curDir, held: heldDir };
 // What a failed move was doing, for its error.

@@ -35,6 +35,32 @@ export interface ReceivedMessage extends Message {
 
 export { isMessageId };
 
+// The record's encoding, the same for every engine that keeps it as text: one line of JSON plus
+// "\n", keys in the order of `Message`. A reader accepts it only if it ends in "\n", parses, has
+// a2a = 1, the id it was filed under, and `size` equal to the UTF-8 byte length of `body`.
+export function encodeMessage(m: Message): string {
+  const { a2a, id, from, to, body, sent_at, reply_to, host, pid } = m;
+  return JSON.stringify({ a2a, id, from, to, body, size: Buffer.byteLength(body, "utf8"), sent_at, reply_to, host, pid }) + "\n";
+}
+
+// The message in a parsed record, or undefined when it is not a valid one with this id.
+export function asMessage(m: any, id: string): Message | undefined {
+  if (!m || m.a2a !== 1 || m.id !== id || typeof m.body !== "string" || typeof m.from !== "string") return undefined;
+  if (m.size !== Buffer.byteLength(m.body, "utf8") || typeof m.sent_at !== "number") return undefined;
+  if (m.reply_to !== null && typeof m.reply_to !== "string") return undefined;
+  return m as Message;
+}
+
+export function decodeMessage(text: string, id: string): Message | undefined {
+  if (!text.endsWith("\n")) return undefined;
+  try {
+    return asMessage(JSON.parse(text), id);
+  } catch {
+    return undefined;
+  }
+}
+
+
 export function checkMessageId(id: unknown, what = "message id"): string {
   if (!isMessageId(id)) {
     const shown = typeof id === "string" ? JSON.stringify(id.slice(0, 60)) : String(id);

@@ -18,10 +18,14 @@ import { A2AError } from "../core/errors";
 import { SLOT_TABLES } from "./slots";
 
 // $S is the schema's name (validated by lib/pg/connect.ts: lowercase letters, digits, _).
-// What every room's tables share: the trigger function that stamps a row's writer.
+// What every room's tables share: the trigger function that stamps a row's writer, and the one
+// that wakes a channel (named as lib/pg/wake.ts pgChannel names it: "SCHEMA.NAME", or "#" and
+// the md5 of that when it is over the 63 bytes a channel may have).
 const COMMON = [
   `create function $S.stamp() returns trigger language plpgsql as $$
    begin new.writer := current_user; new.changed_at := now(); return new; end $$`,
+  `create function $S.wake(schema text, name text, key text) returns void language sql as $$
+   select pg_notify(case when octet_length(schema || '.' || name) <= 63 then schema || '.' || name else '#' || md5(schema || '.' || name) end, key) $$`,
 ];
 
 // Each step is every room's tables at that version, in order. Until the engine is released

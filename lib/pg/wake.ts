@@ -1,6 +1,6 @@
 // Waking on PostgreSQL: a channel of lib/core/channel.ts is a LISTEN channel named
-// "SCHEMA.NAME" (NAME as channelName gives it; a name over the 63 bytes PostgreSQL allows is
-// "SCHEMA.#" and 32 hex of its md5, which the triggers compute the same way), and a
+// "SCHEMA.NAME" (NAME as channelName gives it; one over the 63 bytes PostgreSQL allows is "#"
+// and the 32 hex of that name's md5, as lib/pg/schema.ts's $S.wake computes it), and a
 // notification's payload is the record's key (a slot's name). lib/pg/schema.ts's triggers send
 // them at commit.
 //
@@ -22,7 +22,7 @@ const MAX_CHANNEL_BYTES = 63;
 
 export function pgChannel(schema: string, ch: Channel): string {
   const name = `${schema}.${channelName(ch)}`;
-  return Buffer.byteLength(name) <= MAX_CHANNEL_BYTES ? name : `${schema}.#${createHash("md5").update(channelName(ch)).digest("hex")}`;
+  return Buffer.byteLength(name) <= MAX_CHANNEL_BYTES ? name : `#${createHash("md5").update(name).digest("hex")}`;
 }
 
 interface Listening {

@@ -25,7 +25,7 @@ beforeAll(async () => {
   for (let i = 0; i < COUNT; i++) {
     const id = `${String(t0 + i).padStart(16, "0")}-0a7c-1k3d-${i.toString(16).padStart(6, "0")}`;
     const body = `big ${String(i).padStart(7, "0")} ${filler}`;
-    // The encoding of lib/fs/mail-record.ts (docs/FILE-ENGINE.md §8), written by hand.
+    // The encoding of lib/mail/message.ts (docs/FILE-ENGINE.md §8), written by hand.
     const rec = `{"a2a":1,"id":"${id}","from":"mallory","to":"bob","body":"${body}","size":${body.length},"sent_at":${(t0 + i) / 1e6},"reply_to":null,"host":"box","pid":4242}\n`;
     writeFileSync(join(store, "inbox", "bob", "new", `${id}.json`), rec);
     ids.push(id);

@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { variant as variantOf } from "./support";
 import { openStore } from "../../lib/core/config";
-import { decodeMessage, encodeMessage, parseClaim, readMessageFile, readMessageHead } from "../../lib/fs/mail-record";
+import { parseClaim, readMessageFile, readMessageHead } from "../../lib/fs/mail-record";
 import { idOfFile } from "../../lib/core/paths";
-import { isMessageId, newMessageId, type Message } from "../../lib/mail/message";
+import { decodeMessage, encodeMessage, isMessageId, newMessageId, type Message } from "../../lib/mail/message";
 import { hostTag } from "../../lib/core/owner";
 
 const ID = "1764507972123000-3f2a-1k3d-a9c2e1";
