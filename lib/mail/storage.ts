@@ -105,8 +105,8 @@ export interface MailStorage {
   changePolicy(agent: string, decide: (current: PolicyRead) => Policy): Promise<Policy>;
 }
 
-// The store's mail storage. The file engine is the only engine yet; the PostgreSQL engine
-// (issue 22) is chosen here by the store it opened.
+// The store's mail storage: the PostgreSQL engine's when the store is a database, else the
+// file engine's.
 export function mailStorage(store: Store): MailStorage {
-  return fileMail(store);
+  return store.pg ? store.pg.mail : fileMail(store);
 }

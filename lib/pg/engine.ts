@@ -16,9 +16,11 @@ import { SQL } from "bun";
 import type { Store } from "../core/config";
 import type { Channel } from "../core/channel";
 import type { Listener } from "../core/watch";
+import type { MailStorage } from "../mail/storage";
 import type { SlotStorage } from "../slots/storage";
 import { pgError, targetOf, type Target } from "./connect";
 import { migrate } from "./schema";
+import { pgMail } from "./mail";
 import { pgSlots } from "./slots";
 import { pgWaker } from "./wake";
 
@@ -38,6 +40,7 @@ export interface PgClient {
 // And each room's storage on it.
 export interface PgEngine extends PgClient {
   slots: SlotStorage;
+  mail: MailStorage;
 }
 
 // SQLSTATEs of a schema that is not there yet, or older than this a2a: undefined table,
@@ -77,5 +80,5 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
       await sql.close({ timeout: 5 });
     },
   };
-  return { ...client, slots: pgSlots(client) };
+  return { ...client, slots: pgSlots(client), mail: pgMail(client, store) };
 }

@@ -1,0 +1,262 @@
+// The PostgreSQL engine's mail storage (lib/mail/storage.ts): a message is a row of `messages`
+// whose `place` says where it is (unread, claimed, read, held, or bad: set aside); a claim is
+// the row's holder columns. Inboxes, policies and the keys of sends are rows of their own.
+// lib/pg/schema.ts makes the tables from MAIL_TABLES.
+//
+// Invariants:
+// - a message moves by one update whose where clause names the place (and the claim) it must
+//   be in: of two readers claiming one message, or two moves of one claim, exactly one changes
+//   a row, and the other is told false;
+// - a message's writer is the role that inserted it, set by the server and kept by every later
+//   update (the reader's moves do not make it theirs);
+// - a delivery is one transaction: the key (if any), the unread count and the insert; a key is
+//   a row whose insert waits for a concurrent one of the same key, so a key delivers once;
+// - a message entering unread wakes the inbox's channel at commit, with its id;
+// - an inbox's owner is the role that first opened it as its own (a sender's delivery makes
+//   the inbox but owns nothing); a policy speaks for its agent when its writer is that owner,
+//   or when no owner is known yet.
+
+import type { SQL } from "bun";
+import type { Store } from "../core/config";
+import { A2AError, arg, text } from "../core/errors";
+import { holderGone, hostTag } from "../core/owner";
+import type { Message } from "../mail/message";
+import type { Policy } from "../mail/policy";
+import type { At, Claim, Found, Head, MailStorage, Place, PolicyRead, Stored } from "../mail/storage";
+import type { PgClient } from "./engine";
+
+export const MAIL_TABLES = [
+  `create table $S.inboxes (
+     agent text primary key,
+     owner text,
+     writer text not null default current_user,
+     changed_at timestamptz not null default now())`,
+  `create trigger stamp before insert on $S.inboxes for each row execute function $S.stamp()`,
+  `create sequence $S.arrivals`,
+  `create table $S.messages (
+     agent text not null,
+     id text not null,
+     place text not null check (place in ('unread', 'claimed', 'read', 'held', 'bad')),
+     sender text not null,
+     body bytea not null,
+     size integer not null,
+     sent_at double precision not null,
+     reply_to text,
+     host text not null,
+     pid integer not null,
+     claim_host text,
+     claim_pid integer,
+     claim_ms double precision,
+     arrived bigint not null default nextval('$S.arrivals'),
+     writer text not null default current_user,
+     changed_at timestamptz not null default now(),
+     primary key (agent, id))`,
+  `create index messages_place on $S.messages (agent, place, id)`,
+  `create trigger stamp before insert on $S.messages for each row execute function $S.stamp()`,
+  `create function $S.keep_writer() returns trigger language plpgsql as $$
+   begin new.writer := old.writer; new.changed_at := now(); return new; end $$`,
+  `create trigger keep_writer before update on $S.messages for each row execute function $S.keep_writer()`,
+  `create function $S.wake_inbox() returns trigger language plpgsql as $$
+   begin
+     if new.place = 'unread' and (tg_op = 'INSERT' or old.place <> 'unread') then
+       perform $S.wake(tg_table_schema, 'inbox:' || new.agent, new.id);
+     end if;
+     return null;
+   end $$`,
+  `create trigger wake after insert or update on $S.messages for each row execute function $S.wake_inbox()`,
+  `create table $S.mail_keys (
+     agent text not null,
+     sender text not null,
+     key text not null,
+     id text not null,
+     writer text not null default current_user,
+     changed_at timestamptz not null default now(),
+     primary key (agent, sender, key))`,
+  `create trigger stamp before insert or update on $S.mail_keys for each row execute function $S.stamp()`,
+  `create table $S.policies (
+     agent text primary key,
+     record text not null,
+     writer text not null default current_user,
+     changed_at timestamptz not null default now())`,
+  `create trigger stamp before insert or update on $S.policies for each row execute function $S.stamp()`,
+];
+
+interface Row {
+  id: string;
+  place: string;
+  agent: string;
+  sender: string;
+  body: Uint8Array; // UTF-8: a body may hold any character, NUL included, which text cannot
+  size: number;
+  sent_at: number;
+  reply_to: string | null;
+  host: string;
+  pid: number;
+  claim_host: string | null;
+  claim_pid: number | null;
+  claim_ms: number | null;
+  writer: string;
+}
+
+// The message a row holds, its fields in the order of `Message` (as every engine shows them).
+const stored = (r: Row, body: string): Stored => ({
+  a2a: 1, id: r.id, from: r.sender, to: r.agent, body, size: r.size, sent_at: r.sent_at, reply_to: r.reply_to, host: r.host, pid: r.pid, user: r.writer,
+});
+
+// Whether row `r` is the message at `at` (a place, or this very claim).
+const isAt = (r: Row, at: At) =>
+  typeof at === "string" ? r.place === at : r.place === "claimed" && r.claim_host === at.host && r.claim_pid === at.pid && r.claim_ms === at.ms;
+
+const asPolicy = (p: any): Policy | undefined =>
+  p && p.a2a === 1 && (p.mode === "open" || p.mode === "allowlist") && Array.isArray(p.allow) && Array.isArray(p.deny) ? p : undefined;
+
+const FULL = new Error("the inbox is full");
+
+export function pgMail(pg: PgClient, store: Store): MailStorage {
+  const where = pg.target.where;
+  let role: Promise<string> | undefined;
+  const me = () => (role ??= pg.run("asking the server who we are", async (sql) => (await sql`select current_user as me`)[0].me as string));
+
+  const move = (sql: SQL, agent: string, id: string, from: At, to: Place | "bad") =>
+    typeof from === "string"
+      ? sql`update messages set place = ${to}, claim_host = null, claim_pid = null, claim_ms = null,
+              arrived = case when ${to} = 'unread' then nextval('arrivals') else arrived end
+            where agent = ${agent} and id = ${id} and place = ${from} returning 1`
+      : sql`update messages set place = ${to}, claim_host = null, claim_pid = null, claim_ms = null,
+              arrived = case when ${to} = 'unread' then nextval('arrivals') else arrived end
+            where agent = ${agent} and id = ${id} and place = 'claimed'
+              and claim_host = ${from.host} and claim_pid = ${from.pid} and claim_ms = ${from.ms} returning 1`;
+
+  const policyOf = (agent: string, r: { record: string; writer: string; owner: string | null } | undefined): PolicyRead => {
+    if (!r) return { kind: "none" };
+    if (r.owner !== null && r.owner !== r.writer) return { kind: "none" }; // not the agent's own: it does not speak for it
+    let p: Policy | undefined;
+    try {
+      p = asPolicy(JSON.parse(r.record));
+    } catch {
+      p = undefined;
+    }
+    return p ? { kind: "ok", policy: { ...p, agent } } : { kind: "invalid", where: `the policy of ${agent} in ${where} (schema ${pg.target.schema}, table policies)` };
+  };
+
+  return {
+    open: (agent, own) => pg.run(`opening the inbox of ${agent}`, async (sql) => {
+      if (own) {
+        await sql`insert into inboxes (agent, owner) values (${agent}, current_user)
+                  on conflict (agent) do update set owner = coalesce(inboxes.owner, excluded.owner) where inboxes.owner is null`;
+      } else await sql`insert into inboxes (agent) values (${agent}) on conflict (agent) do nothing`;
+    }),
+    has: (agent) => pg.run(`reading the inbox of ${agent}`, async (sql) => (await sql`select 1 from inboxes where agent = ${agent}`).length > 0),
+    agents: () => pg.run("listing inboxes", async (sql) => (await sql`select agent from inboxes`).map((r: { agent: string }) => r.agent)),
+    writer: () => me(),
+    deliver: (to, build, opts) => pg.run(`sending to ${to}`, async (sql) => {
+      let unread = 0; // how many the inbox held when it was found full
+      try {
+        return await sql.begin(async (tx) => {
+          await tx`insert into inboxes (agent) values (${to}) on conflict (agent) do nothing`;
+          const id = opts.freshId;
+          if (opts.key) {
+            // Waits for a concurrent send of the same key to commit or roll back, then wins or not.
+            const mine = await tx`insert into mail_keys (agent, sender, key, id) values (${to}, ${opts.key.from}, ${opts.key.key}, ${id})
+                                  on conflict (agent, sender, key) do nothing returning id`;
+            if (!mine.length) {
+              const [first] = await tx`select id, writer, current_user as me from mail_keys where agent = ${to} and sender = ${opts.key.from} and key = ${opts.key.key}`;
+              if (first.writer !== first.me) {
+                throw new A2AError("EIO", text`the key ${opts.key.key} of mail to ${to} was recorded by role ${first.writer}, not by you (${first.me}): a key record is its sender's; send with another ${arg("key")}`, {
+                  data: { key: opts.key.key, to, user: first.writer },
+                });
+              }
+              return { kind: "duplicate" as const, id: first.id as string };
+            }
+          }
+          const [{ n }] = await tx`select count(*)::int as n from messages where agent = ${to} and place in ('unread', 'claimed')`;
+          if (n >= opts.limit) {
+            unread = n;
+            throw FULL;
+          }
+          const m: Message = build(id);
+          await tx`insert into messages (agent, id, place, sender, body, size, sent_at, reply_to, host, pid)
+                   values (${to}, ${m.id}, 'unread', ${m.from}, ${Buffer.from(m.body, "utf8")}, ${m.size}, ${m.sent_at}, ${m.reply_to}, ${m.host}, ${m.pid})`;
+          return { kind: "delivered" as const, message: m };
+        });
+      } catch (err) {
+        // The transaction rolled back (the key too): nothing was delivered.
+        if (err === FULL) return { kind: "full" as const, unread };
+        throw err;
+      }
+    }),
+    ids: (agent, place) => pg.run(`reading the inbox of ${agent}`, async (sql) =>
+      (await sql`select id from messages where agent = ${agent} and place = ${place} order by id`).map((r: { id: string }) => r.id)),
+    count: (agent, claims) => pg.run(`counting the mail of ${agent}`, async (sql) =>
+      (await sql`select count(*)::int as n from messages where agent = ${agent} and place = any(${claims ? ["unread", "claimed"] : ["unread"]})`)[0].n as number),
+    claims: (agent) => pg.run(`reading the claims in the inbox of ${agent}`, async (sql) =>
+      (await sql`select id, claim_host, claim_pid, claim_ms from messages where agent = ${agent} and place = 'claimed' order by id`).map(
+        (r: Row): Claim => ({ id: r.id, host: r.claim_host!, pid: r.claim_pid!, ms: r.claim_ms! }),
+      )),
+    claim: (agent, id) => pg.run(`claiming message ${id}`, async (sql) => {
+      const claim: Claim = { id, host: hostTag(store.host), pid: process.pid, ms: Date.now() };
+      const got = await sql`update messages set place = 'claimed', claim_host = ${claim.host}, claim_pid = ${claim.pid}, claim_ms = ${claim.ms}
+                            where agent = ${agent} and id = ${id} and place = 'unread' returning 1`;
+      return got.length ? claim : undefined;
+    }),
+    move: (agent, id, from, to) => pg.run(`moving message ${id}`, async (sql) => (await move(sql, agent, id, from, to)).length > 0),
+    recover: (agent) => pg.run(`recovering the claims of ${agent}`, async (sql) => {
+      let n = 0;
+      const now = Date.now();
+      for (const r of (await sql`select id, claim_host, claim_pid, claim_ms from messages where agent = ${agent} and place = 'claimed'`) as Row[]) {
+        const c: Claim = { id: r.id, host: r.claim_host!, pid: r.claim_pid!, ms: r.claim_ms! };
+        if (holderGone(store, c.host, c.pid, now - c.ms, store.claimLeaseMs) && (await move(sql, agent, c.id, c, "unread")).length) n++;
+      }
+      return n;
+    }),
+    read: (agent, id, at) => pg.run(`reading message ${id}`, async (sql): Promise<Found<Stored>> => {
+      const [r] = (await sql`select * from messages where agent = ${agent} and id = ${id}`) as Row[];
+      return r && isAt(r, at) ? stored(r, Buffer.from(r.body).toString("utf8")) : "absent";
+    }),
+    heads: (agent, items, bodyChars) => pg.run(`listing the inbox of ${agent}`, async (sql): Promise<Found<Head>[]> => {
+      if (!items.length) return [];
+      // The first bytes of each body, enough for `bodyChars` UTF-16 units (at most 3 bytes a unit
+      // in UTF-8), never the whole of a big one: a listing costs the messages' count, not their bytes.
+      const rows = (await sql`select id, place, agent, sender, substring(body from 1 for ${bodyChars * 3}) as body, octet_length(body) as bytes,
+                                     size, sent_at, reply_to, host, pid, claim_host, claim_pid, claim_ms, writer
+                              from messages where agent = ${agent} and id = any(${items.map((i) => i.id)})`) as (Row & { bytes: number })[];
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      return items.map(({ id, at }) => {
+        const r = byId.get(id);
+        if (!r || !isAt(r, at)) return "absent";
+        const part = new TextDecoder().decode(r.body, { stream: r.body.length < r.bytes }); // a character cut at the end is left out
+        return { ...stored(r, part.slice(0, bodyChars)), truncated: part.length > bodyChars || r.body.length < r.bytes };
+      });
+    }),
+    arrival: (agent, id) => pg.run(`reading message ${id}`, async (sql) => {
+      const [r] = await sql`select arrived::float8 as arrived from messages where agent = ${agent} and id = ${id} and place = 'unread'`;
+      return r ? (r.arrived as number) : undefined;
+    }),
+    setAside: (agent, id, at) => pg.run(`setting message ${id} aside`, async (sql) =>
+      (await move(sql, agent, id, at, "bad")).length ? `message ${id} of ${agent} in ${where} (schema ${pg.target.schema}, table messages, place bad)` : undefined),
+    damaged: (agent) => pg.run(`reading the inbox of ${agent}`, async (sql) => ({
+      count: (await sql`select count(*)::int as n from messages where agent = ${agent} and place = 'bad'`)[0].n as number,
+      where: `${where} (schema ${pg.target.schema}, table messages, place bad)`,
+    })),
+    policy: (agent) => pg.run(`reading the policy of ${agent}`, async (sql) => {
+      const [r] = await sql`select p.record, p.writer, i.owner from policies p left join inboxes i using (agent) where p.agent = ${agent}`;
+      return policyOf(agent, r);
+    }),
+    changePolicy: (agent, decide) => pg.run(`changing the policy of ${agent}`, (sql) =>
+      sql.begin(async (tx) => {
+        const [inbox] = await tx`insert into inboxes (agent, owner) values (${agent}, current_user)
+                                 on conflict (agent) do update set owner = coalesce(inboxes.owner, excluded.owner)
+                                 returning owner, current_user as me`;
+        if (inbox.owner !== inbox.me) {
+          throw new A2AError("EDENIED", `the inbox of ${agent} belongs to role ${inbox.owner}, not to you (${inbox.me}): a policy you write would not be trusted; if ${agent} is yours, connect as ${inbox.owner}`, {
+            data: { agent, owner: inbox.owner },
+          });
+        }
+        const [r] = await tx`select p.record, p.writer, ${inbox.owner}::text as owner from policies p where p.agent = ${agent} for update`;
+        const next = decide(policyOf(agent, r));
+        await tx`insert into policies (agent, record) values (${agent}, ${JSON.stringify(next)})
+                 on conflict (agent) do update set record = excluded.record`;
+        return next;
+      })),
+  };
+}
