@@ -87,8 +87,9 @@ export function dropMarker(store: Store, rec: TaskRecord): void {
 }
 
 // Wakes what waits on `rec`: claimers of its dependants' queues (their @open markers) and
-// waiters on the dependants (their @bell), transitively when `rec` died (they die with it).
-function ringDependants(store: Store, rec: TaskRecord, seen: Set<string>): void {
+// waiters on the dependants (their @bell), transitively when `rec` died (they die with it,
+// however far down: `dying` carries that down, since the dependants' own records are not dead).
+function ringDependants(store: Store, rec: TaskRecord, seen: Set<string>, dying = rec.state === "dead"): void {
   for (const f of entries(store, taskDir(store, rec.queue, rec.id))) {
     const t = dependantOf(f);
     if (!t || seen.has(t.id)) continue;
@@ -101,7 +102,7 @@ function ringDependants(store: Store, rec: TaskRecord, seen: Set<string>): void 
     } catch {
       // a hint: waiters also look again every RECHECK_MS
     }
-    if (rec.state === "dead") ringDependants(store, dep, seen);
+    if (dying) ringDependants(store, dep, seen, true);
   }
 }
 

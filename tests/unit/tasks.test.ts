@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, type Store } from "../../lib/core/config";
 import { A2AError } from "../../lib/core/errors";
+import { taskBell } from "../../lib/core/paths";
 import { closeWatches } from "../../lib/core/watch";
 import { startSlot } from "../../lib/slots/slot";
 import { addTask, addTasks } from "../../lib/tasks/add";
@@ -447,6 +448,16 @@ describe("dependencies", () => {
     expect((await showTask(s, b.id)).state).toBe("blocked");
     await completeTask(s, a.id, (await claim(s, "build")).token, "ok");
     expect((await claim(s, "test")).id).toBe(b.id);
+  });
+
+  test("a dead task rings the bell of every unfinished task below it, however deep (a waiter on any of them wakes)", async () => {
+    const s = fresh();
+    const a = await addTask(s, "build", "compile");
+    const chain = [a];
+    for (const q of ["test", "deploy", "announce"]) chain.push(await addTask(s, q, q, { after: [chain[chain.length - 1].id] }));
+    const ca = await claim(s, "build");
+    await failTask(s, a.id, ca.token, { reason: "broken", retry: false });
+    expect(chain.slice(1).map((t) => existsSync(taskBell(s, t.queue, t.id)))).toEqual([true, true, true]);
   });
 });
 
