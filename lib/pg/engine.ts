@@ -18,10 +18,12 @@ import type { Channel } from "../core/channel";
 import type { Listener } from "../core/watch";
 import type { MailStorage } from "../mail/storage";
 import type { SlotStorage } from "../slots/storage";
+import type { TaskStorage } from "../tasks/storage";
 import { pgError, targetOf, type Target } from "./connect";
 import { migrate } from "./schema";
 import { pgMail } from "./mail";
 import { pgSlots } from "./slots";
+import { pgTasks } from "./tasks";
 import { pgWaker } from "./wake";
 
 // The safety net's interval when A2A_POLL_MS is not set: notifications do the waking, so this
@@ -41,6 +43,7 @@ export interface PgClient {
 export interface PgEngine extends PgClient {
   slots: SlotStorage;
   mail: MailStorage;
+  tasks: TaskStorage;
 }
 
 // SQLSTATEs of a schema that is not there yet, or older than this a2a: undefined table,
@@ -80,5 +83,5 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
       await sql.close({ timeout: 5 });
     },
   };
-  return { ...client, slots: pgSlots(client), mail: pgMail(client, store) };
+  return { ...client, slots: pgSlots(client), mail: pgMail(client, store), tasks: pgTasks(client) };
 }

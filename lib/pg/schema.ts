@@ -17,6 +17,7 @@ import type { SQL } from "bun";
 import { A2AError } from "../core/errors";
 import { MAIL_TABLES } from "./mail";
 import { SLOT_TABLES } from "./slots";
+import { TASK_TABLES } from "./tasks";
 
 // $S is the schema's name (validated by lib/pg/connect.ts: lowercase letters, digits, _).
 // What every room's tables share: the trigger function that stamps a row's writer, and the one
@@ -31,7 +32,7 @@ const COMMON = [
 
 // Each step is every room's tables at that version, in order. Until the engine is released
 // (issue 22), version 1 is still being written: each room module owns its statements.
-const STEPS: string[][] = [[...COMMON, ...SLOT_TABLES, ...MAIL_TABLES]];
+const STEPS: string[][] = [[...COMMON, ...SLOT_TABLES, ...MAIL_TABLES, ...TASK_TABLES]];
 
 export const SCHEMA_VERSION = STEPS.length;
 

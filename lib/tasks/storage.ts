@@ -13,10 +13,11 @@
 //   head is handed to the change, which writes above it (task cancel is the repair);
 // - every task that is not final is among `candidates` of its queue from before its version 1
 //   until its head is done or dead (the file engine: @open/ID, kept by `add` and `change` by
-//   the state of the record written); a candidate is a hint, read again before anything is
-//   decided on it;
+//   the state of the record written; PostgreSQL: the rows whose state column is not final); a
+//   candidate is a hint, read again before anything is decided on it;
 // - when a change writes a task done or dead, waiters on its dependants are woken (their
-//   candidate marker and bell; transitively through dependants that die with it);
+//   candidate marker and bell; transitively through dependants that die with it), and a task
+//   written ready wakes its queue: channels {on: "queue"} and {on: "task"} (lib/core/channel.ts);
 // - an add key names one id: two adds with one key both return the one id that was created.
 
 import type { Store } from "../core/config";
@@ -32,7 +33,8 @@ export interface TaskHead {
 }
 
 export interface TaskStorage {
-  // Queues present in the store, and whether one is.
+  // Queues present in the store, and whether one is: one a task was added to (the file engine
+  // also counts one a claimer waited on, whose directory the wait made).
   queues(): Promise<string[]>;
   queueExists(queue: string): Promise<boolean>;
   // The queue holding task `id` (one with a version 1), or undefined.
@@ -66,14 +68,16 @@ export interface TaskStorage {
   // head. After a change the engine keeps the candidates and wakes dependants (header).
   change(queue: string, id: string, next: (head: TaskHead) => TaskRecord | undefined, repair?: boolean): Promise<{ head: TaskHead; changed: boolean }>;
   // The candidate of a task a claimer read as done or dead, dropped (re-checked against a
-  // retry racing the drop: the task stays a candidate if it came back).
+  // retry racing the drop: the task stays a candidate if it came back). Nothing to do for an
+  // engine whose candidates are written with the record (PostgreSQL).
   dropCandidate(rec: TaskRecord): Promise<void>;
   // Claim steps 1 and 3: the claim recorded for (assignee, key) in `queue`, and recording one
   // (replacing any older).
   claimKey(queue: string, assignee: string, key: string): Promise<{ id: string; token: string } | undefined>;
   setClaimKey(queue: string, assignee: string, key: string, claim: { id: string; token: string; at: number }): Promise<void>;
   // A waiting claimer: make what a wait on the queue watches exist; between wake-ups hold the
-  // claim's write ready (readyToWrite), and let it go when the wait ends (doneWaiting).
+  // claim's write ready (readyToWrite), and let it go when the wait ends (doneWaiting). The file
+  // engine's directory and spare temp file; no-ops where a wait needs nothing made (PostgreSQL).
   prepareWait(queue: string): Promise<void>;
   readyToWrite(): void;
   doneWaiting(): void;
@@ -81,8 +85,8 @@ export interface TaskStorage {
   locate(queue: string, id: string): string;
 }
 
-// The store's task storage. The file engine is the only engine yet; the PostgreSQL engine
-// (issue 22) is chosen here by the store it opened.
+// The store's task storage: the PostgreSQL engine's when the store is a database, else the
+// file engine's.
 export function taskStorage(store: Store): TaskStorage {
-  return fileTasks(store);
+  return store.pg ? store.pg.tasks : fileTasks(store);
 }

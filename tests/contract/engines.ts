@@ -64,7 +64,7 @@ const fileEngine: Engine = {
 
 const postgresEngine: Engine = {
   name: "postgres",
-  rooms: ["slots"], // mail joins once presence (its did-you-mean) is kept too
+  rooms: ["slots", "tasks"], // mail joins once presence (its did-you-mean) is kept too
   async open(env = {}) {
     const server = await pgServer();
     if (!server) throw new Error(`no PostgreSQL server: ${pgSkipReason()}`);

@@ -1,0 +1,250 @@
+// The PostgreSQL engine's task storage (lib/tasks/storage.ts): a task is one row of `tasks`
+// holding its head as a2a encodes it (lib/tasks/record.ts, checked again on every read), with
+// its version and stored state as columns; `task_deps` says who waits for whom, `task_keys` and
+// `task_claim_keys` hold the add and claim keys, by hash as the file engine names their files (a
+// key is any text, and a text column cannot hold a NUL). lib/pg/schema.ts makes them.
+//
+// Invariants:
+// - a change is one transaction: the row is locked (select ... for update) while `next` decides,
+//   and the version written is the one read + 1, so versions only grow and of two changes
+//   computed from one head the second decides again on what the first wrote; a row that is not
+//   there yet is created by an insert a concurrent creator may win, and then the whole change
+//   runs again (next is synchronous and pure: running it twice is safe);
+// - an add is one transaction (key, dependencies, version 1): a failed add leaves nothing, and
+//   a second add with the key waits at the key's row for the first to commit, then returns its id;
+// - the candidates are the rows whose state column is ready or claimed: the column is written
+//   with the record, so it is never stale, and the file engine's @open markers have no
+//   counterpart (dropCandidate has nothing to drop);
+// - waking is the table's trigger, at commit: every change of a task wakes its channel; one
+//   written ready wakes its queue's; one written done wakes the queues and channels of its
+//   unfinished dependants, one written dead their channels, down the whole graph (they die
+//   with it);
+// - durable: every change is a synchronous commit, a claim too (the file engine leaves claims
+//   unsynced; an asynchronous commit here could lose one and write its version number again);
+// - readers never lock: they see the row before a change or after it.
+
+import type { SQL } from "bun";
+import { hashHex } from "../core/digest";
+import { A2AError, type Damage } from "../core/errors";
+import { encodeTask, taskDecoder, type Dep, type TaskRecord } from "../tasks/record";
+import type { DamagedChain } from "../tasks/state";
+import type { TaskHead, TaskStorage } from "../tasks/storage";
+import type { PgClient } from "./engine";
+
+// The room's tables (lib/pg/schema.ts runs them; $S is the schema). Ids and queues compare by
+// code unit (collate "C"), as the file engine sorts them: oldest id first. Rows carry their writer
+// as the server saw it ($S.stamp).
+export const TASK_TABLES = [
+  // The LISTEN channel of a channel name, as lib/pg/wake.ts pgChannel names it (the same text
+  // in every room that needs it, hence "or replace").
+  `create or replace function $S.channel(name text) returns text language sql immutable as $$
+   select case when octet_length('$S.' || name) <= 63 then '$S.' || name else '$S.#' || md5(name) end $$`,
+  `create table $S.tasks (
+     queue text collate "C" not null,
+     id text collate "C" not null,
+     version integer not null,
+     state text not null,
+     record text not null,
+     writer text not null default current_user,
+     changed_at timestamptz not null default now(),
+     primary key (queue, id))`,
+  `create index tasks_open on $S.tasks (queue, id) where state in ('ready', 'claimed')`,
+  `create index tasks_by_id on $S.tasks (id)`,
+  `create table $S.task_deps (
+     dep_queue text collate "C" not null,
+     dep_id text collate "C" not null,
+     queue text collate "C" not null,
+     id text collate "C" not null,
+     primary key (dep_queue, dep_id, queue, id))`,
+  `create table $S.task_keys (
+     queue text collate "C" not null,
+     key_hash text not null,
+     id text collate "C" not null,
+     writer text not null default current_user,
+     changed_at timestamptz not null default now(),
+     primary key (queue, key_hash))`,
+  `create table $S.task_claim_keys (
+     queue text collate "C" not null,
+     key_hash text not null,
+     assignee text not null,
+     id text collate "C" not null,
+     token text not null,
+     at double precision not null,
+     writer text not null default current_user,
+     changed_at timestamptz not null default now(),
+     primary key (queue, key_hash))`,
+  `create trigger stamp before insert or update on $S.tasks for each row execute function $S.stamp()`,
+  `create trigger stamp before insert or update on $S.task_keys for each row execute function $S.stamp()`,
+  `create trigger stamp before insert or update on $S.task_claim_keys for each row execute function $S.stamp()`,
+  // What the file engine's @open markers and @bell files wake (lib/fs/tasks.ts afterChange).
+  `create function $S.wake_task() returns trigger language plpgsql as $$
+   declare d record;
+   begin
+     perform pg_notify($S.channel('task:' || new.queue || '/' || new.id), '');
+     if new.state = 'ready' then
+       perform pg_notify($S.channel('queue:' || new.queue), new.id);
+     elsif new.state in ('done', 'dead') then
+       for d in
+         with recursive down (queue, id) as (
+           select k.queue, k.id from $S.task_deps k where k.dep_queue = new.queue and k.dep_id = new.id
+           union
+           select k.queue, k.id from down join $S.task_deps k on k.dep_queue = down.queue and k.dep_id = down.id where new.state = 'dead')
+         select t.queue, t.id from down join $S.tasks t on t.queue = down.queue and t.id = down.id where t.state not in ('done', 'dead')
+       loop
+         perform pg_notify($S.channel('task:' || d.queue || '/' || d.id), '');
+         if new.state = 'done' then perform pg_notify($S.channel('queue:' || d.queue), d.id); end if;
+       end loop;
+     end if;
+     return null;
+   end $$`,
+  `create trigger wake after insert or update on $S.tasks for each row execute function $S.wake_task()`,
+];
+
+// A key's row, hashed as the file engine names a key's file (lib/fs/tasks.ts).
+const keyHash = (key: string) => hashHex("sha256", key).slice(0, 32);
+const claimKeyHash = (assignee: string, key: string) => keyHash(`${assignee}\n${key}`);
+
+interface Row {
+  id: string;
+  version: number;
+  record: string;
+}
+
+// A concurrent change created the row first: run the change again on it.
+const AGAIN = new Error("a concurrent change created the task first");
+// Version 1 exists already (a concurrent add of the same id): undo this add, return the id.
+const TAKEN = new Error("the task exists already");
+
+export function pgTasks(pg: PgClient): TaskStorage {
+  const locate = (queue: string, id: string) => `task ${id} of queue ${queue} in ${pg.target.where} (schema ${pg.target.schema}, table tasks)`;
+
+  // A row's record, or why it is not one a2a wrote (someone changed it by hand).
+  const decode = (queue: string, row: Row): TaskRecord | Damage => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(row.record);
+    } catch {
+      return { file: locate(queue, row.id), why: "not JSON" };
+    }
+    const rec = parsed && typeof parsed === "object" ? taskDecoder(row.id, queue)(parsed) : undefined;
+    return rec && rec.version === row.version ? rec : { file: locate(queue, row.id), why: "not an a2a record" };
+  };
+  const damage = (d: Damage) =>
+    new A2AError("EIO", `${d.file} is ${d.why}: check the row; a2a never writes one like it`, { data: { ...d, damaged: true } });
+
+  const headOf = (queue: string, row: Row | undefined, repair: boolean): TaskHead => {
+    if (!row) return { version: 0, record: undefined };
+    const r = decode(queue, row);
+    if ("a2a" in r) return { version: row.version, record: r };
+    if (repair) return { version: row.version, record: undefined, damaged: r };
+    throw damage(r);
+  };
+
+  const change = async (sql: SQL, queue: string, id: string, next: (head: TaskHead) => TaskRecord | undefined, repair: boolean) => {
+    for (;;) {
+      try {
+        return await sql.begin(async (tx) => {
+          const rows = (await tx`select id, version, record from tasks where queue = ${queue} and id = ${id} for update`) as Row[];
+          const head = headOf(queue, rows[0], repair);
+          const value = next(head);
+          if (value === undefined) return { head, changed: false };
+          const written: TaskRecord = { ...value, version: head.version + 1 };
+          const text = encodeTask(written);
+          if (rows.length) {
+            await tx`update tasks set version = ${written.version}, state = ${written.state}, record = ${text} where queue = ${queue} and id = ${id}`;
+          } else if (!(await tx`insert into tasks (queue, id, version, state, record) values (${queue}, ${id}, ${written.version}, ${written.state}, ${text})
+                                on conflict (queue, id) do nothing returning id`).length) {
+            throw AGAIN;
+          }
+          return { head: { version: written.version, record: written }, changed: true };
+        });
+      } catch (err) {
+        if (err !== AGAIN) throw err;
+      }
+    }
+  };
+
+  const add = async (sql: SQL, queue: string, key: string | undefined, fresh: string, after: Dep[], build: (id: string) => TaskRecord) => {
+    for (;;) {
+      let id = fresh;
+      try {
+        return await sql.begin(async (tx) => {
+          if (key !== undefined) {
+            // A concurrent add with this key holds its row until it commits: this insert waits
+            // for it, then finds the key taken and reads the id it recorded.
+            const hash = keyHash(key);
+            const mine = await tx`insert into task_keys (queue, key_hash, id) values (${queue}, ${hash}, ${fresh}) on conflict (queue, key_hash) do nothing returning id`;
+            if (!mine.length) {
+              const kept = await tx`select id from task_keys where queue = ${queue} and key_hash = ${hash}`;
+              if (!kept.length) throw AGAIN; // gone meanwhile: reserve it again
+              id = kept[0].id;
+              if ((await tx`select 1 from tasks where queue = ${queue} and id = ${id}`).length) return { id, created: false };
+            }
+          }
+          if (after.length) {
+            const deps = after.map((d) => ({ dep_queue: d.queue, dep_id: d.id, queue, id }));
+            await tx`insert into task_deps ${tx(deps)} on conflict do nothing`;
+          }
+          const rec = build(id);
+          const made = await tx`insert into tasks (queue, id, version, state, record) values (${queue}, ${id}, ${rec.version}, ${rec.state}, ${encodeTask(rec)})
+                                on conflict (queue, id) do nothing returning id`;
+          if (!made.length) throw TAKEN;
+          return { id, created: true };
+        });
+      } catch (err) {
+        if (err === TAKEN) return { id, created: false };
+        if (err !== AGAIN) throw err;
+      }
+    }
+  };
+
+  const openIds = (queue: string) =>
+    pg.run(`listing the open tasks of queue ${queue}`, async (sql) =>
+      ((await sql`select id from tasks where queue = ${queue} and state in ('ready', 'claimed') order by id`) as Row[]).map((r) => r.id));
+
+  return {
+    queues: () => pg.run("listing queues", async (sql) => ((await sql`select distinct queue from tasks order by queue`) as { queue: string }[]).map((r) => r.queue)),
+    queueExists: (queue) => pg.run(`reading queue ${queue}`, async (sql) => (await sql`select 1 from tasks where queue = ${queue} limit 1`).length > 0),
+    queueOf: (id) => pg.run(`finding task ${id}`, async (sql) => ((await sql`select queue from tasks where id = ${id} order by queue limit 1`) as { queue: string }[])[0]?.queue),
+    ids: (queue) => pg.run(`listing the tasks of queue ${queue}`, async (sql) => ((await sql`select id from tasks where queue = ${queue}`) as Row[]).map((r) => r.id)),
+    open: openIds,
+    candidates: openIds,
+    records: (queue, ids, damaged) =>
+      pg.run(`reading the tasks of queue ${queue}`, async (sql) => {
+        if (!ids.length) return [];
+        const rows = (await sql`select id, version, record from tasks where queue = ${queue} and id = any(${ids})`) as Row[];
+        const byId = new Map(rows.map((r) => [r.id, r]));
+        const out: TaskRecord[] = [];
+        for (const id of ids) {
+          const row = byId.get(id);
+          if (!row) continue; // no such task (a hint from before a gc, an id mistyped)
+          const r = decode(queue, row);
+          if ("a2a" in r) out.push(r);
+          else damaged?.push({ kind: "task", name: id, ...r } satisfies DamagedChain);
+        }
+        return out;
+      }),
+    head: (queue, id, repair = false) =>
+      pg.run(`reading task ${id}`, async (sql) => headOf(queue, ((await sql`select id, version, record from tasks where queue = ${queue} and id = ${id}`) as Row[])[0], repair)),
+    add: (queue, key, fresh, after, build) => pg.run(`adding a task to queue ${queue}`, (sql) => add(sql, queue, key, fresh, after, build)),
+    change: (queue, id, next, repair = false) => pg.run(`changing task ${id}`, (sql) => change(sql, queue, id, next, repair)),
+    // The state column is the candidate set, written with the record: nothing to drop.
+    dropCandidate: async () => {},
+    claimKey: (queue, assignee, key) =>
+      pg.run(`reading a claim key of queue ${queue}`, async (sql) => {
+        const rows = await sql`select id, token from task_claim_keys where queue = ${queue} and key_hash = ${claimKeyHash(assignee, key)}`;
+        return rows.length ? { id: rows[0].id as string, token: rows[0].token as string } : undefined;
+      }),
+    setClaimKey: (queue, assignee, key, claim) =>
+      pg.run(`recording a claim key of queue ${queue}`, async (sql) => {
+        await sql`insert into task_claim_keys (queue, key_hash, assignee, id, token, at) values (${queue}, ${claimKeyHash(assignee, key)}, ${assignee}, ${claim.id}, ${claim.token}, ${claim.at})
+                  on conflict (queue, key_hash) do update set assignee = excluded.assignee, id = excluded.id, token = excluded.token, at = excluded.at`;
+      }),
+    // A waiting claimer LISTENs on its queue's channel, which needs nothing made first, and a
+    // claim writes one row: there is nothing to hold ready between wake-ups.
+    prepareWait: async () => {},
+    readyToWrite: () => {},
+    doneWaiting: () => {},
+    locate,
+  };
+}
