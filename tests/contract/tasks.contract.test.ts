@@ -267,6 +267,61 @@ for (const engine of enginesFor("tasks")) {
       expect((await t.bus.tasks.list({ queue: "k" })).map((v) => v.id)).toEqual([a.id]);
     });
 
+    test("a key may be any text, control characters included: the same key again names the same task, the same claim", async () => {
+      const key = "build\u0000#42\nné ✓";
+      const payload = "nul \u0000 inside";
+      const a = await t.bus.tasks.add("anykey", payload, { key });
+      expect(await t.reopen().tasks.add("anykey", payload, { key })).toEqual({ id: a.id, queue: "anykey", created: false });
+      expect((await t.bus.tasks.add("anykey", payload, { key: "build #42" })).created).toBe(true);
+      const c = await claim(t.bus, "anykey", { key });
+      expect({ id: c.id, payload: c.payload }).toEqual({ id: a.id, payload });
+      expect((await claim(t.reopen(), "anykey", { key })).replayed).toBe(true);
+    });
+
+    test("adds racing with one key through several handles make one task: exactly one is created, all return its id", async () => {
+      const got = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => t.reopen().tasks.add("race", `payload ${i}`, { key: "deploy-7" })));
+      expect(got.filter((a) => a.created).length).toBe(1);
+      expect(new Set(got.map((a) => a.id)).size).toBe(1);
+      const listed = await t.bus.tasks.list({ queue: "race" });
+      expect(listed.map((v) => [v.id, v.version])).toEqual([[got[0].id, 1]]);
+      expect(listed[0].payload).toBe(`payload ${got.findIndex((a) => a.created)}`);
+    });
+
+    test("versions grow by one per change and a refused change writes none; claims go oldest first", async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await t.bus.tasks.add("ver", `job ${i}`)).id);
+      expect([...ids].sort()).toEqual(ids);
+      const c = await claim(t.reopen(), "ver");
+      expect(c.id).toBe(ids[0]);
+      expect((await t.bus.tasks.show(c.id)).version).toBe(2);
+      await t.bus.tasks.renew(c.id, c.token, { leaseSec: 60 });
+      expect(codeOf(await refusal(t.bus.tasks.complete(c.id, `1-${"0".repeat(16)}`, "forged")))).toEqual({ code: "ECONFLICT", exit: 4 });
+      expect(codeOf(await refusal(t.bus.tasks.retry(c.id)))).toEqual({ code: "ECONFLICT", exit: 4 });
+      expect((await t.bus.tasks.show(c.id)).version).toBe(3);
+      await t.bus.tasks.complete(c.id, c.token, "ok");
+      expect((await t.bus.tasks.show(c.id)).version).toBe(4);
+      for (const id of ids.slice(1)) expect((await claim(t.bus, "ver")).id).toBe(id);
+    });
+
+    test("a cancel racing the holder's done: exactly one lands, the other is refused and writes nothing", async () => {
+      for (let round = 0; round < 4; round++) {
+        const { id } = await t.bus.tasks.add("duel", `work ${round}`);
+        const c = await claim(t.bus, "duel");
+        const [done, cancel] = await Promise.allSettled([t.reopen().tasks.complete(id, c.token, "result"), t.reopen().tasks.cancel(id)]);
+        const v = await t.bus.tasks.show(id);
+        expect(v.version).toBe(3); // add, claim, and one of the two
+        if (done.status === "fulfilled") {
+          expect(cancel.status).toBe("rejected");
+          expect(((cancel as PromiseRejectedResult).reason as A2AError).code).toBe("ECONFLICT");
+          expect({ state: v.state, result: v.result }).toEqual({ state: "done", result: "result" });
+        } else {
+          expect(((done as PromiseRejectedResult).reason as A2AError).code).toBe("ECONFLICT");
+          expect(cancel.status).toBe("fulfilled");
+          expect({ state: v.state, reason: v.reason, result: v.result }).toEqual({ state: "dead", reason: "cancelled", result: null });
+        }
+      }
+    });
+
     test("a claim key replays the same claim while it lasts, and takes nothing else", async () => {
       await t.bus.tasks.add("r", "one");
       await t.bus.tasks.add("r", "two");
