@@ -59,7 +59,7 @@ export const MAIL_TABLES = [
   `create function $S.wake_inbox() returns trigger language plpgsql as $$
    begin
      if new.place = 'unread' and (tg_op = 'INSERT' or old.place <> 'unread') then
-       perform $S.wake(tg_table_schema, 'inbox:' || new.agent, new.id);
+       perform pg_notify($S.channel('inbox:' || new.agent), new.id);
      end if;
      return null;
    end $$`,

@@ -20,14 +20,15 @@ import { SLOT_TABLES } from "./slots";
 import { TASK_TABLES } from "./tasks";
 
 // $S is the schema's name (validated by lib/pg/connect.ts: lowercase letters, digits, _).
-// What every room's tables share: the trigger function that stamps a row's writer, and the one
-// that wakes a channel (named as lib/pg/wake.ts pgChannel names it: "SCHEMA.NAME", or "#" and
-// the md5 of that when it is over the 63 bytes a channel may have).
+// What every room's tables share: the trigger function that stamps a row's writer, and the
+// LISTEN channel of a channel's name, as lib/pg/wake.ts pgChannel names it ("SCHEMA.NAME", or
+// "#" and the md5 of that when it is over the 63 bytes a channel may have): a trigger wakes
+// with pg_notify($S.channel(NAME), KEY).
 const COMMON = [
   `create function $S.stamp() returns trigger language plpgsql as $$
    begin new.writer := current_user; new.changed_at := now(); return new; end $$`,
-  `create function $S.wake(schema text, name text, key text) returns void language sql as $$
-   select pg_notify(case when octet_length(schema || '.' || name) <= 63 then schema || '.' || name else '#' || md5(schema || '.' || name) end, key) $$`,
+  `create function $S.channel(name text) returns text language sql immutable as $$
+   select case when octet_length('$S.' || name) <= 63 then '$S.' || name else '#' || md5('$S.' || name) end $$`,
 ];
 
 // Each step is every room's tables at that version, in order. Until the engine is released

@@ -37,7 +37,7 @@ export const SLOT_TABLES = [
      primary key (name, n))`,
   `create trigger stamp before insert or update on $S.slots for each row execute function $S.stamp()`,
   `create function $S.wake_slot() returns trigger language plpgsql as $$
-   begin perform $S.wake(tg_table_schema, 'slots', case when tg_op = 'DELETE' then old.name else new.name end); return null; end $$`,
+   begin perform pg_notify($S.channel('slots'), case when tg_op = 'DELETE' then old.name else new.name end); return null; end $$`,
   `create trigger wake after insert or update or delete on $S.slots for each row execute function $S.wake_slot()`,
 ];
 

@@ -35,10 +35,6 @@ import type { PgClient } from "./engine";
 // code unit (collate "C"), as the file engine sorts them: oldest id first. Rows carry their writer
 // as the server saw it ($S.stamp).
 export const TASK_TABLES = [
-  // The LISTEN channel of a channel name, as lib/pg/wake.ts pgChannel names it (the same text
-  // in every room that needs it, hence "or replace").
-  `create or replace function $S.channel(name text) returns text language sql immutable as $$
-   select case when octet_length('$S.' || name) <= 63 then '$S.' || name else '$S.#' || md5(name) end $$`,
   `create table $S.tasks (
      queue text collate "C" not null,
      id text collate "C" not null,

@@ -1,6 +1,6 @@
 // Waking on PostgreSQL: a channel of lib/core/channel.ts is a LISTEN channel named
 // "SCHEMA.NAME" (NAME as channelName gives it; one over the 63 bytes PostgreSQL allows is "#"
-// and the 32 hex of that name's md5, as lib/pg/schema.ts's $S.wake computes it), and a
+// and the 32 hex of that name's md5, as lib/pg/schema.ts's $S.channel computes it), and a
 // notification's payload is the record's key (a slot's name). lib/pg/schema.ts's triggers send
 // them at commit.
 //
