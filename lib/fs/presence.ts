@@ -21,15 +21,15 @@ import { hashHex, randomHex } from "../core/digest";
 import { entries, readJsonLine } from "../core/fs";
 import { ensureDir, moveFile, removeFile } from "../core/guard";
 import { identitiesDir, identityFile as identityPath, peerFile, peerNameOf, peersDir } from "../core/paths";
-import { samePeer, type Peer } from "../presence/record";
+import { encodePeer, peerOf, samePeer, type Peer } from "../presence/record";
 import type { PresenceStorage } from "../presence/storage";
 
-const encode = (p: Peer) => JSON.stringify(p) + "\n";
+const encode = (p: Peer) => encodePeer(p) + "\n";
 
 // The presence record at `path`, or undefined: gone, torn on a caching network filesystem, or
 // not a presence record.
 function readPeer(store: Store, path: string): Peer | undefined {
-  const r = readJsonLine(store, path, (p) => (p.a2a === 1 && typeof p.name === "string" && typeof p.heartbeat === "number" ? (p as Peer) : undefined));
+  const r = readJsonLine(store, path, peerOf);
   return r.kind === "ok" ? r.value : undefined;
 }
 

@@ -18,5 +18,11 @@ export interface Peer {
   heartbeat_ms: number;
 }
 
+// The record as every engine keeps it (one JSON object: the fields in the order above), and a
+// value read back as a peer record, or undefined (torn, foreign, not a record at all).
+export const encodePeer = (p: Peer): string => JSON.stringify(p);
+export const peerOf = (v: any): Peer | undefined =>
+  v && typeof v === "object" && v.a2a === 1 && typeof v.name === "string" && typeof v.heartbeat === "number" ? (v as Peer) : undefined;
+
 // The same holder: one process's presence, whatever its heartbeat and summary say now.
 export const samePeer = (a: Peer, b: Peer) => a.host === b.host && a.pid === b.pid && a.started_at === b.started_at;

@@ -53,8 +53,8 @@ export interface PresenceStorage {
   remember(host: string, cwd: string, names: string[]): Promise<void>;
 }
 
-// The store's presence storage. The file engine is the only engine yet; the PostgreSQL engine
-// (issue 22) is chosen here by the store it opened.
+// The store's presence storage: the PostgreSQL engine's when the store is a database, else the
+// file engine's.
 export function presenceStorage(store: Store): PresenceStorage {
-  return filePresence(store);
+  return store.pg ? store.pg.presence : filePresence(store);
 }

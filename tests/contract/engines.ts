@@ -64,7 +64,7 @@ const fileEngine: Engine = {
 
 const postgresEngine: Engine = {
   name: "postgres",
-  rooms: ["slots", "tasks"], // mail joins once presence (its did-you-mean) is kept too
+  rooms: ["slots", "tasks", "mail", "presence"],
   async open(env = {}) {
     const server = await pgServer();
     if (!server) throw new Error(`no PostgreSQL server: ${pgSkipReason()}`);
@@ -93,3 +93,6 @@ export const ENGINES: Engine[] = [fileEngine, ...(noServer ? [] : [postgresEngin
 
 // The engines that keep `room`.
 export const enginesFor = (room: RoomName): Engine[] => ENGINES.filter((e) => !e.rooms || e.rooms.includes(room));
+// Whether `engine` keeps every room of `rooms`: a test of one room that needs others too (a
+// session hook reads mail) runs where they all are kept.
+export const keeps = (engine: Engine, ...rooms: RoomName[]): boolean => rooms.every((r) => !engine.rooms || engine.rooms.includes(r));
