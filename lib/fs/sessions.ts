@@ -15,13 +15,13 @@ import { readJsonLine } from "../core/fs";
 import { myUid, ownerOf, speaksFor } from "../core/guard";
 import { userName } from "../core/owner";
 import { sessionFile } from "../core/paths";
-import type { SessionRead, SessionRecord, SessionStorage, Writer } from "../sessions/storage";
+import { sessionRecordOf, type SessionRead, type SessionRecord, type SessionStorage, type Writer } from "../sessions/storage";
 
 function read(store: Store, name: string): SessionRead {
   const file = sessionFile(store, name);
   let r: ReturnType<typeof readJsonLine<SessionRecord>>;
   try {
-    r = readJsonLine(store, file, (v) => (v.a2a === 1 && v.name === name ? (v as SessionRecord) : undefined));
+    r = readJsonLine(store, file, (v) => sessionRecordOf(v, name));
   } catch (err) {
     // One this user cannot even open (a member's, mode 000): judged by its owner, as damage is.
     if (!(err instanceof A2AError && (err.data.errno === "EACCES" || err.data.errno === "EPERM"))) throw err;

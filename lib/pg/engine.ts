@@ -18,12 +18,14 @@ import type { Channel } from "../core/channel";
 import type { Listener } from "../core/watch";
 import type { MailStorage } from "../mail/storage";
 import type { PresenceStorage } from "../presence/storage";
+import type { SessionStorage } from "../sessions/storage";
 import type { SlotStorage } from "../slots/storage";
 import type { TaskStorage } from "../tasks/storage";
 import { pgError, targetOf, type Target } from "./connect";
 import { migrate } from "./schema";
 import { pgMail } from "./mail";
 import { pgPresence } from "./presence";
+import { pgSessions } from "./sessions";
 import { pgSlots } from "./slots";
 import { pgTasks } from "./tasks";
 import { pgWaker } from "./wake";
@@ -47,6 +49,7 @@ export interface PgEngine extends PgClient {
   mail: MailStorage;
   tasks: TaskStorage;
   presence: PresenceStorage;
+  sessions: SessionStorage;
 }
 
 // SQLSTATEs of a schema that is not there yet, or older than this a2a: undefined table,
@@ -86,5 +89,5 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
       await sql.close({ timeout: 5 });
     },
   };
-  return { ...client, slots: pgSlots(client), mail: pgMail(client, store), tasks: pgTasks(client), presence: pgPresence(client) };
+  return { ...client, slots: pgSlots(client), mail: pgMail(client, store), tasks: pgTasks(client), presence: pgPresence(client), sessions: pgSessions(client) };
 }

@@ -37,6 +37,11 @@ export type SessionRead =
   | { kind: "absent" }
   | { kind: "damaged"; writer?: Writer }; // not a whole session record, or not readable by us
 
+// A value read back as the session record of `name`, or undefined (damage: not a record, or
+// another session's); fields unchecked beyond these, as `read` says.
+export const sessionRecordOf = (v: any, name: string): SessionRecord | undefined =>
+  v && typeof v === "object" && v.a2a === 1 && v.name === name ? (v as SessionRecord) : undefined;
+
 export interface SessionStorage {
   // The record of session `name` (fields unchecked beyond `a2a` and `name`: the room checks them).
   read(name: string): Promise<SessionRead>;
@@ -48,8 +53,8 @@ export interface SessionStorage {
   locate(name: string): string;
 }
 
-// The store's session storage. The file engine is the only engine yet; the PostgreSQL engine
-// (issue 22) is chosen here by the store it opened.
+// The store's session storage: the PostgreSQL engine's when the store is a database, else the
+// file engine's.
 export function sessionStorage(store: Store): SessionStorage {
-  return fileSessions(store);
+  return store.pg ? store.pg.sessions : fileSessions(store);
 }
