@@ -21,6 +21,7 @@ import type { PresenceStorage } from "../presence/storage";
 import type { SessionStorage } from "../sessions/storage";
 import type { SlotStorage } from "../slots/storage";
 import type { TaskStorage } from "../tasks/storage";
+import type { TopicStorage } from "../topics/storage";
 import { pgError, targetOf, type Target } from "./connect";
 import { migrate } from "./schema";
 import { pgMail } from "./mail";
@@ -28,6 +29,7 @@ import { pgPresence } from "./presence";
 import { pgSessions } from "./sessions";
 import { pgSlots } from "./slots";
 import { pgTasks } from "./tasks";
+import { pgTopics } from "./topics";
 import { pgWaker } from "./wake";
 
 // The safety net's interval when A2A_POLL_MS is not set: notifications do the waking, so this
@@ -50,6 +52,7 @@ export interface PgEngine extends PgClient {
   tasks: TaskStorage;
   presence: PresenceStorage;
   sessions: SessionStorage;
+  topics: TopicStorage;
 }
 
 // SQLSTATEs of a schema that is not there yet, or older than this a2a: undefined table,
@@ -89,5 +92,5 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
       await sql.close({ timeout: 5 });
     },
   };
-  return { ...client, slots: pgSlots(client), mail: pgMail(client, store), tasks: pgTasks(client), presence: pgPresence(client), sessions: pgSessions(client) };
+  return { ...client, slots: pgSlots(client), mail: pgMail(client, store), tasks: pgTasks(client), presence: pgPresence(client), sessions: pgSessions(client), topics: pgTopics(client) };
 }

@@ -62,8 +62,8 @@ export interface TopicStorage {
   setCursor(name: string, topic: string, id: number): Promise<void>;
 }
 
-// The store's topic storage. The file engine is the only engine yet; the PostgreSQL engine
-// (issue 22) is chosen here by the store it opened.
+// The store's topic storage: the PostgreSQL engine's when the store is a database, else the
+// file engine's.
 export function topicStorage(store: Store): TopicStorage {
-  return fileTopics(store);
+  return store.pg ? store.pg.topics : fileTopics(store);
 }

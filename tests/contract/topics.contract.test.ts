@@ -45,6 +45,21 @@ for (const engine of enginesFor("topics")) {
       for (const m of sent) expect(read[m.id - 1].body).toBe(m.body); // each message under its own id
     });
 
+    test("a reader racing concurrent publishers never skips a number, and sent_at never goes back with the id", async () => {
+      const pubs = [0, 1, 2].map(() => t.reopen());
+      const reader = t.reopen();
+      let finished = false;
+      const publishing = Promise.all(Array.from({ length: 60 }, (_, i) => pubs[i % 3].topics.publish("race", `r${i}`, "p"))).finally(() => (finished = true));
+      const seen: TopicMessage[] = [];
+      for (let last = false; !last; ) {
+        last = finished; // one more read after the last publish: it sees everything
+        seen.push(...(await reader.topics.read("race", seen.at(-1)?.id ?? 0)));
+      }
+      await publishing;
+      expect(seen.map((m) => m.id)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+      expect(seen.every((m, i) => i === 0 || m.sent_at >= seen[i - 1].sent_at)).toBe(true);
+    });
+
     test("read since an id: the messages after it, oldest first, at most limit", async () => {
       for (const b of ["a", "b", "c", "d"]) await t.bus.topics.publish("log", b, "w");
       const r = t.reopen();
@@ -130,6 +145,33 @@ for (const engine of enginesFor("topics")) {
       expect({ kind: o.kind, value: o.value, pending: o.pending }).toEqual({ kind: "aborted", value: 3, pending: ["chat.*"] });
       expect(got.map((m) => `${m.topic}#${m.id}:${m.body}`)).toEqual(["chat.a#1:hello", "chat.b#1:hi", "chat.a#2:bye"]);
       expect(await drain(t.bus, "chat.*", { name: "listener" })).toEqual([]); // its position was kept
+    });
+
+    test("a follower of a topic with a long name is woken by its notifications alone", async () => {
+      // The name is over what a notification channel may be called (PostgreSQL: 63 bytes), and
+      // the follower's safety recheck is out of reach: past the few looks a follow takes as it
+      // starts (its first check, one when each watch is in place), only the publishes' own
+      // events wake it, so the later of ten messages, each published once the one before
+      // was delivered, arrive by them alone.
+      const topic = `long.${"n".repeat(100)}`;
+      const follower = t.reopen({ A2A_POLL_MS: String(10 * BOUND_MS) });
+      const got: string[] = [];
+      const stop = new AbortController();
+      let wake = () => {};
+      const following = follower.topics.subscribe(topic, { follow: true, timeoutMs: BOUND_MS, signal: stop.signal }, (m) => {
+        got.push(m.body);
+        wake();
+      });
+      const writer = t.reopen();
+      const bodies = Array.from({ length: 10 }, (_, i) => `m${i}`);
+      for (const body of bodies) {
+        const seen = new Promise<void>((resolve) => (wake = resolve));
+        await writer.topics.publish(topic, body, "w");
+        await Promise.race([seen, following]); // a follow that was never woken ends at its timeout
+      }
+      stop.abort();
+      expect((await following).kind).toBe("aborted");
+      expect(got).toEqual(bodies);
     });
 
     test("list: each topic's count and newest id, and each named subscriber's position and unread", async () => {
