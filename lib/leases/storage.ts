@@ -49,8 +49,8 @@ export interface LeaseStorage {
   ): Promise<{ head: LeaseHead; changed: boolean }>;
 }
 
-// The store's lease storage. The file engine is the only engine yet; the PostgreSQL engine
-// (issue 22) is chosen here by the store it opened.
+// The store's lease storage: the PostgreSQL engine's when the store is a database, else the
+// file engine's.
 export function leaseStorage(store: Store): LeaseStorage {
-  return fileLeases(store);
+  return store.pg ? store.pg.leases : fileLeases(store);
 }

@@ -19,10 +19,12 @@ import type { Listener } from "../core/watch";
 import type { MailStorage } from "../mail/storage";
 import type { PresenceStorage } from "../presence/storage";
 import type { SessionStorage } from "../sessions/storage";
+import type { LeaseStorage } from "../leases/storage";
 import type { SlotStorage } from "../slots/storage";
 import type { TaskStorage } from "../tasks/storage";
 import type { TopicStorage } from "../topics/storage";
 import { pgError, targetOf, type Target } from "./connect";
+import { pgLeases } from "./leases";
 import { migrate } from "./schema";
 import { pgMail } from "./mail";
 import { pgPresence } from "./presence";
@@ -53,6 +55,7 @@ export interface PgEngine extends PgClient {
   presence: PresenceStorage;
   sessions: SessionStorage;
   topics: TopicStorage;
+  leases: LeaseStorage;
 }
 
 // SQLSTATEs of a schema that is not there yet, or older than this a2a: undefined table,
@@ -92,5 +95,5 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
       await sql.close({ timeout: 5 });
     },
   };
-  return { ...client, slots: pgSlots(client), mail: pgMail(client, store), tasks: pgTasks(client), presence: pgPresence(client), sessions: pgSessions(client), topics: pgTopics(client) };
+  return { ...client, slots: pgSlots(client), mail: pgMail(client, store), tasks: pgTasks(client), presence: pgPresence(client), sessions: pgSessions(client), topics: pgTopics(client), leases: pgLeases(client) };
 }

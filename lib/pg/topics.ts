@@ -23,12 +23,9 @@ import type { PgClient } from "./engine";
 // Who wrote a row and when, as the server says: $S.stamp sets both, whatever the client sent.
 const STAMPED = "writer text not null default current_user, changed_at timestamptz not null default now()";
 
-// The room's tables (lib/pg/schema.ts runs them; $S is the schema). `channel` names a LISTEN
-// channel exactly as lib/pg/wake.ts pgChannel does (other rooms' tables may define it too: it is
-// the same function, hence "or replace").
+// The room's tables (lib/pg/schema.ts runs them; $S is the schema). Every row carries its
+// writer as the server saw it; a message wakes its topic's channel, a new topic `topics`.
 export const TOPIC_TABLES = [
-  `create or replace function $S.channel(name text) returns text language sql immutable as $$
-   select case when octet_length('$S.' || name) <= 63 then '$S.' || name else '$S.#' || md5(name) end $$`,
   `create table $S.topics (
      name text primary key,
      last_id bigint not null,

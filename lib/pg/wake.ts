@@ -25,6 +25,7 @@ export function pgChannel(schema: string, ch: Channel): string {
   return Buffer.byteLength(name) <= MAX_CHANNEL_BYTES ? name : `#${createHash("md5").update(name).digest("hex")}`;
 }
 
+
 interface Listening {
   listeners: Set<Listener>;
   stop: Promise<(() => Promise<void>) | undefined>;

@@ -87,6 +87,26 @@ for (const engine of enginesFor("leases")) {
       expect([v1, v2, v3, v4]).toEqual([1, 3, 4, 5]); // 2 was the release: every change is a version
     });
 
+    test("takers racing for a new name through separate handles: exactly one gets it, the others are refused naming it", async () => {
+      const name = `race.${"n".repeat(123)}`; // as long as a name goes
+      const tries = await Promise.allSettled(["a", "b", "c", "d", "e", "f"].map((as) => t.reopen().leases.takeUndoably([name], { as })));
+      const won = tries.flatMap((r) => (r.status === "fulfilled" ? [r.value.value!] : []));
+      expect(won.map((w) => w.writes[0].version)).toEqual([1]); // no loser wrote a version
+      const holder = won[0].leases[0].holder;
+      for (const r of tries.filter((r): r is PromiseRejectedResult => r.status === "rejected")) {
+        expect({ ...codeOf(r.reason), holders: r.reason.data.held.map((h: { holder: string }) => h.holder) }).toEqual({ code: "ECONFLICT", exit: 4, holders: [holder] });
+      }
+      expect(await holders(t.bus)).toEqual([[name, holder]]);
+    });
+
+    test("changes racing from one version are each written once, as consecutive versions", async () => {
+      await take(t.bus, ["x"], "alice");
+      const handles = [0, 1, 2, 3, 4].map(() => t.reopen());
+      const writes = await Promise.all(handles.map((h) => take(h, ["x"], "alice", 600))); // each extends alice's lease
+      expect(writes.map((w) => w.writes[0].version).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6]);
+      expect((await take(t.bus, ["x"], "alice")).writes[0].version).toBe(7);
+    });
+
     test("untake puts back exactly what one take wrote, and never a later change", async () => {
       await t.bus.leases.take(["kept"], { as: "alice", ttlSec: 60 });
       const [before] = await t.bus.leases.list(["kept"]);

@@ -115,7 +115,7 @@ describe("architecture", () => {
       dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases"],
       maintenance: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "sessions"],
       // The PostgreSQL engine's storage of the rooms it keeps (issue 22), as fs/ is the file engine's.
-      pg: ["core", "slots", "mail", "tasks", "presence", "sessions", "topics"],
+      pg: ["core", "slots", "mail", "tasks", "presence", "sessions", "topics", "leases"],
     };
     // The Store (core/config.ts) holds the PostgreSQL engine's handle as runtime state, typed: a
     // type import, which loads nothing (the engine is loaded by lib/bus.ts for a database store).
