@@ -18,6 +18,7 @@
 
 import type { SQL } from "bun";
 import type { Store } from "../core/config";
+import { hashHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
 import { holderGone, hostTag } from "../core/owner";
 import type { Message } from "../mail/message";
@@ -67,7 +68,7 @@ export const MAIL_TABLES = [
   `create table $S.mail_keys (
      agent text not null,
      sender text not null,
-     key text not null,
+     key text not null, -- the sha256 of the sender's key (a key may hold any character, NUL included)
      id text not null,
      writer text not null default current_user,
      changed_at timestamptz not null default now(),
@@ -155,12 +156,13 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
         return await sql.begin(async (tx) => {
           await tx`insert into inboxes (agent) values (${to}) on conflict (agent) do nothing`;
           const id = opts.freshId;
+          const keyHash = opts.key && hashHex("sha256", opts.key.key);
           if (opts.key) {
             // Waits for a concurrent send of the same key to commit or roll back, then wins or not.
-            const mine = await tx`insert into mail_keys (agent, sender, key, id) values (${to}, ${opts.key.from}, ${opts.key.key}, ${id})
+            const mine = await tx`insert into mail_keys (agent, sender, key, id) values (${to}, ${opts.key.from}, ${keyHash}, ${id})
                                   on conflict (agent, sender, key) do nothing returning id`;
             if (!mine.length) {
-              const [first] = await tx`select id, writer, current_user as me from mail_keys where agent = ${to} and sender = ${opts.key.from} and key = ${opts.key.key}`;
+              const [first] = await tx`select id, writer, current_user as me from mail_keys where agent = ${to} and sender = ${opts.key.from} and key = ${keyHash}`;
               if (first.writer !== first.me) {
                 throw new A2AError("EIO", text`the key ${opts.key.key} of mail to ${to} was recorded by role ${first.writer}, not by you (${first.me}): a key record is its sender's; send with another ${arg("key")}`, {
                   data: { key: opts.key.key, to, user: first.writer },

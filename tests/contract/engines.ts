@@ -64,7 +64,6 @@ const fileEngine: Engine = {
 
 const postgresEngine: Engine = {
   name: "postgres",
-  rooms: ["slots", "tasks", "mail", "presence", "sessions", "topics", "leases"],
   async open(env = {}) {
     const server = await pgServer();
     if (!server) throw new Error(`no PostgreSQL server: ${pgSkipReason()}`);

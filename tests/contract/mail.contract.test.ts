@@ -186,6 +186,16 @@ for (const engine of enginesFor("mail")) {
       expect((await take(t.bus, "bob", 10)).map((m) => m.id)).toEqual([results[0].id]);
     });
 
+    test("a key may hold any character: one with a NUL and control characters delivers once, and a key one character apart is another", async () => {
+      const key = "run\u0000 7\u0007\ttab ✓";
+      const first = await t.bus.mail.send("alice", "bob", "once", { key });
+      const again = await t.reopen().mail.send("alice", "bob", "once", { key });
+      expect({ id: again.id, duplicate: again.duplicate }).toEqual({ id: first.id, duplicate: true });
+      const other = await t.bus.mail.send("alice", "bob", "once", { key: key + " " });
+      expect(other.duplicate).toBe(false);
+      expect(await t.bus.mail.unread("bob")).toBe(2);
+    });
+
     test("a reply carries reply_to and goes to the sender; the original is read", async () => {
       const q = await t.bus.mail.send("alice", "bob", "question?");
       const r = await t.reopen().mail.reply("bob", q.id, "answer.");
