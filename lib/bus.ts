@@ -161,9 +161,6 @@ export interface Bus extends Rooms {
 export interface BusOptions {
   dir?: string;
   env?: Env;
-  // Opens a database store although the PostgreSQL engine does not keep every room yet (the
-  // contract suite of the rooms it keeps, issue 22); front ends never set it.
-  preview?: boolean;
 }
 
 function bind<T extends Record<string, Op>>(store: Store, ops: T, ready: Promise<void> | undefined): Room<T> {
@@ -183,9 +180,6 @@ function bind<T extends Record<string, Op>>(store: Store, ops: T, ready: Promise
 export function openBus(opts: BusOptions = {}): Bus {
   const env = opts.env ?? process.env;
   const url = storeUrl(opts.dir, env);
-  if (url !== undefined && !opts.preview) {
-    throw new A2AError("EUSAGE", text`${redact(url)} names a PostgreSQL store, which this a2a cannot open yet: point ${arg("dir")} or A2A_DIR at a directory`);
-  }
   const store = openStore({ dir: opts.dir, env });
   if (url === undefined) return fileBus(store);
   // The engine's code is loaded only here, for a database store (a file store never loads it);

@@ -141,3 +141,8 @@ export function damageOf(err: unknown): Damage | undefined {
   if (!(err instanceof A2AError) || err.data.damaged !== true) return undefined;
   return { file: String(err.data.file), why: String(err.data.why) };
 }
+
+// What a file-engine operation says on a PostgreSQL store until the engine has its own (issue 22).
+export function notOnDatabase(what: string): A2AError {
+  return new A2AError("EUSAGE", `${what} does not work on a PostgreSQL store yet: run it on a directory store, or leave it out`);
+}

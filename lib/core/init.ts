@@ -6,11 +6,12 @@
 
 import { writePendingMarker } from "./atomic";
 import type { Marker, Store } from "./config";
-import { A2AError } from "./errors";
+import { A2AError, notOnDatabase } from "./errors";
 import { prepareStore } from "./guard";
 import { groupId } from "./owner";
 
 export function initStore(store: Store, groupName?: string): { created: boolean; marker: Marker } {
+  if (store.url !== undefined) throw notOnDatabase("a2a init");
   let group: { name: string; gid: number } | undefined;
   if (groupName !== undefined) {
     const gid = groupId(groupName);

@@ -10,6 +10,7 @@
 // - a read the store refuses ends the feed with that error (never a throw from a watch
 //   callback, where nobody can catch it).
 
+import { notOnDatabase } from "../core/errors";
 import type { BoardProvider } from "./board";
 import type { Store } from "../core/config";
 import { entries } from "../core/fs";
@@ -53,6 +54,7 @@ const MAIL_DIRS: [MailKind, (s: Store, a: string) => string][] = [
 // A read the store refuses (a directory swapped for a link) ends it: it rejects with that
 // error, once, rather than throwing from a watch callback where nobody can catch it.
 export async function watchBus(store: Store, on: (e: BusEvent) => void, opts: BusOptions = {}): Promise<Outcome<number>> {
+  if (store.url !== undefined) throw notOnDatabase("a2a ui");
   const board = opts.board ?? TASK_BOARD;
   let count = 0;
   const emit = (e: BusEvent) => {

@@ -14,6 +14,7 @@
 //   (this user, for the session doctor runs for).
 // Reading only: nothing is changed here.
 
+import { notOnDatabase } from "../core/errors";
 import type { Stats } from "node:fs";
 import { join } from "node:path";
 import type { Store } from "../core/config";
@@ -32,6 +33,7 @@ export interface Finding {
 
 // `me`: the agent name this user's session has here (its inbox and session record must be this user's).
 export function auditShared(store: Store, me?: string): Finding[] {
+  if (store.url !== undefined) throw notOnDatabase("a2a doctor");
   checkStore(store);
   const rootSt = lstatIf(store.root, true);
   if (!store.shared || !rootSt) return [];

@@ -3,6 +3,7 @@
 // (a directory, a filesystem, inotify or polling); the front end only words it. Reading only:
 // a store that does not exist yet stays so.
 
+import { notOnDatabase } from "../core/errors";
 import { statSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Marker, Store } from "../core/config";
@@ -28,6 +29,7 @@ export interface StoreDescription {
 // How far the store's clock is ahead of this host's, in seconds: the filesystem stamps a slot's
 // record when it is written; `writtenAt` is this host's time of that write (published_at).
 export function clockSkew(store: Store, name: string, writtenAt: number): number {
+  if (store.url !== undefined) throw notOnDatabase("the clock check");
   return statSync(slotFile(store, name)).mtimeMs / 1000 - writtenAt;
 }
 
@@ -44,6 +46,7 @@ function nearestExisting(path: string): string {
 
 // Throws the store's own refusal (A2AError) when the root is no store a2a may use.
 export function describeStore(store: Store): StoreDescription {
+  if (store.url !== undefined) throw notOnDatabase("a2a doctor");
   checkStore(store); // its marker, not A2A_SHARED, says whether it is shared
   let st;
   try {

@@ -9,6 +9,7 @@
 // type is the one a2a creates there (a regular temp file, an empty lock directory), so a
 // foreign file dropped into the store is left alone.
 
+import { notOnDatabase } from "../core/errors";
 import { join } from "node:path";
 import { TMP_STALE_MS } from "../core/atomic";
 import type { Store } from "../core/config";
@@ -41,6 +42,7 @@ export interface GcReport {
 const TEMP_RE = /^\d+\.[0-9a-f]+\.tmp$/;
 
 export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise<GcReport> {
+  if (store.url !== undefined) throw notOnDatabase("a2a gc");
   checkStore(store);
   const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, topic_messages_removed: 0, damaged: [] };
   const now = Date.now();

@@ -38,6 +38,14 @@ export function targetOf(store: Store, env: Record<string, string | undefined> =
   } catch {
     throw new A2AError("EUSAGE", text`${store.root} is not a PostgreSQL URL a2a can read: write postgres://USER@HOST:PORT/DATABASE, with any password in PGPASSWORD or ~/.pgpass (a password in the URL must be percent-encoded)`);
   }
+  // A password holding "/", "?", "#" or "@" unencoded makes a URL parser read part of it as the
+  // host, path or query: connecting there would be wrong, and naming it would print the
+  // password. The location without its password (cut on the text, redact) must name the same
+  // server and database.
+  const shown = new URL(store.root);
+  if (u.host !== shown.host || u.pathname !== shown.pathname) {
+    throw new A2AError("EUSAGE", text`the password in the store's URL holds a character a URL cannot carry as it is (/ ? # @): percent-encode it, or leave it out of the URL and put it in PGPASSWORD or ~/.pgpass`);
+  }
   const schema = u.searchParams.get("schema") ?? DEFAULT_SCHEMA;
   if (!SCHEMA_RE.test(schema)) {
     throw new A2AError("EUSAGE", text`invalid schema ${JSON.stringify(schema)} in ${store.root}: use 1-63 lowercase letters, digits and _, not starting with a digit (e.g. ?schema=team_a), or leave it out for ${DEFAULT_SCHEMA}`);

@@ -70,7 +70,7 @@ const postgresEngine: Engine = {
     const db = await freshDatabase(server);
     const buses: Bus[] = [];
     const at = (e: Settings) => {
-      const bus = openBus({ dir: db.url, env: { ...e }, preview: true });
+      const bus = openBus({ dir: db.url, env: { ...e } });
       buses.push(bus);
       return bus;
     };

@@ -52,7 +52,7 @@ describe.skipIf(skip !== undefined)("tasks on PostgreSQL", () => {
 
   beforeAll(async () => {
     db = await freshDatabase((await pgServer())!);
-    bus = openBus({ dir: db.url, env: {}, preview: true });
+    bus = openBus({ dir: db.url, env: {} });
     await bus.tasks.list(); // makes the schema
     listener = new SQL({ url: db.url, max: 1 });
   });
