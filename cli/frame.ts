@@ -37,21 +37,26 @@ const shownBody = (body: string) => {
   return b.endsWith("\n") ? b : b + "\n";
 };
 
-export function frameMessage(m: ReceivedMessage): string {
+// What vouches for a writer, as a frame names it: on files the OS user owning the file, on a
+// database the role the server saw (lib/pg/).
+export type Writer = "OS user" | "role";
+export const writerNoun = (engine: string): Writer => (engine === "postgres" ? "role" : "OS user");
+
+export function frameMessage(m: ReceivedMessage, writer: Writer = "OS user"): string {
   const token = `[frame ${randomHex(4)}]`;
   const reply = m.reply_to ? `, in reply to ${m.reply_to}` : "";
   return (
-    `--- message ${m.id} from ${m.from} (OS user ${escapeControls(m.user)}) at ${isoTime(m.sent_at)}${reply} ${token} ---\n` +
+    `--- message ${m.id} from ${m.from} (${writer} ${escapeControls(m.user)}) at ${isoTime(m.sent_at)}${reply} ${token} ---\n` +
     `[${UNTRUSTED_NOTE}]\n` +
     shownBody(m.body) +
     `--- end of message ${m.id} from ${m.from} ${token} ---\n`
   );
 }
 
-export function frameTopicMessage(m: TopicMessage): string {
+export function frameTopicMessage(m: TopicMessage, writer: Writer = "OS user"): string {
   const token = `[frame ${randomHex(4)}]`;
   return (
-    `--- ${m.topic} #${m.id} from ${senderShown(m)} (OS user ${escapeControls(m.user)}) at ${isoTime(m.sent_at)} (${UNTRUSTED_NOTE}) ${token} ---\n` +
+    `--- ${m.topic} #${m.id} from ${senderShown(m)} (${writer} ${escapeControls(m.user)}) at ${isoTime(m.sent_at)} (${UNTRUSTED_NOTE}) ${token} ---\n` +
     shownBody(m.body) +
     `--- end of ${m.topic} #${m.id} ${token} ---\n`
   );

@@ -20,6 +20,7 @@ import type { Command } from "commander";
 import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
 import { MAX_BLOCKS } from "../../lib/sessions/limits";
 import { promptText, sessionStartText, stopText } from "../claude/hook-text";
+import { writerNoun } from "../frame";
 import { durationMs, json, out, parseCount, readStdin } from "../io";
 import { SHELL } from "../phrase";
 import { action, command, type Ctx } from "../run";
@@ -75,7 +76,7 @@ export const commands = {
           const ev = event as Event;
           if (ev === "session-start") return out(context(EVENTS[ev], sessionStartText(c.bus.where, me.name, me.why, await c.bus.sessions.start(me.name))));
           if (ev === "user-prompt-submit") {
-            const text = promptText(me.name, await c.bus.sessions.prompt(me.name));
+            const text = promptText(me.name, await c.bus.sessions.prompt(me.name), writerNoun(c.bus.engine));
             return text ? out(context(EVENTS[ev], text)) : undefined;
           }
           const continuation = input.stop_hook_active === true;

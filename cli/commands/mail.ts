@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import { basename, dirname } from "node:path";
 import { A2AError, arg, op, text } from "../../lib/core/errors";
-import { frameMessage } from "../frame";
+import { frameMessage, writerNoun } from "../frame";
 import type { ReceivedMessage } from "../../lib/mail/message";
 import { LIST_BODY_CHARS } from "../../lib/mail/limits";
 import { checkMode } from "../../lib/mail/policy-mode";
@@ -59,7 +59,7 @@ export const commands = {
           return c.confirm(r, sentLine(r));
         }
         const outcome = await c.bus.mail.request(me, to, body, { ...opts, timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() }, (s, m) =>
-          outStrict(c.json ? json({ ...s, reply: m }) : (c.quiet ? "" : sentLine(s)) + frameMessage(m)),
+          outStrict(c.json ? json({ ...s, reply: m }) : (c.quiet ? "" : sentLine(s)) + frameMessage(m, writerNoun(c.bus.engine))),
         );
         end(c, outcome, {
           timeout: (_p, { sent }) => text`no reply to ${sent.id} from ${to} arrived in time: it will wait in your inbox (${op("recv")}); raise ${arg("timeout")} to wait longer`,
@@ -92,7 +92,7 @@ export const commands = {
           { wait: !!o.wait, peek: !!o.peek, max: o.all ? Infinity : 1, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined, onDamaged: (f) => damaged.push(f) },
           (msgs) => {
             line?.stop();
-            outStrict(msgs.map((m) => (c.json ? json(m) : frameMessage(m))).join(c.json ? "" : "\n"));
+            outStrict(msgs.map((m) => (c.json ? json(m) : frameMessage(m, writerNoun(c.bus.engine)))).join(c.json ? "" : "\n"));
           },
         ).finally(() => {
           line?.stop();

@@ -5,7 +5,7 @@
 
 import type { Command } from "commander";
 import { A2AError } from "../../lib/core/errors";
-import { frameTopicMessage } from "../frame";
+import { frameTopicMessage, writerNoun } from "../frame";
 import { age, table } from "../format";
 import { durationMs, err, json, out, outStrict, payload } from "../io";
 import { action, command, end, type Ctx } from "../run";
@@ -72,7 +72,7 @@ export const commands = {
         const fromStart = !!o.fromStart || (o.as === undefined && !o.follow);
         const outcome = await c.bus.topics.subscribe(pattern,
           { name: o.as, follow: !!o.follow, fromStart, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.follow ? c.signal() : undefined },
-          (m) => write(c.json ? json(m) : frameTopicMessage(m)),
+          (m) => write(c.json ? json(m) : frameTopicMessage(m, writerNoun(c.bus.engine))),
         );
         const printed = end(c, outcome, { timeout: "ok" });
         if (printed === 0 && !o.follow && !c.json) err(o.as === undefined ? `a2a: no messages in topics matching ${pattern}\n` : `a2a: no new messages for ${o.as} in topics matching ${pattern}\n`);

@@ -6,14 +6,14 @@
 // sent again on the next event or tick; the unread note on every result tells meanwhile.
 
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { frameMessage } from "../frame";
+import { frameMessage, writerNoun, type Writer } from "../frame";
 import type { ReceivedMessage } from "../../lib/mail/message";
 import type { McpCtx } from "./context";
 
-function channelNotification(m: ReceivedMessage) {
+function channelNotification(m: ReceivedMessage, writer: Writer) {
   const meta: Record<string, string> = { from: m.from, message_id: m.id, sent_at: new Date(m.sent_at * 1000).toISOString() };
   if (m.reply_to) meta.reply_to = m.reply_to;
-  return { method: "notifications/claude/channel", params: { content: frameMessage(m), meta } };
+  return { method: "notifications/claude/channel", params: { content: frameMessage(m, writer), meta } };
 }
 
 // Starts pushing once the client is initialized; the returned function stops it.
@@ -31,7 +31,7 @@ export function startPush(server: McpServer, ctx: McpCtx): () => void {
       .watch(
         ctx.session.me,
         // The SDK types notifications by its own schema; claude/channel is an extension.
-        (m) => server.server.notification(channelNotification(m) as Parameters<typeof server.server.notification>[0]),
+        (m) => server.server.notification(channelNotification(m, writerNoun(ctx.bus.engine)) as Parameters<typeof server.server.notification>[0]),
         onError,
       )
       .then(

@@ -1,6 +1,6 @@
 // cli/frame.ts: a body cannot pass itself off as framing, nor hide text on a terminal.
 import { describe, expect, test } from "bun:test";
-import { escapeControls, frameMessage, frameTopicMessage } from "../../cli/frame";
+import { escapeControls, frameMessage, frameTopicMessage, writerNoun } from "../../cli/frame";
 import type { ReceivedMessage } from "../../lib/mail/message";
 
 const ID = "1764507972123000-3f2a-1k3d-a9c2e1";
@@ -47,5 +47,14 @@ describe("frames", () => {
   test("a topic frame is closed by an end line with its token", () => {
     const t = frameTopicMessage({ a2a: 1, topic: "build.status", id: 7, from: "ci", body: "green\x07", sent_at: 1764507972, user: "seca" });
     expect(t).toMatch(/^--- build\.status #7 from ci \(OS user seca\) at .* \[frame ([0-9a-f]{8})\] ---\ngreen\\x07\n--- end of build\.status #7 \[frame \1\] ---\n$/);
+  });
+});
+
+describe("the writer a frame names", () => {
+  test("on files the OS user owning the file, on a database the role the server saw", () => {
+    const m = { a2a: 1 as const, id: "1764507972123000-3f2a-1k3d-a9c2e1", from: "alice", to: "bob", body: "hi", size: 2, sent_at: 1764507972, reply_to: null, host: "h", pid: 1, user: "ops", state: "read" as const };
+    expect(frameMessage(m)).toContain("from alice (OS user ops) at");
+    expect(frameMessage(m, writerNoun("postgres"))).toContain("from alice (role ops) at");
+    expect(writerNoun("file")).toBe("OS user");
   });
 });

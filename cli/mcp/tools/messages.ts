@@ -15,7 +15,7 @@
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { A2AError } from "../../../lib/core/errors";
-import { frameMessage, UNTRUSTED_NOTE } from "../../frame";
+import { frameMessage, UNTRUSTED_NOTE, writerNoun } from "../../frame";
 import type { ReceivedMessage } from "../../../lib/mail/message";
 import type { McpCtx } from "../context";
 import { boundedCount } from "../args";
@@ -121,7 +121,7 @@ export function registerMessageTools(server: McpServer, ctx: McpCtx): void {
   }, handler(ctx, "check_messages", async ({ limit }: { limit: number }, extra) => {
     const { got, more } = await claimForAnswer(ctx, extra, limit);
     if (!got.length) return framed({ ok: true, count: 0, messages: [] }, "No new messages.");
-    const text = got.map(frameMessage).join("\n");
+    const text = got.map((m) => frameMessage(m, writerNoun(ctx.bus.engine))).join("\n");
     const rest = more ? `\nMore messages stay unread (this answer stops at about ${BUDGET_TEXT}): call check_messages again for them.` : "";
     const tip = `${rest}\nAnswer with reply(message_id, message). ${UNTRUSTED_NOTE}.`;
     return framed({ ok: true, count: got.length, ...(more ? { more } : {}), messages: got.map(msgView), untrusted: UNTRUSTED_NOTE }, `${got.length} new message(s):\n\n${text}${tip}`);

@@ -7,7 +7,7 @@
 
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { frameTopicMessage, UNTRUSTED_NOTE } from "../../frame";
+import { frameTopicMessage, UNTRUSTED_NOTE, writerNoun } from "../../frame";
 import type { TopicMessage } from "../../../lib/topics/log";
 import type { McpCtx } from "../context";
 import { boundedCount, flag } from "../args";
@@ -64,7 +64,7 @@ export function registerTopicTools(server: McpServer, ctx: McpCtx): void {
     }
     const messages = got.map(view);
     const tail = more ? `\n(This answer stopped at ${got.length < limit ? `about ${BUDGET_TEXT}` : `${limit} messages`}: call read_topic again for the rest.)\n` : "";
-    const text = got.length ? got.map(frameTopicMessage).join("") + tail : `No new messages on ${pattern}.`;
+    const text = got.length ? got.map((m) => frameTopicMessage(m, writerNoun(bus.engine))).join("") + tail : `No new messages on ${pattern}.`;
     return framed({ ok: true, pattern, count: got.length, more, messages, untrusted: UNTRUSTED_NOTE }, text);
   }));
 }
