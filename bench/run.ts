@@ -5,8 +5,8 @@
 //   bun run bench [--quick] [-n N] [--slow-n N] [--rounds R] [--only LIST] [--base DIR]
 //                 [--out FILE | --no-write]
 //
-// Sections (--only takes a comma list): wake, scale, poll, process, throughput, mcp, messaging, tasks.
-// mcp, messaging and tasks run bench/mcp.ts, bench/messaging.ts and bench/tasks.ts (owned by their
+// Sections (--only takes a comma list): wake, scale, poll, process, throughput, mcp, messaging, tasks, pg.
+// mcp, messaging, tasks and pg run bench/mcp.ts, bench/messaging.ts, bench/tasks.ts and bench/pg.ts (owned by their
 // authors) as `bun bench/X.ts` with A2A_BIN set (with --quick: mcp.ts --quick, messaging.ts
 // --trials 40 --messages 400, tasks.ts --trials 30 --messages 300 --spawns 3), and include their
 // stdout verbatim; a missing script is skipped with a message.
@@ -36,7 +36,7 @@ import { mdTable, textTable } from "./lib/table";
 import { burstAllRun, throughputRun, wakeRun, type Ctx, type ThroughputResult, type WakeConfig } from "./lib/wake";
 
 const ROOT = resolve(import.meta.dir, "..");
-const SECTIONS = ["wake", "scale", "poll", "process", "throughput", "mcp", "messaging", "tasks"];
+const SECTIONS = ["wake", "scale", "poll", "process", "throughput", "mcp", "messaging", "tasks", "pg"];
 
 const { values: opt } = parseArgs({
   args: Bun.argv.slice(2),
@@ -354,7 +354,7 @@ if (only.has("throughput")) {
 
 // Sections owned by others: run them as they are and keep what they print.
 const external: { name: string; script: string; text: string; note: string }[] = [];
-for (const name of ["mcp", "messaging", "tasks"]) {
+for (const name of ["mcp", "messaging", "tasks", "pg"]) {
   if (!only.has(name)) continue;
   const script = join(ROOT, "bench", `${name}.ts`);
   if (!existsSync(script)) {
@@ -363,7 +363,7 @@ for (const name of ["mcp", "messaging", "tasks"]) {
     continue;
   }
   // Their own smoke-run flags: mcp.ts takes --quick; messaging.ts and tasks.ts take --trials/--messages.
-  const QUICK: Record<string, string[]> = { mcp: ["--quick"], messaging: ["--trials", "40", "--messages", "400"], tasks: ["--trials", "30", "--messages", "300", "--spawns", "3"] };
+  const QUICK: Record<string, string[]> = { mcp: ["--quick"], messaging: ["--trials", "40", "--messages", "400"], tasks: ["--trials", "30", "--messages", "300", "--spawns", "3"], pg: ["--n", "20"] };
   const quickArgs = quick ? QUICK[name] : [];
   log(`\n[${name}] bun bench/${name}.ts ${quickArgs.join(" ")}`);
   const t = performance.now();
@@ -562,7 +562,7 @@ function resultsMarkdown(): string {
     "",
   );
   for (const e of external) {
-    L.push(`## ${{ mcp: "MCP", messaging: "Messaging", tasks: "Work queues" }[e.name]} (bench/${e.name}.ts)`, "");
+    L.push(`## ${{ mcp: "MCP", messaging: "Messaging", tasks: "Work queues", pg: "PostgreSQL engine" }[e.name]} (bench/${e.name}.ts)`, "");
     if (e.note) L.push(`_${e.note}_`, "");
     // Markdown (a table) goes in as it is; aligned text keeps its columns in a code block.
     // Markdown goes in with its headings moved below this section's; aligned text keeps its
