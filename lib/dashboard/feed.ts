@@ -10,7 +10,6 @@
 // - a read the store refuses ends the feed with that error (never a throw from a watch
 //   callback, where nobody can catch it).
 
-import { notOnDatabase } from "../core/errors";
 import type { BoardProvider } from "./board";
 import type { Store } from "../core/config";
 import { entries } from "../core/fs";
@@ -23,6 +22,7 @@ import { idsIn, inboxNames, parseClaim, readMessageFile } from "../fs/mail-recor
 import { watchSlots, type SlotEvent } from "../slots/events";
 import { readTopicFiles, topicIds } from "../fs/topics";
 import type { TopicMessage } from "../topics/storage";
+import { watchStorageFeed } from "./feed-storage";
 import { cut, PREVIEW_CHARS } from "./rows";
 import { TASK_BOARD } from "./tasks";
 import { livePeers, topicNames, trimMessage } from "./view";
@@ -54,7 +54,7 @@ const MAIL_DIRS: [MailKind, (s: Store, a: string) => string][] = [
 // A read the store refuses (a directory swapped for a link) ends it: it rejects with that
 // error, once, rather than throwing from a watch callback where nobody can catch it.
 export async function watchBus(store: Store, on: (e: BusEvent) => void, opts: BusOptions = {}): Promise<Outcome<number>> {
-  if (store.url !== undefined) throw notOnDatabase("a2a ui");
+  if (store.url !== undefined) return watchStorageFeed(store, on, opts); // a database: feed-storage.ts
   const board = opts.board ?? TASK_BOARD;
   let count = 0;
   const emit = (e: BusEvent) => {

@@ -4,7 +4,8 @@
 // password given to connect is never printed. The e2e suite as a whole runs on PostgreSQL too
 // (A2A_TEST_STORE); this file needs no setting: it starts its own server where one can be had.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { a2a, spawnA2A, tempDir } from "../harness/run";
+import { a2a, exitWithin, spawnA2A, tempDir } from "../harness/run";
+import { enter, startUi } from "../harness/ui";
 import { createRole, freshDatabase, pgServer, pgSkipReason, urlAs, type Database, type PgServer } from "../harness/pg";
 
 setDefaultTimeout(60_000);
@@ -59,5 +60,37 @@ describe.skipIf(skip !== undefined)("a2a on a PostgreSQL store", () => {
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain("put the password in PGPASSWORD or ~/.pgpass");
     for (const r of [ok, viaEnv, wrong]) expect(r.stdout + r.stderr).not.toContain("s3cr");
+  });
+
+  test("a2a ui on a PostgreSQL store: its event stream reports a publish, a message arriving and its reading", async () => {
+    const dir = on("ui");
+    await a2a(["publish", "before", "x"], { dir }); // the baseline: not news
+    const u = await enter(await startUi([], { dir }));
+    try {
+      const res = await fetch(`${u.base}/events`, { headers: { Cookie: u.cookie } });
+      expect(res.status).toBe(200);
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let seen = "";
+      const until = async (what: RegExp) => {
+        const limit = Date.now() + 20_000;
+        while (!what.test(seen)) {
+          if (Date.now() > limit) throw new Error(`no ${what} in the stream: ${seen.slice(-2000)}`);
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`the stream ended: ${seen.slice(-2000)}`);
+          seen += value;
+        }
+      };
+      await until(/snapshot/);
+      await a2a(["publish", "after", "42"], { dir });
+      await until(/"kind":"published","subject":"after"/);
+      await a2a(["send", "bob", "hello there", "--as", "alice"], { dir });
+      await until(/"kind":"sent","subject":"alice → bob","detail":"hello there"/);
+      await a2a(["recv", "--as", "bob"], { dir });
+      await until(/"kind":"read","subject":"bob"/); // no notification says "read": the feed's recheck finds it
+      await reader.cancel();
+    } finally {
+      u.proc.kill("SIGTERM");
+      await exitWithin(u.proc, 10_000);
+    }
   });
 });
