@@ -8,8 +8,10 @@
 // Invariant: gc removes only entries whose names match the protocol's patterns and whose
 // type is the one a2a creates there (a regular temp file, an empty lock directory), so a
 // foreign file dropped into the store is left alone.
+//
+// A PostgreSQL store runs the same rules on its rows (gcDatabase): what is a room's rule (slot
+// expiry, claim recovery) through the room, the rest as the engine's statements (lib/pg/gc.ts).
 
-import { notOnDatabase } from "../core/errors";
 import { join } from "node:path";
 import { TMP_STALE_MS } from "../core/atomic";
 import type { Store } from "../core/config";
@@ -19,9 +21,12 @@ import { removeStaleGuard, removeStaleLock, STALE_MS, withLock } from "../core/l
 import { isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir, topicsDir } from "../core/paths";
 import { trimTopic } from "../fs/topics";
 import { fileMail } from "../fs/mail";
+import { mailStorage } from "../mail/storage";
 import { inboxNames } from "../fs/mail-record";
 import { readSlotFile as readSlot, removeChunks } from "../fs/slots";
 import { sweepExpired, TOMBSTONE_KEEP_SEC } from "../slots/slot";
+import { slotStorage } from "../slots/storage";
+import { nowSec } from "../core/time";
 import { sweepTasksAndLeases } from "../tasks/sweep";
 import type { DamagedChain } from "../tasks/state";
 
@@ -42,7 +47,7 @@ export interface GcReport {
 const TEMP_RE = /^\d+\.[0-9a-f]+\.tmp$/;
 
 export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise<GcReport> {
-  if (store.url !== undefined) throw notOnDatabase("a2a gc");
+  if (store.pg) return gcDatabase(store, store.pg);
   checkStore(store);
   const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, topic_messages_removed: 0, damaged: [] };
   const now = Date.now();
@@ -92,6 +97,27 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
   report.leases_removed = swept.leases;
   report.damaged = swept.damaged;
   return report;
+}
+
+// On a database: the rooms' own sweeps (slot expiry, claim recovery) as on files, then the
+// engine's sweeps of its rows (lib/pg/gc.ts). Temp files and lock state are never made there.
+async function gcDatabase(store: Store, pg: NonNullable<Store["pg"]>): Promise<GcReport> {
+  const slots = slotStorage(store);
+  const names = await slots.names();
+  const reads = await slots.readMany(names);
+  const expired: string[] = [];
+  for (const [i, name] of names.entries()) {
+    const r = reads[i];
+    if (r.kind === "absent" && r.expired && (await sweepExpired(store, name))) expired.push(name);
+  }
+  const mail = mailStorage(store);
+  let claims_recovered = 0;
+  for (const agent of await mail.agents()) claims_recovered += await mail.recover(agent);
+  const swept = await pg.gc({ now: nowSec(), topicKeepSec: store.topicKeepSec });
+  return {
+    expired, tombstones: swept.tombstones, temp_files: 0, orphan_streams: swept.orphan_streams, stale_locks: [], claims_recovered,
+    tasks_removed: swept.tasks_removed, leases_removed: swept.leases_removed, topic_messages_removed: swept.topic_messages_removed, damaged: swept.damaged,
+  };
 }
 
 // Removes the tombstone of `name` if, under its lock, it still is one.

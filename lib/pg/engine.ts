@@ -24,6 +24,7 @@ import type { SlotStorage } from "../slots/storage";
 import type { TaskStorage } from "../tasks/storage";
 import type { TopicStorage } from "../topics/storage";
 import { pgError, targetOf, type Target } from "./connect";
+import { pgGc, type PgGcOptions, type PgGcReport } from "./gc";
 import { pgLeases } from "./leases";
 import { migrate } from "./schema";
 import { pgMail } from "./mail";
@@ -56,6 +57,7 @@ export interface PgEngine extends PgClient {
   sessions: SessionStorage;
   topics: TopicStorage;
   leases: LeaseStorage;
+  gc(opts: PgGcOptions): Promise<PgGcReport>; // `a2a gc`'s sweeps of rows (lib/pg/gc.ts)
 }
 
 // SQLSTATEs of a schema that is not there yet, or older than this a2a: undefined table,
@@ -95,5 +97,6 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
       await sql.close({ timeout: 5 });
     },
   };
-  return { ...client, slots: pgSlots(client), mail: pgMail(client, store), tasks: pgTasks(client), presence: pgPresence(client), sessions: pgSessions(client), topics: pgTopics(client), leases: pgLeases(client) };
+  const tasks = pgTasks(client);
+  return { ...client, slots: pgSlots(client), mail: pgMail(client, store), tasks, gc: (opts) => pgGc(client, tasks, opts), presence: pgPresence(client), sessions: pgSessions(client), topics: pgTopics(client), leases: pgLeases(client) };
 }
