@@ -9,7 +9,8 @@
 //   only where none was made meanwhile); a lost race reads again and decides again. So of two
 //   changes computed from version N exactly one is written as N + 1, and no lock is held
 //   while `next` runs;
-// - a row is never removed, so a name's versions only grow;
+// - a row is removed only by gc once free for a day (lib/pg/gc.ts; a take then starts at 1
+//   again, as on files), so until then a name's versions only grow;
 // - a head is always a whole record (typed columns): nothing here is ever damaged;
 // - every change wakes the name's channel at commit, from a trigger.
 

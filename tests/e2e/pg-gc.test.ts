@@ -138,6 +138,22 @@ describe.skipIf(skip !== undefined)("a2a gc on PostgreSQL", () => {
     expect(JSON.parse(await run("task", "show", waiting, "--json")).state).toBe("blocked");
   });
 
+  test("a task whose dependant is damaged stays, and gc names the damage, changing nothing of it", async () => {
+    const { db, run, sql, rows } = await fresh();
+    const dep = (await run("task", "add", "q", "dead 31 days ago")).trim();
+    await run("task", "cancel", dep);
+    await sql(`update a2a.tasks set record = ${setField("updated_at", ago(31 * DAY))} where id = ${literal(dep)}`);
+    const hurt = (await run("task", "add", "q", "waits", "--after", dep)).trim();
+    // Damaged by hand, its state column saying done: only the record's decoder knows better.
+    await sql(`update a2a.tasks set record = 'garbage', state = 'done' where id = ${literal(hurt)}`);
+    const r = await a2a(["gc", "--json"], { dir: db.url });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toStartWith("a2a: warning: skipped 1 damaged task(s) or lease(s): ");
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({ ...NONE, damaged: [{ kind: "task", name: hurt, why: "not JSON" }] });
+    expect(await rows(`select id, state from a2a.tasks order by id`)).toEqual([`${dep}|dead`, `${hurt}|done`]);
+  });
+
   test("topic messages older than A2A_TOPIC_KEEP go, oldest first, stopping at the first one kept, each topic's newest staying; a reader past a removed one reads on", async () => {
     const { run, rows, gc, backdate } = await fresh();
     for (const i of [1, 2, 3, 4, 5]) await run("pub", "long", `l${i}`);
