@@ -133,6 +133,9 @@ const OPS = {
     describe: [MAINTENANCE, "describeStore"],
     clockSkew: [MAINTENANCE, "clockSkew"],
     audit: [MAINTENANCE, "auditShared"],
+    // A database store's own (lib/maintenance/server.ts): doctor's server checks, init's SQL.
+    serverChecks: [MAINTENANCE, "serverChecks"],
+    serverSql: [MAINTENANCE, "serverSql"],
   },
 } as const;
 

@@ -2,13 +2,14 @@
 // line; a problem gives its fix too. Exit 0 when nothing is wrong, 1 otherwise (notes, such
 // as "Claude Code is not installed", are not problems). The live checks write one slot,
 // a2a-doctor, and clear it again (the store is created if it does not exist yet:
-// as by any first use).
+// as by any first use). On a PostgreSQL store the checks are the server's (lib/pg/doctor.ts)
+// and write nothing.
 
 import type { Command } from "commander";
 import { realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { openBus, type Bus } from "../../lib/bus";
-import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
+import { A2AError, asA2AError, phrase, render } from "../../lib/core/errors";
 import { gitRoot } from "../../lib/presence/repo";
 import { a2aHooks, filesFor, HOOK_EVENTS, readJsonObject, type HookEvent } from "../claude/config";
 import { json, out } from "../io";
@@ -26,6 +27,30 @@ interface Check {
 
 const SKEW_LIMIT_SEC = 2;
 
+const fromWhere = (bus: Bus) => ({ "--dir": "from --dir", A2A_DIR: "from A2A_DIR", default: "the default" })[bus.from];
+
+type ServerReport = NonNullable<Awaited<ReturnType<Bus["admin"]["serverChecks"]>>>;
+
+// A database store: where it is, then the server's own checks (the engine's, through the bus),
+// which stand for the file checks (wake mode, inotify, owners, the handoffs and the clock
+// through the filesystem). The session name is looked up only on a bus that is ready, since
+// looking makes the schema when it is missing.
+async function databaseChecks(bus: Bus, report: ServerReport, checks: Check[]): Promise<void> {
+  checks.push({ check: "store", level: "ok", detail: `${bus.where} (${fromWhere(bus)}): PostgreSQL` });
+  for (const k of report.checks) checks.push({ check: k.check, level: k.level, detail: render(k.detail, SHELL), fix: k.fix && render(k.fix, SHELL) });
+  if (report.usable) await sessionCheck(bus, checks);
+  else checks.push({ check: "session name", level: "note", detail: "not looked up until the bus can be used as it is (see above)" });
+}
+
+async function sessionCheck(bus: Bus, checks: Check[]): Promise<void> {
+  try {
+    const me = await bus.presence.sessionName(process.cwd());
+    checks.push({ check: "session name", level: "ok", detail: `${me.name} (${me.why})` });
+  } catch (e) {
+    checks.push({ check: "session name", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "set A2A_AGENT to a valid name" });
+  }
+}
+
 // Whether the store is shared: its marker says so once it exists, else A2A_SHARED (undefined:
 // the store could not be described).
 async function storeChecks(bus: Bus, checks: Check[]): Promise<boolean | undefined> {
@@ -37,7 +62,7 @@ async function storeChecks(bus: Bus, checks: Check[]): Promise<boolean | undefin
     return undefined;
   }
   const shared = d.marker === "ok" ? d.markerMode === "shared" : bus.settings.shared;
-  const from = { "--dir": "from --dir", A2A_DIR: "from A2A_DIR", default: "the default" }[bus.from];
+  const from = fromWhere(bus);
   if (!d.exists) {
     checks.push({ check: "store", level: "ok", detail: `${bus.where} (${from}): not created yet; the first use creates it (mode ${shared ? "shared, 2770" : "private, 0700"})` });
   } else {
@@ -204,7 +229,7 @@ export const commands = {
     command(p, "doctor", {
       summary: "check that a2a will work here, and say how to fix what will not",
       description:
-        "Check the store (path and where it came from, marker, owner, private or shared; in a shared store, that the directories holding members' files are sticky and that each inbox, policy and session record belongs to its agent's OS user), its filesystem and the wake mode it implies (watch or poll, and why), inotify limits, a live handoff in-process and through a spawned a2a wait, clock skew between this host and the store's filesystem, whether a2a on PATH is this binary, the session name a2a mcp takes here, and Claude Code: whether it is installed, whether claude mcp list shows a2a connected and in which scope, and whether the a2a hooks are installed. One line per check; a problem's line ends with its fix. Exit 0 when nothing is wrong, 1 otherwise.",
+        "Check the store (path and where it came from, marker, owner, private or shared; in a shared store, that the directories holding members' files are sticky and that each inbox, policy and session record belongs to its agent's OS user), its filesystem and the wake mode it implies (watch or poll, and why), inotify limits, a live handoff in-process and through a spawned a2a wait, clock skew between this host and the store's filesystem, whether a2a on PATH is this binary, the session name a2a mcp takes here, and Claude Code: whether it is installed, whether claude mcp list shows a2a connected and in which scope, and whether the a2a hooks are installed. On a PostgreSQL store (postgres://...) the server stands for the filesystem: its version, the round trip of a query, a NOTIFY round trip (a pooler that drops LISTEN is found here), whether the connection is encrypted, clock skew against the server's now(), the bus's schema version against this a2a's, and the role connected and whether it may use the schema; nothing is created or changed. One line per check; a problem's line ends with its fix. Exit 0 when nothing is wrong, 1 otherwise.",
       examples: ["a2a doctor", "a2a doctor --json | jq '.checks[] | select(.level == \"problem\")'"],
       json: "print {ok, checks: [{check, level: ok|note|problem, detail, fix}]}",
     }).action(action(async (c: Ctx) => {
@@ -217,15 +242,20 @@ export const commands = {
       }
       if (bus) {
         try {
-          const shared = await storeChecks(bus, checks);
-          await ownerChecks(bus, shared ?? bus.settings.shared, checks, c.json);
-          inotifyCheck(bus, checks);
-          await handoffChecks(bus, checks);
+          let server: ServerReport | undefined | null;
           try {
-            const me = await bus.presence.sessionName(process.cwd());
-            checks.push({ check: "session name", level: "ok", detail: `${me.name} (${me.why})` });
+            server = await bus.admin.serverChecks(); // undefined: a directory, which has no server
           } catch (e) {
-            checks.push({ check: "session name", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "set A2A_AGENT to a valid name" });
+            server = null;
+            checks.push({ check: "store", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "correct --dir or A2A_DIR as the line says" });
+          }
+          if (server) await databaseChecks(bus, server, checks);
+          else if (server === undefined) {
+            const shared = await storeChecks(bus, checks);
+            await ownerChecks(bus, shared ?? bus.settings.shared, checks, c.json);
+            inotifyCheck(bus, checks);
+            await handoffChecks(bus, checks);
+            await sessionCheck(bus, checks);
           }
         } finally {
           await bus.close();

@@ -25,8 +25,9 @@ import type { TaskStorage } from "../tasks/storage";
 import type { TopicStorage } from "../topics/storage";
 import { pgError, targetOf, type Target } from "./connect";
 import { pgGc, type PgGcOptions, type PgGcReport } from "./gc";
+import { serverChecks, type ServerReport } from "./doctor";
 import { pgLeases } from "./leases";
-import { migrate } from "./schema";
+import { migrate, schemaScript, SCHEMA_VERSION } from "./schema";
 import { pgMail } from "./mail";
 import { pgPresence } from "./presence";
 import { pgSessions } from "./sessions";
@@ -58,6 +59,11 @@ export interface PgEngine extends PgClient {
   topics: TopicStorage;
   leases: LeaseStorage;
   gc(opts: PgGcOptions): Promise<PgGcReport>; // `a2a gc`'s sweeps of rows (lib/pg/gc.ts)
+  // The store's maintenance (lib/maintenance/server.ts): doctor's checks (lib/pg/doctor.ts),
+  // the schema made or migrated on purpose, and the SQL that makes it, for a DBA (no connection).
+  checks(): Promise<ServerReport>;
+  init(): Promise<{ schema: string; found: number; version: number }>;
+  script(): string;
 }
 
 // SQLSTATEs of a schema that is not there yet, or older than this a2a: undefined table,
@@ -98,5 +104,18 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     },
   };
   const tasks = pgTasks(client);
-  return { ...client, slots: pgSlots(client), mail: pgMail(client, store), tasks, gc: (opts) => pgGc(client, tasks, opts), presence: pgPresence(client), sessions: pgSessions(client), topics: pgTopics(client), leases: pgLeases(client) };
+  return {
+    ...client,
+    slots: pgSlots(client),
+    mail: pgMail(client, store),
+    tasks,
+    presence: pgPresence(client),
+    sessions: pgSessions(client),
+    topics: pgTopics(client),
+    leases: pgLeases(client),
+    gc: (opts) => pgGc(client, tasks, opts),
+    checks: () => serverChecks(sql, target, recheckMs),
+    init: async () => ({ schema: target.schema, found: await client.run("making the schema", (s) => migrate(s, target.schema)), version: SCHEMA_VERSION }),
+    script: () => schemaScript(target.schema),
+  };
 }

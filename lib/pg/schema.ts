@@ -41,12 +41,17 @@ const STEPS: string[][] = [[...COMMON, ...SLOT_TABLES, ...MAIL_TABLES, ...TASK_T
 
 export const SCHEMA_VERSION = STEPS.length;
 
+// The lock that makes one migration at a time per schema, and the table that holds its version.
+const LOCK = `select pg_advisory_xact_lock(hashtextextended('a2a schema $S', 0))`;
+const META = `create table if not exists $S.meta (key text primary key, value text not null)`;
+const fill = (statement: string, schema: string) => statement.replaceAll("$S", schema);
+
 // Brings `schema` to SCHEMA_VERSION; returns the version it found.
 export async function migrate(sql: SQL, schema: string): Promise<number> {
   return sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(hashtextextended(${"a2a schema " + schema}, 0))`;
+    await tx.unsafe(fill(LOCK, schema));
     await tx.unsafe(`create schema if not exists ${schema}`);
-    await tx.unsafe(`create table if not exists ${schema}.meta (key text primary key, value text not null)`);
+    await tx.unsafe(fill(META, schema));
     const rows = await tx.unsafe(`select value from ${schema}.meta where key = 'version'`);
     const found = rows.length ? Number(rows[0].value) : 0;
     if (found > SCHEMA_VERSION) {
@@ -54,10 +59,33 @@ export async function migrate(sql: SQL, schema: string): Promise<number> {
         data: { schema, version: found, known: SCHEMA_VERSION },
       });
     }
-    for (let v = found; v < SCHEMA_VERSION; v++) for (const step of STEPS[v]) await tx.unsafe(step.replaceAll("$S", schema));
+    for (let v = found; v < SCHEMA_VERSION; v++) for (const step of STEPS[v]) await tx.unsafe(fill(step, schema));
     if (found < SCHEMA_VERSION) {
       await tx.unsafe(`insert into ${schema}.meta (key, value) values ('version', '${SCHEMA_VERSION}') on conflict (key) do update set value = excluded.value`);
     }
     return found;
   });
+}
+
+// What `migrate` runs on an empty database, as one script a database's administrator can read
+// and run instead (`a2a init --print-sql`), in one transaction under the same lock; then, as
+// comments, the grants a role needs to use the bus (ROLE to be filled in, once per role).
+export function schemaScript(schema: string): string {
+  const statements = [fill(LOCK, schema), `create schema if not exists ${schema}`, fill(META, schema), ...STEPS.flat().map((s) => fill(s, schema)), `insert into ${schema}.meta (key, value) values ('version', '${SCHEMA_VERSION}')`];
+  return [
+    `-- The a2a bus in schema ${schema}, version ${SCHEMA_VERSION}: what a2a init (or a2a's first use) would run.`,
+    `-- Run it as the role that is to own the schema (it needs CREATE on the database), e.g.`,
+    `--   psql -v ON_ERROR_STOP=1 -d postgres://OWNER@HOST:PORT/DATABASE -f a2a.sql`,
+    "begin;",
+    ...statements.map((s) => `${s};`),
+    "commit;",
+    "",
+    `-- Each role that uses the bus (a person or an agent may have one of its own) needs these`,
+    `-- grants: replace ROLE and run them as the schema's owner, once per role.`,
+    `-- grant usage on schema ${schema} to ROLE;`,
+    `-- grant select, insert, update, delete on all tables in schema ${schema} to ROLE;`,
+    `-- grant usage on all sequences in schema ${schema} to ROLE;`,
+    `-- grant execute on all functions in schema ${schema} to ROLE;`,
+    "",
+  ].join("\n");
 }
