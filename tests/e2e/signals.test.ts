@@ -1,11 +1,12 @@
 // One signal policy for every blocking command (cli/run.ts): stopped by signal N while it
 // blocks, it exits 128+N (143 for SIGTERM, 130 for Ctrl-C, 129 for SIGHUP), never 0 and never
-// the timeout's 124. Each case waits until the process is armed (its directory watch is open
-// and it catches SIGTERM, read from /proc) before signalling: no sleeps.
+// the timeout's 124. Each case waits until the process is armed (it listens for the store's
+// changes, its directory watch or its LISTEN, and it catches SIGTERM, read from /proc) before
+// signalling: no sleeps.
 // Also: a reader that closes stdout ends a non-durable stream quietly (exit 0).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { a2a, BIN, hasWatch, spawnA2A, testStore, until } from "../harness/run";
+import { a2a, BIN, listens, spawnA2A, testStore, until } from "../harness/run";
 
 setDefaultTimeout(120_000);
 
@@ -19,7 +20,7 @@ function catches(pid: number, signal: number): boolean {
   }
 }
 
-const armed = (pid: number) => hasWatch(pid) && catches(pid, 15);
+const armed = (pid: number) => listens(pid) && catches(pid, 15);
 
 const BLOCKING: { args: string[]; stderr?: RegExp }[] = [
   { args: ["wait", "never"] },

@@ -73,7 +73,8 @@ export function pgSkipReason(): string | undefined {
   return undefined;
 }
 
-function psqlPath(): string | undefined {
+// psql: the newest installed server's, else the one on PATH.
+export function psqlPath(): string | undefined {
   const bin = serverBin();
   return bin ? join(bin, "psql") : (Bun.which("psql") ?? undefined);
 }

@@ -4,9 +4,11 @@
 // /proc. Nothing here sleeps to wait for a condition: waits are on output, exit, or files,
 // each with a generous upper bound. (MCP clients: ./mcp.ts. Building: ../build.ts.)
 import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, type Stats } from "node:fs";
+import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { psqlPath } from "./pg";
 
 export const ROOT = join(import.meta.dir, "..", "..");
 // The binary under test: $A2A_BIN (lets parallel work use separate binaries), else dist/a2a.
@@ -49,23 +51,63 @@ export function tempDir(prefix = "a2a-test-"): { path: string; [Symbol.dispose](
   return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
 }
 
-// The engine the e2e suite runs against (docs/ENGINE.md): A2A_TEST_STORE, unset or "file" for
-// the file engine (a fresh temporary directory per store). A test that drives only the binary,
-// whatever keeps the store, takes its store from testStore(); one that looks at the files on
-// disk uses tempDir() and runs only where ENGINE is "file" (describe.if(ON_FILES)). The
-// PostgreSQL engine (issue 22) adds `A2A_TEST_STORE=postgres://USER@HOST/DB`: a fresh schema
-// per store, dropped after.
-export const ENGINE = engineUnderTest(process.env.A2A_TEST_STORE);
+// The engine the e2e suite runs against (docs/ENGINE.md, "The contract suite"), from
+// A2A_TEST_STORE:
+// - unset, "" or "file": the file engine, a fresh temporary directory per store;
+// - postgres://USER@HOST:PORT/DB (or postgresql://, other parameters such as sslmode kept): a
+//   server and database the tests may create schemas in. Each store is a fresh schema,
+//   `?schema=t_<random hex>`, which a2a makes itself on first use; disposing of the store drops
+//   it (drop schema ... cascade, through psql, synchronously so `using` works). A password
+//   goes in PGPASSWORD, which the children and psql inherit, never in the URL: the URL is a
+//   store's location, and locations end up in test output.
+// A test that drives only the binary, whatever keeps the store, takes its store from
+// testStore(); one that looks at the files on disk (modes, owners, inotify, fsync, network
+// filesystems) or at what the database engine does not have yet (doctor, gc, init, ui) uses
+// tempDir() and runs only where ENGINE is "file" (describe.if(ON_FILES) / test.if(ON_FILES)).
+export type Engine = "file" | "postgres";
+const TEST_STORE = process.env.A2A_TEST_STORE;
+export const ENGINE: Engine = engineUnderTest(TEST_STORE);
 export const ON_FILES = ENGINE === "file";
 
-function engineUnderTest(raw: string | undefined): "file" {
+function engineUnderTest(raw: string | undefined): Engine {
   if (raw === undefined || raw === "" || raw === "file") return "file";
-  throw new Error(`A2A_TEST_STORE=${JSON.stringify(raw.replace(/:[^:@/]*@/, ":***@"))} is not an engine this suite can run on: unset it, or set it to file`);
+  const redacted = JSON.stringify(raw.replace(/:[^:@/]*@/, ":***@"));
+  if (/^postgres(ql)?:\/\//i.test(raw)) {
+    let u: URL;
+    try {
+      u = new URL(raw);
+    } catch {
+      throw new Error(`A2A_TEST_STORE=${redacted} is not a URL: write postgres://USER@HOST:PORT/DATABASE`);
+    }
+    if (u.password) throw new Error(`A2A_TEST_STORE=${redacted} holds a password: take it out of the URL and put it in PGPASSWORD`);
+    if (u.searchParams.has("schema")) throw new Error(`A2A_TEST_STORE=${redacted} names a schema: leave ?schema= out, the suite makes one per store`);
+    return "postgres";
+  }
+  throw new Error(`A2A_TEST_STORE=${redacted} is not an engine this suite can run on: unset it, or set it to file or to postgres://USER@HOST:PORT/DATABASE`);
 }
 
 // A fresh, empty store of the engine under test; `path` is its location, for --dir / A2A_DIR.
 export function testStore(): { path: string; [Symbol.dispose](): void } {
-  return tempDir("a2a-store-");
+  if (ENGINE === "file") return tempDir("a2a-store-");
+  const schema = `t_${randomBytes(8).toString("hex")}`;
+  const u = new URL(TEST_STORE!);
+  u.searchParams.set("schema", schema);
+  return { path: u.toString(), [Symbol.dispose]: () => dropSchema(schema) };
+}
+
+// Drops a test store's schema and everything in it. The lock timeout bounds the wait for a
+// process a test left running in a transaction; a failure throws, with psql's words (which
+// never hold the password: it came from PGPASSWORD).
+function dropSchema(schema: string): void {
+  const psql = psqlPath();
+  if (!psql) throw new Error(`cannot drop schema ${schema}: there is no psql (install postgresql-client)`);
+  const r = Bun.spawnSync([psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", TEST_STORE!, "-c", `drop schema if exists ${schema} cascade`], {
+    env: { ...process.env, PGCONNECT_TIMEOUT: "30", PGOPTIONS: "-c lock_timeout=30s -c client_min_messages=warning" },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  if (r.exitCode !== 0) throw new Error(`cannot drop schema ${schema} of A2A_TEST_STORE: ${r.stderr.toString().trim() || `psql exit ${r.exitCode}`}`);
 }
 
 // Spawns `a2a ARGS...` with piped stdout/stderr.
@@ -300,3 +342,55 @@ export function a2aBelow(pid: number, arg?: string): number {
 
 // True once `pid` or a process under it holds a directory watch.
 export const treeHasWatch = (pid: number): boolean => hasWatch(pid) || descendants(pid).some(hasWatch);
+
+// ---- waiting on the store, whatever keeps it ------------------------------------------------
+
+// True once process `pid` has asked the store to wake it, so a change from now on exercises
+// the wake path rather than the first look: a directory watch on files (hasWatch); on
+// PostgreSQL, a connection of its own (matched by its TCP port, from /proc) whose last
+// statement, a LISTEN, has completed (pg_stat_activity: idle): a change committed from then
+// on notifies it. Costs a psql per call there, so poll it with until(), not in a tight loop.
+export function listens(pid: number): boolean {
+  if (ON_FILES) return hasWatch(pid);
+  const ports = tcpPorts(pid);
+  if (ports.length === 0) return false;
+  const r = Bun.spawnSync(
+    [psqlPath()!, "-X", "-q", "-A", "-t", "-d", TEST_STORE!, "-c", `select 1 from pg_stat_activity where state = 'idle' and query ilike 'listen %' and client_port in (${ports.join(",")})`],
+    { env: { ...process.env, PGCONNECT_TIMEOUT: "30" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" },
+  );
+  return r.exitCode === 0 && r.stdout.toString().trim() !== "";
+}
+
+// The same for `pid` or a process under it (a2a run by a shell, an MCP server under a client).
+export const treeListens = (pid: number): boolean => listens(pid) || descendants(pid).some(listens);
+
+// The local ports of the TCP sockets process `pid` holds (from its fds and /proc/PID/net/tcp*).
+function tcpPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (m) inodes.add(m[1]);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  } catch {
+    return []; // gone
+  }
+  const ports: number[] = [];
+  for (const table of ["tcp", "tcp6"]) {
+    let rows: string[];
+    try {
+      rows = readFileSync(`/proc/${pid}/net/${table}`, "utf8").split("\n").slice(1);
+    } catch {
+      continue;
+    }
+    for (const row of rows) {
+      const f = row.trim().split(/\s+/);
+      if (f.length > 9 && inodes.has(f[9])) ports.push(parseInt(f[1].split(":")[1], 16));
+    }
+  }
+  return ports;
+}
