@@ -4,7 +4,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, a2aBelow, spawnA2A, tempDir, until } from "../harness/run";
+import { a2a, a2aBelow, spawnA2A, tempDir, testStore, until } from "../harness/run";
 import { MODES, arm, blocked, expectCleanError, recordOf, sh, shellEnv, slotPath } from "./fixtures/core";
 
 setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
@@ -26,7 +26,7 @@ for (const mode of MODES) {
     const env = mode.env;
 
     test("a waiter blocked on a running slot gets the result published by another process", async () => {
-      using d = tempDir();
+      using d = testStore();
       expect((await a2a(["start", "r", "research"], { dir: d.path, env })).code).toBe(0);
       arm(slotPath(d.path, "r"));
       await using waiter = spawnA2A(["wait", "r"], { dir: d.path, env });
@@ -38,7 +38,7 @@ for (const mode of MODES) {
     });
 
     test("a waiter started before the slot exists wakes on its first publish", async () => {
-      using d = tempDir();
+      using d = testStore();
       await using waiter = spawnA2A(["wait", "fresh"], { dir: d.path, env });
       // Poll mode has no file to observe yet; a watch can be seen.
       if (!mode.poll) await blocked(waiter.pid, mode);
@@ -48,14 +48,15 @@ for (const mode of MODES) {
     });
 
     test("wait after publish returns at once with the result", async () => {
-      using d = tempDir();
+      using d = testStore();
       await a2a(["publish", "r", "already there"], { dir: d.path, env });
       const r = await a2a(["wait", "r", "--timeout", "30"], { dir: d.path, env });
       expect(r).toEqual({ stdout: "already there", stderr: "", code: 0 });
     });
 
     test("results pass through byte for byte (argument, stdin, --file), blocked waiter", async () => {
-      using d = tempDir();
+      using d = testStore();
+      using scratch = tempDir(); // --file's input, outside the store
       let i = 0;
       for (const [kind, text] of Object.entries(PAYLOADS)) {
         for (const via of ["arg", "stdin", "file"] as const) {
@@ -64,7 +65,7 @@ for (const mode of MODES) {
           arm(slotPath(d.path, name));
           await using waiter = spawnA2A(["wait", name], { dir: d.path, env });
           await blocked(waiter.pid, mode, slotPath(d.path, name));
-          const file = join(d.path, `${name}.in`);
+          const file = join(scratch.path, `${name}.in`);
           if (via === "file") writeFileSync(file, text);
           const args = via === "arg" ? ["publish", name, text] : via === "stdin" ? ["publish", name] : ["publish", name, "--file", file];
           const pub = await a2a(args, { dir: d.path, env, stdin: via === "stdin" ? text : undefined });
@@ -77,7 +78,7 @@ for (const mode of MODES) {
     });
 
     test("x=$(a2a wait r) captures the result exactly, as the shell defines it", async () => {
-      using d = tempDir();
+      using d = testStore();
       using o = tempDir();
       const text = PAYLOADS.multiline + "\n" + PAYLOADS.unicode + "\n" + PAYLOADS.json;
       await a2a(["start", "r"], { dir: d.path, env });
@@ -106,7 +107,7 @@ for (const mode of MODES) {
     });
 
     test("--after-version waits for a publish newer than the one already seen", async () => {
-      using d = tempDir();
+      using d = testStore();
       await a2a(["publish", "cfg", "v1 content"], { dir: d.path, env });
       // Seen version 1 already: a new wait must not return it.
       arm(slotPath(d.path, "cfg"));
@@ -125,7 +126,7 @@ for (const mode of MODES) {
     });
 
     test("fan-in: all names, printed under ==> NAME <== headers in the order asked", async () => {
-      using d = tempDir();
+      using d = testStore();
       for (const n of ["a", "b", "c"]) await a2a(["start", n], { dir: d.path, env });
       arm(slotPath(d.path, "c"));
       await using waiter = spawnA2A(["wait", "a", "b", "c"], { dir: d.path, env });
@@ -141,7 +142,7 @@ for (const mode of MODES) {
     });
 
     test("fan-in --any returns the first published name only", async () => {
-      using d = tempDir();
+      using d = testStore();
       for (const n of ["a", "b", "c"]) await a2a(["start", n], { dir: d.path, env });
       arm(slotPath(d.path, "b"));
       await using waiter = spawnA2A(["wait", "a", "b", "c", "--any"], { dir: d.path, env });
@@ -152,7 +153,7 @@ for (const mode of MODES) {
     });
 
     test("fan-in --json prints one object keyed by name with the full records", async () => {
-      using d = tempDir();
+      using d = testStore();
       await a2a(["publish", "b", '{"n":2}'], { dir: d.path, env });
       await a2a(["start", "a", "task A"], { dir: d.path, env });
       arm(slotPath(d.path, "a"));
@@ -178,7 +179,7 @@ async function publishRange(dir: string, from: number, to: number): Promise<void
 
 describe("wait on many names", () => {
   test("waits on 200 names at once and prints them all in the order given", async () => {
-    using d = tempDir();
+    using d = testStore();
     const names = Array.from({ length: 200 }, (_, i) => `w${String(i).padStart(3, "0")}`);
     // Half are there before the wait starts, half land while it is blocked.
     await publishRange(d.path, 0, 99);
@@ -198,7 +199,7 @@ describe("wait on many names", () => {
 
 describe.concurrent("wait: timeouts and formats", () => {
   test("timeout: exit 124 and one line naming what was missing", async () => {
-    using d = tempDir();
+    using d = testStore();
     await a2a(["publish", "here", "x"], { dir: d.path });
     await a2a(["start", "slow"], { dir: d.path });
     const r = await a2a(["wait", "here", "slow", "gone", "--timeout", "0.3"], { dir: d.path });
@@ -212,7 +213,7 @@ describe.concurrent("wait: timeouts and formats", () => {
   });
 
   test("a running or expired slot is not published: wait times out", async () => {
-    using d = tempDir();
+    using d = testStore();
     await a2a(["start", "busy"], { dir: d.path });
     expectCleanError(await a2a(["wait", "busy", "--timeout", "0.2"], { dir: d.path }), 124);
     await a2a(["publish", "brief", "gone soon", "--ttl", "1ms"], { dir: d.path });
@@ -222,7 +223,7 @@ describe.concurrent("wait: timeouts and formats", () => {
   });
 
   test("--json with one name prints the record", async () => {
-    using d = tempDir();
+    using d = testStore();
     await a2a(["publish", "one", "1"], { dir: d.path });
     const r = await a2a(["wait", "one", "--json"], { dir: d.path });
     expect(r.code).toBe(0);

@@ -3,7 +3,7 @@
 // temporary stores, spawning and running the binary, and waiting on its output or on
 // /proc. Nothing here sleeps to wait for a condition: waits are on output, exit, or files,
 // each with a generous upper bound. (MCP clients: ./mcp.ts. Building: ../build.ts.)
-import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, type Stats } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, type Stats } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -96,18 +96,54 @@ export function testStore(): { path: string; [Symbol.dispose](): void } {
 }
 
 // Drops a test store's schema and everything in it. The lock timeout bounds the wait for a
-// process a test left running in a transaction; a failure throws, with psql's words (which
-// never hold the password: it came from PGPASSWORD).
-function dropSchema(schema: string): void {
+// process a test left running in a transaction.
+const dropSchema = (schema: string): void => void testSql(`drop schema if exists ${schema} cascade`);
+
+// Runs `sql` through psql on A2A_TEST_STORE's database, in `schema` when given (search_path):
+// its unaligned, header-less output. Throws on failure with psql's words, which never hold the
+// password (it comes from PGPASSWORD). Synchronous: a dispose or a poll cannot await.
+function testSql(sql: string, schema?: string): string {
   const psql = psqlPath();
-  if (!psql) throw new Error(`cannot drop schema ${schema}: there is no psql (install postgresql-client)`);
-  const r = Bun.spawnSync([psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", TEST_STORE!, "-c", `drop schema if exists ${schema} cascade`], {
-    env: { ...process.env, PGCONNECT_TIMEOUT: "30", PGOPTIONS: "-c lock_timeout=30s -c client_min_messages=warning" },
+  if (!psql) throw new Error("A2A_TEST_STORE names a PostgreSQL server, but there is no psql to administer it (install postgresql-client)");
+  const options = `-c lock_timeout=30s -c client_min_messages=warning${schema ? ` -c search_path=${schema}` : ""}`;
+  const r = Bun.spawnSync([psql, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", TEST_STORE!, "-c", sql], {
+    env: { ...process.env, PGCONNECT_TIMEOUT: "30", PGOPTIONS: options },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
   });
-  if (r.exitCode !== 0) throw new Error(`cannot drop schema ${schema} of A2A_TEST_STORE: ${r.stderr.toString().trim() || `psql exit ${r.exitCode}`}`);
+  if (r.exitCode !== 0) throw new Error(`psql on A2A_TEST_STORE (${sql.slice(0, 60)}): ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`);
+  return r.stdout.toString();
+}
+
+// What a test may look at inside a store of the engine under test, where a file test would
+// read files: whether it exists (its directory; its schema), and on PostgreSQL its rows.
+export const isDatabaseStore = (store: string): boolean => /^postgres(ql)?:\/\//i.test(store);
+const schemaOf = (store: string): string | undefined => (isDatabaseStore(store) ? (new URL(store).searchParams.get("schema") ?? undefined) : undefined);
+
+export function storeExists(store: string): boolean {
+  const schema = schemaOf(store);
+  if (schema === undefined) return existsSync(store);
+  return testSql(`select 1 from pg_namespace where nspname = '${schema}'`).trim() !== "";
+}
+
+// `sql` run in the schema of a database store (a testStore() path): its output, one line a row.
+export function storeSql(store: string, sql: string): string {
+  const schema = schemaOf(store);
+  if (schema === undefined) throw new Error(`storeSql: ${store} is not a database store`);
+  return testSql(sql, schema);
+}
+
+// Every row of every table of a database store's schema, by table, each table's rows in a fixed
+// order: compare two to prove a failed command changed nothing (fixtures/core.ts snapshot()).
+// Sequences are left out: a number drawn by a transaction that rolled back is not given back,
+// and no reader sees it.
+export function storeRows(store: string): Record<string, unknown[]> {
+  const schema = schemaOf(store)!;
+  const tables = storeSql(store, `select tablename from pg_tables where schemaname = '${schema}' order by 1`).split("\n").filter(Boolean);
+  const out: Record<string, unknown[]> = {};
+  for (const t of tables) out[t] = JSON.parse(storeSql(store, `select coalesce(jsonb_agg(to_jsonb(r) order by r::text), '[]') from ${t} r`));
+  return out;
 }
 
 // Spawns `a2a ARGS...` with piped stdout/stderr.
@@ -354,11 +390,7 @@ export function listens(pid: number): boolean {
   if (ON_FILES) return hasWatch(pid);
   const ports = tcpPorts(pid);
   if (ports.length === 0) return false;
-  const r = Bun.spawnSync(
-    [psqlPath()!, "-X", "-q", "-A", "-t", "-d", TEST_STORE!, "-c", `select 1 from pg_stat_activity where state = 'idle' and query ilike 'listen %' and client_port in (${ports.join(",")})`],
-    { env: { ...process.env, PGCONNECT_TIMEOUT: "30" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" },
-  );
-  return r.exitCode === 0 && r.stdout.toString().trim() !== "";
+  return testSql(`select 1 from pg_stat_activity where state = 'idle' and query ilike 'listen %' and client_port in (${ports.join(",")})`).trim() !== "";
 }
 
 // The same for `pid` or a process under it (a2a run by a shell, an MCP server under a client).
