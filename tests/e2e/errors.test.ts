@@ -4,8 +4,8 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, a2a, asUser, canRunAsOthers, exitWithin, otherUserEnv, readUntil, spawnA2A, tempDir, until, type RunResult } from "../harness/run";
-import { expectCleanError, snapshot } from "./fixtures/core";
+import { BIN, a2a, asUser, canRunAsOthers, exitWithin, ON_FILES, otherUserEnv, readUntil, spawnA2A, tempDir, testStore, until, type RunResult } from "../harness/run";
+import { expectCleanError, recordText, slotNames, snapshot } from "./fixtures/core";
 import { checkName } from "../../lib/core/paths";
 
 setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
@@ -45,46 +45,48 @@ const COMMANDS: ((n: string) => string[])[] = [
 describe.concurrent("bad names", () => {
   for (const [what, name] of Object.entries(BAD_NAMES)) {
     test(`a name with ${what} is refused: exit 2 naming the rule, nothing created in or around the store`, async () => {
-      using d = tempDir();
-      const store = join(d.path, "store");
+      using d = testStore();
+      using around = tempDir();
+      const store = ON_FILES ? join(around.path, "store") : d.path;
       await a2a(["publish", "ok", "existing"], { dir: store });
-      const outside = snapshot(d.path);
+      const outside = [snapshot(around.path), snapshot(store)];
       // The write path, the read/wait path and the remove path.
       for (const cmd of [COMMANDS[1], COMMANDS[3], COMMANDS[9]]) {
-        const r = await a2a(cmd(name), { dir: store, cwd: d.path });
+        const r = await a2a(cmd(name), { dir: store, cwd: around.path });
         expectCleanError(r, 2, RULE);
         expect(r.stdout).toBe("");
       }
       // The parent, the store and everything in them unchanged.
-      expect(snapshot(d.path)).toEqual(outside);
+      expect([snapshot(around.path), snapshot(store)]).toEqual(outside);
       expect(existsSync("/etc/passwd.json")).toBe(false);
     });
   }
 
   test("every command that takes a name checks it before touching anything", async () => {
-    using d = tempDir();
-    const store = join(d.path, "store");
+    using d = testStore();
+    using around = tempDir();
+    const store = ON_FILES ? join(around.path, "store") : d.path;
     await a2a(["publish", "ok", "existing"], { dir: store });
-    const outside = snapshot(d.path);
+    const outside = [snapshot(around.path), snapshot(store)];
     for (const cmd of COMMANDS) {
       for (const name of ["../escape", ""]) {
-        const r = await a2a(cmd(name), { dir: store, cwd: d.path });
+        const r = await a2a(cmd(name), { dir: store, cwd: around.path });
         expect({ cmd: cmd(name), code: r.code }).toEqual({ cmd: cmd(name), code: 2 });
         expectCleanError(r, 2, RULE);
       }
     }
-    expect(snapshot(d.path)).toEqual(outside);
+    expect([snapshot(around.path), snapshot(store)]).toEqual(outside);
   });
 
   test("128 characters and every allowed character are fine", async () => {
-    using d = tempDir();
+    using d = testStore();
     for (const name of ["n".repeat(128), "A-z_0.9", "x..y", "-dash", "_under", "a.b.c"]) {
       // "--" ends the options, so a name may start with "-".
       const p = await a2a(["publish", "--", name, "ok"], { dir: d.path });
       expect({ name, code: p.code, stderr: p.stderr }).toEqual({ name, code: 0, stderr: "" });
       expect((await a2a(["wait", "--timeout", "5", "--", name], { dir: d.path })).stdout).toBe("ok");
     }
-    expect(readdirSync(join(d.path, "slots")).length).toBe(6);
+    expect(slotNames(d.path).length).toBe(6);
   });
 
   test("a NUL in a name is refused by the name gate (argv cannot carry one)", () => {
@@ -100,7 +102,7 @@ describe.concurrent("bad payloads", () => {
   const limit = { A2A_MAX_BYTES: "16" };
 
   test("an oversize result is refused with exit 2 (argument, stdin, --file) and the old record stays", async () => {
-    using d = tempDir();
+    using d = testStore();
     using inputs = tempDir();
     await a2a(["publish", "r", "old result"], { dir: d.path });
     const before = snapshot(d.path);
@@ -123,7 +125,7 @@ describe.concurrent("bad payloads", () => {
   });
 
   test("invalid UTF-8 on stdin or in --file is refused with exit 2 and the old record stays", async () => {
-    using d = tempDir();
+    using d = testStore();
     using inputs = tempDir();
     await a2a(["publish", "r", "good"], { dir: d.path });
     const before = snapshot(d.path);
@@ -137,14 +139,14 @@ describe.concurrent("bad payloads", () => {
   });
 
   test("NUL and other control characters in a result are text and pass through", async () => {
-    using d = tempDir();
+    using d = testStore();
     const text = "a\u0000b\u0001c\u001b[31mred\u001b[0m";
     expect((await a2a(["publish", "r"], { dir: d.path, stdin: text })).code).toBe(0);
     expect((await a2a(["wait", "r"], { dir: d.path })).stdout).toBe(text);
   });
 
   test("no result and no piped input (stdin is /dev/null) is a usage error, not an empty publish", async () => {
-    using d = tempDir();
+    using d = testStore();
     await a2a(["start", "r"], { dir: d.path });
     const before = snapshot(d.path);
     // helpers' a2a() gives the child /dev/null as stdin, like a script run without input.
@@ -157,11 +159,12 @@ describe.concurrent("bad payloads", () => {
   });
 
   test("a missing --file, or both an argument and --file, is a usage error", async () => {
-    using d = tempDir();
-    expectCleanError(await a2a(["publish", "r", "--file", join(d.path, "nope")], { dir: d.path }), 2, /no such file/);
-    writeFileSync(join(d.path, "f"), "x");
-    expectCleanError(await a2a(["publish", "r", "arg", "--file", join(d.path, "f")], { dir: d.path }), 2, /both/);
-    expect(existsSync(join(d.path, "slots", "r.json"))).toBe(false);
+    using d = testStore();
+    using inputs = tempDir();
+    expectCleanError(await a2a(["publish", "r", "--file", join(inputs.path, "nope")], { dir: d.path }), 2, /no such file/);
+    writeFileSync(join(inputs.path, "f"), "x");
+    expectCleanError(await a2a(["publish", "r", "arg", "--file", join(inputs.path, "f")], { dir: d.path }), 2, /both/);
+    expect(recordText(d.path, "r")).toBeUndefined();
   });
 });
 
@@ -184,7 +187,7 @@ describe.concurrent("bad flags and settings", () => {
   ];
   for (const [what, args, env, message] of cases) {
     test(`${what}: exit 2, one line, store untouched`, async () => {
-      using d = tempDir();
+      using d = testStore();
       await a2a(["publish", "r", "kept"], { dir: d.path });
       const before = snapshot(d.path);
       expectCleanError(await a2a(args, { dir: d.path, env }), 2, message);
@@ -193,7 +196,8 @@ describe.concurrent("bad flags and settings", () => {
   }
 });
 
-describe("a store that cannot be written", () => {
+// Permissions and files where the store's directories should be: the file engine's own.
+describe.if(ON_FILES)("a store that cannot be written", () => {
   const canDropRoot = canRunAsOthers;
   if (!canDropRoot) console.warn("errors.test.ts: skipping the permission tests: they need root and setpriv to run as nobody");
   const runAs = (cmd: string[], store: string, stdin?: string): Promise<RunResult> =>
@@ -265,7 +269,7 @@ describe("a store that cannot be written", () => {
   });
 });
 
-describe("garbage in the store", () => {
+describe.if(ON_FILES)("garbage in the store", () => {
   test("a foreign or corrupt file in slots/ is skipped with a warning, never returned; a wait on it says so and waits on", async () => {
     using d = tempDir();
     await a2a(["publish", "good", "fine"], { dir: d.path });

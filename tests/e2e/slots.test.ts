@@ -8,12 +8,10 @@ import { expectCleanError, killGated, recordOf, recordText, sh, slotNames, slotP
 
 setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
 
-// A record as stored is JSON, complete, with a size that matches its result; on disk, one line.
+// A record as stored is one line of JSON, complete, with a size that matches its result.
 function expectWholeRecord(text: string, name: string): any {
-  if (ON_FILES) {
-    expect(text.endsWith("\n")).toBe(true);
-    expect(text.indexOf("\n")).toBe(text.length - 1);
-  }
+  expect(text.endsWith("\n")).toBe(true);
+  expect(text.indexOf("\n")).toBe(text.length - 1);
   const r = JSON.parse(text);
   expect(r).toMatchObject({ a2a: 1, name });
   expect(r.size).toBe(r.result === null ? 0 : Buffer.byteLength(r.result, "utf8"));

@@ -1,10 +1,9 @@
 // Streaming partial output: `append` adds numbered chunks to a running slot, `tail` reads them
 // in order, `tail --follow` prints them as they land and exits when the slot is published.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, hasWatch, readUntil, spawnA2A, tempDir, until } from "../harness/run";
-import { MODES, Output, arm, blocked, expectCleanError, recordOf, sh, slotPath } from "./fixtures/core";
+import { a2a, listens, readUntil, spawnA2A, tempDir, testStore, until } from "../harness/run";
+import { MODES, Output, arm, blocked, expectCleanError, recordOf, sh, slotPath, storedChunks } from "./fixtures/core";
 
 setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
 
@@ -16,7 +15,7 @@ const appendRange = (dir: string, from: number, to: number, env: Record<string, 
 
 describe.concurrent("append and tail", () => {
   test("tail prints every chunk once, in append order; --json numbers them", async () => {
-    using d = tempDir();
+    using d = testStore();
     await a2a(["start", "s", "streaming job"], { dir: d.path });
     expect((await appendRange(d.path, 1, 25)).code).toBe(0);
     expect(await a2a(["tail", "s"], { dir: d.path })).toEqual({ stdout: chunks(1, 25), stderr: "", code: 0 });
@@ -29,7 +28,7 @@ describe.concurrent("append and tail", () => {
   });
 
   test("appended chunks pass through byte for byte (argument, stdin, --file)", async () => {
-    using d = tempDir();
+    using d = testStore();
     using input = tempDir(); // outside the store: a foreign file inside it would make it no store
     const { writeFileSync } = await import("node:fs");
     const parts = ["no newline", "two\nlines\n", "ünïcødé 🚀", "  spaces\t\r\n"];
@@ -42,7 +41,7 @@ describe.concurrent("append and tail", () => {
   });
 
   test("append to an absent slot starts it; append to a published slot exits 4", async () => {
-    using d = tempDir();
+    using d = testStore();
     const r = JSON.parse((await a2a(["append", "s", "first", "--json"], { dir: d.path })).stdout);
     expect(r).toMatchObject({ name: "s", state: "running", chunks: 1, version: 1 });
     await a2a(["publish", "s", "final"], { dir: d.path });
@@ -54,20 +53,20 @@ describe.concurrent("append and tail", () => {
   });
 
   test("start resets the chunks of the previous run", async () => {
-    using d = tempDir();
+    using d = testStore();
     await a2a(["start", "s"], { dir: d.path });
     await appendRange(d.path, 1, 3);
     await a2a(["publish", "s", "run 1 done"], { dir: d.path });
     const again = JSON.parse((await a2a(["start", "s", "run 2", "--json"], { dir: d.path })).stdout);
     expect(again).toMatchObject({ state: "running", chunks: 0 });
     expect(await a2a(["tail", "s"], { dir: d.path })).toEqual({ stdout: "", stderr: "", code: 0 });
-    expect(existsSync(join(d.path, "streams", "s")) ? readdirSync(join(d.path, "streams", "s")) : []).toEqual([]);
+    expect(storedChunks(d.path, "s")).toEqual([]);
     await a2a(["append", "s", "run 2 only"], { dir: d.path });
     expect((await a2a(["tail", "s"], { dir: d.path })).stdout).toBe("run 2 only");
   });
 
   test("tail of an absent slot exits 3; tail --follow --timeout on a running one exits 124", async () => {
-    using d = tempDir();
+    using d = testStore();
     expectCleanError(await a2a(["tail", "nope"], { dir: d.path }), 3, /no slot named nope/);
     await a2a(["start", "s"], { dir: d.path });
     await a2a(["append", "s", "so far"], { dir: d.path });
@@ -82,7 +81,7 @@ for (const mode of MODES) {
     const env = mode.env;
 
     test("a follower started mid-stream prints everything exactly once, in order, and exits on publish", async () => {
-      using d = tempDir();
+      using d = testStore();
       await a2a(["start", "s"], { dir: d.path, env });
       await appendRange(d.path, 1, 10, env);
       arm(slotPath(d.path, "s"));
@@ -101,9 +100,9 @@ for (const mode of MODES) {
     });
 
     test("a follower started before the slot exists sees the whole run", async () => {
-      using d = tempDir();
+      using d = testStore();
       await using follower = spawnA2A(["tail", "s", "--follow"], { dir: d.path, env });
-      if (!mode.poll) await until(() => hasWatch(follower.pid));
+      if (!mode.poll) await until(() => listens(follower.pid));
       await a2a(["start", "s"], { dir: d.path, env });
       await appendRange(d.path, 1, 5, env);
       await a2a(["publish", "s", "done"], { dir: d.path, env });
@@ -112,7 +111,7 @@ for (const mode of MODES) {
     });
 
     test("tail --follow on a published slot prints its chunks and exits at once", async () => {
-      using d = tempDir();
+      using d = testStore();
       await a2a(["start", "s"], { dir: d.path, env });
       await appendRange(d.path, 1, 3, env);
       await a2a(["publish", "s", "done"], { dir: d.path, env });
@@ -123,10 +122,10 @@ for (const mode of MODES) {
 
 describe("watch", () => {
   test("a2a watch --json prints started, appended, published and cleared, one object a line", async () => {
-    using d = tempDir();
+    using d = testStore();
     await a2a(["publish", "old", "there before"], { dir: d.path });
     await using w = spawnA2A(["watch", "--json"], { dir: d.path });
-    await until(() => hasWatch(w.pid));
+    await until(() => listens(w.pid));
     const out = new Output(w.stdout);
     const nextLine = async () => JSON.parse(await out.until((t) => t.endsWith("\n"), "an event line"));
     await a2a(["start", "s", "the task"], { dir: d.path });
@@ -145,9 +144,9 @@ describe("watch", () => {
   });
 
   test("a2a watch NAME ignores other slots; --timeout ends it with exit 0", async () => {
-    using d = tempDir();
+    using d = testStore();
     await using w = spawnA2A(["watch", "mine", "--timeout", "20"], { dir: d.path });
-    await until(() => hasWatch(w.pid));
+    await until(() => listens(w.pid));
     await a2a(["publish", "other", "x"], { dir: d.path });
     await a2a(["publish", "mine", "y"], { dir: d.path });
     const line = await readUntil(w.stdout, (t) => t.includes("\n"));
