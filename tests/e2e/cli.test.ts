@@ -3,7 +3,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, tempDir } from "../harness/run";
+import { a2a, ON_FILES, storeExists, tempDir, testStore } from "../harness/run";
 import { expectCleanError } from "./fixtures/core";
 import pkg from "../../package.json" with { type: "json" };
 
@@ -70,11 +70,13 @@ describe.concurrent("version and help", () => {
 describe.concurrent("store location and output streams", () => {
   test("--dir wins over A2A_DIR; either works", async () => {
     using d = tempDir();
-    const a = join(d.path, "a");
-    const b = join(d.path, "b");
+    using sa = testStore();
+    using sb = testStore();
+    const a = ON_FILES ? join(d.path, "a") : sa.path;
+    const b = ON_FILES ? join(d.path, "b") : sb.path;
     await a2a(["publish", "r", "in b", "--dir", b], { dir: a });
     await a2a(["--dir", b, "publish", "s", "also in b"], { dir: a });
-    expect(existsSync(a)).toBe(false);
+    expect(storeExists(a)).toBe(false);
     expect((await a2a(["wait", "r", "s"], { dir: b })).stdout).toBe("==> r <==\nin b\n\n==> s <==\nalso in b\n");
   });
 
@@ -113,7 +115,7 @@ describe.concurrent("store location and output streams", () => {
   });
 
   test("confirmations go to stdout, nothing to stderr; errors only to stderr", async () => {
-    using d = tempDir();
+    using d = testStore();
     const ok = await a2a(["publish", "r", "x"], { dir: d.path });
     expect(ok).toEqual({ stdout: "published r (version 1, 1B)\n", stderr: "", code: 0 });
     const bad = await a2a(["clear", "nothing"], { dir: d.path });
@@ -122,7 +124,7 @@ describe.concurrent("store location and output streams", () => {
   });
 
   test("every command accepts --json and prints one JSON value", async () => {
-    using d = tempDir();
+    using d = testStore();
     const runs: [string[], (v: any) => void][] = [
       [["start", "j", "t", "--json"], (v) => expect(v).toMatchObject({ name: "j", state: "running" })],
       [["append", "j", "c", "--json"], (v) => expect(v).toMatchObject({ name: "j", chunks: 1 })],
@@ -130,7 +132,8 @@ describe.concurrent("store location and output streams", () => {
       [["publish", "j", "r", "--json"], (v) => expect(v).toMatchObject({ name: "j", state: "done", result: "r" })],
       [["wait", "j", "--json"], (v) => expect(v).toMatchObject({ name: "j", result: "r" })],
       [["status", "--json"], (v) => expect(v).toHaveLength(1)],
-      [["gc", "--json"], (v) => expect(v).toHaveProperty("expired")],
+      // gc refuses a database store until the engine has its own.
+      ...(ON_FILES ? [[["gc", "--json"], (v: any) => expect(v).toHaveProperty("expired")] as [string[], (v: any) => void]] : []),
       [["clear", "j", "--json"], (v) => expect(v).toEqual({ cleared: ["j"], missing: [] })],
     ];
     for (const [args, check] of runs) {
