@@ -7,7 +7,8 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { a2a, exitWithin, tempDir } from "../harness/run";
+import { literal } from "../harness/pg";
+import { a2a, exitWithin, isDatabaseStore, storeExists, storeSql, tempDir, testStore } from "../harness/run";
 import { connect, INIT, spawnRaw, type Session } from "../harness/mcp";
 
 setDefaultTimeout(120_000);
@@ -40,7 +41,12 @@ async function peer(store: string, cwd: string, env: Record<string, string> = {}
   };
 }
 
-const peerFiles = (store: string) => (existsSync(join(store, "peers")) ? readdirSync(join(store, "peers")) : []);
+// The peers present in the store: the files of peers/, or its rows on a database store, named
+// as files are.
+const peerFiles = (store: string): string[] => {
+  if (!isDatabaseStore(store)) return existsSync(join(store, "peers")) ? readdirSync(join(store, "peers")) : [];
+  return storeExists(store) ? storeSql(store, "select name from peers order by name").split("\n").filter(Boolean).map((n) => `${n}.json`) : [];
+};
 const projDir = (root: string, name: string) => {
   const p = join(root, name);
   mkdirSync(p, { recursive: true });
@@ -50,7 +56,8 @@ const projDir = (root: string, name: string) => {
 describe("a2a mcp messaging", () => {
   test("offers claude-peers' tools with their argument names, plus whoami, reply and topics", async () => {
     using d = tempDir();
-    const p = await peer(join(d.path, "store"), projDir(d.path, "proj"));
+    using s = testStore();
+    const p = await peer(s.path, projDir(d.path, "proj"));
     try {
       const { tools } = await p.client.listTools();
       const args = Object.fromEntries(tools.map((t) => [t.name, Object.keys(t.inputSchema.properties ?? {})]));
@@ -70,7 +77,7 @@ describe("a2a mcp messaging", () => {
     } finally {
       await p.close();
     }
-    const named = await peer(join(d.path, "store"), projDir(d.path, "proj"), { A2A_AGENT: "reviewer" });
+    const named = await peer(s.path, projDir(d.path, "proj"), { A2A_AGENT: "reviewer" });
     try {
       expect(await named.json("whoami")).toMatchObject({ name: "reviewer", source: "A2A_AGENT", cwd: join(d.path, "proj") });
     } finally {
@@ -80,7 +87,8 @@ describe("a2a mcp messaging", () => {
 
   test("two servers exchange messages; the push arrives, and the message stays unread until check_messages", async () => {
     using d = tempDir();
-    const store = join(d.path, "store");
+    using s = testStore();
+    const store = s.path;
     const a = await peer(store, projDir(d.path, "api"));
     const b = await peer(store, projDir(d.path, "web"));
     try {
@@ -128,7 +136,8 @@ describe("a2a mcp messaging", () => {
 
   test("a restarted peer keeps its name and its unread mail; a suffix only while the name is held", async () => {
     using d = tempDir();
-    const store = join(d.path, "store");
+    using s = testStore();
+    const store = s.path;
     const cwd = projDir(d.path, "My Project!");
     const first = await peer(store, cwd);
     const name = (await first.json("whoami")).name;
@@ -156,7 +165,8 @@ describe("a2a mcp messaging", () => {
 
   test("a server whose stdin closes exits and leaves no presence behind", async () => {
     using d = tempDir();
-    const store = join(d.path, "store");
+    using s = testStore();
+    const store = s.path;
     const p = spawnRaw(store, {}, { cwd: projDir(d.path, "solo") });
     p.stdin.write(INIT + "\n");
     const reader = p.stdout.getReader();
@@ -170,7 +180,8 @@ describe("a2a mcp messaging", () => {
 
   test("publish_topic and read_topic share the topics with the CLI and remember the position", async () => {
     using d = tempDir();
-    const store = join(d.path, "store");
+    using s = testStore();
+    const store = s.path;
     const p = await peer(store, projDir(d.path, "watcher"));
     try {
       expect((await p.json("read_topic", { pattern: "ci.>" })).count).toBe(0);
@@ -191,17 +202,18 @@ describe("a2a mcp messaging", () => {
 describe("a2a peers", () => {
   test("lists live peers by scope; a dead one is shown as gone once and swept, its inbox kept", async () => {
     using d = tempDir();
-    const store = join(d.path, "store");
+    using s = testStore();
+    const store = s.path;
     const cwd = projDir(d.path, "repo");
     mkdirSync(join(cwd, ".git"));
     const live = await peer(store, join(cwd));
     try {
       const dead = Bun.spawnSync(["true"]).pid;
       const now = Date.now() / 1000;
-      writeFileSync(
-        join(store, "peers", "ghost.json"),
-        JSON.stringify({ a2a: 1, name: "ghost", host: hostname(), pid: dead, cwd, git_root: cwd, tty: null, summary: "", started_at: now, heartbeat: now, heartbeat_ms: 10000 }) + "\n",
-      );
+      const ghost = JSON.stringify({ a2a: 1, name: "ghost", host: hostname(), pid: dead, cwd, git_root: cwd, tty: null, summary: "", started_at: now, heartbeat: now, heartbeat_ms: 10000 }) + "\n";
+      // A peer whose process died without a word: its record left as it was, a file or a row.
+      if (!isDatabaseStore(store)) writeFileSync(join(store, "peers", "ghost.json"), ghost);
+      else storeSql(store, `insert into peers (name, record, host, pid, started_at, heartbeat) values ('ghost', ${literal(ghost)}, ${literal(hostname())}, ${dead}, ${now}, ${now})`);
       expect((await a2a(["send", "ghost", "for later", "--as", "repo"], { dir: store })).code).toBe(0);
       const r = await a2a(["peers", "--json"], { dir: store, cwd });
       expect(r.code).toBe(0);
