@@ -2,11 +2,12 @@
 // agent2agent surface, handoffs with the CLI, long-wait safety (cap, progress, cancel),
 // errors, resources, and the lifecycle (bad input lines, stdin closing, signals).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { a2a, exitWithin, hasWatch, inotifyWatches, openFds, readUntil, spawnA2A, tempDir, until } from "../harness/run";
+import { a2a, exitWithin, inotifyWatches, listens, ON_FILES, openFds, readUntil, spawnA2A, testStore, until } from "../harness/run";
 import { connect, INIT, spawnRaw, text } from "../harness/mcp";
+import { slotNames, snapshot } from "./fixtures/core";
 
 setDefaultTimeout(90_000);
 
@@ -22,7 +23,7 @@ const AGENT2AGENT: Record<string, string[]> = {
 
 describe("a2a mcp", () => {
   test("lists agent2agent's seven tools with their argument names and defaults, plus ours", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path);
     try {
       const { tools } = await s.client.listTools();
@@ -57,7 +58,7 @@ describe("a2a mcp", () => {
   });
 
   test("hands results over between two servers and the CLI, in both directions", async () => {
-    using d = tempDir();
+    using d = testStore();
     const [A, B] = await Promise.all([connect(d.path), connect(d.path)]);
     try {
       const started = await A.json("agent_start", { name: "researcher", task: "scraping prices" });
@@ -66,7 +67,7 @@ describe("a2a mcp", () => {
 
       // server B waits, server A publishes
       const waiting = B.json("agent_wait", { name: "researcher" });
-      await until(() => hasWatch(B.pid), 20_000, "B's watch");
+      await until(() => listens(B.pid), 20_000, "B's watch");
       const pub = await A.json("agent_publish", { name: "researcher", result: "42 prices\n{\"x\": 1}" });
       expect(pub).toMatchObject({ ok: true, name: "researcher", version: 2 });
       expect(pub.published_at).toBeGreaterThan(1e9);
@@ -85,7 +86,7 @@ describe("a2a mcp", () => {
 
       // MCP publishes, a blocked CLI waiter wakes
       const cli = spawnA2A(["wait", "editor", "--timeout", "60"], { dir: d.path });
-      await until(() => hasWatch(cli.pid), 20_000, "CLI waiter's watch");
+      await until(() => listens(cli.pid), 20_000, "CLI waiter's watch");
       await A.json("agent_publish", { name: "editor", result: "final" });
       expect(await new Response(cli.stdout).text()).toBe("final");
       expect(await cli.exited).toBe(0);
@@ -107,7 +108,7 @@ describe("a2a mcp", () => {
   });
 
   test("agent_status previews long results with 150 characters and an ellipsis; running slots have none", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path);
     try {
       await s.json("agent_publish", { name: "long", result: "x".repeat(400) });
@@ -123,12 +124,12 @@ describe("a2a mcp", () => {
   });
 
   test("agent_wait blocked in a fresh server is woken by a CLI publish", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path);
     try {
-      expect(hasWatch(s.pid)).toBe(false); // nothing watched until the first wait
+      expect(listens(s.pid)).toBe(false); // nothing watched until the first wait
       const waiting = s.json("agent_wait", { name: "build", timeout: 60 });
-      await until(() => hasWatch(s.pid), 20_000, "the server's watch");
+      await until(() => listens(s.pid), 20_000, "the server's watch");
       expect((await a2a(["publish", "build", "ok: 12 tests"], { dir: d.path })).code).toBe(0);
       expect(await waiting).toMatchObject({ ok: true, name: "build", result: "ok: 12 tests" });
     } finally {
@@ -137,7 +138,7 @@ describe("a2a mcp", () => {
   });
 
   test("progress notifications arrive during a long wait and name what is awaited", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path, { A2A_MCP_PROGRESS_MS: "50" });
     try {
       await a2a(["start", "slow", "crunching numbers"], { dir: d.path });
@@ -163,12 +164,12 @@ describe("a2a mcp", () => {
   });
 
   test("cancellation releases the wait and the next call is answered", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path, { A2A_LOG: "1" });
     try {
       const ac = new AbortController();
       const waiting = s.client.callTool({ name: "agent_wait", arguments: { name: "never", timeout: 3000 } }, undefined, { signal: ac.signal, timeout: 120_000 });
-      await until(() => hasWatch(s.pid), 20_000, "the server's watch");
+      await until(() => listens(s.pid), 20_000, "the server's watch");
       ac.abort();
       await expect(waiting).rejects.toThrow();
       await s.stderr.waitFor(/agent_wait -> cancelled/);
@@ -184,7 +185,7 @@ describe("a2a mcp", () => {
   });
 
   test("a timeout beyond A2A_MCP_MAX_WAIT returns still_waiting at the cap; within it, timeout", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path, { A2A_MCP_MAX_WAIT: "0.3" });
     try {
       await a2a(["start", "late", "a long job"], { dir: d.path });
@@ -205,7 +206,7 @@ describe("a2a mcp", () => {
   });
 
   test("bad arguments give a tool error with the CLI's one-line message, and the next call works", async () => {
-    using d = tempDir();
+    using d = testStore();
     const env = { A2A_MAX_BYTES: "64" };
     const s = await connect(d.path, env);
     try {
@@ -241,7 +242,7 @@ describe("a2a mcp", () => {
       expect(text(conflict)).toMatch(/version 0, not 5.*\(ECONFLICT\)$/);
 
       expect(await s.json("agent_status")).toMatchObject({ total: 0, agents: [] }); // nothing was written
-      expect(existsSync(join(d.path, "slots")) ? readdirSync(join(d.path, "slots")) : []).toEqual([]);
+      expect(slotNames(d.path)).toEqual([]);
       expect(await s.json("agent_publish", { name: "fine", result: "ok", timeout: "ignored extra" })).toMatchObject({ ok: true });
       expect(await s.json("agent_wait", { name: "fine", timeout: "5" })).toMatchObject({ ok: true, result: "ok" }); // numeric string accepted
     } finally {
@@ -250,7 +251,7 @@ describe("a2a mcp", () => {
   });
 
   test("200 sequential waits leave the server's open file descriptors flat", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path);
     try {
       await s.json("agent_publish", { name: "ready", result: "r" });
@@ -273,28 +274,31 @@ describe("a2a mcp", () => {
   });
 
   test("thirty concurrent waits in one server share one watch and each gets its own result", async () => {
-    using d = tempDir();
+    using d = testStore();
     const [A, B] = await Promise.all([connect(d.path), connect(d.path)]);
     try {
       const names = Array.from({ length: 30 }, (_, i) => `n${i}`);
       const waits = names.map((n) => A.json("agent_wait", { name: n, timeout: 60 }));
       const all = A.json("agent_wait_all", { names, timeout: 60 });
-      await until(() => hasWatch(A.pid), 20_000, "A's watch");
+      await until(() => listens(A.pid), 20_000, "A's watch");
       for (const n of [...names].reverse()) await B.json("agent_publish", { name: n, result: `result of ${n}` });
       expect((await Promise.all(waits)).map((r) => r.result)).toEqual(names.map((n) => `result of ${n}`));
       expect(Object.keys((await all).results)).toEqual(names);
       // One inotify instance for all 31 waits: its fd and the duplicate Bun reads it through.
-      const slots = statSync(join(d.path, "slots")).ino;
-      const watching = inotifyWatches(A.pid).filter((f) => f.inodes.includes(slots));
-      expect(watching.length).toBeGreaterThanOrEqual(1);
-      expect(watching.length).toBeLessThanOrEqual(2);
+      // (On PostgreSQL they share one LISTEN, lib/pg/wake.ts; no inotify to count.)
+      if (ON_FILES) {
+        const slots = statSync(join(d.path, "slots")).ino;
+        const watching = inotifyWatches(A.pid).filter((f) => f.inodes.includes(slots));
+        expect(watching.length).toBeGreaterThanOrEqual(1);
+        expect(watching.length).toBeLessThanOrEqual(2);
+      }
     } finally {
       await Promise.all([A.close(), B.close()]);
     }
   });
 
   test("slots are resources; a subscription fires on publish", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path);
     try {
       const updates: string[] = [];
@@ -324,7 +328,7 @@ describe("a2a mcp", () => {
   });
 
   test("broadcast channels: increasing ids, since_id, every reader sees every message", async () => {
-    using d = tempDir();
+    using d = testStore();
     const [A, B] = await Promise.all([connect(d.path, { A2A_AGENT: "alice" }), connect(d.path)]);
     try {
       expect(await A.json("agent_send", { channel: "team", message: "hello" })).toMatchObject({ ok: true, id: 1, channel: "team", sender: "alice" });
@@ -356,7 +360,7 @@ describe("a2a mcp", () => {
   });
 
   test("streaming, compare-and-set and agent_wait_all", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path);
     try {
       expect(await s.json("agent_append", { name: "job", chunk: "part 1\n" })).toMatchObject({ ok: true, chunks: 1, version: 1 });
@@ -385,7 +389,7 @@ describe("a2a mcp", () => {
   });
 
   test("slot and channel results carry the unread-mail note of the messaging tools", async () => {
-    using d = tempDir();
+    using d = testStore();
     const [A, B] = await Promise.all([connect(d.path, { A2A_AGENT: "alice" }), connect(d.path, { A2A_AGENT: "bob" })]);
     try {
       const quiet = await A.call("agent_status");
@@ -405,7 +409,7 @@ describe("a2a mcp", () => {
   });
 
   test("a malformed JSON-RPC line does not kill the server; it is answered, and stdout carries only JSON-RPC", async () => {
-    using d = tempDir();
+    using d = testStore();
     const p = spawnRaw(d.path, { A2A_LOG: "1" });
     const lines = [INIT, "this is { not json", '{"jsonrpc":"2.0","method":"notifications/initialized"}', '{"not":"json-rpc"}', "", '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'];
     p.stdin.write(lines.join("\n") + "\n");
@@ -427,11 +431,11 @@ describe("a2a mcp", () => {
   });
 
   test("exits when stdin closes, even in the middle of a wait", async () => {
-    using d = tempDir();
+    using d = testStore();
     const p = spawnRaw(d.path, { A2A_LOG: "1" });
     p.stdin.write(INIT + "\n" + '{"jsonrpc":"2.0","method":"notifications/initialized"}\n' + '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agent_wait","arguments":{"name":"x","timeout":3000}}}\n');
     p.stdin.flush();
-    await until(() => hasWatch(p.pid), 20_000, "the server's watch");
+    await until(() => listens(p.pid), 20_000, "the server's watch");
     p.stdin.end();
     expect(await exitWithin(p)).toBe(0);
     expect(await new Response(p.stderr).text()).toMatch(/stopping: stdin closed/);
@@ -439,11 +443,11 @@ describe("a2a mcp", () => {
 
   for (const sig of ["SIGTERM", "SIGINT"] as const) {
     test(`exits on ${sig} in the middle of a wait`, async () => {
-      using d = tempDir();
+      using d = testStore();
       const p = spawnRaw(d.path, { A2A_LOG: "1" });
       p.stdin.write(INIT + "\n" + '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agent_wait","arguments":{"name":"x","timeout":3000}}}\n');
       p.stdin.flush();
-      await until(() => hasWatch(p.pid), 20_000, "the server's watch");
+      await until(() => listens(p.pid), 20_000, "the server's watch");
       p.kill(sig);
       expect(await exitWithin(p)).toBe(0);
       expect(await new Response(p.stderr).text()).toMatch(new RegExp(`stopping: ${sig}`));
@@ -451,14 +455,14 @@ describe("a2a mcp", () => {
   }
 
   test("a bad A2A_MCP_MAX_WAIT does not end the server: every tool answers with the one-line usage error", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path, { A2A_MCP_MAX_WAIT: "soon" });
     try {
       const r = await s.call("agent_status");
       expect(r.isError).toBe(true);
       expect(text(r)).toMatch(/^a2a cannot work here: A2A_MCP_MAX_WAIT="soon" is not a positive number of seconds: .* \(EUSAGE\)\. Tell your user/);
       expect(s.stderr.text()).toMatch(/^a2a mcp: A2A_MCP_MAX_WAIT="soon" is not a positive number of seconds: .*: serving every tool as this error\n$/);
-      expect(readdirSync(d.path)).toEqual([]); // nothing was written
+      expect(snapshot(d.path)).toEqual({}); // nothing was written
     } finally {
       await s.close();
     }
