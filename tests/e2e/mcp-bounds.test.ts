@@ -5,7 +5,7 @@
 // the rest coming with the next call (through the real SDK client).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { a2a, exitWithin, tempDir } from "../harness/run";
+import { a2a, exitWithin, tempDir, testStore } from "../harness/run";
 import { connect, INIT, INITIALIZED, text, toolCall, UnreadClient, type Session } from "../harness/mcp";
 
 setDefaultTimeout(120_000);
@@ -26,7 +26,7 @@ async function publishBig(store: string, name: string) {
 
 describe("a client that does not read its answers", () => {
   test("its requests wait unanswered, the server's memory stays bounded, and closing stdin still ends it", async () => {
-    using d = tempDir();
+    using d = testStore();
     using f = tempDir("a2a-fifo-");
     await publishBig(d.path, "big");
     const n = 600; // each answer is the 1 MiB result twice: 1.2 GB if every one were built
@@ -52,7 +52,7 @@ describe("a client that does not read its answers", () => {
   });
 
   test("a slow reader gets every answer, whole and in order of its requests, once it reads", async () => {
-    using d = tempDir();
+    using d = testStore();
     using f = tempDir("a2a-fifo-");
     await publishBig(d.path, "big");
     const n = 40;
@@ -89,7 +89,7 @@ async function drain(s: Session, tool: string, args: (prev: any) => Record<strin
 
 describe("one answer carries about 2 MiB, says what it left out, and the next call brings the rest", () => {
   test("read_topic, agent_recv and check_messages", async () => {
-    using d = tempDir();
+    using d = testStore();
     const [alice, bob] = await Promise.all([connect(d.path, { A2A_AGENT: "alice" }), connect(d.path, { A2A_AGENT: "bob" })]);
     try {
       const n = 8;
@@ -122,7 +122,7 @@ describe("one answer carries about 2 MiB, says what it left out, and the next ca
   });
 
   test("agent_wait_all, agent_tail and task_wait", async () => {
-    using d = tempDir();
+    using d = testStore();
     const [lead, worker] = await Promise.all([connect(d.path, { A2A_AGENT: "lead" }), connect(d.path, { A2A_AGENT: "worker" })]);
     try {
       const names = ["s1", "s2", "s3", "s4", "s5"];

@@ -6,7 +6,7 @@
 // nothing back.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { a2a, exitWithin, tempDir } from "../harness/run";
+import { a2a, exitWithin, tempDir, testStore } from "../harness/run";
 import { cancelOf, connect, INIT, INITIALIZED, RawClient, toolCall, UnreadClient } from "../harness/mcp";
 
 setDefaultTimeout(120_000);
@@ -35,7 +35,7 @@ const taskShow = async (store: string, id: string) => {
 
 describe("a cancelled task_claim claims nothing", () => {
   test("300 claims each cancelled at once: every claimed task was claimed by an answer that was sent", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path, { A2A_AGENT: "worker" });
     try {
       const n = 300;
@@ -66,7 +66,7 @@ describe("a cancelled task_claim claims nothing", () => {
   });
 
   test("three claims cancelled as they are made, with a 1 s lease: the task never dies of them, the next claim is attempt 1", async () => {
-    using d = tempDir();
+    using d = testStore();
     const id = await taskAdd(d.path);
     const c = new RawClient(d.path, { A2A_AGENT: "worker" });
     try {
@@ -88,7 +88,7 @@ describe("a cancelled task_claim claims nothing", () => {
 
 describe("what an answer that never got out handed over is given back", () => {
   test("the client stops reading, then leaves: its claim (no attempt counted) and its leases are free again", async () => {
-    using d = tempDir();
+    using d = testStore();
     using f = tempDir("a2a-fifo-");
     const id = await taskAdd(d.path);
     const c = await stalledWorker(d.path, f.path);
@@ -108,7 +108,7 @@ describe("what an answer that never got out handed over is given back", () => {
   });
 
   test("a cancel that comes after the answer was handed to stdout gives nothing back", async () => {
-    using d = tempDir();
+    using d = testStore();
     using f = tempDir("a2a-fifo-");
     const id = await taskAdd(d.path);
     const c = await stalledWorker(d.path, f.path);

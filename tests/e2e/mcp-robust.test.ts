@@ -3,7 +3,7 @@
 // serving. Driven over a raw pipe, since the SDK client never sends such lines.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { RawClient } from "../harness/mcp";
-import { a2a, tempDir, until } from "../harness/run";
+import { a2a, testStore, until } from "../harness/run";
 
 setDefaultTimeout(60_000);
 
@@ -23,7 +23,7 @@ async function answer(c: RawClient, from: number, pred: (m: any) => boolean): Pr
 
 describe("bad input lines get JSON-RPC errors, and the server keeps serving", () => {
   test("malformed JSON: -32700 with id null", async () => {
-    using d = tempDir();
+    using d = testStore();
     const c = await server(d.path);
     const mark = c.seen.length;
     c.send('{"jsonrpc":"2.0","id":1,"method":');
@@ -35,7 +35,7 @@ describe("bad input lines get JSON-RPC errors, and the server keeps serving", ()
   });
 
   test('jsonrpc "1.0", an object id, no method: -32600, with the id when it is usable', async () => {
-    using d = tempDir();
+    using d = testStore();
     const c = await server(d.path);
     let mark = c.seen.length;
     c.send('{"jsonrpc":"1.0","id":5,"method":"ping"}');
@@ -51,7 +51,7 @@ describe("bad input lines get JSON-RPC errors, and the server keeps serving", ()
   });
 
   test("a line over 10 MiB: -32600 with its id, and the next request is served", async () => {
-    using d = tempDir();
+    using d = testStore();
     const c = await server(d.path);
     const mark = c.seen.length;
     const big = JSON.stringify({ jsonrpc: "2.0", id: 77, method: "tools/call", params: { name: "agent_publish", arguments: { name: "x", result: "y".repeat(11 * 2 ** 20) } } });
@@ -65,7 +65,7 @@ describe("bad input lines get JSON-RPC errors, and the server keeps serving", ()
   });
 
   test("arguments: null and a bad percent-escape in a resource URI: one-line errors", async () => {
-    using d = tempDir();
+    using d = testStore();
     expect((await a2a(["publish", "r", "v"], { dir: d.path })).code).toBe(0);
     const c = await server(d.path);
     const st = await c.request("tools/call", { name: "agent_status", arguments: null });

@@ -4,14 +4,14 @@
 // refused with a message phrased for a model (tool names, not shell commands); leases between
 // two sessions.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { a2a, hasWatch, tempDir, until } from "../harness/run";
+import { a2a, listens, testStore, until } from "../harness/run";
 import { connect, text } from "../harness/mcp";
 
 setDefaultTimeout(90_000);
 
 describe("a2a mcp: tasks", () => {
   test("lead adds with a dependency, worker claims and finishes, lead's task_wait gets the results", async () => {
-    using d = tempDir();
+    using d = testStore();
     const [lead, worker] = await Promise.all([connect(d.path, { A2A_AGENT: "lead" }), connect(d.path, { A2A_AGENT: "worker" })]);
     try {
       const { tools } = await worker.client.listTools();
@@ -51,7 +51,7 @@ describe("a2a mcp: tasks", () => {
   });
 
   test("a claim wait is woken by an add from the CLI; the cap answers still_waiting; cancel leaves nothing claimed", async () => {
-    using d = tempDir();
+    using d = testStore();
     const w = await connect(d.path, { A2A_AGENT: "worker", A2A_MCP_MAX_WAIT: "1" });
     try {
       const capped = await w.json("task_claim", { queue: "q", wait: true, timeout: 5 });
@@ -63,7 +63,7 @@ describe("a2a mcp: tasks", () => {
     const s = await connect(d.path, { A2A_AGENT: "worker", A2A_MCP_PROGRESS_MS: "50", A2A_LOG: "1" });
     try {
       const waiting = s.json("task_claim", { queue: "q", wait: true, timeout: 60 });
-      await until(() => hasWatch(s.pid), 20_000, "the server's watch");
+      await until(() => listens(s.pid), 20_000, "the server's watch");
       const added = await a2a(["task", "add", "q", "from the shell"], { dir: d.path });
       expect(added.code).toBe(0);
       const got = await waiting;
@@ -89,7 +89,7 @@ describe("a2a mcp: tasks", () => {
   });
 
   test("a stale token is a tool error phrased for a model, and nothing changes", async () => {
-    using d = tempDir();
+    using d = testStore();
     const [slow, fast] = await Promise.all([connect(d.path, { A2A_AGENT: "slow" }), connect(d.path, { A2A_AGENT: "fast" })]);
     try {
       const t = await slow.json("task_add", { queue: "q", payload: "job" });
@@ -114,7 +114,7 @@ describe("a2a mcp: tasks", () => {
   });
 
   test("leases between two sessions: all-or-nothing, named holders, release", async () => {
-    using d = tempDir();
+    using d = testStore();
     const [alice, bob] = await Promise.all([connect(d.path, { A2A_AGENT: "alice" }), connect(d.path, { A2A_AGENT: "bob" })]);
     try {
       expect((await alice.json("lease_take", { names: ["schema"], ttl: 600 })).leases).toEqual([expect.objectContaining({ name: "schema", holder: "alice" })]);
