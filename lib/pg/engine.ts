@@ -103,7 +103,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
       await sql.close({ timeout: 5 });
     },
   };
-  const tasks = pgTasks(client);
+  const tasks = pgTasks(client, store);
   return {
     ...client,
     slots: pgSlots(client),

@@ -19,13 +19,16 @@
 //   written ready wakes its queue's; one written done wakes the queues and channels of its
 //   unfinished dependants, one written dead their channels, down the whole graph (they die
 //   with it);
+// - a version is at most RECORD_LIMIT bytes encoded (lib/core/fs.ts fitRecord), as on files;
 // - durable: every change is a synchronous commit, a claim too (the file engine leaves claims
 //   unsynced; an asynchronous commit here could lose one and write its version number again);
 // - readers never lock: they see the row before a change or after it.
 
 import type { SQL } from "bun";
+import type { Store } from "../core/config";
 import { hashHex } from "../core/digest";
 import { A2AError, type Damage } from "../core/errors";
+import { fitRecord } from "../core/fs";
 import { encodeTask, taskDecoder, type Dep, type TaskRecord } from "../tasks/record";
 import type { DamagedChain } from "../tasks/state";
 import type { TaskHead, TaskStorage } from "../tasks/storage";
@@ -111,8 +114,13 @@ const AGAIN = new Error("a concurrent change created the task first");
 // Version 1 exists already (a concurrent add of the same id): undo this add, return the id.
 const TAKEN = new Error("the task exists already");
 
-export function pgTasks(pg: PgClient): TaskStorage {
+export function pgTasks(pg: PgClient, store: Store): TaskStorage {
   const locate = (queue: string, id: string) => `task ${id} of queue ${queue} in ${pg.target.where} (schema ${pg.target.schema}, table tasks)`;
+  // A version as written, refused (ETOOBIG, before anything is written) when it is over the
+  // bound every reader accepts, as the file engine refuses it (docs/PROTOCOL.md §3): a payload
+  // and a result of control characters pass their own checks and still come out over it.
+  const encoded = (queue: string, id: string, rec: TaskRecord): string =>
+    fitRecord(store, encodeTask(rec), `the record of task ${id} of queue ${queue} (version ${rec.version})`);
 
   // A row's record, or why it is not one a2a wrote (someone changed it by hand).
   const decode = (queue: string, row: Row): TaskRecord | Damage => {
@@ -145,7 +153,7 @@ export function pgTasks(pg: PgClient): TaskStorage {
           const value = next(head);
           if (value === undefined) return { head, changed: false };
           const written: TaskRecord = { ...value, version: head.version + 1 };
-          const text = encodeTask(written);
+          const text = encoded(queue, id, written);
           if (rows.length) {
             await tx`update tasks set version = ${written.version}, state = ${written.state}, record = ${text} where queue = ${queue} and id = ${id}`;
           } else if (!(await tx`insert into tasks (queue, id, version, state, record) values (${queue}, ${id}, ${written.version}, ${written.state}, ${text})
@@ -182,7 +190,7 @@ export function pgTasks(pg: PgClient): TaskStorage {
             await tx`insert into task_deps ${tx(deps)} on conflict do nothing`;
           }
           const rec = build(id);
-          const made = await tx`insert into tasks (queue, id, version, state, record) values (${queue}, ${id}, ${rec.version}, ${rec.state}, ${encodeTask(rec)})
+          const made = await tx`insert into tasks (queue, id, version, state, record) values (${queue}, ${id}, ${rec.version}, ${rec.state}, ${encoded(queue, id, rec)})
                                 on conflict (queue, id) do nothing returning id`;
           if (!made.length) throw TAKEN;
           return { id, created: true };
