@@ -4,17 +4,15 @@
 // only once its answer was written, agent2agent's times are integers, and one session posts
 // under one identity.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, BIN, exitWithin, readUntil, tempDir, until } from "../harness/run";
+import { a2a, BIN, exitWithin, readUntil, tempDir, testStore, until } from "../harness/run";
 import { connect, INIT, INITIALIZED, spawnRaw, text } from "../harness/mcp";
+import { mailIn, recordOf } from "./fixtures/core";
 
 setDefaultTimeout(90_000);
 
-const box = (store: string, agent: string, where: "new" | "claim" | "cur") => {
-  const dir = join(store, "inbox", agent, where);
-  return existsSync(dir) ? readdirSync(dir).filter((f) => !f.startsWith(".")) : [];
-};
+const box = (store: string, agent: string, where: "new" | "claim" | "cur") => mailIn(store, agent, where).filter((f) => !f.startsWith("."));
 const checkMessages = (id: number) =>
   JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "check_messages", arguments: {} } });
 
@@ -26,7 +24,7 @@ async function sendAs(store: string, from: string, to: string, body: string): Pr
 
 describe("a2a mcp: one framework", () => {
   test("messaging tools write one A2A_LOG line per call, errors included", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path, { A2A_AGENT: "alice", A2A_LOG: "1" });
     try {
       expect((await s.json("send_message", { to_id: "bob", message: "hi" })).ok).toBe(true);
@@ -44,7 +42,7 @@ describe("a2a mcp: one framework", () => {
   });
 
   test("errors from messaging and slot tools are phrased with tool parameters and carry code and data", async () => {
-    using d = tempDir();
+    using d = testStore();
     expect((await a2a(["policy", "allowlist", "--as", "bob"], { dir: d.path })).code).toBe(0);
     const s = await connect(d.path, { A2A_AGENT: "alice" });
     try {
@@ -66,13 +64,13 @@ describe("a2a mcp: one framework", () => {
   });
 
   test("agent2agent's times are integer Unix seconds in every agent2agent tool", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path, { A2A_AGENT: "alice" });
     try {
       const ints: number[] = [];
       const started = await s.json("agent_start", { name: "researcher", task: "prices" });
       ints.push(started.started_at);
-      const record = JSON.parse(readFileSync(join(d.path, "slots", "researcher.json"), "utf8"));
+      const record = recordOf(d.path, "researcher");
       expect(started.started_at).toBe(Math.floor(record.started_at)); // the record keeps milliseconds
       const published = await s.json("agent_publish", { name: "researcher", result: "42" });
       ints.push(published.published_at);
@@ -96,7 +94,7 @@ describe("a2a mcp: one framework", () => {
   });
 
   test("one session, one identity: channels, topics, mail and replies all post as whoami's name", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path); // no A2A_AGENT: the name comes from the working directory
     try {
       const me = (await s.json("whoami")).name;
@@ -123,7 +121,7 @@ describe("a2a mcp: one framework", () => {
 
 describe("a2a mcp: check_messages marks mail read only once its answer was written", () => {
   test("through the client: returned, then read, nothing left claimed", async () => {
-    using d = tempDir();
+    using d = testStore();
     const id = await sendAs(d.path, "ops", "box", "hello");
     const s = await connect(d.path, { A2A_AGENT: "box" });
     try {
@@ -139,10 +137,11 @@ describe("a2a mcp: check_messages marks mail read only once its answer was writt
   });
 
   test("a client that goes away while the answer is being written leaves the mail unread", async () => {
-    using d = tempDir();
+    using d = testStore();
     const body = "x".repeat(300_000); // the answer (~600 KB) cannot fit in a pipe nobody reads
     const id = await sendAs(d.path, "ops", "box", body);
-    const pidFile = join(d.path, "reader.pid");
+    using scratch = tempDir();
+    const pidFile = join(scratch.path, "reader.pid");
     // The "client" forwards the first line (initialize's answer), then stops reading and sits in
     // `sleep`, holding the pipe; killing it closes the server's stdout under the write.
     const base: Record<string, string> = {};
@@ -174,7 +173,7 @@ describe("a2a mcp: check_messages marks mail read only once its answer was writt
   });
 
   test("a client that closes right after asking: each message is unread, or read and in what it was sent", async () => {
-    using d = tempDir();
+    using d = testStore();
     for (let round = 0; round < 4; round++) {
       const id = await sendAs(d.path, "ops", "box", `round ${round}`);
       const p = spawnRaw(d.path, { A2A_AGENT: "box" });
