@@ -6,6 +6,6 @@ export function randomHex(bytes: number): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("hex");
 }
 
-export function hashHex(algorithm: "sha1" | "sha256", text: string): string {
+export function hashHex(algorithm: "md5" | "sha1" | "sha256", text: string): string {
   return new Bun.CryptoHasher(algorithm).update(text).digest("hex");
 }

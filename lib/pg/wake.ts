@@ -14,15 +14,15 @@
 //   pooler in transaction mode drops LISTEN, a listener that has not noticed it is cut off).
 
 import type { SQL } from "bun";
-import { createHash } from "node:crypto";
 import { channelName, type Channel } from "../core/channel";
+import { hashHex } from "../core/digest";
 import type { Listener } from "../core/watch";
 
 const MAX_CHANNEL_BYTES = 63;
 
 export function pgChannel(schema: string, ch: Channel): string {
   const name = `${schema}.${channelName(ch)}`;
-  return Buffer.byteLength(name) <= MAX_CHANNEL_BYTES ? name : `#${createHash("md5").update(name).digest("hex")}`;
+  return Buffer.byteLength(name) <= MAX_CHANNEL_BYTES ? name : `#${hashHex("md5", name)}`;
 }
 
 
