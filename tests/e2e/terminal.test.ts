@@ -5,7 +5,7 @@
 // real pty made by util-linux `script` (stdin, stdout and stderr all on it).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { dirname } from "node:path";
-import { a2a, a2aBelow, BIN, childEnv, hasWatch, readUntil, tempDir, until } from "../harness/run";
+import { a2a, a2aBelow, BIN, childEnv, listens, readUntil, tempDir, testStore, until } from "../harness/run";
 
 setDefaultTimeout(120_000);
 
@@ -31,13 +31,13 @@ const rest = (stream: ReadableStream<Uint8Array>) => readUntil(stream, () => fal
 
 describe.concurrent("a live status line while waiting, on a terminal only", () => {
   test("wait: the line names the slot and its state, is erased, and the result follows", async () => {
-    using d = tempDir();
+    using d = testStore();
     expect((await a2a(["start", "build", "make all"], { dir: d.path })).code).toBe(0);
     const p = onPty(["wait", "build"], d.path);
     const seen = await readUntil(p.stdout, (t) => t.includes("waiting for build (running: make all), 0s"));
     expect(seen).toStartWith(ERASE + "waiting for build (running: make all), 0s");
     const pid = await a2aUnder(p.pid);
-    await until(() => hasWatch(pid), 20_000, "the waiter's watch");
+    await until(() => listens(pid), 20_000, "the waiter's watch");
     expect((await a2a(["publish", "build", "exit 0"], { dir: d.path })).code).toBe(0);
     const after = await rest(p.stdout);
     expect(await p.exited).toBe(0);
@@ -46,7 +46,7 @@ describe.concurrent("a live status line while waiting, on a terminal only", () =
   });
 
   test("recv --wait and tail --follow show theirs too", async () => {
-    using d = tempDir();
+    using d = testStore();
     const r = onPty(["recv", "--as", "bob", "--wait", "--timeout", "30s"], d.path);
     expect(await readUntil(r.stdout, (t) => t.includes("waiting for a message to bob, 0s"))).toContain(ERASE);
     expect((await a2a(["send", "bob", "hello", "--as", "alice"], { dir: d.path })).code).toBe(0);
@@ -65,7 +65,7 @@ describe.concurrent("a live status line while waiting, on a terminal only", () =
   });
 
   test("not a terminal: stderr stays empty for the same waits", async () => {
-    using d = tempDir();
+    using d = testStore();
     await a2a(["publish", "r", "v"], { dir: d.path });
     await a2a(["send", "bob", "m", "--as", "a"], { dir: d.path });
     for (const args of [["wait", "r"], ["recv", "--as", "bob", "--wait"], ["tail", "r", "--follow"]]) {
@@ -75,7 +75,7 @@ describe.concurrent("a live status line while waiting, on a terminal only", () =
   });
 
   test("TERM=dumb: no live line even on a terminal", async () => {
-    using d = tempDir();
+    using d = testStore();
     await a2a(["publish", "r", "v"], { dir: d.path });
     const p = onPty(["wait", "r"], d.path, { TERM: "dumb" });
     const out = await new Response(p.stdout).text();
@@ -85,7 +85,7 @@ describe.concurrent("a live status line while waiting, on a terminal only", () =
 
 describe.concurrent("a2a mcp started on a terminal", () => {
   test("says on stderr what it is and how to register it, then serves (EOF ends it)", async () => {
-    using d = tempDir();
+    using d = testStore();
     const p = onPty(["mcp"], d.path);
     const said = await readUntil(p.stdout, (t) => t.includes("Ctrl-D"));
     expect(said).toContain("this is the MCP server: it speaks JSON-RPC on stdin/stdout");
@@ -95,7 +95,7 @@ describe.concurrent("a2a mcp started on a terminal", () => {
   });
 
   test("started by a client (stdin a pipe), it says nothing on stderr", async () => {
-    using d = tempDir();
+    using d = testStore();
     const r = await a2a(["mcp"], { dir: d.path, pipeStdin: true });
     expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({ code: 0, stderr: "", stdout: "" });
   });
@@ -103,7 +103,7 @@ describe.concurrent("a2a mcp started on a terminal", () => {
 
 describe.concurrent("the status table fits the width", () => {
   test("COLUMNS=60: every line fits, names are whole, previews and tasks are cut", async () => {
-    using d = tempDir();
+    using d = testStore();
     const name = "a-rather-long-slot-name-that-must-stay-whole";
     await a2a(["start", name, "a task with very many words in it that goes on"], { dir: d.path });
     await a2a(["publish", name, "x".repeat(300)], { dir: d.path });
@@ -122,7 +122,7 @@ describe.concurrent("the status table fits the width", () => {
   });
 
   test("a long name at COLUMNS=60 and below: TASK, then PREVIEW, give way; no line is wider than the terminal", async () => {
-    using d = tempDir();
+    using d = testStore();
     const name = "averyveryveryverylongnamethatislong"; // 35 characters
     await a2a(["publish", name, "some result text here that is long enough"], { dir: d.path });
     await a2a(["publish", "a", "z"], { dir: d.path });
@@ -140,7 +140,7 @@ describe.concurrent("the status table fits the width", () => {
   });
 
   test("a pipe with no COLUMNS keeps the fixed widths (a preview of 40)", async () => {
-    using d = tempDir();
+    using d = testStore();
     await a2a(["publish", "r", "z".repeat(100)], { dir: d.path });
     const r = await a2a(["status"], { dir: d.path, env: { COLUMNS: undefined } });
     expect(r.stdout).toContain("z".repeat(39) + "…\n");
@@ -149,7 +149,7 @@ describe.concurrent("the status table fits the width", () => {
 
 describe.concurrent("-q / --quiet", () => {
   test("silences confirmations, not results or errors", async () => {
-    using d = tempDir();
+    using d = testStore();
     for (const args of [["start", "r", "-q"], ["publish", "r", "v", "--quiet"], ["append", "s", "c", "-q"], ["send", "bob", "m", "--as", "a", "-q"], ["pub", "t", "m", "-q"], ["deny", "eve", "--as", "bob", "-q"], ["clear", "s", "-q"]]) {
       const r = await a2a(args, { dir: d.path });
       expect({ args, r }).toEqual({ args, r: { stdout: "", stderr: "", code: 0 } });
@@ -161,8 +161,9 @@ describe.concurrent("-q / --quiet", () => {
   });
 
   test("task, lease, ack, policy and setup take -q too, and it silences their confirmations; results still print", async () => {
-    using d = tempDir();
-    const o = { dir: d.path, env: { HOME: d.path } };
+    using d = testStore();
+    using home = tempDir();
+    const o = { dir: d.path, env: { HOME: home.path } };
     const quiet = async (args: string[]) => expect({ args, r: await a2a([...args, "-q"], o) }).toEqual({ args, r: { stdout: "", stderr: "", code: 0 } });
     const id = (await a2a(["task", "add", "q", "p1", "-q"], o)).stdout.trim(); // the id is the result, not a confirmation
     expect(id).toMatch(/^\d{16}-[0-9a-f]{8}$/);
@@ -188,7 +189,7 @@ describe.concurrent("-q / --quiet", () => {
 
 describe.concurrent("a2a completion", () => {
   test("bash: completes commands, a command's flags, and slot names", async () => {
-    using d = tempDir();
+    using d = testStore();
     await a2a(["publish", "researcher", "x"], { dir: d.path });
     const script = (await a2a(["completion", "bash"])).stdout;
     const complete = async (words: string[]) => {
