@@ -5,7 +5,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, collect, tempDir } from "../harness/run";
+import { a2a, collect, tempDir, testStore } from "../harness/run";
 import { connect } from "../harness/mcp";
 import { claude, session, setup, skipped, type ClaudeEnv } from "./fixtures/claude";
 import { newText, standIn, toolResults, type Request } from "./fixtures/messages-api";
@@ -13,8 +13,8 @@ import { newText, standIn, toolResults, type Request } from "./fixtures/messages
 setDefaultTimeout(60_000);
 
 // A sandbox: HOME, a store, project directories; a2a registered (user scope) with its hooks.
-async function sandbox(path: string, dirs: string[]): Promise<ClaudeEnv & { dirs: string[] }> {
-  const o = { home: join(path, "home"), store: join(path, "store") };
+async function sandbox(path: string, store: string, dirs: string[]): Promise<ClaudeEnv & { dirs: string[] }> {
+  const o = { home: join(path, "home"), store };
   mkdirSync(o.home);
   const made = dirs.map((d) => join(path, d));
   made.forEach((d) => mkdirSync(d));
@@ -30,7 +30,8 @@ describe("real Claude Code", () => {
   test("claude mcp list shows a2a connected after a2a setup claude, and gone after --remove", async () => {
     if (await skipped("claude mcp list")) return;
     using d = tempDir();
-    const o = await sandbox(d.path, ["proj"]);
+    using store = testStore();
+    const o = await sandbox(d.path, store.path, ["proj"]);
     const listed = await claude(["mcp", "list"], o.dirs[0], o);
     expect(listed.stdout).toMatch(/^a2a: .*a2a --dir \S+ mcp - ✔ Connected$/m);
     expect((await collect(setup(o, ["--remove"]))).code).toBe(0);
@@ -41,7 +42,8 @@ describe("real Claude Code", () => {
   test("two sessions hand work over through agent_wait and agent_publish", async () => {
     if (await skipped("the two-session handoff")) return;
     using d = tempDir();
-    const o = await sandbox(d.path, ["consumer", "producer"]);
+    using store = testStore();
+    const o = await sandbox(d.path, store.path, ["consumer", "producer"]);
     const [consumerDir, producerDir] = o.dirs;
     let consumerWaiting!: () => void;
     const waiting = new Promise<void>((r) => (consumerWaiting = r));
@@ -77,7 +79,8 @@ describe("real Claude Code", () => {
   test("mail sent from a shell reaches a session through the Stop hook: the next request carries its reason", async () => {
     if (await skipped("mail through the Stop hook")) return;
     using d = tempDir();
-    const o = await sandbox(d.path, ["proj"]);
+    using store = testStore();
+    const o = await sandbox(d.path, store.path, ["proj"]);
     const [proj] = o.dirs;
     // Another a2a mcp in the same directory already holds "proj": this session's server is
     // proj-2, and the hook must find that name (its own session's server), not derive one.
@@ -117,7 +120,8 @@ describe("real Claude Code", () => {
   test("a worker session claims and completes the queue's tasks; its Stop hook sends it back while work waits", async () => {
     if (await skipped("the worker session")) return;
     using d = tempDir();
-    const o = { home: join(d.path, "home"), store: join(d.path, "store") };
+    using store = testStore();
+    const o = { home: join(d.path, "home"), store: store.path };
     mkdirSync(o.home);
     const proj = join(d.path, "worker");
     mkdirSync(proj);

@@ -5,7 +5,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, BIN, readUntil, ROOT, tempDir } from "../harness/run";
+import { a2a, BIN, readUntil, ROOT, testStore } from "../harness/run";
 import { expectCleanError } from "./fixtures/core";
 
 setDefaultTimeout(120_000);
@@ -93,7 +93,7 @@ describe.concurrent("naming a command wrongly is a usage error", () => {
   });
 
   test("--dir before the command still routes to it", async () => {
-    using d = tempDir();
+    using d = testStore();
     const r = await a2a(["--dir", d.path, "publish", "r", "x"]);
     expect(r).toEqual({ stdout: "published r (version 1, 1B)\n", stderr: "", code: 0 });
     expect((await a2a([`--dir=${d.path}`, "wait", "r"])).stdout).toBe("x");
@@ -102,7 +102,7 @@ describe.concurrent("naming a command wrongly is a usage error", () => {
 
 describe.concurrent("every command takes --json", () => {
   test("a2a mcp --json serves MCP (the output is JSON-RPC) and ends when stdin closes", async () => {
-    using d = tempDir();
+    using d = testStore();
     const p = Bun.spawn({
       cmd: [BIN, "mcp", "--json"],
       env: { ...process.env, A2A_DIR: d.path },
