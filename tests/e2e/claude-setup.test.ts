@@ -5,7 +5,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, BIN, hasWatch, spawnA2A, tempDir, until } from "../harness/run";
+import { a2a, BIN, listens, ON_FILES, spawnA2A, tempDir, testStore, until } from "../harness/run";
 import { connect, text } from "../harness/mcp";
 
 setDefaultTimeout(60_000);
@@ -15,7 +15,7 @@ const hook = (event: string, input: object, dir: string, env: Record<string, str
 
 describe("a2a mcp tool sets", () => {
   test("the default set is slots, mail and peers (no streaming, no broadcast); all, agent2agent, claude-peers and names select others", async () => {
-    using d = tempDir();
+    using d = testStore();
     const names = async (tools: string) => {
       const s = await connect(d.path, {}, { tools });
       try {
@@ -40,7 +40,7 @@ describe("a2a mcp tool sets", () => {
   });
 
   test("descriptions say which tools are direct mail and which are broadcast", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path);
     try {
       const by = Object.fromEntries((await s.client.listTools()).tools.map((t) => [t.name, t.description!]));
@@ -53,7 +53,7 @@ describe("a2a mcp tool sets", () => {
   });
 
   test("an unknown --tools word is reported by every tool, not by exiting", async () => {
-    using d = tempDir();
+    using d = testStore();
     const s = await connect(d.path, {}, { tools: "slots,bogus" });
     try {
       const r = await s.call("agent_status");
@@ -65,7 +65,8 @@ describe("a2a mcp tool sets", () => {
   });
 });
 
-describe("a2a mcp with a store it cannot use", () => {
+// Paths that cannot be a store are the file engine's.
+describe.if(ON_FILES)("a2a mcp with a store it cannot use", () => {
   test("a store path under a file: every tool call answers with the error and its fix; nothing is created", async () => {
     using d = tempDir();
     writeFileSync(join(d.path, "afile"), "x");
@@ -120,7 +121,8 @@ describe("a2a mcp with a store it cannot use", () => {
 describe("a2a hook", () => {
   test("session-start says who the session is and what waits; user-prompt-submit shows new mail once, framed", async () => {
     using d = tempDir();
-    const store = join(d.path, "store");
+    using s = testStore();
+    const store = s.path;
     const proj = join(d.path, "proj");
     mkdirSync(proj);
     const start = await hook("session-start", { cwd: proj, hook_event_name: "SessionStart" }, store);
@@ -143,7 +145,8 @@ describe("a2a hook", () => {
 
   test("stop blocks while mail is unread, not twice for the same mail after a continuation, and lets go when nothing waits", async () => {
     using d = tempDir();
-    const store = join(d.path, "store");
+    using s = testStore();
+    const store = s.path;
     const env = { A2A_AGENT: "worker" };
     expect((await hook("stop", { stop_hook_active: false }, store, env)).stdout).toBe("");
     await a2a(["send", "worker", "job 1", "--as", "boss"], { dir: store });
@@ -166,9 +169,10 @@ describe("a2a hook", () => {
 
   test("stop --wait holds a worker session until the next message arrives, then blocks with it", async () => {
     using d = tempDir();
-    const store = join(d.path, "store");
+    using s = testStore();
+    const store = s.path;
     const p = spawnA2A(["hook", "stop", "--wait", "30s"], { dir: store, stdin: "{}", env: { A2A_AGENT: "w" } });
-    await until(() => hasWatch(p.pid), 20_000, "the hook's watch");
+    await until(() => listens(p.pid), 20_000, "the hook's watch");
     await a2a(["send", "w", "next job", "--as", "boss"], { dir: store });
     const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
     expect(code).toBe(0);
@@ -179,7 +183,7 @@ describe("a2a hook", () => {
   });
 
   test("failures are one line and exit 1 (never 2, which Claude Code reads as a block)", async () => {
-    using d = tempDir();
+    using d = testStore();
     const bad = await a2a(["hook", "stop"], { dir: d.path, stdin: "not json" });
     expect(bad).toMatchObject({ code: 1, stdout: "" });
     expect(bad.stderr).toMatch(/^a2a: hook stop: the hook input on stdin is not JSON: .*\n$/);
@@ -267,7 +271,8 @@ describe("a2a setup claude", () => {
   });
 });
 
-describe("a2a doctor", () => {
+// doctor refuses a database store until the engine has its own.
+describe.if(ON_FILES)("a2a doctor", () => {
   test("all good: exit 0 with a line per check; a problem: exit 1 with its fix; --json", async () => {
     using d = tempDir();
     const home = join(d.path, "home");
