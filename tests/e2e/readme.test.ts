@@ -1,6 +1,6 @@
 // README examples are tests (issue 13). At test time every fenced block of README.md's
 // Quickstart and Scripting sections is extracted and run in a sandbox: a clean HOME (so the
-// store is the default ~/.a2a inside it), PATH = a bin directory with the built binary as
+// store is the default ~/.a2a inside it; on another engine, A2A_DIR names a testStore()), PATH = a bin directory with the built binary as
 // `a2a` plus small real scripts standing in for the README's placeholders (`make`,
 // `./run-scraper.sh`, `./fetch.sh`, `report.json`), then /usr/bin:/bin (bash, jq).
 //
@@ -20,7 +20,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BIN, readUntil, ROOT, treeHasWatch, until } from "../harness/run";
+import { BIN, ON_FILES, readUntil, ROOT, testStore, treeListens, until } from "../harness/run";
 
 setDefaultTimeout(180_000);
 
@@ -62,6 +62,7 @@ class Sandbox {
   readonly home = join(this.root, "home");
   readonly bin = join(this.root, "bin");
   readonly work = join(this.root, "work");
+  readonly store = ON_FILES ? undefined : testStore();
   constructor() {
     for (const d of [this.home, this.bin, this.work]) mkdirSync(d);
     symlinkSync(BIN, join(this.bin, "a2a"));
@@ -76,7 +77,9 @@ class Sandbox {
     writeFileSync(join(this.work, "report.json"), JSON.stringify({ items: [{ sku: 1 }, { sku: 2 }, { sku: 3 }], total: 3 }) + "\n");
   }
   env(run = 1): Record<string, string> {
-    return { HOME: this.home, PATH: `${this.bin}:/usr/bin:/bin`, LANG: "C.UTF-8", README_RUN: String(run), TERM: "dumb" };
+    const env: Record<string, string> = { HOME: this.home, PATH: `${this.bin}:/usr/bin:/bin`, LANG: "C.UTF-8", README_RUN: String(run), TERM: "dumb" };
+    if (this.store) Object.assign(env, { A2A_DIR: this.store.path }, process.env.PGPASSWORD ? { PGPASSWORD: process.env.PGPASSWORD } : {});
+    return env;
   }
   spawn(cmd: string[], run = 1) {
     return Bun.spawn({ cmd, cwd: this.work, env: this.env(run), stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true });
@@ -88,6 +91,7 @@ class Sandbox {
   }
   a2a = (args: string) => this.sh(`a2a ${args}`);
   [Symbol.dispose]() {
+    this.store?.[Symbol.dispose]();
     rmSync(this.root, { recursive: true, force: true });
   }
 }
@@ -166,7 +170,7 @@ const SCRIPTS: Record<string, Script> = {
     async check(box, code, run) {
       // On the first run a follower is already there, as in "from another terminal".
       const follower = run === 1 ? box.spawn(["bash", "-eu", "-c", scriptTitled("follow it from another terminal: prints the lines as they land, ends once build is published")]) : undefined;
-      if (follower) await until(() => treeHasWatch(follower.pid), 20_000, "the follower's watch");
+      if (follower) await until(() => treeListens(follower.pid), 20_000, "the follower's watch");
       const r = await box.sh(code, run);
       ok(r, "stream");
       expect(r.stdout).toBe("");
@@ -253,7 +257,7 @@ describe("README blocks", () => {
     using box = new Sandbox();
     const [t1, t2] = ALL.filter((b) => b.lang === "console" && b.section.startsWith("Quickstart")).map((b) => transcript(b.code));
     const waiter = box.spawn(["bash", "-c", t2[0].command]);
-    await until(() => treeHasWatch(waiter.pid), 20_000, "the waiter's watch");
+    await until(() => treeListens(waiter.pid), 20_000, "the waiter's watch");
     for (const s of t1) expect(normalise((await box.sh(s.command)).stdout)).toBe(normalise(s.output));
     expect([await new Response(waiter.stdout).text(), await waiter.exited]).toEqual([t2[0].output.trimEnd(), 0]);
   });
