@@ -7,7 +7,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, tempDir } from "../harness/run";
+import { ON_FILES, ROOT, tempDir } from "../harness/run";
 
 setDefaultTimeout(300_000);
 
@@ -39,7 +39,8 @@ async function run(cmd: string[], cwd: string, env: Record<string, string>) {
   return { stdout, stderr, code };
 }
 
-describe("install.sh", () => {
+// The installer, not an engine: it runs once, in the file engine's pass.
+describe.if(ON_FILES)("install.sh", () => {
   test("PREFIX, no bun on PATH: bun from npm is used by its full path; quiet build; version and next steps; then --uninstall", async () => {
     using d = tempDir("a2a-install-");
     const s = sandbox(d.path);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { a2a, hasWatch, spawnA2A, tempDir, until } from "../harness/run";
+import { a2a, hasWatch, ON_FILES, spawnA2A, tempDir, until } from "../harness/run";
 import { MODES, Output, arm, blocked, buildShim, expectCleanError, recordOf, slotPath } from "./fixtures/core";
 
 setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
@@ -42,7 +42,8 @@ function publishUnseen(store: string, name: string, result: string): void {
   map.set(done);
 }
 
-describe.skipIf(!shim.so)("statfs detection (LD_PRELOAD shim reporting NFS)", () => {
+// Network filesystems are the file engine's.
+describe.skipIf(!shim.so || !ON_FILES)("statfs detection (LD_PRELOAD shim reporting NFS)", () => {
   // Starts a waiter on a running slot, publishes behind the watch's back, returns the wait's result.
   async function unseenPublish(env: Record<string, string>, timeout: string) {
     using d = tempDir();
@@ -118,7 +119,7 @@ function unmount() {
   if (views.root) rmSync(views.root, { recursive: true, force: true });
 }
 
-describe.skipIf(!!why)("two bindfs views of one directory (the NFS stand-in)", () => {
+describe.skipIf(!!why || !ON_FILES)("two bindfs views of one directory (the NFS stand-in)", () => {
   let n = 0;
   // A fresh store per test, seen as `a` (machine A) and `b` (machine B).
   const store = () => {

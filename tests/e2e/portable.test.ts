@@ -7,7 +7,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, hasWatch, readUntil, spawnA2A, tempDir, until } from "../harness/run";
+import { a2a, hasWatch, ON_FILES, readUntil, spawnA2A, tempDir, until } from "../harness/run";
 import { connect } from "../harness/mcp";
 import { sh, slotPath } from "./fixtures/core";
 
@@ -15,7 +15,8 @@ setDefaultTimeout(120_000);
 
 const PORTABLE = { A2A_PLATFORM: "portable", A2A_POLL_MS: "60000" }; // a poll tick would come after every bound below
 
-describe.concurrent("A2A_PLATFORM=portable (the macOS path, on Linux)", () => {
+// The file engine's wake path off Linux (fs.watch, polling, doctor): files only.
+describe.concurrent.if(ON_FILES)("A2A_PLATFORM=portable (the macOS path, on Linux)", () => {
   test("wait, wait --any and x=$(a2a wait) wake on a publish through fs.watch events", async () => {
     using d = tempDir();
     const o = { dir: d.path, env: PORTABLE };

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, asUser, BIN, canMakeUsers, makeUsers, otherUserEnv, shellAs, type RunResult } from "../harness/run";
+import { a2a, asUser, BIN, canMakeUsers, makeUsers, ON_FILES, otherUserEnv, shellAs, type RunResult } from "../harness/run";
 
 setDefaultTimeout(60_000);
 
@@ -36,7 +36,8 @@ const ok = async (user: string, args: string[], stdin?: string) => {
   return r.stdout;
 };
 
-describe.if(able)("a store shared by three OS users", () => {
+// OS users, groups and file modes: the file engine's.
+describe.if(able && ON_FILES)("a store shared by three OS users", () => {
   test("init --shared makes the root the group's, 3770 setgid and sticky, with a shared marker", async () => {
     // The administrator makes it (sudo a2a init --shared GROUP --dir /srv/a2a): root here.
     const init = Bun.spawnSync([BIN, "init", "--shared", GROUP], { env: { ...process.env, A2A_DIR: store }, stdout: "pipe", stderr: "pipe" });

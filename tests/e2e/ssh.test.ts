@@ -12,7 +12,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { connect, text } from "../harness/mcp";
-import { a2a, BIN, hasWatch, readUntil, spawnA2A, tempDir, until } from "../harness/run";
+import { a2a, BIN, hasWatch, ON_FILES, readUntil, spawnA2A, tempDir, until } from "../harness/run";
 
 setDefaultTimeout(120_000);
 
@@ -91,7 +91,8 @@ async function onLaptop(cmd: string[], local: string) {
   return { stdout, stderr, code };
 }
 
-describe.skipIf(!!why)("two machines over ssh, no shared filesystem", () => {
+// Two machines with a store directory each: the file engine's (on a database both would reach the server).
+describe.skipIf(!!why || !ON_FILES)("two machines over ssh, no shared filesystem", () => {
   test("CLI: a handoff each way; exit statuses come back through ssh", async () => {
     using d = tempDir("a2a-ssh-");
     const r = await startRemote(d.path);

@@ -12,7 +12,7 @@ import { fileBus, type Bus } from "../../lib/bus";
 import { openStore, type Store } from "../../lib/core/config";
 import { closeWatches } from "../../lib/core/watch";
 import { serveUi } from "../../cli/ui/server";
-import { a2a, tempDir } from "../harness/run";
+import { a2a, ON_FILES, tempDir } from "../harness/run";
 import { browserMissing, launchBrowser } from "../harness/ui";
 
 setDefaultTimeout(90_000);
@@ -72,7 +72,8 @@ function withBoard(store: Store, fx: BoardProvider): Bus {
 const missing = browserMissing();
 if (missing) console.warn(`ui-board.test.ts: skipping the board tests: ${missing}`);
 
-describe.skipIf(!!missing)("a2a ui: the task board and leases (through the BoardProvider seam)", () => {
+// a2a ui refuses a database store for now (and the fixture provider reads tasks/): files only.
+describe.skipIf(!!missing || !ON_FILES)("a2a ui: the task board and leases (through the BoardProvider seam)", () => {
   let browser: Awaited<ReturnType<typeof launchBrowser>>;
   const shots = mkdtempSync(join(tmpdir(), "a2a-ui-shots-"));
   beforeAll(async () => {
