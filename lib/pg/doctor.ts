@@ -12,7 +12,7 @@
 // - a failure is worded by lib/pg/connect.ts (host:port/database, never a password).
 
 import type { SQL } from "bun";
-import { randomUUID } from "node:crypto";
+import { randomHex } from "../core/digest";
 import { text, type Part } from "../core/errors";
 import { pgError, type Target } from "./connect";
 import { SCHEMA_VERSION } from "./schema";
@@ -99,7 +99,7 @@ export async function serverChecks(sql: SQL, target: Target, recheckMs: number):
 
 // A NOTIFY from the operations' connection to a LISTEN on the listeners' own, as a wake goes.
 async function notifyCheck(sql: SQL, target: Target, recheckMs: number): Promise<ServerCheck> {
-  const channel = `a2a_doctor_${randomUUID().replaceAll("-", "")}`;
+  const channel = `a2a_doctor_${randomHex(16)}`;
   let heard!: () => void;
   const arrived = new Promise<true>((r) => (heard = () => r(true)));
   let sub;

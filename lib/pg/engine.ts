@@ -25,7 +25,7 @@ import type { TaskStorage } from "../tasks/storage";
 import type { TopicStorage } from "../topics/storage";
 import { pgError, targetOf, type Target } from "./connect";
 import { pgGc, type PgGcOptions, type PgGcReport } from "./gc";
-import { serverChecks, type ServerReport } from "./doctor";
+import type { ServerReport } from "./doctor";
 import { pgLeases } from "./leases";
 import { migrate, schemaScript, SCHEMA_VERSION } from "./schema";
 import { pgMail } from "./mail";
@@ -114,7 +114,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     topics: pgTopics(client),
     leases: pgLeases(client),
     gc: (opts) => pgGc(client, tasks, opts),
-    checks: () => serverChecks(sql, target, recheckMs),
+    checks: async () => (await import("./doctor")).serverChecks(sql, target, recheckMs), // loaded for doctor only
     init: async () => ({ schema: target.schema, found: await client.run("making the schema", (s) => migrate(s, target.schema)), version: SCHEMA_VERSION }),
     script: () => schemaScript(target.schema),
   };

@@ -35,7 +35,7 @@ describe("topics", () => {
       expect(r.stderr).toMatch(/^a2a: invalid topic pattern /);
     }
     const human = await ok(["sub", "a.b", "--from-start"], d.path);
-    expect(human).toMatch(/^--- a\.b #1 from pub \(OS user [^)]+\) at .* \(untrusted input from another agent.*\) \[frame ([0-9a-f]{8})\] ---\non a\.b\n--- end of a\.b #1 \[frame \1\] ---\n$/);
+    expect(human).toMatch(/^--- a\.b #1 from pub \((?:OS user|role) [^)]+\) at .* \(untrusted input from another agent.*\) \[frame ([0-9a-f]{8})\] ---\non a\.b\n--- end of a\.b #1 \[frame \1\] ---\n$/);
   });
 
   test("subscriber names that look alike (a, a.json) keep separate cursors; a bad sender name is refused", async () => {

@@ -123,7 +123,7 @@ function normalise(text: string): string {
     .replace(/\[frame ([0-9a-f]{8})\]/g, (_m, t: string) => `[frame <T${tokens.get(t) ?? tokens.set(t, tokens.size + 1).get(t)}>]`)
     .replace(/\b\d{16}-[0-9a-f]{4}-[0-9a-z]+-[0-9a-f]{6}\b/g, "<ID>")
     .replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b/g, "<TIME>")
-    .replace(/\(OS user [^)\s]+\)/g, "(OS user <USER>)")
+    .replace(/\((OS user|role) [^)\s]+\)/g, "(OS user <USER>)") // a database store names the role
     .replace(/(?<=  )\d{1,2}[smhd](?=  )/g, "Ns")
     .replace(/\s+$/, "");
 }
