@@ -17,11 +17,14 @@ import { homedir, hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { A2AError, arg, ioError, text } from "./errors";
 import { MAX_MAX_BYTES } from "./fs";
+import { redact, URL_SCHEME } from "./location";
 import type { Inotify } from "./inotify";
 import type { PgEngine } from "../pg/engine";
 import { platformFor, type Platform } from "./platform";
 import { checkDuration, parseDuration } from "./time";
 import { closeWatches, type DirWatch } from "./watch";
+
+export { redact }; // for lib/bus.ts, whose only static imports are this module and the errors
 
 export type WatchMode = "auto" | "watch" | "poll";
 export type Env = Record<string, string | undefined>;
@@ -56,7 +59,7 @@ export interface Marker {
 
 export interface Store extends Settings {
   // Where the store is, as it may be shown: a directory, or a database URL without its password
-  // (redact below).
+  // (lib/core/location.ts redact).
   root: string;
   // A database store's URL as given, for connecting only: it may hold a password, so it is
   // never printed, logged or written (root is what is shown). Undefined for a directory.
@@ -187,32 +190,10 @@ export function readSettings(env: Env): Settings {
   };
 }
 
-// A location naming a database rather than a directory (lib/bus.ts chooses the engine by it).
-export const URL_SCHEME = /^(postgres|postgresql):\/\//i;
-
 // The store named by --dir, else $A2A_DIR, when that is a database URL rather than a path.
 export function storeUrl(dir: string | undefined, env: Env): string | undefined {
   const named = dir ?? env.A2A_DIR;
   return named !== undefined && URL_SCHEME.test(named) ? named : undefined;
-}
-
-// A location as it may be printed or written into a config: a URL without its password (nor
-// any password parameter); the password belongs in PGPASSWORD or ~/.pgpass. Done on the text,
-// not through a URL parser: a password holding "/", "?" or "#" makes a parser read part of it
-// as a port, path or query, where it would be printed whole. Everything between "://" and the
-// last "@" is the user and password; only the user is kept.
-export function redact(location: string): string {
-  if (!URL_SCHEME.test(location)) return location;
-  const start = location.indexOf("://") + 3;
-  const at = location.lastIndexOf("@");
-  let out = location;
-  if (at >= start) {
-    const userinfo = location.slice(start, at);
-    const colon = userinfo.indexOf(":");
-    out = location.slice(0, start) + (colon < 0 ? userinfo : userinfo.slice(0, colon)) + location.slice(at);
-  }
-  // Parameters whose name speaks of a password, wherever they are (query or fragment).
-  return out.replace(/([?&#])[^=&#]*pass[^=&#]*=[^&#]*&?/gi, "$1").replace(/[?&#]+$/, "");
 }
 
 // Where the store is: --dir, else $A2A_DIR, else ~/.a2a; a leading "~" is expanded.

@@ -41,24 +41,29 @@ export interface Engine {
   open(env?: Settings): Promise<OpenedStore>;
 }
 
+// The store at `dir` as the suite opens it: a bus per handle, each closed before `drop` removes it.
+function handles(dir: string, env: Settings, drop: () => Promise<void>): OpenedStore {
+  const buses: Bus[] = [];
+  const at = (e: Settings) => {
+    const bus = openBus({ dir, env: { ...e } });
+    buses.push(bus);
+    return bus;
+  };
+  return {
+    bus: at(env),
+    reopen: (e = env) => at(e),
+    async dispose() {
+      for (const b of buses.splice(0)) await b.close();
+      await drop();
+    },
+  };
+}
+
 const fileEngine: Engine = {
   name: "file",
   async open(env = {}) {
     const dir = tempDir("a2a-contract-").path;
-    const buses: Bus[] = [];
-    const at = (e: Settings) => {
-      const bus = openBus({ dir, env: { ...e } });
-      buses.push(bus);
-      return bus;
-    };
-    return {
-      bus: at(env),
-      reopen: (e = env) => at(e),
-      async dispose() {
-        for (const b of buses.splice(0)) await b.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
+    return handles(dir, env, async () => rmSync(dir, { recursive: true, force: true }));
   },
 };
 
@@ -68,20 +73,7 @@ const postgresEngine: Engine = {
     const server = await pgServer();
     if (!server) throw new Error(`no PostgreSQL server: ${pgSkipReason()}`);
     const db = await freshDatabase(server);
-    const buses: Bus[] = [];
-    const at = (e: Settings) => {
-      const bus = openBus({ dir: db.url, env: { ...e } });
-      buses.push(bus);
-      return bus;
-    };
-    return {
-      bus: at(env),
-      reopen: (e = env) => at(e),
-      async dispose() {
-        for (const b of buses.splice(0)) await b.close();
-        await db.drop();
-      },
-    };
+    return handles(db.url, env, () => db.drop());
   },
 };
 

@@ -1,0 +1,24 @@
+// Where a store is, as given and as shown: a directory path, or a database URL whose password
+// must never be shown. lib/core/config.ts opens the store named here; lib/bus.ts picks the engine.
+
+// A location naming a database rather than a directory (lib/bus.ts chooses the engine by it).
+export const URL_SCHEME = /^(postgres|postgresql):\/\//i;
+
+// A location as it may be printed or written into a config: a URL without its password (nor
+// any password parameter); the password belongs in PGPASSWORD or ~/.pgpass. Done on the text,
+// not through a URL parser: a password holding "/", "?" or "#" makes a parser read part of it
+// as a port, path or query, where it would be printed whole. Everything between "://" and the
+// last "@" is the user and password; only the user is kept.
+export function redact(location: string): string {
+  if (!URL_SCHEME.test(location)) return location;
+  const start = location.indexOf("://") + 3;
+  const at = location.lastIndexOf("@");
+  let out = location;
+  if (at >= start) {
+    const userinfo = location.slice(start, at);
+    const colon = userinfo.indexOf(":");
+    out = location.slice(0, start) + (colon < 0 ? userinfo : userinfo.slice(0, colon)) + location.slice(at);
+  }
+  // Parameters whose name speaks of a password, wherever they are (query or fragment).
+  return out.replace(/([?&#])[^=&#]*pass[^=&#]*=[^&#]*&?/gi, "$1").replace(/[?&#]+$/, "");
+}
