@@ -19,6 +19,7 @@ import { freshDatabase, pgServer, pgSkipReason } from "../tests/harness/pg";
 import { ensureBinary } from "../tests/build";
 import { mono } from "./lib/clock";
 import { buildReference, freshCopy } from "./lib/reference";
+import { lineReader } from "./lib/proc";
 import { timeSpawn } from "./lib/spawn";
 import { summarize, type Summary } from "./lib/stats";
 
@@ -72,21 +73,7 @@ const row = (what: string, s: Summary, note = "") => rows.push([what, s, note]);
   const bus = openBus({ dir: url, env: {} });
   await bus.slots.list();
   const waiter = Bun.spawn({ cmd: [process.execPath, "bench/fixtures/pg-waiter.ts", url, String(N + 10)], stdout: "pipe", stderr: "inherit" });
-  const lines = waiter.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = "";
-  const line = async () => {
-    for (;;) {
-      const nl = buf.indexOf("\n");
-      if (nl >= 0) {
-        const l = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        return l;
-      }
-      const { value, done } = await lines.read();
-      if (done) throw new Error("the waiter ended early");
-      buf += value;
-    }
-  };
+  const line = lineReader(waiter.stdout);
   if ((await line()) !== "ready") throw new Error("the waiter did not start");
   const lat: number[] = [];
   for (let i = 1; i <= N + 10; i++) {

@@ -17,6 +17,7 @@
 //    time. Goal: task list within 2x of status.
 // Nothing here asserts; the figures depend on the machine and its load (printed with them).
 
+import { lineReader } from "./lib/proc";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -108,24 +109,7 @@ function child(args: string[]) {
 }
 
 // Reads a child's stdout line by line.
-function lines(p: ReturnType<typeof child>) {
-  const reader = p.stdout.getReader();
-  const dec = new TextDecoder();
-  let buf = "";
-  return async (): Promise<string> => {
-    for (;;) {
-      const nl = buf.indexOf("\n");
-      if (nl >= 0) {
-        const l = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        return l;
-      }
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`child ended; got ${JSON.stringify(buf)}`);
-      buf += dec.decode(value, { stream: true });
-    }
-  };
-}
+const lines = (p: ReturnType<typeof child>) => lineReader(p.stdout);
 
 // 1. wake
 log(`[wake] ${TRIALS} trials each, alternating`);

@@ -105,3 +105,24 @@ export class Child {
     clearTimeout(t);
   }
 }
+
+// A reader of `stream` line by line: each call resolves with the next line (without its "\n");
+// it rejects when the stream ends first.
+export function lineReader(stream: ReadableStream<Uint8Array>): () => Promise<string> {
+  const reader = stream.getReader();
+  const dec = new TextDecoder();
+  let buf = "";
+  return async () => {
+    for (;;) {
+      const nl = buf.indexOf("\n");
+      if (nl >= 0) {
+        const l = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        return l;
+      }
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`child ended; got ${JSON.stringify(buf)}`);
+      buf += dec.decode(value, { stream: true });
+    }
+  };
+}
