@@ -6,9 +6,10 @@
 // Invariants:
 // - nothing connects until the first operation; a failure to connect or a server error
 //   reaches the caller as an A2AError worded by lib/pg/connect.ts (never with a password);
-// - the schema is assumed current, so an operation costs its own statements only; an
-//   operation that finds the schema or a table missing (a fresh database, an older version)
-//   migrates it (lib/pg/schema.ts) and runs once more;
+// - the schema is assumed current, so an operation costs its own statements only; a write
+//   that finds the schema or a table missing (a fresh database, an older version) migrates it
+//   (lib/pg/schema.ts) and runs once more; a read that does makes the schema in a transaction,
+//   reads, and rolls back, so its answer is the empty bus's and nothing is made;
 // - a process holds one connection for its operations and one for its LISTENs (a CLI command
 //   makes the first only, a waiter both); close() ends them.
 
@@ -27,7 +28,7 @@ import { pgError, targetOf, type Target } from "./connect";
 import { pgGc, type PgGcOptions, type PgGcReport } from "./gc";
 import type { ServerReport } from "./doctor";
 import { pgLeases } from "./leases";
-import { migrate, schemaScript, SCHEMA_VERSION } from "./schema";
+import { migrate, migrateIn, schemaScript, SCHEMA_VERSION } from "./schema";
 import { pgMail } from "./mail";
 import { pgPresence } from "./presence";
 import { pgSessions } from "./sessions";
@@ -45,6 +46,9 @@ export interface PgClient {
   target: Target;
   // Runs `fn` on the client; `doing` words a failure ("changing slot x").
   run<T>(doing: string, fn: (sql: SQL) => Promise<T>): Promise<T>;
+  // The same for a read, which changes nothing: on a schema not made yet it answers as the
+  // empty bus would, and leaves no schema behind (as a read of a directory store makes none).
+  read<T>(doing: string, fn: (sql: SQL) => Promise<T>): Promise<T>;
   watch(channel: Channel, listener: Listener): () => void;
   close(): Promise<void>;
 }
@@ -69,6 +73,10 @@ export interface PgEngine extends PgClient {
 // SQLSTATEs of a schema that is not there yet, or older than this a2a: undefined table,
 // column, function or schema.
 const MISSING = new Set(["42P01", "42703", "42883", "3F000"]);
+const missing = (err: unknown) => MISSING.has((err as { errno?: string })?.errno ?? "");
+
+// Thrown out of a transaction to roll it back (Bun.SQL's begin rolls back on a throw).
+const ROLLBACK = Symbol("rollback");
 
 export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
   const target = targetOf(store);
@@ -91,7 +99,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
       try {
         return await fn(sql);
       } catch (err) {
-        if (!MISSING.has((err as { errno?: string })?.errno ?? "")) throw pgError(err, target, doing);
+        if (!missing(err)) throw pgError(err, target, doing);
       }
       try {
         await (migrated ??= migrate(sql, target.schema));
@@ -100,6 +108,24 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
         migrated = undefined;
         throw pgError(err, target, doing);
       }
+    },
+    async read<T>(doing: string, fn: (sql: SQL) => Promise<T>): Promise<T> {
+      try {
+        return await fn(sql);
+      } catch (err) {
+        if (!missing(err)) throw pgError(err, target, doing);
+      }
+      let answer: T | undefined;
+      try {
+        await sql.begin(async (tx) => {
+          await migrateIn(tx, target.schema);
+          answer = await fn(tx);
+          throw ROLLBACK;
+        });
+      } catch (err) {
+        if (err !== ROLLBACK) throw pgError(err, target, doing);
+      }
+      return answer as T;
     },
     watch: (channel, listener) => waker.watch(channel, listener),
     async close() {

@@ -64,8 +64,8 @@ async function put(sql: SQL, name: string, h: LeaseHead, next: Omit<LeaseRecord,
 
 export function pgLeases(pg: PgClient): LeaseStorage {
   return {
-    head: (name) => pg.run(`reading lease ${name}`, (sql) => head(sql, name)),
-    names: () => pg.run("listing leases", async (sql) => (await sql`select name from leases`).map((r: { name: string }) => r.name).sort()),
+    head: (name) => pg.read(`reading lease ${name}`, (sql) => head(sql, name)),
+    names: () => pg.read("listing leases", async (sql) => (await sql`select name from leases`).map((r: { name: string }) => r.name).sort()),
     // `create` and `repair` are the file engine's (a directory made only by a take; a damaged
     // file): a refused change writes nothing here, and a row is never damaged.
     change: (name, next) => pg.run(`changing lease ${name}`, async (sql) => {

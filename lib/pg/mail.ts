@@ -147,8 +147,8 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
                   on conflict (agent) do update set owner = coalesce(inboxes.owner, excluded.owner) where inboxes.owner is null`;
       } else await sql`insert into inboxes (agent) values (${agent}) on conflict (agent) do nothing`;
     }),
-    has: (agent) => pg.run(`reading the inbox of ${agent}`, async (sql) => (await sql`select 1 from inboxes where agent = ${agent}`).length > 0),
-    agents: () => pg.run("listing inboxes", async (sql) => (await sql`select agent from inboxes`).map((r: { agent: string }) => r.agent)),
+    has: (agent) => pg.read(`reading the inbox of ${agent}`, async (sql) => (await sql`select 1 from inboxes where agent = ${agent}`).length > 0),
+    agents: () => pg.read("listing inboxes", async (sql) => (await sql`select agent from inboxes`).map((r: { agent: string }) => r.agent)),
     writer: () => me(),
     deliver: (to, build, opts) => pg.run(`sending to ${to}`, async (sql) => {
       let unread = 0; // how many the inbox held when it was found full
@@ -187,11 +187,11 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
         throw err;
       }
     }),
-    ids: (agent, place) => pg.run(`reading the inbox of ${agent}`, async (sql) =>
+    ids: (agent, place) => pg.read(`reading the inbox of ${agent}`, async (sql) =>
       (await sql`select id from messages where agent = ${agent} and place = ${place} order by id`).map((r: { id: string }) => r.id)),
-    count: (agent, claims) => pg.run(`counting the mail of ${agent}`, async (sql) =>
+    count: (agent, claims) => pg.read(`counting the mail of ${agent}`, async (sql) =>
       (await sql`select count(*)::int as n from messages where agent = ${agent} and place = any(${claims ? ["unread", "claimed"] : ["unread"]})`)[0].n as number),
-    claims: (agent) => pg.run(`reading the claims in the inbox of ${agent}`, async (sql) =>
+    claims: (agent) => pg.read(`reading the claims in the inbox of ${agent}`, async (sql) =>
       (await sql`select id, claim_host, claim_pid, claim_ms from messages where agent = ${agent} and place = 'claimed' order by id`).map(
         (r: Row): Claim => ({ id: r.id, host: r.claim_host!, pid: r.claim_pid!, ms: r.claim_ms! }),
       )),
@@ -211,11 +211,11 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
       }
       return n;
     }),
-    read: (agent, id, at) => pg.run(`reading message ${id}`, async (sql): Promise<Found<Stored>> => {
+    read: (agent, id, at) => pg.read(`reading message ${id}`, async (sql): Promise<Found<Stored>> => {
       const [r] = (await sql`select * from messages where agent = ${agent} and id = ${id}`) as Row[];
       return r && isAt(r, at) ? stored(r, Buffer.from(r.body).toString("utf8")) : "absent";
     }),
-    heads: (agent, items, bodyChars) => pg.run(`listing the inbox of ${agent}`, async (sql): Promise<Found<Head>[]> => {
+    heads: (agent, items, bodyChars) => pg.read(`listing the inbox of ${agent}`, async (sql): Promise<Found<Head>[]> => {
       if (!items.length) return [];
       // The first bytes of each body, enough for `bodyChars` UTF-16 units (at most 3 bytes a unit
       // in UTF-8), never the whole of a big one: a listing costs the messages' count, not their bytes.
@@ -230,17 +230,17 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
         return { ...stored(r, part.slice(0, bodyChars)), truncated: part.length > bodyChars || r.body.length < r.bytes };
       });
     }),
-    arrival: (agent, id) => pg.run(`reading message ${id}`, async (sql) => {
+    arrival: (agent, id) => pg.read(`reading message ${id}`, async (sql) => {
       const [r] = await sql`select arrived::float8 as arrived from messages where agent = ${agent} and id = ${id} and place = 'unread'`;
       return r ? (r.arrived as number) : undefined;
     }),
     setAside: (agent, id, at) => pg.run(`setting message ${id} aside`, async (sql) =>
       (await move(sql, agent, id, at, "bad")).length ? `message ${id} of ${agent} in ${where} (schema ${pg.target.schema}, table messages, place bad)` : undefined),
-    damaged: (agent) => pg.run(`reading the inbox of ${agent}`, async (sql) => ({
+    damaged: (agent) => pg.read(`reading the inbox of ${agent}`, async (sql) => ({
       count: (await sql`select count(*)::int as n from messages where agent = ${agent} and place = 'bad'`)[0].n as number,
       where: `${where} (schema ${pg.target.schema}, table messages, place bad)`,
     })),
-    policy: (agent) => pg.run(`reading the policy of ${agent}`, async (sql) => {
+    policy: (agent) => pg.read(`reading the policy of ${agent}`, async (sql) => {
       const [r] = await sql`select p.record, p.writer, i.owner from policies p left join inboxes i using (agent) where p.agent = ${agent}`;
       return policyOf(agent, r);
     }),

@@ -77,12 +77,12 @@ export function pgPresence(pg: PgClient): PresenceStorage {
     removeAtExit: () => {
       // Nothing synchronous can reach the server: the record ages out (header).
     },
-    read: (name) => pg.run(`reading the presence of ${name}`, async (sql) => {
+    read: (name) => pg.read(`reading the presence of ${name}`, async (sql) => {
       const rows = await sql`select record from peers where name = ${name}`;
       return rows.length ? readRow(name, rows[0].record) : undefined;
     }),
-    names: () => pg.run("listing peers", async (sql) => (await sql`select name from peers`).map((r: { name: string }) => r.name)),
-    list: () => pg.run("listing peers", async (sql) => {
+    names: () => pg.read("listing peers", async (sql) => (await sql`select name from peers`).map((r: { name: string }) => r.name)),
+    list: () => pg.read("listing peers", async (sql) => {
       const rows: { name: string; record: string }[] = await sql`select name, record from peers`;
       return rows.map((r) => readRow(r.name, r.record)).filter((p): p is Peer => p !== undefined);
     }),
@@ -91,7 +91,7 @@ export function pgPresence(pg: PgClient): PresenceStorage {
                              and started_at = ${judged.started_at} and heartbeat = ${judged.heartbeat} returning name`;
       return gone.length > 0;
     }),
-    remembered: (host, cwd) => pg.run(`reading the names remembered for ${cwd}`, async (sql) => {
+    remembered: (host, cwd) => pg.read(`reading the names remembered for ${cwd}`, async (sql) => {
       const rows = await sql`select names from identities where host = ${host} and cwd = ${resolve(cwd)}`;
       return rows.length && Array.isArray(rows[0].names) ? (rows[0].names as unknown[]).filter((n): n is string => typeof n === "string") : [];
     }),

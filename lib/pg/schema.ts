@@ -48,23 +48,26 @@ const fill = (statement: string, schema: string) => statement.replaceAll("$S", s
 
 // Brings `schema` to SCHEMA_VERSION; returns the version it found.
 export async function migrate(sql: SQL, schema: string): Promise<number> {
-  return sql.begin(async (tx) => {
-    await tx.unsafe(fill(LOCK, schema));
-    await tx.unsafe(`create schema if not exists ${schema}`);
-    await tx.unsafe(fill(META, schema));
-    const rows = await tx.unsafe(`select value from ${schema}.meta where key = 'version'`);
-    const found = rows.length ? Number(rows[0].value) : 0;
-    if (found > SCHEMA_VERSION) {
-      throw new A2AError("EUSAGE", `the bus in schema ${schema} is at version ${found}, newer than this a2a knows (${SCHEMA_VERSION}): upgrade a2a on this machine`, {
-        data: { schema, version: found, known: SCHEMA_VERSION },
-      });
-    }
-    for (let v = found; v < SCHEMA_VERSION; v++) for (const step of STEPS[v]) await tx.unsafe(fill(step, schema));
-    if (found < SCHEMA_VERSION) {
-      await tx.unsafe(`insert into ${schema}.meta (key, value) values ('version', '${SCHEMA_VERSION}') on conflict (key) do update set value = excluded.value`);
-    }
-    return found;
-  });
+  return sql.begin((tx) => migrateIn(tx, schema));
+}
+
+// The same inside a transaction the caller holds (and may roll back: lib/pg/engine.ts `read`).
+export async function migrateIn(tx: SQL, schema: string): Promise<number> {
+  await tx.unsafe(fill(LOCK, schema));
+  await tx.unsafe(`create schema if not exists ${schema}`);
+  await tx.unsafe(fill(META, schema));
+  const rows = await tx.unsafe(`select value from ${schema}.meta where key = 'version'`);
+  const found = rows.length ? Number(rows[0].value) : 0;
+  if (found > SCHEMA_VERSION) {
+    throw new A2AError("EUSAGE", `the bus in schema ${schema} is at version ${found}, newer than this a2a knows (${SCHEMA_VERSION}): upgrade a2a on this machine`, {
+      data: { schema, version: found, known: SCHEMA_VERSION },
+    });
+  }
+  for (let v = found; v < SCHEMA_VERSION; v++) for (const step of STEPS[v]) await tx.unsafe(fill(step, schema));
+  if (found < SCHEMA_VERSION) {
+    await tx.unsafe(`insert into ${schema}.meta (key, value) values ('version', '${SCHEMA_VERSION}') on conflict (key) do update set value = excluded.value`);
+  }
+  return found;
 }
 
 // What `migrate` runs on an empty database, as one script a database's administrator can read

@@ -37,7 +37,7 @@ function readRow(name: string, row: { record: string; writer: string; ours: bool
 
 export function pgSessions(pg: PgClient): SessionStorage {
   return {
-    read: (name) => pg.run(`reading the session record of ${name}`, async (sql) => {
+    read: (name) => pg.read(`reading the session record of ${name}`, async (sql) => {
       const rows = await sql`select record, writer, writer = current_user or coalesce((select rolsuper from pg_roles where rolname = writer), false) as ours
                              from sessions where name = ${name}`;
       return rows.length ? readRow(name, rows[0]) : { kind: "absent" };

@@ -68,19 +68,19 @@ export function pgSlots(pg: PgClient): SlotStorage {
     }
   };
   return {
-    read: (name) => pg.run(`reading slot ${name}`, async (sql) => {
+    read: (name) => pg.read(`reading slot ${name}`, async (sql) => {
       const rows = await sql`select record from slots where name = ${name}`;
       return rows.length ? readRow(name, rows[0].record) : { kind: "absent" };
     }),
-    readMany: (names) => pg.run("reading slots", async (sql) => {
+    readMany: (names) => pg.read("reading slots", async (sql) => {
       const rows = await sql`select name, record from slots where name = any(${names})`;
       const got = new Map<string, unknown>(rows.map((r: { name: string; record: string }) => [r.name, r.record]));
       return names.map((n) => (got.has(n) ? readRow(n, got.get(n)) : { kind: "absent" }));
     }),
-    names: () => pg.run("listing slots", async (sql) => (await sql`select name from slots`).map((r: { name: string }) => r.name)),
-    has: (name) => pg.run(`reading slot ${name}`, async (sql) => (await sql`select 1 from slots where name = ${name}`).length > 0),
+    names: () => pg.read("listing slots", async (sql) => (await sql`select name from slots`).map((r: { name: string }) => r.name)),
+    has: (name) => pg.read(`reading slot ${name}`, async (sql) => (await sql`select 1 from slots where name = ${name}`).length > 0),
     change: (name, decide) => pg.run(`changing slot ${name}`, (sql) => change(sql, name, decide)),
-    chunks: (name, after, upTo) => pg.run(`reading the chunks of slot ${name}`, async (sql) => {
+    chunks: (name, after, upTo) => pg.read(`reading the chunks of slot ${name}`, async (sql) => {
       const rows = await sql`select n, body from slot_chunks where name = ${name} and n > ${after} and n <= ${upTo} order by n`;
       const out: string[] = [];
       // A gap: a concurrent start dropped this run's chunks; the caller sees the new run next.

@@ -203,18 +203,18 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
   };
 
   const openIds = (queue: string) =>
-    pg.run(`listing the open tasks of queue ${queue}`, async (sql) =>
+    pg.read(`listing the open tasks of queue ${queue}`, async (sql) =>
       ((await sql`select id from tasks where queue = ${queue} and state in ('ready', 'claimed') order by id`) as Row[]).map((r) => r.id));
 
   return {
-    queues: () => pg.run("listing queues", async (sql) => ((await sql`select distinct queue from tasks order by queue`) as { queue: string }[]).map((r) => r.queue)),
-    queueExists: (queue) => pg.run(`reading queue ${queue}`, async (sql) => (await sql`select 1 from tasks where queue = ${queue} limit 1`).length > 0),
-    queueOf: (id) => pg.run(`finding task ${id}`, async (sql) => ((await sql`select queue from tasks where id = ${id} order by queue limit 1`) as { queue: string }[])[0]?.queue),
-    ids: (queue) => pg.run(`listing the tasks of queue ${queue}`, async (sql) => ((await sql`select id from tasks where queue = ${queue}`) as Row[]).map((r) => r.id)),
+    queues: () => pg.read("listing queues", async (sql) => ((await sql`select distinct queue from tasks order by queue`) as { queue: string }[]).map((r) => r.queue)),
+    queueExists: (queue) => pg.read(`reading queue ${queue}`, async (sql) => (await sql`select 1 from tasks where queue = ${queue} limit 1`).length > 0),
+    queueOf: (id) => pg.read(`finding task ${id}`, async (sql) => ((await sql`select queue from tasks where id = ${id} order by queue limit 1`) as { queue: string }[])[0]?.queue),
+    ids: (queue) => pg.read(`listing the tasks of queue ${queue}`, async (sql) => ((await sql`select id from tasks where queue = ${queue}`) as Row[]).map((r) => r.id)),
     open: openIds,
     candidates: openIds,
     records: (queue, ids, damaged) =>
-      pg.run(`reading the tasks of queue ${queue}`, async (sql) => {
+      pg.read(`reading the tasks of queue ${queue}`, async (sql) => {
         if (!ids.length) return [];
         const rows = (await sql`select id, version, record from tasks where queue = ${queue} and id = any(${ids})`) as Row[];
         const byId = new Map(rows.map((r) => [r.id, r]));
@@ -229,13 +229,13 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
         return out;
       }),
     head: (queue, id, repair = false) =>
-      pg.run(`reading task ${id}`, async (sql) => headOf(queue, ((await sql`select id, version, record from tasks where queue = ${queue} and id = ${id}`) as Row[])[0], repair)),
+      pg.read(`reading task ${id}`, async (sql) => headOf(queue, ((await sql`select id, version, record from tasks where queue = ${queue} and id = ${id}`) as Row[])[0], repair)),
     add: (queue, key, fresh, after, build) => pg.run(`adding a task to queue ${queue}`, (sql) => add(sql, queue, key, fresh, after, build)),
     change: (queue, id, next, repair = false) => pg.run(`changing task ${id}`, (sql) => change(sql, queue, id, next, repair)),
     // The state column is the candidate set, written with the record: nothing to drop.
     dropCandidate: async () => {},
     claimKey: (queue, assignee, key) =>
-      pg.run(`reading a claim key of queue ${queue}`, async (sql) => {
+      pg.read(`reading a claim key of queue ${queue}`, async (sql) => {
         const rows = await sql`select id, token from task_claim_keys where queue = ${queue} and key_hash = ${claimKeyHash(assignee, key)}`;
         return rows.length ? { id: rows[0].id as string, token: rows[0].token as string } : undefined;
       }),

@@ -136,20 +136,20 @@ export function pgTopics(pg: PgClient): TopicStorage {
       const now = nowSec();
       return pg.run(`publishing on topic ${topic}`, (sql) => append(sql, topic, from, body, now));
     },
-    read: (topic, afterId, limit) => pg.run(`reading topic ${topic}`, (sql) => read(sql, topic, afterId, limit)),
-    topics: () => pg.run("listing topics", async (sql) => (await sql`select name from topics`).map((r: { name: string }) => r.name)),
-    lastBefore: (topic, sec) => pg.run(`reading topic ${topic}`, async (sql) => {
+    read: (topic, afterId, limit) => pg.read(`reading topic ${topic}`, (sql) => read(sql, topic, afterId, limit)),
+    topics: () => pg.read("listing topics", async (sql) => (await sql`select name from topics`).map((r: { name: string }) => r.name)),
+    lastBefore: (topic, sec) => pg.read(`reading topic ${topic}`, async (sql) => {
       const rows = await sql`select id from topic_messages where topic = ${topic} and sent_at < ${sec} order by id desc limit 1`;
       return rows.length ? Number(rows[0].id) : 0;
     }),
-    counts: (topic, after) => pg.run(`counting topic ${topic}`, (sql) => counts(sql, topic, after)),
+    counts: (topic, after) => pg.read(`counting topic ${topic}`, (sql) => counts(sql, topic, after)),
     subscriber: (name) => {
       const now = nowSec();
       return pg.run(`recording subscriber ${name}`, (sql) => subscriber(sql, name, now));
     },
-    subscribers: () => pg.run("listing subscribers", async (sql) =>
+    subscribers: () => pg.read("listing subscribers", async (sql) =>
       (await sql`select name from topic_subscribers union select name from topic_cursors`).map((r: { name: string }) => r.name)),
-    cursor: (name, topic) => pg.run(`reading subscriber ${name}`, async (sql) => {
+    cursor: (name, topic) => pg.read(`reading subscriber ${name}`, async (sql) => {
       const rows = await sql`select position from topic_cursors where name = ${name} and topic = ${topic}`;
       return rows.length ? Number(rows[0].position) : undefined;
     }),

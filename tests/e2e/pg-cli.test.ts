@@ -62,6 +62,22 @@ describe.skipIf(skip !== undefined)("a2a on a PostgreSQL store", () => {
     for (const r of [ok, viaEnv, wrong]) expect(r.stdout + r.stderr).not.toContain("s3cr");
   });
 
+  test("a read of a schema nothing was written to answers as the empty bus and makes no schema; the first write makes it", async () => {
+    const dir = on("unread_yet");
+    const schemaThere = async () => (await server.admin(`select count(*) from pg_namespace where nspname = 'unread_yet'`, db.name)).trim();
+    // What each read says is what it says on an empty directory store.
+    using empty = tempDir();
+    const reads = [["status", "--json"], ["wait", "nothing", "--timeout", "0"], ["tail", "nothing"], ["inbox", "--as", "bob", "--json"], ["peers", "--json"], ["task", "list", "jobs", "--json"], ["lease", "list", "--json"], ["topic", "list", "--json"]];
+    for (const args of reads) {
+      const [r, f] = [await a2a(args, { dir }), await a2a(args, { dir: empty.path })];
+      expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: f.code, stdout: f.stdout });
+      expect({ args, schema: await schemaThere() }).toEqual({ args, schema: "0" });
+    }
+    expect((await a2a(["publish", "first", "1"], { dir })).code).toBe(0);
+    expect(await schemaThere()).toBe("1");
+    expect((await a2a(["wait", "first"], { dir })).stdout).toBe("1");
+  });
+
   test("a2a ui on a PostgreSQL store: its event stream reports a publish, a message arriving and its reading", async () => {
     const dir = on("ui");
     await a2a(["publish", "before", "x"], { dir }); // the baseline: not news

@@ -35,7 +35,9 @@ describe.skipIf(skip !== undefined)("PostgreSQL: session records and their write
     server = (await pgServer())!;
     db = await freshDatabase(server);
     su = new URL(db.url).username || "postgres";
-    await as(db.url).read("x"); // the superuser's first operation makes the schema
+    const owner = openPg(openStore({ dir: db.url, env: {} }));
+    engines.push(owner);
+    await owner.init(); // the superuser makes the schema (a read would make none)
     for (const role of [bob, carol]) {
       await createRole(server, role, "pw");
       await server.admin(`grant usage on schema a2a to ${role}; grant select, insert, update on a2a.sessions to ${role}`, db.name);
