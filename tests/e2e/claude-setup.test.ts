@@ -272,7 +272,8 @@ describe("a2a setup claude", () => {
   });
 });
 
-// doctor refuses a database store until the engine has its own.
+// doctor's checks of a directory store and this machine; on PostgreSQL its server checks are
+// tests/e2e/pg-admin.test.ts.
 describe.if(ON_FILES)("a2a doctor", () => {
   test("all good: exit 0 with a line per check; a problem: exit 1 with its fix; --json", async () => {
     using d = tempDir();

@@ -292,7 +292,8 @@ describe.concurrent("clear", () => {
   });
 });
 
-// gc on a database store is not there yet (it refuses): these are the file engine's.
+// The file engine's own leftovers (temp files, lock directories, chunk directories); gc on
+// PostgreSQL is tests/e2e/pg-gc.test.ts.
 describe.concurrent.if(ON_FILES)("gc", () => {
   test("removes expired records, stale temp files, orphaned chunk dirs and stale locks; keeps the rest", async () => {
     using d = tempDir();

@@ -321,9 +321,9 @@ describe.concurrent("leases and exclusive starts", () => {
   });
 });
 
-describe.concurrent.if(ON_FILES)("gc", () => {
+describe.concurrent("gc", () => {
   test("gc keeps recent tasks and leases (old final chains only are swept)", async () => {
-    using d = tempDir();
+    using d = testStore();
     const id = (await ok(["task", "add", "q", "x"], d.path)).trim();
     const c = await js(["task", "claim", "q"], d.path);
     await ok(["task", "done", id, c.token, "r"], d.path);

@@ -8,11 +8,11 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Board, BoardProvider, BoardTask } from "../../lib/dashboard/board";
-import { fileBus, type Bus } from "../../lib/bus";
+import { fileBus, openBus, type Bus } from "../../lib/bus";
 import { openStore, type Store } from "../../lib/core/config";
 import { closeWatches } from "../../lib/core/watch";
 import { serveUi } from "../../cli/ui/server";
-import { a2a, ON_FILES, tempDir } from "../harness/run";
+import { a2a, ON_FILES, tempDir, testStore } from "../harness/run";
 import { browserMissing, launchBrowser } from "../harness/ui";
 
 setDefaultTimeout(90_000);
@@ -73,7 +73,7 @@ const missing = browserMissing();
 if (missing) console.warn(`ui-board.test.ts: skipping the board tests: ${missing}`);
 
 // a2a ui refuses a database store for now (and the fixture provider reads tasks/): files only.
-describe.skipIf(!!missing || !ON_FILES)("a2a ui: the task board and leases (through the BoardProvider seam)", () => {
+describe.skipIf(!!missing)("a2a ui: the task board and leases (through the BoardProvider seam)", () => {
   let browser: Awaited<ReturnType<typeof launchBrowser>>;
   const shots = mkdtempSync(join(tmpdir(), "a2a-ui-shots-"));
   beforeAll(async () => {
@@ -84,7 +84,8 @@ describe.skipIf(!!missing || !ON_FILES)("a2a ui: the task board and leases (thro
     console.log(`ui-board.test.ts: screenshots in ${shots}`);
   });
 
-  test("columns per state, the dependency graph, a claim moves a card live, retry/cancel/release are confirmed calls", async () => {
+  // A fixture board (files beside the store) stands for the engine here: run once, on files.
+  test.if(ON_FILES)("columns per state, the dependency graph, a claim moves a card live, retry/cancel/release are confirmed calls", async () => {
     using d = tempDir();
     await a2a(["publish", "init", "x"], { dir: d.path });
     const tasksDir = join(d.path, "tasks");
@@ -153,7 +154,7 @@ describe.skipIf(!!missing || !ON_FILES)("a2a ui: the task board and leases (thro
   });
 
   test("the real queue (lib/dashboard/tasks.ts): CLI adds, claims and finishes move cards live; a lease released from the page is released in the store", async () => {
-    using d = tempDir();
+    using d = testStore();
     const run = async (args: string[]) => {
       const r = await a2a(args, { dir: d.path });
       if (r.code !== 0) throw new Error(`a2a ${args.join(" ")}: ${r.stderr}`);
@@ -162,8 +163,8 @@ describe.skipIf(!!missing || !ON_FILES)("a2a ui: the task board and leases (thro
     const first = await run(["task", "add", "build", "compile it"]);
     const second = await run(["task", "add", "build", "ship it", "--after", first]);
     await run(["lease", "take", "deploy-lock", "--as", "alice", "--ttl", "10m"]);
-    const store: Store = openStore({ dir: d.path, env: {} });
-    const ui = await serveUi(fileBus(store), { host: "127.0.0.1", port: 0, readOnly: false, as: "human" });
+    const bus = openBus({ dir: d.path, env: {} });
+    const ui = await serveUi(bus, { host: "127.0.0.1", port: 0, readOnly: false, as: "human" });
     const page = await browser.ctx.newPage();
     try {
       await page.goto(ui.link());
@@ -188,7 +189,7 @@ describe.skipIf(!!missing || !ON_FILES)("a2a ui: the task board and leases (thro
     } finally {
       await page.close();
       await ui.stop();
-      closeWatches(store);
+      await bus.close();
     }
   });
 });
