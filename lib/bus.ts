@@ -79,6 +79,7 @@ const OPS = {
   },
   tasks: {
     add: [TASKS, "addTask"],
+    addMany: [TASKS, "addTasks"], // validated together, then added in order (lib/tasks/add.ts)
     claim: [TASKS, "claimTask"],
     unclaim: [TASKS, "unclaimTask"],
     renew: [TASKS, "renewTask"],
