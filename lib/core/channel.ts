@@ -11,6 +11,7 @@
 export type Channel =
   | { on: "slots" } // any slot's record; key: the slot's name
   | { on: "inbox"; agent: string } // unread mail arriving; key: the message id
+  | { on: "inboxes" } // inboxes appearing; key: the agent's name
   | { on: "queue"; queue: string } // tasks of a queue becoming claimable
   | { on: "task"; queue: string; id: string } // one task's record
   | { on: "topic"; topic: string } // messages on one topic
@@ -25,6 +26,8 @@ export function channelName(ch: Channel): string {
       return "slots";
     case "inbox":
       return `inbox:${ch.agent}`;
+    case "inboxes":
+      return "inboxes";
     case "queue":
       return `queue:${ch.queue}`;
     case "task":

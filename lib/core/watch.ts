@@ -28,7 +28,7 @@ import { A2AError, arg, text } from "./errors";
 import { done, ended, type Outcome } from "./outcome";
 import type { Channel } from "./channel";
 import { ensureDir } from "./guard";
-import { idOfFile, keysDir, leaseDir, newDir, openDir, slotNameOf, slotsDir, taskDir, topicDir, topicsDir } from "./paths";
+import { idOfFile, inboxesDir, keysDir, leaseDir, newDir, openDir, slotNameOf, slotsDir, taskDir, topicDir, topicsDir } from "./paths";
 
 export type Listener = (file: string | undefined) => void;
 
@@ -104,6 +104,8 @@ function channelDir(store: Store, ch: Channel): { dir: string; key: (file: strin
       return { dir: slotsDir(store), key: slotNameOf, make: true };
     case "inbox":
       return { dir: newDir(store, ch.agent), key: idOfFile };
+    case "inboxes":
+      return { dir: inboxesDir(store), key: any, make: true };
     case "queue":
       return { dir: openDir(store, ch.queue), key: any };
     case "task":

@@ -1,8 +1,9 @@
 // The dashboard's feed (feed.ts's events) for an engine that is not files: the same events,
 // found by reading each room's storage rather than by diffing directories. An engine wakes
-// only some of them (a message arriving, a topic message, a slot change); a claim, a read, a
-// held message, presence and the board have no notification of their own, so they are looked
-// for again every `recheckMs` (1 s unless set): the dashboard shows them that much later.
+// only some of them (a message arriving, an inbox or topic appearing, a topic message, a slot
+// change); a claim, a read, a held message, presence and the board have no notification of
+// their own, so they are looked for again every `recheckMs` (1 s unless set): the dashboard
+// shows them that much later.
 //
 // Invariants (as feed.ts's):
 // - reading only; what is there at the start is the baseline, not news;
@@ -123,6 +124,7 @@ export async function watchStorageFeed(store: Store, on: (e: BusEvent) => void, 
   };
 
   subs.push(watchChannel(store, { on: "topics" }, () => void look(() => lookTopics(true))));
+  subs.push(watchChannel(store, { on: "inboxes" }, () => void look(() => lookInboxes(true))));
   let recheck: ReturnType<typeof setInterval> | undefined;
   try {
     await look(async () => {

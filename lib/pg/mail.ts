@@ -33,6 +33,9 @@ export const MAIL_TABLES = [
      writer text not null default current_user,
      changed_at timestamptz not null default now())`,
   `create trigger stamp before insert on $S.inboxes for each row execute function $S.stamp()`,
+  `create function $S.wake_inboxes() returns trigger language plpgsql as $$
+   begin perform pg_notify($S.channel('inboxes'), new.agent); return null; end $$`,
+  `create trigger wake after insert on $S.inboxes for each row execute function $S.wake_inboxes()`,
   `create sequence $S.arrivals`,
   `create table $S.messages (
      agent text not null,

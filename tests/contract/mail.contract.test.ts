@@ -4,6 +4,7 @@
 // what a front end frames it with (who claims to send it, who the store says wrote it).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Bus } from "../../lib/bus";
+import type { BusEvent } from "../../lib/dashboard/feed";
 import { BOUND_MS, codeOf, perTest, refusal } from "./support";
 import { enginesFor } from "./engines";
 
@@ -140,6 +141,32 @@ for (const engine of enginesFor("mail")) {
       const sent = await t.reopen().mail.send("alice", "bob", "wake up");
       const o = await waiting;
       expect({ kind: o.kind, ids: o.value.map((m) => m.id) }).toEqual({ kind: "done", ids: [sent.id] });
+    });
+
+    test("the bus's watcher (the dashboard's feed) hears of mail to an inbox born after it started, without waiting for its recheck", async () => {
+      const seen: BusEvent[] = [];
+      let poke = () => {};
+      const next = (bound: number) => new Promise<void>((r) => {
+        const t = setTimeout(r, bound);
+        poke = () => (clearTimeout(t), r());
+      });
+      const stop = new AbortController();
+      const watching = t.bus.dashboard.watch((e) => (seen.push(e), poke()), { recheckMs: 10 * BOUND_MS, signal: stop.signal });
+      // Live once it reports a slot change: what was there before its baseline is not news.
+      for (let i = 0; !seen.some((e) => e.area === "slot"); i++) {
+        if (i > 30) throw new Error("the feed never reported a slot change");
+        const heard = next(1_000);
+        await t.reopen().slots.publish("marker", String(i));
+        await heard;
+      }
+      const limit = Date.now() + BOUND_MS;
+      const sent = await t.reopen().mail.send("alice", "newcomer", "hello");
+      while (!seen.some((e) => e.area === "mail" && e.agent === "newcomer" && e.id === sent.id)) {
+        if (Date.now() > limit) throw new Error(`no event for the new inbox: ${JSON.stringify(seen)}`);
+        await next(limit - Date.now());
+      }
+      stop.abort();
+      expect((await watching).kind).toBe("aborted");
     });
 
     test("a receive whose wait times out or is cancelled claims nothing: later mail goes to a live reader, or stays unread", async () => {
