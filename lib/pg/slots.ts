@@ -33,7 +33,7 @@ export const SLOT_TABLES = [
   `create table $S.slot_chunks (
      name text not null,
      n integer not null,
-     body text not null,
+     body bytea not null, -- a chunk's bytes as given: text holds no NUL, a chunk may
      primary key (name, n))`,
   `create trigger stamp before insert or update on $S.slots for each row execute function $S.stamp()`,
   `create function $S.wake_slot() returns trigger language plpgsql as $$
@@ -51,7 +51,7 @@ export function pgSlots(pg: PgClient): SlotStorage {
           const rows = await tx`select record from slots where name = ${name} for update`;
           const d = decide(rows.length ? readRow(name, rows[0].record) : { kind: "absent" });
           if (d.chunk) {
-            await tx`insert into slot_chunks (name, n, body) values (${name}, ${d.chunk.n}, ${d.chunk.text})
+            await tx`insert into slot_chunks (name, n, body) values (${name}, ${d.chunk.n}, ${Buffer.from(d.chunk.text, "utf8")})
                      on conflict (name, n) do update set body = excluded.body`;
           }
           if (d.record) {
@@ -84,9 +84,9 @@ export function pgSlots(pg: PgClient): SlotStorage {
       const rows = await sql`select n, body from slot_chunks where name = ${name} and n > ${after} and n <= ${upTo} order by n`;
       const out: string[] = [];
       // A gap: a concurrent start dropped this run's chunks; the caller sees the new run next.
-      for (const r of rows as { n: number; body: string }[]) {
+      for (const r of rows as { n: number; body: Uint8Array }[]) {
         if (r.n !== after + out.length + 1) break;
-        out.push(r.body);
+        out.push(Buffer.from(r.body).toString("utf8"));
       }
       return out;
     }),

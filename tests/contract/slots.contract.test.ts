@@ -123,13 +123,14 @@ for (const engine of enginesFor("slots")) {
       expect({ state: first.state, chunks: first.chunks, version: first.version, task: first.task }).toEqual({ state: "running", chunks: 1, version: 1, task: "" });
       const other = t.reopen();
       await other.slots.append("log", "b");
-      await bus.slots.append("log", "c\nwith a newline");
-      expect(await other.slots.chunks("log", 0, 3)).toEqual(["a", "b", "c\nwith a newline"]);
+      await bus.slots.append("log", "c\nwith a newline, a NUL \u0000 and ✓");
+      const third = "c\nwith a newline, a NUL \u0000 and ✓";
+      expect(await other.slots.chunks("log", 0, 3)).toEqual(["a", "b", third]);
       const all = await other.slots.tail("log");
       expect({ kind: all.kind, chunks: all.value.chunks, next: all.value.next, state: all.value.state, version: all.value.version }).toEqual({
-        kind: "done", chunks: ["a", "b", "c\nwith a newline"], next: 3, state: "running", version: 3,
+        kind: "done", chunks: ["a", "b", third], next: 3, state: "running", version: 3,
       });
-      expect((await other.slots.tail("log", { after: 1 })).value.chunks).toEqual(["b", "c\nwith a newline"]);
+      expect((await other.slots.tail("log", { after: 1 })).value.chunks).toEqual(["b", third]);
       await bus.slots.publish("log", "finished");
       const closed = await refusal(other.slots.append("log", "late"));
       expect(codeOf(closed)).toEqual({ code: "ECONFLICT", exit: 4 });
