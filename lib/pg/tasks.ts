@@ -144,11 +144,18 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
     throw damage(r);
   };
 
-  const change = async (sql: SQL, queue: string, id: string, next: (head: TaskHead) => TaskRecord | undefined, repair: boolean) => {
+  const change = async (sql: SQL, queue: string, id: string, next: (head: TaskHead) => TaskRecord | undefined, repair: boolean, ifFree: boolean) => {
     for (;;) {
       try {
-        return await sql.begin(async (tx) => {
-          const rows = (await tx`select id, version, record from tasks where queue = ${queue} and id = ${id} for update`) as Row[];
+        return await sql.begin(async (tx): Promise<{ head: TaskHead; changed: boolean; busy?: true }> => {
+          const rows = (await (ifFree
+            ? tx`select id, version, record from tasks where queue = ${queue} and id = ${id} for update skip locked`
+            : tx`select id, version, record from tasks where queue = ${queue} and id = ${id} for update`)) as Row[];
+          if (ifFree && !rows.length) {
+            // Locked by another writer, or not there: the head as last committed says which.
+            const seen = (await tx`select id, version, record from tasks where queue = ${queue} and id = ${id}`) as Row[];
+            if (seen.length) return { head: headOf(queue, seen[0], repair), changed: false, busy: true };
+          }
           const head = headOf(queue, rows[0], repair);
           const value = next(head);
           if (value === undefined) return { head, changed: false };
@@ -231,7 +238,7 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
     head: (queue, id, repair = false) =>
       pg.read(`reading task ${id}`, async (sql) => headOf(queue, ((await sql`select id, version, record from tasks where queue = ${queue} and id = ${id}`) as Row[])[0], repair)),
     add: (queue, key, fresh, after, build) => pg.run(`adding a task to queue ${queue}`, (sql) => add(sql, queue, key, fresh, after, build)),
-    change: (queue, id, next, repair = false) => pg.run(`changing task ${id}`, (sql) => change(sql, queue, id, next, repair)),
+    change: (queue, id, next, repair = false, ifFree = false) => pg.run(`changing task ${id}`, (sql) => change(sql, queue, id, next, repair, ifFree)),
     // The state column is the candidate set, written with the record: nothing to drop.
     dropCandidate: async () => {},
     claimKey: (queue, assignee, key) =>

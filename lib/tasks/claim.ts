@@ -109,23 +109,29 @@ async function replay(store: Store, queue: string, assignee: string, key: string
 }
 
 // One pass over the queue (step 2); the claim, or undefined when nothing is claimable.
+// A task another writer is changing right now (most often another claimer claiming it) is
+// passed over at first, so that claimers spread over the queue instead of queueing on its
+// oldest task; only when nothing else could be claimed is it tried again, waiting its turn.
 async function claimOnce(store: Store, queue: string, assignee: string, key: string | null, leaseSec: number): Promise<TaskClaim | undefined> {
-  const ids = await taskStorage(store).candidates(queue);
   const resolver = new Resolver(store);
-  for (const id of ids) {
-    try {
-      const c = await claimOne(store, queue, id, resolver, assignee, key, leaseSec);
-      if (c) return c;
-    } catch (err) {
-      // One damaged chain (a foreign file at its head) must not stop the queue: its task
-      // cannot be claimed, every other one still can (task show names the file to fix).
-      if (!damageOf(err)) throw err;
+  const busy: string[] = [];
+  for (const [ids, ifFree] of [[await taskStorage(store).candidates(queue), true], [busy, false]] as const) {
+    for (const id of ids) {
+      try {
+        const c = await claimOne(store, queue, id, resolver, assignee, key, leaseSec, ifFree);
+        if (c === "busy") busy.push(id);
+        else if (c) return c;
+      } catch (err) {
+        // One damaged chain (a foreign file at its head) must not stop the queue: its task
+        // cannot be claimed, every other one still can (task show names the file to fix).
+        if (!damageOf(err)) throw err;
+      }
     }
   }
   return undefined;
 }
 
-async function claimOne(store: Store, queue: string, id: string, resolver: Resolver, assignee: string, key: string | null, leaseSec: number): Promise<TaskClaim | undefined> {
+async function claimOne(store: Store, queue: string, id: string, resolver: Resolver, assignee: string, key: string | null, leaseSec: number, ifFree: boolean): Promise<TaskClaim | "busy" | undefined> {
   let rec = await readTask(store, queue, id); // none: a marker left by an older release's add
   while (rec) {
     if (rec.state === "done" || rec.state === "dead") {
@@ -147,7 +153,8 @@ async function claimOne(store: Store, queue: string, id: string, resolver: Resol
         ...cur, state: "claimed", attempt,
         claim: { attempt, token: newToken(attempt), assignee, key, claimed_at: now, expires_at: now + leaseSec, lease_sec: leaseSec, host: store.host, pid: process.pid },
       };
-    });
+    }, false, ifFree);
+    if (r.busy) return "busy";
     if (r.changed) {
       if (key !== null) await taskStorage(store).setClaimKey(queue, assignee, key, { id, token: r.rec.claim!.token, at: now });
       return claimOf(r.rec, false);

@@ -69,15 +69,16 @@ export async function changeTask(
   rec: { id: string; queue: string },
   next: (cur: TaskRecord, damaged?: Damage) => TaskRecord | undefined,
   repair = false,
-): Promise<{ rec: TaskRecord; changed: boolean }> {
+  ifFree = false, // a turn another writer holds: busy, nothing changed (storage.ts)
+): Promise<{ rec: TaskRecord; changed: boolean; busy?: true }> {
   const tasks = taskStorage(store);
   const r = await tasks.change(rec.queue, rec.id, (head) => {
     const cur = head.record ?? (head.damaged && nothingKnown(store, rec.id, rec.queue));
     if (!cur) throw new A2AError("EIO", `task ${rec.id} vanished from ${tasks.locate(rec.queue, rec.id)}: check the store`);
     const n = next(cur, head.damaged);
     return n && { ...n, updated_at: nowSec(), host: store.host, pid: process.pid };
-  }, repair);
-  return { rec: r.head.record!, changed: r.changed };
+  }, repair, ifFree);
+  return { rec: r.head.record!, changed: r.changed, ...(r.busy ? { busy: r.busy } : {}) };
 }
 
 function nothingKnown(store: Store, id: string, queue: string): TaskRecord {

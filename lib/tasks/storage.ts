@@ -66,7 +66,11 @@ export interface TaskStorage {
   // section. Written as version + 1, durable unless "claimed" (a lost claim is harmless: its
   // random token is never handed out again); on a lost race `next` decides again on the new
   // head. After a change the engine keeps the candidates and wakes dependants (header).
-  change(queue: string, id: string, next: (head: TaskHead) => TaskRecord | undefined, repair?: boolean): Promise<{ head: TaskHead; changed: boolean }>;
+  // `ifFree`: where another writer holds the task's turn right now, change nothing and say
+  // `busy` (with the head as last written) instead of waiting for it: a claimer moves on to
+  // the next candidate, as PostgreSQL's FOR UPDATE SKIP LOCKED lets claimers spread over a
+  // queue; an engine whose changes never wait for a turn is never busy.
+  change(queue: string, id: string, next: (head: TaskHead) => TaskRecord | undefined, repair?: boolean, ifFree?: boolean): Promise<{ head: TaskHead; changed: boolean; busy?: true }>;
   // The candidate of a task a claimer read as done or dead, dropped (re-checked against a
   // retry racing the drop: the task stays a candidate if it came back). Nothing to do for an
   // engine whose candidates are written with the record (PostgreSQL).

@@ -120,4 +120,41 @@ describe.skipIf(skip !== undefined)("tasks on PostgreSQL", () => {
     expect(v.reason).toStartWith("cancelled (its version ");
     expect((await bus.tasks.show(bad.id)).state).toBe("dead");
   });
+  test("a claimer passes over a task another writer holds and claims the next at once; with nothing else left, it waits its turn", async () => {
+    const q = "spread";
+    const first = (await bus.tasks.add(q, "first")).id;
+    const second = (await bus.tasks.add(q, "second")).id;
+    const holder = new SQL({ url: db.url, max: 1 });
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let locked = () => {};
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holding = holder.begin(async (tx) => {
+      await tx`select 1 from a2a.tasks where queue = ${q} and id = ${first} for update`;
+      locked();
+      await held;
+    });
+    await isLocked;
+    const bound = async <T>(p: Promise<T>, what: string): Promise<T> => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, no) => (timer = setTimeout(() => no(new Error(`${what}: still waiting after 30 s`)), 30_000)));
+      try {
+        return await Promise.race([p, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    try {
+      const c = await bound(bus.tasks.claim(q, { as: "w1" }), "the claim while the first task's turn is held");
+      expect(c.value!.id).toBe(second);
+      const waiting = bus.tasks.claim(q, { as: "w2" }); // only the held one is left
+      release();
+      await holding;
+      expect((await bound(waiting, "the claim of the task held before")).value!.id).toBe(first);
+    } finally {
+      release();
+      await holding.catch(() => {});
+      await holder.close();
+    }
+  });
 });
