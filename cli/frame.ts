@@ -13,6 +13,7 @@
 import { randomHex } from "../lib/core/digest";
 import { isoTime } from "../lib/core/time";
 import type { ReceivedMessage } from "../lib/mail/message";
+import type { WriterKind } from "../lib/mail/policy";
 import type { TopicMessage } from "../lib/topics/log";
 
 
@@ -39,7 +40,7 @@ const shownBody = (body: string) => {
 
 // What vouches for a writer, as a frame names it: on files the OS user owning the file, on a
 // database the role the server saw (lib/pg/).
-export type Writer = "OS user" | "role";
+export type Writer = WriterKind;
 export const writerNoun = (engine: string): Writer => (engine === "postgres" ? "role" : "OS user");
 
 export function frameMessage(m: ReceivedMessage, writer: Writer = "OS user"): string {

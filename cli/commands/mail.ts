@@ -151,7 +151,7 @@ export const commands = {
   allow: (p: Command) =>
     command(p, "allow", {
       summary: "accept mail from NAMES, each bound to the OS user who writes it (releases their held mail)",
-      description: "Add NAMES to the senders you accept (taking them off your deny list), bind each to an OS user, and move any mail of theirs that was held back to unread. NAME@USER binds NAME to OS user USER; a plain NAME is bound to the OS user seen on NAME's last message in your inbox (said in the output), or left unbound if none was seen. Mail claiming a bound NAME but written by another OS user is held, and such a send is refused: in a shared store the file owner is what the filesystem vouches for. Between agents of one OS user nothing is authenticated. Matters most under the allowlist policy (`a2a policy allowlist`).",
+      description: "Add NAMES to the senders you accept (taking them off your deny list), bind each to an OS user, and move any mail of theirs that was held back to unread. NAME@USER binds NAME to OS user USER; a plain NAME is bound to the OS user seen on NAME's last message in your inbox (said in the output), or left unbound if none was seen. Mail claiming a bound NAME but written by another OS user is held, and such a send is refused: in a shared store the file owner is what the filesystem vouches for. Between agents of one OS user nothing is authenticated. On a PostgreSQL store the same holds with database roles for OS users (NAME@ROLE; the server records the role). Matters most under the allowlist policy (`a2a policy allowlist`).",
       examples: ["a2a allow alice bob --as carol", "a2a allow alice@seca --as carol", "a2a policy allowlist --as carol"],
       json: "print the policy as JSON (bind: NAME -> OS user)",
       quiet: true,
@@ -160,9 +160,10 @@ export const commands = {
       .option(...AS)
       .action(action(async (c: Ctx, names: string[], o) => {
         const r = await c.bus.mail.allow((await c.bus.presence.acting(o.as, process.cwd())).name, names);
+        const kind = writerNoun(c.bus.engine); // on a database a name is bound to a role
         const bound = r.allowed.map((a) =>
-          a.user ? `${a.name} is bound to OS user ${a.user}${a.bound_from === "last message" ? " (the writer of its last message here)" : ""}\n`
-            : `${a.name} is not bound to an OS user (no message from it seen yet): a2a allow ${a.name}@USER binds it\n`,
+          a.user ? `${a.name} is bound to ${kind} ${a.user}${a.bound_from === "last message" ? " (the writer of its last message here)" : ""}\n`
+            : `${a.name} is not bound to ${kind === "role" ? "a role" : "an OS user"} (no message from it seen yet): a2a allow ${a.name}@${kind === "role" ? "ROLE" : "USER"} binds it\n`,
         );
         c.confirm({ ...r.policy, released: r.released, allowed: r.allowed }, policyLine(r.policy) + bound.join("") + (r.released ? `${r.released} held message(s) released to unread\n` : ""));
       })),

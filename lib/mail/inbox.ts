@@ -6,7 +6,7 @@ import type { Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
 import { checkAgent } from "../core/paths";
 import { checkMessageId, type ListedMessage, type MessageState } from "./message";
-import { accepts, readPolicy, refusal } from "./policy";
+import { accepts, readPolicy, refusal, writerKind } from "./policy";
 import { mailStorage, type At, type Claim, type Head, type MailStorage, type Place } from "./storage";
 
 // Makes `agent`'s inbox ready to receive; `own`: the agent itself opens it (lib/mail/storage.ts open).
@@ -60,7 +60,7 @@ export async function listInbox(store: Store, agent: string, limit = 50, bodyCha
   const mail = mailStorage(store);
   const scan = await scanUnread(store, agent, bodyChars);
   const { policy } = scan;
-  const withReason = (m: ListedMessage): ListedMessage => ({ ...m, state: "held", held_reason: refusal(policy, m.from, m.user) ?? "held earlier; a2a allow releases it" });
+  const withReason = (m: ListedMessage): ListedMessage => ({ ...m, state: "held", held_reason: refusal(policy, m.from, m.user, writerKind(store)) ?? "held earlier; a2a allow releases it" });
   const held = [...(await readAll(mail, agent, await placed(mail, agent, "held"), "held", bodyChars)).messages, ...scan.refused].map(withReason);
   const curIds = await mail.ids(agent, "read");
   const aside = await mail.damaged(agent);

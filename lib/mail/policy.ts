@@ -50,12 +50,17 @@ export async function readPolicy(store: Store, agent: string): Promise<Policy> {
   return policyOf(agent, await mailStorage(store).policy(agent));
 }
 
-// Why `p` refuses mail claiming to be from `from`, written by OS user `user` (when known),
-// or undefined when it accepts it.
-export function refusal(p: Policy, from: string, user?: string): string | undefined {
+// What vouches for a writer, as messages name it: on files the OS user owning the file, on a
+// database the role the server saw (lib/pg/); a binding is to one of those.
+export type WriterKind = "OS user" | "role";
+export const writerKind = (store: Store): WriterKind => (store.url === undefined ? "OS user" : "role");
+
+// Why `p` refuses mail claiming to be from `from`, written by `user` (an OS user or a role, as
+// `kind` says; when known), or undefined when it accepts it.
+export function refusal(p: Policy, from: string, user?: string, kind: WriterKind = "OS user"): string | undefined {
   const bound = p.bind?.[from];
   if (bound !== undefined && user !== undefined && user !== bound) {
-    return `it claims to be from ${from}, who is bound to OS user ${bound}, but OS user ${user} wrote it`;
+    return `it claims to be from ${from}, who is bound to ${kind} ${bound}, but ${kind} ${user} wrote it`;
   }
   if (from === p.agent) return undefined;
   if (p.deny.includes(from)) return `${from} is on the deny list`;

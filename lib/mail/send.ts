@@ -17,7 +17,7 @@ import { nowSec } from "../core/time";
 import { presenceStorage } from "../presence/storage";
 import { ack } from "./inbox";
 import { checkMessageId, newMessageId, type ReceivedMessage } from "./message";
-import { readPolicy, refusal } from "./policy";
+import { readPolicy, refusal, writerKind } from "./policy";
 import { mailStorage, type At } from "./storage";
 
 export interface SendOptions {
@@ -58,7 +58,7 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
   const mail = mailStorage(store);
   const policy = await readPolicy(store, to);
   const me = await mail.writer();
-  const why = refusal(policy, from, me);
+  const why = refusal(policy, from, me, writerKind(store));
   if (why && policy.bind?.[from] !== undefined && policy.bind[from] !== me) {
     throw new A2AError("EDENIED", `${to} does not accept this message: ${why}; send under your own name`, { data: { to, from, user: me, bound: policy.bind[from] } });
   }

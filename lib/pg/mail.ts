@@ -8,7 +8,8 @@
 //   be in: of two readers claiming one message, or two moves of one claim, exactly one changes
 //   a row, and the other is told false;
 // - a message's writer is the role that inserted it, set by the server and kept by every later
-//   update (the reader's moves do not make it theirs);
+//   update (the reader's moves do not make it theirs); so an update may change only its place
+//   and claim (a trigger refuses any other, whoever makes it: no one rewrites another's words);
 // - a delivery is one transaction: the key (if any), the unread count and the insert; a key is
 //   a row whose insert waits for a concurrent one of the same key, so a key delivers once;
 // - a message entering unread wakes the inbox's channel at commit, with its id;
@@ -57,8 +58,16 @@ export const MAIL_TABLES = [
      primary key (agent, id))`,
   `create index messages_place on $S.messages (agent, place, id)`,
   `create trigger stamp before insert on $S.messages for each row execute function $S.stamp()`,
+  // A message's writer is kept by its moves, so what it vouches for must not move: an update
+  // that changes anything but the place and the claim is refused, whoever makes it.
   `create function $S.keep_writer() returns trigger language plpgsql as $$
-   begin new.writer := old.writer; new.changed_at := now(); return new; end $$`,
+   begin
+     if (new.agent, new.id, new.sender, new.body, new.size, new.sent_at, new.reply_to, new.host, new.pid)
+        is distinct from (old.agent, old.id, old.sender, old.body, old.size, old.sent_at, old.reply_to, old.host, old.pid) then
+       raise exception 'a sent message cannot be changed, only moved (its place and claim)' using errcode = '42501';
+     end if;
+     new.writer := old.writer; new.changed_at := now(); return new;
+   end $$`,
   `create trigger keep_writer before update on $S.messages for each row execute function $S.keep_writer()`,
   `create function $S.wake_inbox() returns trigger language plpgsql as $$
    begin

@@ -5,7 +5,8 @@
 // Invariants:
 // - At most one cluster per process, started on first use: bun test runs every file in one
 //   process, and initdb plus a start costs about a second. `started` below is the one piece of
-//   state, explicit on purpose (lib/ keeps none; a harness may memoise).
+//   state, explicit on purpose (lib/ keeps none; a harness may memoise); tlsPgServer() has a
+//   second cluster, with ssl on, memoised the same way (`startedTls`).
 // - No server outlives the process that started it, however that process ends. `bun test` runs
 //   no process.on("exit") listener (Bun 1.4.5, oven-sh/bun#8434) and a killed runner runs
 //   nothing, so cleanup is a lifeline: a root shell reading a pipe this process holds the write
@@ -100,7 +101,7 @@ function external(raw: string): PgServer {
 
 // ---- our own cluster ------------------------------------------------------------------------
 
-async function startCluster(forget: () => void): Promise<PgServer> {
+async function startCluster(forget: () => void, prepare?: (cluster: { dir: string; data: string }) => string): Promise<PgServer> {
   const bin = serverBin()!;
   const dir = mkdtempSync("/tmp/a2a-pg-"); // not $TMPDIR: one inside a 0700 home is out of postgres's reach
   chmodSync(dir, 0o755);
@@ -112,7 +113,7 @@ async function startCluster(forget: () => void): Promise<PgServer> {
     // --no-sync: only initdb's own flush of the new files; the server runs with fsync on.
     run(["runuser", "-u", "postgres", "--", join(bin, "initdb"), "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"]);
     writeFileSync(join(data, "pg_hba.conf"), HBA);
-    const port = await startOnFreePort(bin, dir, data, log);
+    const port = await startOnFreePort(bin, dir, data, log, prepare?.({ dir, data }) ?? "");
     const cluster: Cluster = { bin, dir, data, log, port };
     const url = new URL(`postgres://postgres@127.0.0.1:${port}/postgres`);
     // `stop` holds the lifeline, and `started` holds `stop`: the pipe cannot be collected (and
@@ -128,6 +129,57 @@ async function startCluster(forget: () => void): Promise<PgServer> {
     await lifeline.exited;
     throw err;
   }
+}
+
+// ---- a second cluster, with TLS --------------------------------------------------------------
+
+export interface TlsPgServer extends PgServer {
+  rootCert: string; // the CA that signed the server's certificate (for 127.0.0.1 and localhost)
+  otherRootCert: string; // a CA that signed nothing of the server's: verify-full with it must fail
+}
+
+// Why no TLS cluster can be had here (pgSkipReason's, or no openssl, or A2A_TEST_PG: its server's
+// certificates are not ours to know), or undefined.
+export function tlsSkipReason(): string | undefined {
+  if (process.env.A2A_TEST_PG) return "A2A_TEST_PG names a server whose TLS set-up the tests cannot know; a TLS cluster of our own is started only without it";
+  return pgSkipReason() ?? (Bun.which("openssl") ? undefined : "openssl is missing: the TLS cluster's certificates are made with it");
+}
+
+// A cluster of its own (besides pgServer()'s, which stays plain: tests of other files expect it
+// unencrypted), with ssl on: a throwaway CA, a server certificate it signed, and a second CA for
+// the wrong root. Plain connections are accepted too (pg_hba's host lines match both). Memoised
+// per process like pgServer(), with the same lifeline.
+const startedTls: { server?: Promise<TlsPgServer> } = {};
+export function tlsPgServer(): Promise<TlsPgServer | undefined> {
+  if (tlsSkipReason() !== undefined) return Promise.resolve(undefined);
+  if (startedTls.server) return startedTls.server;
+  const certs: { rootCert?: string; otherRootCert?: string } = {};
+  const forget = () => {
+    if (startedTls.server === server) delete startedTls.server;
+  };
+  const server = startCluster(forget, ({ dir }) => {
+    makeCerts(dir);
+    certs.rootCert = join(dir, "ca.crt");
+    certs.otherRootCert = join(dir, "other-ca.crt");
+    return `ssl = on\nssl_cert_file = '${join(dir, "server.crt")}'\nssl_key_file = '${join(dir, "server.key")}'\n`;
+  }).then((s) => ({ ...s, rootCert: certs.rootCert!, otherRootCert: certs.otherRootCert! }));
+  startedTls.server = server;
+  server.catch(forget);
+  return server;
+}
+
+// EC keys (fast to make), valid for two days: the CA, the server's certificate for 127.0.0.1
+// and localhost signed by it, and an unrelated CA. The server's key is postgres's, mode 0600
+// (the server refuses a key others can read).
+function makeCerts(dir: string): void {
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  const f = (name: string) => join(dir, name);
+  for (const ca of ["ca", "other-ca"]) run(["openssl", "req", "-x509", ...ec, "-keyout", f(`${ca}.key`), "-out", f(`${ca}.crt`), "-days", "2", "-subj", `/CN=a2a test ${ca}`]);
+  run(["openssl", "req", ...ec, "-keyout", f("server.key"), "-out", f("server.csr"), "-subj", "/CN=localhost"]);
+  writeFileSync(f("server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+  run(["openssl", "x509", "-req", "-in", f("server.csr"), "-CA", f("ca.crt"), "-CAkey", f("ca.key"), "-CAcreateserial", "-out", f("server.crt"), "-days", "2", "-extfile", f("server.ext")]);
+  run(["chown", "postgres:", f("server.key"), f("server.crt")]);
+  chmodSync(f("server.key"), 0o600);
 }
 
 const HBA = `# a2a test cluster (tests/harness/pg.ts): the superuser by trust, every other role by password
@@ -149,7 +201,7 @@ rm -rf "$2"`;
 
 // A port the kernel says is free now; another process may take it before the postmaster binds
 // it, so a failed start is retried on a new port.
-async function startOnFreePort(bin: string, dir: string, data: string, log: string): Promise<number> {
+async function startOnFreePort(bin: string, dir: string, data: string, log: string, extraConf = ""): Promise<number> {
   let last = "";
   for (let attempt = 0; attempt < 5; attempt++) {
     const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
@@ -157,7 +209,7 @@ async function startOnFreePort(bin: string, dir: string, data: string, log: stri
     probe.stop(true);
     // In postgresql.auto.conf rather than on pg_ctl's command line, so a test that stops the
     // server and starts it again (`pg_ctl start`, no options) gets the same one back.
-    writeFileSync(join(data, "postgresql.auto.conf"), `port = ${port}\nunix_socket_directories = '${dir}'\nlisten_addresses = '127.0.0.1'\nfsync = on\n`);
+    writeFileSync(join(data, "postgresql.auto.conf"), `port = ${port}\nunix_socket_directories = '${dir}'\nlisten_addresses = '127.0.0.1'\nfsync = on\n${extraConf}`);
     const code = await pgCtl(bin, ["-D", data, "-l", log, "-w", "-t", "60", "start"]);
     if (code === 0) return port;
     last = tail(log);
@@ -229,6 +281,10 @@ export function urlAs(url: string, user: string, password?: string): string {
   u.password = password === undefined ? "" : encodeURIComponent(password);
   return u.toString();
 }
+
+// psql as whoever `url` names (its password, if any, reaching psql as PGPASSWORD): `sql`'s
+// output, or a rejection with psql's error. For what a client may do by hand, bypassing a2a.
+export const psqlAs = (url: string, sql: string): Promise<string> => psql(new URL(url), sql);
 
 // A string as an SQL literal (standard_conforming_strings, on by default since 9.1: a quote is
 // the only character to double).
