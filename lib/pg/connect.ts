@@ -99,7 +99,7 @@ function passwordFromFile(file: string | undefined, host: string, port: number, 
 // A failure of the server or the connection, worded for what it is; `doing` says what a2a was
 // doing ("reading slot x"). The client's message may name the server's words but never holds
 // the password (it has none to give: Bun.SQL keeps it out of its errors).
-export function pgError(err: unknown, t: Pick<Target, "where" | "user">, doing: string): A2AError {
+export function pgError(err: unknown, t: Pick<Target, "where" | "user"> & Partial<Pick<Target, "url">>, doing: string): A2AError {
   if (err instanceof A2AError) return err;
   const e = err as { code?: string; errno?: string; message?: string };
   const code = e?.code ?? "";
@@ -107,6 +107,22 @@ export function pgError(err: unknown, t: Pick<Target, "where" | "user">, doing: 
   const said = String(e?.message ?? err).split("\n")[0];
   if (/CONNECTION_(REFUSED|FAILED|CLOSED)|ECONNREFUSED|ETIMEDOUT|ENOTFOUND/.test(code)) {
     return new A2AError("EIO", text`cannot reach PostgreSQL at ${t.where} while ${doing} (${said}): check that the server runs and that ${arg("dir")} or A2A_DIR names it`, {
+      cause: err, data: { where: t.where, code },
+    });
+  }
+  // The server's certificate, checked (sslmode verify-ca or verify-full) against sslrootcert,
+  // or the client's default roots when the URL names none: the client's codes are OpenSSL's
+  // (UNABLE_TO_VERIFY_LEAF_SIGNATURE, ..._SELF_SIGNED_..., CERT_HAS_EXPIRED, ERR_TLS_CERT_ALTNAME_INVALID).
+  if (/CERT|UNABLE_TO_(VERIFY|GET)|SELF_SIGNED/.test(code)) {
+    const root = t.url ? new URL(t.url).searchParams.get("sslrootcert") : null;
+    return new A2AError("EIO", `the certificate of PostgreSQL at ${t.where} did not verify (${said}) ${root ? `against the root certificate ${root} (sslrootcert)` : "against the system's root certificates (no sslrootcert in the URL)"}: set sslrootcert in the URL to the file of the CA that signed the server's certificate (ask the server's administrator for it)`, {
+      cause: err, data: { where: t.where, code },
+    });
+  }
+  // A root certificate file the client cannot read or load.
+  if (/caFile|CA file/.test(said)) {
+    const root = t.url ? new URL(t.url).searchParams.get("sslrootcert") : null;
+    return new A2AError("EUSAGE", `cannot use the root certificate ${root ?? "(none named)"} that sslrootcert names for PostgreSQL at ${t.where} (${said}): give sslrootcert the path of a readable PEM file of the server's CA`, {
       cause: err, data: { where: t.where, code },
     });
   }
@@ -121,7 +137,7 @@ export function pgError(err: unknown, t: Pick<Target, "where" | "user">, doing: 
     });
   }
   if (state === "42501") {
-    return new A2AError("EDENIED", `PostgreSQL at ${t.where} does not let ${t.user} do this while ${doing} (${said}): ask its administrator for the grants a2a needs on the schema`, {
+    return new A2AError("EDENIED", `PostgreSQL at ${t.where} does not let role ${t.user} do this while ${doing} (${said}): ask the database's administrator to give ${t.user} the grants at the end of a2a init --print-sql`, {
       cause: err, data: { where: t.where, sqlstate: state },
     });
   }

@@ -28,7 +28,7 @@ import { pgError, targetOf, type Target } from "./connect";
 import { pgGc, type PgGcOptions, type PgGcReport } from "./gc";
 import type { ServerReport } from "./doctor";
 import { pgLeases } from "./leases";
-import { migrate, migrateIn, schemaScript, SCHEMA_VERSION } from "./schema";
+import { denied, migrate, migrateIn, schemaScript, SCHEMA_VERSION } from "./schema";
 import { pgMail } from "./mail";
 import { pgPresence } from "./presence";
 import { pgSessions } from "./sessions";
@@ -102,7 +102,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
         if (!missing(err)) throw pgError(err, target, doing);
       }
       try {
-        await (migrated ??= migrate(sql, target.schema));
+        await (migrated ??= migrate(sql, target));
         return await fn(sql);
       } catch (err) {
         migrated = undefined;
@@ -123,7 +123,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
           throw ROLLBACK;
         });
       } catch (err) {
-        if (err !== ROLLBACK) throw pgError(err, target, doing);
+        if (err !== ROLLBACK) throw pgError(await denied(sql, target, err), target, doing);
       }
       return answer as T;
     },
@@ -145,7 +145,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     leases: pgLeases(client),
     gc: (opts) => pgGc(client, tasks, opts),
     checks: async () => (await import("./doctor")).serverChecks(sql, target, recheckMs), // loaded for doctor only
-    init: async () => ({ schema: target.schema, found: await client.run("making the schema", (s) => migrate(s, target.schema)), version: SCHEMA_VERSION }),
+    init: async () => ({ schema: target.schema, found: await client.run("making the schema", (s) => migrate(s, target)), version: SCHEMA_VERSION }),
     script: () => schemaScript(target.schema),
   };
 }

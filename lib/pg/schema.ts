@@ -15,6 +15,7 @@
 
 import type { SQL } from "bun";
 import { A2AError } from "../core/errors";
+import type { Target } from "./connect";
 import { LEASE_TABLES } from "./leases";
 import { MAIL_TABLES } from "./mail";
 import { PRESENCE_TABLES } from "./presence";
@@ -46,9 +47,27 @@ const LOCK = `select pg_advisory_xact_lock(hashtextextended('a2a schema $S', 0))
 const META = `create table if not exists $S.meta (key text primary key, value text not null)`;
 const fill = (statement: string, schema: string) => statement.replaceAll("$S", schema);
 
-// Brings `schema` to SCHEMA_VERSION; returns the version it found.
-export async function migrate(sql: SQL, schema: string): Promise<number> {
-  return sql.begin((tx) => migrateIn(tx, schema));
+// Brings the target's schema to SCHEMA_VERSION; returns the version it found. A role that may
+// not make or change it (SQLSTATE 42501) is told who can (EDENIED), in one line.
+export async function migrate(sql: SQL, target: Pick<Target, "schema" | "where" | "user">): Promise<number> {
+  try {
+    return await sql.begin((tx) => migrateIn(tx, target.schema));
+  } catch (err) {
+    throw await denied(sql, target, err);
+  }
+}
+
+// A failure to migrate as the role may understand it: a refusal (42501) says who can make or
+// use the schema; anything else is returned as it was.
+export async function denied(sql: SQL, target: Pick<Target, "schema" | "where" | "user">, err: unknown): Promise<unknown> {
+  if ((err as { errno?: string })?.errno !== "42501") return err;
+  const { schema, where, user } = target;
+  const said = String((err as Error).message).split("\n")[0];
+  // A schema the role has no usage on is skipped by search_path: its tables look missing.
+  const there = (await sql`select 1 from pg_namespace where nspname = ${schema}`).length > 0;
+  return there
+    ? new A2AError("EDENIED", `role ${user} may not use the bus in schema ${schema} at ${where} (${said}): ask the database's administrator to give ${user} the grants at the end of a2a init --print-sql`, { cause: err, data: { where, schema, sqlstate: "42501" } })
+    : new A2AError("EDENIED", `the bus's schema ${schema} is not made yet at ${where}, and role ${user} may not create it (${said}): run a2a init as the database's owner (or a role with CREATE on it), or have its administrator run the SQL that a2a init --print-sql prints`, { cause: err, data: { where, schema, sqlstate: "42501" } });
 }
 
 // The same inside a transaction the caller holds (and may roll back: lib/pg/engine.ts `read`).

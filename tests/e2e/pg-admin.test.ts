@@ -177,7 +177,7 @@ describe.skipIf(skip !== undefined)("a2a init and a2a doctor on PostgreSQL", () 
     const member = await role();
     const i = await run(["init"], urlAs(db.url, member), { PGPASSWORD: PASSWORD });
     expect(i).toMatchObject({ code: 1, stdout: "" });
-    expect(i.stderr).toMatch(new RegExp(`^a2a: PostgreSQL at 127\\.0\\.0\\.1:\\d+/${db.name} does not let ${member} do this while making the schema \\([^)]*\\): ask its administrator for the grants a2a needs on the schema, or to run the SQL that a2a init --print-sql prints\\n$`));
+    expect(i.stderr).toMatch(new RegExp(`^a2a: the bus's schema a2a is not made yet at 127\\.0\\.0\\.1:\\d+/${db.name}, and role ${member} may not create it \\([^)]*\\): run a2a init as the database's owner \\(or a role with CREATE on it\\), or have its administrator run the SQL that a2a init --print-sql prints\\n$`));
     const m = await run(["doctor"], urlAs(db.url, member), { PGPASSWORD: PASSWORD });
     expect(m.code).toBe(1);
     expect(m.stdout).toMatch(new RegExp(`^PROBLEM role +role ${member} \\(not a superuser\\) may not create schema a2a, so the first use cannot make the bus\\n +fix: ask the database's administrator to run the SQL a2a init --print-sql prints`, "m"));

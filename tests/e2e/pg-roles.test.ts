@@ -131,4 +131,103 @@ describe.skipIf(skip !== undefined)("roles and trust on a PostgreSQL store", () 
     expect(await ok(db, ROLE.bob, ["allow", "alice", "--as", "carol"])).toContain(`alice is bound to role ${ROLE.alice} (the writer of its last message here)\n`);
     expect(await ok(db, ROLE.bob, ["allow", "dave", "--as", "carol"])).toContain("dave is not bound to a role (no message from it seen yet): a2a allow dave@ROLE binds it\n");
   });
+  test("a role without the grants is told in one line, exit 1: its role, what it tried, the fix; a role that may not make the schema likewise", async () => {
+    const oneLine = (r: RunResult) => {
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe("");
+      expect(r.stderr.split("\n")).toHaveLength(2); // one line and its newline: no stack
+    };
+    // No usage on the schema: its tables look missing to the role, which may not make them either.
+    const db = await bus([ROLE.alice]);
+    const none = await as(db, ROLE.nogrant, ["send", "bob", "hi", "--as", "dave"]);
+    oneLine(none);
+    expect(none.stderr).toMatch(new RegExp(`^a2a: role ${ROLE.nogrant} may not use the bus in schema a2a at 127\\.0\\.0\\.1:\\d+/${db.name} \\(permission denied for database ${db.name}\\): ask the database's administrator to give ${ROLE.nogrant} the grants at the end of a2a init --print-sql\n$`));
+    // Usage on the schema, but no grant on its tables.
+    await server.admin(`grant usage on schema a2a to ${ROLE.nogrant}`, db.name);
+    const tables = await as(db, ROLE.nogrant, ["send", "bob", "hi", "--as", "dave"], true);
+    oneLine(tables);
+    expect(tables.stderr).toMatch(new RegExp(`^a2a: PostgreSQL at 127\\.0\\.0\\.1:\\d+/${db.name} does not let role ${ROLE.nogrant} do this while reading the policy of bob \\(permission denied for table policies\\): ask the database's administrator to give ${ROLE.nogrant} the grants at the end of a2a init --print-sql\n$`));
+    // A fresh database, no schema: the first use (and init) may not make it.
+    const empty = await freshDatabase(server);
+    dbs.push(empty);
+    for (const args of [["send", "bob", "hi", "--as", "dave"], ["init"]]) {
+      const r = await as(empty, ROLE.nogrant, args);
+      oneLine(r);
+      expect(r.stderr).toMatch(new RegExp(`^a2a: the bus's schema a2a is not made yet at 127\\.0\\.0\\.1:\\d+/${empty.name}, and role ${ROLE.nogrant} may not create it \\(permission denied for database ${empty.name}\\): run a2a init as the database's owner \\(or a role with CREATE on it\\), or have its administrator run the SQL that a2a init --print-sql prints\n$`));
+    }
+    expect((await server.admin(`select count(*) from pg_namespace where nspname = 'a2a'`, empty.name)).trim()).toBe("0");
+  });
+});
+
+// TLS: a second cluster with ssl on (tests/harness/pg.ts tlsPgServer), and the plain one.
+describe.skipIf(skip !== undefined || tlsSkip !== undefined)("TLS to a PostgreSQL store", () => {
+  let tls: TlsPgServer;
+  let plain: PgServer;
+  let db: Database;
+  let plainDb: Database;
+  const role = `tls_${tag}`;
+  const pw = `pw-tls-${crypto.randomUUID().slice(0, 8)}`;
+  const home = tempDir();
+  const env = { HOME: home.path, PATH: `${dirname(BIN)}:/usr/bin:/bin` };
+  const seen: string[] = [];
+  beforeAll(async () => {
+    tls = (await tlsPgServer())!;
+    plain = (await pgServer())!;
+    db = await freshDatabase(tls);
+    plainDb = await freshDatabase(plain);
+    await createRole(tls, role, pw);
+    await tls.admin(`grant all on database ${db.name} to ${role}`);
+  });
+  afterAll(async () => {
+    await db?.drop();
+    await plainDb?.drop();
+    await tls?.admin(`drop role if exists ${role}`);
+    home[Symbol.dispose]();
+    const all = seen.join("\n");
+    expect(all).not.toContain(pw);
+    expect(all).not.toContain(encodeURIComponent(pw));
+  });
+  const run = async (url: string, args: string[], more: Record<string, string> = {}) => {
+    const r = await a2a(args, { dir: url, cwd: home.path, env: { ...env, ...more } });
+    seen.push(r.stdout, r.stderr);
+    return r;
+  };
+  const encryption = (r: RunResult) => r.stdout.split("\n").find((l) => /^(ok|note|PROBLEM) +encryption  /.test(l));
+  const onlyLine = (r: RunResult) => {
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.split("\n")).toHaveLength(2);
+  };
+
+  test("over sslmode=require and verify-full (sslrootcert) the bus works and doctor says the connection is encrypted; without, that it is not", async () => {
+    const full = `${urlAs(db.url, role)}?sslmode=verify-full&sslrootcert=${tls.rootCert}`;
+    const require = `${urlAs(db.url, role, pw)}?sslmode=require`;
+    for (const [url, more] of [[full, { PGPASSWORD: pw }], [require, {}]] as const) {
+      expect((await run(url, ["send", "bob", "over tls", "--as", "alice"], more)).code).toBe(0);
+      const got = await run(url, ["recv", "--as", "bob"], more);
+      expect(got.stdout).toMatch(new RegExp(`^--- message \\S+ from alice \\(role ${role}\\) at [^\\n]*\\n[^\\n]*\\nover tls\\n`));
+      expect(encryption(await run(url, ["doctor"], more))).toMatch(new RegExp(`^ok +encryption +on \\(TLSv1\\.[23], [A-Z0-9_-]+; sslmode=${new URL(url).searchParams.get("sslmode")}\\)$`));
+    }
+    expect(encryption(await run(`${urlAs(db.url, role)}?sslmode=disable`, ["doctor"], { PGPASSWORD: pw }))).toMatch(/^ok +encryption +off \(sslmode=disable\): the server is on this machine$/);
+  });
+
+  test("sslmode=require against a server without TLS: one line, exit 1, naming it", async () => {
+    for (const [url, more] of [[`${urlAs(plainDb.url, role)}?sslmode=require`, { PGPASSWORD: pw }], [`${urlAs(plainDb.url, role, pw)}?sslmode=require`, {}]] as const) {
+      const r = await run(url, ["status"], more);
+      onlyLine(r);
+      expect(r.stderr).toMatch(new RegExp(`^a2a: PostgreSQL at 127\\.0\\.0\\.1:\\d+/${plainDb.name} refused the encrypted connection asked for \\([^)]*SSL[^)]*\\): enable TLS on the server, or change sslmode in the URL\n$`));
+    }
+  });
+
+  test("verify-full with the wrong root certificate, or one that is not there: one line, exit 1, naming the problem", async () => {
+    const wrong = await run(`${urlAs(db.url, role, pw)}?sslmode=verify-full&sslrootcert=${tls.otherRootCert}`, ["status"]);
+    onlyLine(wrong);
+    expect(wrong.stderr).toBe(`a2a: the certificate of PostgreSQL at 127.0.0.1:${new URL(db.url).port}/${db.name} did not verify (unable to verify the first certificate) against the root certificate ${tls.otherRootCert} (sslrootcert): set sslrootcert in the URL to the file of the CA that signed the server's certificate (ask the server's administrator for it)\n`);
+    const system = await run(`${urlAs(db.url, role)}?sslmode=verify-full`, ["status"], { PGPASSWORD: pw });
+    onlyLine(system);
+    expect(system.stderr).toContain("did not verify (unable to verify the first certificate) against the system's root certificates (no sslrootcert in the URL): set sslrootcert");
+    const missing = await run(`${urlAs(db.url, role)}?sslmode=verify-full&sslrootcert=${home.path}/none.crt`, ["status"], { PGPASSWORD: pw });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe(`a2a: cannot use the root certificate ${home.path}/none.crt that sslrootcert names for PostgreSQL at 127.0.0.1:${new URL(db.url).port}/${db.name} (Unable to access caFile path): give sslrootcert the path of a readable PEM file of the server's CA\n`);
+  });
 });
