@@ -39,8 +39,9 @@ export async function initStore(store: Store, group?: string): Promise<InitResul
 }
 
 // The SQL that makes the schema, with the grants a member role needs; connects to nothing.
-export function serverSql(store: Store, group?: string): string {
+// `rls`: with the optional row-level security (each role reads only its own inboxes).
+export function serverSql(store: Store, group?: string, rls = false): string {
   if (!store.pg) throw new A2AError("EUSAGE", text`${arg("printSql")} prints the SQL of a PostgreSQL store: name one with ${arg("dir")} postgres://USER@HOST:PORT/DATABASE, or leave ${arg("printSql")} out`);
   noGroup(group);
-  return store.pg.script();
+  return store.pg.script(rls);
 }

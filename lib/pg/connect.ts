@@ -136,6 +136,13 @@ export function pgError(err: unknown, t: Pick<Target, "where" | "user"> & Partia
       cause: err, data: { where: t.where, sqlstate: state },
     });
   }
+  // Row-level security (a2a init --print-sql --rls) refused a row another role owns: no grant
+  // would help.
+  if (state === "42501" && /row-level security/.test(said)) {
+    return new A2AError("EDENIED", `row-level security at PostgreSQL ${t.where} keeps role ${t.user} from this while ${doing} (${said}): a role changes only the inboxes it owns and their mail; connect as the role that owns it`, {
+      cause: err, data: { where: t.where, sqlstate: state },
+    });
+  }
   if (state === "42501") {
     return new A2AError("EDENIED", `PostgreSQL at ${t.where} does not let role ${t.user} do this while ${doing} (${said}): ask the database's administrator to give ${t.user} the grants at the end of a2a init --print-sql`, {
       cause: err, data: { where: t.where, sqlstate: state },

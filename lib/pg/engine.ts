@@ -67,7 +67,7 @@ export interface PgEngine extends PgClient {
   // the schema made or migrated on purpose, and the SQL that makes it, for a DBA (no connection).
   checks(): Promise<ServerReport>;
   init(): Promise<{ schema: string; found: number; version: number }>;
-  script(): string;
+  script(rls?: boolean): string; // rls: with row-level security (lib/pg/mail.ts MAIL_ROW_SECURITY)
 }
 
 // SQLSTATEs of a schema that is not there yet, or older than this a2a: undefined table,
@@ -146,6 +146,6 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     gc: (opts) => pgGc(client, tasks, opts),
     checks: async () => (await import("./doctor")).serverChecks(sql, target, recheckMs), // loaded for doctor only
     init: async () => ({ schema: target.schema, found: await client.run("making the schema", (s) => migrate(s, target)), version: SCHEMA_VERSION }),
-    script: () => schemaScript(target.schema),
+    script: (rls) => schemaScript(target.schema, rls),
   };
 }

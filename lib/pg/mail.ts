@@ -77,6 +77,11 @@ export const MAIL_TABLES = [
      return null;
    end $$`,
   `create trigger wake after insert or update on $S.messages for each row execute function $S.wake_inbox()`,
+  // How full an inbox is, as its owner sees it: under row-level security (MAIL_ROW_SECURITY) a
+  // sender sees only its own messages, so the count runs as the schema's owner, which the
+  // policies do not bind (security definer; a fixed search_path, so no caller's object is run).
+  `create function $S.inbox_load(inbox text) returns integer language sql stable security definer set search_path = pg_catalog, pg_temp as $$
+   select count(*)::int from $S.messages where agent = inbox and place in ('unread', 'claimed') $$`,
   `create table $S.mail_keys (
      agent text not null,
      sender text not null,
@@ -92,6 +97,28 @@ export const MAIL_TABLES = [
      writer text not null default current_user,
      changed_at timestamptz not null default now())`,
   `create trigger stamp before insert or update on $S.policies for each row execute function $S.stamp()`,
+];
+
+// Optional (a2a init --print-sql --rls): each role reads, moves and removes only the mail of the
+// inboxes it owns (plus reads what it wrote), and writes only their policies; anyone may send,
+// see which inboxes exist, read a policy (a sender checks it), and own an inbox nobody owns yet.
+// The schema's owner (and its members), superusers and BYPASSRLS roles see all. The triggers
+// need no security definer: they read no table (pg_notify needs no grant).
+const OWN = `agent in (select i.agent from $S.inboxes i where i.owner = current_user)`;
+export const MAIL_ROW_SECURITY = [
+  `alter table $S.inboxes enable row level security`,
+  `create policy everyone_sees on $S.inboxes for select using (true)`,
+  `create policy unowned_or_own on $S.inboxes for insert with check (owner is null or owner = current_user)`,
+  `create policy claim_unowned on $S.inboxes for update using (owner is null or owner = current_user) with check (owner = current_user)`,
+  `create policy remove_own on $S.inboxes for delete using (owner is null or owner = current_user)`,
+  `alter table $S.messages enable row level security`,
+  `create policy read_own on $S.messages for select using (writer = current_user or ${OWN})`,
+  `create policy anyone_sends on $S.messages for insert with check (true)`,
+  `create policy move_own on $S.messages for update using (${OWN})`,
+  `create policy remove_own on $S.messages for delete using (${OWN})`,
+  `alter table $S.policies enable row level security`,
+  `create policy everyone_reads on $S.policies for select using (true)`,
+  `create policy owner_writes on $S.policies for all using (${OWN}) with check (${OWN})`,
 ];
 
 interface Row {
@@ -154,10 +181,18 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
 
   return {
     open: (agent, own) => pg.run(`opening the inbox of ${agent}`, async (sql) => {
-      if (own) {
-        await sql`insert into inboxes (agent, owner) values (${agent}, current_user)
-                  on conflict (agent) do update set owner = coalesce(inboxes.owner, excluded.owner) where inboxes.owner is null`;
-      } else await sql`insert into inboxes (agent) values (${agent}) on conflict (agent) do nothing`;
+      if (!own) return void (await sql`insert into inboxes (agent) values (${agent}) on conflict (agent) do nothing`);
+      const [r] = await sql`with mine as (insert into inboxes (agent, owner) values (${agent}, current_user)
+                              on conflict (agent) do update set owner = coalesce(inboxes.owner, excluded.owner) where inboxes.owner is null
+                              returning owner)
+                            select coalesce((select owner from mine), (select owner from inboxes where agent = ${agent})) as owner,
+                                   current_user as me, row_security_active('messages') as kept`;
+      // Under row-level security another role's inbox would look empty: say why instead.
+      if (r.kept && r.owner !== r.me) {
+        throw new A2AError("EDENIED", `the inbox of ${agent} belongs to role ${r.owner}, and row-level security lets role ${r.me} read only the inboxes it owns: connect as ${r.owner} to read it`, {
+          data: { agent, owner: r.owner, role: r.me },
+        });
+      }
     }),
     has: (agent) => pg.read(`reading the inbox of ${agent}`, async (sql) => (await sql`select 1 from inboxes where agent = ${agent}`).length > 0),
     agents: () => pg.read("listing inboxes", async (sql) => (await sql`select agent from inboxes`).map((r: { agent: string }) => r.agent)),
@@ -183,7 +218,7 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
               return { kind: "duplicate" as const, id: first.id as string };
             }
           }
-          const [{ n }] = await tx`select count(*)::int as n from messages where agent = ${to} and place in ('unread', 'claimed')`;
+          const [{ n }] = await tx`select inbox_load(${to}) as n`;
           if (n >= opts.limit) {
             unread = n;
             throw FULL;

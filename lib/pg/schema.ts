@@ -17,7 +17,7 @@ import type { SQL } from "bun";
 import { A2AError } from "../core/errors";
 import type { Target } from "./connect";
 import { LEASE_TABLES } from "./leases";
-import { MAIL_TABLES } from "./mail";
+import { MAIL_ROW_SECURITY, MAIL_TABLES } from "./mail";
 import { PRESENCE_TABLES } from "./presence";
 import { SESSION_TABLES } from "./sessions";
 import { SLOT_TABLES } from "./slots";
@@ -92,14 +92,25 @@ export async function migrateIn(tx: SQL, schema: string): Promise<number> {
 // What `migrate` runs on an empty database, as one script a database's administrator can read
 // and run instead (`a2a init --print-sql`), in one transaction under the same lock; then, as
 // comments, the grants a role needs to use the bus (ROLE to be filled in, once per role).
-export function schemaScript(schema: string): string {
+// With `rls`, row-level security (MAIL_ROW_SECURITY) is part of the script, run with it.
+export function schemaScript(schema: string, rls = false): string {
   const statements = [fill(LOCK, schema), `create schema if not exists ${schema}`, fill(META, schema), ...STEPS.flat().map((s) => fill(s, schema)), `insert into ${schema}.meta (key, value) values ('version', '${SCHEMA_VERSION}')`];
+  const security = rls
+    ? [
+      `-- Row-level security (--rls): each role reads, moves and removes only the mail of the inboxes it`,
+      `-- owns (the first role to read an inbox as its own owns it), and reads the mail it wrote; anyone`,
+      `-- may send. The schema's owner and the roles that are members of it, superusers and roles with`,
+      `-- BYPASSRLS see everything: make an administrator with  grant OWNER to ADMIN;`,
+      ...MAIL_ROW_SECURITY.map((s) => `${fill(s, schema)};`),
+    ]
+    : [];
   return [
     `-- The a2a bus in schema ${schema}, version ${SCHEMA_VERSION}: what a2a init (or a2a's first use) would run.`,
     `-- Run it as the role that is to own the schema (it needs CREATE on the database), e.g.`,
     `--   psql -v ON_ERROR_STOP=1 -d postgres://OWNER@HOST:PORT/DATABASE -f a2a.sql`,
     "begin;",
     ...statements.map((s) => `${s};`),
+    ...security,
     "commit;",
     "",
     `-- Each role that uses the bus (a person or an agent may have one of its own) needs these`,
@@ -108,6 +119,7 @@ export function schemaScript(schema: string): string {
     `-- grant select, insert, update, delete on all tables in schema ${schema} to ROLE;`,
     `-- grant usage on all sequences in schema ${schema} to ROLE;`,
     `-- grant execute on all functions in schema ${schema} to ROLE;`,
+    ...(rls ? [] : [`-- (a2a init --print-sql --rls adds row-level security: each role reads only the inboxes it owns.)`]),
     "",
   ].join("\n");
 }

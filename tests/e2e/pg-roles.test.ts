@@ -83,6 +83,14 @@ describe.skipIf(skip !== undefined)("roles and trust on a PostgreSQL store", () 
       throw e;
     }
   };
+  // Until role `who` has a connection to `db` whose LISTEN has completed (bounded, as until()).
+  const listening = async (db: Database, who: string) => {
+    for (const end = Date.now() + 20_000; ; await Bun.sleep(20)) {
+      const q = `select 1 from pg_stat_activity where datname = '${db.name}' and usename = '${who}' and state = 'idle' and query ilike 'listen %'`;
+      if ((await server.admin(q)).trim()) return;
+      if (Date.now() > end) throw new Error(`${who} never listened on ${db.name}`);
+    }
+  };
   const planted = (to: string, from: string, body: string) => {
     const id = `${String(Date.now() * 1000).padStart(16, "0")}-beef-1-abcdef`;
     return { id, sql: `insert into a2a.messages (agent, id, place, sender, body, size, sent_at, host, pid, writer)
@@ -131,6 +139,60 @@ describe.skipIf(skip !== undefined)("roles and trust on a PostgreSQL store", () 
     expect(await ok(db, ROLE.bob, ["allow", "alice", "--as", "carol"])).toContain(`alice is bound to role ${ROLE.alice} (the writer of its last message here)\n`);
     expect(await ok(db, ROLE.bob, ["allow", "dave", "--as", "carol"])).toContain("dave is not bound to a role (no message from it seen yet): a2a allow dave@ROLE binds it\n");
   });
+  test("--print-sql --rls: each role reads only the inboxes it owns, sending and waking still work, the inbox limit counts every sender, an admin sees all", async () => {
+    const plain = await run(server.url, ["init", "--print-sql"]);
+    expect(plain.stdout).not.toContain("row level security");
+    expect(plain.stdout).toContain("--print-sql --rls adds row-level security");
+    expect((await run(server.url, ["init", "--rls"])).stderr).toBe("a2a: --rls adds row-level security to the SQL of --print-sql: use both, and have the database's administrator run it\n");
+    const db = await bus([ROLE.alice, ROLE.bob, ROLE.mallory, ROLE.nogrant], ["--rls"]);
+    // nogrant plays the administrator here: BYPASSRLS (a member of the schema's owner would do too).
+    await server.admin(`alter role ${ROLE.nogrant} bypassrls`);
+    // Each reads its inbox once: the first to read an inbox as its own owns it.
+    expect(await ok(db, ROLE.alice, ["recv", "--as", "alice"])).toBe("");
+    expect(await ok(db, ROLE.bob, ["recv", "--as", "bob"])).toBe("");
+    // Waking: alice waits (listening, with no re-check for 10 minutes: only a NOTIFY can wake
+    // her in time), bob sends, alice's waiter wakes with it.
+    const waiter = spawnA2A(["recv", "--wait", "--timeout", "30s", "--as", "alice"], { dir: urlAs(db.url, ROLE.alice), cwd: home.path, env: { ...env, PGPASSWORD: PW[ROLE.alice], A2A_POLL_MS: "600000" } });
+    await listening(db, ROLE.alice);
+    await ok(db, ROLE.bob, ["send", "alice", "hello alice", "--as", "bob"]);
+    expect(await waiter.exited).toBe(0);
+    const woke = await new Response(waiter.stdout).text();
+    outputs.push(woke);
+    expect(woke).toMatch(new RegExp(`^--- message \\S+ from bob \\(role ${ROLE.bob}\\) at [^\\n]*\\n[^\\n]*\\nhello alice\\n`));
+    await ok(db, ROLE.alice, ["send", "bob", "hello bob", "--as", "alice"]);
+    expect(JSON.parse(await ok(db, ROLE.bob, ["recv", "--as", "bob", "--json"]))).toMatchObject({ from: "alice", user: ROLE.alice, body: "hello bob" });
+    await ok(db, ROLE.bob, ["send", "alice", "unread one", "--as", "bob"]);
+    // bob may not read alice's inbox: said in one line, not shown as empty; a listing (which
+    // reads, never takes) shows another role only what it wrote there itself.
+    for (const who of [ROLE.bob, ROLE.mallory]) {
+      for (const args of [["recv", "--as", "alice"], ["ack", "--as", "alice", "1764507972123000-3f2a-1k3d-a9c2e1"]]) {
+        const r = await as(db, who, args);
+        expect(r).toMatchObject({ code: 1, stdout: "" });
+        expect(r.stderr).toBe(`a2a: the inbox of alice belongs to role ${ROLE.alice}, and row-level security lets role ${who} read only the inboxes it owns: connect as ${ROLE.alice} to read it\n`);
+      }
+    }
+    const listed = (j: string) => { const l = JSON.parse(j); return [l.unread.map((m: any) => m.body), l.read.map((m: any) => m.body)]; };
+    expect(listed(await ok(db, ROLE.mallory, ["inbox", "--as", "alice", "--json"]))).toEqual([[], []]);
+    expect(listed(await ok(db, ROLE.bob, ["inbox", "--as", "alice", "--json"]))).toEqual([["unread one"], ["hello alice"]]);
+    // Nor by hand: alice's mail is invisible to mallory, her moves and her claim of the inbox change nothing.
+    await ok(db, ROLE.alice, ["policy", "allowlist", "--as", "alice"]);
+    expect((await psql(db, ROLE.mallory, `select count(*) from a2a.messages where agent = 'alice'`)).trim()).toBe("0");
+    await psql(db, ROLE.mallory, `update a2a.messages set place = 'read' where agent = 'alice'; update a2a.inboxes set owner = current_user where agent = 'alice'; delete from a2a.policies where agent = 'alice'`);
+    expect((await server.admin(`select (select count(*) from a2a.messages where agent = 'alice' and place = 'unread') || ' ' || (select owner from a2a.inboxes where agent = 'alice') || ' ' || (select count(*) from a2a.policies where agent = 'alice')`, db.name)).trim()).toBe(`1 ${ROLE.alice} 1`);
+    const theirs = await as(db, ROLE.mallory, ["allow", "mallory", "--as", "alice"]);
+    expect(theirs).toMatchObject({ code: 1, stdout: "" });
+    expect(theirs.stderr).toMatch(new RegExp(`^a2a: row-level security at PostgreSQL 127\\.0\\.0\\.1:\\d+/${db.name} keeps role ${ROLE.mallory} from this while changing the policy of alice \\([^\\n]*\\): a role changes only the inboxes it owns and their mail; connect as the role that owns it\n$`));
+    // The inbox limit counts every sender's unread mail, also those the sender cannot see.
+    await ok(db, ROLE.alice, ["policy", "open", "--as", "alice"]);
+    const limited = await run(urlAs(db.url, ROLE.mallory), ["send", "alice", "one too many", "--as", "mallory"], { PGPASSWORD: PW[ROLE.mallory], A2A_MAX_UNREAD: "1" });
+    expect(limited.code).toBe(1);
+    expect(limited.stderr).toMatch(/^a2a: the inbox of alice holds 1 unread messages, its limit/);
+    // The administrator sees all.
+    expect(listed(await ok(db, ROLE.nogrant, ["inbox", "--as", "alice", "--json"]))).toEqual([["unread one"], ["hello alice"]]);
+    // alice still reads hers.
+    expect(JSON.parse(await ok(db, ROLE.alice, ["recv", "--as", "alice", "--json"]))).toMatchObject({ from: "bob", body: "unread one" });
+  });
+
   test("a role without the grants is told in one line, exit 1: its role, what it tried, the fix; a role that may not make the schema likewise", async () => {
     const oneLine = (r: RunResult) => {
       expect(r.code).toBe(1);
