@@ -15,7 +15,10 @@
 // - a message entering unread wakes the inbox's channel at commit, with its id;
 // - an inbox's owner is the role that first opened it as its own (a sender's delivery makes
 //   the inbox but owns nothing); a policy speaks for its agent when its writer is that owner,
-//   or when no owner is known yet.
+//   or when no owner is known yet;
+// - once owned, only its owner (or an administrator: the schema's owner, its members, a
+//   superuser) changes the inbox, its policy or where its messages are: a trigger refuses
+//   anyone else, whatever statement they send (row-level security, optional, hides reads too).
 
 import type { SQL } from "bun";
 import type { Store } from "../core/config";
@@ -97,6 +100,28 @@ export const MAIL_TABLES = [
      writer text not null default current_user,
      changed_at timestamptz not null default now())`,
   `create trigger stamp before insert or update on $S.policies for each row execute function $S.stamp()`,
+  // An owned inbox is its owner's to change, as an inbox directory is on files: its owner, its
+  // policy, and where its messages are (reading, holding, removing). Anyone may still send into
+  // it. The schema's owner (and its members, and superusers) may change anything: an administrator.
+  `create function $S.owner_only() returns trigger language plpgsql as $$
+   declare
+     inbox text := case when tg_op = 'INSERT' then new.agent else old.agent end;
+     holder text;
+   begin
+     if tg_table_name = 'inboxes' then
+       holder := case when tg_op = 'DELETE' or new.owner is distinct from old.owner then old.owner end;
+     else
+       select i.owner into holder from $S.inboxes i where i.agent = inbox;
+     end if;
+     if holder is not null and holder <> current_user
+        and not pg_has_role(current_user, (select c.relowner from pg_catalog.pg_class c where c.oid = tg_relid), 'usage') then
+       raise exception 'the inbox of % belongs to role %, not to %', inbox, holder, current_user using errcode = '42501';
+     end if;
+     return case when tg_op = 'DELETE' then old else new end;
+   end $$`,
+  `create trigger owner_only before update or delete on $S.inboxes for each row execute function $S.owner_only()`,
+  `create trigger owner_only before update or delete on $S.messages for each row execute function $S.owner_only()`,
+  `create trigger owner_only before insert or update or delete on $S.policies for each row execute function $S.owner_only()`,
 ];
 
 // Optional (a2a init --print-sql --rls): each role reads, moves and removes only the mail of the

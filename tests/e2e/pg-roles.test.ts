@@ -131,6 +131,19 @@ describe.skipIf(skip !== undefined)("roles and trust on a PostgreSQL store", () 
     expect(await ok(db, ROLE.bob, ["recv", "--as", "carol", "--json"])).toBe("");
     const held = JSON.parse(await ok(db, ROLE.bob, ["inbox", "--held", "--as", "carol", "--json"])).held;
     expect(held.map((m: any) => [m.body, m.held_reason])).toEqual([["planted", `it claims to be from alice, who is bound to role ${ROLE.alice}, but role ${ROLE.mallory} wrote it`]]);
+    // Nor can mallory unbind alice by hand: carol's inbox, its policy and where its messages
+    // are belong to carol's role (bob), as carol's inbox directory would on files.
+    for (const sql of [
+      `delete from a2a.policies where agent = 'carol'`,
+      `update a2a.policies set record = '{}' where agent = 'carol'`,
+      `update a2a.inboxes set owner = current_user where agent = 'carol'`,
+      `delete from a2a.inboxes where agent = 'carol'`,
+      `update a2a.messages set place = 'unread' where agent = 'carol'`,
+      `delete from a2a.messages where agent = 'carol'`,
+    ]) await expect(psql(db, ROLE.mallory, sql)).rejects.toThrow(`the inbox of carol belongs to role ${ROLE.bob}, not to ${ROLE.mallory}`);
+    const unbind = await as(db, ROLE.mallory, ["policy", "open", "--as", "carol"]);
+    expect(unbind).toMatchObject({ code: 1, stdout: "" });
+    expect(unbind.stderr).toBe(`a2a: the inbox of carol belongs to role ${ROLE.bob}, not to you (${ROLE.mallory}): a policy you write would not be trusted; if carol is yours, connect as ${ROLE.bob}\n`);
     // The real alice gets through, framed with her role; a plain allow binds to the last writer's role.
     await ok(db, ROLE.alice, ["send", "carol", "the real alice", "--as", "alice"]);
     const frame = await ok(db, ROLE.bob, ["recv", "--as", "carol"]);
@@ -181,7 +194,7 @@ describe.skipIf(skip !== undefined)("roles and trust on a PostgreSQL store", () 
     expect((await server.admin(`select (select count(*) from a2a.messages where agent = 'alice' and place = 'unread') || ' ' || (select owner from a2a.inboxes where agent = 'alice') || ' ' || (select count(*) from a2a.policies where agent = 'alice')`, db.name)).trim()).toBe(`1 ${ROLE.alice} 1`);
     const theirs = await as(db, ROLE.mallory, ["allow", "mallory", "--as", "alice"]);
     expect(theirs).toMatchObject({ code: 1, stdout: "" });
-    expect(theirs.stderr).toMatch(new RegExp(`^a2a: row-level security at PostgreSQL 127\\.0\\.0\\.1:\\d+/${db.name} keeps role ${ROLE.mallory} from this while changing the policy of alice \\([^\\n]*\\): a role changes only the inboxes it owns and their mail; connect as the role that owns it\n$`));
+    expect(theirs.stderr).toMatch(new RegExp(`^a2a: PostgreSQL at 127\\.0\\.0\\.1:\\d+/${db.name} keeps role ${ROLE.mallory} from this while changing the policy of alice \\([^\\n]*\\): a role changes only the inboxes it owns and their mail; connect as the role that owns it\n$`));
     // The inbox limit counts every sender's unread mail, also those the sender cannot see.
     await ok(db, ROLE.alice, ["policy", "open", "--as", "alice"]);
     const limited = await run(urlAs(db.url, ROLE.mallory), ["send", "alice", "one too many", "--as", "mallory"], { PGPASSWORD: PW[ROLE.mallory], A2A_MAX_UNREAD: "1" });
