@@ -113,6 +113,11 @@ export function pgError(err: unknown, t: Pick<Target, "where" | "user"> & Partia
   // The server's certificate, checked (sslmode verify-ca or verify-full) against sslrootcert,
   // or the client's default roots when the URL names none: the client's codes are OpenSSL's
   // (UNABLE_TO_VERIFY_LEAF_SIGNATURE, ..._SELF_SIGNED_..., CERT_HAS_EXPIRED, ERR_TLS_CERT_ALTNAME_INVALID).
+  if (/ALTNAME/.test(code)) {
+    return new A2AError("EIO", `the certificate of PostgreSQL at ${t.where} is not for the host ${t.where.replace(/:\d+\/.*$/, "")} (${said}): connect by a name the certificate holds (its subjectAltName), or use sslmode=verify-ca, which checks the CA but not the name`, {
+      cause: err, data: { where: t.where, code },
+    });
+  }
   if (/CERT|UNABLE_TO_(VERIFY|GET)|SELF_SIGNED/.test(code)) {
     const root = t.url ? new URL(t.url).searchParams.get("sslrootcert") : null;
     return new A2AError("EIO", `the certificate of PostgreSQL at ${t.where} did not verify (${said}) ${root ? `against the root certificate ${root} (sslrootcert)` : "against the system's root certificates (no sslrootcert in the URL)"}: set sslrootcert in the URL to the file of the CA that signed the server's certificate (ask the server's administrator for it)`, {

@@ -301,6 +301,14 @@ describe.skipIf(skip !== undefined || tlsSkip !== undefined)("TLS to a PostgreSQ
     const system = await run(`${urlAs(db.url, role)}?sslmode=verify-full`, ["status"], { PGPASSWORD: pw });
     onlyLine(system);
     expect(system.stderr).toContain("did not verify (unable to verify the first certificate) against the system's root certificates (no sslrootcert in the URL): set sslrootcert");
+    // verify-full checks the host name too: 127.1 is 127.0.0.1, but the certificate does not name it.
+    const other = new URL(`${urlAs(db.url, role)}?sslmode=verify-full&sslrootcert=${tls.rootCert}`);
+    other.hostname = "127.1";
+    const named = await run(other.toString(), ["status"], { PGPASSWORD: pw });
+    onlyLine(named);
+    expect(named.stderr).toBe(`a2a: the certificate of PostgreSQL at 127.1:${other.port}/${db.name} is not for the host 127.1 (Hostname/IP does not match certificate's altnames): connect by a name the certificate holds (its subjectAltName), or use sslmode=verify-ca, which checks the CA but not the name\n`);
+    other.searchParams.set("sslmode", "verify-ca");
+    expect(await run(other.toString(), ["status"], { PGPASSWORD: pw })).toMatchObject({ code: 0, stderr: "" });
     const missing = await run(`${urlAs(db.url, role)}?sslmode=verify-full&sslrootcert=${home.path}/none.crt`, ["status"], { PGPASSWORD: pw });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toBe(`a2a: cannot use the root certificate ${home.path}/none.crt that sslrootcert names for PostgreSQL at 127.0.0.1:${new URL(db.url).port}/${db.name} (Unable to access caFile path): give sslrootcert the path of a readable PEM file of the server's CA\n`);
