@@ -63,7 +63,7 @@ export const MAIL_TABLES = [
   `create trigger stamp before insert on $S.messages for each row execute function $S.stamp()`,
   // A message's writer is kept by its moves, so what it vouches for must not move: an update
   // that changes anything but the place and the claim is refused, whoever makes it.
-  `create function $S.keep_writer() returns trigger language plpgsql as $$
+  `create function $S.keep_writer() returns trigger language plpgsql set search_path = pg_catalog, pg_temp as $$
    begin
      if (new.agent, new.id, new.sender, new.body, new.size, new.sent_at, new.reply_to, new.host, new.pid)
         is distinct from (old.agent, old.id, old.sender, old.body, old.size, old.sent_at, old.reply_to, old.host, old.pid) then
@@ -103,7 +103,9 @@ export const MAIL_TABLES = [
   // An owned inbox is its owner's to change, as an inbox directory is on files: its owner, its
   // policy, and where its messages are (reading, holding, removing). Anyone may still send into
   // it. The schema's owner (and its members, and superusers) may change anything: an administrator.
-  `create function $S.owner_only() returns trigger language plpgsql as $$
+  // A trigger that decides pins its search_path: the caller's could put its own pg_has_role
+  // (or operators) before pg_catalog's.
+  `create function $S.owner_only() returns trigger language plpgsql set search_path = pg_catalog, pg_temp as $$
    declare
      inbox text := case when tg_op = 'INSERT' then new.agent else old.agent end;
      holder text;

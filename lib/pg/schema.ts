@@ -25,12 +25,13 @@ import { TASK_TABLES } from "./tasks";
 import { TOPIC_TABLES } from "./topics";
 
 // $S is the schema's name (validated by lib/pg/connect.ts: lowercase letters, digits, _).
-// What every room's tables share: the trigger function that stamps a row's writer, and the
+// What every room's tables share: the trigger function that stamps a row's writer (its
+// search_path pinned, so a caller's own now() cannot stand in for pg_catalog's), and the
 // LISTEN channel of a channel's name, as lib/pg/wake.ts pgChannel names it ("SCHEMA.NAME", or
 // "#" and the md5 of that when it is over the 63 bytes a channel may have): a trigger wakes
 // with pg_notify($S.channel(NAME), KEY).
 const COMMON = [
-  `create function $S.stamp() returns trigger language plpgsql as $$
+  `create function $S.stamp() returns trigger language plpgsql set search_path = pg_catalog, pg_temp as $$
    begin new.writer := current_user; new.changed_at := now(); return new; end $$`,
   `create function $S.channel(name text) returns text language sql immutable as $$
    select case when octet_length('$S.' || name) <= 63 then '$S.' || name else '#' || md5('$S.' || name) end $$`,

@@ -141,6 +141,10 @@ describe.skipIf(skip !== undefined)("roles and trust on a PostgreSQL store", () 
       `update a2a.messages set place = 'unread' where agent = 'carol'`,
       `delete from a2a.messages where agent = 'carol'`,
     ]) await expect(psql(db, ROLE.mallory, sql)).rejects.toThrow(`the inbox of carol belongs to role ${ROLE.bob}, not to ${ROLE.mallory}`);
+    // ... nor by putting functions of her own first on the search path (CVE-2018-1058's way).
+    await server.admin(`grant create on database ${db.name} to ${ROLE.mallory}`);
+    await expect(psql(db, ROLE.mallory, `create schema evil; create function evil.pg_has_role(name, oid, text) returns boolean language sql as 'select true';
+      set search_path = evil, pg_catalog; delete from a2a.policies where agent = 'carol'`)).rejects.toThrow(`the inbox of carol belongs to role ${ROLE.bob}`);
     const unbind = await as(db, ROLE.mallory, ["policy", "open", "--as", "carol"]);
     expect(unbind).toMatchObject({ code: 1, stdout: "" });
     expect(unbind.stderr).toBe(`a2a: the inbox of carol belongs to role ${ROLE.bob}, not to you (${ROLE.mallory}): a policy you write would not be trusted; if carol is yours, connect as ${ROLE.bob}\n`);
