@@ -71,9 +71,24 @@ export async function denied(sql: SQL, target: Pick<Target, "schema" | "where" |
     : new A2AError("EDENIED", `the bus's schema ${schema} is not made yet at ${where}, and role ${user} may not create it (${said}): run a2a init as the database's owner (or a role with CREATE on it), or have its administrator run the SQL that a2a init --print-sql prints`, { cause: err, data: { where, schema, sqlstate: "42501" } });
 }
 
+// A schema that holds tables and no bus is someone else's (an application's `public`, say): the
+// bus is not made among them (EUSAGE), so nothing of theirs meets a2a's tables or triggers.
+async function refuseForeign(tx: SQL, schema: string): Promise<void> {
+  const [r] = await tx`select
+      (select array_agg(relname order by relname) from (select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = ${schema} and c.relkind in ('r', 'p', 'v', 'm', 'f') order by c.relname limit 3) t) as theirs,
+      exists (select 1 from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = ${schema} and c.relname = 'meta' and a.attname = 'value') as ours`;
+  if (r.ours || !r.theirs) return;
+  throw new A2AError("EUSAGE", `schema ${schema} holds tables that are not a2a's (${(r.theirs as string[]).join(", ")}): give the bus a schema of its own with ?schema=NAME in the URL (default a2a)`, {
+    data: { schema, tables: r.theirs },
+  });
+}
+
 // The same inside a transaction the caller holds (and may roll back: lib/pg/engine.ts `read`).
 export async function migrateIn(tx: SQL, schema: string): Promise<number> {
   await tx.unsafe(fill(LOCK, schema));
+  await refuseForeign(tx, schema);
   await tx.unsafe(`create schema if not exists ${schema}`);
   await tx.unsafe(fill(META, schema));
   const rows = await tx.unsafe(`select value from ${schema}.meta where key = 'version'`);

@@ -75,6 +75,20 @@ describe.skipIf(skip !== undefined)("a2a init and a2a doctor on PostgreSQL", () 
     expect(await metaVersion(db, "team")).toBe(String(SCHEMA_VERSION));
   });
 
+  test("a schema that holds another application's tables is refused in one line, exit 2, by a write, a read and init; nothing of a2a is made there", async () => {
+    const db = await fresh();
+    await server.admin(`create table public.users (id int primary key); create table public.meta (k text)`, db.name);
+    const before = await objects(db, "public");
+    const url = `${db.url}?schema=public`;
+    for (const args of [["publish", "x", "1"], ["status"], ["init"], ["send", "bob", "hi", "--as", "alice"]]) {
+      const r = await run(args, url);
+      expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 2, stdout: "" });
+      expect(r.stderr).toBe("a2a: schema public holds tables that are not a2a's (meta, users): give the bus a schema of its own with ?schema=NAME in the URL (default a2a)\n");
+    }
+    expect(await objects(db, "public")).toBe(before);
+    expect((await run(["publish", "x", "1"], `${db.url}?schema=bus`)).code).toBe(0); // a schema of its own, in the same database
+  });
+
   test("init --shared on PostgreSQL is refused in one line, exit 2, and nothing is made", async () => {
     const db = await fresh();
     const r = await run(["init", "--shared", "agents"], db.url);
