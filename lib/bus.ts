@@ -35,6 +35,7 @@ const PRESENCE = () => import("./presence/room");
 const SESSIONS = () => import("./sessions/room");
 const DASHBOARD = () => import("./dashboard/room");
 const MAINTENANCE = () => import("./maintenance/room");
+const MOVE = () => import("./move/room");
 const BOARD = () => DASHBOARD().then((m) => m.TASK_BOARD);
 
 // The operations of each concept, as its room defines them (the first argument, the store, is
@@ -137,6 +138,11 @@ const OPS = {
     // A database store's own (lib/maintenance/server.ts): doctor's server checks, init's SQL.
     serverChecks: [MAINTENANCE, "serverChecks"],
     serverSql: [MAINTENANCE, "serverSql"],
+  },
+  // a2a export and import (lib/move/): a whole store as JSON lines, and loaded back.
+  move: {
+    export: [MOVE, "exportStore"],
+    import: [MOVE, "importStore"],
   },
 } as const;
 

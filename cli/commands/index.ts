@@ -9,7 +9,7 @@
 
 import type { Command } from "commander";
 
-export type Group = "slots" | "mail" | "topics" | "tasks" | "leases" | "presence" | "gc" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
+export type Group = "slots" | "mail" | "topics" | "tasks" | "leases" | "presence" | "gc" | "move" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
 
 export const COMMANDS: Record<string, Group> = {
   start: "slots",
@@ -35,6 +35,8 @@ export const COMMANDS: Record<string, Group> = {
   whoami: "presence",
   peers: "presence",
   gc: "gc",
+  export: "move",
+  import: "move",
   mcp: "mcp",
   init: "init",
   hook: "hook",
@@ -57,6 +59,7 @@ const LOAD: Record<Group, () => Promise<GroupModule>> = {
   leases: () => import("./leases"),
   presence: () => import("./presence"),
   gc: () => import("./gc"),
+  move: () => import("./move"),
   mcp: () => import("./mcp"),
   init: () => import("./init"),
   hook: () => import("./hook"),

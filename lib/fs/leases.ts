@@ -4,7 +4,7 @@
 // cannot be broken by a frozen one). docs/FILE-ENGINE.md §10 and §12 are the layout.
 
 import type { Store } from "../core/config";
-import { changeChain, readHead } from "../core/chain";
+import { appendVersion, changeChain, readHead } from "../core/chain";
 import { entries } from "../core/fs";
 import { ensureDir } from "../core/guard";
 import { isValidName, leaseDir, leasesDir } from "../core/paths";
@@ -28,6 +28,12 @@ export function fileLeases(store: Store): LeaseStorage {
         return n && { ...n, version: 0 };
       }, undefined, opts.repair);
       return { head: headOf(r.head), changed: r.changed };
+    },
+    restore: async (rec) => {
+      const dir = leaseDir(store, rec.name);
+      if (readHead(store, dir, decoder(rec.name), true).version >= rec.version) return false;
+      ensureDir(store, dir);
+      return appendVersion(store, dir, rec, encode);
     },
   };
 }

@@ -107,5 +107,14 @@ export function filePresence(store: Store): PresenceStorage {
       ensureDir(store, identitiesDir(store));
       writeAtomic(store, identityFile(store, host, cwd), JSON.stringify({ a2a: 1, host, cwd: resolve(cwd), names }) + "\n");
     },
+    identities: async () => {
+      const out: { host: string; cwd: string; names: string[] }[] = [];
+      for (const f of entries(store, identitiesDir(store))) {
+        const r = readJsonLine(store, join(identitiesDir(store), f), (v) =>
+          typeof v.host === "string" && typeof v.cwd === "string" && Array.isArray(v.names) ? (v as { host: string; cwd: string; names: unknown[] }) : undefined);
+        if (r.kind === "ok") out.push({ host: r.value.host, cwd: r.value.cwd, names: r.value.names.filter((n): n is string => typeof n === "string") });
+      }
+      return out;
+    },
   };
 }

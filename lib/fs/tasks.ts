@@ -234,5 +234,29 @@ export function fileTasks(store: Store): TaskStorage {
     readyToWrite: () => prepareSpare(store),
     doneWaiting: () => dropSpare(store),
     locate: (queue, id) => taskDir(store, queue, id),
+    restore: async (rec) => restoreTask(store, rec),
   };
+}
+
+// TaskStorage.restore. The chain gets version 1 (queueOf and the candidates look for it; a copy
+// of the head) before the head's own version, so a restore cut short between them is completed
+// by the next one; versions between are never read (a head is the highest, and a hole below a
+// head only matters when the head itself is one).
+function restoreTask(store: Store, rec: TaskRecord): boolean {
+  const { queue, id } = rec;
+  const dir = taskDir(store, queue, id);
+  if (readHead(store, dir, taskDecoder(id, queue), true).version >= rec.version) return false;
+  ensureDir(store, dir);
+  if (rec.key !== null) idForKey(store, queue, rec.key, id);
+  for (const d of rec.after) createAtomic(store, dependantFile(store, d.queue, d.id, queue, id), "", { durable: false });
+  const final = rec.state === "done" || rec.state === "dead";
+  if (!final) {
+    ensureDir(store, openDir(store, queue));
+    writeAtomic(store, pendingOpenFile(store, queue, id), "", { durable: false });
+  }
+  if (rec.version > 1 && !exists(store, versionFile(dir, 1))) appendVersion(store, dir, { ...rec, version: 1 }, encodeTask);
+  if (!appendVersion(store, dir, rec, encodeTask)) return false;
+  if (final) afterChange(store, rec);
+  else moveFile(store, pendingOpenFile(store, queue, id), openFile(store, queue, id), `marking task ${id} open`);
+  return true;
 }

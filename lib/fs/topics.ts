@@ -55,6 +55,24 @@ export function fileTopics(store: Store): TopicStorage {
     subscribers: async () => entries(store, subsDir(store)),
     cursor: async (name, topic) => readCursor(store, name, topic),
     setCursor: async (name, topic, id) => writeAtomic(store, cursorFile(store, name, topic), `${id}\n`),
+    restore: async (m) => {
+      ensureDir(store, topicDir(store, m.topic), "sticky");
+      const { a2a, topic, id, from, body, sent_at } = m;
+      return createAtomic(store, topicMessageFile(store, topic, id), fitRecord(store, JSON.stringify({ a2a, topic, id, from, body, sent_at }) + "\n", "the topic message"));
+    },
+    subscription: async (name) => {
+      const r = readJsonLine(store, subscriberFile(store, name), (v) => (typeof v.created_at === "number" ? (v.created_at as number) : undefined));
+      const cursors: { topic: string; id: number }[] = [];
+      for (const topic of entries(store, subscriberDir(store, name))) {
+        const id = topic.startsWith("@") ? undefined : readCursor(store, name, topic);
+        if (id !== undefined) cursors.push({ topic, id });
+      }
+      return { created_at: r.kind === "ok" ? r.value : undefined, cursors };
+    },
+    restoreSubscriber: async (name, at) => {
+      ensureDir(store, subscriberDir(store, name));
+      return createAtomic(store, subscriberFile(store, name), JSON.stringify({ a2a: 1, name, created_at: at }) + "\n");
+    },
   };
 }
 

@@ -47,6 +47,10 @@ export interface LeaseStorage {
     next: (head: LeaseHead) => Omit<LeaseRecord, "version"> | undefined,
     opts?: { create?: boolean; repair?: boolean },
   ): Promise<{ head: LeaseHead; changed: boolean }>;
+  // For a2a export and import (lib/move/): `rec` written as the head at its own version (its
+  // fencing token), where the head is below it (never leased: 0). False when the head is at or
+  // above it: nothing written. The versions between are never read.
+  restore(rec: LeaseRecord): Promise<boolean>;
 }
 
 // The store's lease storage: the PostgreSQL engine's when the store is a database, else the

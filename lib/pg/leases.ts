@@ -77,5 +77,13 @@ export function pgLeases(pg: PgClient): LeaseStorage {
         if (row) return { head: { version: row.version, record: recordOf(name, row) }, changed: true };
       }
     }),
+    restore: (rec) => pg.run(`restoring lease ${rec.name}`, async (sql) => {
+      const { name, version, holder, taken_at, expires_at, host, pid } = rec;
+      return (await sql`insert into leases (name, version, holder, taken_at, expires_at, host, pid)
+        values (${name}, ${version}, ${holder}, ${taken_at}, ${expires_at}, ${host}, ${pid})
+        on conflict (name) do update set version = excluded.version, holder = excluded.holder, taken_at = excluded.taken_at,
+          expires_at = excluded.expires_at, host = excluded.host, pid = excluded.pid
+        where leases.version < excluded.version returning 1`).length > 0;
+    }),
   };
 }

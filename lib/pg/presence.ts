@@ -99,5 +99,9 @@ export function pgPresence(pg: PgClient): PresenceStorage {
       await sql`insert into identities (host, cwd, names) values (${host}, ${resolve(cwd)}, ${names})
                 on conflict (host, cwd) do update set names = excluded.names`;
     }),
+    identities: () => pg.run("listing the names remembered", async (sql) =>
+      (await sql`select host, cwd, names from identities order by host, cwd`).map((r: { host: string; cwd: string; names: unknown }) => ({
+        host: r.host, cwd: r.cwd, names: Array.isArray(r.names) ? r.names.filter((n): n is string => typeof n === "string") : [],
+      }))),
   };
 }

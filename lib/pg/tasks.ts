@@ -257,5 +257,15 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
     readyToWrite: () => {},
     doneWaiting: () => {},
     locate,
+    restore: (rec) => pg.run(`restoring task ${rec.id}`, (sql) =>
+      sql.begin(async (tx) => {
+        const { queue, id } = rec;
+        if (rec.key !== null) await tx`insert into task_keys (queue, key_hash, id) values (${queue}, ${keyHash(rec.key)}, ${id}) on conflict (queue, key_hash) do nothing`;
+        if (rec.after.length) await tx`insert into task_deps ${tx(rec.after.map((d) => ({ dep_queue: d.queue, dep_id: d.id, queue, id })))} on conflict do nothing`;
+        const made = await tx`insert into tasks (queue, id, version, state, record) values (${queue}, ${id}, ${rec.version}, ${rec.state}, ${encoded(queue, id, rec)})
+          on conflict (queue, id) do update set version = excluded.version, state = excluded.state, record = excluded.record where tasks.version < excluded.version
+          returning id`;
+        return made.length > 0;
+      })),
   };
 }

@@ -157,5 +157,25 @@ export function pgTopics(pg: PgClient): TopicStorage {
       await sql`insert into topic_cursors (name, topic, position) values (${name}, ${topic}, ${id})
         on conflict (name, topic) do update set position = excluded.position`;
     }),
+    // The counter row keeps the highest id and its time, so appends go on after it.
+    restore: (m) => pg.run(`restoring message ${m.id} of topic ${m.topic}`, (sql) =>
+      sql.begin(async (tx) => {
+        await tx`insert into topics as t (name, last_id, last_at) values (${m.topic}, ${m.id}, ${m.sent_at})
+          on conflict (name) do update set last_id = greatest(t.last_id, excluded.last_id), last_at = greatest(t.last_at, excluded.last_at)`;
+        const made = await tx`insert into topic_messages (topic, id, sender, body, sent_at) values (${m.topic}, ${m.id}, ${m.from}, ${JSON.stringify(m.body)}, ${m.sent_at})
+          on conflict (topic, id) do nothing returning id`;
+        if (!made.length) throw TAKEN; // rolls the counter back too
+        return true;
+      }).catch((err) => (err === TAKEN ? false : Promise.reject(err)))),
+    subscription: (name) => pg.run(`reading subscriber ${name}`, async (sql) => {
+      const [s] = await sql`select created_at from topic_subscribers where name = ${name}`;
+      const rows = await sql`select topic, position from topic_cursors where name = ${name} order by topic`;
+      return { created_at: s?.created_at, cursors: rows.map((r: { topic: string; position: string }) => ({ topic: r.topic, id: Number(r.position) })) };
+    }),
+    restoreSubscriber: (name, at) => pg.run(`recording subscriber ${name}`, async (sql) =>
+      (await sql`insert into topic_subscribers (name, created_at) values (${name}, ${at}) on conflict (name) do nothing returning 1`).length > 0),
   };
 }
+
+// A restored message's number was taken: the transaction is undone.
+const TAKEN = new Error("the message's number is taken");

@@ -51,6 +51,9 @@ export interface PresenceStorage {
   // Replaces the names remembered for `cwd` on `host`. Not exclusive: of two at once the last
   // write wins.
   remember(host: string, cwd: string, names: string[]): Promise<void>;
+  // Every record of remembered names (for a2a export), unchecked as `remembered` is; an
+  // unreadable one is passed over.
+  identities(): Promise<{ host: string; cwd: string; names: string[] }[]>;
 }
 
 // The store's presence storage: the PostgreSQL engine's when the store is a database, else the

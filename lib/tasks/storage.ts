@@ -87,6 +87,12 @@ export interface TaskStorage {
   doneWaiting(): void;
   // Where the task is, for messages.
   locate(queue: string, id: string): string;
+  // For a2a export and import (lib/move/): `rec` written as the task's head at its own version,
+  // where the head is below it (no task: 0), with what an add makes around it (its add key's
+  // record where the key names no task yet, its dependants hints, its candidate while it is not
+  // final); the head's version then jumps, which only a restore does. False when the head is at
+  // or above `rec.version`: nothing written but hints. Run again after a crash, it completes.
+  restore(rec: TaskRecord): Promise<boolean>;
 }
 
 // The store's task storage: the PostgreSQL engine's when the store is a database, else the

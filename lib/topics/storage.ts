@@ -60,6 +60,15 @@ export interface TopicStorage {
   cursor(name: string, topic: string): Promise<number | undefined>;
   // Replaces the subscriber's position in `topic`, atomically (a reader sees the old or the new).
   setCursor(name: string, topic: string, id: number): Promise<void>;
+  // For a2a export and import (lib/move/): message `m` written under its own id and time, where
+  // that number of its topic holds nothing (the topic made on first use; its numbering goes on
+  // after the highest id kept). False when the number is taken: nothing written.
+  restore(m: Omit<TopicMessage, "user">): Promise<boolean>;
+  // The named subscriber as kept, read only (nothing is recorded): its creation time (undefined:
+  // no record) and its positions, one per topic.
+  subscription(name: string): Promise<{ created_at: number | undefined; cursors: { topic: string; id: number }[] }>;
+  // Records the subscriber's creation time `at` where it has no record; false when it has one.
+  restoreSubscriber(name: string, at: number): Promise<boolean>;
 }
 
 // The store's topic storage: the PostgreSQL engine's when the store is a database, else the

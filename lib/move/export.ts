@@ -1,0 +1,136 @@
+// a2a export: a whole store as JSON lines (lib/move/format.ts), read through the rooms' storage
+// (lib/<room>/storage.ts) only, so it is one piece of code for every engine.
+//
+// Invariants:
+// - nothing in the store is changed: only reads (a subscriber is read, never recorded);
+// - the store is read a bounded batch at a time and each line handed to `write` as soon as it is
+//   made: memory holds one batch (and one inbox's or queue's ids), never the store;
+// - each record is whole as the store held it when it was read; a store in use meanwhile gives
+//   a record per name as it was at its read (no snapshot across records); a record that fails
+//   its checks (damage) is passed over and counted, never written out as something else;
+// - a claim in flight is exported as unread (the claimer's hold does not move with the store).
+
+import type { Store } from "../core/config";
+import { damageOf } from "../core/errors";
+import { RECORD_LIMIT } from "../core/fs";
+import { byName, isValidName } from "../core/paths";
+import { nowSec } from "../core/time";
+import { leaseStorage } from "../leases/storage";
+import { mailStorage, type At } from "../mail/storage";
+import { presenceStorage } from "../presence/storage";
+import { slotStorage } from "../slots/storage";
+import type { DamagedChain } from "../tasks/state";
+import { taskStorage } from "../tasks/storage";
+import { checkTopic } from "../topics/log";
+import { topicStorage } from "../topics/storage";
+import { header, KINDS, type Kind, type Record } from "./format";
+
+const BATCH = 500;
+// A head of this many characters is a whole message: no record is larger in bytes.
+const WHOLE = RECORD_LIMIT;
+
+export interface ExportReport {
+  counts: { [K in Kind]: number };
+  damaged: number; // records passed over: they failed their checks
+}
+
+const isTopic = (t: string) => {
+  try {
+    return checkTopic(t) === t;
+  } catch {
+    return false;
+  }
+};
+
+// Writes the export of `store` line by line (each with its "\n") to `write`.
+export async function exportStore(store: Store, write: (line: string) => void | Promise<void>): Promise<ExportReport> {
+  const counts = Object.fromEntries(KINDS.map((k) => [k, 0])) as ExportReport["counts"];
+  let damaged = 0;
+  const emit = async (r: Record) => {
+    counts[r.kind]++;
+    await write(JSON.stringify(r) + "\n");
+  };
+  await write(JSON.stringify(header(store.pg ? "postgres" : "file", nowSec())) + "\n");
+
+  const slots = slotStorage(store);
+  const names = (await slots.names()).filter(isValidName).sort(byName);
+  for (let i = 0; i < names.length; i += BATCH) {
+    const batch = names.slice(i, i + BATCH);
+    const reads = await slots.readMany(batch);
+    for (const r of reads) {
+      const record = r.kind === "ok" ? r.record : r.kind === "absent" ? r.last : undefined;
+      if (r.kind === "corrupt") damaged++;
+      if (!record) continue;
+      // A run's chunks: fewer than counted when a new run dropped them meanwhile (a reader takes a missing chunk so too).
+      const chunks = record.chunks > 0 && record.state !== "cleared" ? await slots.chunks(record.name, 0, record.chunks) : [];
+      await emit({ kind: "slot", record, chunks });
+    }
+  }
+
+  const mail = mailStorage(store);
+  for (const agent of (await mail.agents()).filter(isValidName).sort(byName)) {
+    await emit({ kind: "inbox", agent });
+    const p = await mail.policy(agent);
+    if (p.kind === "ok") await emit({ kind: "policy", agent, policy: p.policy });
+    else if (p.kind === "invalid") damaged++;
+    const items: { id: string; at: At; place: "unread" | "read" | "held" }[] = [];
+    for (const place of ["unread", "read", "held"] as const) for (const id of await mail.ids(agent, place)) items.push({ id, at: place, place });
+    for (const c of await mail.claims(agent)) items.push({ id: c.id, at: c, place: "unread" });
+    items.sort((a, b) => byName(a.id, b.id));
+    for (let i = 0; i < items.length; i += BATCH) {
+      const batch = items.slice(i, i + BATCH);
+      const heads = await mail.heads(agent, batch, WHOLE);
+      for (let j = 0; j < batch.length; j++) {
+        const h = heads[j];
+        const whole = typeof h === "object" && h.truncated ? await mail.read(agent, batch[j].id, batch[j].at) : h;
+        if (whole === "corrupt") damaged++;
+        if (typeof whole !== "object") continue; // moved on meanwhile (read, released): exported where it was listed, or not at all
+        const { a2a, id, from, to, body, sent_at, reply_to, host, pid } = whole; // not its writer: the store vouches for that, not the file
+        await emit({ kind: "message", agent, place: batch[j].place, message: { a2a, id, from, to, body, size: Buffer.byteLength(body, "utf8"), sent_at, reply_to, host, pid } });
+      }
+    }
+  }
+
+  const topics = topicStorage(store);
+  for (const topic of (await topics.topics()).filter(isTopic).sort(byName)) {
+    for (let after = 0; ; ) {
+      const got = await topics.read(topic, after, BATCH);
+      if (!got.length) break;
+      for (const { topic: t, id, from, body, sent_at } of got) await emit({ kind: "topic_message", message: { topic: t, id, from, body, sent_at } });
+      after = got[got.length - 1].id;
+    }
+  }
+  for (const name of (await topics.subscribers()).filter(isValidName).sort(byName)) {
+    const s = await topics.subscription(name);
+    const cursors = s.cursors.filter((c) => isTopic(c.topic)).sort((a, b) => byName(a.topic, b.topic));
+    await emit({ kind: "subscriber", name, created_at: s.created_at ?? null, cursors });
+  }
+
+  const tasks = taskStorage(store);
+  for (const queue of (await tasks.queues()).filter(isValidName).sort(byName)) {
+    const ids = (await tasks.ids(queue)).sort(byName);
+    for (let i = 0; i < ids.length; i += BATCH) {
+      const bad: DamagedChain[] = [];
+      for (const record of await tasks.records(queue, ids.slice(i, i + BATCH), bad)) await emit({ kind: "task", record });
+      damaged += bad.length;
+    }
+  }
+
+  const leases = leaseStorage(store);
+  for (const name of (await leases.names()).filter(isValidName).sort(byName)) {
+    try {
+      const h = await leases.head(name);
+      if (h.record) await emit({ kind: "lease", record: h.record });
+    } catch (err) {
+      if (!damageOf(err)) throw err;
+      damaged++;
+    }
+  }
+
+  const presence = presenceStorage(store);
+  const ids = (await presence.identities()).sort((a, b) => byName(a.host, b.host) || byName(a.cwd, b.cwd));
+  for (const { host, cwd, names } of ids) await emit({ kind: "names", host, cwd, names });
+
+  await write(JSON.stringify({ kind: "end", records: KINDS.reduce((n, k) => n + counts[k], 0) }) + "\n");
+  return { counts, damaged };
+}

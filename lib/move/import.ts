@@ -1,0 +1,268 @@
+// a2a import: loads an export (lib/move/format.ts) into a store of either engine, written
+// through the rooms' storage (lib/<room>/storage.ts) only: one piece of code for every engine.
+//
+// Invariants:
+// - a record is written whole or not at all, with the identity it had: a slot, task or lease
+//   at its version, a message under its id and in its place, a topic message under its number,
+//   a subscriber at its positions;
+// - importing twice changes nothing: a record whose identity is there already is skipped and
+//   counted "already there"; versions never go back: where the store holds a newer record (a
+//   higher version, a position further on, a number holding another message), it is kept, and
+//   counted "kept";
+// - an input that can be read twice (a file) is checked whole first: a damaged one writes
+//   nothing. From a pipe each line is checked before it is written, and a damaged line stops
+//   the import there: the records before it are whole, and running the import again (on a
+//   whole export) completes it, as it completes one that was killed;
+// - memory holds one line and one inbox's ids, never the export.
+
+import type { Store } from "../core/config";
+import { A2AError } from "../core/errors";
+import { leaseStorage } from "../leases/storage";
+import type { Message } from "../mail/message";
+import type { Policy } from "../mail/policy";
+import { mailStorage, type MailStorage, type Place } from "../mail/storage";
+import { presenceStorage } from "../presence/storage";
+import type { SlotRecord } from "../slots/record";
+import { slotStorage, type ReadResult } from "../slots/storage";
+import type { TaskRecord } from "../tasks/record";
+import { taskStorage } from "../tasks/storage";
+import { topicStorage } from "../topics/storage";
+import { KINDS, parseHeader, parseLine, type Header, type Kind, type Record, type TopicEntry } from "./format";
+
+// The export to read: `open` gives its bytes from the start each time it is called; `again`:
+// it can be opened twice (a file), so it is checked whole before anything is written.
+export interface ImportInput {
+  open(): AsyncIterable<Uint8Array>;
+  again: boolean;
+}
+
+export type Verdict = "imported" | "already" | "kept";
+
+export interface ImportReport {
+  from: Header["engine"]; // the engine the export was taken from
+  records: number;
+  counts: { [K in Kind]: { [V in Verdict]: number } };
+}
+
+export async function importStore(store: Store, input: ImportInput): Promise<ImportReport> {
+  if (input.again) await scan(input.open(), async () => {});
+  const into = importer(store);
+  const counts = Object.fromEntries(KINDS.map((k) => [k, { imported: 0, already: 0, kept: 0 }])) as ImportReport["counts"];
+  const { header, records } = await scan(input.open(), async (r) => {
+    counts[r.kind][await into(r)]++;
+  });
+  return { from: header.engine, records, counts };
+}
+
+// Reads the export line by line, checking each, and hands each record to `each` in order.
+async function scan(bytes: AsyncIterable<Uint8Array>, each: (r: Record, line: number) => Promise<void>): Promise<{ header: Header; records: number }> {
+  let n = 0;
+  let header: Header | undefined;
+  let ended = false;
+  let records = 0;
+  for await (const text of lines(bytes)) {
+    n++;
+    if (n === 1) {
+      header = parseHeader(text);
+      continue;
+    }
+    if (ended) throw new A2AError("EUSAGE", `line ${n} of the export follows its end line: the file was joined or appended to; give one whole export`, { data: { line: n } });
+    const r = parseLine(text, n);
+    if (r.kind === "end") {
+      if (r.records !== records) {
+        throw new A2AError("EUSAGE", `the export's end line (line ${n}) counts ${r.records} records but ${records} came before it: lines are missing; take a new export`, { data: { line: n } });
+      }
+      ended = true;
+      continue;
+    }
+    records++;
+    await each(r, n);
+  }
+  if (!header) return { header: parseHeader(undefined), records };
+  if (!ended) {
+    throw new A2AError("EUSAGE", `the export ends at line ${n} without its end line: it was cut short; take a whole export and import it (what this import wrote is whole, and importing again completes it)`, {
+      data: { line: n },
+    });
+  }
+  return { header, records };
+}
+
+// The lines of `bytes` (strict UTF-8), without their "\n"; a last line without one too.
+async function* lines(bytes: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  let rest = "";
+  let n = 0;
+  const decode = (b?: Uint8Array) => {
+    try {
+      return b ? decoder.decode(b, { stream: true }) : decoder.decode();
+    } catch {
+      throw new A2AError("EUSAGE", `line ${n + 1} of the export is not UTF-8 text: this is not an a2a export, or it is damaged; take a new export`, { data: { line: n + 1 } });
+    }
+  };
+  for await (const chunk of bytes) {
+    rest += decode(chunk);
+    for (let i = rest.indexOf("\n"); i >= 0; i = rest.indexOf("\n")) {
+      n++;
+      yield rest.slice(0, i);
+      rest = rest.slice(i + 1);
+    }
+  }
+  rest += decode();
+  if (rest !== "") yield rest;
+}
+
+// Stable text of a value: objects with their keys sorted, so two engines' records compare.
+const canon = (v: unknown): string =>
+  JSON.stringify(v, (_k, x) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
+const same = (a: unknown, b: unknown) => canon(a) === canon(b);
+
+// What the store holds against a record of version `version`: undefined when it holds nothing
+// or an older one (write it), else the verdict.
+const against = (have: { version: number } | undefined, rec: { version: number }): Verdict | undefined =>
+  !have || have.version < rec.version ? undefined : have.version === rec.version && same(have, rec) ? "already" : "kept";
+
+// One function writing any record into `store`, with the storages it needs.
+function importer(store: Store): (r: Record) => Promise<Verdict> {
+  const slots = slotStorage(store);
+  const mail = mailStorage(store);
+  const topics = topicStorage(store);
+  const tasks = taskStorage(store);
+  const leases = leaseStorage(store);
+  const presence = presenceStorage(store);
+  const inbox = inboxIndex(mail);
+
+  // A slot: its current run's chunks first, each under the slot's exclusion and only while the
+  // store's record is still older, then the record that counts them (an engine's change writes
+  // one chunk at a time). An older run's chunks go first: a reader of that run takes its
+  // missing chunks as dropped by a new run, as it does when a run is replaced.
+  const slot = async (rec: SlotRecord, chunks: string[]): Promise<Verdict> => {
+    const verdict = (cur: ReadResult): Verdict | undefined => (cur.kind === "corrupt" ? "kept" : against(cur.kind === "ok" ? cur.record : cur.last, rec));
+    const first = await slots.change(rec.name, (cur) => {
+      const v = verdict(cur);
+      const old = cur.kind === "ok" ? cur.record : cur.kind === "absent" ? cur.last : undefined;
+      return { value: v, dropChunks: !v && !!old && old.chunks > 0 };
+    });
+    if (first) return first;
+    for (let n = 1; n <= chunks.length; n++) {
+      const v = await slots.change(rec.name, (cur) => ({ value: verdict(cur), ...(verdict(cur) ? {} : { chunk: { n, text: chunks[n - 1] } }) }));
+      if (v) return v;
+    }
+    return slots.change(rec.name, (cur) => {
+      const v = verdict(cur);
+      return v ? { value: v } : { value: "imported" as const, record: rec };
+    });
+  };
+
+  const topicMessage = async (m: TopicEntry): Promise<Verdict> => {
+    if (await topics.restore({ a2a: 1, ...m })) return "imported";
+    const [have] = await topics.read(m.topic, m.id - 1, 1);
+    return have?.id === m.id && have.from === m.from && have.body === m.body && have.sent_at === m.sent_at ? "already" : "kept";
+  };
+
+  // A subscriber: its record where it has none, each position where the store's is behind it.
+  const subscriber = async (name: string, created: number | null, cursors: { topic: string; id: number }[]): Promise<Verdict> => {
+    const have = await topics.subscription(name);
+    let wrote = false;
+    let kept = false;
+    if (created !== null) {
+      if (have.created_at === undefined) wrote = (await topics.restoreSubscriber(name, created)) || wrote;
+      else kept ||= have.created_at !== created;
+    }
+    const at = new Map(have.cursors.map((c) => [c.topic, c.id]));
+    for (const c of cursors) {
+      const cur = at.get(c.topic);
+      if (cur === undefined || cur < c.id) {
+        await topics.setCursor(name, c.topic, c.id);
+        wrote = true;
+      } else kept ||= cur > c.id;
+    }
+    return wrote ? "imported" : kept ? "kept" : "already";
+  };
+
+  const task = async (rec: TaskRecord): Promise<Verdict> => {
+    const h = await tasks.head(rec.queue, rec.id, true);
+    const v = h.damaged ? "kept" : against(h.record, rec);
+    if (v) return v;
+    return (await tasks.restore(rec)) ? "imported" : "kept";
+  };
+
+  const policy = async (agent: string, p: Policy): Promise<Verdict> => {
+    const cur = await mail.policy(agent);
+    if (cur.kind === "ok" && same({ ...cur.policy, agent }, { ...p, agent })) return "already";
+    const newer = (c: typeof cur) => c.kind === "invalid" || (c.kind === "ok" && (c.policy.updated_at ?? 0) >= (p.updated_at ?? 0));
+    if (newer(cur)) return "kept";
+    let v: Verdict = "imported";
+    await mail.changePolicy(agent, (c) => {
+      if (c.kind === "ok" && newer(c)) {
+        v = "kept";
+        return c.policy;
+      }
+      return { ...p, agent };
+    });
+    return v;
+  };
+
+  const names = async (host: string, cwd: string, list: string[]): Promise<Verdict> => {
+    const have = await presence.remembered(host, cwd);
+    if (have.length) return same(have, list) ? "already" : "kept";
+    await presence.remember(host, cwd, list);
+    return "imported";
+  };
+
+  return async (r) => {
+    switch (r.kind) {
+      case "slot":
+        return slot(r.record, r.chunks);
+      case "inbox":
+        if (await mail.has(r.agent)) return "already";
+        await mail.open(r.agent, false);
+        return "imported";
+      case "message":
+        return inbox.put(r.agent, r.place, r.message);
+      case "policy":
+        return policy(r.agent, r.policy);
+      case "topic_message":
+        return topicMessage(r.message);
+      case "subscriber":
+        return subscriber(r.name, r.created_at, r.cursors);
+      case "task":
+        return task(r.record);
+      case "lease": {
+        const h = await leases.head(r.record.name, true);
+        const v = h.damaged ? "kept" : against(h.record, r.record);
+        return v ?? ((await leases.restore(r.record)) ? "imported" : "kept");
+      }
+      case "names":
+        return names(r.host, r.cwd, r.names);
+    }
+  };
+}
+
+// Messages written into inboxes: where each id of the inbox being filled is (an export lists
+// an inbox's messages together, so one inbox's index is held at a time).
+function inboxIndex(mail: MailStorage) {
+  let agent: string | undefined;
+  let where = new Map<string, Place | "claimed">();
+  const load = async (a: string) => {
+    where = new Map();
+    for (const place of ["unread", "read", "held"] as const) for (const id of await mail.ids(a, place)) where.set(id, place);
+    for (const c of await mail.claims(a)) where.set(c.id, "claimed");
+    agent = a;
+  };
+  return {
+    // A message under its id: delivered (unread, with no limit: the inbox held it), then moved to
+    // its place. One found unread that the export has read or held is an import cut short
+    // between the two: it is moved on now. Anywhere else, it is there already.
+    async put(to: string, place: Place, m: Message): Promise<Verdict> {
+      if (agent !== to) await load(to);
+      const at = where.get(m.id);
+      if (at === undefined) {
+        const d = await mail.deliver(to, () => m, { freshId: m.id, limit: Infinity });
+        if (d.kind !== "delivered") return "already";
+      } else if (!(at === "unread" && place !== "unread")) return "already";
+      where.set(m.id, place);
+      if (place !== "unread") await mail.move(to, m.id, "unread", place);
+      return "imported";
+    },
+  };
+}
