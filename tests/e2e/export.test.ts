@@ -1,0 +1,262 @@
+// a2a export and a2a import through the binary (issue 22, "Moving a bus"): a file store holding
+// every kind of record is exported and imported into a fresh file store and a fresh PostgreSQL
+// database, and back from PostgreSQL into files; what the commands show is the same in each
+// (read through the CLI, never through the files), a second import changes nothing, and the
+// imported store goes on where the first stopped (versions, tokens, topic numbers and
+// subscriber positions mean the same). Bad input is refused in one line with exit 2.
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { a2a, tempDir, type RunOptions } from "../harness/run";
+import { freshDatabase, pgServer, pgSkipReason, type Database } from "../harness/pg";
+
+setDefaultTimeout(120_000);
+
+const skipPg = pgSkipReason();
+if (skipPg) console.warn(`export.test.ts: the PostgreSQL parts are skipped: ${skipPg}`);
+
+const dirs: { [Symbol.dispose](): void }[] = [];
+const dbs: Database[] = [];
+afterAll(async () => {
+  for (const d of dirs) d[Symbol.dispose]();
+  for (const db of dbs) await db.drop();
+});
+const fileStore = () => {
+  const d = tempDir("a2a-export-");
+  dirs.push(d);
+  return join(d.path, "store");
+};
+const pgStore = async () => {
+  const db = await freshDatabase((await pgServer())!);
+  dbs.push(db);
+  return db.url;
+};
+
+// Runs a command that must succeed; its stdout.
+async function ok(args: string[], o: RunOptions): Promise<string> {
+  const r = await a2a(args, o);
+  if (r.code !== 0) throw new Error(`a2a ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
+  return r.stdout;
+}
+
+interface Filled {
+  tasks: Record<string, string>; // role -> id
+  token: string; // the claim token of the task left claimed
+}
+
+// A file store with every kind of record.
+async function fill(dir: string): Promise<Filled> {
+  const o = { dir };
+  await ok(["start", "report", "nightly"], o);
+  await ok(["append", "report", "part one, "], o);
+  await ok(["append", "report", "part two"], o);
+  await ok(["publish", "report", "all good"], o); // version 4, 2 chunks
+  await ok(["publish", "gone", "x"], o);
+  await ok(["clear", "gone"], o); // a tombstone at version 2
+  // Mail: bob has one read, two unread (one sent with a key); carol one held.
+  await ok(["allow", "alice", "--as", "bob"], o);
+  await ok(["send", "bob", "one", "--as", "alice"], o);
+  await ok(["recv", "--as", "bob"], o);
+  await ok(["send", "bob", "two", "--as", "alice"], o);
+  await ok(["send", "bob", "three", "--as", "alice", "--key", "k-3"], o);
+  await ok(["send", "carol", "spam", "--as", "mallory"], o);
+  await ok(["policy", "allowlist", "--as", "carol"], o);
+  // Topics: w2 made before any message (it sees them all), w1 reads the first three.
+  await ok(["sub", "build.status", "--as", "w2"], o);
+  for (const m of ["m1", "m2", "m3"]) await ok(["pub", "build.status", m, "--as", "ci"], o);
+  await ok(["sub", "build.status", "--as", "w1"], o);
+  await ok(["sub", "build.>", "--as", "w1", "--from-start"], o);
+  await ok(["pub", "build.status", "m4", "--as", "ci"], o);
+  // Tasks: done, dead after two failed attempts, claimed, open with a key, blocked on it.
+  const add = async (...args: string[]) => (await ok(["task", "add", "q", ...args], o)).trim();
+  const claim = async () => JSON.parse(await ok(["task", "claim", "q", "--as", "w", "--json"], o)) as { id: string; token: string };
+  const tasks: Record<string, string> = {};
+  tasks.done = await add("first");
+  let c = await claim();
+  await ok(["task", "done", c.id, c.token, "built"], o);
+  tasks.dead = await add("flaky", "--max-attempts", "2");
+  for (let i = 0; i < 2; i++) {
+    c = await claim();
+    await ok(["task", "fail", c.id, c.token, "--reason", `try ${i + 1} broke`], o);
+  }
+  tasks.claimed = await add("held");
+  const held = await claim();
+  tasks.open = await add("next", "--key", "k-open");
+  tasks.blocked = await add("after it", "--after", tasks.open);
+  await ok(["lease", "take", "db", "--as", "alice", "--ttl", "1h"], o);
+  return { tasks, token: held.token };
+}
+
+// What the commands show of a store, writers left out (a store vouches for its own).
+async function view(dir: string, f: Filled): Promise<Record<string, unknown>> {
+  const o = { dir };
+  const js = async (...args: string[]) => JSON.parse(await ok([...args, "--json"], o));
+  const noWriter = (v: any): any => (Array.isArray(v) ? v.map(noWriter) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).filter(([k]) => k !== "user").map(([k, x]) => [k, noWriter(x)])) : v);
+  const out: Record<string, unknown> = {
+    slots: await js("status"),
+    report: await js("wait", "report"),
+    stream: await ok(["tail", "report"], o),
+    gone: (await a2a(["wait", "gone", "--after-version", "1", "--timeout", "0"], o)).code,
+    bob: noWriter(await js("inbox", "--as", "bob")),
+    carol: noWriter(await js("inbox", "--as", "carol", "--held")),
+    policy: await js("policy", "--as", "carol"),
+    topics: await js("topics"),
+    messages: noWriter((await ok(["sub", "build.>", "--from-start", "--json"], o)).trimEnd().split("\n").map((l) => JSON.parse(l))),
+    tasks: await js("task", "list"),
+    leases: await js("lease", "list"),
+  };
+  for (const [role, id] of Object.entries(f.tasks)) out[`task ${role}`] = await js("task", "show", id);
+  return out;
+}
+
+async function exportOf(dir: string): Promise<string> {
+  return ok(["export"], { dir });
+}
+
+async function importInto(dir: string, file: string): Promise<{ records: number; counts: Record<string, { imported: number; already: number; kept: number }> }> {
+  return JSON.parse(await ok(["import", file, "--json"], { dir }));
+}
+
+const total = (r: Awaited<ReturnType<typeof importInto>>, v: "imported" | "already" | "kept") => Object.values(r.counts).reduce((n, c) => n + c[v], 0);
+
+// What the imported store does next is what the source would have done.
+async function goesOn(dir: string, f: Filled): Promise<void> {
+  const o = { dir };
+  expect(await ok(["sub", "build.status", "--as", "w1"], o)).toContain("m4");
+  expect(await ok(["sub", "build.status", "--as", "w1"], o)).toBe(""); // its position moved on
+  const w2 = await ok(["sub", "build.status", "--as", "w2"], o);
+  expect(["m1", "m2", "m3", "m4"].every((m) => w2.includes(m))).toBe(true); // made before them: sees them all
+  expect(await ok(["pub", "build.status", "m5", "--as", "ci"], o)).toContain("#5");
+  const recv = await ok(["recv", "--as", "bob", "--all"], o);
+  expect(recv).toContain("two");
+  expect(recv).toContain("three");
+  expect(recv).not.toContain("one");
+  expect(await ok(["publish", "report", "again"], o)).toContain("version 5");
+  expect(await ok(["task", "done", f.tasks.claimed, f.token, "ok"], o)).toContain("done"); // the source's claim token holds
+  expect(JSON.parse(await ok(["task", "claim", "q", "--as", "w", "--json"], o)).id).toBe(f.tasks.open);
+  expect(await ok(["lease", "renew", "db", "--as", "alice"], o)).toContain("db");
+}
+
+describe("a2a export and import", () => {
+  let source: string;
+  let filled: Filled;
+  let exported: string;
+  let before: Record<string, unknown>;
+  const file = () => {
+    const d = tempDir("a2a-export-file-");
+    dirs.push(d);
+    const p = join(d.path, "bus.jsonl");
+    writeFileSync(p, exported);
+    return p;
+  };
+
+  test("an export has a header, one record a line of every kind, and an end line", async () => {
+    source = fileStore();
+    filled = await fill(source);
+    before = await view(source, filled);
+    exported = await exportOf(source);
+    const lines = exported.trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ a2a: "export", version: 1, engine: "file" });
+    expect(lines.at(-1)).toEqual({ kind: "end", records: lines.length - 2 });
+    const kinds = new Set(lines.slice(1, -1).map((l) => l.kind));
+    expect([...kinds].sort()).toEqual(["inbox", "lease", "message", "policy", "slot", "subscriber", "task", "topic_message"]);
+    expect(await view(source, filled)).toEqual(before); // exporting changed nothing
+  });
+
+  test("into a fresh file store: everything reads the same, a second import changes nothing, and it goes on", async () => {
+    const target = fileStore();
+    const first = await importInto(target, file());
+    expect(total(first, "imported")).toBe(first.records);
+    expect(await view(target, filled)).toEqual(before);
+    const again = await importInto(target, file());
+    expect({ imported: total(again, "imported"), already: total(again, "already"), kept: total(again, "kept") }).toEqual({ imported: 0, already: again.records, kept: 0 });
+    expect(await view(target, filled)).toEqual(before);
+    await goesOn(target, filled);
+  });
+
+  test.skipIf(skipPg !== undefined)("into a fresh PostgreSQL database and back into files: the same, twice", async () => {
+    const db = await pgStore();
+    const first = await importInto(db, file());
+    expect(total(first, "imported")).toBe(first.records);
+    expect(await view(db, filled)).toEqual(before);
+    const again = await importInto(db, file());
+    expect(total(again, "already")).toBe(again.records);
+    // PostgreSQL to files: an export of the database reads the same in a directory again.
+    const fromPg = await exportOf(db);
+    expect(JSON.parse(fromPg.split("\n")[0]).engine).toBe("postgres");
+    const back = fileStore();
+    const r = await ok(["import", "-"], { dir: back, stdin: fromPg });
+    expect(r).toMatch(/^imported \d+ of \d+ records from a postgres store's export; already there 0, kept 0\n/);
+    expect(await view(back, filled)).toEqual(before);
+    await goesOn(db, filled);
+    await goesOn(back, filled);
+  });
+
+  test("an older record never replaces a newer one: it is kept, and counted so", async () => {
+    const target = fileStore();
+    await importInto(target, file());
+    await ok(["publish", "report", "newer"], { dir: target }); // version 5 there, 4 in the export
+    const r = await importInto(target, file());
+    expect(r.counts.slot).toEqual({ imported: 0, already: 1, kept: 1 });
+    expect(JSON.parse(await ok(["wait", "report", "--json"], { dir: target }))).toMatchObject({ version: 5, result: "newer" });
+  });
+});
+
+describe("a2a import refuses what is not a whole export, in one line, exit 2", () => {
+  const store = () => fileStore();
+  const refuse = async (input: string, pattern: RegExp, viaFile = true) => {
+    const dir = store();
+    let r;
+    if (viaFile) {
+      const d = tempDir("a2a-bad-");
+      dirs.push(d);
+      writeFileSync(join(d.path, "bad.jsonl"), input);
+      r = await a2a(["import", join(d.path, "bad.jsonl")], { dir });
+    } else r = await a2a(["import", "-"], { dir, stdin: input });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toMatch(pattern);
+    return dir;
+  };
+  const whole = async () => {
+    const src = fileStore();
+    await ok(["publish", "a", "1"], { dir: src });
+    await ok(["publish", "b", "2"], { dir: src });
+    await ok(["pub", "t", "m", "--as", "x"], { dir: src });
+    return exportOf(src);
+  };
+
+  test("not JSON, another header, a newer version", async () => {
+    await refuse("hello\nworld\n", /not an a2a export/);
+    await refuse('{"a2a":"something","version":1}\n', /not an a2a export/);
+    await refuse("", /not an a2a export \(it is empty\)/);
+    await refuse('{"a2a":"export","version":2,"engine":"file","exported_at":1}\n{"kind":"end","records":0}\n', /format version 2.*reads version 1/);
+  });
+
+  test("a truncated last line in a file: its line number is named and nothing is written", async () => {
+    const text = await whole();
+    const lines = text.trimEnd().split("\n");
+    const cut = lines.slice(0, -2).join("\n") + "\n" + lines.at(-2)!.slice(0, 20);
+    const dir = await refuse(cut, new RegExp(`line ${lines.length - 1} of the export is damaged`));
+    expect(await ok(["status", "--json"], { dir })).toBe("[]\n");
+    expect(await ok(["topics", "--json"], { dir })).toBe("[]\n");
+  });
+
+  test("an export cut at a line boundary is told from a whole one; from a pipe, rerunning the whole export completes it", async () => {
+    const text = await whole();
+    const lines = text.trimEnd().split("\n");
+    const dir = await refuse(lines.slice(0, 3).join("\n") + "\n", /ends at line 3 without its end line: it was cut short/, false);
+    expect(JSON.parse(await ok(["status", "--json"], { dir })).map((s: { name: string }) => s.name).sort()).toEqual(["a", "b"]); // imported so far, whole
+    const r = JSON.parse(await ok(["import", "-", "--json"], { dir, stdin: text }));
+    expect(r.counts.slot).toEqual({ imported: 0, already: 2, kept: 0 });
+    expect(r.counts.topic_message).toEqual({ imported: 1, already: 0, kept: 0 });
+  });
+
+  test("a damaged record (a name that is no name) is refused by its line number", async () => {
+    const text = await whole();
+    const lines = text.trimEnd().split("\n");
+    lines[1] = lines[1].replace('"name":"a"', '"name":"../a"');
+    await refuse(lines.join("\n") + "\n", /line 2 of the export is damaged \(a slot record: .*invalid slot name/);
+  });
+});
