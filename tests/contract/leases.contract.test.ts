@@ -4,7 +4,7 @@
 // takes a higher version, the fencing token a holder can present.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Bus } from "../../lib/bus";
-import { BOUND_MS, codeOf, past, perTest, refusal } from "./support";
+import { BOUND_MS, codeOf, move, past, perTest, refusal } from "./support";
 import { enginesFor } from "./engines";
 
 setDefaultTimeout(60_000);
@@ -136,6 +136,26 @@ for (const engine of enginesFor("leases")) {
       const agent = t.reopen({ A2A_AGENT: "agent7" });
       expect((await agent.leases.take(["h"])).value!.map((l) => l.holder)).toEqual(["agent7"]);
       expect(await agent.leases.release(["h"])).toEqual(["h"]);
+    });
+  });
+}
+
+// Moved to another store of the engine (a2a export and import, lib/move/): LeaseStorage.restore.
+for (const engine of enginesFor("leases")) {
+  describe(`${engine.name}: leases, moved`, () => {
+    const t = perTest(engine);
+
+    test("a lease keeps its holder, expiry and version (its fencing token); the next change takes the version after it", async () => {
+      await take(t.bus, ["db"], "alice", 60);
+      await t.bus.leases.release(["db"], { as: "alice" });
+      const held = await take(t.bus, ["db"], "bob", 60); // version 3
+      const target = (await t.open({})).bus;
+      expect((await move(t.bus, target)).report.counts.lease).toEqual({ imported: 1, already: 0, kept: 0 });
+      expect(await target.leases.list()).toEqual(await t.bus.leases.list());
+      expect(codeOf(await refusal(target.leases.take(["db"], { as: "carol" })))).toEqual({ code: "ECONFLICT", exit: 4 });
+      const again = await take(target, ["db"], "bob", 120);
+      expect(again.writes[0].version).toBe(held.writes[0].version + 1);
+      expect((await move(t.bus, target)).report.counts.lease).toEqual({ imported: 0, already: 0, kept: 1 }); // newer there
     });
   });
 }

@@ -5,7 +5,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Bus } from "../../lib/bus";
 import type { BusEvent } from "../../lib/dashboard/feed";
-import { BOUND_MS, codeOf, perTest, refusal } from "./support";
+import { BOUND_MS, codeOf, move, perTest, refusal } from "./support";
 import { enginesFor } from "./engines";
 
 setDefaultTimeout(60_000);
@@ -305,6 +305,36 @@ for (const engine of enginesFor("mail")) {
       const retried = await small.bus.mail.send("alice", "bob", "3", { key: "third" });
       expect(retried.duplicate).toBe(false);
       expect((await take(small.bus, "bob", 5)).map((m) => m.body)).toEqual(["2", "3"]);
+    });
+  });
+}
+
+// Moved to another store of the engine (a2a export and import, lib/move/): a message delivered
+// under its own id, then moved to its place.
+for (const engine of enginesFor("mail")) {
+  describe(`${engine.name}: mail, moved`, () => {
+    const t = perTest(engine);
+
+    test("messages keep their ids, bodies and places, inboxes their policies; importing again changes nothing", async () => {
+      for (const b of ["1", "2 ✓\u0000"]) await t.bus.mail.send("alice", "bob", b);
+      await take(t.bus, "bob");
+      await t.bus.mail.send("mallory", "carol", "spam");
+      await t.bus.mail.allow("carol", ["alice"]);
+      await t.bus.mail.setMode("carol", "allowlist");
+      const strip = (l: Awaited<ReturnType<Bus["mail"]["list"]>>) => JSON.parse(JSON.stringify(l, (k, v) => (k === "user" ? undefined : v)));
+      const before = { bob: strip(await t.bus.mail.list("bob")), carol: strip(await t.bus.mail.list("carol")) };
+      expect(before.carol.counts).toEqual({ unread: 0, read: 0, held: 1, damaged: 0 });
+      const target = (await t.open({})).bus;
+      const { report } = await move(t.bus, target);
+      expect({ message: report.counts.message, inbox: report.counts.inbox, policy: report.counts.policy }).toEqual({
+        message: { imported: 3, already: 0, kept: 0 }, inbox: { imported: 2, already: 0, kept: 0 }, policy: { imported: 1, already: 0, kept: 0 },
+      });
+      expect({ bob: strip(await target.mail.list("bob")), carol: strip(await target.mail.list("carol")) }).toEqual(before);
+      expect(await target.mail.policy("carol")).toEqual(await t.bus.mail.policy("carol"));
+      expect((await take(target, "bob")).map((m) => m.body)).toEqual(["2 ✓\u0000"]);
+      const again = (await move(t.bus, target)).report;
+      expect({ message: again.counts.message, policy: again.counts.policy }).toEqual({ message: { imported: 0, already: 3, kept: 0 }, policy: { imported: 0, already: 1, kept: 0 } });
+      expect((await target.mail.list("bob")).counts).toEqual({ unread: 0, read: 2, held: 0, damaged: 0 }); // read there stays read
     });
   });
 }

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Bus } from "../../lib/bus";
 import type { Peer } from "../../lib/presence/record";
 import { childEnv, exitWithin, readUntil, tempDir } from "../harness/run";
-import { BOUND_MS, past, perTest } from "./support";
+import { BOUND_MS, move, past, perTest } from "./support";
 import { enginesFor, keeps } from "./engines";
 
 setDefaultTimeout(60_000);
@@ -180,6 +180,35 @@ for (const engine of enginesFor("presence")) {
       expect({ name: w.name, source: w.source, unread: w.unread, policy: w.policy, host: w.host }).toEqual({
         name: "bob", source: "given", unread: 1, policy: "allowlist", host: t.bus.host,
       });
+    });
+  });
+}
+
+// Moved to another store of the engine (a2a export and import, lib/move/): the names remembered
+// per directory (PresenceStorage.identities), never the peers themselves.
+for (const engine of enginesFor("presence")) {
+  describe(`${engine.name}: presence, moved`, () => {
+    const t = perTest(engine);
+
+    test("the names remembered for a directory move; live peers do not", async () => {
+      const work = tempDir("a2a-contract-cwd-");
+      try {
+        const cwd = join(work.path, "proj");
+        mkdirSync(cwd);
+        const first = await t.bus.presence.start({ cwd });
+        const second = await t.reopen().presence.start({ cwd });
+        expect([first.identity.name, second.identity.name]).toEqual(["proj", "proj-2"]);
+        const target = (await t.open({})).bus;
+        const { report, text } = await move(t.bus, target);
+        expect(report.counts.names).toEqual({ imported: 1, already: 0, kept: 0 });
+        expect(text.split("\n").filter((l) => l.includes('"kind":"names"')).map((l) => JSON.parse(l).names)).toEqual([["proj", "proj-2"]]);
+        expect((await target.presence.peers("all", { cwd, gitRoot: null })).peers).toEqual([]);
+        expect((await move(target, (await t.open({})).bus)).text).toContain(JSON.stringify({ kind: "names", host: first.record().host, cwd, names: ["proj", "proj-2"] }));
+        await first.close();
+        await second.close();
+      } finally {
+        work[Symbol.dispose]();
+      }
     });
   });
 }

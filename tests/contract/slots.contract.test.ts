@@ -2,7 +2,7 @@
 // every engine, through the Bus only: versions never go back, waits see every publish after
 // the version they name, a stream keeps its order, a run is closed by its publish.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { BOUND_MS, codeOf, past, perTest, refusal } from "./support";
+import { BOUND_MS, codeOf, move, past, perTest, refusal } from "./support";
 import { enginesFor } from "./engines";
 
 setDefaultTimeout(60_000);
@@ -218,6 +218,37 @@ for (const engine of enginesFor("slots")) {
       expect(codeOf(big)).toEqual({ code: "ETOOBIG", exit: 2 });
       expect((await small.slots.get("s"))?.result).toBe("12345678");
       expect((await t.bus.slots.list()).records).toEqual([]);
+    });
+  });
+}
+
+// Moved to another store of the engine (a2a export and import, lib/move/): a record written as
+// it is, at its version, through SlotStorage.change.
+for (const engine of enginesFor("slots")) {
+  describe(`${engine.name}: slots, moved`, () => {
+    const t = perTest(engine);
+
+    test("a slot keeps its version and its run's chunks, a tombstone its version; an older one never replaces a newer", async () => {
+      await t.bus.slots.start("job", "scrape");
+      await t.bus.slots.append("job", "a, ");
+      await t.bus.slots.append("job", "b");
+      await t.bus.slots.publish("gone", "x");
+      await t.bus.slots.clear("gone");
+      const target = (await t.open({})).bus;
+      expect((await move(t.bus, target)).report.counts.slot).toEqual({ imported: 2, already: 0, kept: 0 });
+      expect(await target.slots.get("job")).toEqual(await t.bus.slots.get("job"));
+      expect(await target.slots.chunks("job", 0, 2)).toEqual(["a, ", "b"]);
+      expect((await target.slots.append("job", "c")).version).toBe(4);
+      expect((await target.slots.publish("gone", "y")).version).toBe(3);
+      expect((await move(t.bus, target)).report.counts.slot).toEqual({ imported: 0, already: 0, kept: 2 });
+      expect(await target.slots.chunks("job", 0, 3)).toEqual(["a, ", "b", "c"]);
+      // Over an older record with a run of its own: the older run's chunks go, the imported run's come.
+      const third = (await t.open({})).bus;
+      await third.slots.start("job", "old");
+      await third.slots.append("job", "old chunk"); // version 2
+      expect((await move(t.bus, third)).report.counts.slot).toEqual({ imported: 2, already: 0, kept: 0 });
+      expect(await third.slots.get("job")).toEqual(await t.bus.slots.get("job"));
+      expect(await third.slots.chunks("job", 0, 2)).toEqual(["a, ", "b"]);
     });
   });
 }

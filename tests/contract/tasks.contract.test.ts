@@ -4,7 +4,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Bus } from "../../lib/bus";
 import { A2AError } from "../../lib/core/errors";
-import { BOUND_MS, codeOf, past, perTest, refusal } from "./support";
+import { BOUND_MS, codeOf, move, past, perTest, refusal } from "./support";
 import { enginesFor } from "./engines";
 
 setDefaultTimeout(60_000);
@@ -369,6 +369,32 @@ for (const engine of enginesFor("tasks")) {
       expect({ kind: o.kind, state: o.value?.state, results: o.value?.tasks.map((v) => [v.id, v.result]) }).toEqual({
         kind: "done", state: "done", results: [[b.id, "result of B"], [a.id, "result of A"]],
       });
+    });
+  });
+}
+
+// Moved to another store of the engine (a2a export and import, lib/move/): TaskStorage.restore.
+for (const engine of enginesFor("tasks")) {
+  describe(`${engine.name}: tasks, moved`, () => {
+    const t = perTest(engine);
+
+    test("tasks keep their versions, states, attempts, dependencies and keys; the holder's token still holds", async () => {
+      const a = await t.bus.tasks.add("q", "first", { key: "k-a" });
+      const b = await t.bus.tasks.add("q", "second", { after: [a.id] });
+      const c1 = await claim(t.bus, "q", { as: "w" });
+      await t.bus.tasks.fail(c1.id, c1.token, { reason: "broke" });
+      const c2 = await claim(t.bus, "q", { as: "w" });
+      expect([c1.id, c2.id, c2.attempt]).toEqual([a.id, a.id, 2]);
+      const target = (await t.open({})).bus;
+      const { report } = await move(t.bus, target);
+      expect(report.counts.task).toEqual({ imported: 2, already: 0, kept: 0 });
+      for (const id of [a.id, b.id]) expect(await target.tasks.show(id)).toEqual(await t.bus.tasks.show(id));
+      expect(await target.tasks.add("q", "again", { key: "k-a" })).toMatchObject({ id: a.id, created: false }); // its add key came along
+      expect(codeOf(await refusal(target.tasks.claim("q")))).toEqual({ code: "ENOTFOUND", exit: 3 }); // a held, b waits for it
+      await target.tasks.complete(c2.id, c2.token, "ok");
+      expect((await claim(target, "q", { as: "w" })).id).toBe(b.id);
+      expect((await move(t.bus, target)).report.counts.task).toEqual({ imported: 0, already: 0, kept: 2 }); // newer there
+      expect((await target.tasks.show(a.id)).state).toBe("done");
     });
   });
 }

@@ -3,7 +3,7 @@
 // subscriber sees each message once across calls and starts where the protocol says.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Bus } from "../../lib/bus";
-import { BOUND_MS, codeOf, perTest, refusal } from "./support";
+import { BOUND_MS, codeOf, move, perTest, refusal } from "./support";
 import { enginesFor } from "./engines";
 
 setDefaultTimeout(60_000);
@@ -181,6 +181,36 @@ for (const engine of enginesFor("topics")) {
       expect({ topic: row.topic, messages: row.messages, last_id: row.last_id, subscribers: row.subscribers }).toEqual({
         topic: "alerts", messages: 3, last_id: 3, subscribers: [{ name: "pager", position: 2, unread: 1 }],
       });
+    });
+  });
+}
+
+// Moved to another store of the engine (a2a export and import, lib/move/): TopicStorage.restore,
+// subscription and restoreSubscriber.
+for (const engine of enginesFor("topics")) {
+  describe(`${engine.name}: topics, moved`, () => {
+    const t = perTest(engine);
+
+    test("messages keep their numbers and times, subscribers their start and positions; importing again changes nothing", async () => {
+      expect(await drain(t.bus, "news", { name: "early" })).toEqual([]); // made before any message: it is to see them all
+      await tick();
+      for (const b of ["a", "b", "c"]) await t.bus.topics.publish("news", b, "ed");
+      expect(await drain(t.bus, "news", { name: "reader", fromStart: true, max: 2 })).toEqual(["news#1:a", "news#2:b"]);
+      const target = (await t.open({})).bus;
+      const { report } = await move(t.bus, target);
+      expect({ messages: report.counts.topic_message, subscribers: report.counts.subscriber }).toEqual({
+        messages: { imported: 3, already: 0, kept: 0 }, subscribers: { imported: 2, already: 0, kept: 0 },
+      });
+      const strip = (ms: TopicMessage[]) => ms.map(({ user: _, ...m }) => m);
+      expect(strip(await target.topics.read("news", 0))).toEqual(strip(await t.bus.topics.read("news", 0)));
+      expect(await drain(target, "news", { name: "reader" })).toEqual(["news#3:c"]);
+      expect(await drain(target, "news", { name: "early" })).toEqual(["news#1:a", "news#2:b", "news#3:c"]);
+      expect((await target.topics.publish("news", "d", "ed")).id).toBe(4); // the numbering goes on after the restored ones
+      const again = (await move(t.bus, target)).report;
+      expect({ messages: again.counts.topic_message, subscribers: again.counts.subscriber }).toEqual({
+        messages: { imported: 0, already: 3, kept: 0 }, subscribers: { imported: 0, already: 1, kept: 1 }, // reader moved on there: kept
+      });
+      expect(await drain(target, "news", { name: "reader" })).toEqual(["news#4:d"]);
     });
   });
 }
