@@ -141,8 +141,8 @@ const OPS = {
   },
   // a2a export and import (lib/move/): a whole store as JSON lines, and loaded back.
   move: {
-    export: [MOVE, "exportStore"],
-    import: [MOVE, "importStore"],
+    exportStore: [MOVE, "exportStore"],
+    importStore: [MOVE, "importStore"],
   },
 } as const;
 

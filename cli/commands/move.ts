@@ -1,8 +1,9 @@
 // `a2a export` and `a2a import`: a whole store as JSON lines, and loaded into a store of either
 // engine (lib/move/; the format is docs/PROTOCOL.md "Export and import").
 
-import { closeSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { statSync } from "node:fs";
 import type { Command } from "commander";
+import { openUserFile } from "../../lib/core/atomic";
 import { A2AError } from "../../lib/core/errors";
 import type { ImportReport } from "../../lib/move/import";
 import { err, isTTY, json, out } from "../io";
@@ -15,33 +16,27 @@ const NOUNS: Record<string, string> = {
   subscriber: "subscriber", task: "task", lease: "lease", names: "remembered names",
 };
 
-// Where the export goes: stdout, or FILE by way of a sibling renamed over it once whole, so a
-// cut-short export never stands where a whole one stood.
+// Where the export goes: stdout, or FILE by way of a temp file beside it renamed over it once
+// whole (lib/core/atomic.ts openUserFile), so a cut-short export never stands where a whole one stood.
 function sink(file: string | undefined) {
   let buf: string[] = [];
   let size = 0;
-  const partial = file && `${file}.a2a-partial-${process.pid}`;
-  let fd: number | undefined;
-  const fail = (e: unknown) => {
-    const code = (e as NodeJS.ErrnoException).code;
-    return new A2AError("EIO", `writing the export to ${file} failed (${code ?? "error"}): free space there or give another -o (the store is fine)`, { data: { errno: code } });
+  // The output's failure is about FILE, never the store: say so.
+  const onFile = <T>(step: () => T): T => {
+    try {
+      return step();
+    } catch (e) {
+      const errno = e instanceof A2AError ? e.data.errno : undefined;
+      throw new A2AError("EIO", `writing the export to ${file} failed (${errno ?? "error"}): give -o a file in a directory that exists and you may write to, with room for it (the store is fine)`, { data: { file, errno } });
+    }
   };
-  try {
-    if (partial) fd = openSync(partial, "w", 0o600);
-  } catch (e) {
-    throw fail(e);
-  }
+  const f = file === undefined ? undefined : onFile(() => openUserFile(file));
   const flush = () => {
     const text = buf.join("");
     buf = [];
     size = 0;
-    if (fd === undefined) return out(text);
-    try {
-      const bytes = Buffer.from(text, "utf8");
-      for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
-    } catch (e) {
-      throw fail(e);
-    }
+    if (f) onFile(() => f.write(text));
+    else out(text);
   };
   return {
     write(line: string) {
@@ -51,21 +46,9 @@ function sink(file: string | undefined) {
     },
     finish() {
       flush();
-      if (fd === undefined) return;
-      closeSync(fd);
-      fd = undefined;
-      renameSync(partial!, file!);
+      if (f) onFile(() => f.commit());
     },
-    abandon() {
-      if (fd !== undefined) closeSync(fd);
-      if (partial) {
-        try {
-          unlinkSync(partial);
-        } catch {
-          // never made
-        }
-      }
-    },
+    abandon: () => f?.abandon(),
   };
 }
 
@@ -90,7 +73,7 @@ export const commands = {
         const to = sink(o.output);
         let report;
         try {
-          report = await c.bus.move.export((line) => to.write(line));
+          report = await c.bus.move.exportStore((line) => to.write(line));
           to.finish();
         } catch (e) {
           to.abandon();
@@ -113,7 +96,7 @@ export const commands = {
       .argument("[file]", "the export to load; - or none: stdin")
       .action(action(async (c: Ctx, file: string | undefined) => {
         const input = file === undefined || file === "-" ? fromStdin() : fromFile(file);
-        const r = await c.bus.move.import(input);
+        const r = await c.bus.move.importStore(input);
         out(c.json ? json(r) : importLine(r));
       })),
 };

@@ -148,12 +148,25 @@ export function createAtomic(store: Store, dest: string, data: string | Uint8Arr
   }
 }
 
-// Replaces a file OUTSIDE any store, for the one command that is asked to (`a2a setup
-// claude`, editing Claude Code's settings): the temp file is a dot-name beside `dest` (same
-// directory, so the rename is atomic), written in full and fsynced; the mode of the file it
-// replaces is kept (0600 for a new one). `exclusive`: create only, EEXIST if it exists (a
+// Replaces a file OUTSIDE any store, for the commands that are asked to (`a2a setup claude`,
+// editing Claude Code's settings; `a2a export -o FILE`): the temp file is a dot-name beside
+// `dest` (same directory, so the rename is atomic), written in full and fsynced; the mode of the
+// file it replaces is kept (0600 for a new one). `exclusive`: create only, EEXIST if it exists (a
 // backup never overwrites another). Throws A2AError(EIO) with `dest` untouched.
 export function writeUserFile(target: string, data: string, opts: { exclusive?: boolean } = {}): void {
+  const f = openUserFile(target);
+  try {
+    f.write(data);
+    f.commit(opts);
+  } finally {
+    f.abandon();
+  }
+}
+
+// The same, written piece by piece (`write` as often as needed, then `commit`): until the commit
+// nothing stands at `dest` but what stood there before; `abandon` (after a failure, or always:
+// it does nothing once committed) removes the temp file.
+export function openUserFile(target: string): { write(data: string): void; commit(opts?: { exclusive?: boolean }): void; abandon(): void } {
   let dest = target;
   try {
     dest = realpathSync(target); // a settings file kept as a link (dotfiles) stays a link
@@ -167,24 +180,40 @@ export function writeUserFile(target: string, data: string, opts: { exclusive?: 
     // a new file
   }
   const temp = `${dirname(dest)}/.${basename(dest)}.a2a-${process.pid}.${randomHex(4)}.tmp`;
+  let fd: number | undefined;
   let made = false;
-  try {
-    const fd = openSync(temp, "wx", mode);
-    made = true;
+  const io = <T>(step: () => T): T => {
     try {
-      const buf = Buffer.from(data, "utf8");
-      let off = 0;
-      while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
+      return step();
+    } catch (err) {
+      throw ioError(err, `writing ${dest}`);
     }
-    if (opts.exclusive) linkSync(temp, dest);
-    else renameSync(temp, dest);
-    if (!opts.exclusive) made = false;
-  } catch (err) {
-    throw ioError(err, `writing ${dest}`);
-  } finally {
-    if (made) unlinkQuiet(temp);
-  }
+  };
+  io(() => {
+    fd = openSync(temp, "wx", mode);
+    made = true;
+  });
+  return {
+    write: (data) =>
+      io(() => {
+        const buf = Buffer.from(data, "utf8");
+        let off = 0;
+        while (off < buf.length) off += writeSync(fd!, buf, off, buf.length - off);
+      }),
+    commit: (opts = {}) =>
+      io(() => {
+        fsyncSync(fd!);
+        closeSync(fd!);
+        fd = undefined;
+        if (opts.exclusive) linkSync(temp, dest);
+        else renameSync(temp, dest);
+        if (!opts.exclusive) made = false;
+      }),
+    abandon: () => {
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
+      if (made) unlinkQuiet(temp);
+      made = false;
+    },
+  };
 }

@@ -61,13 +61,13 @@ export const BOUND_MS = 30_000;
 
 // a2a export of `from` loaded into `to` (lib/move/), as the bus does it on either engine: what
 // the import reports, and the export's text.
-export async function move(from: Bus, to: Bus): Promise<{ report: Awaited<ReturnType<Bus["move"]["import"]>>; text: string }> {
+export async function move(from: Bus, to: Bus): Promise<{ report: Awaited<ReturnType<Bus["move"]["importStore"]>>; text: string }> {
   const lines: string[] = [];
-  await from.move.export((l) => void lines.push(l));
+  await from.move.exportStore((l) => void lines.push(l));
   const text = lines.join("");
-  const report = await to.move.import({ open: async function* () { yield Buffer.from(text, "utf8"); }, again: true });
+  const report = await to.move.importStore({ open: async function* () { yield Buffer.from(text, "utf8"); }, again: true });
   return { report, text };
 }
 
 // The import's counts of `kind` as {imported, already, kept}.
-export const countsOf = (r: Awaited<ReturnType<Bus["move"]["import"]>>, kind: keyof Awaited<ReturnType<Bus["move"]["import"]>>["counts"]) => r.counts[kind];
+export const countsOf = (r: Awaited<ReturnType<Bus["move"]["importStore"]>>, kind: keyof Awaited<ReturnType<Bus["move"]["importStore"]>>["counts"]) => r.counts[kind];

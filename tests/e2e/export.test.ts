@@ -5,7 +5,7 @@
 // imported store goes on where the first stopped (versions, tokens, topic numbers and
 // subscriber positions mean the same). Bad input is refused in one line with exit 2.
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, tempDir, type RunOptions } from "../harness/run";
 import { freshDatabase, pgServer, pgSkipReason, type Database } from "../harness/pg";
@@ -190,6 +190,18 @@ describe("a2a export and import", () => {
     expect(await view(back, filled)).toEqual(before);
     await goesOn(db, filled);
     await goesOn(back, filled);
+  });
+
+  test("-o FILE: the file is a whole export once the command ends; one that cannot be written leaves nothing, exit 1", async () => {
+    const d = tempDir("a2a-export-o-");
+    dirs.push(d);
+    const to = join(d.path, "bus.jsonl");
+    expect(await ok(["export", "-o", to], { dir: source })).toMatch(/^exported \d+ records to .*bus\.jsonl: 2 slot, 2 inbox, 4 message, 2 policy, 4 topic message, 2 subscriber, 5 task, 1 lease\n$/);
+    expect(readFileSync(to, "utf8").split("\n").slice(1)).toEqual(exported.split("\n").slice(1)); // the header's time aside
+    const bad = await a2a(["export", "-o", join(d.path, "missing", "bus.jsonl")], { dir: source });
+    expect({ code: bad.code, stdout: bad.stdout }).toEqual({ code: 1, stdout: "" });
+    expect(bad.stderr).toMatch(/^a2a: writing the export to .*missing\/bus\.jsonl failed \(ENOENT\): .*\(the store is fine\)\n$/);
+    expect(readdirSync(d.path)).toEqual(["bus.jsonl"]);
   });
 
   test("an older record never replaces a newer one: it is kept, and counted so", async () => {

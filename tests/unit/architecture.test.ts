@@ -114,6 +114,8 @@ describe("architecture", () => {
       sessions: ["core", "fs", "mail", "presence", "tasks"],
       dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases"],
       maintenance: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "sessions"],
+      // a2a export and import: every room's storage, read and written through its interface.
+      move: ["core", "slots", "mail", "topics", "presence", "tasks", "leases"],
       // The PostgreSQL engine's storage of the rooms it keeps (issue 22), as fs/ is the file engine's.
       pg: ["core", "slots", "mail", "tasks", "presence", "sessions", "topics", "leases"],
     };
@@ -152,7 +154,7 @@ describe("architecture", () => {
     const exceptions: Record<string, string> = {
       "lib/core/platform.ts": "the OS's answers (terminal width, the browser opener), not a store",
       "lib/presence/repo.ts": "which git work tree the user is in: reads their working tree, not the store",
-      "lib/core/atomic.ts": "cli/commands/setup.ts's writeUserFile: an agent's settings file, outside any store",
+      "lib/core/atomic.ts": "cli/commands/setup.ts's writeUserFile and export's openUserFile: an agent's settings file, an export, outside any store",
     };
     const SYSTEM = /^(node:)?(fs|fs\/promises|child_process)$|^bun:(ffi|sqlite)$/;
     const memo = new Map<string, string | null>();
