@@ -163,9 +163,15 @@ export function writeUserFile(target: string, data: string, opts: { exclusive?: 
   }
 }
 
+function writeAll(fd: number, data: string): void {
+  const buf = Buffer.from(data, "utf8");
+  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
+}
+
 // The same, written piece by piece (`write` as often as needed, then `commit`): until the commit
 // nothing stands at `dest` but what stood there before; `abandon` (after a failure, or always:
-// it does nothing once committed) removes the temp file.
+// it does nothing once committed) removes the temp file. A `dest` that is a device or a FIFO
+// (-o /dev/stdout) is written in place: renaming a file over it would replace the device.
 export function openUserFile(target: string): { write(data: string): void; commit(opts?: { exclusive?: boolean }): void; abandon(): void } {
   let dest = target;
   try {
@@ -174,8 +180,11 @@ export function openUserFile(target: string): { write(data: string): void; commi
     // a new file
   }
   let mode = 0o600;
+  let special = false; // a device or a FIFO (-o /dev/stdout): written in place, never renamed over
   try {
-    mode = statSync(dest).mode & 0o777;
+    const st = statSync(dest);
+    mode = st.mode & 0o777;
+    special = !st.isFile() && !st.isDirectory();
   } catch {
     // a new file
   }
@@ -190,16 +199,26 @@ export function openUserFile(target: string): { write(data: string): void; commi
     }
   };
   io(() => {
-    fd = openSync(temp, "wx", mode);
-    made = true;
+    fd = special ? openSync(dest, "w") : openSync(temp, "wx", mode);
+    made = !special;
   });
+  if (special) {
+    return {
+      write: (data) => io(() => writeAll(fd!, data)),
+      commit: (opts = {}) =>
+        io(() => {
+          if (opts.exclusive) throw Object.assign(new Error(`${dest} exists`), { code: "EEXIST" });
+          closeSync(fd!);
+          fd = undefined;
+        }),
+      abandon: () => {
+        if (fd !== undefined) closeSync(fd);
+        fd = undefined;
+      },
+    };
+  }
   return {
-    write: (data) =>
-      io(() => {
-        const buf = Buffer.from(data, "utf8");
-        let off = 0;
-        while (off < buf.length) off += writeSync(fd!, buf, off, buf.length - off);
-      }),
+    write: (data) => io(() => writeAll(fd!, data)),
     commit: (opts = {}) =>
       io(() => {
         fsyncSync(fd!);

@@ -26,6 +26,9 @@ import { topicStorage } from "../topics/storage";
 import { header, KINDS, type Kind, type Record } from "./format";
 
 const BATCH = 500;
+// A topic is read this many messages a call: the file engine lists the topic's directory on
+// every read, so a topic of 100,000 messages is 20 listings, not 200.
+const TOPIC_BATCH = 5000;
 // A head of this many characters is a whole message: no record is larger in bytes.
 const WHOLE = RECORD_LIMIT;
 
@@ -94,7 +97,7 @@ export async function exportStore(store: Store, write: (line: string) => void | 
   const topics = topicStorage(store);
   for (const topic of (await topics.topics()).filter(isTopic).sort(byName)) {
     for (let after = 0; ; ) {
-      const got = await topics.read(topic, after, BATCH);
+      const got = await topics.read(topic, after, TOPIC_BATCH);
       if (!got.length) break;
       for (const { topic: t, id, from, body, sent_at } of got) await emit({ kind: "topic_message", message: { topic: t, id, from, body, sent_at } });
       after = got[got.length - 1].id;

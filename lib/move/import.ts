@@ -90,25 +90,30 @@ async function scan(bytes: AsyncIterable<Uint8Array>, each: (r: Record, line: nu
 // The lines of `bytes` (strict UTF-8), without their "\n"; a last line without one too.
 async function* lines(bytes: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder("utf-8", { fatal: true });
-  let rest = "";
   let n = 0;
   const decode = (b?: Uint8Array) => {
     try {
       return b ? decoder.decode(b, { stream: true }) : decoder.decode();
     } catch {
-      throw new A2AError("EUSAGE", `line ${n + 1} of the export is not UTF-8 text: this is not an a2a export, or it is damaged; take a new export`, { data: { line: n + 1 } });
+      throw new A2AError("EUSAGE", `the export is not UTF-8 text (from line ${n + 1} on): this is not an a2a export, or it is damaged; take a new export`, { data: { line: n + 1 } });
     }
   };
+  let pending: string[] = []; // the start of a line longer than a chunk, joined once it ends
   for await (const chunk of bytes) {
-    rest += decode(chunk);
-    for (let i = rest.indexOf("\n"); i >= 0; i = rest.indexOf("\n")) {
+    const parts = decode(chunk).split("\n");
+    if (parts.length === 1) {
+      pending.push(parts[0]);
+      continue;
+    }
+    parts[0] = pending.join("") + parts[0];
+    pending = [parts.pop()!];
+    for (const line of parts) {
       n++;
-      yield rest.slice(0, i);
-      rest = rest.slice(i + 1);
+      yield line;
     }
   }
-  rest += decode();
-  if (rest !== "") yield rest;
+  const last = pending.join("") + decode();
+  if (last !== "") yield last;
 }
 
 // Stable text of a value: objects with their keys sorted, so two engines' records compare.

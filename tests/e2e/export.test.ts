@@ -5,7 +5,7 @@
 // imported store goes on where the first stopped (versions, tokens, topic numbers and
 // subscriber positions mean the same). Bad input is refused in one line with exit 2.
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, tempDir, type RunOptions } from "../harness/run";
 import { freshDatabase, pgServer, pgSkipReason, type Database } from "../harness/pg";
@@ -204,6 +204,19 @@ describe("a2a export and import", () => {
     expect(readdirSync(d.path)).toEqual(["bus.jsonl"]);
   });
 
+  test("-o to a FIFO (or a device) writes through it and leaves it what it was: nothing is renamed over it", async () => {
+    const d = tempDir("a2a-export-fifo-");
+    dirs.push(d);
+    const fifo = join(d.path, "pipe");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    const reader = Bun.spawn(["cat", fifo], { stdout: "pipe" });
+    expect(await ok(["export", "-o", fifo, "-q"], { dir: source })).toBe("");
+    const got = await new Response(reader.stdout).text();
+    expect(got.split("\n").slice(1)).toEqual(exported.split("\n").slice(1));
+    expect(statSync(fifo).isFIFO()).toBe(true);
+    expect(readdirSync(d.path)).toEqual(["pipe"]);
+  });
+
   test("an older record never replaces a newer one: it is kept, and counted so", async () => {
     const target = fileStore();
     await importInto(target, file());
@@ -216,7 +229,7 @@ describe("a2a export and import", () => {
 
 describe("a2a import refuses what is not a whole export, in one line, exit 2", () => {
   const store = () => fileStore();
-  const refuse = async (input: string, pattern: RegExp, viaFile = true) => {
+  const refuse = async (input: string | Buffer, pattern: RegExp, viaFile = true) => {
     const dir = store();
     let r;
     if (viaFile) {
@@ -243,6 +256,7 @@ describe("a2a import refuses what is not a whole export, in one line, exit 2", (
     await refuse("hello\nworld\n", /not an a2a export/);
     await refuse('{"a2a":"something","version":1}\n', /not an a2a export/);
     await refuse("", /not an a2a export \(it is empty\)/);
+    await refuse(Buffer.from([0x7b, 0xff, 0xfe, 0x0a]), /not UTF-8 text \(from line 1 on\)/);
     await refuse('{"a2a":"export","version":2,"engine":"file","exported_at":1}\n{"kind":"end","records":0}\n', /format version 2.*reads version 1/);
   });
 
