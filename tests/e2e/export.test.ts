@@ -5,7 +5,7 @@
 // imported store goes on where the first stopped (versions, tokens, topic numbers and
 // subscriber positions mean the same). Bad input is refused in one line with exit 2.
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, tempDir, type RunOptions } from "../harness/run";
 import { freshDatabase, pgServer, pgSkipReason, type Database } from "../harness/pg";
@@ -225,6 +225,23 @@ describe("a2a export and import", () => {
     expect(r.counts.slot).toEqual({ imported: 0, already: 1, kept: 1 });
     expect(JSON.parse(await ok(["wait", "report", "--json"], { dir: target }))).toMatchObject({ version: 5, result: "newer" });
   });
+});
+
+// A claim in flight is a reader's hold, which does not move with the store: the message comes as
+// unread. The claim is made as a reader makes it on the file engine (the one rename recv does
+// between claiming and settling), since no command leaves one standing.
+test("a message claimed by a reader at the instant of the export is exported and imported as unread", async () => {
+  const src = fileStore();
+  const id = (await ok(["send", "bob", "in flight", "--as", "alice"], { dir: src })).trim().split(" ")[1];
+  mkdirSync(join(src, "inbox", "bob", "claim"), { recursive: true });
+  renameSync(join(src, "inbox", "bob", "new", `${id}.json`), join(src, "inbox", "bob", "claim", `${id},elsewhere,${process.pid},${Date.now()}`));
+  expect(JSON.parse(await ok(["inbox", "--as", "bob", "--json"], { dir: src })).counts.unread).toBe(1); // the claim counts as unread there too
+  const text = await exportOf(src);
+  expect(text.split("\n").filter((l) => l.includes(id)).map((l) => JSON.parse(l).place)).toEqual(["unread"]);
+  const target = fileStore();
+  await ok(["import", "-"], { dir: target, stdin: text });
+  const got = await ok(["recv", "--as", "bob"], { dir: target });
+  expect(got).toContain("in flight");
 });
 
 describe("a2a import refuses what is not a whole export, in one line, exit 2", () => {
