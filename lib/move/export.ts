@@ -23,7 +23,7 @@ import type { DamagedChain } from "../tasks/state";
 import { taskStorage } from "../tasks/storage";
 import { checkTopic } from "../topics/log";
 import { topicStorage } from "../topics/storage";
-import { header, KINDS, type Kind, type Record } from "./format";
+import { header, KINDS, type ExportRecord, type Kind } from "./format";
 
 const BATCH = 500;
 // A topic is read this many messages a call: the file engine lists the topic's directory on
@@ -49,7 +49,7 @@ const isTopic = (t: string) => {
 export async function exportStore(store: Store, write: (line: string) => void | Promise<void>): Promise<ExportReport> {
   const counts = Object.fromEntries(KINDS.map((k) => [k, 0])) as ExportReport["counts"];
   let damaged = 0;
-  const emit = async (r: Record) => {
+  const emit = async (r: ExportRecord) => {
     counts[r.kind]++;
     await write(JSON.stringify(r) + "\n");
   };

@@ -38,7 +38,7 @@ export interface TopicEntry {
   sent_at: number;
 }
 
-export type Record =
+export type ExportRecord =
   | { kind: "slot"; record: SlotRecord; chunks: string[] } // chunks: the current run's, 1..record.chunks
   | { kind: "inbox"; agent: string }
   | { kind: "message"; agent: string; place: Place; message: Message } // a claim in flight is "unread"
@@ -49,7 +49,7 @@ export type Record =
   | { kind: "lease"; record: LeaseRecord }
   | { kind: "names"; host: string; cwd: string; names: string[] };
 
-export type Kind = Record["kind"];
+export type Kind = ExportRecord["kind"];
 export const KINDS: Kind[] = ["slot", "inbox", "message", "policy", "topic_message", "subscriber", "task", "lease", "names"];
 
 export interface End {
@@ -90,7 +90,7 @@ const PLACES: Place[] = ["unread", "read", "held"];
 
 // Line `line` (2 and on) as a record or the end line; a refusal naming the line when it is
 // neither, whole and valid.
-export function parseLine(text: string, line: number): Record | End {
+export function parseLine(text: string, line: number): ExportRecord | End {
   let v: any;
   try {
     v = JSON.parse(text);

@@ -27,7 +27,7 @@ import { slotStorage, type ReadResult } from "../slots/storage";
 import type { TaskRecord } from "../tasks/record";
 import { taskStorage } from "../tasks/storage";
 import { topicStorage } from "../topics/storage";
-import { KINDS, parseHeader, parseLine, type Header, type Kind, type Record, type TopicEntry } from "./format";
+import { KINDS, parseHeader, parseLine, type Header, type Kind, type ExportRecord, type TopicEntry } from "./format";
 
 // The export to read: `open` gives its bytes from the start each time it is called; `again`:
 // it can be opened twice (a file), so it is checked whole before anything is written.
@@ -55,7 +55,7 @@ export async function importStore(store: Store, input: ImportInput): Promise<Imp
 }
 
 // Reads the export line by line, checking each, and hands each record to `each` in order.
-async function scan(bytes: AsyncIterable<Uint8Array>, each: (r: Record, line: number) => Promise<void>): Promise<{ header: Header; records: number }> {
+async function scan(bytes: AsyncIterable<Uint8Array>, each: (r: ExportRecord, line: number) => Promise<void>): Promise<{ header: Header; records: number }> {
   let n = 0;
   let header: Header | undefined;
   let ended = false;
@@ -127,7 +127,7 @@ const against = (have: { version: number } | undefined, rec: { version: number }
   !have || have.version < rec.version ? undefined : have.version === rec.version && same(have, rec) ? "already" : "kept";
 
 // One function writing any record into `store`, with the storages it needs.
-function importer(store: Store): (r: Record) => Promise<Verdict> {
+function importer(store: Store): (r: ExportRecord) => Promise<Verdict> {
   const slots = slotStorage(store);
   const mail = mailStorage(store);
   const topics = topicStorage(store);
