@@ -100,6 +100,15 @@ export class A2AError extends Error {
 // The error's text for one audience.
 export const phrase = (e: A2AError, book: Phrasebook): string => render(e.parts, book);
 
+// `err` worded for the operation that met it, when it says a change may or may not have been
+// made (data.outcome "unknown", data.lost the words for how: a database connection lost while
+// the commit was on its way): `what` may have happened, and how the caller finds out (`find`).
+// Any other error is returned as it is.
+export function unknownOutcome(err: unknown, what: string, find: Part[]): unknown {
+  if (!(err instanceof A2AError) || err.data.outcome !== "unknown") return err;
+  return new A2AError(err.code, [`${String(err.data.lost)}: ${what}: `, ...find], { cause: err.cause, data: err.data });
+}
+
 // Turns a raw Node/Bun filesystem error into a message a user can act on.
 export function ioError(err: unknown, what: string): A2AError {
   if (err instanceof A2AError) return err;

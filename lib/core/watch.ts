@@ -170,6 +170,10 @@ export interface WaitUntilOptions extends WaitOptions {
 // and checked after it, so none is lost; and a timeout or abort that arrives during a check
 // waits for it: a check that found (and perhaps claimed) something ends the wait `done` with it,
 // so a caller never loses a claim its check made. A synchronous check runs as before, at once.
+// Once the wait is under way, a check that fails for a reason that passes (an A2AError with
+// data.transient: a database connection lost or not yet back) counts as "not yet": the next
+// event or tick looks again (a database waker's reconnect is one). The first check's failure
+// still ends the wait: a store that cannot be reached at all is said at once.
 export function waitUntil<T>(
   store: Store,
   channel: Channel,
@@ -226,7 +230,7 @@ export function waitUntil<T>(
       }
       if (!(v instanceof Promise)) return void (v !== undefined && finish(done(v)));
       busy = true;
-      v.then(settled, fail);
+      v.then(settled, (err) => (passing(err) ? settled(undefined) : fail(err)));
     };
     // The stops are armed before the first check, so a timeout or abort during it counts.
     if (opts.signal?.aborted) return resolve(ended("aborted", undefined, []));
@@ -266,6 +270,8 @@ export function waitUntil<T>(
     }, fail);
   });
 }
+
+const passing = (err: unknown): boolean => err instanceof A2AError && err.data.transient === true;
 
 // Releases every watch and poll timer this store opened (call once waiting is over).
 export function closeWatches(store: Store): void {

@@ -10,7 +10,7 @@
 //      that instant it is delivered, and a sender killed before leaves nothing a reader sees.
 
 import { checkSize, type Store } from "../core/config";
-import { A2AError, arg, op, text } from "../core/errors";
+import { A2AError, arg, op, text, unknownOutcome } from "../core/errors";
 import { checkAgent } from "../core/paths";
 import { closest } from "../core/similar";
 import { nowSec } from "../core/time";
@@ -73,6 +73,10 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
     freshId: newMessageId(store),
     limit: store.maxUnread,
     key,
+  }).catch((err) => {
+    throw unknownOutcome(err, "the message may or may not have been delivered", key
+      ? text`send it again with the same ${arg("key", key.key)}, which cannot deliver it twice`
+      : text`look in the inbox of ${to} (${op("inbox", arg("as", to))}) before sending it again; with a ${arg("key")}, a retry cannot deliver twice`);
   });
   if (r.kind === "duplicate") return { id: r.id, from, to, sent_at: r.sent_at ?? nowSec(), size, duplicate: true };
   if (r.kind === "full") {

@@ -9,9 +9,14 @@
 // - `?schema=NAME` (default a2a) picks the schema that holds the bus, so several buses share a
 //   database; it is a2a's parameter, taken out of the URL before the client sees it (the
 //   server would refuse it as an unknown setting). Other parameters (sslmode, ...) pass through;
-// - the database is the URL's, passed explicitly: PGDATABASE must not redirect a store.
+// - the database is the URL's, passed explicitly: PGDATABASE must not redirect a store;
+// - a connection lost in the middle of an operation is told apart by what is known of it:
+//   lost before a transaction's COMMIT was sent (transaction() below), nothing was changed;
+//   lost while a COMMIT or a lone statement was on its way, the change may or may not have
+//   been made (data.outcome "unknown"), and the caller is told so, and how to find out.
 
 import { readFileSync } from "node:fs";
+import type { SQL } from "bun";
 import type { Store } from "../core/config";
 import { A2AError, arg, text } from "../core/errors";
 
@@ -96,18 +101,49 @@ function passwordFromFile(file: string | undefined, host: string, port: number, 
   return undefined;
 }
 
+// sql.begin, remembering whether a failure came before the COMMIT was sent: the transaction
+// rolled back then, and a connection lost on the way is told as "nothing was changed".
+export async function transaction<T>(sql: SQL, fn: (tx: SQL) => Promise<T>): Promise<T> {
+  let committing = false;
+  try {
+    return await sql.begin(async (tx) => {
+      const v = await fn(tx);
+      committing = true;
+      return v;
+    });
+  } catch (err) {
+    throw !committing && lostConnection(err) ? new RolledBack(err) : err;
+  }
+}
+
+class RolledBack {
+  constructor(readonly cause: unknown) {}
+}
+
+// Errors of a connection that ended under a statement: the server's "terminating connection"
+// (57P01 administrator, 57P02 crash, 57P03 cannot connect now, class 08) or the socket closing.
+const LOST_STATES = /^(57P0[123]|08...)$/;
+export function lostConnection(err: unknown): boolean {
+  const e = err as { code?: string; errno?: string };
+  return /CONNECTION_CLOSED/.test(e?.code ?? "") || (typeof e?.errno === "string" && LOST_STATES.test(e.errno));
+}
+
 // A failure of the server or the connection, worded for what it is; `doing` says what a2a was
 // doing ("reading slot x"). The client's message may name the server's words but never holds
-// the password (it has none to give: Bun.SQL keeps it out of its errors).
+// the password (it has none to give: Bun.SQL keeps it out of its errors). A failure that passes
+// (the server unreachable, a connection lost) has data.transient: a wait under way looks again.
 export function pgError(err: unknown, t: Pick<Target, "where" | "user"> & Partial<Pick<Target, "url">>, doing: string): A2AError {
   if (err instanceof A2AError) return err;
+  const before = err instanceof RolledBack;
+  if (err instanceof RolledBack) err = err.cause;
   const e = err as { code?: string; errno?: string; message?: string };
   const code = e?.code ?? "";
   const state = typeof e?.errno === "string" ? e.errno : "";
   const said = String(e?.message ?? err).split("\n")[0];
-  if (/CONNECTION_(REFUSED|FAILED|CLOSED)|ECONNREFUSED|ETIMEDOUT|ENOTFOUND/.test(code)) {
+  const server = t.where.replace(/\/.*/, "");
+  if (/CONNECTION_(REFUSED|FAILED)|ECONNREFUSED|ETIMEDOUT|ENOTFOUND/.test(code) || state === "57P03" || state === "53300") {
     return new A2AError("EIO", text`cannot reach PostgreSQL at ${t.where} while ${doing} (${said}): check that the server runs and that ${arg("dir")} or A2A_DIR names it`, {
-      cause: err, data: { where: t.where, code },
+      cause: err, data: { where: t.where, code, transient: true },
     });
   }
   // The server's certificate, checked (sslmode verify-ca or verify-full) against sslrootcert,
@@ -130,6 +166,13 @@ export function pgError(err: unknown, t: Pick<Target, "where" | "user"> & Partia
     return new A2AError("EUSAGE", `cannot use the root certificate ${root ?? "(none named)"} that sslrootcert names for PostgreSQL at ${t.where} (${said}): give sslrootcert the path of a readable PEM file of the server's CA`, {
       cause: err, data: { where: t.where, code },
     });
+  }
+  if (lostConnection(err)) {
+    const lost = `the connection to PostgreSQL at ${server} was lost while ${doing}`;
+    const data = { where: t.where, code, sqlstate: state || undefined, transient: true, lost: `${lost} (${said})` };
+    return before
+      ? new A2AError("EIO", `${lost}, before it took effect (${said}): nothing was changed; run it again`, { cause: err, data: { ...data, outcome: "none" } })
+      : new A2AError("EIO", `${lost} (${said}): if that was a change, it may or may not have been made; look before doing it again`, { cause: err, data: { ...data, outcome: "unknown" } });
   }
   if (/TLS|SSL/.test(code)) {
     return new A2AError("EIO", `PostgreSQL at ${t.where} refused the encrypted connection asked for (${said}): enable TLS on the server, or change sslmode in the URL`, {

@@ -80,7 +80,7 @@ const ROLLBACK = Symbol("rollback");
 
 export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
   const target = targetOf(store);
-  const sql = new SQL({
+  const options = {
     url: target.url,
     database: target.database,
     ...(target.password !== undefined ? { password: target.password } : {}),
@@ -90,9 +90,10 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     prepare: false,
     max: 1, // a command runs one statement at a time; the pool would connect them all at once
     connection: { search_path: target.schema },
-  });
+  };
+  const sql = new SQL(options);
   let migrated: Promise<number> | undefined;
-  const waker = pgWaker(sql, target.schema, recheckMs);
+  const waker = pgWaker((onclose) => new SQL({ ...options, onclose }), target.schema, recheckMs); // its own client: lib/pg/wake.ts
   const client: PgClient = {
     target,
     async run(doing, fn) {

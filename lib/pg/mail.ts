@@ -28,6 +28,7 @@ import { holderGone, hostTag } from "../core/owner";
 import type { Message } from "../mail/message";
 import type { Policy } from "../mail/policy";
 import type { At, Claim, Found, Head, MailStorage, Place, PolicyRead, Stored } from "../mail/storage";
+import { transaction } from "./connect";
 import type { PgClient } from "./engine";
 
 export const MAIL_TABLES = [
@@ -227,7 +228,7 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
     deliver: (to, build, opts) => pg.run(`sending to ${to}`, async (sql) => {
       let unread = 0; // how many the inbox held when it was found full
       try {
-        return await sql.begin(async (tx) => {
+        return await transaction(sql, async (tx) => {
           await tx`insert into inboxes (agent) values (${to}) on conflict (agent) do nothing`;
           const id = opts.freshId;
           const keyHash = opts.key && hashHex("sha256", opts.key.key);
@@ -319,7 +320,7 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
       return policyOf(agent, r);
     }),
     changePolicy: (agent, decide) => pg.run(`changing the policy of ${agent}`, (sql) =>
-      sql.begin(async (tx) => {
+      transaction(sql, async (tx) => {
         const [inbox] = await tx`insert into inboxes (agent, owner) values (${agent}, current_user)
                                  on conflict (agent) do update set owner = coalesce(inboxes.owner, excluded.owner)
                                  returning owner, current_user as me`;

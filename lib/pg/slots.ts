@@ -14,6 +14,7 @@
 import type { SQL } from "bun";
 import { decodeRecord, encodeRecord } from "../slots/record";
 import { readOf, type Decision, type ReadResult, type SlotStorage } from "../slots/storage";
+import { transaction } from "./connect";
 import type { PgClient } from "./engine";
 
 // A row's record: a2a's own (name and checks included), or damage someone wrote by hand.
@@ -47,7 +48,7 @@ export function pgSlots(pg: PgClient): SlotStorage {
   const change = async <T>(sql: SQL, name: string, decide: (current: ReadResult) => Decision<T>): Promise<T> => {
     for (;;) {
       try {
-        return await sql.begin(async (tx) => {
+        return await transaction(sql, async (tx) => {
           const rows = await tx`select record from slots where name = ${name} for update`;
           const d = decide(rows.length ? readRow(name, rows[0].record) : { kind: "absent" });
           if (d.chunk) {

@@ -32,6 +32,7 @@ import { fitRecord } from "../core/fs";
 import { encodeTask, taskDecoder, type Dep, type TaskRecord } from "../tasks/record";
 import type { DamagedChain } from "../tasks/state";
 import type { TaskHead, TaskStorage } from "../tasks/storage";
+import { transaction } from "./connect";
 import type { PgClient } from "./engine";
 
 // The room's tables (lib/pg/schema.ts runs them; $S is the schema). Ids and queues compare by
@@ -147,7 +148,7 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
   const change = async (sql: SQL, queue: string, id: string, next: (head: TaskHead) => TaskRecord | undefined, repair: boolean, ifFree: boolean) => {
     for (;;) {
       try {
-        return await sql.begin(async (tx): Promise<{ head: TaskHead; changed: boolean; busy?: true }> => {
+        return await transaction(sql, async (tx): Promise<{ head: TaskHead; changed: boolean; busy?: true }> => {
           const rows = (await (ifFree
             ? tx`select id, version, record from tasks where queue = ${queue} and id = ${id} for update skip locked`
             : tx`select id, version, record from tasks where queue = ${queue} and id = ${id} for update`)) as Row[];
@@ -179,7 +180,7 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
     for (;;) {
       let id = fresh;
       try {
-        return await sql.begin(async (tx) => {
+        return await transaction(sql, async (tx) => {
           if (key !== undefined) {
             // A concurrent add with this key holds its row until it commits: this insert waits
             // for it, then finds the key taken and reads the id it recorded.

@@ -5,13 +5,18 @@
 // them at commit.
 //
 // Invariants:
-// - one LISTEN per channel per process, shared by every waiter on it (the client keeps them on
-//   one connection of their own);
+// - one LISTEN per channel per process, shared by every waiter on it, on a client of the
+//   waker's own (made on the first watch), whose one connection holds the LISTENs;
 // - a waiter is told "look at everything" (undefined) when its LISTEN is in place and again
 //   after every reconnect: a notification sent while the connection was down is lost, so the
 //   check after it is what misses nothing;
 // - and every `recheckMs` besides, the slow safety net for notifications that never come (a
-//   pooler in transaction mode drops LISTEN, a listener that has not noticed it is cut off).
+//   pooler in transaction mode drops LISTEN, a listener that has not noticed it is cut off);
+// - the waker owns its reconnects: when the LISTENs' connection closes it drops them and
+//   LISTENs again with backoff (RETRY_MIN_MS doubling to RETRY_MAX_MS) until it is back.
+//   Bun.SQL would re-LISTEN by itself, but prints `bun:sql LISTEN ... failed, retrying` on
+//   stderr for each failed try, which no option silences (Bun 1.4.5): a CLI user's stderr
+//   carries a2a's words only.
 
 import type { SQL } from "bun";
 import { channelName, type Channel } from "../core/channel";
@@ -19,17 +24,19 @@ import { hashHex } from "../core/digest";
 import type { Listener } from "../core/watch";
 
 const MAX_CHANNEL_BYTES = 63;
+const RETRY_MIN_MS = 100;
+const RETRY_MAX_MS = 5_000;
 
 export function pgChannel(schema: string, ch: Channel): string {
   const name = `${schema}.${channelName(ch)}`;
   return Buffer.byteLength(name) <= MAX_CHANNEL_BYTES ? name : `#${hashHex("md5", name)}`;
 }
 
-
 interface Listening {
   listeners: Set<Listener>;
-  stop: Promise<(() => Promise<void>) | undefined>;
   timer: ReturnType<typeof setInterval>;
+  sub?: { unlisten(): Promise<void> }; // its LISTEN, while in place
+  pending: boolean; // a LISTEN is being sent
 }
 
 export interface Waker {
@@ -37,27 +44,67 @@ export interface Waker {
   close(): Promise<void>;
 }
 
-export function pgWaker(sql: SQL, schema: string, recheckMs: number): Waker {
+// `connect(onclose)` makes the waker's client; `onclose` is to be called when one of its
+// connections closes (Bun.SQL's option of that name).
+export function pgWaker(connect: (onclose: () => void) => SQL, schema: string, recheckMs: number): Waker {
   const channels = new Map<string, Listening>();
+  let sql: SQL | undefined;
+  let closed = false;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  let backoffMs = RETRY_MIN_MS;
   const tell = (l: Listening, key: string | undefined) => {
     for (const f of [...l.listeners]) f(key);
+  };
+  const schedule = () => {
+    if (retry || closed) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      for (const [name, l] of channels) if (!l.sub && !l.pending) listen(name, l);
+    }, backoffMs);
+    backoffMs = Math.min(backoffMs * 2, RETRY_MAX_MS);
+  };
+  const listen = (name: string, l: Listening) => {
+    l.pending = true;
+    (sql ??= connect(lost))
+      .listen(name, (payload: string) => tell(l, payload || undefined), () => tell(l, undefined))
+      .then(
+        (sub) => {
+          l.pending = false;
+          if (channels.get(name) !== l || closed) return void sub.unlisten().catch(() => {});
+          l.sub = sub;
+          backoffMs = RETRY_MIN_MS;
+        },
+        () => {
+          l.pending = false; // not listening: the checks' own queries say why, the timer rechecks
+          if (channels.get(name) === l) schedule();
+        },
+      );
+  };
+  // The LISTENs' connection closed. Dropping every LISTEN now (synchronously, in Bun's close
+  // callback) leaves Bun's listener with no channel, which cancels its own retries.
+  const lost = () => {
+    if (closed) return;
+    for (const l of channels.values()) {
+      void l.sub?.unlisten().catch(() => {});
+      l.sub = undefined;
+    }
+    schedule();
   };
   const end = async (name: string, l: Listening) => {
     channels.delete(name);
     clearInterval(l.timer);
-    await (await l.stop)?.();
+    const sub = l.sub;
+    l.sub = undefined;
+    await sub?.unlisten();
   };
   return {
     watch(ch, listener) {
       const name = pgChannel(schema, ch);
       let l = channels.get(name);
       if (!l) {
-        const fresh: Listening = { listeners: new Set(), stop: Promise.resolve(undefined), timer: setInterval(() => tell(fresh, undefined), recheckMs) };
-        fresh.stop = sql
-          .listen(name, (payload: string) => tell(fresh, payload || undefined), () => tell(fresh, undefined))
-          .then((sub) => () => sub.unlisten())
-          .catch(() => undefined); // not listening: the checks' own queries say why, the timer rechecks
+        const fresh: Listening = { listeners: new Set(), pending: false, timer: setInterval(() => tell(fresh, undefined), recheckMs) };
         channels.set(name, (l = fresh));
+        listen(name, fresh);
       }
       l.listeners.add(listener);
       const mine = l;
@@ -67,7 +114,10 @@ export function pgWaker(sql: SQL, schema: string, recheckMs: number): Waker {
       };
     },
     async close() {
+      closed = true;
+      clearTimeout(retry);
       await Promise.all([...channels].map(([name, l]) => end(name, l).catch(() => {})));
+      await sql?.close({ timeout: 0 });
     },
   };
 }

@@ -24,7 +24,7 @@
 // handed out again with a fresh random token: the unreceived token stays dead.
 
 import type { Store } from "../core/config";
-import { A2AError, arg, damageOf, op, text } from "../core/errors";
+import { A2AError, arg, damageOf, op, text, unknownOutcome } from "../core/errors";
 import { done, type Outcome } from "../core/outcome";
 import { checkDuration, nowSec } from "../core/time";
 import { checkTimeout, waitUntil } from "../core/watch";
@@ -153,7 +153,11 @@ async function claimOne(store: Store, queue: string, id: string, resolver: Resol
         ...cur, state: "claimed", attempt,
         claim: { attempt, token: newToken(attempt), assignee, key, claimed_at: now, expires_at: now + leaseSec, lease_sec: leaseSec, host: store.host, pid: process.pid },
       };
-    }, false, ifFree);
+    }, false, ifFree).catch((err) => {
+      throw unknownOutcome(err, `task ${id} may or may not have been claimed for you`, key !== null
+        ? text`claim again with the same ${arg("key")}, which gives that claim back`
+        : text`see it with ${op("task show", id)}; a claim you were not told of goes back to queue ${queue} when its lease (${leaseSec} s) runs out`);
+    });
     if (r.busy) return "busy";
     if (r.changed) {
       if (key !== null) await taskStorage(store).setClaimKey(queue, assignee, key, { id, token: r.rec.claim!.token, at: now });

@@ -14,7 +14,7 @@
 // not a token at all is EUSAGE; an unknown task ENOTFOUND.
 
 import { checkSize, type Store } from "../core/config";
-import { A2AError, op, text } from "../core/errors";
+import { A2AError, op, text, unknownOutcome } from "../core/errors";
 import { checkDuration, nowSec } from "../core/time";
 import { checkText, checkToken, type TaskRecord } from "./record";
 import { changeTask, endAttempt, findTask } from "./state";
@@ -81,6 +81,8 @@ export async function completeTask(store: Store, id: string, token: string, resu
     const err = stale(cur, t.token, t.attempt, "finish");
     if (err) throw err;
     return { ...cur, state: "done", claim: null, result, reason: null };
+  }).catch((err) => {
+    throw unknownOutcome(err, `task ${id} may or may not have been finished`, text`see it with ${op("task show", id)}, or finish it again with the same token: if it was, that says so and changes nothing`);
   });
   return { id, queue: r.rec.queue, attempt: t.attempt, state: "done", reason: null };
 }

@@ -318,3 +318,85 @@ function tail(path: string): string {
     return "(no log)";
   }
 }
+
+// ---- what a test waits on, and faults it arranges (tests/e2e/pg-faults.test.ts) ----------------
+
+// Polls `cond` (a psql or two) until it holds; throws after `limitMs`. For conditions only the
+// server can tell (a LISTEN in place, a backend waiting on a lock), which no event announces.
+export async function untilServer(cond: () => Promise<boolean>, what: string, limitMs = 30_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(10);
+  }
+}
+
+// How many connections to `database` (of `o.role`, when given) have a LISTEN in place (on a
+// channel whose name holds `o.channel`, when given): their last statement a LISTEN, and idle
+// after it. A change committed from then on notifies them.
+export async function listeners(server: PgServer, database: string, o: { role?: string; channel?: string } = {}): Promise<number> {
+  const out = await server.admin(
+    `select count(*) from pg_stat_activity where datname = ${literal(database)} and state = 'idle' and query ilike 'listen %'` +
+      (o.role ? ` and usename = ${literal(o.role)}` : "") + (o.channel ? ` and strpos(query, ${literal(o.channel)}) > 0` : ""),
+  );
+  return Number(out.trim());
+}
+
+// The pids of the backends of `database` waiting for a lock (a statement the test holds up).
+export async function lockedBackends(server: PgServer, database: string): Promise<number[]> {
+  const out = await server.admin(`select pid from pg_stat_activity where datname = ${literal(database)} and wait_event_type = 'Lock' order by pid`);
+  return out.split("\n").filter(Boolean).map(Number);
+}
+
+// The pids of the backends of `database` waiting in COMMIT for a standby (see holdCommits).
+export async function committingBackends(server: PgServer, database: string): Promise<number[]> {
+  const out = await server.admin(`select pid from pg_stat_activity where datname = ${literal(database)} and wait_event = 'SyncRep' order by pid`);
+  return out.split("\n").filter(Boolean).map(Number);
+}
+
+// Terminates backend `pid`, waiting (up to 10 s) until it is gone.
+export async function terminate(server: PgServer, pid: number): Promise<void> {
+  await server.admin(`select pg_terminate_backend(${Number(pid)}, 10000)`);
+}
+
+// A psql session of its own holding `sql` (say, `lock table t in exclusive mode`) in an open
+// transaction, until release() rolls it back. Resolves once the statement has run.
+export async function holdInTransaction(server: PgServer, database: string, sql: string): Promise<{ release(): Promise<void> }> {
+  const target = new URL(server.url);
+  target.password = "";
+  target.pathname = `/${database}`;
+  const env: Record<string, string | undefined> = { ...process.env, PGCONNECT_TIMEOUT: "30" };
+  const password = decodeURIComponent(new URL(server.url).password);
+  if (password) env.PGPASSWORD = password;
+  const p = Bun.spawn([psqlPath()!, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", target.toString()], { env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  p.stdin.write(`begin;\n${sql};\nselect 'held';\n`);
+  p.stdin.flush();
+  const reader = p.stdout.getReader();
+  let seen = "";
+  while (!seen.includes("held")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`psql could not hold ${sql}: ${await new Response(p.stderr).text()}`);
+    seen += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return {
+    release: async () => {
+      p.stdin.write("rollback;\n");
+      p.stdin.end();
+      await p.exited;
+    },
+  };
+}
+
+// Makes every COMMIT that wrote something wait, after it has committed locally, for a
+// synchronous standby that does not exist (synchronous_standby_names), or (on: false) stops
+// that. A backend terminated while it waits has committed, but its client is never told: the
+// one way to cut a connection while its COMMIT is on its way, deterministically. Resolves once
+// a new session sees the setting. Needs a cluster of our own (it changes the server's settings).
+export async function holdCommits(server: PgServer, on: boolean): Promise<void> {
+  own(server, "holdCommits()");
+  await server.admin(on ? "alter system set synchronous_standby_names = 'a2a_test_nobody'" : "alter system reset synchronous_standby_names");
+  await server.admin("select pg_reload_conf()");
+  const want = on ? "a2a_test_nobody" : "";
+  await untilServer(async () => (await server.admin("show synchronous_standby_names")).trim() === want, "the server to reload its settings");
+}

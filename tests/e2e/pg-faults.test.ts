@@ -1,0 +1,241 @@
+// Faults on a real PostgreSQL server (issue 22, "Waking, and when the network misbehaves"): the
+// binary and `a2a mcp` through a fast restart, a window in which a waiter cannot reconnect, a
+// backend killed in the middle of a send, a claim and a task done (before its COMMIT, and while
+// its COMMIT is on its way). Each outcome is checked through the CLI: the operation happened
+// once or not at all, and the command said which, or said it does not know and how to find out.
+// This file needs no setting: it starts its own server where one can be had (tests/harness/pg.ts).
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { a2a, exitWithin, readUntil, spawnA2A } from "../harness/run";
+import { connect, text } from "../harness/mcp";
+import {
+  committingBackends, createRole, freshDatabase, holdCommits, holdInTransaction, listeners, lockedBackends, pgServer, pgSkipReason,
+  restart, terminate, untilServer, urlAs, type Database, type PgServer,
+} from "../harness/pg";
+
+setDefaultTimeout(120_000);
+
+const skip = pgSkipReason();
+if (skip) console.warn(`pg-faults.test.ts: skipped: ${skip}`);
+
+// One line on stderr, naming the server, with no stack and no password.
+function oneLine(stderr: string, server: PgServer): void {
+  const port = new URL(server.url).port;
+  expect(stderr.trim().split("\n")).toHaveLength(1);
+  expect(stderr).toContain(`127.0.0.1:${port}`);
+  expect(stderr).not.toMatch(/\n\s+at |bun:sql|PostgresError/);
+}
+
+describe.skipIf(skip !== undefined)("a2a on PostgreSQL when the connection is cut", () => {
+  let server: PgServer;
+  let db: Database;
+  beforeAll(async () => {
+    server = (await pgServer())!;
+    db = await freshDatabase(server);
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+  const on = (schema: string) => `${db.url}?schema=${schema}`;
+
+  describe("a fast restart of the server", () => {
+    test("a CLI wait keeps waiting and wakes on a publish made after it; its stderr stays empty", async () => {
+      const dir = on("restart_wait");
+      expect((await a2a(["publish", "other", "x"], { dir })).code).toBe(0); // the schema exists: the waiter only waits
+      const before = await listeners(server, db.name);
+      const waiter = spawnA2A(["wait", "result", "--timeout", "90s"], { dir });
+      await untilServer(async () => (await listeners(server, db.name)) > before, "the waiter's LISTEN");
+      await restart(server);
+      expect((await a2a(["publish", "result", "after the restart"], { dir })).code).toBe(0);
+      expect(await exitWithin(waiter, 60_000)).toBe(0);
+      expect(await new Response(waiter.stdout).text()).toBe("after the restart");
+      expect(await new Response(waiter.stderr).text()).toBe("");
+    });
+
+    test("a waiting task claim claims a task added after it exactly once; the other claimer keeps waiting", async () => {
+      const dir = on("restart_claim");
+      expect((await a2a(["task", "add", "q", "seed"], { dir })).code).toBe(0);
+      const seed = await a2a(["task", "claim", "q", "--json", "--as", "w0"], { dir });
+      expect((await a2a(["task", "done", JSON.parse(seed.stdout).id, JSON.parse(seed.stdout).token], { dir })).code).toBe(0);
+      const before = await listeners(server, db.name);
+      const claimers = ["w1", "w2"].map((as) => spawnA2A(["task", "claim", "q", "--wait", "--timeout", "90s", "--json", "--as", as], { dir }));
+      await untilServer(async () => (await listeners(server, db.name)) >= before + 2, "both claimers' LISTENs");
+      await restart(server);
+      const added = await a2a(["task", "add", "q", "the one task"], { dir });
+      expect(added.code).toBe(0);
+      const first = await Promise.race(claimers.map((p, i) => p.exited.then(() => i)));
+      const winner = claimers[first];
+      const other = claimers[1 - first];
+      expect(await winner.exited).toBe(0);
+      const claim = JSON.parse(await new Response(winner.stdout).text());
+      expect(claim.payload).toBe("the one task");
+      expect(claim.attempt).toBe(1);
+      // The other is still waiting: a second task goes to it, so it did not claim the first.
+      expect(other.exitCode).toBeNull();
+      expect((await a2a(["task", "add", "q", "the second"], { dir })).code).toBe(0);
+      expect(await exitWithin(other, 60_000)).toBe(0);
+      expect(JSON.parse(await new Response(other.stdout).text()).payload).toBe("the second");
+      const list = JSON.parse((await a2a(["task", "list", "q", "--json"], { dir })).stdout);
+      const one = list.find((t: { payload: string }) => t.payload === "the one task");
+      expect(one).toMatchObject({ state: "claimed", attempt: 1 });
+      for (const p of claimers) expect(await new Response(p.stderr).text()).not.toContain("bun:sql");
+    });
+
+    test("an agent_wait of a2a mcp is answered by a publish made after the restart", async () => {
+      const dir = on("restart_mcp");
+      const session = await connect(dir, { A2A_AGENT: "waiter" });
+      try {
+        expect((await a2a(["publish", "other", "x"], { dir })).code).toBe(0);
+        const waiting = session.json("agent_wait", { name: "result", timeout: 90 });
+        await untilServer(async () => (await listeners(server, db.name, { channel: "restart_mcp.slots" })) === 1, "agent_wait's LISTEN");
+        await restart(server);
+        expect((await a2a(["publish", "result", "for mcp"], { dir })).code).toBe(0);
+        const r = await waiting;
+        expect(JSON.stringify(r)).toContain("for mcp");
+        expect(session.stderr.text()).not.toContain("bun:sql");
+      } finally {
+        await session.close();
+      }
+    });
+
+    test("a publish made while the waiter cannot reconnect (the outage window) is found by its recheck once it can", async () => {
+      // The waiter connects as a role of its own; with that role's connection limit at 0, the
+      // restart cuts it and it cannot come back, while the superuser can still publish: the
+      // notification is sent while the waiter has no connection, and is lost by design.
+      const role = `w_${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`;
+      await createRole(server, role, "pw");
+      await server.admin(`grant all on database ${db.name} to ${role}`);
+      const dir = `${urlAs(db.url, role)}?schema=outage_${role}`;
+      const env = { PGPASSWORD: "pw" };
+      expect((await a2a(["publish", "other", "x"], { dir, env })).code).toBe(0);
+      const waiter = spawnA2A(["wait", "result", "--timeout", "90s"], { dir, env });
+      await untilServer(async () => (await listeners(server, db.name, { role })) === 1, "the waiter's LISTEN");
+      await server.admin(`alter role ${role} connection limit 0`);
+      await restart(server);
+      const superuser = `${db.url}?schema=outage_${role}`;
+      expect((await a2a(["publish", "result", "sent during the outage"], { dir: superuser })).code).toBe(0);
+      expect(Number((await server.admin(`select count(*) from pg_stat_activity where usename = '${role}'`)).trim())).toBe(0);
+      expect(waiter.exitCode).toBeNull(); // failed reconnects and rechecks do not end the wait
+      await server.admin(`alter role ${role} connection limit -1`);
+      expect(await exitWithin(waiter, 60_000)).toBe(0);
+      expect(await new Response(waiter.stdout).text()).toBe("sent during the outage");
+      expect(await new Response(waiter.stderr).text()).toBe(""); // no bun:sql "LISTEN failed, retrying"
+    });
+  });
+
+  describe("a backend killed in the middle of an operation", () => {
+    // Holds `table` in EXCLUSIVE mode (reads pass, writes wait), runs `args`, kills the one
+    // backend that waits for the lock, lets the lock go: the command's result.
+    async function killedWhileLocked(dir: string, table: string, args: string[]) {
+      const lock = await holdInTransaction(server, db.name, `lock table ${new URL(dir).searchParams.get("schema")}.${table} in exclusive mode`);
+      try {
+        const p = spawnA2A(args, { dir });
+        let pids: number[] = [];
+        await untilServer(async () => (pids = await lockedBackends(server, db.name)).length === 1, `${args.join(" ")} to wait for the lock`);
+        await terminate(server, pids[0]);
+        const stderr = await new Response(p.stderr).text();
+        return { code: await p.exited, stderr, stdout: await new Response(p.stdout).text() };
+      } finally {
+        await lock.release();
+      }
+    }
+
+    // Runs `args` with every COMMIT held after it has committed locally (holdCommits), kills
+    // the backend waiting there: the command's result. The change was made; the client cannot know.
+    async function killedWhileCommitting(dir: string, args: string[]) {
+      await holdCommits(server, true);
+      try {
+        const p = spawnA2A(args, { dir });
+        let pids: number[] = [];
+        await untilServer(async () => (pids = await committingBackends(server, db.name)).length === 1, `${args.join(" ")} to send its COMMIT`);
+        await terminate(server, pids[0]);
+        const stderr = await new Response(p.stderr).text();
+        return { code: await p.exited, stderr, stdout: await new Response(p.stdout).text() };
+      } finally {
+        await holdCommits(server, false);
+      }
+    }
+
+    const unread = async (dir: string, agent: string) => JSON.parse((await a2a(["inbox", "--as", agent, "--json"], { dir })).stdout).counts.unread;
+
+    test("send: killed before its COMMIT, nothing was delivered, and it says so; sent again, it is delivered once", async () => {
+      const dir = on("kill_send");
+      expect((await a2a(["send", "bob", "warm-up", "--as", "alice"], { dir })).code).toBe(0);
+      expect((await a2a(["recv", "--as", "bob"], { dir })).code).toBe(0);
+      const r = await killedWhileLocked(dir, "messages", ["send", "bob", "hello", "--as", "alice", "--key", "k1"]);
+      expect(r.code).toBe(1);
+      oneLine(r.stderr, server);
+      expect(r.stderr).toContain("was lost while sending to bob, before it took effect");
+      expect(r.stderr).toContain("nothing was changed; run it again");
+      expect(await unread(dir, "bob")).toBe(0);
+      expect((await a2a(["send", "bob", "hello", "--as", "alice", "--key", "k1"], { dir })).code).toBe(0);
+      expect(await unread(dir, "bob")).toBe(1);
+    });
+
+    test("send: killed while its COMMIT was on its way, it says it does not know and how to find out; the same --key does not deliver twice", async () => {
+      const dir = on("commit_send");
+      expect((await a2a(["send", "bob", "warm-up", "--as", "alice"], { dir })).code).toBe(0);
+      expect((await a2a(["recv", "--as", "bob"], { dir })).code).toBe(0);
+      const r = await killedWhileCommitting(dir, ["send", "bob", "hello", "--as", "alice", "--key", "k2"]);
+      expect(r.code).toBe(1);
+      oneLine(r.stderr, server);
+      expect(r.stderr).toContain("was lost while sending to bob");
+      expect(r.stderr).toContain("the message may or may not have been delivered: send it again with the same --key k2, which cannot deliver it twice");
+      expect(await unread(dir, "bob")).toBe(1); // it was: the COMMIT had happened
+      const again = await a2a(["send", "bob", "hello", "--as", "alice", "--key", "k2"], { dir });
+      expect(again.code).toBe(0);
+      expect(again.stdout + again.stderr).toContain("not delivered again");
+      expect(await unread(dir, "bob")).toBe(1);
+    });
+
+    test("task claim: killed before its COMMIT, the task is still ready and it says so; claimed again, attempt 1", async () => {
+      const dir = on("kill_claim");
+      const id = (await a2a(["task", "add", "q", "job"], { dir })).stdout.trim();
+      const r = await killedWhileLocked(dir, "tasks", ["task", "claim", "q", "--as", "w"]);
+      expect(r.code).toBe(1);
+      oneLine(r.stderr, server);
+      expect(r.stderr).toContain(`was lost while changing task ${id}, before it took effect`);
+      expect(JSON.parse((await a2a(["task", "show", id, "--json"], { dir })).stdout)).toMatchObject({ state: "ready", attempt: 0 });
+      const c = await a2a(["task", "claim", "q", "--as", "w", "--json"], { dir });
+      expect(c.code).toBe(0);
+      expect(JSON.parse(c.stdout)).toMatchObject({ id, attempt: 1 });
+    });
+
+    test("task claim: killed while its COMMIT was on its way, it says it may hold the task and how to see; the task is claimed once", async () => {
+      const dir = on("commit_claim");
+      const id = (await a2a(["task", "add", "q", "job"], { dir })).stdout.trim();
+      const r = await killedWhileCommitting(dir, ["task", "claim", "q", "--as", "w"]);
+      expect(r.code).toBe(1);
+      oneLine(r.stderr, server);
+      expect(r.stderr).toContain(`task ${id} may or may not have been claimed for you: see it with a2a task show ${id}`);
+      expect(JSON.parse((await a2a(["task", "show", id, "--json"], { dir })).stdout)).toMatchObject({ state: "claimed", attempt: 1 });
+      expect((await a2a(["task", "claim", "q", "--as", "w2"], { dir })).code).toBe(3); // nothing else to claim: not claimed twice
+    });
+
+    test("task done: killed before its COMMIT, the task is still claimed and it says so; done again, it is done", async () => {
+      const dir = on("kill_done");
+      expect((await a2a(["task", "add", "q", "job"], { dir })).code).toBe(0);
+      const c = JSON.parse((await a2a(["task", "claim", "q", "--as", "w", "--json"], { dir })).stdout);
+      const r = await killedWhileLocked(dir, "tasks", ["task", "done", c.id, c.token, "the result"]);
+      expect(r.code).toBe(1);
+      oneLine(r.stderr, server);
+      expect(r.stderr).toContain("before it took effect");
+      expect(JSON.parse((await a2a(["task", "show", c.id, "--json"], { dir })).stdout)).toMatchObject({ state: "claimed" });
+      expect((await a2a(["task", "done", c.id, c.token, "the result"], { dir })).code).toBe(0);
+      expect(JSON.parse((await a2a(["task", "show", c.id, "--json"], { dir })).stdout)).toMatchObject({ state: "done", result: "the result" });
+    });
+
+    test("task done: killed while its COMMIT was on its way, it says it does not know and how to find out; done again says it was", async () => {
+      const dir = on("commit_done");
+      expect((await a2a(["task", "add", "q", "job"], { dir })).code).toBe(0);
+      const c = JSON.parse((await a2a(["task", "claim", "q", "--as", "w", "--json"], { dir })).stdout);
+      const r = await killedWhileCommitting(dir, ["task", "done", c.id, c.token, "the result"]);
+      expect(r.code).toBe(1);
+      oneLine(r.stderr, server);
+      expect(r.stderr).toContain(`task ${c.id} may or may not have been finished: see it with a2a task show ${c.id}`);
+      expect(JSON.parse((await a2a(["task", "show", c.id, "--json"], { dir })).stdout)).toMatchObject({ state: "done", result: "the result" });
+      const again = await a2a(["task", "done", c.id, c.token, "the result"], { dir });
+      expect(again.code).toBe(4);
+      expect(again.stderr).toContain("already finished it as done");
+    });
+  });
+});
