@@ -52,7 +52,7 @@ const TOOL_GROUPS: ((server: McpServer, ctx: McpCtx) => void)[] = [
   registerTaskTools,
 ];
 
-const GRACE_MS = 2000; // the most shutdown waits for answers being written to settle
+const GRACE_MS = 2000; // the most shutdown waits for answers being written to settle, and for the store to close
 
 // A view of `server` that registers only the selected tools (the groups register them all).
 function only(server: McpServer, tools: Set<string>): McpServer {
@@ -109,8 +109,13 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
       stopPush();
       // Answers not yet written return their mail to unread (delivery.ts, tools/messages.ts).
       await Promise.race([deliveries.close().catch((e) => ctx.log(`closing deliveries: ${(e as Error).message}`)), Bun.sleep(GRACE_MS)]);
-      await session.close().catch((e) => ctx.log(`removing the presence: ${(e as Error).message}`));
-      await bus.close().catch((e) => ctx.log(`closing the store: ${(e as Error).message}`));
+      // A store that cannot be reached (a partition, a server gone) must not hold the exit for
+      // its connect timeout: the presence left behind expires and is swept like a crashed one's.
+      const closed = (async () => {
+        await session.close().catch((e) => ctx.log(`removing the presence: ${(e as Error).message}`));
+        await bus.close().catch((e) => ctx.log(`closing the store: ${(e as Error).message}`));
+      })();
+      if (!(await Promise.race([closed.then(() => true), Bun.sleep(GRACE_MS).then(() => false)]))) ctx.log(`the store did not close within ${GRACE_MS} ms: exiting`);
       process.exit(0);
     })());
   // A closed transport reads nothing any more: the server must not linger as a ghost either.

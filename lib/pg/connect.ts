@@ -29,10 +29,15 @@ export interface Target {
   user: string;
   password: string | undefined; // from the password file, when the URL and PGPASSWORD give none
   where: string; // host:port/database, for messages
+  connectTimeoutSec: number; // how long a connection may take to be made (0: no limit)
 }
 
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 export const DEFAULT_SCHEMA = "a2a";
+// A server that does not answer (a partition, a firewall that drops) is given up on after this
+// long unless the URL's connect_timeout or PGCONNECT_TIMEOUT says otherwise, as libpq reads
+// them: a command then ends with one line instead of Bun.SQL's 30 s, or the kernel's minutes.
+export const CONNECT_TIMEOUT_SEC = 10;
 
 // The store's target; EUSAGE (nothing connected) when the URL cannot name one.
 export function targetOf(store: Store, env: Record<string, string | undefined> = process.env): Target {
@@ -61,6 +66,8 @@ export function targetOf(store: Store, env: Record<string, string | undefined> =
   const user = decodeURIComponent(u.username) || env.PGUSER || env.USER || "postgres";
   const database = decodeURIComponent(u.pathname.replace(/^\//, "")) || user;
   const hasPassword = u.password !== "" || !!env.PGPASSWORD;
+  const timeout = u.searchParams.get("connect_timeout") ?? env.PGCONNECT_TIMEOUT;
+  const connectTimeoutSec = timeout !== undefined && /^\s*-?\d+\s*$/.test(timeout) ? Math.max(0, Number(timeout)) : CONNECT_TIMEOUT_SEC;
   return {
     url: u.toString(),
     schema,
@@ -70,6 +77,7 @@ export function targetOf(store: Store, env: Record<string, string | undefined> =
     user,
     password: hasPassword ? undefined : passwordFromFile(store.pgPassFile, host, port, database, user),
     where: `${host}:${port}/${database}`,
+    connectTimeoutSec,
   };
 }
 
@@ -121,8 +129,8 @@ class RolledBack {
 }
 
 // Errors of a connection that ended under a statement: the server's "terminating connection"
-// (57P01 administrator, 57P02 crash, 57P03 cannot connect now, class 08) or the socket closing.
-const LOST_STATES = /^(57P0[123]|08...)$/;
+// (57P01 administrator, 57P02 crash), a connection failure (08006, 08003) or the socket closing.
+const LOST_STATES = /^(57P0[12]|0800[36])$/;
 export function lostConnection(err: unknown): boolean {
   const e = err as { code?: string; errno?: string };
   return /CONNECTION_CLOSED/.test(e?.code ?? "") || (typeof e?.errno === "string" && LOST_STATES.test(e.errno));
@@ -141,7 +149,7 @@ export function pgError(err: unknown, t: Pick<Target, "where" | "user"> & Partia
   const state = typeof e?.errno === "string" ? e.errno : "";
   const said = String(e?.message ?? err).split("\n")[0];
   const server = t.where.replace(/\/.*/, "");
-  if (/CONNECTION_(REFUSED|FAILED)|ECONNREFUSED|ETIMEDOUT|ENOTFOUND/.test(code) || state === "57P03" || state === "53300") {
+  if (/CONNECTION_(REFUSED|FAILED|TIMEOUT)|ECONNREFUSED|ETIMEDOUT|ENOTFOUND/.test(code) || state === "57P03" || state === "53300") {
     return new A2AError("EIO", text`cannot reach PostgreSQL at ${t.where} while ${doing} (${said}): check that the server runs and that ${arg("dir")} or A2A_DIR names it`, {
       cause: err, data: { where: t.where, code, transient: true },
     });
@@ -165,6 +173,16 @@ export function pgError(err: unknown, t: Pick<Target, "where" | "user"> & Partia
     const root = t.url ? new URL(t.url).searchParams.get("sslrootcert") : null;
     return new A2AError("EUSAGE", `cannot use the root certificate ${root ?? "(none named)"} that sslrootcert names for PostgreSQL at ${t.where} (${said}): give sslrootcert the path of a readable PEM file of the server's CA`, {
       cause: err, data: { where: t.where, code },
+    });
+  }
+  if (/unsupported startup parameter: search_path/i.test(said)) {
+    return new A2AError("EIO", `the server at ${server} refused the search_path with which a2a picks its schema (${said}): a pooler is in between (PgBouncer refuses it unless its track_extra_parameters, 1.20 or later, names search_path); connect a2a to PostgreSQL directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path, in session mode for waits`, {
+      cause: err, data: { where: t.where, code },
+    });
+  }
+  if (state === "42P05" || state === "26000") {
+    return new A2AError("EIO", `PostgreSQL at ${t.where} does not keep the statements a2a prepares on its connection while ${doing} (${state}: ${said}): a pooler in transaction mode (PgBouncer's) is in between; connect a2a to PostgreSQL directly, or through the pooler in session mode`, {
+      cause: err, data: { where: t.where, sqlstate: state },
     });
   }
   if (lostConnection(err)) {

@@ -78,6 +78,8 @@ export async function serverChecks(sql: SQL, target: Target, recheckMs: number):
     checks.push({ check: "round trip", level: "ok", detail: [`median ${ms(sorted[SAMPLES >> 1])} of ${SAMPLES} queries (${ms(sorted[0])} to ${ms(sorted[SAMPLES - 1])})`] });
 
     checks.push(await notifyCheck(sql, target, recheckMs));
+    const path = await searchPathCheck(sql, target);
+    if (path) checks.push(path);
     checks.push(await encryptionCheck(sql, target));
 
     const before = Date.now();
@@ -124,6 +126,21 @@ async function notifyCheck(sql: SQL, target: Target, recheckMs: number): Promise
   } finally {
     await sub.unlisten().catch(() => {});
   }
+}
+
+// The schema a2a asked for as the connection's search_path (a startup parameter) must be the one
+// the server uses: a pooler that ignores it (PgBouncer before 1.20, told to ignore it so it
+// lets a2a in) leaves the connection in another schema, where a2a finds none of its tables.
+// Nothing to say when it is there.
+async function searchPathCheck(sql: SQL, target: Target): Promise<ServerCheck | undefined> {
+  const [{ path }] = await sql`select current_setting('search_path') as path`;
+  if (String(path).split(",").map((p) => p.trim().replace(/^"|"$/g, "")).includes(target.schema)) return undefined;
+  return {
+    check: "search path",
+    level: "problem",
+    detail: [`the connection's search_path is ${path}, not the schema a2a asked for (${target.schema}): something between a2a and the server drops it (a pooler: PgBouncer before 1.20 ignores it), so a2a finds none of its tables`],
+    fix: ["connect a2a to the server directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path"],
+  };
 }
 
 async function encryptionCheck(sql: SQL, target: Target): Promise<ServerCheck> {

@@ -90,6 +90,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     prepare: false,
     max: 1, // a command runs one statement at a time; the pool would connect them all at once
     connection: { search_path: target.schema },
+    connectionTimeout: target.connectTimeoutSec, // lib/pg/connect.ts CONNECT_TIMEOUT_SEC
   };
   const sql = new SQL(options);
   let migrated: Promise<number> | undefined;

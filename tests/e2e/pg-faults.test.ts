@@ -3,13 +3,16 @@
 // backend killed in the middle of a send, a claim and a task done (before its COMMIT, and while
 // its COMMIT is on its way). Each outcome is checked through the CLI: the operation happened
 // once or not at all, and the command said which, or said it does not know and how to find out.
+// Then two "machines" (network namespaces, tests/harness/netns.ts): a wait across a link taken
+// down and up, a command against a server it cannot reach, and `a2a mcp` stopped meanwhile.
 // This file needs no setting: it starts its own server where one can be had (tests/harness/pg.ts).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { a2a, exitWithin, readUntil, spawnA2A } from "../harness/run";
-import { connect, text } from "../harness/mcp";
+import { a2a, BIN, childEnv, exitWithin, spawnA2A, until } from "../harness/run";
+import { connect } from "../harness/mcp";
+import { netnsSkipReason, retransmissions, twoHosts, type TwoHosts } from "../harness/netns";
 import {
-  committingBackends, createRole, freshDatabase, holdCommits, holdInTransaction, listeners, lockedBackends, pgServer, pgSkipReason,
-  restart, terminate, untilServer, urlAs, type Database, type PgServer,
+  pgbouncer, pgbouncerSkipReason, committingBackends, createRole, freshDatabase, holdCommits, holdInTransaction, listeners, lockedBackends, pgServer, pgSkipReason,
+  restart, serverIn, terminate, untilServer, urlAs, type Database, type PgServer,
 } from "../harness/pg";
 
 setDefaultTimeout(120_000);
@@ -17,11 +20,15 @@ setDefaultTimeout(120_000);
 const skip = pgSkipReason();
 if (skip) console.warn(`pg-faults.test.ts: skipped: ${skip}`);
 
+const netSkip = skip ?? netnsSkipReason();
+const poolerSkip = pgbouncerSkipReason();
+if (!skip && poolerSkip) console.warn(`pg-faults.test.ts: the PgBouncer tests skipped: ${poolerSkip}`);
+if (!skip && netSkip) console.warn(`pg-faults.test.ts: the two-namespace tests skipped: ${netSkip}`);
+
 // One line on stderr, naming the server, with no stack and no password.
 function oneLine(stderr: string, server: PgServer): void {
-  const port = new URL(server.url).port;
   expect(stderr.trim().split("\n")).toHaveLength(1);
-  expect(stderr).toContain(`127.0.0.1:${port}`);
+  expect(stderr).toContain(new URL(server.url).host);
   expect(stderr).not.toMatch(/\n\s+at |bun:sql|PostgresError/);
 }
 
@@ -36,6 +43,19 @@ describe.skipIf(skip !== undefined)("a2a on PostgreSQL when the connection is cu
     await db?.drop();
   });
   const on = (schema: string) => `${db.url}?schema=${schema}`;
+
+  test("a command against a server that accepts the connection and never answers gives up after the connect timeout (10 s)", async () => {
+    const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    try {
+      const p = spawnA2A(["status"], { dir: `postgres://postgres@127.0.0.1:${silent.port}/x` });
+      expect(await exitWithin(p, 25_000)).toBe(1); // Bun.SQL's own default is 30 s
+      const stderr = await new Response(p.stderr).text();
+      expect(stderr.trim().split("\n")).toHaveLength(1);
+      expect(stderr).toContain(`cannot reach PostgreSQL at 127.0.0.1:${silent.port}/x while listing slots (Connection timeout after 10s`);
+    } finally {
+      silent.stop(true);
+    }
+  });
 
   describe("a fast restart of the server", () => {
     test("a CLI wait keeps waiting and wakes on a publish made after it; its stderr stays empty", async () => {
@@ -237,5 +257,120 @@ describe.skipIf(skip !== undefined)("a2a on PostgreSQL when the connection is cu
       expect(again.code).toBe(4);
       expect(again.stderr).toContain("already finished it as done");
     });
+  });
+});
+
+describe.skipIf(netSkip !== undefined)("a2a on PostgreSQL across two network namespaces", () => {
+  let hosts: TwoHosts;
+  let server: PgServer;
+  let db: Database;
+  beforeAll(async () => {
+    hosts = twoHosts();
+    const net = hosts.server.address.replace(/\.\d+$/, ".0/30");
+    server = await serverIn({ prefix: hosts.server.prefix, address: hosts.server.address, clients: net });
+    db = await freshDatabase(server);
+  });
+  afterAll(async () => {
+    hosts?.up();
+    await server?.stop();
+    await hosts?.remove();
+  });
+  const on = (schema: string) => `${db.url}?schema=${schema}`;
+
+  test("a CLI wait across a link taken down: a publish on the server's side meanwhile wakes it once the link is up", async () => {
+    const dir = on("partition_wait");
+    expect((await a2a(["publish", "other", "x"], { dir, prefix: hosts.client.prefix })).code).toBe(0);
+    const waiter = spawnA2A(["wait", "result", "--timeout", "120s"], { dir, prefix: hosts.client.prefix });
+    await untilServer(async () => (await listeners(server, db.name, { channel: "partition_wait.slots" })) === 1, "the waiter's LISTEN");
+    hosts.down();
+    try {
+      expect((await a2a(["publish", "result", "published during the partition"], { dir, prefix: hosts.server.prefix })).code).toBe(0);
+      // The notification is on its way and lost: the server has sent it 4 times more (about 3 s).
+      await until(() => retransmissions(hosts.server, hosts.client) >= 4, 60_000, "the server to resend the notification", 50);
+      expect(waiter.exitCode).toBeNull();
+    } finally {
+      hosts.up();
+    }
+    expect(await exitWithin(waiter, 90_000)).toBe(0);
+    expect(await new Response(waiter.stdout).text()).toBe("published during the partition");
+    expect(await new Response(waiter.stderr).text()).toBe("");
+  });
+
+  test("a command against a server it cannot reach ends with one line naming host:port, exit 1, within the connect timeout (10 s)", async () => {
+    const dir = on("unreachable");
+    hosts.down();
+    try {
+      const p = spawnA2A(["status"], { dir, prefix: hosts.client.prefix });
+      expect(await exitWithin(p, 25_000)).toBe(1); // 10 s, with room for a loaded machine; Bun.SQL alone waits 30 s
+      const stderr = await new Response(p.stderr).text();
+      oneLine(stderr, server);
+      expect(stderr).toContain(`cannot reach PostgreSQL at ${hosts.server.address}:5432/${db.name}`);
+    } finally {
+      hosts.up();
+    }
+  });
+
+  for (const how of ["SIGTERM", "stdin closed"] as const) {
+    test(`a2a mcp exits promptly on ${how} while its server cannot be reached`, async () => {
+      const schema = `mcp_${how === "SIGTERM" ? "term" : "eof"}`;
+      const dir = on(schema);
+      expect((await a2a(["publish", "other", "x"], { dir, prefix: hosts.client.prefix })).code).toBe(0);
+      const p = Bun.spawn([...hosts.client.prefix, BIN, "mcp"], { env: childEnv({ dir, env: { A2A_AGENT: "stopper" } }), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+      // Serving: its session is registered (its presence is a row), so stopping it has a presence to remove.
+      await untilServer(async () => (await server.admin(`select count(*) from ${schema}.peers where name = 'stopper'`, db.name)).trim() === "1", "a2a mcp's presence");
+      hosts.down();
+      try {
+        if (how === "SIGTERM") p.kill("SIGTERM");
+        else p.stdin.end();
+        expect(await exitWithin(p, 15_000)).toBe(0); // the grace is 2 s; unbounded, it waits on TCP's retransmissions
+      } finally {
+        hosts.up();
+        p.kill("SIGKILL");
+      }
+    });
+  }
+});
+
+describe.skipIf(poolerSkip !== undefined)("a2a through PgBouncer", () => {
+  let server: PgServer;
+  let db: Database;
+  beforeAll(async () => {
+    server = (await pgServer())!;
+    db = await freshDatabase(server);
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  test("doctor through PgBouncer in transaction mode says the NOTIFY does not come back, and that search_path is lost, each with its fix", async () => {
+    const pooler = await pgbouncer(server, db.name, { mode: "transaction", ignoreSearchPath: true });
+    try {
+      const r = await a2a(["doctor", "--dir", `${pooler.url}?schema=pooled`]);
+      expect(r.code).toBe(1);
+      const out = r.stdout + r.stderr;
+      expect(out).toMatch(/^PROBLEM +notify +a NOTIFY did not reach a LISTEN on another connection within 5 s, while queries work: something between a2a and the server drops LISTEN \(a pooler in transaction mode, such as PgBouncer's\)/m);
+      expect(out).toMatch(/^PROBLEM +notify .*\n +fix: connect a2a to the server directly, or through a pooler in session mode$/m);
+      expect(out).toMatch(/^PROBLEM +search path +the connection's search_path is .*, not the schema a2a asked for \(pooled\)/m);
+      expect(out).toMatch(/^PROBLEM +search path .*\n +fix: connect a2a to the server directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path$/m);
+      // Straight to the server, neither is a problem.
+      const direct = (await a2a(["doctor", "--dir", `${db.url}?schema=pooled`])).stdout;
+      expect(direct).toMatch(/^ok +notify /m);
+      expect(direct).not.toContain("search path");
+    } finally {
+      await pooler.stop();
+    }
+  });
+
+  test("a command through a PgBouncer that refuses search_path says so in one line, with the fix", async () => {
+    const pooler = await pgbouncer(server, db.name, { mode: "session" });
+    try {
+      const r = await a2a(["status", "--dir", pooler.url]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toContain(`the server at ${new URL(pooler.url).host} refused the search_path with which a2a picks its schema (unsupported startup parameter: search_path)`);
+      expect(r.stderr).toContain("connect a2a to PostgreSQL directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path");
+    } finally {
+      await pooler.stop();
+    }
   });
 });

@@ -40,6 +40,7 @@ export interface PgServer {
 
 export interface Cluster {
   bin: string; // /usr/lib/postgresql/N/bin
+  prefix?: string[]; // how its pg_ctl runs when it is in a network namespace (ip netns exec NS)
   dir: string; // the temp directory: data/, log, the Unix socket
   data: string;
   log: string;
@@ -101,7 +102,17 @@ function external(raw: string): PgServer {
 
 // ---- our own cluster ------------------------------------------------------------------------
 
-async function startCluster(forget: () => void, prepare?: (cluster: { dir: string; data: string }) => string): Promise<PgServer> {
+// Where a cluster of serverIn() lives: a network namespace (`prefix` runs a command in it) and
+// the address it listens on there; `clients` is the CIDR allowed in by trust.
+interface Place {
+  prefix: string[];
+  address: string;
+  clients: string;
+}
+
+// `prepare` may write files into the cluster's directory and returns extra postgresql.conf
+// lines (tlsPgServer); `at` puts the cluster in a network namespace (serverIn).
+async function startCluster(forget: () => void, prepare?: (cluster: { dir: string; data: string }) => string, at?: Place): Promise<PgServer> {
   const bin = serverBin()!;
   const dir = mkdtempSync("/tmp/a2a-pg-"); // not $TMPDIR: one inside a 0700 home is out of postgres's reach
   chmodSync(dir, 0o755);
@@ -112,10 +123,12 @@ async function startCluster(forget: () => void, prepare?: (cluster: { dir: strin
   try {
     // --no-sync: only initdb's own flush of the new files; the server runs with fsync on.
     run(["runuser", "-u", "postgres", "--", join(bin, "initdb"), "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"]);
-    writeFileSync(join(data, "pg_hba.conf"), HBA);
-    const port = await startOnFreePort(bin, dir, data, log, prepare?.({ dir, data }) ?? "");
-    const cluster: Cluster = { bin, dir, data, log, port };
-    const url = new URL(`postgres://postgres@127.0.0.1:${port}/postgres`);
+    writeFileSync(join(data, "pg_hba.conf"), at ? `${HBA}host all all ${at.clients} trust\n` : HBA);
+    const port = at ? await startIn(at, bin, dir, data, log) : await startOnFreePort(bin, dir, data, log, prepare?.({ dir, data }) ?? "");
+    const cluster: Cluster = { bin, dir, data, log, port, ...(at ? { prefix: at.prefix } : {}) };
+    const url = new URL(`postgres://postgres@${at?.address ?? "127.0.0.1"}:${port}/postgres`);
+    // A cluster in a namespace is administered through its Unix socket, which any namespace reaches.
+    const adminUrl = at ? new URL(`postgres://postgres@localhost:${port}/postgres?host=${dir}`) : url;
     // `stop` holds the lifeline, and `started` holds `stop`: the pipe cannot be collected (and
     // closed) while the server is in use.
     const stop = async () => {
@@ -123,7 +136,7 @@ async function startCluster(forget: () => void, prepare?: (cluster: { dir: strin
       lifeline.stdin.end();
       await lifeline.exited;
     };
-    return { url: url.toString(), admin: (sql, db) => psql(url, sql, db), cluster, stop };
+    return { url: url.toString(), admin: (sql, db) => psql(adminUrl, sql, db), cluster, stop };
   } catch (err) {
     lifeline.stdin.end();
     await lifeline.exited;
@@ -218,11 +231,26 @@ async function startOnFreePort(bin: string, dir: string, data: string, log: stri
   throw new Error(`PostgreSQL did not start; the end of its log:\n${last}`);
 }
 
+// A cluster of its own in network namespace `at.prefix`, listening on `at.address`:5432, the
+// addresses of `at.clients` let in by trust: a server on another "machine" (tests/harness/netns.ts).
+// Not the process's one server: the caller stops it (stop()); a lifeline stops it otherwise.
+export function serverIn(at: Place): Promise<PgServer> {
+  if (pgSkipReason() !== undefined || process.env.A2A_TEST_PG) return Promise.reject(new Error("serverIn() needs a cluster this harness starts (root, PostgreSQL installed, no A2A_TEST_PG)"));
+  return startCluster(() => {}, undefined, at);
+}
+
+async function startIn(at: Place, bin: string, dir: string, data: string, log: string): Promise<number> {
+  writeFileSync(join(data, "postgresql.auto.conf"), `port = 5432\nunix_socket_directories = '${dir}'\nlisten_addresses = '${at.address}'\nfsync = on\n`);
+  const code = await pgCtl(bin, ["-D", data, "-l", log, "-w", "-t", "60", "start"], at.prefix);
+  if (code !== 0) throw new Error(`PostgreSQL did not start in its namespace; the end of its log:\n${tail(log)}`);
+  return 5432;
+}
+
 // Restarts our cluster as `pg_ctl -m fast restart` does: every session is cut, the server is
 // back (accepting connections) when this resolves.
 export async function restart(server: PgServer): Promise<void> {
   const c = own(server, "restart()");
-  const code = await pgCtl(c.bin, ["-D", c.data, "-l", c.log, "-w", "-t", "60", "-m", "fast", "restart"]);
+  const code = await pgCtl(c.bin, ["-D", c.data, "-l", c.log, "-w", "-t", "60", "-m", "fast", "restart"], c.prefix);
   if (code !== 0) throw new Error(`pg_ctl restart failed (exit ${code}); the end of its log:\n${tail(c.log)}`);
 }
 
@@ -231,8 +259,8 @@ function own(server: PgServer, what: string): Cluster {
   return server.cluster;
 }
 
-async function pgCtl(bin: string, args: string[]): Promise<number> {
-  const p = Bun.spawn(["runuser", "-u", "postgres", "--", join(bin, "pg_ctl"), ...args], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+async function pgCtl(bin: string, args: string[], prefix: string[] = []): Promise<number> {
+  const p = Bun.spawn([...prefix, "runuser", "-u", "postgres", "--", join(bin, "pg_ctl"), ...args], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
   return await p.exited;
 }
 
@@ -399,4 +427,69 @@ export async function holdCommits(server: PgServer, on: boolean): Promise<void> 
   await server.admin("select pg_reload_conf()");
   const want = on ? "a2a_test_nobody" : "";
   await untilServer(async () => (await server.admin("show synchronous_standby_names")).trim() === want, "the server to reload its settings");
+}
+
+// ---- a pooler in between ---------------------------------------------------------------------
+
+const PGBOUNCER = "/usr/sbin/pgbouncer";
+
+// Why no PgBouncer can be started here, or undefined.
+export function pgbouncerSkipReason(): string | undefined {
+  if (!existsSync(PGBOUNCER)) return `no ${PGBOUNCER} (install Debian's pgbouncer package)`;
+  return pgSkipReason();
+}
+
+export interface Pooler {
+  url: string; // the pooler's URL for `database`, as the superuser
+  stop(): Promise<void>;
+}
+
+// A throwaway PgBouncer in front of `server`'s `database` (on a free port of 127.0.0.1, its own
+// config in a temp directory, run as the postgres user: it refuses root), in `mode`, with one
+// server connection (so what one client leaves on it, the next one meets). `ignoreSearchPath`:
+// let clients in that set search_path at startup, which PgBouncer before 1.20 refuses (it
+// ignores it then). A lifeline stops it however this process ends, as the cluster's does.
+export async function pgbouncer(server: PgServer, database: string, o: { mode: "session" | "transaction"; ignoreSearchPath?: boolean }): Promise<Pooler> {
+  const dir = mkdtempSync("/tmp/a2a-pgbouncer-");
+  chmodSync(dir, 0o755);
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  const backend = new URL(server.url);
+  writeFileSync(join(dir, "pgbouncer.ini"), `[databases]
+${database} = host=${backend.hostname} port=${backend.port} dbname=${database}
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = ${port}
+unix_socket_dir =
+auth_type = trust
+auth_file = ${dir}/users.txt
+pool_mode = ${o.mode}
+default_pool_size = 1
+logfile = ${dir}/log
+ignore_startup_parameters = extra_float_digits${o.ignoreSearchPath ? ", search_path" : ""}
+`);
+  writeFileSync(join(dir, "users.txt"), `"postgres" ""\n`);
+  run(["chown", "-R", "postgres:", dir]);
+  const script = `trap '' INT HUP TERM
+runuser -u postgres -- "$1" "$2/pgbouncer.ini" & pid=$!
+cat >/dev/null
+kill "$pid"; wait "$pid"; rm -rf "$2"`;
+  const lifeline = Bun.spawn(["sh", "-c", script, "sh", PGBOUNCER, dir], { stdin: "pipe", stdout: "ignore", stderr: "ignore" });
+  lifeline.unref();
+  const stop = async () => {
+    lifeline.stdin.end();
+    await lifeline.exited;
+  };
+  const log = join(dir, "log");
+  const end = Date.now() + 30_000;
+  while (!(existsSync(log) && readFileSync(log, "utf8").includes("process up"))) {
+    if (Date.now() > end || lifeline.exitCode !== null) {
+      const said = existsSync(log) ? tail(log) : "(no log)";
+      await stop();
+      throw new Error(`pgbouncer did not start; its log:\n${said}`);
+    }
+    await Bun.sleep(10);
+  }
+  return { url: `postgres://postgres@127.0.0.1:${port}/${database}`, stop };
 }
