@@ -32,7 +32,7 @@ function oneLine(stderr: string, server: PgServer): void {
   expect(stderr).not.toMatch(/\n\s+at |bun:sql|PostgresError/);
 }
 
-describe.skipIf(skip !== undefined)("a2a on PostgreSQL when the connection is cut", () => {
+describe.skipIf(skip !== undefined)("a2a on PostgreSQL when the connection or what is in between misbehaves", () => {
   let server: PgServer;
   let db: Database;
   beforeAll(async () => {
@@ -258,6 +258,41 @@ describe.skipIf(skip !== undefined)("a2a on PostgreSQL when the connection is cu
       expect(again.stderr).toContain("already finished it as done");
     });
   });
+
+  describe.skipIf(poolerSkip !== undefined)("through PgBouncer", () => {
+
+    test("doctor through PgBouncer in transaction mode says the NOTIFY does not come back, and that search_path is lost, each with its fix", async () => {
+      const pooler = await pgbouncer(server, db.name, { mode: "transaction", ignoreSearchPath: true });
+      try {
+        const r = await a2a(["doctor", "--dir", `${pooler.url}?schema=pooled`]);
+        expect(r.code).toBe(1);
+        const out = r.stdout + r.stderr;
+        expect(out).toMatch(/^PROBLEM +notify +a NOTIFY did not reach a LISTEN on another connection within 5 s, while queries work: something between a2a and the server drops LISTEN \(a pooler in transaction mode, such as PgBouncer's\)/m);
+        expect(out).toMatch(/^PROBLEM +notify .*\n +fix: connect a2a to the server directly, or through a pooler in session mode$/m);
+        expect(out).toMatch(/^PROBLEM +search path +the connection's search_path is .*, not the schema a2a asked for \(pooled\)/m);
+        expect(out).toMatch(/^PROBLEM +search path .*\n +fix: connect a2a to the server directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path$/m);
+        // Straight to the server, neither is a problem.
+        const direct = (await a2a(["doctor", "--dir", `${db.url}?schema=pooled`])).stdout;
+        expect(direct).toMatch(/^ok +notify /m);
+        expect(direct).not.toContain("search path");
+      } finally {
+        await pooler.stop();
+      }
+    });
+
+    test("a command through a PgBouncer that refuses search_path says so in one line, with the fix", async () => {
+      const pooler = await pgbouncer(server, db.name, { mode: "session" });
+      try {
+        const r = await a2a(["status", "--dir", pooler.url]);
+        expect(r.code).toBe(1);
+        expect(r.stderr.trim().split("\n")).toHaveLength(1);
+        expect(r.stderr).toContain(`the server at ${new URL(pooler.url).host} refused the search_path with which a2a picks its schema (unsupported startup parameter: search_path)`);
+        expect(r.stderr).toContain("connect a2a to PostgreSQL directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path");
+      } finally {
+        await pooler.stop();
+      }
+    });
+  });
 });
 
 describe.skipIf(netSkip !== undefined)("a2a on PostgreSQL across two network namespaces", () => {
@@ -329,48 +364,4 @@ describe.skipIf(netSkip !== undefined)("a2a on PostgreSQL across two network nam
       }
     });
   }
-});
-
-describe.skipIf(poolerSkip !== undefined)("a2a through PgBouncer", () => {
-  let server: PgServer;
-  let db: Database;
-  beforeAll(async () => {
-    server = (await pgServer())!;
-    db = await freshDatabase(server);
-  });
-  afterAll(async () => {
-    await db?.drop();
-  });
-
-  test("doctor through PgBouncer in transaction mode says the NOTIFY does not come back, and that search_path is lost, each with its fix", async () => {
-    const pooler = await pgbouncer(server, db.name, { mode: "transaction", ignoreSearchPath: true });
-    try {
-      const r = await a2a(["doctor", "--dir", `${pooler.url}?schema=pooled`]);
-      expect(r.code).toBe(1);
-      const out = r.stdout + r.stderr;
-      expect(out).toMatch(/^PROBLEM +notify +a NOTIFY did not reach a LISTEN on another connection within 5 s, while queries work: something between a2a and the server drops LISTEN \(a pooler in transaction mode, such as PgBouncer's\)/m);
-      expect(out).toMatch(/^PROBLEM +notify .*\n +fix: connect a2a to the server directly, or through a pooler in session mode$/m);
-      expect(out).toMatch(/^PROBLEM +search path +the connection's search_path is .*, not the schema a2a asked for \(pooled\)/m);
-      expect(out).toMatch(/^PROBLEM +search path .*\n +fix: connect a2a to the server directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path$/m);
-      // Straight to the server, neither is a problem.
-      const direct = (await a2a(["doctor", "--dir", `${db.url}?schema=pooled`])).stdout;
-      expect(direct).toMatch(/^ok +notify /m);
-      expect(direct).not.toContain("search path");
-    } finally {
-      await pooler.stop();
-    }
-  });
-
-  test("a command through a PgBouncer that refuses search_path says so in one line, with the fix", async () => {
-    const pooler = await pgbouncer(server, db.name, { mode: "session" });
-    try {
-      const r = await a2a(["status", "--dir", pooler.url]);
-      expect(r.code).toBe(1);
-      expect(r.stderr.trim().split("\n")).toHaveLength(1);
-      expect(r.stderr).toContain(`the server at ${new URL(pooler.url).host} refused the search_path with which a2a picks its schema (unsupported startup parameter: search_path)`);
-      expect(r.stderr).toContain("connect a2a to PostgreSQL directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path");
-    } finally {
-      await pooler.stop();
-    }
-  });
 });
