@@ -129,8 +129,8 @@ async function notifyCheck(sql: SQL, target: Target, recheckMs: number): Promise
 }
 
 // The schema a2a asked for as the connection's search_path (a startup parameter) must be the one
-// the server uses: a pooler that ignores it (PgBouncer before 1.20, told to ignore it so it
-// lets a2a in) leaves the connection in another schema, where a2a finds none of its tables.
+// the server uses: a pooler that ignores it (PgBouncer told to, ignore_startup_parameters, as
+// it must be before 1.20 to let a2a in at all) leaves the connection in another schema, where a2a finds none of its tables.
 // Nothing to say when it is there.
 async function searchPathCheck(sql: SQL, target: Target): Promise<ServerCheck | undefined> {
   const [{ path }] = await sql`select current_setting('search_path') as path`;
@@ -138,7 +138,7 @@ async function searchPathCheck(sql: SQL, target: Target): Promise<ServerCheck | 
   return {
     check: "search path",
     level: "problem",
-    detail: [`the connection's search_path is ${path}, not the schema a2a asked for (${target.schema}): something between a2a and the server drops it (a pooler: PgBouncer before 1.20 ignores it), so a2a finds none of its tables`],
+    detail: [`the connection's search_path is ${path}, not the schema a2a asked for (${target.schema}): something between a2a and the server drops it (a pooler: PgBouncer whose ignore_startup_parameters names it), so a2a finds none of its tables`],
     fix: ["connect a2a to the server directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path"],
   };
 }

@@ -154,9 +154,9 @@ async function claimOne(store: Store, queue: string, id: string, resolver: Resol
         claim: { attempt, token: newToken(attempt), assignee, key, claimed_at: now, expires_at: now + leaseSec, lease_sec: leaseSec, host: store.host, pid: process.pid },
       };
     }, false, ifFree).catch((err) => {
-      throw unknownOutcome(err, `task ${id} may or may not have been claimed for you`, key !== null
-        ? text`claim again with the same ${arg("key")}, which gives that claim back`
-        : text`see it with ${op("task show", id)}; a claim you were not told of goes back to queue ${queue} when its lease (${leaseSec} s) runs out`);
+      // Not "claim again with the same key": the key is recorded after the claim, apart.
+      throw unknownOutcome(err, `task ${id} may or may not have been claimed for you`,
+        text`see it with ${op("task show", id)}; a claim you were not told of goes back to queue ${queue} when its lease (${leaseSec} s) runs out`);
     });
     if (r.busy) return "busy";
     if (r.changed) {

@@ -7,7 +7,7 @@
 // down and up, a command against a server it cannot reach, and `a2a mcp` stopped meanwhile.
 // This file needs no setting: it starts its own server where one can be had (tests/harness/pg.ts).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { a2a, BIN, childEnv, exitWithin, spawnA2A, until } from "../harness/run";
+import { a2a, BIN, childEnv, exitWithin, readUntil, spawnA2A, until } from "../harness/run";
 import { connect } from "../harness/mcp";
 import { netnsSkipReason, retransmissions, twoHosts, type TwoHosts } from "../harness/netns";
 import {
@@ -351,8 +351,12 @@ describe.skipIf(netSkip !== undefined)("a2a on PostgreSQL across two network nam
       const dir = on(schema);
       expect((await a2a(["publish", "other", "x"], { dir, prefix: hosts.client.prefix })).code).toBe(0);
       const p = Bun.spawn([...hosts.client.prefix, BIN, "mcp"], { env: childEnv({ dir, env: { A2A_AGENT: "stopper" } }), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-      // Serving: its session is registered (its presence is a row), so stopping it has a presence to remove.
-      await untilServer(async () => (await server.admin(`select count(*) from ${schema}.peers where name = 'stopper'`, db.name)).trim() === "1", "a2a mcp's presence");
+      // Serving (it answers initialize: its presence is registered, its signal handlers are in
+      // place), so stopping it has a presence to remove.
+      p.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n`);
+      p.stdin.flush();
+      expect(await readUntil(p.stdout, (t) => t.includes('"id":1'))).toContain('"result"');
+      expect((await server.admin(`select count(*) from ${schema}.peers where name = 'stopper'`, db.name)).trim()).toBe("1");
       hosts.down();
       try {
         if (how === "SIGTERM") p.kill("SIGTERM");
