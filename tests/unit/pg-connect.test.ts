@@ -45,6 +45,14 @@ describe("targetOf", () => {
     expect(targetOf(openStore({ dir: "postgres://carol@elsewhere/x", env: { PGPASSFILE: join(d.path, "none") } }), {}).password).toBeUndefined();
   });
 
+  test("the connect timeout: the URL's connect_timeout, else PGCONNECT_TIMEOUT, else 10 s; zero or less is none", () => {
+    expect(targetOf(storeOf("postgres://u@h/d"), {}).connectTimeoutSec).toBe(10);
+    expect(targetOf(storeOf("postgres://u@h/d"), { PGCONNECT_TIMEOUT: "3" }).connectTimeoutSec).toBe(3);
+    expect(targetOf(storeOf("postgres://u@h/d?connect_timeout=7"), { PGCONNECT_TIMEOUT: "3" }).connectTimeoutSec).toBe(7);
+    expect(targetOf(storeOf("postgres://u@h/d?connect_timeout=-1"), {}).connectTimeoutSec).toBe(0);
+    expect(targetOf(storeOf("postgres://u@h/d"), { PGCONNECT_TIMEOUT: "soon" }).connectTimeoutSec).toBe(10);
+  });
+
   test("the store's location as shown has no password", () => {
     const store = storeOf("postgres://alice:p%40ss%2Fw@db.example/team");
     expect(store.root).toBe("postgres://alice@db.example/team");
@@ -62,5 +70,14 @@ describe("pgError", () => {
     expect(auth.message).toContain("put the password in PGPASSWORD or ~/.pgpass");
     const grant = pgError(Object.assign(new Error("permission denied for table slots"), { errno: "42501" }), t, "changing slot x");
     expect(grant.code).toBe("EDENIED");
+  });
+
+  test("a connection lost under a lone statement: may or may not have been made, and the wait under way goes on (transient)", () => {
+    const lost = pgError(Object.assign(new Error("terminating connection due to administrator command"), { errno: "57P01" }), t, "claiming message m");
+    expect(lost.message).toBe("the connection to PostgreSQL at db.example:5432 was lost while claiming message m (terminating connection due to administrator command): if that was a change, it may or may not have been made; look before doing it again");
+    expect(lost.data).toMatchObject({ outcome: "unknown", transient: true });
+    const protocol = pgError(Object.assign(new Error("unsupported startup parameter: search_path"), { errno: "08P01" }), t, "listing slots");
+    expect(protocol.message).toContain("refused the search_path with which a2a picks its schema");
+    expect(protocol.data.outcome).toBeUndefined();
   });
 });

@@ -8,6 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { closeWatches, subscribe, waitUntil } from "../../lib/core/watch";
 import { openStore } from "../../lib/core/config";
+import { A2AError } from "../../lib/core/errors";
 import { ensureDir } from "../../lib/core/guard";
 import { tempDir } from "../harness/run";
 
@@ -176,4 +177,26 @@ describe("waitUntil with an asynchronous check", () => {
       closeWatches(store);
     }
   });
+
+  test("a check that fails for a reason that passes (data.transient) counts as not yet once the wait is under way; the first check's failure ends it", async () => {
+    using s = setUp();
+    const lost = () => new A2AError("EIO", "the connection was lost", { data: { transient: true } });
+    const h = heldCheck<string>();
+    const waiting = waitUntil(s.store, s.slots, h.check, { timeoutMs: 20_000 });
+    await h.called(1);
+    h.calls[0].answer(undefined);
+    await h.called(2); // the check after subscribing
+    h.calls[1].fail(lost());
+    writeFileSync(join(s.dir, "x.json"), "1"); // the next event looks again
+    await h.called(3);
+    h.calls[2].answer("found");
+    expect(await waiting).toMatchObject({ kind: "done", value: "found" });
+
+    const first = heldCheck<string>();
+    const failing = waitUntil(s.store, s.slots, first.check, { timeoutMs: 20_000 });
+    await first.called(1);
+    first.calls[0].fail(lost());
+    await expect(failing).rejects.toThrow("the connection was lost");
+  });
 });
+
