@@ -129,8 +129,9 @@ class RolledBack {
 }
 
 // Errors of a connection that ended under a statement: the server's "terminating connection"
-// (57P01 administrator, 57P02 crash), a connection failure (08006, 08003) or the socket closing.
-const LOST_STATES = /^(57P0[12]|0800[36])$/;
+// (57P01 administrator, 57P02 crash, 25P03 idle in a transaction too long: IDLE_IN_CHANGE_MS of
+// lib/pg/engine.ts), a connection failure (08006, 08003) or the socket closing.
+const LOST_STATES = /^(57P0[12]|25P03|0800[36])$/;
 export function lostConnection(err: unknown): boolean {
   const e = err as { code?: string; errno?: string };
   return /CONNECTION_CLOSED/.test(e?.code ?? "") || (typeof e?.errno === "string" && LOST_STATES.test(e.errno));
@@ -183,6 +184,11 @@ export function pgError(err: unknown, t: Pick<Target, "where" | "user"> & Partia
   if (state === "42P05" || state === "26000") {
     return new A2AError("EIO", `PostgreSQL at ${t.where} does not keep the statements a2a prepares on its connection while ${doing} (${state}: ${said}): a pooler in transaction mode (PgBouncer's) is in between; connect a2a to PostgreSQL directly, or through the pooler in session mode`, {
       cause: err, data: { where: t.where, sqlstate: state },
+    });
+  }
+  if (state === "55P03") {
+    return new A2AError("EIO", `another writer held what a2a was changing at ${t.where} for 30 s while ${doing} (${said}): another a2a process is in the middle of changing it; try again (pg_stat_activity on the server shows who holds it)`, {
+      cause: err, data: { where: t.where, sqlstate: state, transient: true },
     });
   }
   if (lostConnection(err)) {

@@ -75,6 +75,11 @@ export interface PgEngine extends PgClient {
 const MISSING = new Set(["42P01", "42703", "42883", "3F000"]);
 const missing = (err: unknown) => MISSING.has((err as { errno?: string })?.errno ?? "");
 
+// How long a session may sit inside a transaction without a statement, and how long a change
+// waits for a row another writer holds (lib/core/lock.ts gives up after 30 s too).
+export const IDLE_IN_CHANGE_MS = 10_000;
+const TURN_WAIT_MS = 30_000;
+
 // Thrown out of a transaction to roll it back (Bun.SQL's begin rolls back on a throw).
 const ROLLBACK = Symbol("rollback");
 
@@ -89,7 +94,14 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     // them, 9 without. A pooler in transaction mode (PgBouncer) cannot carry named ones either.
     prepare: false,
     max: 1, // a command runs one statement at a time; the pool would connect them all at once
-    connection: { search_path: target.schema },
+    connection: {
+      search_path: target.schema,
+      // A writer frozen in the middle of a change (a stopped process, a laptop shut, a network
+      // cut) holds its rows' locks: the server ends its session after this, as a stale lock
+      // is broken on files (a2a's own transactions never idle: each decision is synchronous).
+      idle_in_transaction_session_timeout: `${IDLE_IN_CHANGE_MS}ms`,
+      lock_timeout: `${TURN_WAIT_MS}ms`, // and a change waits this long for its turn at most
+    },
     connectionTimeout: target.connectTimeoutSec, // lib/pg/connect.ts CONNECT_TIMEOUT_SEC
   };
   const sql = new SQL(options);

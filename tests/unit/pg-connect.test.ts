@@ -80,4 +80,12 @@ describe("pgError", () => {
     expect(protocol.message).toContain("refused the search_path with which a2a picks its schema");
     expect(protocol.data.outcome).toBeUndefined();
   });
+
+  test("a change that waited its turn too long says another writer holds it; a session ended for idling in a change is a lost connection", () => {
+    const turn = pgError(Object.assign(new Error("canceling statement due to lock timeout"), { errno: "55P03" }), t, "changing slot x");
+    expect(turn.message).toBe("another writer held what a2a was changing at db.example:5432/team for 30 s while changing slot x (canceling statement due to lock timeout): another a2a process is in the middle of changing it; try again (pg_stat_activity on the server shows who holds it)");
+    expect({ code: turn.code, transient: turn.data.transient }).toEqual({ code: "EIO", transient: true });
+    const idled = pgError(Object.assign(new Error("terminating connection due to idle-in-transaction timeout"), { errno: "25P03" }), t, "changing slot x");
+    expect(idled.data).toMatchObject({ outcome: "unknown", transient: true });
+  });
 });
