@@ -137,6 +137,9 @@ export function lostConnection(err: unknown): boolean {
   return /CONNECTION_CLOSED/.test(e?.code ?? "") || (typeof e?.errno === "string" && LOST_STATES.test(e.errno));
 }
 
+// What a pooler must pass through: the startup parameters a2a sets (lib/pg/engine.ts).
+const TRACKED = "track_extra_parameters = search_path, idle_in_transaction_session_timeout, lock_timeout";
+
 // A failure of the server or the connection, worded for what it is; `doing` says what a2a was
 // doing ("reading slot x"). The client's message may name the server's words but never holds
 // the password (it has none to give: Bun.SQL keeps it out of its errors). A failure that passes
@@ -177,7 +180,12 @@ export function pgError(err: unknown, t: Pick<Target, "where" | "user"> & Partia
     });
   }
   if (/unsupported startup parameter: search_path/i.test(said)) {
-    return new A2AError("EIO", `the server at ${server} refused the search_path with which a2a picks its schema (${said}): a pooler is in between (PgBouncer refuses it unless its track_extra_parameters, 1.20 or later, names search_path); connect a2a to PostgreSQL directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path, in session mode for waits`, {
+    return new A2AError("EIO", `the server at ${server} refused the search_path with which a2a picks its schema (${said}): a pooler is in between (PgBouncer refuses it unless its track_extra_parameters, 1.20 or later, names search_path); connect a2a to PostgreSQL directly, or through PgBouncer 1.20 or later with ${TRACKED}, in session mode for waits`, {
+      cause: err, data: { where: t.where, code },
+    });
+  }
+  if (/unsupported startup parameter: (idle_in_transaction_session_timeout|lock_timeout)/i.test(said)) {
+    return new A2AError("EIO", `the server at ${server} refused a setting a2a gives its connections to bound a change's turn (${said}): a pooler is in between; connect a2a to PostgreSQL directly, or through PgBouncer 1.20 or later with ${TRACKED} (or list these two in its ignore_startup_parameters), in session mode for waits`, {
       cause: err, data: { where: t.where, code },
     });
   }

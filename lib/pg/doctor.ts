@@ -139,7 +139,7 @@ async function searchPathCheck(sql: SQL, target: Target): Promise<ServerCheck | 
     check: "search path",
     level: "problem",
     detail: [`the connection's search_path is ${path}, not the schema a2a asked for (${target.schema}): something between a2a and the server drops it (a pooler: PgBouncer whose ignore_startup_parameters names it), so a2a finds none of its tables`],
-    fix: ["connect a2a to the server directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path"],
+    fix: ["connect a2a to the server directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path, idle_in_transaction_session_timeout, lock_timeout"],
   };
 }
 

@@ -270,7 +270,7 @@ describe.skipIf(skip !== undefined)("a2a on PostgreSQL when the connection or wh
         expect(out).toMatch(/^PROBLEM +notify +a NOTIFY did not reach a LISTEN on another connection within 5 s, while queries work: something between a2a and the server drops LISTEN \(a pooler in transaction mode, such as PgBouncer's\)/m);
         expect(out).toMatch(/^PROBLEM +notify .*\n +fix: connect a2a to the server directly, or through a pooler in session mode$/m);
         expect(out).toMatch(/^PROBLEM +search path +the connection's search_path is .*, not the schema a2a asked for \(pooled\)/m);
-        expect(out).toMatch(/^PROBLEM +search path .*\n +fix: connect a2a to the server directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path$/m);
+        expect(out).toMatch(/^PROBLEM +search path .*\n +fix: connect a2a to the server directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path, idle_in_transaction_session_timeout, lock_timeout$/m);
         // Straight to the server, neither is a problem.
         const direct = (await a2a(["doctor", "--dir", `${db.url}?schema=pooled`])).stdout;
         expect(direct).toMatch(/^ok +notify /m);

@@ -467,7 +467,7 @@ auth_file = ${dir}/users.txt
 pool_mode = ${o.mode}
 default_pool_size = 1
 logfile = ${dir}/log
-ignore_startup_parameters = extra_float_digits${o.ignoreSearchPath ? ", search_path" : ""}
+ignore_startup_parameters = extra_float_digits${o.ignoreSearchPath ? ", search_path, idle_in_transaction_session_timeout, lock_timeout" : ""}
 `);
   writeFileSync(join(dir, "users.txt"), `"postgres" ""\n`);
   run(["chown", "-R", "postgres:", dir]);
