@@ -85,6 +85,8 @@ describe("pgError", () => {
     const turn = pgError(Object.assign(new Error("canceling statement due to lock timeout"), { errno: "55P03" }), t, "changing slot x");
     expect(turn.message).toBe("another writer held what a2a was changing at db.example:5432/team for 30 s while changing slot x (canceling statement due to lock timeout): another a2a process is in the middle of changing it; try again (pg_stat_activity on the server shows who holds it)");
     expect({ code: turn.code, transient: turn.data.transient }).toEqual({ code: "EIO", transient: true });
+    const pooled = pgError(Object.assign(new Error("unsupported startup parameter: lock_timeout"), { errno: "08P01" }), t, "listing slots");
+    expect(pooled.message).toBe("the server at db.example:5432 refused a setting a2a gives its connections to bound a change's turn (unsupported startup parameter: lock_timeout): a pooler is in between; connect a2a to PostgreSQL directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path, idle_in_transaction_session_timeout, lock_timeout (or list these two in its ignore_startup_parameters), in session mode for waits");
     const idled = pgError(Object.assign(new Error("terminating connection due to idle-in-transaction timeout"), { errno: "25P03" }), t, "changing slot x");
     expect(idled.data).toMatchObject({ outcome: "unknown", transient: true });
   });
