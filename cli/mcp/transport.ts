@@ -190,14 +190,21 @@ export class DeliveryTransport extends StdioServerTransport {
       this.waiting = this.waiting.slice(this.head);
       this.head = 0;
     }
+    this.noteHolding();
+    const input = this.input as NodeJS.ReadableStream & { pause?(): void; resume?(): void };
+    if (this.waitingCost > MAX_BACKLOG) input.pause?.();
+    else input.resume?.();
+  }
+
+  // Says so once when requests wait because the client does not read: checked where either
+  // side moves (a request arriving, an answer queued, a write done), since an answer queued
+  // while no request arrives is what crosses the bound.
+  private noteHolding(): void {
     const unread = this.head < this.waiting.length && this.unwritten > MAX_UNWRITTEN;
     if (unread && !this.holding) {
       this.log(`the client is not reading its answers (${MiB(this.unwritten)} unwritten): holding ${this.waiting.length - this.head} request(s) until it does`);
     }
     this.holding = unread;
-    const input = this.input as NodeJS.ReadableStream & { pause?(): void; resume?(): void };
-    if (this.waitingCost > MAX_BACKLOG) input.pause?.();
-    else input.resume?.();
   }
 
   override send(message: JSONRPCMessage): Promise<void> {
@@ -218,6 +225,7 @@ export class DeliveryTransport extends StdioServerTransport {
     const data = Buffer.from(serializeMessage(message), "utf8");
     const bytes = data.length;
     this.unwritten += bytes;
+    this.noteHolding();
     return new Promise<void>((resolve, reject) => {
       let over = false;
       const done = (err?: Error | null) => {
