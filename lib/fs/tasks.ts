@@ -210,7 +210,9 @@ export function fileTasks(store: Store): TaskStorage {
     queueOf: async (id) => queueOf(store, id),
     ids: async (queue) => entries(store, queueDir(store, queue)).filter(isTaskId),
     open: async (queue) => entries(store, openDir(store, queue)).filter(isTaskId),
-    candidates: async (queue) => openIds(store, queue),
+    candidates: async function* (queue) {
+      yield openIds(store, queue);
+    },
     records: async (queue, ids, damaged) => readTasks(store, queue, ids, damaged),
     head: async (queue, id, repair = false) => headOf(readHead(store, taskDir(store, queue, id), taskDecoder(id, queue), repair)),
     add: async (queue, key, fresh, after, build) => addOne(store, queue, key, fresh, after, build),

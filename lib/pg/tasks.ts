@@ -210,6 +210,8 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
     }
   };
 
+  // Candidates a claim reads at a time (TaskStorage.candidates).
+  const CANDIDATE_PAGE = 32;
   const openIds = (queue: string) =>
     pg.read(`listing the open tasks of queue ${queue}`, async (sql) =>
       ((await sql`select id from tasks where queue = ${queue} and state in ('ready', 'claimed') order by id`) as Row[]).map((r) => r.id));
@@ -220,7 +222,16 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
     queueOf: (id) => pg.read(`finding task ${id}`, async (sql) => ((await sql`select queue from tasks where id = ${id} order by queue limit 1`) as { queue: string }[])[0]?.queue),
     ids: (queue) => pg.read(`listing the tasks of queue ${queue}`, async (sql) => ((await sql`select id from tasks where queue = ${queue}`) as Row[]).map((r) => r.id)),
     open: openIds,
-    candidates: openIds,
+    candidates: async function* (queue) {
+      let after = "";
+      for (;;) {
+        const page = await pg.read(`listing the open tasks of queue ${queue}`, async (sql) =>
+          ((await sql`select id from tasks where queue = ${queue} and state in ('ready', 'claimed') and id > ${after} order by id limit ${CANDIDATE_PAGE}`) as Row[]).map((r) => r.id));
+        if (page.length) yield page;
+        if (page.length < CANDIDATE_PAGE) return;
+        after = page[page.length - 1];
+      }
+    },
     records: (queue, ids, damaged) =>
       pg.read(`reading the tasks of queue ${queue}`, async (sql) => {
         if (!ids.length) return [];

@@ -115,18 +115,26 @@ async function replay(store: Store, queue: string, assignee: string, key: string
 async function claimOnce(store: Store, queue: string, assignee: string, key: string | null, leaseSec: number): Promise<TaskClaim | undefined> {
   const resolver = new Resolver(store);
   const busy: string[] = [];
-  for (const [ids, ifFree] of [[await taskStorage(store).candidates(queue), true], [busy, false]] as const) {
-    for (const id of ids) {
-      try {
-        const c = await claimOne(store, queue, id, resolver, assignee, key, leaseSec, ifFree);
-        if (c === "busy") busy.push(id);
-        else if (c) return c;
-      } catch (err) {
-        // One damaged chain (a foreign file at its head) must not stop the queue: its task
-        // cannot be claimed, every other one still can (task show names the file to fix).
-        if (!damageOf(err)) throw err;
-      }
+  const tryOne = async (id: string, ifFree: boolean) => {
+    try {
+      return await claimOne(store, queue, id, resolver, assignee, key, leaseSec, ifFree);
+    } catch (err) {
+      // One damaged chain (a foreign file at its head) must not stop the queue: its task
+      // cannot be claimed, every other one still can (task show names the file to fix).
+      if (!damageOf(err)) throw err;
+      return undefined;
     }
+  };
+  for await (const page of taskStorage(store).candidates(queue)) {
+    for (const id of page) {
+      const c = await tryOne(id, true);
+      if (c === "busy") busy.push(id);
+      else if (c) return c;
+    }
+  }
+  for (const id of busy) {
+    const c = await tryOne(id, false);
+    if (c && c !== "busy") return c;
   }
   return undefined;
 }

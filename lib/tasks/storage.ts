@@ -43,10 +43,13 @@ export interface TaskStorage {
   ids(queue: string): Promise<string[]>;
   // The candidates a reader looks at (unsorted), without changing anything.
   open(queue: string): Promise<string[]>;
-  // The candidates a claim looks at, oldest first. The file engine promotes a pending marker
-  // whose task has its version 1 (an add that crashed between its steps 5 and 6, or is between
-  // them now): promoting early is harmless, the adder's own rename then finds nothing to move.
-  candidates(queue: string): Promise<string[]>;
+  // The candidates a claim looks at, oldest first, in pages: a claim reads on only while it has
+  // claimed nothing, so its cost does not grow with the queue's length (PostgreSQL reads a page
+  // at a time; the file engine lists its directory once, as one page). The file engine
+  // promotes a pending marker whose task has its version 1 (an add that crashed between its
+  // steps 5 and 6, or is between them now): promoting early is harmless, the adder's own
+  // rename then finds nothing to move.
+  candidates(queue: string): AsyncIterable<string[]>;
   // The head record of each of `ids` in `queue` that has a version, in the order given; one
   // whose head is damaged is passed over into `damaged` (when given): one damaged task must not
   // stop a listing of the others.

@@ -157,4 +157,16 @@ describe.skipIf(skip !== undefined)("tasks on PostgreSQL", () => {
       await holder.close();
     }
   });
+  test("a claim reads its candidates a page at a time and finds a claimable task beyond many that are not", async () => {
+    const q = "paged";
+    const gate = (await bus.tasks.add(q, "gate")).id;
+    const held = (await bus.tasks.claim(q, { as: "w0" })).value!;
+    expect(held.id).toBe(gate);
+    const blocked = await bus.tasks.addMany(Array.from({ length: 70 }, (_, i) => ({ queue: q, payload: `blocked ${i}`, after: [gate] })));
+    const free = (await bus.tasks.add(q, "free")).id;
+    expect(free > blocked.at(-1)!.id).toBe(true); // oldest first: it comes after every blocked one
+    expect((await bus.tasks.claim(q, { as: "w1" })).value!.id).toBe(free);
+    await bus.tasks.complete(held.id, held.token, "open");
+    expect((await bus.tasks.claim(q, { as: "w1" })).value!.id).toBe(blocked[0].id);
+  });
 });
