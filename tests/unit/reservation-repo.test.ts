@@ -1,0 +1,81 @@
+// Which repository a directory is in, and a path given from anywhere in it as the
+// repository-relative pattern a reservation names (lib/reservations/repo.ts), with real git:
+// a linked worktree shares its repository's identity; clones with one origin share it too.
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { A2AError } from "../../lib/core/errors";
+import { insidePath, normaliseRemote, relativePath, repoOf } from "../../lib/reservations/repo";
+import { tempDir } from "../harness/run";
+
+const git = (cwd: string, ...args: string[]) => {
+  const r = Bun.spawnSync(["git", "-c", "user.email=t@t", "-c", "user.name=t", "-c", "init.defaultBranch=main", ...args], { cwd, stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr.toString()}`);
+  return r.stdout.toString().trim();
+};
+
+describe("the repository of a directory", () => {
+  test("a worktree and a subdirectory have the main work tree's identity; a clone with the same origin too; another host without origin not", () => {
+    using d = tempDir();
+    const main = join(d.path, "main");
+    mkdirSync(join(main, "src", "api"), { recursive: true });
+    git(main, "init", "-q");
+    writeFileSync(join(main, "src", "api", "x.ts"), "x");
+    git(main, "add", ".");
+    git(main, "commit", "-qm", "one");
+    const local = repoOf(main, "h1");
+    expect(local).toEqual({ root: main, id: `dir:h1:${join(main, ".git")}`, git: true });
+    git(main, "worktree", "add", "-q", join(d.path, "wt"));
+    expect(repoOf(join(d.path, "wt"), "h1").id).toBe(local.id);
+    expect(repoOf(join(d.path, "wt"), "h1").root).toBe(join(d.path, "wt"));
+    expect(repoOf(join(main, "src", "api"), "h1").root).toBe(main);
+    expect(repoOf(main, "h2").id).not.toBe(local.id);
+    git(main, "remote", "add", "origin", "git@GitHub.com:org/app.git");
+    git(d.path, "clone", "-q", main, "clone");
+    git(join(d.path, "clone"), "remote", "set-url", "origin", "https://someone@github.com/org/app");
+    expect(repoOf(main, "h1").id).toBe("git:github.com/org/app");
+    expect(repoOf(join(d.path, "wt"), "h1").id).toBe("git:github.com/org/app");
+    expect(repoOf(join(d.path, "clone"), "h2").id).toBe("git:github.com/org/app");
+    expect(repoOf(main, "h1", { A2A_REPO: "team-app" }).id).toBe("name:team-app");
+    const outside = join(d.path, "plain");
+    mkdirSync(outside);
+    expect(repoOf(outside, "h1")).toEqual({ root: outside, id: `dir:h1:${outside}`, git: false });
+  });
+
+  test("remote URLs of one repository normalise alike", () => {
+    for (const u of ["git@github.com:org/app.git", "https://github.com/org/app.git", "ssh://git@GITHUB.com:22/org/app", "https://u:p@github.com/org/app/"]) expect({ u, n: normaliseRemote(u) }).toEqual({ u, n: "github.com/org/app" });
+    expect(normaliseRemote("/srv/git/app.git")).toBe("srv/git/app");
+  });
+});
+
+describe("a path given from anywhere in the repository", () => {
+  test("from a subdirectory, absolute, with .. inside: the same pattern; outside (by .. or a symlink): refused; a symlink inside: its target", () => {
+    using d = tempDir();
+    const root = join(d.path, "r");
+    mkdirSync(join(root, "src", "api"), { recursive: true });
+    git(root, "init", "-q");
+    writeFileSync(join(root, "src", "api", "x.ts"), "x");
+    symlinkSync(join(root, "src", "api", "x.ts"), join(root, "link.ts"));
+    symlinkSync(d.path, join(root, "escape"));
+    const repo = repoOf(join(root, "src"), "h");
+    const sub = join(root, "src");
+    expect(relativePath(repo, sub, "api/x.ts")).toBe("src/api/x.ts");
+    expect(relativePath(repo, sub, join(root, "src/api/x.ts"))).toBe("src/api/x.ts");
+    expect(relativePath(repo, sub, "../docs/*.md")).toBe("docs/*.md");
+    expect(relativePath(repo, sub, "api/**")).toBe("src/api/**");
+    expect(relativePath(repo, root, "link.ts")).toBe("src/api/x.ts");
+    expect(relativePath(repo, root, "src/new-file.ts")).toBe("src/new-file.ts"); // not there yet
+    expect(relativePath(repo, root, "escape/r/src")).toBe("src"); // out through a link and back in
+    for (const p of ["../../elsewhere", "/etc/passwd", "escape", "escape/other.txt"]) {
+      let err: unknown;
+      try {
+        relativePath(repo, p.startsWith("../") ? sub : root, p);
+      } catch (e) {
+        err = e;
+      }
+      expect({ p, code: (err as A2AError)?.code, msg: /outside the repository/.test((err as Error)?.message) }).toEqual({ p, code: "EUSAGE", msg: true });
+    }
+    expect(insidePath(repo, root, "/etc/passwd")).toBeUndefined();
+    expect(insidePath(repo, sub, "api/x.ts")).toBe("src/api/x.ts");
+  });
+});
