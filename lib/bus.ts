@@ -31,6 +31,7 @@ const MAIL = () => import("./mail/room");
 const TOPICS = () => import("./topics/room");
 const TASKS = () => import("./tasks/room");
 const LEASES = () => import("./leases/lease");
+const RESERVATIONS = () => import("./reservations/room");
 const PRESENCE = () => import("./presence/room");
 const SESSIONS = () => import("./sessions/room");
 const DASHBOARD = () => import("./dashboard/room");
@@ -101,6 +102,12 @@ const OPS = {
     renew: [LEASES, "renewLeases"],
     release: [LEASES, "releaseLeases"],
     list: [LEASES, "listLeases"],
+  },
+  reservations: {
+    reserve: [RESERVATIONS, "reserve"],
+    release: [RESERVATIONS, "release"],
+    list: [RESERVATIONS, "listReservations"],
+    blockers: [RESERVATIONS, "blockers"],
   },
   presence: {
     start: [PRESENCE, "startPresence"],
