@@ -27,6 +27,9 @@ const TOOL: Record<string, string> = {
   "task retry": "task_retry",
   "lease take": "lease_take",
   "lease list": "lease_list",
+  reserve: "reserve_files",
+  release: "release_files",
+  reservations: "list_reservations",
 };
 
 export const MODEL: Phrasebook = {

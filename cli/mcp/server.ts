@@ -32,6 +32,7 @@ import { registerResources } from "./resources";
 import { openSession } from "./session";
 import { DeliveryTransport } from "./transport";
 import { registerChannelTools } from "./tools/channels";
+import { registerFileTools } from "./tools/files";
 import { registerMessageTools } from "./tools/messages";
 import { registerPeerTools } from "./tools/peers";
 import { registerSlotTools } from "./tools/slots";
@@ -50,6 +51,7 @@ const TOOL_GROUPS: ((server: McpServer, ctx: McpCtx) => void)[] = [
   registerMessageTools,
   registerTopicTools,
   registerTaskTools,
+  registerFileTools,
 ];
 
 const GRACE_MS = 2000; // the most shutdown waits for answers being written to settle, and for the store to close

@@ -17,6 +17,7 @@ export const SETS = {
   topics: ["publish_topic", "read_topic", "agent_send", "agent_recv"],
   tasks: ["task_add", "task_claim", "task_renew", "task_done", "task_fail", "task_wait", "task_list", "task_show", "task_retry", "task_cancel"],
   leases: ["lease_take", "lease_renew", "lease_release", "lease_list"], // reservations of names (files, areas)
+  files: ["reserve_files", "release_files", "list_reservations"], // reservations of paths of the repository
 } as const satisfies Record<string, readonly string[]>;
 
 export type SetName = keyof typeof SETS;

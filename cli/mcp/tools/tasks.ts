@@ -43,8 +43,8 @@ const PREVIEW = 150;
 const short = (s: string | null) => (s === null ? null : cut(s, PREVIEW));
 
 
-// The fields of an unfinished wait, and the call that continues it.
-function notYet(w: Exclude<Bounded<unknown>, { kind: "done" }>, cap: number, again: string, what: string) {
+// The fields of an unfinished wait, and the call that continues it (tools/files.ts too).
+export function notYet(w: Exclude<Bounded<unknown>, { kind: "done" }>, cap: number, again: string, what: string) {
   const waited_secs = round(w.waited);
   const message =
     w.kind === "still_waiting"
