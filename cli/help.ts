@@ -23,6 +23,7 @@ export function commandSpecs(program: Command): CommandSpec[] {
 const ENV: [string, string][] = [
   ["A2A_DIR", "the store directory (default ~/.a2a; --dir wins)"],
   ["A2A_AGENT", "your agent name for mail and topics (--as wins)"],
+  ["A2A_REPO", "the repository reservations belong to (default: the origin remote, else the common git directory)"],
   ["A2A_SHARED", "1: a new store is made shared with your group (a2a init --shared GROUP names the group)"],
   ["A2A_MAX_BYTES", "largest result, chunk or message, in bytes (default 1048576)"],
   ["A2A_POLL_MS", "poll interval on network filesystems, ms (default 100)"],
