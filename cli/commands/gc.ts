@@ -15,6 +15,6 @@ export const commands = {
     }).action(action(async (c: Ctx) => {
       const r = await c.bus.admin.gc();
       if (r.damaged.length) err(damagedWarning(r.damaged));
-      out(c.json ? json(r) : `swept ${r.expired.length} expired slot(s); removed ${r.tombstones} old tombstone(s), ${r.temp_files} temp file(s), ${r.orphan_streams.length} orphaned stream(s), ${r.stale_locks.length} stale lock(s); returned ${r.claims_recovered} abandoned message claim(s) to unread; removed ${r.tasks_removed} old task(s), ${r.leases_removed} old lease(s), ${r.topic_messages_removed} old topic message(s)\n`);
+      out(c.json ? json(r) : `swept ${r.expired.length} expired slot(s); removed ${r.tombstones} old tombstone(s), ${r.temp_files} temp file(s), ${r.orphan_streams.length} orphaned stream(s), ${r.stale_locks.length} stale lock(s); returned ${r.claims_recovered} abandoned message claim(s) to unread; removed ${r.tasks_removed} old task(s), ${r.leases_removed} old lease(s), ${r.reservations_removed} expired reservation(s), ${r.topic_messages_removed} old topic message(s)\n`);
     })),
 };

@@ -28,6 +28,7 @@ import { sweepExpired, TOMBSTONE_KEEP_SEC } from "../slots/slot";
 import { slotStorage } from "../slots/storage";
 import { nowSec } from "../core/time";
 import { sweepTasksAndLeases } from "../tasks/sweep";
+import { sweepReservations } from "../reservations/reserve";
 import type { DamagedChain } from "../tasks/state";
 
 export interface GcReport {
@@ -39,6 +40,7 @@ export interface GcReport {
   claims_recovered: number; // messages of dead readers put back to unread
   tasks_removed: number; // done (7 days) or dead (30 days) tasks no unfinished task depends on
   leases_removed: number; // lease chains free for a day
+  reservations_removed: number; // reservations on paths past their TTL
   topic_messages_removed: number; // older than A2A_TOPIC_KEEP (30 days unless set), each topic's newest kept
   damaged: DamagedChain[]; // task and lease chains left alone because their head is damaged
 }
@@ -49,7 +51,7 @@ const TEMP_RE = /^\d+\.[0-9a-f]+\.tmp$/;
 export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise<GcReport> {
   if (store.pg) return gcDatabase(store, store.pg);
   checkStore(store);
-  const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, topic_messages_removed: 0, damaged: [] };
+  const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, reservations_removed: 0, topic_messages_removed: 0, damaged: [] };
   const now = Date.now();
   for (const file of entries(store, slotsDir(store))) {
     const name = slotNameOf(file);
@@ -96,6 +98,7 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
   report.tasks_removed = swept.tasks;
   report.leases_removed = swept.leases;
   report.damaged = swept.damaged;
+  report.reservations_removed = await sweepReservations(store);
   return report;
 }
 
@@ -114,9 +117,10 @@ async function gcDatabase(store: Store, pg: NonNullable<Store["pg"]>): Promise<G
   let claims_recovered = 0;
   for (const agent of await mail.agents()) claims_recovered += await mail.recover(agent);
   const swept = await pg.gc({ now: nowSec(), topicKeepSec: store.topicKeepSec });
+  const reservations_removed = await sweepReservations(store);
   return {
     expired, tombstones: swept.tombstones, temp_files: 0, orphan_streams: swept.orphan_streams, stale_locks: [], claims_recovered,
-    tasks_removed: swept.tasks_removed, leases_removed: swept.leases_removed, topic_messages_removed: swept.topic_messages_removed, damaged: swept.damaged,
+    tasks_removed: swept.tasks_removed, leases_removed: swept.leases_removed, reservations_removed, topic_messages_removed: swept.topic_messages_removed, damaged: swept.damaged,
   };
 }
 

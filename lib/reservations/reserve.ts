@@ -219,3 +219,19 @@ export async function blockers(store: Store, paths: string[], opts: { as?: strin
   const me = await holderOf(store, opts.as, opts.cwd);
   return found.filter((f) => f.by.holder !== me);
 }
+
+// For gc: drops the expired reservations of every repository (a set left with none is removed
+// on files), each in the repository's turn like any change. Returns how many were dropped.
+export async function sweepReservations(store: Store): Promise<number> {
+  const storage = reservationStorage(store);
+  let dropped = 0;
+  for (const repo of await storage.repos()) {
+    if (!(await storage.live(repo)).some((r) => r.expires_at <= nowSec())) continue;
+    await storage.change(repo, (current) => {
+      const kept = live(current, nowSec());
+      dropped += current.length - kept.length;
+      return kept;
+    });
+  }
+  return dropped;
+}

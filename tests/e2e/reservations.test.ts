@@ -117,6 +117,20 @@ describe("reservations through the binary", () => {
     expect(await listed(s.path, r.main)).toEqual([["src/**", "bob"]]);
   });
 
+  test("gc drops expired reservations, and only those", async () => {
+    using s = testStore();
+    const r = repository();
+    using _ = r.d;
+    expect((await a2a(["reserve", "c", "--as", "bob"], { dir: s.path, cwd: r.main })).code).toBe(0);
+    const short = await a2a(["reserve", "a", "b", "--ttl", "1ms", "--as", "alice", "--json"], { dir: s.path, cwd: r.main }); // the last change: nothing after it drops them
+    const until = Math.max(...JSON.parse(short.stdout).map((x: any) => x.expires_at));
+    while (Date.now() <= until * 1000) await Bun.sleep(Math.ceil(until * 1000 - Date.now()) + 1); // the TTL's own instant, no event marks it
+    const gc = await a2a(["gc", "--json"], { dir: s.path });
+    expect(JSON.parse(gc.stdout).reservations_removed).toBe(2);
+    expect(await listed(s.path, r.main)).toEqual([["c", "bob"]]);
+    expect(JSON.parse((await a2a(["gc", "--json"], { dir: s.path })).stdout).reservations_removed).toBe(0);
+  });
+
   test("MCP: reserve_files, list_reservations and release_files in the files tool set, the holder being the session", async () => {
     using s = testStore();
     const r = repository();

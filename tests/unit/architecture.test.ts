@@ -114,7 +114,7 @@ describe("architecture", () => {
       reservations: ["core", "fs", "presence", "tasks"],
       sessions: ["core", "fs", "mail", "presence", "tasks"],
       dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases"],
-      maintenance: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "sessions"],
+      maintenance: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "sessions"],
       // a2a export and import: every room's storage, read and written through its interface.
       move: ["core", "slots", "mail", "topics", "presence", "tasks", "leases"],
       // The PostgreSQL engine's storage of the rooms it keeps (issue 22), as fs/ is the file engine's.
