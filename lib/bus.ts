@@ -135,6 +135,7 @@ const OPS = {
     retry: [BOARD, "retry"],
     cancel: [BOARD, "cancel"],
     release: [BOARD, "release"],
+    releaseReservation: [BOARD, "releaseReservation"],
   },
   admin: {
     init: [MAINTENANCE, "initStore"],

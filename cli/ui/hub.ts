@@ -54,7 +54,7 @@ export class Hub {
   readonly slots = new Map<string, UiSlot>();
   readonly agents = new Map<string, AgentRow>();
   readonly topics = new Map<string, TopicRow>();
-  board: Board = { available: false, queues: [], leases: [] }; // read before the hub is handed out (open)
+  board: Board = { available: false, queues: [], leases: [], reservations: [] }; // read before the hub is handed out (open)
   readonly timeline: TimelineEntry[] = [];
   #runs = new Map<string, Run>();
   #peers = new Map<string, Peer>();

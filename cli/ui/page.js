@@ -72,7 +72,7 @@
   const slots = new Map(); // name -> { row, tr, cells }
   const agents = new Map(); // name -> row
   const topics = new Map(); // topic -> row
-  let board = { available: false, queues: [], leases: [] };
+  let board = { available: false, queues: [], leases: [], reservations: [] };
   let paused = false;
   const pending = []; // timeline entries that came in while paused
   let openSlot = null; // the name shown in the detail view
@@ -426,6 +426,21 @@
       lt.append(tr);
     }
     $("leases-empty").hidden = board.leases.length > 0;
+    const rt = $("reservations");
+    rt.replaceChildren();
+    for (const r of board.reservations) {
+      const tr = el("tr");
+      tr.dataset.pattern = r.pattern;
+      tr.dataset.holder = r.holder;
+      const act = el("td");
+      const b = el("button", "small danger", "Release…");
+      b.disabled = config.read_only || !config.as;
+      b.addEventListener("click", () => act2(`Release ${r.pattern}?`, `${r.holder} reserved it${r.reason ? ` (${r.reason})` : ""}; releasing lets other agents edit and commit it.`, `a2a release ${shq(r.pattern)} --as ${r.holder}`, "/api/reservation/release", { repo: r.repo, holder: r.holder, pattern: r.pattern }));
+      act.append(b);
+      tr.append(el("td", "name", r.pattern), el("td", "mono", r.holder), el("td", "", r.exclusive ? "exclusive" : "shared"), el("td", "num", left(r.expires_at)), el("td", "", r.reason ?? ""), el("td", "mono", r.repo), act);
+      rt.append(tr);
+    }
+    $("reservations-empty").hidden = board.reservations.length > 0;
     summary(by);
   }
   async function act2(title, text, cmd, path, body) {
@@ -538,6 +553,7 @@
       ["tasks ready", taskCounts.ready ?? 0, ""],
       ["tasks dead", taskCounts.dead ?? 0, taskCounts.dead ? "bad" : ""],
       ["leases", board.leases.length, ""],
+      ["reserved", board.reservations.length, ""],
     ];
     const box = $("summary");
     if (box.childElementCount !== stats.length) {

@@ -12,7 +12,7 @@
 // - each action is the same bus operation as the CLI command it stands for: clear ->
 //   bus.slots.clear (a2a clear NAME), send -> bus.mail.send (a2a send TO MESSAGE --as NAME),
 //   and the board's retry / cancel / release -> bus.dashboard's (lib/dashboard/tasks.ts: a2a
-//   task retry ID, a2a task cancel ID, a2a lease release NAME); POST only, refused when read-only;
+//   task retry ID, a2a task cancel ID, a2a lease release NAME; a2a release PATTERN --as HOLDER); POST only, refused when read-only;
 // - nothing here writes to the store but those actions.
 
 import type { Bus } from "../../lib/bus";
@@ -93,6 +93,8 @@ export async function serveUi(bus: Bus, o: UiOptions): Promise<Ui> {
     "/api/task/retry": async (b) => (await bus.dashboard.retry(str(b.queue, "the queue"), str(b.id, "the task id"), need()), { ok: true }),
     "/api/task/cancel": async (b) => (await bus.dashboard.cancel(str(b.queue, "the queue"), str(b.id, "the task id"), need()), { ok: true }),
     "/api/lease/release": async (b) => (await bus.dashboard.release(str(b.name, "the lease name"), need()), { ok: true }),
+    "/api/reservation/release": async (b) =>
+      (await bus.dashboard.releaseReservation({ repo: str(b.repo, "the repository"), holder: str(b.holder, "the holder"), pattern: str(b.pattern, "the pattern") }, need()), { ok: true }),
   };
 
   let server: ReturnType<typeof Bun.serve>;

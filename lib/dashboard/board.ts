@@ -30,10 +30,22 @@ export interface BoardLease {
   expires_at: number;
 }
 
+// A reservation on paths of a repository (lib/reservations/).
+export interface BoardReservation {
+  repo: string; // the repository's identity
+  pattern: string;
+  holder: string;
+  exclusive: boolean;
+  reason: string | null; // written by agents: untrusted text
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Board {
   available: boolean; // false: this build has no task queue
   queues: { name: string; tasks: BoardTask[] }[];
   leases: BoardLease[];
+  reservations: BoardReservation[];
 }
 
 export interface BoardProvider {
@@ -44,5 +56,6 @@ export interface BoardProvider {
   retry(store: Store, queue: string, id: string, as: string): Promise<void>;
   cancel(store: Store, queue: string, id: string, as: string): Promise<void>;
   release(store: Store, lease: string, as: string): Promise<void>;
+  releaseReservation(store: Store, which: { repo: string; holder: string; pattern: string }, as: string): Promise<void>;
 }
 

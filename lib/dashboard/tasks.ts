@@ -4,7 +4,8 @@
 // a2a lease release NAME --as HOLDER). Top-level because it joins tasks with the board.
 
 import type { Store } from "../core/config";
-import { byName, leaseDir, leasesDir, openDir, queueDir, taskDir, tasksDir } from "../core/paths";
+import { byName, leaseDir, leasesDir, openDir, queueDir, reservationsDir, taskDir, tasksDir } from "../core/paths";
+import { allReservations, dropReservation } from "../reservations/reserve";
 import type { Board, BoardProvider, BoardTask } from "./board";
 import { cancelTask, retryTask } from "../tasks/admin";
 import { listLeases, releaseLeases } from "../leases/lease";
@@ -29,10 +30,11 @@ export const TASK_BOARD: BoardProvider = {
       byQueue.set(t.queue, list);
     }
     const leases = (await listLeases(store)).map((l) => ({ name: l.name, holder: l.holder, acquired_at: l.taken_at, expires_at: l.expires_at }));
-    return { available: true, queues: [...byQueue].sort(([a], [b]) => byName(a, b)).map(([name, tasks]) => ({ name, tasks })), leases };
+    const reservations = (await allReservations(store)).map((r) => ({ repo: r.repo, pattern: r.pattern, holder: r.holder, exclusive: r.exclusive, reason: r.reason, created_at: r.created_at, expires_at: r.expires_at }));
+    return { available: true, queues: [...byQueue].sort(([a], [b]) => byName(a, b)).map(([name, tasks]) => ({ name, tasks })), leases, reservations };
   },
   async dirs(store: Store): Promise<string[]> {
-    const dirs = [tasksDir(store), leasesDir(store)];
+    const dirs = [tasksDir(store), leasesDir(store), reservationsDir(store)];
     for (const q of await queues(store)) dirs.push(queueDir(store, q), openDir(store, q));
     const live = (await listTasks(store)).filter((t) => t.state === "ready" || t.state === "claimed" || t.state === "blocked");
     for (const t of live.slice(0, MAX_WATCHED_TASKS)) dirs.push(taskDir(store, t.queue, t.id));
@@ -48,5 +50,8 @@ export const TASK_BOARD: BoardProvider = {
   async release(store, lease) {
     const held = (await listLeases(store, [lease]))[0];
     if (held) await releaseLeases(store, [lease], { as: held.holder });
+  },
+  async releaseReservation(store, which) {
+    await dropReservation(store, which);
   },
 };

@@ -183,6 +183,9 @@ function refuseOthers(current: Reservation[], wanted: string[], me: string): voi
   }
 }
 
+const sortReservations = (rs: Reservation[]) =>
+  rs.sort((a, b) => (a.pattern < b.pattern ? -1 : a.pattern > b.pattern ? 1 : a.holder < b.holder ? -1 : a.holder > b.holder ? 1 : 0));
+
 export interface Listing {
   repo: string; // the repository's identity
   root: string; // its work tree here
@@ -196,8 +199,7 @@ export async function listReservations(store: Store, opts: { cwd: string; paths?
   const wanted = opts.paths?.length ? patternsOf(repo, opts.cwd, opts.paths, "look up") : undefined;
   const all = live(await reservationStorage(store).live(repo.id), nowSec());
   const shown = wanted ? all.filter((r) => wanted.some((p) => overlap(r.pattern, p))) : all;
-  shown.sort((a, b) => (a.pattern < b.pattern ? -1 : a.pattern > b.pattern ? 1 : a.holder < b.holder ? -1 : a.holder > b.holder ? 1 : 0));
-  return { repo: repo.id, root: repo.root, reservations: shown };
+  return { repo: repo.id, root: repo.root, reservations: sortReservations(shown) };
 }
 
 // For each concrete path (relative to cwd, or absolute), the live EXCLUSIVE reservations of
@@ -218,6 +220,30 @@ export async function blockers(store: Store, paths: string[], opts: { as?: strin
   if (!found.length) return [];
   const me = await holderOf(store, opts.as, opts.cwd);
   return found.filter((f) => f.by.holder !== me);
+}
+
+// Every live reservation of every repository, by repository then pattern (the dashboard).
+export async function allReservations(store: Store): Promise<Reservation[]> {
+  const storage = reservationStorage(store);
+  const now = nowSec();
+  const out: Reservation[] = [];
+  for (const repo of await storage.repos()) out.push(...sortReservations(live(await storage.live(repo), now)));
+  return out;
+}
+
+// Removes one reservation, named by repository, holder and pattern (the dashboard's release,
+// which a person confirms: `a2a release PATTERN --as HOLDER` in that repository). False: it was
+// not there (released or expired meanwhile); nothing is written then.
+export async function dropReservation(store: Store, which: { repo: string; holder: string; pattern: string }): Promise<boolean> {
+  const storage = reservationStorage(store);
+  const same = (r: Reservation) => r.holder === which.holder && r.pattern === which.pattern;
+  if (!(await storage.live(which.repo)).some(same)) return false;
+  let dropped = false;
+  await storage.change(which.repo, (current) => {
+    dropped = live(current, nowSec()).some(same);
+    return live(current, nowSec()).filter((r) => !same(r));
+  });
+  return dropped;
 }
 
 // For gc: drops the expired reservations of every repository (a set left with none is removed

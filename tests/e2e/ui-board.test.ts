@@ -50,6 +50,10 @@ function fixture(dir: string, calls: string[]): BoardProvider {
       calls.push(`release ${name} as ${as}`);
       change((b) => (b.leases = b.leases.filter((l) => l.name !== name)));
     },
+    releaseReservation: async (_s, r, as) => {
+      calls.push(`release ${r.pattern} of ${r.holder} as ${as}`);
+      change((b) => (b.reservations = b.reservations.filter((x) => x.pattern !== r.pattern)));
+    },
   };
 }
 
@@ -65,6 +69,7 @@ function withBoard(store: Store, fx: BoardProvider): Bus {
       retry: (queue, id, as) => fx.retry(store, queue, id, as),
       cancel: (queue, id, as) => fx.cancel(store, queue, id, as),
       release: (lease, as) => fx.release(store, lease, as),
+      releaseReservation: (which, as) => fx.releaseReservation(store, which, as),
     },
   };
 }
@@ -104,6 +109,7 @@ describe.skipIf(!!missing)("a2a ui: the task board and leases (through the Board
         ],
       }],
       leases: [{ name: "deploy-lock", holder: "alice", acquired_at: now - 60, expires_at: now + 600 }],
+      reservations: [],
     };
     writeFileSync(join(tasksDir, "board.json"), JSON.stringify(board));
     const calls: string[] = [];
@@ -186,6 +192,51 @@ describe.skipIf(!!missing)("a2a ui: the task board and leases (through the Board
       await page.click("#confirm-yes");
       await page.waitForSelector('#leases tr[data-lease="deploy-lock"]', { state: "detached" });
       expect(JSON.parse(await run(["lease", "list", "--json"]))).toEqual([]);
+    } finally {
+      await page.close();
+      await ui.stop();
+      await bus.close();
+    }
+  });
+});
+
+describe.skipIf(!!missing)("a2a ui: reservations on paths", () => {
+  let browser: Awaited<ReturnType<typeof launchBrowser>>;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  test("the page lists reservations (pattern, holder, expiry, reason) live, and releases one once confirmed", async () => {
+    using d = testStore();
+    using work = tempDir("a2a-ui-repo-");
+    const run = async (args: string[]) => {
+      const r = await a2a(args, { dir: d.path, cwd: work.path });
+      if (r.code !== 0) throw new Error(`a2a ${args.join(" ")}: ${r.stderr}`);
+      return r.stdout.trim();
+    };
+    await run(["reserve", "src/api/**", "--as", "alice", "--reason", "routes", "--ttl", "30m"]);
+    const bus = openBus({ dir: d.path, env: {} });
+    const ui = await serveUi(bus, { host: "127.0.0.1", port: 0, readOnly: false, as: "human" });
+    const page = await browser.ctx.newPage();
+    try {
+      await page.goto(ui.link());
+      await page.waitForSelector("body[data-ready]");
+      const row = '#reservations tr[data-pattern="src/api/**"]';
+      await page.waitForSelector(row);
+      expect(await page.textContent(row)).toMatch(/^src\/api\/\*\*aliceexclusive(29|30)m.*routesdir:/);
+      await run(["reserve", "docs", "--shared", "--as", "bob"]); // appears live
+      await page.waitForSelector('#reservations tr[data-pattern="docs"]');
+      await page.click(`${row} button`);
+      expect(await page.textContent("#confirm-cmd")).toBe("a2a release 'src/api/**' --as alice");
+      await page.click("#confirm-no");
+      expect(JSON.parse(await run(["reservations", "--json"])).reservations.length).toBe(2); // not confirmed: nothing released
+      await page.click(`${row} button`);
+      await page.click("#confirm-yes");
+      await page.waitForSelector(row, { state: "detached" });
+      expect(JSON.parse(await run(["reservations", "--json"])).reservations.map((r: any) => [r.pattern, r.holder])).toEqual([["docs", "bob"]]);
     } finally {
       await page.close();
       await ui.stop();

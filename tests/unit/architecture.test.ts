@@ -113,7 +113,7 @@ describe("architecture", () => {
       leases: ["core", "fs", "tasks"],
       reservations: ["core", "fs", "presence", "tasks"],
       sessions: ["core", "fs", "mail", "presence", "tasks"],
-      dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases"],
+      dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations"],
       maintenance: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "sessions"],
       // a2a export and import: every room's storage, read and written through its interface.
       move: ["core", "slots", "mail", "topics", "presence", "tasks", "leases"],
