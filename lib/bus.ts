@@ -31,6 +31,7 @@ const MAIL = () => import("./mail/room");
 const TOPICS = () => import("./topics/room");
 const TASKS = () => import("./tasks/room");
 const LEASES = () => import("./leases/lease");
+const GUARD = () => import("./guard/check");
 const PRESENCE = () => import("./presence/room");
 const SESSIONS = () => import("./sessions/room");
 const DASHBOARD = () => import("./dashboard/room");
@@ -101,6 +102,11 @@ const OPS = {
     renew: [LEASES, "renewLeases"],
     release: [LEASES, "releaseLeases"],
     list: [LEASES, "listLeases"],
+  },
+  // What the git hooks of `a2a guard` decide (lib/guard/check.ts).
+  guard: {
+    commit: [GUARD, "guardCommit"],
+    push: [GUARD, "guardPush"],
   },
   presence: {
     start: [PRESENCE, "startPresence"],
