@@ -31,6 +31,7 @@ const MAIL = () => import("./mail/room");
 const TOPICS = () => import("./topics/room");
 const TASKS = () => import("./tasks/room");
 const LEASES = () => import("./leases/lease");
+const RESERVATIONS = () => import("./reservations/room");
 const GUARD = () => import("./guard/check");
 const PRESENCE = () => import("./presence/room");
 const SESSIONS = () => import("./sessions/room");
@@ -102,6 +103,12 @@ const OPS = {
     renew: [LEASES, "renewLeases"],
     release: [LEASES, "releaseLeases"],
     list: [LEASES, "listLeases"],
+  },
+  reservations: {
+    reserve: [RESERVATIONS, "reserve"],
+    release: [RESERVATIONS, "release"],
+    list: [RESERVATIONS, "listReservations"],
+    blockers: [RESERVATIONS, "blockers"],
   },
   // What the git hooks of `a2a guard` decide (lib/guard/check.ts).
   guard: {

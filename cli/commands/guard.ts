@@ -47,7 +47,7 @@ function refusal(v: GuardVerdict, what: "commit" | "push"): string {
     const reason = by.reason ? `, reason ${JSON.stringify(by.reason)}` : "";
     return `a2a guard: ${path} is reserved by ${by.holder} (pattern ${by.pattern}${reason}) until ${isoTime(by.expires_at)}\n`;
   });
-  lines.push(`a2a guard: ${what} refused for ${v.as}: reservations are advisory; ask the holder to release (a2a reservations shows them), or bypass with git ${what} --no-verify\n`);
+  lines.push(`a2a guard: ${what} refused for ${v.as ?? "you"}: reservations are advisory; ask the holder to release (a2a reservations shows them), or bypass with git ${what} --no-verify\n`);
   return lines.join("");
 }
 

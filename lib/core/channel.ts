@@ -17,7 +17,8 @@ export type Channel =
   | { on: "topic"; topic: string } // messages on one topic
   | { on: "topics" } // topics appearing; key: the topic's name
   | { on: "keys"; to: string } // idempotency key records of mail to `to`
-  | { on: "lease"; name: string }; // one leased name
+  | { on: "lease"; name: string } // one leased name
+  | { on: "reservations"; repo: string }; // the reservations of one repository (its identity)
 
 // A channel's name, as a notification system would name it ("inbox:bob"), and for messages.
 export function channelName(ch: Channel): string {
@@ -40,5 +41,7 @@ export function channelName(ch: Channel): string {
       return `keys:${ch.to}`;
     case "lease":
       return `lease:${ch.name}`;
+    case "reservations":
+      return `reservations:${ch.repo}`;
   }
 }

@@ -38,6 +38,7 @@ export interface Settings {
   claimLeaseMs: number; // A2A_CLAIM_LEASE_MS: a claim older than this, from another host, is taken back
   heartbeatMs: number; // A2A_HEARTBEAT_MS: presence heartbeat of `a2a mcp`
   agent: string | undefined; // A2A_AGENT: who this process is, unless --as says otherwise
+  repoName: string | undefined; // A2A_REPO: the repository reservations belong to (lib/reservations/repo.ts)
   maxWaitSec: number; // A2A_MCP_MAX_WAIT: seconds one MCP call may block
   progressMs: number; // A2A_MCP_PROGRESS_MS: progress notification interval during an MCP wait
   durability: "fsync" | "none"; // A2A_DURABILITY: fsync every write (default), or not (tmpfs, scratch)
@@ -180,6 +181,7 @@ export function readSettings(env: Env): Settings {
     claimLeaseMs: wholeNumber(env, "A2A_CLAIM_LEASE_MS", DEFAULT_CLAIM_LEASE_MS),
     heartbeatMs: wholeNumber(env, "A2A_HEARTBEAT_MS", DEFAULT_HEARTBEAT_MS, 100, "milliseconds"),
     agent: env.A2A_AGENT || undefined,
+    repoName: env.A2A_REPO?.trim() || undefined,
     maxWaitSec: positiveNumber(env, "A2A_MCP_MAX_WAIT", DEFAULT_MAX_WAIT_SEC, "seconds"),
     progressMs: positiveNumber(env, "A2A_MCP_PROGRESS_MS", DEFAULT_PROGRESS_MS, "milliseconds"),
     durability: durability(env),

@@ -17,6 +17,7 @@
 //   ROOT/tasks/QUEUE/@keys/HASH.json   add idempotency key -> task id
 //   ROOT/tasks/QUEUE/@claims/HASH.json claim replay key (assignee, key) -> claim
 //   ROOT/leases/NAME/NNNNNNNN.json     version N of the lease on NAME (a chain)
+//   ROOT/reservations/HASH.json        the reservations of one repository (HASH: of its identity)
 //   ROOT/sessions/NAME.json            what the Claude Code hooks told session NAME (lib/sessions/hooks.ts)
 //
 //   ROOT/store.json                    the marker: this directory is an a2a store (lib/core/guard.ts)
@@ -24,6 +25,7 @@
 // Names never start with "." so dot-files anywhere are foreign or temporary and are skipped.
 
 import { cut } from "./cut";
+import { hashHex } from "./digest";
 import { join } from "node:path";
 import { A2AError } from "./errors";
 import type { Store } from "./config";
@@ -58,7 +60,7 @@ export const CHUNK_DIGITS = 10;
 
 // The store itself: its marker, and every name a2a creates at its top.
 export const markerFile = (s: Store) => join(s.root, "store.json");
-export const STORE_NAMES = ["store.json", "tmp", "slots", "locks", "streams", "topics", "subs", "inbox", "peers", "identities", "tasks", "leases", "sessions"];
+export const STORE_NAMES = ["store.json", "tmp", "slots", "locks", "streams", "topics", "subs", "inbox", "peers", "identities", "tasks", "leases", "reservations", "sessions"];
 // The top-level directories that are sticky in a shared store: each holds entries made by
 // different members that no other member ever needs to rename or remove (temp files, topics,
 // subscribers, inboxes, session state). The others hold shared state that members replace,
@@ -172,6 +174,12 @@ export function dependantOf(file: string): { id: string; queue: string } | undef
 // Leases on names.
 export const leasesDir = (s: Store) => join(s.root, "leases");
 export const leaseDir = (s: Store, name: string) => join(leasesDir(s), name);
+// Reservations on paths: one record per repository.
+export const reservationsDir = (s: Store) => join(s.root, "reservations");
+// A repository's identity (lib/reservations/repo.ts) may hold any character: its file is named
+// by a hash of it.
+export const reservationFileName = (repo: string) => hashHex("sha256", repo).slice(0, 32) + JSON_EXT;
+export const reservationFile = (s: Store, repo: string) => join(reservationsDir(s), reservationFileName(repo));
 // Hook state of a session (lib/sessions/hooks.ts).
 export const sessionsDir = (s: Store) => join(s.root, "sessions");
 export const sessionFile = (s: Store, name: string) => join(sessionsDir(s), name + JSON_EXT);

@@ -28,7 +28,7 @@ import { A2AError, arg, text } from "./errors";
 import { done, ended, type Outcome } from "./outcome";
 import type { Channel } from "./channel";
 import { ensureDir } from "./guard";
-import { idOfFile, inboxesDir, keysDir, leaseDir, newDir, openDir, slotNameOf, slotsDir, taskDir, topicDir, topicsDir } from "./paths";
+import { idOfFile, inboxesDir, keysDir, leaseDir, newDir, reservationFileName, reservationsDir, openDir, slotNameOf, slotsDir, taskDir, topicDir, topicsDir } from "./paths";
 
 export type Listener = (file: string | undefined) => void;
 
@@ -118,6 +118,8 @@ function channelDir(store: Store, ch: Channel): { dir: string; key: (file: strin
       return { dir: keysDir(store, ch.to), key: any };
     case "lease":
       return { dir: leaseDir(store, ch.name), key: any };
+    case "reservations":
+      return { dir: reservationsDir(store), key: (f) => (f === reservationFileName(ch.repo) ? ch.repo : undefined), make: true };
   }
 }
 

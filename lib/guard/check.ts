@@ -7,6 +7,7 @@
 // committer's own reservations, shared ones and free paths pass. Reading only: nothing is
 // written, in the store or the repository.
 
+import { join } from "node:path";
 import type { Store } from "../core/config";
 import { actingAgent } from "../presence/session-name";
 import { blockers } from "../reservations/reserve";
@@ -14,15 +15,18 @@ import type { Reservation } from "../reservations/storage";
 import { parsePushLines, pushedPaths, stagedPaths, workTree } from "./git";
 
 export interface GuardVerdict {
-  as: string; // the committer (or pusher)
+  as: string | null; // the committer (or pusher), worked out only when something is blocked
   top: string; // the work tree the paths are relative to
   checked: number; // how many paths
   blocked: { path: string; by: Reservation }[];
 }
 
+// The committer's name is looked up (a read of the presence records) only to word a refusal:
+// blockers itself works it out only when someone else's reservation covers a path.
 async function judge(store: Store, top: string, paths: string[], as: string | undefined, cwd: string): Promise<GuardVerdict> {
-  const me = (await actingAgent(store, as, cwd)).name;
-  const blocked = paths.length ? await blockers(store, paths, { as: me, cwd: top }) : [];
+  // Absolute paths: the committer is worked out in `cwd` (as whoami there), git's paths are top's.
+  const blocked = paths.length ? await blockers(store, paths.map((p) => join(top, p)), { as, cwd }) : [];
+  const me = blocked.length ? (await actingAgent(store, as, cwd)).name : null;
   return { as: me, top, checked: paths.length, blocked };
 }
 

@@ -21,6 +21,7 @@ import type { MailStorage } from "../mail/storage";
 import type { PresenceStorage } from "../presence/storage";
 import type { SessionStorage } from "../sessions/storage";
 import type { LeaseStorage } from "../leases/storage";
+import type { ReservationStorage } from "../reservations/storage";
 import type { SlotStorage } from "../slots/storage";
 import type { TaskStorage } from "../tasks/storage";
 import type { TopicStorage } from "../topics/storage";
@@ -28,6 +29,7 @@ import { pgError, targetOf, type Target } from "./connect";
 import { pgGc, type PgGcOptions, type PgGcReport } from "./gc";
 import type { ServerReport } from "./doctor";
 import { pgLeases } from "./leases";
+import { pgReservations } from "./reservations";
 import { denied, migrate, migrateIn, schemaScript, SCHEMA_VERSION } from "./schema";
 import { pgMail } from "./mail";
 import { pgPresence } from "./presence";
@@ -62,6 +64,7 @@ export interface PgEngine extends PgClient {
   sessions: SessionStorage;
   topics: TopicStorage;
   leases: LeaseStorage;
+  reservations: ReservationStorage;
   gc(opts: PgGcOptions): Promise<PgGcReport>; // `a2a gc`'s sweeps of rows (lib/pg/gc.ts)
   // The store's maintenance (lib/maintenance/server.ts): doctor's checks (lib/pg/doctor.ts),
   // the schema made or migrated on purpose, and the SQL that makes it, for a DBA (no connection).
@@ -157,6 +160,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     sessions: pgSessions(client),
     topics: pgTopics(client),
     leases: pgLeases(client),
+    reservations: pgReservations(client),
     gc: (opts) => pgGc(client, tasks, opts),
     checks: async () => (await import("./doctor")).serverChecks(sql, target, recheckMs), // loaded for doctor only
     init: async () => ({ schema: target.schema, found: await client.run("making the schema", (s) => migrate(s, target)), version: SCHEMA_VERSION }),

@@ -17,6 +17,7 @@ import type { SQL } from "bun";
 import { A2AError } from "../core/errors";
 import type { Target } from "./connect";
 import { LEASE_TABLES } from "./leases";
+import { RESERVATION_TABLES } from "./reservations";
 import { MAIL_ROW_SECURITY, MAIL_TABLES } from "./mail";
 import { PRESENCE_TABLES } from "./presence";
 import { SESSION_TABLES } from "./sessions";
@@ -39,7 +40,7 @@ const COMMON = [
 
 // Each step is every room's tables at that version, in order. Until the engine is released
 // (issue 22), version 1 is still being written: each room module owns its statements.
-const STEPS: string[][] = [[...COMMON, ...SLOT_TABLES, ...MAIL_TABLES, ...TASK_TABLES, ...PRESENCE_TABLES, ...SESSION_TABLES, ...TOPIC_TABLES, ...LEASE_TABLES]];
+const STEPS: string[][] = [[...COMMON, ...SLOT_TABLES, ...MAIL_TABLES, ...TASK_TABLES, ...PRESENCE_TABLES, ...SESSION_TABLES, ...TOPIC_TABLES, ...LEASE_TABLES, ...RESERVATION_TABLES]];
 
 export const SCHEMA_VERSION = STEPS.length;
 

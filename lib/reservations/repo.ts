@@ -25,11 +25,11 @@ export interface Repo {
   git: boolean;
 }
 
-// The repository `cwd` is in. `env`: A2A_REPO; `host`: this machine's name (Store.host).
-export function repoOf(cwd: string, host: string, env: Record<string, string | undefined> = {}): Repo {
+// The repository `cwd` is in. `repoName`: A2A_REPO (Store.repoName); `host`: this machine's name (Store.host).
+export function repoOf(cwd: string, host: string, settings: { repoName?: string } = {}): Repo {
   const start = real(resolve(cwd));
   const found = findGit(start);
-  const named = env.A2A_REPO?.trim();
+  const named = settings.repoName?.trim();
   if (!found) return { root: start, id: named ? `name:${named}` : `dir:${host}:${start}`, git: false };
   const origin = originOf(found.common);
   const id = named ? `name:${named}` : origin ? `git:${origin}` : `dir:${host}:${found.common}`;

@@ -13,6 +13,7 @@
 // - every change wakes the channel { on: "reservations", repo }.
 
 import type { Store } from "../core/config";
+import { fileReservations } from "../fs/reservations";
 
 export interface Reservation {
   a2a: 1;
@@ -25,6 +26,7 @@ export interface Reservation {
   expires_at: number;
   host: string;
   pid: number;
+  writer?: string; // read only: who the engine vouches wrote the record (a database role), where it keeps one
 }
 
 export interface ReservationStorage {
@@ -36,4 +38,10 @@ export interface ReservationStorage {
   change(repo: string, decide: (current: Reservation[]) => Reservation[]): Promise<Reservation[]>;
   // Repositories with a set, for listing everything and for gc.
   repos(): Promise<string[]>;
+}
+
+// The store's reservation storage: the PostgreSQL engine's when the store is a database, else
+// the file engine's.
+export function reservationStorage(store: Store): ReservationStorage {
+  return store.pg ? store.pg.reservations : fileReservations(store);
 }

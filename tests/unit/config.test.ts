@@ -22,7 +22,7 @@ describe("settings", () => {
     expect(readSettings({})).toEqual({
       maxBytes: DEFAULT_MAX_BYTES, pollMs: DEFAULT_POLL_MS, watchMode: "auto", shared: false,
       maxUnread: DEFAULT_MAX_UNREAD, claimLeaseMs: DEFAULT_CLAIM_LEASE_MS, heartbeatMs: DEFAULT_HEARTBEAT_MS,
-      agent: undefined, maxWaitSec: DEFAULT_MAX_WAIT_SEC, progressMs: DEFAULT_PROGRESS_MS, durability: "fsync", log: false, debug: false,
+      agent: undefined, repoName: undefined, maxWaitSec: DEFAULT_MAX_WAIT_SEC, progressMs: DEFAULT_PROGRESS_MS, durability: "fsync", log: false, debug: false,
       platform: platformFor(process.platform), topicKeepSec: DEFAULT_TOPIC_KEEP_SEC,
     });
   });
@@ -30,12 +30,12 @@ describe("settings", () => {
   test("each variable lands in its field", () => {
     const s = readSettings({
       A2A_MAX_BYTES: "2048", A2A_POLL_MS: "7", A2A_WATCH: "poll", A2A_SHARED: "1", A2A_MAX_UNREAD: "3",
-      A2A_CLAIM_LEASE_MS: "900", A2A_HEARTBEAT_MS: "150", A2A_AGENT: "alice", A2A_MCP_MAX_WAIT: "2.5",
+      A2A_CLAIM_LEASE_MS: "900", A2A_HEARTBEAT_MS: "150", A2A_AGENT: "alice", A2A_REPO: "app", A2A_MCP_MAX_WAIT: "2.5",
       A2A_MCP_PROGRESS_MS: "250", A2A_DURABILITY: "none", A2A_LOG: "1", A2A_DEBUG: "yes", A2A_PLATFORM: "portable", A2A_TOPIC_KEEP: "7d",
     });
     expect(s).toEqual({
       maxBytes: 2048, pollMs: 7, watchMode: "poll", shared: true, maxUnread: 3, claimLeaseMs: 900, heartbeatMs: 150,
-      agent: "alice", maxWaitSec: 2.5, progressMs: 250, durability: "none", log: true, debug: true,
+      agent: "alice", repoName: "app", maxWaitSec: 2.5, progressMs: 250, durability: "none", log: true, debug: true,
       platform: platformFor("linux", "portable"), topicKeepSec: 7 * 86400,
     });
     expect(readSettings({ A2A_TOPIC_KEEP: "forever" }).topicKeepSec).toBeUndefined();

@@ -36,7 +36,7 @@ describe("the repository of a directory", () => {
     expect(repoOf(main, "h1").id).toBe("git:github.com/org/app");
     expect(repoOf(join(d.path, "wt"), "h1").id).toBe("git:github.com/org/app");
     expect(repoOf(join(d.path, "clone"), "h2").id).toBe("git:github.com/org/app");
-    expect(repoOf(main, "h1", { A2A_REPO: "team-app" }).id).toBe("name:team-app");
+    expect(repoOf(main, "h1", { repoName: "team-app" }).id).toBe("name:team-app");
     const outside = join(d.path, "plain");
     mkdirSync(outside);
     expect(repoOf(outside, "h1")).toEqual({ root: outside, id: `dir:h1:${outside}`, git: false });
