@@ -150,6 +150,11 @@ describe("the hooks against reservations", () => {
     expect(lines[lines.length - 1]).toContain("git commit --no-verify");
     expect(lines[lines.length - 1]).toContain("advisory");
     expect(count(root)).toBe(1);
+    // git commit -a and git commit PATH stage into a temporary index (GIT_INDEX_FILE): seen too.
+    ok(root, ["reset", "-q"]);
+    expect(git(root, ["commit", "-qam", "all"], { store: store.path, agent: "bob" }).code).toBe(1);
+    expect(git(root, ["commit", "-qm", "path", "src/api.ts"], { store: store.path, agent: "bob" }).code).toBe(1);
+    expect(count(root)).toBe(1);
 
     // A rename counts on both sides: moving the reserved file away is refused too.
     ok(root, ["reset", "-q"]);
