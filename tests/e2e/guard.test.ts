@@ -6,7 +6,6 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { openBus } from "../../lib/bus";
 import { a2a, BIN, childEnv, tempDir, testStore } from "../harness/run";
 
 const IDENTITY = { GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t", GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" };
@@ -46,14 +45,9 @@ function edit(root: string, path: string, text: string): void {
 
 const count = (root: string) => Number(ok(root, ["rev-list", "--count", "HEAD"]));
 
-// Reserves through the bus, in this process: what is under test is the guard.
 async function reserve(store: string, cwd: string, as: string, ...patterns: string[]): Promise<void> {
-  const bus = openBus({ dir: store, env: {} });
-  try {
-    await bus.reservations.reserve(patterns, { as, cwd, reason: "api rework", ttlSec: 3600 });
-  } finally {
-    await bus.close();
-  }
+  const r = await a2a(["reserve", ...patterns, "--as", as, "--reason", "api rework", "--ttl", "1h"], { dir: store, cwd });
+  expect(r).toMatchObject({ code: 0 });
 }
 
 // What a directory holds: each entry's bytes (base64), mode and inode.
