@@ -32,6 +32,7 @@ const TOPICS = () => import("./topics/room");
 const TASKS = () => import("./tasks/room");
 const LEASES = () => import("./leases/lease");
 const RESERVATIONS = () => import("./reservations/room");
+const GUARD = () => import("./guard/check");
 const PRESENCE = () => import("./presence/room");
 const SESSIONS = () => import("./sessions/room");
 const DASHBOARD = () => import("./dashboard/room");
@@ -108,6 +109,11 @@ const OPS = {
     release: [RESERVATIONS, "release"],
     list: [RESERVATIONS, "listReservations"],
     blockers: [RESERVATIONS, "blockers"],
+  },
+  // What the git hooks of `a2a guard` decide (lib/guard/check.ts).
+  guard: {
+    commit: [GUARD, "guardCommit"],
+    push: [GUARD, "guardPush"],
   },
   presence: {
     start: [PRESENCE, "startPresence"],

@@ -9,7 +9,7 @@
 
 import type { Command } from "commander";
 
-export type Group = "slots" | "mail" | "topics" | "tasks" | "leases" | "reservations" | "presence" | "gc" | "move" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
+export type Group = "slots" | "mail" | "topics" | "tasks" | "leases" | "reservations" | "guard" | "presence" | "gc" | "move" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
 
 export const COMMANDS: Record<string, Group> = {
   start: "slots",
@@ -35,6 +35,7 @@ export const COMMANDS: Record<string, Group> = {
   reserve: "reservations",
   release: "reservations",
   reservations: "reservations",
+  guard: "guard",
   whoami: "presence",
   peers: "presence",
   gc: "gc",
@@ -61,6 +62,7 @@ const LOAD: Record<Group, () => Promise<GroupModule>> = {
   tasks: () => import("./tasks"),
   leases: () => import("./leases"),
   reservations: () => import("./reservations"),
+  guard: () => import("./guard"),
   presence: () => import("./presence"),
   gc: () => import("./gc"),
   move: () => import("./move"),

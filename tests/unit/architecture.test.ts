@@ -112,6 +112,8 @@ describe("architecture", () => {
       tasks: ["core", "fs"],
       leases: ["core", "fs", "tasks"],
       reservations: ["core", "fs", "presence", "tasks"],
+      // a2a guard: git's hooks over the reservation rules, committer named as presence names it.
+      guard: ["core", "presence", "reservations"],
       sessions: ["core", "fs", "mail", "presence", "tasks"],
       dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations"],
       maintenance: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "sessions"],
@@ -149,12 +151,13 @@ describe("architecture", () => {
   // and no Bun.file/write/spawn: a rule, a limit, an error, a time). Types may come from
   // anywhere: they are gone at run time. Imports are read by Bun's own scanner (import, export
   // from, bare import, require, import() with a literal), and an import() or require() of
-  // anything but a literal is refused, so none slips past. Three named exceptions, none of which
+  // anything but a literal is refused, so none slips past. Four named exceptions, none of which
   // touches a store.
   test("front ends import from lib/ only the bus and modules with no storage behind them", () => {
     const exceptions: Record<string, string> = {
       "lib/core/platform.ts": "the OS's answers (terminal width, the browser opener), not a store",
       "lib/presence/repo.ts": "which git work tree the user is in: reads their working tree, not the store",
+      "lib/guard/install.ts": "a2a guard install: the repository's git hook files, not a store",
       "lib/core/atomic.ts": "cli/commands/setup.ts's writeUserFile and export's openUserFile: an agent's settings file, an export, outside any store",
     };
     const SYSTEM = /^(node:)?(fs|fs\/promises|child_process)$|^bun:(ffi|sqlite)$/;
