@@ -75,6 +75,25 @@ describe("what a pattern covers", () => {
   });
 });
 
+describe("covers, matched directly (the hook's hot path), against the regex reading", () => {
+  test("every pattern against every path of a small universe", () => {
+    const names = ["a", "b", "ab", "ba", "a.ts", "b.md", "*", "x"];
+    const paths: string[] = [];
+    const grow = (prefix: string, depth: number) => {
+      for (const n of names) {
+        const p = prefix ? `${prefix}/${n}` : n;
+        paths.push(p);
+        if (depth > 1) grow(p, depth - 1);
+      }
+    };
+    grow("", 3);
+    const patterns = ["a", "a/b", "*", "a*", "*b", "?", "??", "*.ts", "a/*", "*/b", "**/b", "a/**/b", "**/**/b", "a/**/**", "[ab]", "[!a]*", "a/?b", "**", "\\*", "a*/b*", "*a*", "a*a", "*.*", "**/a*/**/b"];
+    const wrong = [];
+    for (const p of patterns) for (const x of paths) if (covers(norm(p), x) !== coversByRegex(norm(p), x)) wrong.push({ p, x, got: covers(norm(p), x) });
+    expect(wrong).toEqual([]);
+  });
+});
+
 describe("overlap", () => {
   test("edge cases, each both ways round", () => {
     const cases: [string, string, boolean][] = [
