@@ -30,7 +30,7 @@ import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
 import { MAX_BLOCKS } from "../../lib/sessions/limits";
 import { denyText, promptText, sessionStartText, stopText } from "../claude/hook-text";
 import { writerNoun } from "../frame";
-import { durationMs, json, out, parseCount, readStdin } from "../io";
+import { durationMs, isTTY, json, out, parseCount, readStdin } from "../io";
 import { SHELL } from "../phrase";
 import { action, command, type Ctx } from "../run";
 
@@ -67,7 +67,9 @@ async function preToolUse(c: Ctx, input: HookInput, cwd: string): Promise<void> 
 }
 
 function readInput(): HookInput {
-  if (process.stdin.isTTY) return {}; // run by hand: there is no event to read
+  // Run by hand: there is no event to read. io.ts's isTTY, not process.stdin.isTTY, whose
+  // stream Bun builds on first touch: that cost every hook ~10 ms (bench/reservations.ts).
+  if (isTTY(0)) return {};
   const raw = readStdin(1024 * 1024, "the hook input").trim();
   if (!raw) return {};
   try {
