@@ -9,7 +9,7 @@
 
 import type { Command } from "commander";
 
-export type Group = "slots" | "mail" | "topics" | "tasks" | "leases" | "presence" | "gc" | "move" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
+export type Group = "slots" | "mail" | "topics" | "tasks" | "leases" | "reservations" | "presence" | "gc" | "move" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
 
 export const COMMANDS: Record<string, Group> = {
   start: "slots",
@@ -32,6 +32,9 @@ export const COMMANDS: Record<string, Group> = {
   topics: "topics",
   task: "tasks",
   lease: "leases",
+  reserve: "reservations",
+  release: "reservations",
+  reservations: "reservations",
   whoami: "presence",
   peers: "presence",
   gc: "gc",
@@ -57,6 +60,7 @@ const LOAD: Record<Group, () => Promise<GroupModule>> = {
   topics: () => import("./topics"),
   tasks: () => import("./tasks"),
   leases: () => import("./leases"),
+  reservations: () => import("./reservations"),
   presence: () => import("./presence"),
   gc: () => import("./gc"),
   move: () => import("./move"),
