@@ -55,6 +55,9 @@ function bad(raw: string, why: string): A2AError {
 
 // True when some path is covered by both patterns (normalised ones).
 export function overlap(p: string, q: string): boolean {
+  // Two plain paths (the usual reservation) overlap when one is the other or a directory above
+  // it: said directly, as `a2a reserve` asks it of every live reservation of the repository.
+  if (isPlainPath(p) && isPlainPath(q)) return p === q || covers(p, q) || covers(q, p);
   return segmentsMeet(covering(p), covering(q));
 }
 
