@@ -16,7 +16,8 @@
 // - a hook never stands in the session's way: a failure is one line on stderr and exit 1,
 //   which Claude Code shows and goes on; never exit 2, which it would read as "block". For
 //   pre-tool-use that means a store a2a cannot read lets the edit through (reservations are
-//   advisory: a broken bus must not stop an agent's work), and the user sees the line;
+//   advisory: a broken bus must not stop an agent's work), and the user sees the line; so does
+//   a store that has not answered within 3 s;
 // - pre-tool-use runs before every file edit: a tool that writes no file is answered before
 //   the store is opened, and the session's name is worked out only when someone else holds
 //   the file;
@@ -26,11 +27,11 @@
 //   timeout) ends the wait and lets the session stop.
 
 import type { Command } from "commander";
-import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
+import { A2AError, asA2AError, EXIT, phrase } from "../../lib/core/errors";
 import { MAX_BLOCKS } from "../../lib/sessions/limits";
 import { denyText, promptText, sessionStartText, stopText } from "../claude/hook-text";
 import { writerNoun } from "../frame";
-import { durationMs, isTTY, json, out, parseCount, readStdin } from "../io";
+import { durationMs, err, isTTY, json, out, parseCount, readStdin } from "../io";
 import { SHELL } from "../phrase";
 import { action, command, type Ctx } from "../run";
 
@@ -55,13 +56,24 @@ function editedFile(input: HookInput): string | undefined {
   return typeof path === "string" && path ? path : undefined;
 }
 
+const CHECK_DEADLINE_MS = 3000;
+
 // PreToolUse: deny the edit of a file another agent holds exclusively; silent otherwise.
 async function preToolUse(c: Ctx, input: HookInput, cwd: string): Promise<void> {
   const path = editedFile(input);
   if (!path) return;
   // Who "I" am is the session's name as the other hooks have it ($A2A_AGENT, else the name of this
   // session's a2a mcp): blockers asks for it only when someone holds the file.
-  const held = await c.bus.reservations.blockers([path], { cwd });
+  // A store that does not answer (a database server behind a dead network: its connect
+  // timeout is 10 s, Claude Code's for this hook too) would hold every edit that long: after
+  // CHECK_DEADLINE_MS the edit goes ahead unchecked, said on stderr as any failure. Said and
+  // ended here: the runner's teardown would wait for the connection still being made (~5 s).
+  const where = c.bus.where;
+  const timer = setTimeout(() => {
+    err(`a2a: hook pre-tool-use: the store ${where} did not answer within ${CHECK_DEADLINE_MS / 1000} s: the edit goes ahead unchecked; a2a doctor says what is wrong\n`);
+    process.exit(EXIT.FAILURE);
+  }, CHECK_DEADLINE_MS);
+  const held = await c.bus.reservations.blockers([path], { cwd }).finally(() => clearTimeout(timer));
   if (!held.length) return;
   out(json({ hookSpecificOutput: { hookEventName: EVENTS["pre-tool-use"], permissionDecision: "deny", permissionDecisionReason: denyText(path, held) } }));
 }

@@ -129,6 +129,19 @@ describe("a2a hook pre-tool-use", () => {
     expect(JSON.parse((await hook(s.path, ev)).stdout).hookSpecificOutput.permissionDecisionReason).toMatch(/reserved by alice/);
   });
 
+  test("the README's two agents through the CLI: alice reserves, bob's edit is denied, alice releases, bob's edit goes", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const repo = gitRepo(d.path);
+    const r = await a2a(["reserve", "src/**", "--as", "alice", "--reason", "moving to v2", "--ttl", "2h"], { dir: s.path, cwd: repo });
+    expect(r.code).toBe(0);
+    const ev = editEvent(repo, "Edit", { file_path: join(repo, "src", "users.ts"), old_string: "a", new_string: "b" });
+    const denied = await hook(s.path, ev, { A2A_AGENT: "bob" });
+    expect(JSON.parse(denied.stdout).hookSpecificOutput.permissionDecisionReason).toMatch(/^a2a: src\/users\.ts is reserved by alice \(pattern src\/\*\*, exclusive, their reason: "moving to v2"\) until \S+ \(120 min from now\)/);
+    expect((await a2a(["release", "src/**", "--as", "alice"], { dir: s.path, cwd: repo })).code).toBe(0);
+    expect(await hook(s.path, ev, { A2A_AGENT: "bob" })).toEqual({ code: 0, stdout: "", stderr: "" });
+  });
+
   test("a store a2a cannot use, or input that is not JSON, lets the edit through: no answer, one line on stderr, exit 1 (never 2)", async () => {
     using d = tempDir();
     const repo = gitRepo(d.path);
@@ -142,6 +155,20 @@ describe("a2a hook pre-tool-use", () => {
     const bad = await a2a(["hook", "pre-tool-use"], { dir: s.path, stdin: "{not json", cwd: repo });
     expect({ code: bad.code, stdout: bad.stdout }).toEqual({ code: 1, stdout: "" });
     expect(bad.stderr).toMatch(/^a2a: hook pre-tool-use: the hook input on stdin is not JSON: [^\n]*\n$/);
+  });
+
+  test("a store that does not answer (a database server that accepts and says nothing) lets the edit through after the hook's deadline, not the connection's", async () => {
+    using d = tempDir();
+    const repo = gitRepo(d.path);
+    const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } }); // accepts, never answers
+    try {
+      const ev = editEvent(repo, "Edit", { file_path: join(repo, "src", "api.ts"), old_string: "a", new_string: "b" });
+      const r = await hook(`postgres://postgres@127.0.0.1:${silent.port}/a2a`, ev, { A2A_AGENT: "bob" });
+      expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: "" });
+      expect(r.stderr).toMatch(/^a2a: hook pre-tool-use: the store postgres:\/\/postgres@127\.0\.0\.1:\d+\/a2a did not answer within 3 s: the edit goes ahead unchecked; a2a doctor says what is wrong\n$/);
+    } finally {
+      silent.stop(true);
+    }
   });
 });
 
