@@ -4,7 +4,7 @@
 // and the guard can fail) and that nothing it does not need is: the MCP SDK, zod, another
 // command group, another concept's lib/ folder, commander for --version, node:crypto.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { openBus } from "../../lib/bus";
@@ -29,12 +29,17 @@ async function loaded(args: string[], dir: string, stdin?: string, env: Record<s
       stderr: "pipe",
     });
     const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-    const modules = readFileSync(outFile, "utf8").split("\n").filter(Boolean).map((m) => relative(ROOT, m));
+    const modules = readFileSync(outFile, "utf8").split("\n").filter(Boolean).map(inRepo);
     return { code, stdout, stderr, modules };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
 }
+
+// A loaded path as the checks name it. node_modules may be a symlink (a git worktree sharing the
+// main checkout's): its packages load from where it points, and are named node_modules/... too.
+const NODE_MODULES = realpathSync(join(ROOT, "node_modules"));
+const inRepo = (m: string) => (m.startsWith(NODE_MODULES + "/") ? "node_modules/" + m.slice(NODE_MODULES.length + 1) : relative(ROOT, m));
 
 const pkgOf = (m: string) => (m.startsWith("node_modules/") ? m.split("/").slice(1, m.split("/")[1].startsWith("@") ? 3 : 2).join("/") : undefined);
 const CRYPTO = /(?:from\s+|import\s*\(\s*|require\s*\(\s*)["'](?:node:)?crypto["']/;
