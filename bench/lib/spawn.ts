@@ -10,9 +10,9 @@ import { hasWatch, until } from "../../tests/harness/run";
 // Wall time from spawn to reaped, and the CPU time (user + system, all threads) the child
 // used: CPU time is what the process itself costs, and moves far less than wall time when
 // other jobs compete for the cores.
-export async function timeSpawn(cmd: string[], env: Record<string, string>, stdin?: string): Promise<{ wall: number; cpu: number }> {
+export async function timeSpawn(cmd: string[], env: Record<string, string>, stdin?: string, cwd?: string): Promise<{ wall: number; cpu: number }> {
   const t0 = mono();
-  const p = Bun.spawn({ cmd, env, stdin: stdin === undefined ? "ignore" : new Blob([stdin]), stdout: "ignore", stderr: "pipe" });
+  const p = Bun.spawn({ cmd, env, cwd, stdin: stdin === undefined ? "ignore" : new Blob([stdin]), stdout: "ignore", stderr: "pipe" });
   const code = await p.exited;
   const wall = mono() - t0;
   if (code !== 0) throw new Error(`${cmd.slice(0, 3).join(" ")} exited ${code}: ${(await new Response(p.stderr).text()).trim()}`);

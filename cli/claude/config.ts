@@ -14,8 +14,11 @@ import { A2AError } from "../../lib/core/errors";
 
 export type Scope = "user" | "project";
 
-export const HOOK_EVENTS = { SessionStart: "session-start", UserPromptSubmit: "user-prompt-submit", Stop: "stop" } as const;
+export const HOOK_EVENTS = { SessionStart: "session-start", UserPromptSubmit: "user-prompt-submit", Stop: "stop", PreToolUse: "pre-tool-use" } as const;
 export type HookEvent = keyof typeof HOOK_EVENTS;
+// The tools an event's a2a hook is for (Claude Code's `matcher`); none: every occurrence. PreToolUse
+// checks file reservations, so only the tools that write a file (MultiEdit: Claude Code before 2.x).
+export const HOOK_MATCHERS: Partial<Record<HookEvent, string>> = { PreToolUse: "Edit|Write|MultiEdit|NotebookEdit" };
 
 export interface Files {
   mcp: string; // the file with "mcpServers"

@@ -1,9 +1,11 @@
 // What the a2a hooks say to Claude Code, from the facts lib/sessions/hooks.ts finds: the
-// session-start context, the new mail at a prompt (framed as untrusted input), and the reason a
-// stop is held. The model reads these: each names the MCP tool that acts on what it says.
+// session-start context, the new mail at a prompt (framed as untrusted input), the reason a
+// stop is held, and the reason an edit of a reserved file is denied. The model reads these: each names the MCP tool that acts on what it says.
 
 import type { ClaimableTask, PromptReport, SessionStartReport, Senders, StopDecision } from "../../lib/sessions/hooks";
+import type { Reservation } from "../../lib/reservations/storage";
 import { SHOWN_MAX } from "../../lib/sessions/limits";
+import { isoTime, nowSec } from "../../lib/core/time";
 import { frameMessage, UNTRUSTED_NOTE, type Writer } from "../frame";
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
@@ -51,4 +53,19 @@ export function stopText(name: string, d: StopDecision): string {
   if (g.kind === "no-memory") return `no count of blocks can be kept (${g.file} belongs to OS user ${g.user})`;
   if (g.kind === "same-mail") return "the same mail was announced at the last stop and is still unread";
   return `blocked ${g.times} times in a row already`;
+}
+
+// The reason a PreToolUse hook denies an edit, read by the model as the tool call's result: who
+// holds the file, until when, and the two ways forward. `path`: the file as the tool named it;
+// held[].path: repository-relative.
+// The reason is the holder's own words, so it is quoted, cut, and said to be theirs.
+export function denyText(path: string, held: { path: string; by: Reservation }[], now = nowSec()): string {
+  const by = held[0].by;
+  const mins = Math.max(1, Math.ceil((by.expires_at - now) / 60));
+  const reason = by.reason ? `, their reason: ${JSON.stringify(by.reason.length > 200 ? by.reason.slice(0, 200) + "..." : by.reason)}` : "";
+  const others = held.length > 1 ? ` (and ${plural(held.length - 1, "more reservation")} of others)` : "";
+  return (
+    `a2a: ${held[0].path} is reserved by ${by.holder} (pattern ${by.pattern}, exclusive${reason}) until ${isoTime(by.expires_at)} (${mins} min from now)${others}, so this edit was not made. ` +
+    `Do not write the file another way: work on something else, reserve it after they release it (a2a reserve ${path}; --wait waits for the release), or message them (a2a send ${by.holder} "...").`
+  );
 }

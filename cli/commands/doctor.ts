@@ -219,7 +219,7 @@ async function claudeChecks(c: Ctx, checks: Check[]): Promise<void> {
   }
   const missing = (Object.keys(HOOK_EVENTS) as HookEvent[]).filter((ev) => !found[ev]?.length);
   checks.push(missing.length
-    ? { check: "Claude Code hooks", level: "problem", detail: `no a2a hook for ${missing.join(", ")}: mail reaches a session only when it calls a tool`, fix: "a2a setup claude (installs them with the MCP server)" }
+    ? { check: "Claude Code hooks", level: "problem", detail: `no a2a hook for ${missing.join(", ")}: ${missing.some((ev) => ev !== "PreToolUse") ? "mail reaches a session only when it calls a tool" : "an edit of a file another agent reserved is not stopped"}`, fix: "a2a setup claude (installs them with the MCP server)" }
     : { check: "Claude Code hooks", level: "ok", detail: `installed: ${(Object.keys(HOOK_EVENTS) as HookEvent[]).map((ev) => `${ev}: ${found[ev]![0]}`).join("; ")}` });
   void c;
 }

@@ -4,28 +4,38 @@
 //   session-start        {"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":...}}
 //   user-prompt-submit   the same for UserPromptSubmit, only when new mail arrived
 //   stop                 {"decision":"block","reason":...} while unread mail waits; nothing otherwise
+//   pre-tool-use         {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny",
+//                        "permissionDecisionReason":...}} when Edit, Write, MultiEdit or NotebookEdit
+//                        would write a file another agent reserved exclusively (lib/reservations/
+//                        reserve.ts blockers); nothing otherwise (Claude Code goes on as without a hook)
 // What is remembered is lib/sessions/hooks.ts, what is said cli/claude/hook-text.ts; the session's name is the one its
 // `a2a mcp` server has (lib/presence/session-name.ts), so mail sent to the name `a2a whoami`
 // prints is the mail announced here.
 //
 // Invariants:
 // - a hook never stands in the session's way: a failure is one line on stderr and exit 1,
-//   which Claude Code shows and goes on; never exit 2, which it would read as "block";
+//   which Claude Code shows and goes on; never exit 2, which it would read as "block". For
+//   pre-tool-use that means a store a2a cannot read lets the edit through (reservations are
+//   advisory: a broken bus must not stop an agent's work), and the user sees the line; so does
+//   a store that has not answered within 3 s;
+// - pre-tool-use runs before every file edit: a tool that writes no file is answered before
+//   the store is opened, and the session's name is worked out only when someone else holds
+//   the file;
 // - it runs on every prompt and stop, so it loads only what it needs and writes nothing
 //   unless something new is shown (lib/sessions/hooks.ts);
 // - `stop --wait DUR` waits at most DUR for the next message; SIGTERM (Claude Code's hook
 //   timeout) ends the wait and lets the session stop.
 
 import type { Command } from "commander";
-import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
+import { A2AError, asA2AError, EXIT, phrase } from "../../lib/core/errors";
 import { MAX_BLOCKS } from "../../lib/sessions/limits";
-import { promptText, sessionStartText, stopText } from "../claude/hook-text";
+import { denyText, promptText, sessionStartText, stopText } from "../claude/hook-text";
 import { writerNoun } from "../frame";
-import { durationMs, json, out, parseCount, readStdin } from "../io";
+import { durationMs, err, isTTY, json, out, parseCount, readStdin } from "../io";
 import { SHELL } from "../phrase";
 import { action, command, type Ctx } from "../run";
 
-export const EVENTS = { "session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit", stop: "Stop" } as const;
+export const EVENTS = { "session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit", stop: "Stop", "pre-tool-use": "PreToolUse" } as const;
 type Event = keyof typeof EVENTS;
 
 interface HookInput {
@@ -33,10 +43,46 @@ interface HookInput {
   session_id?: string;
   hook_event_name?: string;
   stop_hook_active?: boolean;
+  tool_name?: string; // PreToolUse
+  tool_input?: Record<string, unknown>;
+}
+
+// The file a PreToolUse tool call would write (as the tool names it: absolute in Claude Code), or
+// undefined for a tool that writes none.
+const FILE_OF: Record<string, string> = { Edit: "file_path", Write: "file_path", MultiEdit: "file_path", NotebookEdit: "notebook_path" };
+function editedFile(input: HookInput): string | undefined {
+  const key = typeof input.tool_name === "string" && Object.hasOwn(FILE_OF, input.tool_name) ? FILE_OF[input.tool_name] : undefined;
+  const path = key && input.tool_input && typeof input.tool_input === "object" ? input.tool_input[key] : undefined;
+  return typeof path === "string" && path ? path : undefined;
+}
+
+const CHECK_DEADLINE_MS = 3000;
+
+// PreToolUse: deny the edit of a file another agent holds exclusively; silent otherwise.
+async function preToolUse(c: Ctx, input: HookInput, cwd: string): Promise<void> {
+  const path = editedFile(input);
+  if (!path) return;
+  // Who "I" am is the session's name as the other hooks have it ($A2A_AGENT, else the name of this
+  // session's a2a mcp): blockers asks for it only when someone holds the file.
+  //
+  // A store that does not answer (a database server behind a dead network: its connect
+  // timeout is 10 s, Claude Code's for this hook too) would hold every edit that long: after
+  // CHECK_DEADLINE_MS the edit goes ahead unchecked, said on stderr as any failure. Said and
+  // ended here: the runner's teardown would wait for the connection still being made (~5 s).
+  const where = c.bus.where;
+  const timer = setTimeout(() => {
+    err(`a2a: hook pre-tool-use: the store ${where} did not answer within ${CHECK_DEADLINE_MS / 1000} s: the edit goes ahead unchecked; a2a doctor says what is wrong\n`);
+    process.exit(EXIT.FAILURE);
+  }, CHECK_DEADLINE_MS);
+  const held = await c.bus.reservations.blockers([path], { cwd }).finally(() => clearTimeout(timer));
+  if (!held.length) return;
+  out(json({ hookSpecificOutput: { hookEventName: EVENTS["pre-tool-use"], permissionDecision: "deny", permissionDecisionReason: denyText(path, held) } }));
 }
 
 function readInput(): HookInput {
-  if (process.stdin.isTTY) return {}; // run by hand: there is no event to read
+  // Run by hand: there is no event to read. io.ts's isTTY, not process.stdin.isTTY, whose
+  // stream Bun builds on first touch: that cost every hook ~5 ms of CPU.
+  if (isTTY(0)) return {};
   const raw = readStdin(1024 * 1024, "the hook input").trim();
   if (!raw) return {};
   try {
@@ -52,26 +98,28 @@ const context = (event: string, text: string) => json({ hookSpecificOutput: { ho
 export const commands = {
   hook: (p: Command) =>
     command(p, "hook", {
-      summary: "Claude Code hook: announce mail at session start and prompts, hold Stop while mail waits",
+      summary: "Claude Code hook: announce mail at session start and prompts, hold Stop while mail waits, deny edits of reserved files",
       description:
-        "Run as a Claude Code command hook (a2a setup claude installs them): reads the event's JSON on stdin and answers in Claude Code's hook format. session-start: who this session is on the bus and how much mail waits. user-prompt-submit: the unread mail that arrived since the last prompt, as context framed as untrusted input (it stays unread). stop: while unread mail waits, block the stop with a reason telling the model to call check_messages; never twice for the same mail after a continuation, at most --max-blocks times in a row. stop --wait DUR (a worker session): when nothing waits, wait up to DUR for the next message before letting the session stop. The session's name is the one its a2a mcp server has (see a2a whoami). Exit 0; 1 with one line on stderr when something failed (never 2, which Claude Code reads as a block).",
+        "Run as a Claude Code command hook (a2a setup claude installs them): reads the event's JSON on stdin and answers in Claude Code's hook format. session-start: who this session is on the bus and how much mail waits. user-prompt-submit: the unread mail that arrived since the last prompt, as context framed as untrusted input (it stays unread). stop: while unread mail waits, block the stop with a reason telling the model to call check_messages; never twice for the same mail after a continuation, at most --max-blocks times in a row. stop --wait DUR (a worker session): when nothing waits, wait up to DUR for the next message before letting the session stop. pre-tool-use (for Edit, Write, MultiEdit, NotebookEdit): deny the edit when another agent holds the file exclusively (a2a reserve), naming the holder, their pattern, reason and expiry; silent otherwise, and when the store cannot be read (one line on stderr, exit 1: the edit goes ahead). The session's name is the one its a2a mcp server has (see a2a whoami). Exit 0; 1 with one line on stderr when something failed (never 2, which Claude Code reads as a block).",
       examples: [
         "echo '{\"cwd\":\"'$PWD'\"}' | a2a hook session-start",
         "a2a hook stop --wait 5m   # in the Stop hook of a worker session (hook timeout above 300)",
+        "echo '{\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":\"'$PWD'/src/api.ts\"},\"cwd\":\"'$PWD'\"}' | a2a hook pre-tool-use",
       ],
       json: "accepted, as by every command: the answer is always Claude Code's hook JSON",
     })
-      .argument("<event>", "session-start, user-prompt-submit or stop")
+      .argument("<event>", "session-start, user-prompt-submit, stop or pre-tool-use")
       .option("--wait <duration>", "stop only: wait this long for the next message when nothing waits (e.g. 5m)")
       .option("--max-blocks <n>", `stop only: at most this many blocks in a row (default ${MAX_BLOCKS}, or 100 with --wait)`)
       .action(action(async (c: Ctx, event: string, o: { wait?: string; maxBlocks?: string }) => {
         try {
-          if (!Object.hasOwn(EVENTS, event)) throw new A2AError("EUSAGE", `unknown hook event ${JSON.stringify(event)}: use session-start, user-prompt-submit or stop`);
+          if (!Object.hasOwn(EVENTS, event)) throw new A2AError("EUSAGE", `unknown hook event ${JSON.stringify(event)}: use session-start, user-prompt-submit, stop or pre-tool-use`);
           const waitMs = durationMs(o.wait, "--wait");
           if (waitMs !== undefined && event !== "stop") throw new A2AError("EUSAGE", "--wait is for the stop hook only: a2a hook stop --wait 5m");
           const maxBlocks = o.maxBlocks === undefined ? (waitMs ? 100 : MAX_BLOCKS) : Math.max(1, parseCount(o.maxBlocks, "--max-blocks"));
           const input = readInput();
           const cwd = typeof input.cwd === "string" && input.cwd ? input.cwd : process.cwd();
+          if (event === "pre-tool-use") return await preToolUse(c, input, cwd);
           const me = await c.bus.presence.sessionName(cwd);
           const ev = event as Event;
           if (ev === "session-start") return out(context(EVENTS[ev], sessionStartText(c.bus.where, me.name, me.why, await c.bus.sessions.start(me.name))));

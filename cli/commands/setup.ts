@@ -18,7 +18,7 @@ import { writeUserFile } from "../../lib/core/atomic";
 import { A2AError } from "../../lib/core/errors";
 import { isoTime, nowSec } from "../../lib/core/time";
 import { gitRoot } from "../../lib/presence/repo";
-import { a2aHookEvent, filesFor, HOOK_EVENTS, readJsonObject, shellQuote, type HookEvent, type Scope } from "../claude/config";
+import { a2aHookEvent, filesFor, HOOK_EVENTS, HOOK_MATCHERS, readJsonObject, shellQuote, type HookEvent, type Scope } from "../claude/config";
 import { lineDiff } from "../claude/diff";
 import { durationSec, json, out } from "../io";
 import { action, command, type Ctx } from "../run";
@@ -73,7 +73,8 @@ function withHooks(value: Record<string, any>, cmd: { command: string; pre: stri
         args.push("--wait", `${worker}s`);
         timeout = Math.ceil(worker) + 30;
       }
-      groups.push({ hooks: [{ type: "command", command: args.join(" "), timeout }] });
+      const matcher = HOOK_MATCHERS[ev];
+      groups.push({ ...(matcher ? { matcher } : {}), hooks: [{ type: "command", command: args.join(" "), timeout }] });
     }
     if (groups.length) hooks[ev] = groups;
     else delete hooks[ev];
@@ -129,7 +130,7 @@ export const commands = {
     command(p, "setup", {
       summary: "register a2a with Claude Code (MCP server and hooks), showing the diff",
       description:
-        "setup claude: register `a2a mcp` with Claude Code and install the a2a hooks (SessionStart, UserPromptSubmit, Stop: a2a hook ...), so every session of this user (--scope user, the default: ~/.claude.json and ~/.claude/settings.json) or of this repository (--scope project: .mcp.json and .claude/settings.json at the git root, to commit for a team) is on the bus and hears of its mail. Shows a diff of every file it changes and keeps the old content as FILE.a2a-backup-TIME; changes nothing with --dry-run, nor when already set up. --remove takes a2a's entries out again. --worker DUR makes the Stop hook wait up to DUR for the next message (a session that serves its inbox). Then check with a2a doctor.",
+        "setup claude: register `a2a mcp` with Claude Code and install the a2a hooks (SessionStart, UserPromptSubmit, Stop: a2a hook ...; PreToolUse for Edit, Write, MultiEdit and NotebookEdit: a2a hook pre-tool-use, which denies an edit of a file another agent reserved), so every session of this user (--scope user, the default: ~/.claude.json and ~/.claude/settings.json) or of this repository (--scope project: .mcp.json and .claude/settings.json at the git root, to commit for a team) is on the bus and hears of its mail. Shows a diff of every file it changes and keeps the old content as FILE.a2a-backup-TIME; changes nothing with --dry-run, nor when already set up. --remove takes a2a's entries out again. --worker DUR makes the Stop hook wait up to DUR for the next message (a session that serves its inbox). Then check with a2a doctor.",
       examples: ["a2a setup claude --dry-run", "a2a setup claude", "a2a setup claude --scope project", "a2a setup claude --remove"],
       json: "print {scope, dry_run, files: [{path, changed, backup, diff}]}",
       quiet: true,

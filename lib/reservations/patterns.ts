@@ -55,22 +55,55 @@ function bad(raw: string, why: string): A2AError {
 
 // True when some path is covered by both patterns (normalised ones).
 export function overlap(p: string, q: string): boolean {
+  // Two plain paths (the usual reservation) overlap when one is the other or a directory above
+  // it: said directly, as `a2a reserve` asks it of every live reservation of the repository.
+  if (isPlainPath(p) && isPlainPath(q)) return p === q || covers(p, q) || covers(q, p);
   return segmentsMeet(covering(p), covering(q));
 }
 
 // True when `pattern` covers the repository-relative `path` (normalised, no glob meaning).
+// Matched directly, not through the overlap DP: the PreToolUse hook asks it of every live
+// reservation of a repository before each edit (the DP took ~40 us a pattern, 45 ms for 1,000).
+// A plain path is a string comparison; a glob is matched by the classic one-backtrack wildcard
+// walk, over segments (`**`) and within each segment (`*`), so no pattern costs more than
+// (its atoms x the path's characters).
 export function covers(pattern: string, path: string): boolean {
-  return segmentsMeet(covering(pattern), literal(path));
+  if (isPlainPath(pattern)) return path === pattern || path.startsWith(pattern + "/");
+  const names = path.split("/").filter((s) => s !== "");
+  const segment = (seg: Segment, name: string) => atomsMatch((seg as { atoms: Atom[] }).atoms, [...name].map((c) => c.codePointAt(0)!));
+  return wildcard(parse(pattern), names, (seg) => "globstar" in seg, segment, true);
 }
+
+// Does `pat` match all of `items` (or, with `prefix`, some first part of them: P covers P/**)?
+// `isStar(p)`: p matches any run of items; `one(p, item)`: p matches that one item.
+function wildcard<P, I>(pat: P[], items: I[], isStar: (p: P) => boolean, one: (p: P, item: I) => boolean, prefix = false): boolean {
+  let i = 0; // in pat
+  let j = 0; // in items
+  let star = -1; // the last star seen, and where its run of items ends for now
+  let upTo = 0;
+  for (;;) {
+    if (i === pat.length && (prefix || j === items.length)) return true;
+    if (i < pat.length && isStar(pat[i])) {
+      star = i++;
+      upTo = j;
+    } else if (i < pat.length && j < items.length && one(pat[i], items[j])) {
+      i++;
+      j++;
+    } else if (star >= 0 && upTo < items.length) {
+      i = star + 1; // the star takes one more item
+      j = ++upTo;
+    } else return false;
+  }
+}
+
+const atomsMatch = (atoms: Atom[], name: number[]): boolean =>
+  wildcard(atoms, name, (a) => "star" in a, (a, x) => inChar((a as { char: Char }).char, x));
 
 // True when the pattern holds no glob syntax: it names one file or directory.
 export const isPlainPath = (pattern: string): boolean => !/[*?[\\]/.test(pattern);
 
 // P as P/**: what it covers.
 const covering = (p: string): Segment[] => [...parse(p), { globstar: true }];
-
-const literal = (path: string): Segment[] =>
-  path.split("/").filter((s) => s !== "").map((s) => ({ atoms: [...s].map((c): Atom => ({ char: { ranges: [[c.codePointAt(0)!, c.codePointAt(0)!]], not: false } })) }));
 
 function parse(pattern: string): Segment[] {
   return pattern.split("/").map((seg): Segment => (seg === "**" ? { globstar: true } : { atoms: atoms(seg, pattern) }));

@@ -188,9 +188,9 @@ describe("a2a hook", () => {
     const bad = await a2a(["hook", "stop"], { dir: d.path, stdin: "not json" });
     expect(bad).toMatchObject({ code: 1, stdout: "" });
     expect(bad.stderr).toMatch(/^a2a: hook stop: the hook input on stdin is not JSON: .*\n$/);
-    const ev = await a2a(["hook", "pre-tool-use"], { dir: d.path, stdin: "{}" });
+    const ev = await a2a(["hook", "post-tool-use"], { dir: d.path, stdin: "{}" });
     expect(ev).toMatchObject({ code: 1, stdout: "" });
-    expect(ev.stderr).toMatch(/unknown hook event "pre-tool-use": use session-start, user-prompt-submit or stop\n$/);
+    expect(ev.stderr).toMatch(/unknown hook event "post-tool-use": use session-start, user-prompt-submit, stop or pre-tool-use\n$/);
   });
 });
 
@@ -203,13 +203,15 @@ describe("a2a setup claude", () => {
     const settings = join(home, ".claude", "settings.json");
     const mine = { theme: "dark", mcpServers: { other: { command: "x" } } };
     writeFileSync(user, JSON.stringify(mine));
-    writeFileSync(settings, JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }] } }));
+    const theirs = { hooks: { Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }], PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "my-guard" }] }] } };
+    writeFileSync(settings, JSON.stringify(theirs));
     const o = { env: { HOME: home }, cwd: d.path };
 
     const dry = await a2a(["setup", "claude", "--dry-run"], o);
     expect(dry.code).toBe(0);
     expect(dry.stdout).toMatch(/\.claude\.json \(dry run: not changed\)\n@@ line 1 @@\n[\s\S]*\+ {5}"a2a": \{/);
     expect(dry.stdout).toMatch(/dry run: nothing was changed\n$/);
+    expect(dry.stdout).toMatch(/\+ {9}"matcher": "Edit\|Write\|MultiEdit\|NotebookEdit",\n\+ {9}"hooks": \[\n\+ {11}\{\n\+ {13}"type": "command",\n\+ {13}"command": "\S*\/a2a hook pre-tool-use",/);
     expect(JSON.parse(readFileSync(user, "utf8"))).toEqual(mine);
 
     const r = await a2a(["setup", "claude", "--json"], o);
@@ -223,6 +225,8 @@ describe("a2a setup claude", () => {
     expect(hooks.Stop.map((g: any) => g.hooks[0].command)).toEqual(["notify-send done", `${BIN} hook stop`]);
     expect(hooks.SessionStart[0].hooks[0]).toEqual({ type: "command", command: `${BIN} hook session-start`, timeout: 10 });
     expect(hooks.UserPromptSubmit[0].hooks[0].command).toBe(`${BIN} hook user-prompt-submit`);
+    // The reservation check, for the tools that write a file only.
+    expect(hooks.PreToolUse).toEqual([theirs.hooks.PreToolUse[0], { matcher: "Edit|Write|MultiEdit|NotebookEdit", hooks: [{ type: "command", command: `${BIN} hook pre-tool-use`, timeout: 10 }] }]);
 
     const before = readdirSync(home).length;
     const twice = await a2a(["setup", "claude"], o);
@@ -232,7 +236,7 @@ describe("a2a setup claude", () => {
     const rm = await a2a(["setup", "claude", "--remove"], o);
     expect(rm.code).toBe(0);
     expect(JSON.parse(readFileSync(user, "utf8"))).toEqual(mine);
-    expect(JSON.parse(readFileSync(settings, "utf8"))).toEqual({ hooks: { Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }] } });
+    expect(JSON.parse(readFileSync(settings, "utf8"))).toEqual(theirs);
   });
 
   test("--remove where a2a was never set up creates no file; -q prints nothing", async () => {

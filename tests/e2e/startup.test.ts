@@ -4,10 +4,11 @@
 // and the guard can fail) and that nothing it does not need is: the MCP SDK, zod, another
 // command group, another concept's lib/ folder, commander for --version, node:crypto.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { a2a, ON_FILES, ROOT, testStore } from "../harness/run";
+import { openBus } from "../../lib/bus";
+import { a2a, ON_FILES, ROOT, tempDir, testStore } from "../harness/run";
 
 setDefaultTimeout(120_000);
 
@@ -15,31 +16,39 @@ const GROUPS = ["slots", "mail", "topics", "presence", "gc", "mcp"];
 
 // Runs `a2a ARGS` from source with the trace preload; returns the loaded paths, relative to
 // the repository (node_modules ones as node_modules/PACKAGE/...).
-async function loaded(args: string[], dir: string): Promise<{ code: number; stderr: string; modules: string[] }> {
+async function loaded(args: string[], dir: string, stdin?: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string; modules: string[] }> {
   const work = mkdtempSync(join(tmpdir(), "a2a-trace-"));
   const outFile = join(work, "modules.txt");
   try {
     const p = Bun.spawn({
       cmd: [process.execPath, "--preload", join(ROOT, "tests/e2e/fixtures/trace-modules.ts"), join(ROOT, "cli/main.ts"), ...args],
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? work, A2A_DIR: dir, TRACE_MODULES_OUT: outFile },
-      stdin: "ignore",
-      stdout: "ignore",
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? work, A2A_DIR: dir, TRACE_MODULES_OUT: outFile, ...env },
+      stdin: stdin === undefined ? "ignore" : new Blob([stdin]),
+      stdout: "pipe",
       stderr: "pipe",
     });
-    const [stderr, code] = await Promise.all([new Response(p.stderr).text(), p.exited]);
-    const modules = readFileSync(outFile, "utf8").split("\n").filter(Boolean).map((m) => relative(ROOT, m));
-    return { code, stderr, modules };
+    const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+    const modules = readFileSync(outFile, "utf8").split("\n").filter(Boolean).map(inRepo);
+    return { code, stdout, stderr, modules };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
 }
+
+// A loaded path as the checks name it. node_modules may be a symlink (a git worktree sharing the
+// main checkout's): its packages load from where it points, and are named node_modules/... too.
+const NODE_MODULES = realpathSync(join(ROOT, "node_modules"));
+const inRepo = (m: string) => (m.startsWith(NODE_MODULES + "/") ? "node_modules/" + m.slice(NODE_MODULES.length + 1) : relative(ROOT, m));
 
 const pkgOf = (m: string) => (m.startsWith("node_modules/") ? m.split("/").slice(1, m.split("/")[1].startsWith("@") ? 3 : 2).join("/") : undefined);
 const CRYPTO = /(?:from\s+|import\s*\(\s*|require\s*\(\s*)["'](?:node:)?crypto["']/;
 
 interface Case {
   args: string[];
+  // The hook's event on stdin, in a git repository where another agent reserved the file
+  // edited, so the whole check runs (a denial on stdout).
+  edit?: true;
   group: string; // the command's own module: cli/commands/<group>.ts
   lib: string; // the lib/ folder (or file) it must load
   notLib: string[]; // lib/ folders it must not load
@@ -53,7 +62,24 @@ const HOT: Case[] = [
   { args: ["start", "job", "task"], group: "slots", lib: "lib/slots/slot.ts", notLib: ["lib/mail/", "lib/topics/", "lib/presence/", "lib/maintenance/gc.ts"] },
   { args: ["send", "bob", "hi", "--as", "alice"], group: "mail", lib: "lib/mail/send.ts", notLib: ["lib/slots/", "lib/topics/", "lib/maintenance/gc.ts"] },
   { args: ["recv", "--as", "carol"], group: "mail", lib: "lib/mail/receive.ts", notLib: ["lib/slots/", "lib/topics/", "lib/maintenance/gc.ts"] },
+  // Claude Code's PreToolUse hook, before every file edit (issue 23).
+  { args: ["hook", "pre-tool-use"], edit: true, group: "hook", lib: "lib/reservations/reserve.ts", notLib: ["lib/mail/", "lib/slots/", "lib/topics/", "lib/tasks/add.ts", "lib/sessions/hooks.ts", "lib/maintenance/gc.ts"] },
 ];
+
+// A git repository whose src/api.ts alice reserved; the PreToolUse event of bob's Edit of it.
+async function reservedEdit(store: string, parent: string): Promise<string> {
+  const repo = join(parent, "repo");
+  mkdirSync(join(repo, "src"), { recursive: true });
+  Bun.spawnSync({ cmd: ["git", "init", "-q", repo] });
+  const bus = openBus({ dir: store, env: {} });
+  try {
+    const o = await bus.reservations.reserve(["src/api.ts"], { as: "alice", cwd: repo });
+    if (o.kind !== "done") throw new Error(`reserve: ${o.kind}`);
+  } finally {
+    await bus.close();
+  }
+  return JSON.stringify({ session_id: "s", cwd: repo, hook_event_name: "PreToolUse", tool_name: "Edit", tool_input: { file_path: join(repo, "src", "api.ts"), old_string: "a", new_string: "b" } });
+}
 
 describe.concurrent("start-up loads only what the command needs", () => {
   for (const c of HOT) {
@@ -61,8 +87,11 @@ describe.concurrent("start-up loads only what the command needs", () => {
       using d = testStore();
       expect((await a2a(["publish", "ready", "v"], { dir: d.path })).code).toBe(0);
       expect((await a2a(["send", "carol", "for carol", "--as", "dave"], { dir: d.path })).code).toBe(0);
-      const r = await loaded(c.args, d.path);
+      using work = tempDir();
+      const stdin = c.edit ? await reservedEdit(d.path, work.path) : undefined;
+      const r = await loaded(c.args, d.path, stdin, c.edit ? { A2A_AGENT: "bob" } : {});
       expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+      if (c.edit) expect(JSON.parse(r.stdout).hookSpecificOutput.permissionDecisionReason).toMatch(/reserved by alice/);
       const m = r.modules;
       // The trace saw the command: its own group module and the lib/ module doing the work.
       expect(m).toContain(`cli/commands/${c.group}.ts`);

@@ -36,6 +36,20 @@ function coversByRegex(pattern: string, path: string): boolean {
   return new RegExp(re, "u").test(path + "/");
 }
 
+// Every path of up to three segments made of `names`.
+function universe(names: string[]): string[] {
+  const paths: string[] = [];
+  const grow = (prefix: string, depth: number) => {
+    for (const n of names) {
+      const p = prefix ? `${prefix}/${n}` : n;
+      paths.push(p);
+      if (depth > 1) grow(p, depth - 1);
+    }
+  };
+  grow("", 3);
+  return paths;
+}
+
 const both = (p: string, q: string) => [overlap(norm(p), norm(q)), overlap(norm(q), norm(p))];
 
 describe("normalising a pattern", () => {
@@ -75,6 +89,16 @@ describe("what a pattern covers", () => {
   });
 });
 
+describe("covers, matched directly (the hook's hot path), against the regex reading", () => {
+  test("every pattern against every path of a small universe", () => {
+    const paths = universe(["a", "b", "ab", "ba", "a.ts", "b.md", "*", "x"]);
+    const patterns = ["a", "a/b", "*", "a*", "*b", "?", "??", "*.ts", "a/*", "*/b", "**/b", "a/**/b", "**/**/b", "a/**/**", "[ab]", "[!a]*", "a/?b", "**", "\\*", "a*/b*", "*a*", "a*a", "*.*", "**/a*/**/b"];
+    const wrong = [];
+    for (const p of patterns) for (const x of paths) if (covers(norm(p), x) !== coversByRegex(norm(p), x)) wrong.push({ p, x, got: covers(norm(p), x) });
+    expect(wrong).toEqual([]);
+  });
+});
+
 describe("overlap", () => {
   test("edge cases, each both ways round", () => {
     const cases: [string, string, boolean][] = [
@@ -92,16 +116,7 @@ describe("overlap", () => {
   // could both hold it. (The other direction is the edge cases above: a small universe of paths
   // cannot show that no path exists.)
   test("never misses an overlap that a path of a small universe shows", () => {
-    const names = ["a", "b", "ab", "ba", "a.ts", "b.ts", "b.md", "*", "x"];
-    const paths: string[] = [];
-    const grow = (prefix: string, depth: number) => {
-      for (const n of names) {
-        const p = prefix ? `${prefix}/${n}` : n;
-        paths.push(p);
-        if (depth > 1) grow(p, depth - 1);
-      }
-    };
-    grow("", 3);
+    const paths = universe(["a", "b", "ab", "ba", "a.ts", "b.ts", "b.md", "*", "x"]);
     const patterns = ["a", "b", "*", "a*", "*b", "?", "??", "*.ts", "a/*", "*/b", "**/b", "a/**/b", "[ab]", "[!a]*", "a/?b", "**", "\\*", "a*/b*"];
     for (const p of patterns) {
       for (const q of patterns) {
