@@ -11,7 +11,7 @@
 
 import { realpathSync } from "node:fs";
 import type { Command } from "commander";
-import { asA2AError, phrase } from "../../lib/core/errors";
+import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
 import { isoTime } from "../../lib/core/time";
 import type { GuardVerdict } from "../../lib/guard/check";
 import { installGuard, uninstallGuard, type GuardInstall, type HookChange } from "../../lib/guard/install";
@@ -42,14 +42,18 @@ function report(c: Ctx, r: GuardInstall): void {
 const MAX_PUSH_INPUT = 16 * 1024 * 1024;
 
 // The refusal, one line per blocked path, then the bypass.
-function refusal(v: GuardVerdict, what: "commit" | "push"): string {
-  const lines = v.blocked.map(({ path, by }) => {
+// A line per blocked path; the refusal itself is the error that ends the command (exit 1).
+function blockedLines(v: GuardVerdict): string {
+  return v.blocked.map(({ path, by }) => {
     const reason = by.reason ? `, reason ${JSON.stringify(by.reason)}` : "";
     return `a2a guard: ${path} is reserved by ${by.holder} (pattern ${by.pattern}${reason}) until ${isoTime(by.expires_at)}\n`;
-  });
-  lines.push(`a2a guard: ${what} refused for ${v.as ?? "you"}: reservations are advisory; ask the holder to release (a2a reservations shows them), or bypass with git ${what} --no-verify\n`);
-  return lines.join("");
+  }).join("");
 }
+
+const refusal = (v: GuardVerdict, what: "commit" | "push") =>
+  new A2AError("EDENIED", `${what} refused for ${v.as ?? "you"}: reservations are advisory; ask the holder to release (a2a reservations shows them), or bypass with git ${what} --no-verify`, {
+    data: { blocked: v.blocked.map(({ path, by }) => ({ path, holder: by.holder, pattern: by.pattern })) },
+  });
 
 // Runs a hook's check; refused -> exit 1; could not check -> a warning, exit 0.
 async function hookCheck(c: Ctx, what: "commit" | "push", check: () => Promise<GuardVerdict>): Promise<void> {
@@ -62,8 +66,8 @@ async function hookCheck(c: Ctx, what: "commit" | "push", check: () => Promise<G
   }
   if (c.json) out(json(v));
   if (!v.blocked.length) return;
-  err(refusal(v, what));
-  process.exitCode = 1;
+  err(blockedLines(v));
+  throw refusal(v, what);
 }
 
 const binary = () => {
