@@ -36,7 +36,7 @@ const taskShow = async (store: string, id: string) => {
 describe("a cancelled task_claim claims nothing", () => {
   test("300 claims each cancelled at once: every claimed task was claimed by an answer that was sent", async () => {
     using d = testStore();
-    const s = await connect(d.path, { A2A_AGENT: "worker" });
+    const s = await connect(d.path, { A2A_AGENT: "worker", A2A_LOG: "1" });
     try {
       const n = 300;
       for (let i = 0; i < n; i++) await s.json("task_add", { queue: "q", payload: `task ${i}` });
@@ -55,7 +55,19 @@ describe("a cancelled task_claim claims nothing", () => {
         return call.then(() => "answered", () => "cancelled");
       });
       expect(new Set(await Promise.all(calls))).toEqual(new Set(["cancelled"]));
-      const list = await s.json("task_list", { queue: "q", limit: 10_000 });
+      // The client has given up on the calls; the server may still be claiming and giving back
+      // (a cancel stops the answer, not the work under way). While the list shows a claim no
+      // answer carried, wait for the server's log to say it gave one more back (A2A_LOG), and
+      // look again: a claim left held by nobody never gets that line, and the wait fails.
+      const givenBack = () => (s.stderr.text().match(/given back|giving back/g) ?? []).length;
+      const claimedIn = (l: any) => l.tasks.filter((t: any) => t.state === "claimed").map((t: any) => t.id as string);
+      let seen = givenBack(); // counted before the list is read: a line logged after it counts as news
+      let list = await s.json("task_list", { queue: "q", limit: 10_000 });
+      while (!claimedIn(list).every((id: string) => answered.has(id))) {
+        await s.stderr.waitFor(new RegExp(`(?:(?:given back|giving back)[\\s\\S]*?){${seen + 1}}`), 60_000);
+        seen = givenBack();
+        list = await s.json("task_list", { queue: "q", limit: 10_000 });
+      }
       const claimed = list.tasks.filter((t: any) => t.state === "claimed").map((t: any) => t.id);
       console.log(`${n} cancelled claims: ${answered.size} answered, ${claimed.length} claimed`);
       expect(claimed.sort()).toEqual([...answered].sort());
