@@ -7,23 +7,19 @@
 
 import type { Command } from "commander";
 import { realpathSync } from "node:fs";
+import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { openBus, type Bus } from "../../lib/bus";
 import { A2AError, asA2AError, phrase, render } from "../../lib/core/errors";
 import { gitRoot } from "../../lib/presence/repo";
-import { a2aHooks, filesFor, HOOK_EVENTS, readJsonObject, type HookEvent } from "../claude/config";
+import type { Check } from "../agents/agent";
+import { AGENTS } from "../agents/index";
+import { agentVersion } from "../agents/version";
 import { json, out } from "../io";
 import { SHELL } from "../phrase";
 import { action, command, type Ctx } from "../run";
 
-type Level = "ok" | "note" | "problem";
 
-interface Check {
-  check: string;
-  level: Level;
-  detail: string;
-  fix?: string;
-}
 
 const SKEW_LIMIT_SEC = 2;
 
@@ -178,50 +174,20 @@ function pathCheck(checks: Check[]): void {
   checks.push({ check: "a2a on PATH", level: "ok", detail: `${found} is this binary` });
 }
 
-async function claudeChecks(c: Ctx, checks: Check[]): Promise<void> {
-  const claude = Bun.which("claude");
+// Each coding agent a2a knows (cli/agents): on PATH or not, its version, then its own checks
+// (registered, hooks installed), each problem with the command that fixes it. Run side by side:
+// each asks its CLI, which takes up to seconds to start.
+async function agentChecks(checks: Check[]): Promise<void> {
   const project = gitRoot(process.cwd()) ?? process.cwd();
-  const user = filesFor("user", project);
-  const proj = filesFor("project", project);
-  // Where a2a is registered: user, local (this directory only) and project scope.
-  const scopes: string[] = [];
-  const safe = (p: string) => {
-    try {
-      return readJsonObject(p).value;
-    } catch {
-      return {};
-    }
-  };
-  const userJson = safe(user.mcp);
-  if (userJson.mcpServers?.a2a) scopes.push("user");
-  if (userJson.projects?.[process.cwd()]?.mcpServers?.a2a) scopes.push("local (this directory only)");
-  if (safe(proj.mcp).mcpServers?.a2a) scopes.push("project (.mcp.json)");
-  if (!claude) {
-    checks.push({ check: "Claude Code", level: "note", detail: "claude is not on PATH: nothing to check (install Claude Code, then run a2a setup claude)" });
-    return;
-  }
-  const list = Bun.spawn({ cmd: [claude, "mcp", "list"], stdout: "pipe", stderr: "pipe", stdin: "ignore", env: process.env });
-  const timer = setTimeout(() => list.kill(), 30_000);
-  const [text] = await Promise.all([new Response(list.stdout).text(), list.exited]);
-  clearTimeout(timer);
-  const line = text.split("\n").find((l) => /^a2a:/.test(l));
-  if (!line) {
-    checks.push({ check: "Claude Code MCP", level: "problem", detail: `claude mcp list does not show a2a${scopes.length ? ` (registered in ${scopes.join(", ")})` : ""}`, fix: "a2a setup claude (every project of yours) or a2a setup claude --scope project (this repository)" });
-  } else if (/Connected/.test(line)) {
-    checks.push({ check: "Claude Code MCP", level: "ok", detail: `${line.trim()} [scope: ${scopes.join(", ") || "unknown"}]` });
-  } else {
-    checks.push({ check: "Claude Code MCP", level: "problem", detail: line.trim(), fix: "run the command it shows by hand to see the error; then a2a setup claude" });
-  }
-  if (scopes.length > 1) checks.push({ check: "Claude Code MCP scopes", level: "note", detail: `a2a is registered in ${scopes.join(" and ")}: the narrowest one wins in its directory` });
-  const found: Partial<Record<HookEvent, string[]>> = {};
-  for (const f of [user.settings, proj.settings, join(project, ".claude", "settings.local.json")]) {
-    for (const [ev, cmds] of Object.entries(a2aHooks(safe(f)))) (found[ev as HookEvent] ??= []).push(...cmds!);
-  }
-  const missing = (Object.keys(HOOK_EVENTS) as HookEvent[]).filter((ev) => !found[ev]?.length);
-  checks.push(missing.length
-    ? { check: "Claude Code hooks", level: "problem", detail: `no a2a hook for ${missing.join(", ")}: ${missing.some((ev) => ev !== "PreToolUse") ? "mail reaches a session only when it calls a tool" : "an edit of a file another agent reserved is not stopped"}`, fix: "a2a setup claude (installs them with the MCP server)" }
-    : { check: "Claude Code hooks", level: "ok", detail: `installed: ${(Object.keys(HOOK_EVENTS) as HookEvent[]).map((ev) => `${ev}: ${found[ev]![0]}`).join("; ")}` });
-  void c;
+  const found = await Promise.all(
+    Object.values(AGENTS).map(async (agent): Promise<Check[]> => {
+      const bin = Bun.which(agent.bin) ?? undefined;
+      if (!bin) return [{ check: agent.title, level: "note", detail: `${agent.bin} is not on PATH: nothing to check (to use it: npm install -g ${agent.npm}, then a2a setup ${agent.id})` }];
+      const head: Check = { check: agent.title, level: "ok", detail: `${bin}, version ${(await agentVersion(bin, agent.npm)) ?? "unknown"}` };
+      return [head, ...(await agent.doctor({ project, cwd: process.cwd(), home: homedir(), bin }))];
+    }),
+  );
+  checks.push(...found.flat());
 }
 
 export const commands = {
@@ -262,7 +228,7 @@ export const commands = {
         }
       }
       pathCheck(checks);
-      await claudeChecks(c, checks);
+      await agentChecks(checks);
       const problems = checks.filter((k) => k.level === "problem");
       if (c.json) out(json({ ok: !problems.length, checks }));
       else {

@@ -1,6 +1,7 @@
-// `a2a hook EVENT`: a Claude Code command hook. Claude Code runs it with the event's JSON on
-// stdin (session_id, cwd, hook_event_name, stop_hook_active for Stop, ...) and reads the
-// answer on stdout in its documented format:
+// `a2a hook EVENT [--agent ID]`: a coding agent's command hook (Claude Code's by default; the
+// others speak their own dialect, cli/agents/ID.ts hook). The agent runs it with the event's JSON
+// on stdin (cwd, stop_hook_active for Stop, the tool call for pre-tool-use, ...) and reads the
+// answer on stdout; in Claude Code's format:
 //   session-start        {"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":...}}
 //   user-prompt-submit   the same for UserPromptSubmit, only when new mail arrived
 //   stop                 {"decision":"block","reason":...} while unread mail waits; nothing otherwise
@@ -8,7 +9,7 @@
 //                        "permissionDecisionReason":...}} when Edit, Write, MultiEdit or NotebookEdit
 //                        would write a file another agent reserved exclusively (lib/reservations/
 //                        reserve.ts blockers); nothing otherwise (Claude Code goes on as without a hook)
-// What is remembered is lib/sessions/hooks.ts, what is said cli/claude/hook-text.ts; the session's name is the one its
+// What is remembered is lib/sessions/hooks.ts, what is said cli/agents/hook-text.ts; the session's name is the one its
 // `a2a mcp` server has (lib/presence/session-name.ts), so mail sent to the name `a2a whoami`
 // prints is the mail announced here.
 //
@@ -29,39 +30,22 @@
 import type { Command } from "commander";
 import { A2AError, asA2AError, EXIT, phrase } from "../../lib/core/errors";
 import { MAX_BLOCKS } from "../../lib/sessions/limits";
-import { denyText, promptText, sessionStartText, stopText } from "../claude/hook-text";
+import type { A2AEvent, HookFormat, HookInput } from "../agents/agent";
+import { denyText, promptText, sessionStartText, stopText } from "../agents/hook-text";
+import { AGENTS, agentIds } from "../agents/index";
 import { writerNoun } from "../frame";
-import { durationMs, err, isTTY, json, out, parseCount, readStdin } from "../io";
+import { durationMs, err, isTTY, out, parseCount, readStdin } from "../io";
 import { SHELL } from "../phrase";
 import { action, command, type Ctx } from "../run";
 
-export const EVENTS = { "session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit", stop: "Stop", "pre-tool-use": "PreToolUse" } as const;
-type Event = keyof typeof EVENTS;
-
-interface HookInput {
-  cwd?: string;
-  session_id?: string;
-  hook_event_name?: string;
-  stop_hook_active?: boolean;
-  tool_name?: string; // PreToolUse
-  tool_input?: Record<string, unknown>;
-}
-
-// The file a PreToolUse tool call would write (as the tool names it: absolute in Claude Code), or
-// undefined for a tool that writes none.
-const FILE_OF: Record<string, string> = { Edit: "file_path", Write: "file_path", MultiEdit: "file_path", NotebookEdit: "notebook_path" };
-function editedFile(input: HookInput): string | undefined {
-  const key = typeof input.tool_name === "string" && Object.hasOwn(FILE_OF, input.tool_name) ? FILE_OF[input.tool_name] : undefined;
-  const path = key && input.tool_input && typeof input.tool_input === "object" ? input.tool_input[key] : undefined;
-  return typeof path === "string" && path ? path : undefined;
-}
+const EVENTS: A2AEvent[] = ["session-start", "user-prompt-submit", "stop", "pre-tool-use"];
 
 const CHECK_DEADLINE_MS = 3000;
 
 // PreToolUse: deny the edit of a file another agent holds exclusively; silent otherwise.
-async function preToolUse(c: Ctx, input: HookInput, cwd: string): Promise<void> {
-  const path = editedFile(input);
-  if (!path) return;
+async function preToolUse(c: Ctx, format: HookFormat, input: HookInput, cwd: string): Promise<void> {
+  const paths = input.files ?? [];
+  if (!paths.length) return;
   // Who "I" am is the session's name as the other hooks have it ($A2A_AGENT, else the name of this
   // session's a2a mcp): blockers asks for it only when someone holds the file.
   //
@@ -74,12 +58,13 @@ async function preToolUse(c: Ctx, input: HookInput, cwd: string): Promise<void> 
     err(`a2a: hook pre-tool-use: the store ${where} did not answer within ${CHECK_DEADLINE_MS / 1000} s: the edit goes ahead unchecked; a2a doctor says what is wrong\n`);
     process.exit(EXIT.FAILURE);
   }, CHECK_DEADLINE_MS);
-  const held = await c.bus.reservations.blockers([path], { cwd }).finally(() => clearTimeout(timer));
+  const held = await c.bus.reservations.blockers(paths, { cwd }).finally(() => clearTimeout(timer));
   if (!held.length) return;
-  out(json({ hookSpecificOutput: { hookEventName: EVENTS["pre-tool-use"], permissionDecision: "deny", permissionDecisionReason: denyText(path, held) } }));
+  const named = paths.find((p) => held.some((h) => p === h.path || p.endsWith("/" + h.path))) ?? paths[0];
+  out(format.deny(denyText(named, held)));
 }
 
-function readInput(): HookInput {
+function readInput(): Record<string, unknown> {
   // Run by hand: there is no event to read. io.ts's isTTY, not process.stdin.isTTY, whose
   // stream Bun builds on first touch: that cost every hook ~5 ms of CPU.
   if (isTTY(0)) return {};
@@ -89,11 +74,9 @@ function readInput(): HookInput {
     const v = JSON.parse(raw);
     return v && typeof v === "object" ? v : {};
   } catch {
-    throw new A2AError("EUSAGE", "the hook input on stdin is not JSON: a2a hook is meant to be run by Claude Code (see a2a setup claude)");
+    throw new A2AError("EUSAGE", "the hook input on stdin is not JSON: a2a hook is meant to be run by a coding agent (see a2a setup claude)");
   }
 }
-
-const context = (event: string, text: string) => json({ hookSpecificOutput: { hookEventName: event, additionalContext: text } });
 
 export const commands = {
   hook: (p: Command) =>
@@ -110,30 +93,34 @@ export const commands = {
     })
       .argument("<event>", "session-start, user-prompt-submit, stop or pre-tool-use")
       .option("--wait <duration>", "stop only: wait this long for the next message when nothing waits (e.g. 5m)")
+      .option("--agent <id>", `the agent whose hook this is: ${agentIds()} (default claude)`, "claude")
       .option("--max-blocks <n>", `stop only: at most this many blocks in a row (default ${MAX_BLOCKS}, or 100 with --wait)`)
-      .action(action(async (c: Ctx, event: string, o: { wait?: string; maxBlocks?: string }) => {
+      .action(action(async (c: Ctx, event: string, o: { agent: string; wait?: string; maxBlocks?: string }) => {
         try {
-          if (!Object.hasOwn(EVENTS, event)) throw new A2AError("EUSAGE", `unknown hook event ${JSON.stringify(event)}: use session-start, user-prompt-submit, stop or pre-tool-use`);
+          const format = Object.hasOwn(AGENTS, o.agent) ? AGENTS[o.agent].hook : undefined;
+          if (!format) throw new A2AError("EUSAGE", `unknown --agent ${JSON.stringify(o.agent)}: a2a hook speaks for ${Object.values(AGENTS).filter((a) => a.hook).map((a) => a.id).join(", ")}`);
+          if (!EVENTS.includes(event as A2AEvent)) throw new A2AError("EUSAGE", `unknown hook event ${JSON.stringify(event)}: use session-start, user-prompt-submit, stop or pre-tool-use`);
           const waitMs = durationMs(o.wait, "--wait");
           if (waitMs !== undefined && event !== "stop") throw new A2AError("EUSAGE", "--wait is for the stop hook only: a2a hook stop --wait 5m");
           const maxBlocks = o.maxBlocks === undefined ? (waitMs ? 100 : MAX_BLOCKS) : Math.max(1, parseCount(o.maxBlocks, "--max-blocks"));
-          const input = readInput();
-          const cwd = typeof input.cwd === "string" && input.cwd ? input.cwd : process.cwd();
-          if (event === "pre-tool-use") return await preToolUse(c, input, cwd);
+          const ev = event as A2AEvent;
+          const input = format.input(readInput(), ev);
+          const cwd = input.cwd ?? process.cwd();
+          if (ev === "pre-tool-use") return await preToolUse(c, format, input, cwd);
           const me = await c.bus.presence.sessionName(cwd);
-          const ev = event as Event;
-          if (ev === "session-start") return out(context(EVENTS[ev], sessionStartText(c.bus.where, me.name, me.why, await c.bus.sessions.start(me.name))));
+          const say = (text: string | undefined) => (text ? out(text) : undefined);
+          if (ev === "session-start") return say(format.context(ev, sessionStartText(c.bus.where, me.name, me.why, await c.bus.sessions.start(me.name))));
           if (ev === "user-prompt-submit") {
             const text = promptText(me.name, await c.bus.sessions.prompt(me.name), writerNoun(c.bus.engine));
-            return text ? out(context(EVENTS[ev], text)) : undefined;
+            return text ? say(format.context(ev, text)) : undefined;
           }
-          const continuation = input.stop_hook_active === true;
+          const continuation = input.continuation;
           let d = await c.bus.sessions.stop(me.name, continuation, maxBlocks, !!waitMs);
           if (!d.block && waitMs && d.unread === 0) {
             const got = await c.bus.sessions.waitForWork(me.name, waitMs, c.signal());
             if (got.kind === "done") d = await c.bus.sessions.stop(me.name, continuation, maxBlocks, true);
           }
-          if (d.block) out(json({ decision: "block", reason: stopText(me.name, d) }));
+          if (d.block) out(format.block(stopText(me.name, d)));
         } catch (e) {
           // Exit 1 whatever the failure (EIO's status): Claude Code reads 2 as "block".
           throw new A2AError("EIO", `hook ${event}: ${phrase(asA2AError(e), SHELL)}`, { cause: e });

@@ -2,6 +2,7 @@
 
 import type { Command } from "commander";
 import { checkScope } from "../../lib/presence/scope";
+import { agentOfClient } from "../agents/index";
 import { age, preview, table } from "../format";
 import { json, out } from "../io";
 import { action, command, type Ctx } from "../run";
@@ -25,16 +26,16 @@ export const commands = {
   peers: (p: Command) =>
     command(p, "peers", {
       summary: "list live agents (a2a mcp sessions); stale ones are swept",
-      description: "List the agents that are live on this store (each running `a2a mcp` session announces itself), with host, pid, directory, last heartbeat and summary; entries whose process is gone are removed as they are found (their inboxes are kept).",
+      description: "List the agents that are live on this store (each running `a2a mcp` session announces itself), with the coding agent each is (Claude Code, Codex CLI, Gemini CLI, opencode, or the MCP client's own name, from its handshake), host, pid, directory, last heartbeat and summary; entries whose process is gone are removed as they are found (their inboxes are kept).",
       examples: ["a2a peers", "a2a peers --scope repo --json"],
       json: "print {peers, gone} as JSON",
     })
       .option("--scope <scope>", "all, machine (this host), directory (this cwd) or repo (this git root)", "all")
       .action(action(async (c: Ctx, o) => {
         const l = await c.bus.presence.peers(checkScope(o.scope), { cwd: process.cwd() });
-        if (c.json) return out(json(l));
+        if (c.json) return out(json({ ...l, peers: l.peers.map((p) => ({ ...p, client: p.client ?? null, agent: agentOfClient(p.client) || null })) }));
         let listing = l.peers.length
-          ? table(["NAME", "HOST", "PID", "CWD", "SEEN", "SUMMARY"], l.peers.map((p) => [p.name, p.host, String(p.pid), p.cwd, age(p.heartbeat), preview(p.summary, 40)]))
+          ? table(["NAME", "AGENT", "HOST", "PID", "CWD", "SEEN", "SUMMARY"], l.peers.map((p) => [p.name, agentOfClient(p.client) || "-", p.host, String(p.pid), p.cwd, age(p.heartbeat), preview(p.summary, 40)]))
           : `no live peers (scope ${o.scope})\n`;
         if (l.gone.length) listing += `gone (removed now; their inboxes are kept): ${l.gone.map((p) => p.name).join(", ")}\n`;
         out(listing);

@@ -101,6 +101,14 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
   const resources = registerResources(server, ctx);
   const stopPush = tools.has("check_messages") ? startPush(server, ctx) : () => {};
   server.server.onerror = (e) => ctx.log(`protocol: ${e.message.split("\n")[0]}`);
+  // Which agent this session is (a2a peers shows it): the client's name from its handshake.
+  const prevInit = server.server.oninitialized;
+  server.server.oninitialized = () => {
+    prevInit?.();
+    const v = server.server.getClientVersion();
+    const client = typeof v?.name === "string" ? `${v.name} ${typeof v.version === "string" ? v.version : ""}`.trim() : "";
+    if (client) session.presence.setClient(client).then(() => ctx.log(`client: ${client}`), (e) => ctx.log(`saying the client: ${(e as Error).message}`));
+  };
 
   let stopped: Promise<void> | undefined;
   const shutdown = (why: string) =>

@@ -25,6 +25,7 @@ import { isLive, type Peer } from "./peers";
 import { presenceStorage, type PresenceStorage } from "./storage";
 
 export const MAX_SUMMARY = 1000;
+const MAX_CLIENT = 200;
 
 export interface PresenceOptions {
   cwd: string;
@@ -35,6 +36,8 @@ export interface Presence {
   readonly identity: Identity;
   record(): Peer;
   setSummary(summary: string): Promise<Peer>;
+  // Which program this session is (the MCP client's "NAME VERSION"), said once it is known.
+  setClient(client: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -46,7 +49,7 @@ export async function startPresence(store: Store, opts: PresenceOptions): Promis
   const now = nowSec();
   const base = (name: string): Peer => ({
     a2a: 1, name, host: store.host, pid: process.pid, cwd, git_root: gitRoot(cwd), tty: store.platform.terminalOf(process.ppid), // the terminal of whoever started us (our stdin is the MCP pipe)
-    summary: opts.summary ?? "", started_at: now, heartbeat: now, heartbeat_ms: heartbeatMs,
+    summary: opts.summary ?? "", started_at: now, heartbeat: now, heartbeat_ms: heartbeatMs, client: null,
   });
   let identity: Identity;
   let rec: Peer;
@@ -91,6 +94,10 @@ export async function startPresence(store: Store, opts: PresenceOptions): Promis
       rec = { ...rec, summary, heartbeat: nowSec() };
       await storage.beat(rec);
       return rec;
+    },
+    async setClient(client: string) {
+      rec = { ...rec, client: client.slice(0, MAX_CLIENT), heartbeat: nowSec() };
+      await storage.beat(rec);
     },
     async close() {
       clearInterval(timer);

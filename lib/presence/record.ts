@@ -1,8 +1,9 @@
 // The peer record: what a running agent says of itself, and which holder wrote it. A pure module
 // (no storage), so the rules (peers.ts, presence.ts) and every engine agree on "ours".
 //
-//   {"a2a":1,"name","host","pid","cwd","git_root","tty","summary","started_at","heartbeat","heartbeat_ms"}
-//   (times: unix seconds)
+//   {"a2a":1,"name","host","pid","cwd","git_root","tty","summary","started_at","heartbeat","heartbeat_ms","client"}
+//   (times: unix seconds; client: the MCP client's name and version from its initialize request,
+//   "codex-mcp-client 0.171.0", null until it is known; absent in records of earlier releases)
 
 export interface Peer {
   a2a: 1;
@@ -16,6 +17,7 @@ export interface Peer {
   started_at: number;
   heartbeat: number;
   heartbeat_ms: number;
+  client?: string | null;
 }
 
 // The record as every engine keeps it (one JSON object: the fields in the order above), and a

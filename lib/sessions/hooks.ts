@@ -1,7 +1,7 @@
 // What the session hooks (`a2a hook EVENT`) know of a session, and the little they remember
 // between calls: what waits (mail, claimable tasks), what is new since the last prompt, and
 // whether a stop is held. The facts only: how they are said to Claude Code is
-// cli/claude/hook-text.ts. In lib/sessions/ because it joins mail and the task queues.
+// cli/agents/hook-text.ts. In lib/sessions/ because it joins mail and the task queues.
 //
 //   session record   {"a2a":1,"name":N,"announced":[ID...],"blocked":[ID...],"blocks":K}
 //                    (kept by the engine, lib/sessions/storage.ts; on files sessions/NAME.json)

@@ -235,4 +235,28 @@ describe("a2a peers", () => {
       await live.close();
     }
   });
+
+  test("each peer says which coding agent it is, from its MCP client's handshake", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = projDir(d.path, "mixed");
+    const env = { A2A_LOG: "1" };
+    const claude = await connect(s.path, env, { cwd, name: "claude-code" });
+    const other = await connect(s.path, env, { cwd, name: "some-mcp-client" });
+    try {
+      await claude.stderr.waitFor(/client: claude-code 1\.0\.0/);
+      await other.stderr.waitFor(/client: some-mcp-client 1\.0\.0/);
+      const l = JSON.parse((await a2a(["peers", "--json"], { dir: s.path, cwd })).stdout);
+      const by = Object.fromEntries(l.peers.map((p: any) => [p.name, [p.agent, p.client]]));
+      expect(by).toEqual({ mixed: ["Claude Code", "claude-code 1.0.0"], "mixed-2": ["some-mcp-client", "some-mcp-client 1.0.0"] });
+      const table = (await a2a(["peers"], { dir: s.path, cwd })).stdout;
+      expect(table).toMatch(/^NAME\s+AGENT\s+HOST/);
+      expect(table).toMatch(/\nmixed\s+Claude Code\s/);
+      const listed = await other.json("list_peers", { scope: "machine" });
+      expect(listed.peers.map((p: any) => [p.name, p.agent])).toEqual([["mixed", "Claude Code"]]);
+    } finally {
+      await claude.close();
+      await other.close();
+    }
+  });
 });

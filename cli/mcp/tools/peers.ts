@@ -6,12 +6,13 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Peer, Scope } from "../../../lib/presence/peers";
 import type { McpCtx } from "../context";
 import { handler } from "../result";
+import { agentOfClient } from "../../agents/index";
 
 export const messagingAnnotations = (readOnly: boolean) => ({ readOnlyHint: readOnly, destructiveHint: false, idempotentHint: readOnly, openWorldHint: true });
 
 const peerView = (p: Peer) => ({
   id: p.name, name: p.name, host: p.host, pid: p.pid, cwd: p.cwd, git_root: p.git_root, tty: p.tty, summary: p.summary,
-  started_at: p.started_at, last_seen: p.heartbeat,
+  started_at: p.started_at, last_seen: p.heartbeat, client: p.client ?? null, agent: agentOfClient(p.client) || null,
 });
 
 export function registerPeerTools(server: McpServer, ctx: McpCtx): void {
@@ -20,7 +21,7 @@ export function registerPeerTools(server: McpServer, ctx: McpCtx): void {
 
   server.registerTool("list_peers", {
     title: "List running agents",
-    description: "List the other agents (Claude Code sessions running a2a mcp) you can message: name (use it as to_id), host, pid, working directory, git root, summary. Stale entries are removed as they are found.",
+    description: "List the other agents (Claude Code, Codex, Gemini CLI, opencode ... sessions running a2a mcp) you can message: name (use it as to_id), agent (which coding agent it is), host, pid, working directory, git root, summary. Stale entries are removed as they are found.",
     inputSchema: { scope: z.enum(["machine", "directory", "repo", "all"]).default("machine").describe('"machine" = this computer, "directory" = same working directory, "repo" = same git repository, "all" = every host sharing the store') },
     annotations: messagingAnnotations(true),
   }, handler(ctx, "list_peers", async ({ scope }: { scope: string }) => {

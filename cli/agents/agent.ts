@@ -1,0 +1,85 @@
+// What a coding agent is to a2a: where it reads its MCP servers and hooks (what `a2a setup AGENT`
+// changes), how `a2a doctor` checks it, and how its hooks speak (what `a2a hook EVENT --agent
+// AGENT` reads on stdin and answers on stdout). One module per agent (claude.ts, codex.ts, ...),
+// listed in index.ts; cli/commands/setup.ts, doctor.ts and hook.ts are the same for all.
+//
+// Invariants every agent keeps:
+// - setup changes only a2a's own entries (the server named a2a; hook commands that run
+//   `a2a ... hook EVENT`, recognised by a2aHookEvent); everything else the user has stays, values
+//   and, where the format has them, comments; --remove takes out exactly what setup adds;
+// - a change is a pure function of the file's text (no I/O): edit.ts reads, diffs, backs up and
+//   writes, so every agent gets --dry-run, backups and "twice changes nothing" the same way;
+// - a file a2a cannot parse is not touched: the change throws EUSAGE naming the file and the fix.
+
+export type Scope = "user" | "project";
+
+// The a2a hook events, as a2a names them; each agent maps its own events onto these.
+export type A2AEvent = "session-start" | "user-prompt-submit" | "stop" | "pre-tool-use";
+
+// How the agent's config runs a2a: this binary's path at user scope, the bare name in a project's
+// files (shared with a team whose a2a lives elsewhere); `pre` is `--dir STORE` when the store is
+// not the default, so the server and the hooks use the same store.
+export interface A2ACommand {
+  command: string;
+  pre: string[];
+}
+
+export interface SetupOptions {
+  scope: Scope;
+  project: string; // the git root (or the directory) setup runs in
+  home: string;
+  a2a: A2ACommand;
+  tools?: string; // --tools for the registered a2a mcp
+  worker?: number; // seconds the stop hook waits for the next message (--worker)
+  remove: boolean;
+}
+
+// One file's change: the next text from the current one (undefined: the file is absent); the
+// same text back means "unchanged". Throws A2AError(EUSAGE) when the text cannot be parsed.
+export interface FileChange {
+  path: string;
+  change(text: string | undefined): string;
+}
+
+export type Level = "ok" | "note" | "problem";
+export interface Check {
+  check: string;
+  level: Level;
+  detail: string;
+  fix?: string;
+}
+
+export interface DoctorContext {
+  project: string;
+  cwd: string;
+  home: string;
+  bin: string | undefined; // the agent's command on PATH
+}
+
+// A hook event's input, as every agent's hook JSON is read by a2a.
+export interface HookInput {
+  cwd?: string;
+  continuation: boolean; // the stop follows a continuation a2a's stop hook asked for
+  files?: string[]; // pre-tool-use: the files the tool call would write (as the tool names them); none: it writes none
+}
+
+// How an agent's hooks speak. Each answer is the whole stdout; undefined: print nothing (the agent
+// goes on as without a hook).
+export interface HookFormat {
+  input(raw: Record<string, unknown>, event: A2AEvent): HookInput;
+  context(event: "session-start" | "user-prompt-submit", text: string): string | undefined;
+  block(reason: string): string; // hold a stop: the reason is the model's next instruction
+  deny(reason: string): string; // refuse a tool call: the reason is the call's result
+}
+
+export interface Agent {
+  id: string; // `a2a setup ID`, `a2a hook --agent ID`
+  title: string; // "Codex CLI"
+  bin: string; // its command on PATH
+  npm: string; // its npm package, for install hints and version lookups
+  mcpClient: RegExp; // the name its MCP client gives in the handshake (a peer's `client`)
+  setup(o: SetupOptions): FileChange[];
+  doctor(d: DoctorContext): Promise<Check[]>;
+  hook?: HookFormat; // absent: the agent runs no command hooks (its mail comes another way)
+  done(o: SetupOptions): string; // the line after a setup that changed something
+}

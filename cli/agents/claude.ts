@@ -1,0 +1,155 @@
+// Claude Code (`@anthropic-ai/claude-code`, checked with 2.1): where it keeps what
+// `a2a setup claude` changes and `a2a doctor` checks, and how its command hooks speak.
+//   user scope     MCP: ~/.claude.json  "mcpServers"     hooks: ~/.claude/settings.json "hooks"
+//   project scope  MCP: PROJECT/.mcp.json "mcpServers"   hooks: PROJECT/.claude/settings.json "hooks"
+//   (local scope, `claude mcp add` without -s: ~/.claude.json "projects"[DIR]."mcpServers")
+// `mcpServers` in ~/.claude/settings.json is NOT read by Claude Code.
+// Hooks: a command gets the event's JSON on stdin and answers JSON on stdout
+// (hookSpecificOutput.additionalContext; {"decision":"block","reason"} for Stop;
+// permissionDecision "deny" for PreToolUse); exit 2 would mean "block", so a2a never uses it.
+
+import { join } from "node:path";
+import type { A2ACommand, A2AEvent, Agent, Check, DoctorContext, HookFormat, Scope, SetupOptions } from "./agent";
+import { jsonChange, readJsonQuietly } from "./edit";
+import { a2aHookEvent, hookCommand } from "./hook-command";
+import { json } from "../io";
+
+const HOOK_TIMEOUT_SEC = 10;
+
+export const HOOK_EVENTS = { SessionStart: "session-start", UserPromptSubmit: "user-prompt-submit", Stop: "stop", PreToolUse: "pre-tool-use" } as const;
+export type HookEvent = keyof typeof HOOK_EVENTS;
+// The tools an event's a2a hook is for (Claude Code's `matcher`); none: every occurrence. PreToolUse
+// checks file reservations, so only the tools that write a file (MultiEdit: Claude Code before 2.x).
+export const HOOK_MATCHERS: Partial<Record<HookEvent, string>> = { PreToolUse: "Edit|Write|MultiEdit|NotebookEdit" };
+
+export interface Files {
+  mcp: string; // the file with "mcpServers"
+  settings: string; // the file with "hooks"
+}
+
+export function filesFor(scope: Scope, project: string, home: string): Files {
+  return scope === "user"
+    ? { mcp: join(home, ".claude.json"), settings: join(home, ".claude", "settings.json") }
+    : { mcp: join(project, ".mcp.json"), settings: join(project, ".claude", "settings.json") };
+}
+
+function withMcp(value: Record<string, any>, cmd: A2ACommand, tools: string | undefined, remove: boolean): Record<string, any> {
+  const servers = { ...(value.mcpServers ?? {}) };
+  if (remove) delete servers.a2a;
+  else servers.a2a = { type: "stdio", command: cmd.command, args: [...cmd.pre, "mcp", ...(tools ? ["--tools", tools] : [])], env: servers.a2a?.env ?? {} };
+  const next = { ...value, mcpServers: servers };
+  if (remove && !Object.keys(servers).length) delete next.mcpServers;
+  return next;
+}
+
+// Claude Code's settings "hooks": {EVENT: [{matcher?, hooks: [{type: "command", command, timeout}]}]},
+// a2a's entries out, then (unless removing) in again at the end. Codex and Gemini CLI read the same shape.
+export function withHookGroups(value: Record<string, any>, events: Record<string, A2AEvent>, matchers: Record<string, string | undefined>, cmd: A2ACommand, o: { worker?: number; remove: boolean; timeoutScale?: number; agent?: string }): Record<string, any> {
+  const hooks: Record<string, any> = { ...(value.hooks ?? {}) };
+  const scale = o.timeoutScale ?? 1; // seconds (Claude Code, Codex) or milliseconds (Gemini CLI)
+  for (const [ev, a2aEvent] of Object.entries(events)) {
+    // Drop a2a's entries (and groups left empty by that), keep everyone else's in order.
+    const groups = (Array.isArray(hooks[ev]) ? hooks[ev] : [])
+      .map((g: any) => (Array.isArray(g?.hooks) ? { ...g, hooks: g.hooks.filter((h: any) => !a2aHookEvent(h?.command)) } : g))
+      .filter((g: any) => !Array.isArray(g?.hooks) || g.hooks.length);
+    if (!o.remove) {
+      const wait = a2aEvent === "stop" && o.worker ? o.worker : undefined;
+      const command = hookCommand(cmd, a2aEvent, { wait, agent: o.agent });
+      const timeout = (wait ? Math.ceil(wait) + 30 : HOOK_TIMEOUT_SEC) * scale;
+      const matcher = matchers[ev];
+      groups.push({ ...(matcher ? { matcher } : {}), hooks: [{ type: "command", command, timeout }] });
+    }
+    if (groups.length) hooks[ev] = groups;
+    else delete hooks[ev];
+  }
+  const next: Record<string, any> = { ...value, hooks };
+  if (!Object.keys(hooks).length) delete next.hooks;
+  return next;
+}
+
+// a2a's hook commands found in a settings value, by event.
+export function a2aHooks(settings: Record<string, any>, events: readonly string[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const ev of events) {
+    const groups = settings?.hooks?.[ev];
+    if (!Array.isArray(groups)) continue;
+    for (const g of groups) for (const h of Array.isArray(g?.hooks) ? g.hooks : []) if (a2aHookEvent(h?.command)) (out[ev] ??= []).push(h.command);
+  }
+  return out;
+}
+
+// The file a Claude Code tool call would write, by tool (absolute paths in Claude Code).
+const FILE_OF: Record<string, string> = { Edit: "file_path", Write: "file_path", MultiEdit: "file_path", NotebookEdit: "notebook_path" };
+
+export const claudeHook: HookFormat = {
+  input(raw) {
+    const tool = typeof raw.tool_name === "string" && Object.hasOwn(FILE_OF, raw.tool_name) ? FILE_OF[raw.tool_name] : undefined;
+    const ti = raw.tool_input && typeof raw.tool_input === "object" ? (raw.tool_input as Record<string, unknown>) : {};
+    const path = tool ? ti[tool] : undefined;
+    return {
+      cwd: typeof raw.cwd === "string" && raw.cwd ? raw.cwd : undefined,
+      continuation: raw.stop_hook_active === true,
+      files: typeof path === "string" && path ? [path] : undefined,
+    };
+  },
+  context: (event, text) => json({ hookSpecificOutput: { hookEventName: event === "session-start" ? "SessionStart" : "UserPromptSubmit", additionalContext: text } }),
+  block: (reason) => json({ decision: "block", reason }),
+  deny: (reason) => json({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: reason } }),
+};
+
+async function doctor(d: DoctorContext): Promise<Check[]> {
+  const checks: Check[] = [];
+  const user = filesFor("user", d.project, d.home);
+  const proj = filesFor("project", d.project, d.home);
+  // Where a2a is registered: user, local (this directory only) and project scope.
+  const scopes: string[] = [];
+  const userJson = readJsonQuietly(user.mcp);
+  if (userJson.mcpServers?.a2a) scopes.push("user");
+  if (userJson.projects?.[d.cwd]?.mcpServers?.a2a) scopes.push("local (this directory only)");
+  if (readJsonQuietly(proj.mcp).mcpServers?.a2a) scopes.push("project (.mcp.json)");
+  if (!d.bin) return checks;
+  const list = Bun.spawn({ cmd: [d.bin, "mcp", "list"], stdout: "pipe", stderr: "pipe", stdin: "ignore", env: process.env });
+  const timer = setTimeout(() => list.kill(), 30_000);
+  const [text] = await Promise.all([new Response(list.stdout).text(), list.exited]);
+  clearTimeout(timer);
+  const line = text.split("\n").find((l) => /^a2a:/.test(l));
+  if (!line) {
+    checks.push({ check: "Claude Code MCP", level: "problem", detail: `claude mcp list does not show a2a${scopes.length ? ` (registered in ${scopes.join(", ")})` : ""}`, fix: "a2a setup claude (every project of yours) or a2a setup claude --scope project (this repository)" });
+  } else if (/Connected/.test(line)) {
+    checks.push({ check: "Claude Code MCP", level: "ok", detail: `${line.trim()} [scope: ${scopes.join(", ") || "unknown"}]` });
+  } else {
+    checks.push({ check: "Claude Code MCP", level: "problem", detail: line.trim(), fix: "run the command it shows by hand to see the error; then a2a setup claude" });
+  }
+  if (scopes.length > 1) checks.push({ check: "Claude Code MCP scopes", level: "note", detail: `a2a is registered in ${scopes.join(" and ")}: the narrowest one wins in its directory` });
+  const events = Object.keys(HOOK_EVENTS);
+  const found: Record<string, string[]> = {};
+  for (const f of [user.settings, proj.settings, join(d.project, ".claude", "settings.local.json")]) {
+    for (const [ev, cmds] of Object.entries(a2aHooks(readJsonQuietly(f), events))) (found[ev] ??= []).push(...cmds);
+  }
+  const missing = events.filter((ev) => !found[ev]?.length);
+  checks.push(missing.length
+    ? { check: "Claude Code hooks", level: "problem", detail: `no a2a hook for ${missing.join(", ")}: ${missing.some((ev) => ev !== "PreToolUse") ? "mail reaches a session only when it calls a tool" : "an edit of a file another agent reserved is not stopped"}`, fix: "a2a setup claude (installs them with the MCP server)" }
+    : { check: "Claude Code hooks", level: "ok", detail: `installed: ${events.map((ev) => `${ev}: ${found[ev]![0]}`).join("; ")}` });
+  return checks;
+}
+
+export const claude: Agent = {
+  id: "claude",
+  title: "Claude Code",
+  bin: "claude",
+  npm: "@anthropic-ai/claude-code",
+  mcpClient: /^claude-code$/,
+  setup(o: SetupOptions) {
+    const files = filesFor(o.scope, o.project, o.home);
+    return [
+      jsonChange(files.mcp, "claude", (v) => withMcp(v, o.a2a, o.tools, o.remove)),
+      jsonChange(files.settings, "claude", (v) => withHookGroups(v, HOOK_EVENTS, HOOK_MATCHERS, o.a2a, o)),
+    ];
+  },
+  doctor,
+  hook: claudeHook,
+  done: (o) =>
+    o.remove
+      ? "a2a removed from Claude Code; sessions already running keep it until they restart"
+      : `done: new Claude Code sessions start a2a mcp and the a2a hooks${o.scope === "project" ? " (Claude Code asks each user once to approve the project's .mcp.json server)" : ""}; check with a2a doctor`,
+};

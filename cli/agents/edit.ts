@@ -1,0 +1,136 @@
+// Planning and applying the file changes of `a2a setup AGENT` (agent.ts FileChange): read the
+// file, compute the next text, diff it, and (unless --dry-run) keep the old text as
+// FILE.a2a-backup-TIME before replacing the file atomically (lib/core/atomic.ts writeUserFile).
+// Also the JSON helpers the JSON-configured agents share.
+//
+// Invariants:
+// - a file is written only when its text changes; running setup twice changes nothing the second
+//   time; a --remove that finds nothing of a2a's creates no file;
+// - the backup is written (exclusively: never over another) before the file is replaced; a new
+//   file's directory is created 0700, as the agents create theirs.
+
+import { mkdirSync, readFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { writeUserFile } from "../../lib/core/atomic";
+import { A2AError } from "../../lib/core/errors";
+import { isoTime, nowSec } from "../../lib/core/time";
+import type { FileChange } from "./agent";
+import { lineDiff } from "./diff";
+
+export interface Plan {
+  path: string;
+  before: string | undefined;
+  after: string;
+  diff: string; // "" when unchanged
+}
+
+// A file's text, undefined when it is absent.
+export function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new A2AError("EIO", `cannot read ${path}: ${(e as Error).message}: check its permissions`);
+  }
+}
+
+export function plan(c: FileChange): Plan {
+  const before = readText(c.path);
+  const after = c.change(before);
+  if (after === (before ?? "") || (before === undefined && after === "")) return { path: c.path, before, after: before ?? "", diff: "" };
+  return { path: c.path, before, after, diff: lineDiff(before ?? "", after) };
+}
+
+// 20261201T222800Z: a backup's suffix, sortable.
+const stamp = () => isoTime(nowSec()).replace(/[-:]/g, "");
+
+// Writes a changed plan; returns the backup's path (undefined: the file is new).
+export function apply(p: Plan): string | undefined {
+  let backup: string | undefined;
+  if (p.before !== undefined) {
+    for (let n = 1; ; n++) {
+      backup = `${p.path}.a2a-backup-${stamp()}${n > 1 ? `-${n}` : ""}`;
+      try {
+        writeUserFile(backup, p.before, { exclusive: true });
+        break;
+      } catch (e) {
+        if (n >= 20 || (e as A2AError).data?.errno !== "EEXIST") throw e; // one per run, a second apart at most
+      }
+    }
+  } else {
+    const dir = dirname(p.path);
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (e) {
+      throw new A2AError("EIO", `cannot create ${dir}: ${(e as Error).message}`);
+    }
+  }
+  writeUserFile(p.path, p.after);
+  return backup;
+}
+
+// A JSON object file's value ({} for an absent or empty file). `jsonc`: // and /* */ comments and
+// trailing commas are allowed (and dropped when a2a rewrites the file: said in the diff).
+export function parseJsonObject(path: string, text: string | undefined, o: { jsonc?: boolean; agent: string }): Record<string, any> {
+  if (text === undefined || !text.trim()) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(o.jsonc ? stripJsonComments(text) : text);
+  } catch {
+    throw new A2AError("EUSAGE", `${path} is not valid JSON: fix it (or move it aside), then run a2a setup ${o.agent} again; nothing was changed`);
+  }
+  if (!value || typeof value !== "object" || Array.isArray(value)) throw new A2AError("EUSAGE", `${path} does not hold a JSON object: fix it, then retry; nothing was changed`);
+  return value as Record<string, any>;
+}
+
+// A JSON object file, read for a check (doctor): {} when absent or unreadable.
+export function readJsonQuietly(path: string, jsonc = false): Record<string, any> {
+  try {
+    return parseJsonObject(path, readText(path), { jsonc, agent: "" });
+  } catch {
+    return {};
+  }
+}
+
+// The change of a JSON file by `fn` on its value: re-indented by 2 when the value changes, as the
+// agents write their own files; the text as it was when it does not.
+export function jsonChange(path: string, agent: string, fn: (v: Record<string, any>) => Record<string, any>, jsonc = false): FileChange {
+  return {
+    path,
+    change(text) {
+      const value = parseJsonObject(path, text, { jsonc, agent });
+      const next = fn(value);
+      return JSON.stringify(next) === JSON.stringify(value) ? (text ?? "") : JSON.stringify(next, null, 2) + "\n";
+    },
+  };
+}
+
+// JSONC to JSON: comments and trailing commas out; strings kept as they are.
+export function stripJsonComments(text: string): string {
+  let out = "";
+  // The index after the blanks and comments from i.
+  const skip = (i: number): number => {
+    for (;;) {
+      while (i < text.length && /\s/.test(text[i])) i++;
+      if (text.startsWith("//", i)) while (i < text.length && text[i] !== "\n") i++;
+      else if (text.startsWith("/*", i)) i = text.indexOf("*/", i + 2) < 0 ? text.length : text.indexOf("*/", i + 2) + 2;
+      else return i;
+    }
+  };
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j;
+    } else if (text.startsWith("//", i) || text.startsWith("/*", i)) {
+      const j = skip(i);
+      out += text.slice(i, j).includes("\n") ? "\n" : " ";
+      i = j - 1;
+    } else if (ch === "," && (text[skip(i + 1)] === "}" || text[skip(i + 1)] === "]")) {
+      // a trailing comma: dropped
+    } else out += ch;
+  }
+  return out;
+}
