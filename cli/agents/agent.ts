@@ -35,10 +35,12 @@ export interface SetupOptions {
 }
 
 // One file's change: the next text from the current one (undefined: the file is absent); the
-// same text back means "unchanged". Throws A2AError(EUSAGE) when the text cannot be parsed.
+// same text back means "unchanged"; null: the file should not exist (a file a2a owns whole, such
+// as a plugin, taken out by --remove: backed up, then deleted). Throws A2AError(EUSAGE) when the
+// text cannot be parsed.
 export interface FileChange {
   path: string;
-  change(text: string | undefined): string;
+  change(text: string | undefined): string | null;
 }
 
 export type Level = "ok" | "note" | "problem";

@@ -9,7 +9,7 @@
 // - the backup is written (exclusively: never over another) before the file is replaced; a new
 //   file's directory is created 0700, as the agents create theirs.
 
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
 import { writeUserFile } from "../../lib/core/atomic";
 import { A2AError } from "../../lib/core/errors";
@@ -20,7 +20,7 @@ import { lineDiff } from "./diff";
 export interface Plan {
   path: string;
   before: string | undefined;
-  after: string;
+  after: string | null; // null: the file is deleted
   diff: string; // "" when unchanged
 }
 
@@ -37,14 +37,14 @@ export function readText(path: string): string | undefined {
 export function plan(c: FileChange): Plan {
   const before = readText(c.path);
   const after = c.change(before);
-  if (after === (before ?? "") || (before === undefined && after === "")) return { path: c.path, before, after: before ?? "", diff: "" };
-  return { path: c.path, before, after, diff: lineDiff(before ?? "", after) };
+  if (after === (before ?? "") || (before === undefined && (after === "" || after === null))) return { path: c.path, before, after: before ?? "", diff: "" };
+  return { path: c.path, before, after, diff: lineDiff(before ?? "", after ?? "") };
 }
 
 // 20261201T222800Z: a backup's suffix, sortable.
 const stamp = () => isoTime(nowSec()).replace(/[-:]/g, "");
 
-// Writes a changed plan; returns the backup's path (undefined: the file is new).
+// Writes (or deletes) a changed plan; returns the backup's path (undefined: the file is new).
 export function apply(p: Plan): string | undefined {
   let backup: string | undefined;
   if (p.before !== undefined) {
@@ -65,7 +65,13 @@ export function apply(p: Plan): string | undefined {
       throw new A2AError("EIO", `cannot create ${dir}: ${(e as Error).message}`);
     }
   }
-  writeUserFile(p.path, p.after);
+  if (p.after === null) {
+    try {
+      unlinkSync(p.path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw new A2AError("EIO", `cannot remove ${p.path}: ${(e as Error).message}`);
+    }
+  } else writeUserFile(p.path, p.after);
   return backup;
 }
 
