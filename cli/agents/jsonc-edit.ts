@@ -164,10 +164,14 @@ class Editor {
     const comma = t[after] === ","; // a trailing comma already there
     after = comma ? after + 1 : last.node.end;
     if (!this.multiline(n)) return { start: after, end: after, text: `${comma ? "" : ","} ${JSON.stringify(key === undefined ? v : { [key]: v }).slice(key === undefined ? 0 : 1, key === undefined ? undefined : -1)}` };
-    // After the rest of the line (blanks, a // comment), so a comment stays with its member.
+    // After the rest of the line (blanks, comments), so a comment stays with its member.
     let eol = after;
-    while (eol < t.length && (t[eol] === " " || t[eol] === "\t")) eol++;
-    if (t.startsWith("//", eol)) while (eol < t.length && t[eol] !== "\n") eol++;
+    for (;;) {
+      while (eol < t.length && (t[eol] === " " || t[eol] === "\t")) eol++;
+      if (t.startsWith("//", eol)) while (eol < t.length && t[eol] !== "\n") eol++;
+      else if (t.startsWith("/*", eol) && !t.slice(eol, t.indexOf("*/", eol)).includes("\n")) eol = t.indexOf("*/", eol) + 2;
+      else break;
+    }
     if (t[eol] !== "\n") eol = after;
     const ind = this.indent(last.start);
     return { start: last.node.end, end: eol, text: `${comma ? "" : ","}${t.slice(last.node.end, eol)}\n${ind}${this.render(key, v, ind)}` };
