@@ -23,7 +23,7 @@
 
 import { join } from "node:path";
 import type { A2ACommand, A2AEvent, Agent, Check, DoctorContext, HookFormat, Scope, SetupOptions } from "./agent";
-import { a2aHooks, withHookGroups } from "./claude";
+import { a2aHooks, hooksCheck, toolHookInput, withHookGroups } from "./claude";
 import { readJsonQuietly } from "./edit";
 import { jsoncChange } from "./jsonc-edit";
 import { json } from "../io";
@@ -53,18 +53,10 @@ function withMcp(value: Record<string, any>, cmd: A2ACommand, tools: string | un
 
 // The files Gemini CLI's tools write, by tool: write_file and replace name it in file_path
 // (absolute, or relative to the project: a2a resolves it against the hook's cwd).
-const WRITES_FILE = new Set(["write_file", "replace"]);
+const FILE_OF: Record<string, string> = { write_file: "file_path", replace: "file_path" };
 
 export const geminiHook: HookFormat = {
-  input(raw) {
-    const ti = raw.tool_input && typeof raw.tool_input === "object" ? (raw.tool_input as Record<string, unknown>) : {};
-    const path = typeof raw.tool_name === "string" && WRITES_FILE.has(raw.tool_name) ? ti.file_path : undefined;
-    return {
-      cwd: typeof raw.cwd === "string" && raw.cwd ? raw.cwd : undefined,
-      continuation: raw.stop_hook_active === true,
-      files: typeof path === "string" && path ? [path] : undefined,
-    };
-  },
+  input: (raw) => toolHookInput(raw, FILE_OF),
   context: (event, text) => json({ hookSpecificOutput: { hookEventName: event === "session-start" ? "SessionStart" : "BeforeAgent", additionalContext: text } }),
   block: (reason) => json({ decision: "block", reason }),
   deny: (reason) => json({ decision: "deny", reason }),
@@ -100,10 +92,7 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
   const events = Object.keys(HOOK_EVENTS);
   const found: Record<string, string[]> = {};
   for (const v of [values.user, values.project]) for (const [ev, cmds] of Object.entries(a2aHooks(v, events))) (found[ev] ??= []).push(...cmds);
-  const missing = events.filter((ev) => !found[ev]?.length);
-  checks.push(missing.length
-    ? { check: "Gemini CLI hooks", level: "problem", detail: `no a2a hook for ${missing.join(", ")}: ${missing.some((ev) => ev !== "BeforeTool") ? "mail reaches a session only when it calls a tool" : "an edit of a file another agent reserved is not stopped"}`, fix: "a2a setup gemini (installs them with the MCP server)" }
-    : { check: "Gemini CLI hooks", level: "ok", detail: `installed: ${events.map((ev) => `${ev}: ${found[ev]![0]}`).join("; ")}` });
+  checks.push(hooksCheck("Gemini CLI", "gemini", HOOK_EVENTS, found));
   if (values.user.hooksConfig?.enabled === false || values.project.hooksConfig?.enabled === false) checks.push({ check: "Gemini CLI hooks", level: "problem", detail: "hooksConfig.enabled is false: Gemini CLI runs no hook", fix: `set hooksConfig.enabled to true in ${values.user.hooksConfig?.enabled === false ? files.user : files.project}` });
   return checks;
 }

@@ -189,7 +189,7 @@ class Editor {
     if (n.entries.length === 1) {
       const rest = t.slice(n.start + 1, e.start) + t.slice(end, n.end - 1);
       if (!rest.trim()) return { start: n.start, end: n.end, text: t[n.start] + t[n.end - 1] };
-      return { start: alone ? this.lineStart(e.start) : e.start, end, text: "" };
+      return { start: alone ? this.lineStart(e.start) - 1 : e.start, end, text: "" };
     }
     if (i === n.entries.length - 1) {
       // The comma after the previous entry goes, and the line break before this one.
