@@ -40,12 +40,17 @@ export function settingsFile(scope: Scope, project: string, home: string): strin
   return scope === "user" ? join(geminiHome(home), ".gemini", "settings.json") : join(project, ".gemini", "settings.json");
 }
 
+// What of the user's own in mcpServers.a2a is not kept: a URL (an HTTP transport wins over
+// `command`) and a cwd (a2a mcp takes the session's name from its directory, the session's).
+const NOT_KEPT = new Set(["url", "httpUrl", "type", "headers", "cwd"]);
+
 // mcpServers.a2a: command and args are a2a's; what else the user put in the entry (timeout,
 // trust, env, includeTools) stays.
 function withMcp(value: Record<string, any>, cmd: A2ACommand, tools: string | undefined, remove: boolean): Record<string, any> {
   const servers = { ...(value.mcpServers ?? {}) };
+  const kept = Object.fromEntries(Object.entries(servers.a2a ?? {}).filter(([k]) => !NOT_KEPT.has(k)));
   if (remove) delete servers.a2a;
-  else servers.a2a = { ...(servers.a2a ?? {}), command: cmd.command, args: [...cmd.pre, "mcp", ...(tools ? ["--tools", tools] : [])] };
+  else servers.a2a = { ...kept, command: cmd.command, args: [...cmd.pre, "mcp", ...(tools ? ["--tools", tools] : [])] };
   const next = { ...value, mcpServers: servers };
   if (remove && !Object.keys(servers).length) delete next.mcpServers;
   return next;
@@ -93,7 +98,9 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
   const found: Record<string, string[]> = {};
   for (const v of [values.user, values.project]) for (const [ev, cmds] of Object.entries(a2aHooks(v, events))) (found[ev] ??= []).push(...cmds);
   checks.push(hooksCheck("Gemini CLI", "gemini", HOOK_EVENTS, found));
-  if (values.user.hooksConfig?.enabled === false || values.project.hooksConfig?.enabled === false) checks.push({ check: "Gemini CLI hooks", level: "problem", detail: "hooksConfig.enabled is false: Gemini CLI runs no hook", fix: `set hooksConfig.enabled to true in ${values.user.hooksConfig?.enabled === false ? files.user : files.project}` });
+  // The project's setting wins over the user's; on by default.
+  const off = values.project.hooksConfig?.enabled === false ? files.project : values.project.hooksConfig?.enabled === undefined && values.user.hooksConfig?.enabled === false ? files.user : undefined;
+  if (off) checks.push({ check: "Gemini CLI hooks", level: "problem", detail: `hooksConfig.enabled is false in ${off}: Gemini CLI runs no hook`, fix: `set hooksConfig.enabled to true in ${off} (or take it out)` });
   return checks;
 }
 

@@ -137,6 +137,14 @@ describe("a2a setup gemini with the real Gemini CLI", () => {
     expect(readFileSync(o.settings, "utf8")).toBe(broken);
   });
 
+  test("an a2a entry the user edited keeps their trust and timeout; a cwd or URL that would start a2a elsewhere goes", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const o = sandbox(d.path, store.path, [], JSON.stringify({ mcpServers: { a2a: { httpUrl: "http://x/mcp", cwd: "/elsewhere", command: "a2a", args: ["mcp"], trust: true, timeout: 900000 } } }));
+    expect((await setup(o, ["--tools", "default,tasks"])).code).toBe(0);
+    expect(JSON.parse(readFileSync(o.settings, "utf8")).mcpServers.a2a).toEqual({ trust: true, timeout: 900000, command: BIN, args: ["--dir", store.path, "mcp", "--tools", "default,tasks"] });
+  });
+
   test("--scope project writes .gemini/settings.json at the git root with the bare a2a command; --worker makes the stop hook wait; gemini mcp list lists it there", async () => {
     if (skipped("gemini mcp list (project scope)")) return;
     using d = tempDir();
