@@ -215,6 +215,37 @@ describe("real Gemini CLI sessions on the bus (offline, against the Gemini API s
     }
   });
 
+  test("a worker session (--worker) claims and completes the queue's tasks; AfterAgent sends it back while work waits", async () => {
+    if (skipped("a Gemini CLI worker session")) return;
+    using d = tempDir();
+    using store = testStore();
+    const proj = join(d.path, "worker");
+    mkdirSync(proj);
+    const o = sandbox(d.path, store.path, [proj], USER_SETTINGS);
+    expect((await setup(o, ["--tools", "default,tasks", "--worker", "2s"])).code).toBe(0);
+    for (const p of ["build the parser", "build the lexer"]) expect((await a2a(["task", "add", "build", p], { dir: o.store })).code).toBe(0);
+    const api = standIn((r) => {
+      if (!toolNames(r).includes("mcp_a2a_task_claim")) return [{ text: "ok" }];
+      const last = toolResults(r).at(-1);
+      if (last) {
+        const body = JSON.parse(/\{.*\}/s.exec(JSON.parse(last).output)![0]);
+        if (body.token) return [{ call: "mcp_a2a_task_done", args: { id: body.id, token: body.token, result: `did: ${body.payload}` } }];
+        if (body.state === "done") return [{ text: `finished ${body.id}` }];
+      }
+      return [{ call: "mcp_a2a_task_claim", args: { queue: "build" } }];
+    });
+    try {
+      const s = await session("work the build queue", proj, o, api.url);
+      expect(s.code).toBe(0);
+      const tasks = JSON.parse((await a2a(["task", "list", "build", "--json"], { dir: o.store })).stdout);
+      expect(tasks.map((t: any) => [t.state, t.result]).sort()).toEqual([["done", "did: build the lexer"], ["done", "did: build the parser"]]);
+      // After the first task the session wanted to stop; the hook named the claimable work.
+      expect(api.requests.find((r) => /claimable tasks: build/.test(newText(r)))).toBeDefined();
+    } finally {
+      api.close();
+    }
+  });
+
   test("write_file of a file another agent reserved is denied by the BeforeTool hook; the session then messages the holder with send_message", async () => {
     if (skipped("a Gemini CLI session (reservations)")) return;
     using d = tempDir();
