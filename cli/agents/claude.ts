@@ -9,7 +9,7 @@
 // permissionDecision "deny" for PreToolUse); exit 2 would mean "block", so a2a never uses it.
 
 import { join } from "node:path";
-import type { A2ACommand, A2AEvent, Agent, Check, DoctorContext, HookFormat, Scope, SetupOptions } from "./agent";
+import type { A2ACommand, A2AEvent, Agent, Check, DoctorContext, HookFormat, HookInput, Scope, SetupOptions } from "./agent";
 import { jsonChange, readJsonQuietly } from "./edit";
 import { a2aHookEvent, hookCommand } from "./hook-command";
 import { json } from "../io";
@@ -81,17 +81,21 @@ export function a2aHooks(settings: Record<string, any>, events: readonly string[
 // The file a Claude Code tool call would write, by tool (absolute paths in Claude Code).
 const FILE_OF: Record<string, string> = { Edit: "file_path", Write: "file_path", MultiEdit: "file_path", NotebookEdit: "notebook_path" };
 
+// A hook's input in Claude Code's shape, which Gemini CLI's hooks share: cwd, stop_hook_active,
+// and tool_name/tool_input, where `fileOf` names the argument holding the file a tool writes.
+export function toolHookInput(raw: Record<string, unknown>, fileOf: Record<string, string>): HookInput {
+  const tool = typeof raw.tool_name === "string" && Object.hasOwn(fileOf, raw.tool_name) ? fileOf[raw.tool_name] : undefined;
+  const ti = raw.tool_input && typeof raw.tool_input === "object" ? (raw.tool_input as Record<string, unknown>) : {};
+  const path = tool ? ti[tool] : undefined;
+  return {
+    cwd: typeof raw.cwd === "string" && raw.cwd ? raw.cwd : undefined,
+    continuation: raw.stop_hook_active === true,
+    files: typeof path === "string" && path ? [path] : undefined,
+  };
+}
+
 export const claudeHook: HookFormat = {
-  input(raw) {
-    const tool = typeof raw.tool_name === "string" && Object.hasOwn(FILE_OF, raw.tool_name) ? FILE_OF[raw.tool_name] : undefined;
-    const ti = raw.tool_input && typeof raw.tool_input === "object" ? (raw.tool_input as Record<string, unknown>) : {};
-    const path = tool ? ti[tool] : undefined;
-    return {
-      cwd: typeof raw.cwd === "string" && raw.cwd ? raw.cwd : undefined,
-      continuation: raw.stop_hook_active === true,
-      files: typeof path === "string" && path ? [path] : undefined,
-    };
-  },
+  input: (raw) => toolHookInput(raw, FILE_OF),
   context: (event, text) => json({ hookSpecificOutput: { hookEventName: event === "session-start" ? "SessionStart" : "UserPromptSubmit", additionalContext: text } }),
   block: (reason) => json({ decision: "block", reason }),
   deny: (reason) => json({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: reason } }),
@@ -126,11 +130,18 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
   for (const f of [user.settings, proj.settings, join(d.project, ".claude", "settings.local.json")]) {
     for (const [ev, cmds] of Object.entries(a2aHooks(readJsonQuietly(f), events))) (found[ev] ??= []).push(...cmds);
   }
-  const missing = events.filter((ev) => !found[ev]?.length);
-  checks.push(missing.length
-    ? { check: "Claude Code hooks", level: "problem", detail: `no a2a hook for ${missing.join(", ")}: ${missing.some((ev) => ev !== "PreToolUse") ? "mail reaches a session only when it calls a tool" : "an edit of a file another agent reserved is not stopped"}`, fix: "a2a setup claude (installs them with the MCP server)" }
-    : { check: "Claude Code hooks", level: "ok", detail: `installed: ${events.map((ev) => `${ev}: ${found[ev]![0]}`).join("; ")}` });
+  checks.push(hooksCheck("Claude Code", "claude", HOOK_EVENTS, found));
   return checks;
+}
+
+// Doctor's line on an agent's a2a hooks: each event's first a2a command, or the events without one
+// (`found`: a2aHooks of every file the agent reads, merged) and what their absence costs.
+export function hooksCheck(title: string, id: string, events: Record<string, A2AEvent>, found: Record<string, string[]>): Check {
+  const all = Object.keys(events);
+  const missing = all.filter((ev) => !found[ev]?.length);
+  return missing.length
+    ? { check: `${title} hooks`, level: "problem", detail: `no a2a hook for ${missing.join(", ")}: ${missing.some((ev) => events[ev] !== "pre-tool-use") ? "mail reaches a session only when it calls a tool" : "an edit of a file another agent reserved is not stopped"}`, fix: `a2a setup ${id} (installs them with the MCP server)` }
+    : { check: `${title} hooks`, level: "ok", detail: `installed: ${all.map((ev) => `${ev}: ${found[ev]![0]}`).join("; ")}` };
 }
 
 export const claude: Agent = {

@@ -3,8 +3,9 @@
 
 import type { Agent } from "./agent";
 import { claude } from "./claude";
+import { gemini } from "./gemini";
 
-export const AGENTS: Record<string, Agent> = { claude };
+export const AGENTS: Record<string, Agent> = { claude, gemini };
 
 export const agentIds = () => Object.keys(AGENTS).join(", ");
 
