@@ -81,15 +81,15 @@ function readInput(): Record<string, unknown> {
 export const commands = {
   hook: (p: Command) =>
     command(p, "hook", {
-      summary: "Claude Code hook: announce mail at session start and prompts, hold Stop while mail waits, deny edits of reserved files",
+      summary: "a coding agent's hook: announce mail at session start and prompts, hold a stop while mail waits, deny edits of reserved files",
       description:
-        "Run as a Claude Code command hook (a2a setup claude installs them): reads the event's JSON on stdin and answers in Claude Code's hook format. session-start: who this session is on the bus and how much mail waits. user-prompt-submit: the unread mail that arrived since the last prompt, as context framed as untrusted input (it stays unread). stop: while unread mail waits, block the stop with a reason telling the model to call check_messages; never twice for the same mail after a continuation, at most --max-blocks times in a row. stop --wait DUR (a worker session): when nothing waits, wait up to DUR for the next message before letting the session stop. pre-tool-use (for Edit, Write, MultiEdit, NotebookEdit): deny the edit when another agent holds the file exclusively (a2a reserve), naming the holder, their pattern, reason and expiry; silent otherwise, and when the store cannot be read (one line on stderr, exit 1: the edit goes ahead). The session's name is the one its a2a mcp server has (see a2a whoami). Exit 0; 1 with one line on stderr when something failed (never 2, which Claude Code reads as a block).",
+        "Run as a coding agent's command hook (a2a setup AGENT installs them): reads the event's JSON on stdin and answers in that agent's hook format: Claude Code's by default, --agent codex, gemini or opencode for theirs (their events are mapped onto these four; see README, Other coding agents). session-start: who this session is on the bus and how much mail waits. user-prompt-submit: the unread mail that arrived since the last prompt, as context framed as untrusted input (it stays unread). stop: while unread mail waits, block the stop with a reason telling the model to call check_messages; never twice for the same mail after a continuation, at most --max-blocks times in a row. stop --wait DUR (a worker session): when nothing waits, wait up to DUR for the next message before letting the session stop. pre-tool-use (for the tools that write files: Edit, Write, MultiEdit, NotebookEdit in Claude Code; apply_patch in Codex; write_file, replace in Gemini CLI; write, edit, patch in opencode): deny the edit when another agent holds the file exclusively (a2a reserve), naming the holder, their pattern, reason and expiry; silent otherwise, and when the store cannot be read (one line on stderr, exit 1: the edit goes ahead). The session's name is the one its a2a mcp server has (see a2a whoami). Exit 0; 1 with one line on stderr when something failed (never 2, which Claude Code, Codex and Gemini CLI read as a block).",
       examples: [
         "echo '{\"cwd\":\"'$PWD'\"}' | a2a hook session-start",
         "a2a hook stop --wait 5m   # in the Stop hook of a worker session (hook timeout above 300)",
         "echo '{\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":\"'$PWD'/src/api.ts\"},\"cwd\":\"'$PWD'\"}' | a2a hook pre-tool-use",
       ],
-      json: "accepted, as by every command: the answer is always Claude Code's hook JSON",
+      json: "accepted, as by every command: the answer is always the agent's hook JSON",
     })
       .argument("<event>", "session-start, user-prompt-submit, stop or pre-tool-use")
       .option("--wait <duration>", "stop only: wait this long for the next message when nothing waits (e.g. 5m)")
