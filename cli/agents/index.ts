@@ -3,8 +3,9 @@
 
 import type { Agent } from "./agent";
 import { claude } from "./claude";
+import { codex } from "./codex";
 
-export const AGENTS: Record<string, Agent> = { claude };
+export const AGENTS: Record<string, Agent> = { claude, codex };
 
 export const agentIds = () => Object.keys(AGENTS).join(", ");
 
