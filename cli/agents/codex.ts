@@ -21,7 +21,7 @@ import type { A2AEvent, Agent, Check, DoctorContext, HookFormat, Scope, SetupOpt
 import { a2aHooks, claudeHook, withHookGroups } from "./claude";
 import { jsonChange, parseJsonObject, readJsonQuietly, readText } from "./edit";
 import { a2aHookEvent } from "./hook-command";
-import { parseToml, replaceTables, tomlHeader, tomlString } from "./toml";
+import { parseToml, replaceTables, tableText, tomlHeader, tomlString } from "./toml";
 
 const HOOK_EVENTS = { SessionStart: "session-start", UserPromptSubmit: "user-prompt-submit", Stop: "stop", PreToolUse: "pre-tool-use" } as const satisfies Record<string, A2AEvent>;
 // Codex's labels in hook trust keys and hashes.
@@ -98,7 +98,9 @@ function setup(o: SetupOptions) {
     change(text: string | undefined): string {
       let t = text ?? "";
       parseToml(files.config, t, "codex");
-      t = replaceTables(files.config, t, ["mcp_servers", "a2a"], o.remove ? undefined : mcpBlock(o), "codex");
+      // The user's environment for the server ([mcp_servers.a2a.env]) stays through a re-setup.
+      const env = tableText(t, ["mcp_servers", "a2a", "env"]);
+      t = replaceTables(files.config, t, ["mcp_servers", "a2a"], o.remove ? undefined : mcpBlock(o) + (env ? "\n" + env : ""), "codex");
       if (o.scope === "user") {
         const s = sites ?? { before: [], after: a2aSites(files.hooks, parseJsonObject(files.hooks, readText(files.hooks), { agent: "codex" })) };
         const now = new Set(s.after.map((x) => x.key));

@@ -208,3 +208,14 @@ export function replaceTables(file: string, text: string, path: KeyPath, block: 
   if (next !== text) parseToml(file, next, agent); // what a2a wrote must parse, or nothing is written
   return next;
 }
+
+// The text of the table exactly at `path` (its header to its last key = value line), or
+// undefined: what a2a carries over when it rewrites its own table (the user's [mcp_servers.a2a.env]).
+export function tableText(text: string, path: KeyPath): string | undefined {
+  const st = statements(text);
+  const i = st.findIndex((s) => s.kind === "table" && s.path.length === path.length && startsWith(s.path, path));
+  if (i < 0) return undefined;
+  let end = st[i].start;
+  for (let j = i + 1; j < st.length && st[j].kind === "key"; j++) end = st[j].end;
+  return text.split("\n").slice(st[i].start, end + 1).join("\n") + "\n";
+}

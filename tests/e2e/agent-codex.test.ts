@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { a2a, BIN, collect, tempDir, testStore } from "../harness/run";
 import { connect } from "../harness/mcp";
-import { codex, type CodexEnv, session, setup, skipped } from "./fixtures/codex";
+import { CODEX, codex, type CodexEnv, session, setup, skipped } from "./fixtures/codex";
 import { newText, type Request, standIn, toolNames, toolOutputs } from "./fixtures/openai-responses";
 
 setDefaultTimeout(90_000);
@@ -68,6 +68,40 @@ describe("a2a setup codex (real Codex CLI config)", () => {
     const after = await codex(["mcp", "list"], o.dirs[0], o);
     expect(after.stdout).not.toMatch(/^a2a\s/m);
     expect(after.stdout).toMatch(/^docs\s/m);
+  });
+
+  test("the user's [mcp_servers.a2a.env] stays through a re-setup; --worker gives the Stop hook its wait and a timeout above it", async () => {
+    if (await skipped("codex setup env")) return;
+    using d = tempDir();
+    using store = testStore();
+    const o = sandbox(d.path, store.path);
+    expect((await run(setup(o))).code).toBe(0);
+    writeFileSync(o.config, readFileSync(o.config, "utf8").replace("[hooks.state.", '[mcp_servers.a2a.env]\nA2A_AGENT = "reviewer"\n\n[hooks.state.'));
+    expect((await run(setup(o, ["--worker", "5m"]))).code).toBe(0);
+    const got = JSON.parse((await codex(["mcp", "get", "a2a", "--json"], o.dirs[0], o)).stdout);
+    expect(got.transport.env).toEqual({ A2A_AGENT: "reviewer" });
+    const stop = JSON.parse(readFileSync(join(o.home, ".codex", "hooks.json"), "utf8")).hooks.Stop[0].hooks[0];
+    expect(stop).toEqual({ type: "command", command: `${BIN} --dir ${store.path} hook stop --agent codex --wait 300s`, timeout: 330 });
+  });
+
+  test("a2a doctor: not set up (each problem with its fix), set up (ok), and a2a hook Codex would skip as untrusted", async () => {
+    if (await skipped("codex doctor")) return;
+    using d = tempDir();
+    using store = testStore();
+    const o = sandbox(d.path, store.path);
+    const doctor = async () => (await a2a(["doctor"], { dir: o.store, cwd: o.dirs[0], env: { HOME: o.home, CODEX_HOME: undefined, PATH: `${join(CODEX, "..")}:${process.env.PATH}` } })).stdout;
+    const before = await doctor();
+    expect(before).toMatch(/^ok\s+Codex CLI\s+\S+codex, version \d+\.\d+\.\d+$/m);
+    expect(before).toMatch(/^PROBLEM Codex CLI MCP\s+a2a is not registered in Codex's config\.toml\n\s+fix: a2a setup codex /m);
+    expect(before).toMatch(/^PROBLEM Codex CLI hooks\s+no a2a hook for SessionStart, UserPromptSubmit, Stop, PreToolUse/m);
+    expect((await run(setup(o))).code).toBe(0);
+    const after = await doctor();
+    expect(after).toMatch(/^ok\s+Codex CLI MCP\s+a2a: \S+a2a --dir \S+ mcp \[scope: user/m);
+    expect(after).toMatch(/^ok\s+Codex CLI hooks\s+installed: SessionStart: /m);
+    // A hook changed by hand no longer matches its recorded trust: Codex would skip it.
+    const hooks = join(o.home, ".codex", "hooks.json");
+    writeFileSync(hooks, readFileSync(hooks, "utf8").replace('"timeout": 10', '"timeout": 11'));
+    expect(await doctor()).toMatch(/^PROBLEM Codex CLI hooks\s+1 a2a hook\(s\) in \S+hooks\.json are not trusted: Codex skips them\n\s+fix: a2a setup codex/m);
   });
 
   test("--dry-run changes nothing; a broken config.toml and an inline a2a are left alone (exit 2, one line)", async () => {
@@ -149,6 +183,116 @@ describe("real codex exec sessions against the Responses API stand-in", () => {
       const me = JSON.parse(peers).peers.find((p: any) => p.name === "proj");
       expect(me).toMatchObject({ client: expect.stringMatching(/^codex-mcp-client \d/), agent: "Codex CLI" });
       expect(table).toMatch(/^proj\s+Codex CLI\s/m);
+    } finally {
+      api.close();
+    }
+  });
+});
+
+// The a2a texts among the developer messages Codex put in a request (what hooks added).
+const a2aContext = (r: Request) => (r.body.input ?? []).filter((i: any) => i.role === "developer").map((i: any) => i.content?.[0]?.text ?? "").filter((t: string) => t.startsWith("a2a: "));
+
+// A git repository (the reservations' unit) with src/api.ts in it.
+function gitRepo(dir: string): string {
+  mkdirSync(join(dir, "src"), { recursive: true });
+  const r = Bun.spawnSync({ cmd: ["git", "init", "-q", dir], stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`git init: ${r.stderr}`);
+  writeFileSync(join(dir, "src", "api.ts"), "export const v = 1;\n");
+  return dir;
+}
+
+describe("a2a's hooks in real codex exec sessions", () => {
+  test("mail waiting when the session starts: SessionStart announces it and UserPromptSubmit shows it in the first request, naming the session as its a2a mcp does (proj-2); Stop holds the session until check_messages reads it", async () => {
+    if (await skipped("codex hooks at start and prompt")) return;
+    using d = tempDir();
+    using store = testStore();
+    const o = sandbox(d.path, store.path);
+    const proj = o.dirs[0];
+    expect((await run(setup(o))).code).toBe(0);
+    // Another a2a mcp in the same directory already holds "proj": this session's server is
+    // proj-2, and the hooks must find that name (their own session's server), not derive one.
+    const other = await connect(o.store, {}, { cwd: proj });
+    expect((await a2a(["send", "proj-2", "please review PR 7", "--as", "alice"], { dir: o.store })).code).toBe(0);
+    const api = standIn((r) => {
+      if (!hasA2a(r)) return [{ text: "ok" }];
+      const out = toolOutputs(r);
+      if (out.some((t) => /please review PR 7/.test(t))) return [{ text: "read my mail" }];
+      if (/<hook_prompt[^>]*>1 unread a2a message/.test(newText(r))) return [{ tool: "mcp__a2a__check_messages", input: {} }];
+      return [{ text: "nothing else to do" }];
+    });
+    try {
+      const s = await session("what is new?", proj, { ...o, apiUrl: api.url });
+      expect(s.code).toBe(0);
+      const [start, prompt] = a2aContext(api.requests[0]);
+      expect(start).toMatch(/^a2a: on the a2a bus \(store \S+\) this session is "proj-2" \(the a2a mcp server of this session \(pid \d+\) holds it\).*\n1 unread message from alice: call check_messages/);
+      expect(prompt).toMatch(/^a2a: 1 new message for you \("proj-2"\) arrived since the last prompt/);
+      expect(prompt).toContain("please review PR 7");
+      // The model ended its turn without reading: the Stop hook sent it back.
+      const held = api.requests.find((r) => /<hook_prompt/.test(newText(r)))!;
+      expect(newText(held)).toMatch(/1 unread a2a message for \\"proj-2\\" from alice: call check_messages/);
+      expect(s.stdout.trim().split("\n").at(-1)).toBe("read my mail");
+      expect(JSON.parse((await a2a(["whoami", "--as", "proj-2", "--json"], { dir: o.store })).stdout).unread).toBe(0);
+      expect(api.requests).toHaveLength(3); // read: the Stop hook let the session end
+    } finally {
+      api.close();
+      await other.close();
+    }
+  });
+
+  test("mail arriving while the session works: the Stop hook holds the stop and says so in the next request", async () => {
+    if (await skipped("codex Stop hook")) return;
+    using d = tempDir();
+    using store = testStore();
+    const o = sandbox(d.path, store.path);
+    expect((await run(setup(o))).code).toBe(0);
+    const api = standIn(async (r) => {
+      if (!hasA2a(r)) return [{ text: "ok" }];
+      const out = toolOutputs(r);
+      if (r.n === 1) return [{ tool: "mcp__a2a__whoami", input: {} }];
+      if (r.n === 2) {
+        const sent = await a2a(["send", JSON.parse(out[0]).name, "the build is red", "--as", "ci"], { dir: o.store });
+        if (sent.code !== 0) throw new Error(sent.stderr);
+        return [{ text: "nothing else to do" }];
+      }
+      if (out.some((t) => /the build is red/.test(t))) return [{ text: "read my mail" }];
+      if (/<hook_prompt/.test(newText(r))) return [{ tool: "mcp__a2a__check_messages", input: {} }];
+      return [{ text: `unexpected request ${r.n}` }];
+    });
+    try {
+      const s = await session("who am I?", o.dirs[0], { ...o, apiUrl: api.url });
+      expect(s.code).toBe(0);
+      expect(a2aContext(api.requests[0])[0]).toMatch(/this session is "proj".*\nNo unread messages\./);
+      expect(newText(api.requests[2])).toMatch(/<hook_prompt hook_run_id=\\"stop:[^>]*>1 unread a2a message for \\"proj\\" from ci/);
+      expect(s.stdout.trim().split("\n").at(-1)).toBe("read my mail");
+      expect(api.requests).toHaveLength(4);
+    } finally {
+      api.close();
+    }
+  });
+
+  test("an apply_patch of a file another agent reserved is denied: the reason is the call's output, the file unchanged; after the release the same patch applies", async () => {
+    if (await skipped("codex PreToolUse hook")) return;
+    using d = tempDir();
+    using store = testStore();
+    const o = sandbox(d.path, store.path, []);
+    const repo = gitRepo(join(d.path, "repo"));
+    expect((await run(setup(o))).code).toBe(0);
+    const r = await a2a(["reserve", "src/api.ts", "--as", "bob", "--reason", "renaming the API"], { dir: o.store, cwd: repo });
+    expect(r.code).toBe(0);
+    const patch = "*** Begin Patch\n*** Update File: src/api.ts\n@@\n-export const v = 1;\n+export const v = 2;\n*** End Patch\n";
+    // gpt-5.5: a model Codex knows to offer apply_patch (as a freeform tool).
+    const api = standIn((req) => (toolOutputs(req).length ? [{ text: `patch said: ${toolOutputs(req)[0]}` }] : [{ patch }]));
+    try {
+      const s = await session("bump v", repo, { ...o, apiUrl: api.url, model: "gpt-5.5" });
+      expect(s.code).toBe(0);
+      expect(toolNames(api.requests[0])).toContain("apply_patch");
+      const denied = toolOutputs(api.requests[1])[0];
+      expect(denied).toMatch(/a2a: src\/api\.ts is reserved by bob \(pattern src\/api\.ts, exclusive, their reason: "renaming the API"\) until \S+ \(\d+ min from now\), so this edit was not made/);
+      expect(readFileSync(join(repo, "src", "api.ts"), "utf8")).toBe("export const v = 1;\n");
+      expect((await a2a(["release", "src/api.ts", "--as", "bob"], { dir: o.store, cwd: repo })).code).toBe(0);
+      const again = await session("bump v", repo, { ...o, apiUrl: api.url, model: "gpt-5.5" });
+      expect(again.code).toBe(0);
+      expect(readFileSync(join(repo, "src", "api.ts"), "utf8")).toBe("export const v = 2;\n");
     } finally {
       api.close();
     }
