@@ -70,7 +70,7 @@ describe("replaceTables", () => {
     const block = `${tomlHeader(["hooks", "state", key])}\ntrusted_hash = "sha256:ab"\n`;
     expect(block.startsWith('[hooks.state."/home/u/.codex/hooks.json:stop:0:0"]')).toBe(true);
     const text = edit(USER, block, ["hooks", "state", key]);
-    expect(Bun.TOML.parse(text).hooks.state[key]).toEqual({ trusted_hash: "sha256:ab" });
+    expect((Bun.TOML.parse(text) as any).hooks.state[key]).toEqual({ trusted_hash: "sha256:ab" });
     expect(edit(text, block, ["hooks", "state", key])).toBe(text);
     expect(edit(text, null, ["hooks", "state", key])).toBe(USER);
     // [hooks.state] itself (Codex writes it empty) is not under the key's path: kept.
