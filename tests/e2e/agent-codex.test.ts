@@ -104,6 +104,21 @@ describe("a2a setup codex (real Codex CLI config)", () => {
     expect(await doctor()).toMatch(/^PROBLEM Codex CLI hooks\s+1 a2a hook\(s\) in \S+hooks\.json are not trusted: Codex skips them\n\s+fix: a2a setup codex/m);
   });
 
+  test("CODEX_HOME moves Codex's files, and setup follows it", async () => {
+    if (await skipped("codex setup with CODEX_HOME")) return;
+    using d = tempDir();
+    using store = testStore();
+    const o = sandbox(d.path, store.path);
+    const codexHome = join(d.path, "codex-home");
+    mkdirSync(codexHome);
+    const r = await a2a(["setup", "codex"], { dir: o.store, env: { HOME: o.home, CODEX_HOME: codexHome } });
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(codexHome, "config.toml"), "utf8")).toContain(`[hooks.state.${JSON.stringify(join(codexHome, "hooks.json") + ":stop:0:0")}]`);
+    expect(existsSync(o.config)).toBe(false);
+    const got = await codex(["mcp", "get", "a2a", "--json"], o.dirs[0], { ...o, env: { CODEX_HOME: codexHome } });
+    expect(JSON.parse(got.stdout)).toMatchObject({ name: "a2a", transport: { command: BIN } });
+  });
+
   test("--dry-run changes nothing; a broken config.toml and an inline a2a are left alone (exit 2, one line)", async () => {
     if (await skipped("codex setup refusals")) return;
     using d = tempDir();
