@@ -3,9 +3,10 @@
 
 import type { Agent } from "./agent";
 import { claude } from "./claude";
+import { codex } from "./codex";
 import { gemini } from "./gemini";
 
-export const AGENTS: Record<string, Agent> = { claude, gemini };
+export const AGENTS: Record<string, Agent> = { claude, codex, gemini };
 
 export const agentIds = () => Object.keys(AGENTS).join(", ");
 
