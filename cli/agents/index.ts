@@ -3,8 +3,9 @@
 
 import type { Agent } from "./agent";
 import { claude } from "./claude";
+import { opencode } from "./opencode";
 
-export const AGENTS: Record<string, Agent> = { claude };
+export const AGENTS: Record<string, Agent> = { claude, opencode };
 
 export const agentIds = () => Object.keys(AGENTS).join(", ");
 
