@@ -169,3 +169,133 @@ describe("opencode: a2a setup opencode", () => {
     expect(await listed(s, sub)).toBeUndefined();
   });
 });
+
+// A sandbox whose user config has the user's settings and the stand-in as model, then a2a set up.
+async function sessionSandbox(path: string, store: string, apiUrl: string): Promise<Sandbox> {
+  const s = sandbox(path, store);
+  writeFileSync(join(s.config, "opencode.json"), JSON.stringify(provider(apiUrl), null, 2));
+  const r = await setup(s);
+  if (r.code !== 0) throw new Error(`a2a setup opencode failed: ${r.stderr}`);
+  return s;
+}
+
+const run = (prompt: string, s: Sandbox) => opencode(["run", "--format", "json", prompt], s.proj, s);
+
+describe("opencode: a real session", () => {
+  test("calls a2a's tools (whoami, send_message); the plugin announces the session's name and brings mail into the next model request; a2a peers shows opencode", async () => {
+    if (skipped("the opencode session")) return;
+    using d = tempDir();
+    using store = testStore();
+    let name = "";
+    let peers: any;
+    const api = standIn(async (r) => {
+      if (!byTools(r)) return [{ text: "a title" }];
+      const results = toolResults(r);
+      if (!name && !results.length) return [{ tool: "a2a_whoami", input: {} }];
+      if (!name) {
+        name = JSON.parse(results[0]).name;
+        if (!name) throw new Error(`whoami answered ${results[0]}`);
+        peers = JSON.parse((await a2a(["peers", "--json"], { dir: s.store })).stdout);
+        const sent = await a2a(["send", name, "please review PR 7", "--as", "alice"], { dir: s.store });
+        if (sent.code !== 0) throw new Error(`a2a send: ${sent.stderr}`);
+        return [{ tool: "a2a_send_message", input: { to_id: "bob", message: "hello from opencode" } }];
+      }
+      return [{ text: "done" }];
+    });
+    const s = await sessionSandbox(d.path, store.path, api.url);
+    try {
+      const r = await run("say hello to bob", s);
+      expect(r.code).toBe(0);
+      const session = api.requests.filter(byTools);
+      expect(session).toHaveLength(3);
+      // The session start, in the first request: the name is the one its a2a mcp server has.
+      expect(systemText(session[0])).toContain(`a2a: on the a2a bus (store ${s.store}) this session is "${name}"`);
+      expect(name).toBe("proj");
+      // The mail sent while the model worked is in the next request, not before.
+      expect(systemText(session[1])).not.toContain("please review PR 7");
+      expect(systemText(session[2])).toContain(`a2a: 1 new message for you ("${name}") arrived since the last prompt`);
+      expect(systemText(session[2])).toContain("please review PR 7");
+      // opencode joins a result's text blocks with a blank line: a2a's result, then its unread note.
+      expect(JSON.parse(toolResults(session[2])[0].split("\n\n")[0])).toMatchObject({ ok: true, from: name, to: "bob" });
+      const bob = await a2a(["recv", "--as", "bob", "--json"], { dir: s.store });
+      expect(JSON.parse(bob.stdout)).toMatchObject({ from: name, body: "hello from opencode" });
+      const me = peers.peers.find((p: any) => p.name === name);
+      expect(me).toMatchObject({ agent: "opencode" });
+      expect(me.client).toMatch(/^opencode \S+$/);
+      console.log(`opencode's MCP client: ${me.client}`);
+    } finally {
+      api.close();
+    }
+  });
+});
+
+describe("opencode: a2a's plugin in a real session", () => {
+  test("a write to a file another agent reserved is refused, naming the holder; the model sees why; other files are written", async () => {
+    if (skipped("the reserved-file block")) return;
+    using d = tempDir();
+    using store = testStore();
+    let s!: Sandbox;
+    const api = standIn((r) => {
+      if (!byTools(r)) return [{ text: "a title" }];
+      const results = toolResults(r);
+      if (!results.length) return [{ tool: "write", input: { filePath: join(s.proj, "src", "api.ts"), content: "export const changed = 1;\n" } }];
+      if (results[0].startsWith("a2a:")) return [{ tool: "write", input: { filePath: join(s.proj, "src", "free.ts"), content: "export {};\n" } }];
+      return [{ text: "done" }];
+    });
+    s = await sessionSandbox(d.path, store.path, api.url);
+    try {
+      const held = await a2a(["reserve", "src/api.ts", "--as", "alice", "--reason", "refactoring the API"], { dir: s.store, cwd: s.proj });
+      expect(held.code).toBe(0);
+      const r = await run("change the api", s);
+      expect(r.code).toBe(0);
+      const session = api.requests.filter(byTools);
+      expect(session).toHaveLength(3);
+      expect(toolResults(session[1])[0]).toMatch(/^a2a: src\/api\.ts is reserved by alice \(pattern src\/api\.ts, exclusive, their reason: "refactoring the API"\)/);
+      expect(readFileSync(join(s.proj, "src", "api.ts"), "utf8")).toBe("export {};\n");
+      expect(toolResults(session[2])[0]).toContain("Wrote file successfully");
+      expect(readFileSync(join(s.proj, "src", "free.ts"), "utf8")).toBe("export {};\n");
+    } finally {
+      api.close();
+    }
+  });
+
+  test("an idle session is prompted again while mail waits (opencode serve): the reason is the next request, the model reads its mail", async () => {
+    if (skipped("the idle continuation")) return;
+    using d = tempDir();
+    using store = testStore();
+    let s!: Sandbox;
+    let read!: (r: Request) => void;
+    const mailRead = new Promise<Request>((res) => (read = res));
+    const api = standIn(async (r) => {
+      if (!byTools(r)) return [{ text: "a title" }];
+      const results = toolResults(r);
+      const last = JSON.stringify(r.body.messages.at(-1));
+      if (last.includes("unread a2a message")) return [{ tool: "a2a_check_messages", input: {} }];
+      if (results.length) {
+        read(r);
+        return [{ text: "read it" }];
+      }
+      // The first turn: mail arrives while the model works, and the model ends its turn without reading it.
+      const sent = await a2a(["send", "proj", "the build is broken", "--as", "alice"], { dir: s.store });
+      if (sent.code !== 0) throw new Error(`a2a send: ${sent.stderr}`);
+      return [{ text: "nothing to do" }];
+    });
+    s = await sessionSandbox(d.path, store.path, api.url);
+    const server = Bun.spawn({ cmd: [OPENCODE, "serve", "--port", "0", "--hostname", "127.0.0.1"], cwd: s.proj, stdin: "ignore", stdout: "pipe", stderr: "pipe", env: childEnv({ dir: s.store, env: env(s, s.proj) }) });
+    try {
+      const said = await readUntil(server.stdout, (t) => /listening on http:\/\/\S+/.test(t), 60_000);
+      const url = said.match(/listening on (http:\/\/\S+)/)![1];
+      const session: any = await (await fetch(`${url}/session`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json();
+      const sent = await fetch(`${url}/session/${session.id}/prompt_async`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ parts: [{ type: "text", text: "look around" }] }) });
+      expect(sent.ok).toBe(true);
+      const r = await mailRead;
+      const reason = r.body.messages.filter((m: any) => m.role === "user").map((m: any) => JSON.stringify(m.content)).find((c: string) => c.includes("unread a2a message"));
+      expect(reason).toContain(`1 unread a2a message for \\"proj\\" from alice: call check_messages`);
+      expect(toolResults(r)[0]).toContain("the build is broken");
+    } finally {
+      server.kill();
+      await server.exited;
+      api.close();
+    }
+  });
+});
