@@ -17,7 +17,7 @@
 // announced as the same a2a session as its parent.
 
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { DEFAULT_MAX_WAIT_SEC } from "../../lib/core/config";
 import { A2AError } from "../../lib/core/errors";
 import type { A2ACommand, Agent, Check, DoctorContext, FileChange, HookFormat, Scope, SetupOptions } from "./agent";
@@ -37,7 +37,8 @@ export interface Files {
 // opencode's own config directory: $XDG_CONFIG_HOME/opencode, else ~/.config/opencode.
 export const configDir = (home: string) => join(process.env.XDG_CONFIG_HOME || join(home, ".config"), "opencode");
 
-// The config file of a directory: opencode.jsonc when it exists (read last, it wins), else opencode.json.
+// The config file of a directory: opencode.jsonc when it exists (read last, it wins; opencode's
+// first run creates one when there is no config), else opencode.json.
 const configIn = (dir: string) => (existsSync(join(dir, "opencode.jsonc")) ? join(dir, "opencode.jsonc") : join(dir, "opencode.json"));
 
 export function filesFor(scope: Scope, project: string, home: string): Files {
@@ -134,7 +135,10 @@ export const opencode: Agent = {
   mcpClient: /^opencode$/,
   setup(o: SetupOptions) {
     const files = filesFor(o.scope, o.project, o.home);
-    return [configChange(files.config, o), pluginChange(files.plugin, o)];
+    // --remove takes a2a out of both files opencode reads there, wherever it was put.
+    const dir = dirname(files.config);
+    const configs = o.remove ? [join(dir, "opencode.json"), join(dir, "opencode.jsonc")] : [files.config];
+    return [...configs.map((f) => configChange(f, o)), pluginChange(files.plugin, o)];
   },
   doctor,
   hook: opencodeHook,

@@ -91,7 +91,34 @@ const USER_CONFIG = `{
 
 const byTools = (r: Request) => toolNames(r).includes("a2a_whoami"); // a session's request (not the title's)
 
+// a2a doctor's opencode lines (run where opencode is on PATH), by check.
+async function doctor(s: Sandbox): Promise<Record<string, { level: string; detail: string; fix?: string }>> {
+  const r = await a2a(["doctor", "--json"], { dir: s.store, cwd: s.proj, env: { ...env(s, s.proj), PATH: `${join(ROOT, "node_modules", ".bin")}:${join(BIN, "..")}:${process.env.PATH}` } });
+  return Object.fromEntries(JSON.parse(r.stdout).checks.filter((c: any) => c.check.startsWith("opencode")).map((c: any) => [c.check, c]));
+}
+
 describe("opencode: a2a setup opencode", () => {
+  test("a2a doctor: opencode's version; a2a not connected and no plugin, each with its fix; after setup both ok", async () => {
+    if (skipped("doctor")) return;
+    using d = tempDir();
+    using store = testStore();
+    const s = sandbox(d.path, store.path);
+    const before = await doctor(s);
+    expect(before.opencode).toMatchObject({ level: "ok" });
+    expect(before.opencode.detail).toMatch(/, version 1\.\d+\.\d+$/);
+    expect(before["opencode MCP"]).toMatchObject({ level: "problem", detail: "opencode mcp list does not show a2a" });
+    expect(before["opencode MCP"].fix).toContain("a2a setup opencode");
+    expect(before["opencode plugin"]).toMatchObject({ level: "problem" });
+    expect(before["opencode plugin"].fix).toContain("a2a setup opencode");
+    // opencode's first run (doctor's opencode mcp list) made its own opencode.jsonc: setup writes there.
+    expect(readFileSync(join(s.config, "opencode.jsonc"), "utf8")).toContain('"$schema"');
+    expect((await setup(s)).code).toBe(0);
+    expect(existsSync(join(s.config, "opencode.json"))).toBe(false);
+    const after = await doctor(s);
+    expect(after["opencode MCP"]).toMatchObject({ level: "ok", detail: `a2a connected [scope: user (${join(s.config, "opencode.jsonc")})]` });
+    expect(after["opencode plugin"]).toMatchObject({ level: "ok", detail: `installed: ${join(s.config, "plugins", "a2a.js")}` });
+  });
+
   test("opencode mcp list shows a2a connected; comments and settings kept; twice and --dry-run change nothing; --remove restores the file", async () => {
     if (skipped("setup and opencode mcp list")) return;
     using d = tempDir();
@@ -164,6 +191,9 @@ describe("opencode: a2a setup opencode", () => {
     expect(readFileSync(join(s.proj, ".opencode", "plugins", "a2a.js"), "utf8")).toContain(`const A2A = ${JSON.stringify(["a2a", "--dir", s.store])};`);
     expect(existsSync(join(s.config, "opencode.json"))).toBe(false);
     expect(await listed(s, sub)).toMatch(/✓ a2a connected/);
+    // --worker: the plugin's stop hook waits for the next message.
+    expect((await setup(s, ["--scope", "project", "--worker", "5m"], sub)).code).toBe(0);
+    expect(readFileSync(join(s.proj, ".opencode", "plugins", "a2a.js"), "utf8")).toContain(`const STOP_ARGS = ["--wait","300s"];`);
     expect((await setup(s, ["--scope", "project", "--remove"], sub)).code).toBe(0);
     expect(existsSync(join(s.proj, ".opencode", "plugins", "a2a.js"))).toBe(false);
     expect(await listed(s, sub)).toBeUndefined();
