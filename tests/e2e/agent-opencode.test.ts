@@ -329,3 +329,32 @@ describe("opencode: a2a's plugin in a real session", () => {
     }
   });
 });
+
+describe("opencode: when a2a cannot run", () => {
+  test("the session goes on: the write is made, the run succeeds, and opencode's log has one line per failed hook", async () => {
+    if (skipped("a2a failing under the plugin")) return;
+    using d = tempDir();
+    using store = testStore();
+    let s!: Sandbox;
+    const api = standIn((r) => {
+      if (!byTools(r)) return [{ text: "a title" }];
+      if (!toolResults(r).length) return [{ tool: "write", input: { filePath: join(s.proj, "src", "api.ts"), content: "export const changed = 1;\n" } }];
+      return [{ text: "done" }];
+    });
+    s = await sessionSandbox(d.path, store.path, api.url);
+    const plugin = join(s.config, "plugins", "a2a.js");
+    const missing = join(d.path, "no-such-a2a");
+    writeFileSync(plugin, readFileSync(plugin, "utf8").replace(JSON.stringify([BIN, "--dir", s.store]), JSON.stringify([missing])));
+    try {
+      const r = await run("change the api", s);
+      expect(r.code).toBe(0);
+      expect(readFileSync(join(s.proj, "src", "api.ts"), "utf8")).toBe("export const changed = 1;\n");
+      expect(api.requests.filter(byTools)).toHaveLength(2);
+      const logDir = join(s.home, ".local", "share", "opencode", "log");
+      const log = readdirSync(logDir).map((f) => readFileSync(join(logDir, f), "utf8")).join("");
+      for (const event of ["session-start", "user-prompt-submit", "pre-tool-use"]) expect(log).toMatch(new RegExp(`level=WARN .*message="a2a hook ${event}: ENOENT: .*${missing}`));
+    } finally {
+      api.close();
+    }
+  });
+});
