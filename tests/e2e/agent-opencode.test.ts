@@ -97,6 +97,40 @@ async function doctor(s: Sandbox): Promise<Record<string, { level: string; detai
   return Object.fromEntries(JSON.parse(r.stdout).checks.filter((c: any) => c.check.startsWith("opencode")).map((c: any) => [c.check, c]));
 }
 
+// What a2a's plugin sends `a2a hook EVENT --agent opencode` (cli/agents/opencode-plugin.ts), through the binary.
+describe("opencode: a2a hook --agent opencode", () => {
+  const hook = (s: Sandbox, event: string, input: object) => a2a(["hook", event, "--agent", "opencode"], { dir: s.store, cwd: s.proj, stdin: JSON.stringify({ cwd: s.proj, ...input }), env: { A2A_AGENT: "proj" } });
+
+  test("pre-tool-use finds the files of write, edit (a relative path too) and apply_patch; read and bash are let through", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const s = sandbox(d.path, store.path);
+    expect((await a2a(["reserve", "src/api.ts", "--as", "alice", "-q"], { dir: s.store, cwd: s.proj })).code).toBe(0);
+    const patch = "*** Begin Patch\n*** Add File: src/new.ts\n+x\n*** Update File: src/api.ts\n@@\n-export {};\n+export const a = 1;\n*** End Patch";
+    for (const call of [{ tool: "write", args: { filePath: join(s.proj, "src", "api.ts"), content: "" } }, { tool: "edit", args: { filePath: "src/api.ts", oldString: "a", newString: "b" } }, { tool: "apply_patch", args: { patchText: patch } }]) {
+      const r = await hook(s, "pre-tool-use", call);
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout).deny).toMatch(/^a2a: src\/api\.ts is reserved by alice \(pattern src\/api\.ts, exclusive\)/);
+    }
+    for (const call of [{ tool: "read", args: { filePath: "src/api.ts" } }, { tool: "bash", args: { command: "echo > src/api.ts" } }, { tool: "write", args: { filePath: "src/other.ts", content: "" } }]) {
+      const r = await hook(s, "pre-tool-use", call);
+      expect(r).toMatchObject({ code: 0, stdout: "" });
+    }
+  });
+
+  test("session-start and user-prompt-submit answer {context}; stop answers {block} while mail waits, and lets a continuation go for the same mail", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const s = sandbox(d.path, store.path);
+    expect(JSON.parse((await hook(s, "session-start", {})).stdout).context).toMatch(/^a2a: on the a2a bus .* this session is "proj"/);
+    expect((await hook(s, "user-prompt-submit", {})).stdout).toBe("");
+    expect((await a2a(["send", "proj", "the build is broken", "--as", "alice"], { dir: s.store })).code).toBe(0);
+    expect(JSON.parse((await hook(s, "user-prompt-submit", {})).stdout).context).toContain("the build is broken");
+    expect(JSON.parse((await hook(s, "stop", { continuation: false })).stdout).block).toMatch(/^1 unread a2a message for "proj" from alice: call check_messages/);
+    expect((await hook(s, "stop", { continuation: true })).stdout).toBe("");
+  });
+});
+
 describe("opencode: a2a setup opencode", () => {
   test("a2a doctor: opencode's version; a2a not connected and no plugin, each with its fix; after setup both ok", async () => {
     if (skipped("doctor")) return;
