@@ -35,8 +35,8 @@ const STOP_ARGS = ${stopArgs};
 const EDIT_TOOLS = ["write", "edit", "multiedit", "apply_patch", "patch"];
 
 // a2a's answer to one hook ({context}, {block} or {deny}), or undefined: nothing to say, or a2a
-// failed (logged).
-function hook(event, input, log) {
+// failed (logged). The process is in \`running\` until it ends.
+function runHook(event, input, log, running) {
   return new Promise((resolve) => {
     const args = [...A2A.slice(1), "hook", event, "--agent", "opencode", ...(event === "stop" ? STOP_ARGS : [])];
     let out = "";
@@ -46,10 +46,12 @@ function hook(event, input, log) {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      running.delete(child);
       if (problem) log(\`a2a hook \${event}: \${problem}\`);
       resolve(answer);
     };
     const child = spawn(A2A[0], args, { cwd: input.cwd, stdio: ["pipe", "pipe", "pipe"] });
+    running.add(child);
     const timer = setTimeout(() => child.kill(), event === "stop" ? ${stopLimitMs} : 10000);
     child.stdout.on("data", (d) => (out += d));
     child.stderr.on("data", (d) => (err += d));
@@ -72,6 +74,9 @@ export const A2ABus = async ({ client, directory }) => {
   const turns = new Map(); // session id -> Promise of what a2a said this turn (in order, one hook at a time)
   const prompted = new Set(); // sessions a2a just prompted: their next message is a2a's continuation
   const continued = new Set(); // sessions whose turn is a2a's continuation
+  const running = new Set(); // hook processes not ended yet: a stop --wait outlives \`opencode run\` otherwise
+  process.once("exit", () => running.forEach((child) => child.kill()));
+  const hook = (event, input) => runHook(event, input, log, running);
   return {
     "chat.message": async ({ sessionID }) => {
       turns.set(sessionID, (turns.get(sessionID) ?? Promise.resolve(null)).then((said) => (said === null ? null : [])));
@@ -83,7 +88,7 @@ export const A2ABus = async ({ client, directory }) => {
       const next = (turns.get(sessionID) ?? Promise.resolve(null)).then(async (said) => {
         const now = said ?? [];
         for (const event of said === null ? ["session-start", "user-prompt-submit"] : ["user-prompt-submit"]) {
-          const answer = await hook(event, { cwd: directory }, log);
+          const answer = await hook(event, { cwd: directory });
           if (answer?.context) now.push(answer.context);
         }
         return now;
@@ -94,7 +99,7 @@ export const A2ABus = async ({ client, directory }) => {
     event: async ({ event }) => {
       if (event.type !== "session.idle") return;
       const id = event.properties.sessionID;
-      const answer = await hook("stop", { cwd: directory, continuation: continued.has(id) }, log);
+      const answer = await hook("stop", { cwd: directory, continuation: continued.has(id) });
       if (!answer?.block) return;
       prompted.add(id);
       try {
@@ -106,7 +111,7 @@ export const A2ABus = async ({ client, directory }) => {
     },
     "tool.execute.before": async ({ tool }, output) => {
       if (!EDIT_TOOLS.includes(tool)) return;
-      const answer = await hook("pre-tool-use", { cwd: directory, tool, args: output.args }, log);
+      const answer = await hook("pre-tool-use", { cwd: directory, tool, args: output.args });
       if (answer?.deny) throw new Error(answer.deny);
     },
   };

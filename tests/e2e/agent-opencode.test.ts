@@ -392,3 +392,36 @@ describe("opencode: when a2a cannot run", () => {
     }
   });
 });
+
+// The a2a processes, by command line, that name this store (none should outlive the session).
+function a2aProcesses(store: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+      if (cmd.includes(store) && cmd.includes(" hook ")) found.push(cmd);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+describe("opencode: a worker (--worker)", () => {
+  test("opencode run ends its plugin's stop hook (a2a hook stop --wait) as it exits: nothing is left waiting", async () => {
+    if (skipped("the worker's stop hook at exit")) return;
+    using d = tempDir();
+    using store = testStore();
+    const api = standIn(() => [{ text: "nothing to do" }]);
+    const s = sandbox(d.path, store.path);
+    writeFileSync(join(s.config, "opencode.json"), JSON.stringify(provider(api.url), null, 2));
+    try {
+      expect((await setup(s, ["--worker", "90s"])).code).toBe(0);
+      const r = await run("look around", s);
+      expect(r.code).toBe(0);
+      expect(a2aProcesses(s.store)).toEqual([]);
+    } finally {
+      api.close();
+    }
+  });
+});
