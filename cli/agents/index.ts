@@ -5,8 +5,9 @@ import type { Agent } from "./agent";
 import { claude } from "./claude";
 import { codex } from "./codex";
 import { gemini } from "./gemini";
+import { opencode } from "./opencode";
 
-export const AGENTS: Record<string, Agent> = { claude, codex, gemini };
+export const AGENTS: Record<string, Agent> = { claude, codex, gemini, opencode };
 
 export const agentIds = () => Object.keys(AGENTS).join(", ");
 

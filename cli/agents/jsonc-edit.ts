@@ -163,7 +163,8 @@ class Editor {
     let after = skip(t, last.node.end);
     const comma = t[after] === ","; // a trailing comma already there
     after = comma ? after + 1 : last.node.end;
-    if (!this.multiline(n)) return { start: after, end: after, text: `${comma ? "" : ","} ${JSON.stringify(key === undefined ? v : { [key]: v }).slice(key === undefined ? 0 : 1, key === undefined ? undefined : -1)}` };
+    // A trailing comma stays trailing: the new last entry gets one too (and remove takes it with it).
+    if (!this.multiline(n)) return { start: after, end: after, text: `${comma ? "" : ","} ${JSON.stringify(key === undefined ? v : { [key]: v }).slice(key === undefined ? 0 : 1, key === undefined ? undefined : -1)}${comma ? "," : ""}` };
     // After the rest of the line (blanks, comments), so a comment stays with its member.
     let eol = after;
     for (;;) {
@@ -174,7 +175,7 @@ class Editor {
     }
     if (t[eol] !== "\n") eol = after;
     const ind = this.indent(last.start);
-    return { start: last.node.end, end: eol, text: `${comma ? "" : ","}${t.slice(last.node.end, eol)}\n${ind}${this.render(key, v, ind)}` };
+    return { start: last.node.end, end: eol, text: `${comma ? "" : ","}${t.slice(last.node.end, eol)}\n${ind}${this.render(key, v, ind)}${comma ? "," : ""}` };
   }
 
   // Member or item i of container n, out with its comma (and its line, when it has one to itself).
@@ -195,6 +196,8 @@ class Editor {
       // The comma after the previous entry goes, and the line break before this one.
       const prev = n.entries[i - 1].node.end;
       const c = skip(t, prev);
+      // A trailing comma (the file's style): the previous entry keeps its comma, this one goes with its own.
+      if (trailing) return { start: alone ? this.lineStart(e.start) - 1 : c + 1, end, text: "" };
       if (!alone) return { start: prev, end, text: t.slice(prev, c) + t.slice(c + 1, e.start).replace(/^[ \t]+/, "") };
       return { start: prev, end, text: t.slice(prev, c) + t.slice(c + 1, this.lineStart(e.start) - 1) };
     }

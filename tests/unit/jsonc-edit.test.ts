@@ -33,6 +33,8 @@ const FILES = {
   "one line": '{"ui": {"theme": "GitHub"}, "mcpServers": {}}',
   "empty object": "{}\n",
   "empty with a comment": "{\n  // nothing yet\n}\n",
+  "trailing commas": '{\n  "mcpServers": {\n    "other": { "command": "true" },\n  },\n  "hooks": {},\n}\n',
+  "trailing commas, one line": '{"mcpServers": {"other": {"command": "true"},}, "hooks": {"AfterAgent": [1,]},}',
 };
 
 describe("editJsonc", () => {
