@@ -27,22 +27,24 @@ else
 fi
 
 if [ "${1:-}" = "--uninstall" ]; then
-  # First a2a's own entries in Claude Code's settings (its MCP server and hooks run this binary:
-  # left behind, every hook would fail and `claude mcp list` would show a2a failing to start).
+  # First a2a's own entries in each coding agent's settings (its MCP server and hooks run this
+  # binary: left behind, every hook would fail and the agent would show a2a failing to start).
   if [ -x "$bindir/a2a" ]; then
-    if setup_out=$("$bindir/a2a" setup claude --remove 2>&1); then
-      printf '%s\n' "$setup_out" | grep -E '^(/|a2a removed)' | grep -v ': unchanged' | sed 's/^/install.sh: claude: /' || true
-    else
-      printf '%s\n' "$setup_out" >&2
-      die "could not take a2a out of Claude Code's settings (above), so nothing was removed: fix that, or run $bindir/a2a setup claude --remove yourself, then re-run"
-    fi
+    for agent in claude codex gemini opencode; do
+      if setup_out=$("$bindir/a2a" setup "$agent" --remove 2>&1); then
+        printf '%s\n' "$setup_out" | grep -E '^(/|a2a removed)' | grep -v ': unchanged' | sed "s/^/install.sh: $agent: /" || true
+      else
+        printf '%s\n' "$setup_out" >&2
+        die "could not take a2a out of $agent's settings (above), so nothing was removed: fix that, or run $bindir/a2a setup $agent --remove yourself, then re-run"
+      fi
+    done
   fi
   removed=0
   for f in "$bindir/a2a" "$bash_comp" "$zsh_comp" "$fish_comp"; do
     if [ -e "$f" ] || [ -L "$f" ]; then rm -f "$f" && say "removed $f" && removed=$((removed + 1)); fi
   done
   [ "$removed" -gt 0 ] || say "nothing to remove under $prefix (set PREFIX as when you installed)"
-  say "left in place: your store (${A2A_DIR:-$HOME/.a2a}: slots, mail, topics; remove it yourself if you want it gone), Bun, this checkout, and any repository's own set-up (a2a setup claude --scope project --remove, in that repository)"
+  say "left in place: your store (${A2A_DIR:-$HOME/.a2a}: slots, mail, topics; remove it yourself if you want it gone), Bun, this checkout, and any repository's own set-up (a2a setup AGENT --scope project --remove, in that repository)"
   exit 0
 fi
 [ $# -eq 0 ] || die "unknown argument '$1': run ./install.sh, or ./install.sh --uninstall"

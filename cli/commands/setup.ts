@@ -38,7 +38,7 @@ export const commands = {
       summary: "register a2a with a coding agent (MCP server and hooks), showing the diff",
       description:
         "setup claude: register `a2a mcp` with Claude Code and install the a2a hooks (SessionStart, UserPromptSubmit, Stop: a2a hook ...; PreToolUse for Edit, Write, MultiEdit and NotebookEdit: a2a hook pre-tool-use, which denies an edit of a file another agent reserved), so every session of this user (--scope user, the default: ~/.claude.json and ~/.claude/settings.json) or of this repository (--scope project: .mcp.json and .claude/settings.json at the git root, to commit for a team) is on the bus and hears of its mail. The other agents the same way in their own files (README, \"Other coding agents\"). Shows a diff of every file it changes and keeps the old content as FILE.a2a-backup-TIME; changes nothing with --dry-run, nor when already set up. --remove takes a2a's entries out again. --worker DUR makes the Stop hook wait up to DUR for the next message (a session that serves its inbox). Then check with a2a doctor.",
-      examples: ["a2a setup claude --dry-run", "a2a setup claude", "a2a setup claude --scope project", "a2a setup claude --remove"],
+      examples: ["a2a setup claude --dry-run", "a2a setup claude", "a2a setup claude --scope project", "a2a setup codex", "a2a setup gemini --remove"],
       json: "print {agent, scope, dry_run, files: [{path, changed, backup, diff}]}",
       quiet: true,
     })

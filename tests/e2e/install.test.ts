@@ -85,6 +85,9 @@ describe.if(ON_FILES)("install.sh", () => {
     // a setting of the user's own beside a2a's.
     expect((await run([bin, "publish", "kept", "x", "-q"], s.home, s.env)).code).toBe(0);
     expect((await run([bin, "setup", "claude", "-q"], s.home, s.env)).code).toBe(0);
+    expect((await run([bin, "setup", "codex", "-q"], s.home, s.env)).code).toBe(0);
+    const codexToml = join(s.home, ".codex", "config.toml");
+    expect(readFileSync(codexToml, "utf8")).toContain("[mcp_servers.a2a]");
     const settings = join(s.home, ".claude", "settings.json");
     const claudeJson = join(s.home, ".claude.json");
     const mine = JSON.parse(readFileSync(settings, "utf8"));
@@ -93,10 +96,13 @@ describe.if(ON_FILES)("install.sh", () => {
     expect(JSON.parse(readFileSync(claudeJson, "utf8")).mcpServers.a2a.command).toBe(bin);
     const u = await run(["bash", "./install.sh", "--uninstall"], s.repo, s.env);
     expect({ code: u.code, stderr: u.stderr }).toEqual({ code: 0, stderr: "" });
-    // Nothing of a2a's is left in Claude Code's settings to run a binary that is gone.
+    // Nothing of a2a's is left in the agents' settings to run a binary that is gone.
     expect(u.stdout).toContain("install.sh: claude: a2a removed from Claude Code");
     expect(JSON.parse(readFileSync(settings, "utf8"))).toEqual({ theme: "dark" });
     expect(JSON.parse(readFileSync(claudeJson, "utf8")).mcpServers?.a2a).toBeUndefined();
+    // Every agent's, not only Claude Code's.
+    expect(u.stdout).toContain("install.sh: codex: a2a removed from Codex CLI");
+    expect(readFileSync(codexToml, "utf8")).not.toContain("a2a");
     expect(u.stdout).toContain(`install.sh: removed ${bin}\n`);
     expect(u.stdout).toContain(`install.sh: removed ${comp}\n`);
     expect(u.stdout).toContain(`left in place: your store (${s.home}/.a2a`);
