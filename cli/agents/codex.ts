@@ -15,7 +15,7 @@
 // Codex cannot: deliver into a session that sits idle at its prompt (no hook fires there; `codex
 // queue` needs a thread id a2a does not know), so mail waits for the next prompt, stop or tool call.
 
-import { createHash } from "node:crypto";
+import { hashHex } from "../../lib/core/digest";
 import { join } from "node:path";
 import type { A2AEvent, Agent, Check, DoctorContext, HookFormat, Scope, SetupOptions } from "./agent";
 import { a2aHooks, claudeHook, withHookGroups } from "./claude";
@@ -56,7 +56,7 @@ export function hookTrustHash(event: string, matcher: string | undefined, comman
   const canon = (v: any): any => (Array.isArray(v) ? v.map(canon) : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon(v[k])])) : v);
   const id: Record<string, unknown> = { event_name: EVENT_LABEL[event], hooks: [{ type: "command", command, timeout: Math.max(1, timeout ?? 600), async: false }] };
   if (matcher !== undefined) id.matcher = matcher;
-  return "sha256:" + createHash("sha256").update(JSON.stringify(canon(id))).digest("hex");
+  return "sha256:" + hashHex("sha256", JSON.stringify(canon(id)));
 }
 
 interface HookSite {

@@ -14,107 +14,17 @@
 // so setup twice changes nothing.
 
 import type { A2ACommand } from "./agent";
+import template from "./opencode-plugin.asset.js" with { type: "text" };
 
 // The plugin's first line: how doctor and setup know the file is a2a's.
 export const PLUGIN_MARK = "// a2a for opencode: written by `a2a setup opencode`";
 
+// The plugin for this a2a command (and --worker wait): opencode-plugin.asset.js, an asset embedded in the
+// binary, with its three blanks filled.
 export function pluginText(cmd: A2ACommand, waitSec?: number): string {
-  const a2a = JSON.stringify([cmd.command, ...cmd.pre]);
-  const stopArgs = JSON.stringify(waitSec ? ["--wait", `${waitSec}s`] : []);
-  const stopLimitMs = ((waitSec ?? 0) + 30) * 1000;
-  return `${PLUGIN_MARK}, which owns this file
-// (\`a2a setup opencode --remove\` deletes it). Each hook runs \`a2a hook EVENT --agent opencode\`,
-// which decides; a2a failing never stops the session: one line in opencode's log, and it goes on.
-//   each model request      session-start (first), user-prompt-submit: a2a's words join the system prompt
-//   session idle            stop: while unread mail waits, prompt the session with the reason
-//   write/edit/apply_patch  pre-tool-use: refuse the edit of a file another agent reserved
-import { spawn } from "node:child_process";
-
-const A2A = ${a2a};
-const STOP_ARGS = ${stopArgs};
-const EDIT_TOOLS = ["write", "edit", "multiedit", "apply_patch", "patch"];
-
-// a2a's answer to one hook ({context}, {block} or {deny}), or undefined: nothing to say, or a2a
-// failed (logged). The process is in \`running\` until it ends.
-function runHook(event, input, log, running) {
-  return new Promise((resolve) => {
-    const args = [...A2A.slice(1), "hook", event, "--agent", "opencode", ...(event === "stop" ? STOP_ARGS : [])];
-    let out = "";
-    let err = "";
-    let done = false;
-    const finish = (answer, problem) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      running.delete(child);
-      if (problem) log(\`a2a hook \${event}: \${problem}\`);
-      resolve(answer);
-    };
-    const child = spawn(A2A[0], args, { cwd: input.cwd, stdio: ["pipe", "pipe", "pipe"] });
-    running.add(child);
-    const timer = setTimeout(() => child.kill(), event === "stop" ? ${stopLimitMs} : 10000);
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.stdin.on("error", () => {});
-    child.on("error", (e) => finish(undefined, e.message));
-    child.on("close", (code) => {
-      if (code !== 0) return finish(undefined, err.trim().split("\\n").pop() || \`exit \${code}\`);
-      try {
-        finish(out.trim() ? JSON.parse(out) : undefined);
-      } catch {
-        finish(undefined, "its answer is not JSON");
-      }
-    });
-    child.stdin.end(JSON.stringify(input));
-  });
-}
-
-export const A2ABus = async ({ client, directory }) => {
-  const log = (message) => Promise.resolve(client.app.log({ body: { service: "a2a", level: "warn", message } })).catch(() => {});
-  const turns = new Map(); // session id -> Promise of what a2a said this turn (in order, one hook at a time)
-  const prompted = new Set(); // sessions a2a just prompted: their next message is a2a's continuation
-  const continued = new Set(); // sessions whose turn is a2a's continuation
-  const running = new Set(); // hook processes not ended yet: a stop --wait outlives \`opencode run\` otherwise
-  process.once("exit", () => running.forEach((child) => child.kill()));
-  const hook = (event, input) => runHook(event, input, log, running);
-  return {
-    "chat.message": async ({ sessionID }) => {
-      turns.set(sessionID, (turns.get(sessionID) ?? Promise.resolve(null)).then((said) => (said === null ? null : [])));
-      if (prompted.delete(sessionID)) continued.add(sessionID);
-      else continued.delete(sessionID);
-    },
-    "experimental.chat.system.transform": async ({ sessionID }, output) => {
-      if (!sessionID) return;
-      const next = (turns.get(sessionID) ?? Promise.resolve(null)).then(async (said) => {
-        const now = said ?? [];
-        for (const event of said === null ? ["session-start", "user-prompt-submit"] : ["user-prompt-submit"]) {
-          const answer = await hook(event, { cwd: directory });
-          if (answer?.context) now.push(answer.context);
-        }
-        return now;
-      });
-      turns.set(sessionID, next);
-      output.system.push(...(await next));
-    },
-    event: async ({ event }) => {
-      if (event.type !== "session.idle") return;
-      const id = event.properties.sessionID;
-      const answer = await hook("stop", { cwd: directory, continuation: continued.has(id) });
-      if (!answer?.block) return;
-      prompted.add(id);
-      try {
-        await client.session.promptAsync({ path: { id }, body: { parts: [{ type: "text", text: answer.block }] } });
-      } catch (e) {
-        prompted.delete(id);
-        log(\`a2a: could not continue the session: \${e.message}\`);
-      }
-    },
-    "tool.execute.before": async ({ tool }, output) => {
-      if (!EDIT_TOOLS.includes(tool)) return;
-      const answer = await hook("pre-tool-use", { cwd: directory, tool, args: output.args });
-      if (answer?.deny) throw new Error(answer.deny);
-    },
-  };
-};
-`;
+  return template
+    // Functions, not strings: a "$&" in a path must not be read as a replacement pattern.
+    .replace("__A2A__", () => JSON.stringify([cmd.command, ...cmd.pre]))
+    .replace("__STOP_ARGS__", () => JSON.stringify(waitSec ? ["--wait", `${waitSec}s`] : []))
+    .replace("__STOP_LIMIT_SEC__", () => String((waitSec ?? 0) + 30));
 }

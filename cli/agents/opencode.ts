@@ -18,7 +18,6 @@
 
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { DEFAULT_MAX_WAIT_SEC } from "../../lib/core/config";
 import { A2AError } from "../../lib/core/errors";
 import type { A2ACommand, Agent, Check, DoctorContext, FileChange, HookFormat, Scope, SetupOptions } from "./agent";
 import { parseJsonObject, readJsonQuietly, readText } from "./edit";
@@ -27,7 +26,7 @@ import { PLUGIN_MARK, pluginText } from "./opencode-plugin";
 import { json } from "../io";
 
 // One tool call may block this long (a2a's longest wait, and room to answer).
-const TOOL_TIMEOUT_MS = (DEFAULT_MAX_WAIT_SEC + 30) * 1000;
+const TOOL_TIMEOUT_MS = 600_000; // well above a2a mcp's longest call (A2A_MCP_MAX_WAIT, 100 s by default), as for Codex
 
 export interface Files {
   config: string; // the opencode.json(c) with "mcp"
