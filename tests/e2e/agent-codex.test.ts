@@ -12,6 +12,9 @@ import { newText, type Request, standIn, toolNames, toolOutputs } from "./fixtur
 
 setDefaultTimeout(90_000);
 
+// A word of a hook command as a shell reads it: a store URL (its "?schema=") comes quoted.
+const sh = (w: string) => (/^[A-Za-z0-9_./=:@%+-]+$/.test(w) ? w : `'${w}'`);
+
 const USER_CONFIG = `# my Codex settings
 model = "o3" # the one I like
 
@@ -81,7 +84,7 @@ describe("a2a setup codex (real Codex CLI config)", () => {
     const got = JSON.parse((await codex(["mcp", "get", "a2a", "--json"], o.dirs[0], o)).stdout);
     expect(got.transport.env).toEqual({ A2A_AGENT: "reviewer" });
     const stop = JSON.parse(readFileSync(join(o.home, ".codex", "hooks.json"), "utf8")).hooks.Stop[0].hooks[0];
-    expect(stop).toEqual({ type: "command", command: `${BIN} --dir ${store.path} hook stop --agent codex --wait 300s`, timeout: 330 });
+    expect(stop).toEqual({ type: "command", command: `${BIN} --dir ${sh(store.path)} hook stop --agent codex --wait 300s`, timeout: 330 });
   });
 
   test("a2a doctor: not set up (each problem with its fix), set up (ok), and a2a hook Codex would skip as untrusted", async () => {

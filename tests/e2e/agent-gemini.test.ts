@@ -9,9 +9,13 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { dirname, join } from "node:path";
 import { a2a, BIN, childEnv, ROOT, tempDir, testStore, type RunResult } from "../harness/run";
 import { connect } from "../harness/mcp";
+import { stripJsonComments } from "../../cli/agents/edit";
 import { newText, standIn, toolNames, toolResults, type Request } from "./fixtures/gemini-api";
 
 setDefaultTimeout(90_000);
+
+// A word of a hook command as a shell reads it: a store URL (its "?schema=") comes quoted.
+const sh = (w: string) => (/^[A-Za-z0-9_./=:@%+-]+$/.test(w) ? w : `'${w}'`);
 
 const GEMINI = join(ROOT, "node_modules", ".bin", "gemini");
 
@@ -89,8 +93,8 @@ describe("a2a setup gemini with the real Gemini CLI", () => {
     const text = readFileSync(o.settings, "utf8");
     for (const kept of ["// my own settings, with comments", "// the key in GEMINI_API_KEY"]) expect(text).toContain(kept);
     expect(text).toMatch(/\n {4}"other": \{ "command": "true" \}, \/\* not a2a's \*\/\n {4}"a2a": \{\n/); // the comment stays with its member
-    const hooks = (ev: string) => JSON.parse(text.replace(/\/\/.*|\/\*.*?\*\//g, "")).hooks[ev];
-    expect(hooks("AfterAgent")[0].hooks[0]).toEqual({ type: "command", command: `${BIN} --dir ${store.path} hook stop --agent gemini`, timeout: 10_000 });
+    const hooks = (ev: string) => JSON.parse(stripJsonComments(text)).hooks[ev];
+    expect(hooks("AfterAgent")[0].hooks[0]).toEqual({ type: "command", command: `${BIN} --dir ${sh(store.path)} hook stop --agent gemini`, timeout: 10_000 });
     expect(hooks("BeforeTool")[0].matcher).toBe("^(write_file|replace)$");
     expect((await setup(o)).stdout).toContain("unchanged (already set up)");
     expect(readFileSync(o.settings, "utf8")).toBe(text);
@@ -157,7 +161,7 @@ describe("a2a setup gemini with the real Gemini CLI", () => {
     expect(r.code).toBe(0);
     const project = JSON.parse(readFileSync(join(repo, ".gemini", "settings.json"), "utf8"));
     expect(project.mcpServers.a2a).toEqual({ command: "a2a", args: ["--dir", store.path, "mcp"] });
-    expect(project.hooks.AfterAgent[0].hooks[0]).toEqual({ type: "command", command: `a2a --dir ${store.path} hook stop --agent gemini --wait 120s`, timeout: 150_000 });
+    expect(project.hooks.AfterAgent[0].hooks[0]).toEqual({ type: "command", command: `a2a --dir ${sh(store.path)} hook stop --agent gemini --wait 120s`, timeout: 150_000 });
     expect(readFileSync(o.settings, "utf8")).not.toContain("a2a");
     expect(await mcpList(repo, o)).toMatch(/^✓ a2a: a2a --dir \S+ mcp \(stdio\) - Connected$/m);
   });
