@@ -235,14 +235,15 @@ if (only.has("process") || only.has("scale")) {
   const HF = hyperfinePath() !== null;
   // The Claude Code hook run on every prompt, its event JSON on stdin (hyperfine 1.15 has no
   // --input, so these rows are always timed from here, harness cost included).
-  const hookMethod = (id: string, n: number, e: Record<string, string>): Method => ({
+  // `agent`: another agent's dialect (a2a hook --agent ID), to show what speaking it costs.
+  const hookMethod = (id: string, n: number, e: Record<string, string>, agent?: string): Method => ({
     id,
     n,
     async block(k) {
       const s = { main: [] as number[], cpu: [] as number[] };
       const event = JSON.stringify({ session_id: "bench", hook_event_name: "UserPromptSubmit", cwd: ROOT, prompt: "go" });
       for (let i = 0; i < k + WARM_PROC; i++) {
-        const t = await timeSpawn([BIN, "hook", "user-prompt-submit"], { ...e, A2A_AGENT: "bench" }, event);
+        const t = await timeSpawn([BIN, "hook", "user-prompt-submit", ...(agent ? ["--agent", agent] : [])], { ...e, A2A_AGENT: "bench" }, event);
         if (i < WARM_PROC) continue;
         s.main.push(t.wall);
         s.cpu.push(t.cpu);
@@ -302,6 +303,7 @@ if (only.has("process") || only.has("scale")) {
       spawnMethod("recv", N, () => [BIN, "recv", "--as", "carol"], env(mail), [BIN, "send", "carol", "hello", "--as", "alice"]),
       hookMethod("hook-prompt", N, env(mail)),
       hookMethod("hook-prompt-1k", SLOW_N, env(heavy)),
+      hookMethod("hook-prompt-gemini", N, env(mail), "gemini"),
       {
         id: "roundtrip",
         n: N,
@@ -472,6 +474,7 @@ const specs: RowSpec[] = [
   { section: "Start-up (spawn -> exit)", label: "a2a recv (one unread)", key: "recv", base: helloBase, goal: hello(1.5) },
   { section: "Start-up (spawn -> exit)", label: "a2a hook user-prompt-submit (Claude Code, every prompt; timed from Bun)", key: "hook-prompt", base: helloBase },
   { section: "Start-up (spawn -> exit)", label: "the same, 1,000 unread 1 MiB messages waiting (issue 19: <= 50 ms)", key: "hook-prompt-1k", base: helloBase, goal: p50(50) },
+  { section: "Start-up (spawn -> exit)", label: "a2a hook user-prompt-submit --agent gemini (Gemini CLI's BeforeAgent; Codex's is Claude Code's dialect)", key: "hook-prompt-gemini", base: helloBase },
 
   ...([
     ["hello", "reference: bare compiled Bun (hello)"],
