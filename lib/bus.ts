@@ -38,6 +38,7 @@ const SESSIONS = () => import("./sessions/room");
 const DASHBOARD = () => import("./dashboard/room");
 const MAINTENANCE = () => import("./maintenance/room");
 const MOVE = () => import("./move/room");
+const BLOBS = () => import("./blobs/room");
 const BOARD = () => DASHBOARD().then((m) => m.TASK_BOARD);
 
 // The operations of each concept, as its room defines them (the first argument, the store, is
@@ -152,6 +153,13 @@ const OPS = {
     // A database store's own (lib/maintenance/server.ts): doctor's server checks, init's SQL.
     serverChecks: [MAINTENANCE, "serverChecks"],
     serverSql: [MAINTENANCE, "serverSql"],
+  },
+  // Blobs by digest (lib/blobs/): a2a put, a2a get, attachments.
+  blobs: {
+    put: [BLOBS, "putBlob"],
+    get: [BLOBS, "getBlob"],
+    stat: [BLOBS, "statBlob"],
+    path: [BLOBS, "blobPath"],
   },
   // a2a export and import (lib/move/): a whole store as JSON lines, and loaded back.
   move: {

@@ -9,7 +9,7 @@
 
 import type { Command } from "commander";
 
-export type Group = "slots" | "mail" | "topics" | "tasks" | "leases" | "reservations" | "guard" | "presence" | "gc" | "move" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
+export type Group = "slots" | "mail" | "topics" | "tasks" | "leases" | "reservations" | "guard" | "presence" | "gc" | "move" | "blobs" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
 
 export const COMMANDS: Record<string, Group> = {
   start: "slots",
@@ -41,6 +41,8 @@ export const COMMANDS: Record<string, Group> = {
   gc: "gc",
   export: "move",
   import: "move",
+  put: "blobs",
+  get: "blobs",
   mcp: "mcp",
   init: "init",
   hook: "hook",
@@ -66,6 +68,7 @@ const LOAD: Record<Group, () => Promise<GroupModule>> = {
   presence: () => import("./presence"),
   gc: () => import("./gc"),
   move: () => import("./move"),
+  blobs: () => import("./blobs"),
   mcp: () => import("./mcp"),
   init: () => import("./init"),
   hook: () => import("./hook"),

@@ -62,6 +62,69 @@ function writeTemp(store: Store, data: string | Uint8Array, opts: WriteOptions =
   return temp;
 }
 
+// A file of any size, written piece by piece into a temp file of tmp/ and then linked to `dest`
+// (exclusive: a name, once made, is never replaced), read-only: a blob (lib/fs/blobs.ts). Until
+// `link` nothing is at `dest`; `link` and `abort` always remove the temp name, and a crash
+// leaves only the temp file, which gc removes (TMP_STALE_MS after its last write).
+export interface Staged {
+  write(bytes: Uint8Array): void;
+  link(dest: string): "made" | "exists";
+  abort(): void;
+}
+
+export function stageFile(store: Store): Staged {
+  ensureDir(store, tmpDir(store), "sticky");
+  writePendingMarker(store);
+  const temp = tempName(store);
+  let fd: number | undefined;
+  const close = () => {
+    if (fd !== undefined) closeSync(fd);
+    fd = undefined;
+  };
+  try {
+    fd = openSync(temp, "wx", store.fileMode);
+    fchmodSync(fd, store.fileMode);
+  } catch (err) {
+    close();
+    unlinkQuiet(temp);
+    throw ioError(err, "starting a file in the store");
+  }
+  return {
+    write(bytes) {
+      try {
+        for (let off = 0; off < bytes.length; ) off += writeSync(fd!, bytes, off, bytes.length - off);
+      } catch (err) {
+        throw ioError(err, "writing into the store");
+      }
+    },
+    link(dest) {
+      try {
+        if (store.durability === "fsync") fsyncSync(fd!);
+        fchmodSync(fd!, store.fileMode & 0o444);
+        close();
+        ensureDir(store, dirname(dest));
+        try {
+          linkSync(temp, dest);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === "EEXIST") return "exists";
+          throw err;
+        }
+        syncDir(store, dirname(dest));
+        return "made";
+      } catch (err) {
+        throw ioError(err, `storing ${basename(dest)}`);
+      } finally {
+        close();
+        unlinkQuiet(temp);
+      }
+    },
+    abort() {
+      close();
+      unlinkQuiet(temp);
+    },
+  };
+}
+
 // Creates the temp file of this process's next write now, empty and held open: creating an
 // inode can cost a millisecond on a busy ext4 (a metadata change waits for the journal), and
 // a process about to block (a claimer waiting for a task) should not pay it between its wake
@@ -163,8 +226,8 @@ export function writeUserFile(target: string, data: string, opts: { exclusive?: 
   }
 }
 
-function writeAll(fd: number, data: string): void {
-  const buf = Buffer.from(data, "utf8");
+function writeAll(fd: number, data: string | Uint8Array): void {
+  const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
 }
 
@@ -172,7 +235,7 @@ function writeAll(fd: number, data: string): void {
 // nothing stands at `dest` but what stood there before; `abandon` (after a failure, or always:
 // it does nothing once committed) removes the temp file. A `dest` that is a device or a FIFO
 // (-o /dev/stdout) is written in place: renaming a file over it would replace the device.
-export function openUserFile(target: string): { write(data: string): void; commit(opts?: { exclusive?: boolean }): void; abandon(): void } {
+export function openUserFile(target: string): { write(data: string | Uint8Array): void; commit(opts?: { exclusive?: boolean }): void; abandon(): void } {
   let dest = target;
   try {
     dest = realpathSync(target); // a settings file kept as a link (dotfiles) stays a link

@@ -19,6 +19,7 @@
 //   ROOT/leases/NAME/NNNNNNNN.json     version N of the lease on NAME (a chain)
 //   ROOT/reservations/HASH.json        the reservations of one repository (HASH: of its identity)
 //   ROOT/sessions/NAME.json            what the Claude Code hooks told session NAME (lib/sessions/hooks.ts)
+//   ROOT/blobs/sha256/HEX              a blob: the bytes whose SHA-256 is HEX, read-only (lib/fs/blobs.ts)
 //
 //   ROOT/store.json                    the marker: this directory is an a2a store (lib/core/guard.ts)
 //
@@ -60,7 +61,7 @@ export const CHUNK_DIGITS = 10;
 
 // The store itself: its marker, and every name a2a creates at its top.
 export const markerFile = (s: Store) => join(s.root, "store.json");
-export const STORE_NAMES = ["store.json", "tmp", "slots", "locks", "streams", "topics", "subs", "inbox", "peers", "identities", "tasks", "leases", "reservations", "sessions"];
+export const STORE_NAMES = ["store.json", "tmp", "slots", "locks", "streams", "topics", "subs", "inbox", "peers", "identities", "tasks", "leases", "reservations", "sessions", "blobs"];
 // The top-level directories that are sticky in a shared store: each holds entries made by
 // different members that no other member ever needs to rename or remove (temp files, topics,
 // subscribers, inboxes, session state). The others hold shared state that members replace,
@@ -69,6 +70,8 @@ export const STICKY_NAMES = ["tmp", "topics", "subs", "inbox", "sessions"];
 
 // Slots.
 export const tmpDir = (s: Store) => join(s.root, "tmp");
+export const blobsDir = (s: Store) => join(s.root, "blobs", "sha256");
+export const blobFile = (s: Store, hex: string) => join(blobsDir(s), hex);
 export const tempFile = (s: Store, tag: string) => join(tmpDir(s), tag);
 export const slotsDir = (s: Store) => join(s.root, "slots");
 export const locksDir = (s: Store) => join(s.root, "locks");

@@ -17,6 +17,7 @@ import { SQL } from "bun";
 import type { Store } from "../core/config";
 import type { Channel } from "../core/channel";
 import type { Listener } from "../core/watch";
+import type { BlobStorage } from "../blobs/storage";
 import type { MailStorage } from "../mail/storage";
 import type { PresenceStorage } from "../presence/storage";
 import type { SessionStorage } from "../sessions/storage";
@@ -28,6 +29,7 @@ import type { TopicStorage } from "../topics/storage";
 import { pgError, targetOf, type Target } from "./connect";
 import { pgGc, type PgGcOptions, type PgGcReport } from "./gc";
 import type { ServerReport } from "./doctor";
+import { pgBlobs } from "./blobs";
 import { pgLeases } from "./leases";
 import { pgReservations } from "./reservations";
 import { denied, migrate, migrateIn, schemaScript, SCHEMA_VERSION } from "./schema";
@@ -65,6 +67,7 @@ export interface PgEngine extends PgClient {
   topics: TopicStorage;
   leases: LeaseStorage;
   reservations: ReservationStorage;
+  blobs: BlobStorage;
   gc(opts: PgGcOptions): Promise<PgGcReport>; // `a2a gc`'s sweeps of rows (lib/pg/gc.ts)
   // The store's maintenance (lib/maintenance/server.ts): doctor's checks (lib/pg/doctor.ts),
   // the schema made or migrated on purpose, and the SQL that makes it, for a DBA (no connection).
@@ -161,6 +164,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     topics: pgTopics(client),
     leases: pgLeases(client),
     reservations: pgReservations(client),
+    blobs: pgBlobs(client),
     gc: (opts) => pgGc(client, tasks, opts),
     checks: async () => (await import("./doctor")).serverChecks(sql, target, recheckMs), // loaded for doctor only
     init: async () => ({ schema: target.schema, found: await client.run("making the schema", (s) => migrate(s, target)), version: SCHEMA_VERSION }),

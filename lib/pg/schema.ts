@@ -16,6 +16,7 @@
 import type { SQL } from "bun";
 import { A2AError } from "../core/errors";
 import type { Target } from "./connect";
+import { BLOB_TABLES } from "./blobs";
 import { LEASE_TABLES } from "./leases";
 import { RESERVATION_TABLES } from "./reservations";
 import { MAIL_TABLES } from "./mail";
@@ -41,7 +42,7 @@ const COMMON = [
 
 // Each step is every room's tables at that version, in order. Until the engine is released
 // (issue 22), version 1 is still being written: each room module owns its statements.
-const STEPS: string[][] = [[...COMMON, ...SLOT_TABLES, ...MAIL_TABLES, ...TASK_TABLES, ...PRESENCE_TABLES, ...SESSION_TABLES, ...TOPIC_TABLES, ...LEASE_TABLES, ...RESERVATION_TABLES]];
+const STEPS: string[][] = [[...COMMON, ...SLOT_TABLES, ...MAIL_TABLES, ...TASK_TABLES, ...PRESENCE_TABLES, ...SESSION_TABLES, ...TOPIC_TABLES, ...LEASE_TABLES, ...RESERVATION_TABLES, ...BLOB_TABLES]];
 
 export const SCHEMA_VERSION = STEPS.length;
 

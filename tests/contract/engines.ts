@@ -33,7 +33,7 @@ export interface OpenedStore {
   dispose(): Promise<void>;
 }
 
-export type RoomName = "slots" | "mail" | "topics" | "tasks" | "leases" | "reservations" | "presence" | "sessions";
+export type RoomName = "slots" | "mail" | "topics" | "tasks" | "leases" | "reservations" | "presence" | "sessions" | "blobs";
 
 export interface Engine {
   name: string;

@@ -104,8 +104,9 @@ describe("architecture", () => {
       core: [],
       // The file engine's storage of each room whose rules reach storage through an interface
       // (lib/<room>/storage.ts): it implements that interface, with the room's record codec.
-      fs: ["core", "slots", "mail", "leases", "reservations", "topics", "presence", "sessions", "tasks"],
+      fs: ["core", "slots", "mail", "leases", "reservations", "topics", "presence", "sessions", "tasks", "blobs"],
       slots: ["core", "fs"],
+      blobs: ["core", "fs"],
       mail: ["core", "fs", "presence"],
       topics: ["core", "fs"],
       presence: ["core", "fs"],
@@ -120,7 +121,7 @@ describe("architecture", () => {
       // a2a export and import: every room's storage, read and written through its interface.
       move: ["core", "slots", "mail", "topics", "presence", "tasks", "leases"],
       // The PostgreSQL engine's storage of the rooms it keeps (issue 22), as fs/ is the file engine's.
-      pg: ["core", "slots", "mail", "tasks", "presence", "sessions", "topics", "leases", "reservations"],
+      pg: ["core", "slots", "mail", "tasks", "presence", "sessions", "topics", "leases", "reservations", "blobs"],
     };
     // The Store (core/config.ts) holds the PostgreSQL engine's handle as runtime state, typed: a
     // type import, which loads nothing (the engine is loaded by lib/bus.ts for a database store).

@@ -1,0 +1,98 @@
+// Blobs: bytes of any size stored once under their SHA-256 (`a2a put`, `a2a get`), so an agent
+// can hand over a build log, a dataset or a screenshot whole, and a message, a result or a task
+// names it by digest (an attachment). docs/PROTOCOL.md §19 is the contract.
+//
+// Invariants:
+// - a blob's digest is computed here, from the bytes as they stream past, never taken from a
+//   caller: `sha256:HEX` names exactly the bytes stored;
+// - memory stays bounded whatever the size: bytes move in pieces of at most CHUNK;
+// - a put that fails (its source breaks, the disk fills) aborts its upload: the store is as it
+//   was, and no blob is visible;
+// - every get checks the bytes it hands out against the digest and the size: a truncated or
+//   damaged blob ends in EIO naming it, after the bytes (a caller writing a file drops it).
+
+import type { Store } from "../core/config";
+import { A2AError, op, text } from "../core/errors";
+import { blobStorage, CHUNK } from "./storage";
+
+export const DIGEST_RULE = "a blob is named sha256: and 64 hex digits, as a2a put prints it";
+const DIGEST = /^sha256:([0-9a-fA-F]{64})$/;
+
+export interface BlobRef {
+  digest: string; // sha256:HEX
+  size: number;
+}
+
+// The lowercase hex of a digest a user typed; EUSAGE naming the rule otherwise.
+export function blobHex(digest: unknown): string {
+  const m = typeof digest === "string" ? DIGEST.exec(digest.trim()) : null;
+  if (!m) throw new A2AError("EUSAGE", `${JSON.stringify(String(digest).slice(0, 80))} is not a blob digest: ${DIGEST_RULE}`, { data: { digest } });
+  return m[1].toLowerCase();
+}
+
+// Cuts `source`'s pieces to at most CHUNK bytes (a reader may hand over any size).
+async function* pieces(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  for await (const piece of source) {
+    for (let off = 0; off < piece.length; off += CHUNK) yield piece.subarray(off, off + CHUNK);
+  }
+}
+
+// Stores the bytes of `source` as a blob. `fresh`: false when those bytes were stored already.
+export async function putBlob(store: Store, source: AsyncIterable<Uint8Array>): Promise<BlobRef & { fresh: boolean }> {
+  const up = await blobStorage(store).begin();
+  const hash = new Bun.CryptoHasher("sha256");
+  let size = 0;
+  try {
+    for await (const piece of pieces(source)) {
+      hash.update(piece);
+      size += piece.length;
+      await up.write(piece);
+    }
+    const hex = hash.digest("hex");
+    const { fresh } = await up.commit(hex, size);
+    return { digest: `sha256:${hex}`, size, fresh };
+  } catch (err) {
+    await up.abort().catch(() => {});
+    throw err;
+  }
+}
+
+// The size and time of blob `digest`, or ENOTFOUND.
+export async function statBlob(store: Store, digest: string): Promise<BlobRef & { at: number }> {
+  const hex = blobHex(digest);
+  const info = await blobStorage(store).stat(hex);
+  if (!info) throw notFound(hex);
+  return { digest: `sha256:${hex}`, size: info.size, at: info.at };
+}
+
+// Where this machine may read blob `digest` as a file (the file engine), else undefined.
+export async function blobPath(store: Store, digest: string): Promise<string | undefined> {
+  return blobStorage(store).path(blobHex(digest));
+}
+
+// Hands the bytes of blob `digest` to `sink` in order, then checks them: ENOTFOUND when there is
+// no such blob, EIO when the bytes handed out are not the blob's (truncated or damaged).
+export async function getBlob(store: Store, digest: string, sink: (bytes: Uint8Array) => void | Promise<void>): Promise<BlobRef> {
+  const hex = blobHex(digest);
+  const storage = blobStorage(store);
+  const info = await storage.stat(hex);
+  const bytes = info && (await storage.read(hex));
+  if (!info || !bytes) throw notFound(hex);
+  const hash = new Bun.CryptoHasher("sha256");
+  let size = 0;
+  for await (const piece of bytes) {
+    hash.update(piece);
+    size += piece.length;
+    await sink(piece);
+  }
+  const got = hash.digest("hex");
+  if (got !== hex || size !== info.size) {
+    throw new A2AError("EIO", text`blob sha256:${hex} is damaged in the store (${size} bytes read of ${info.size}, hashing to sha256:${got}): what was handed out is not the blob; store the file again (${op("put", "FILE")})`, {
+      data: { digest: `sha256:${hex}`, size: info.size, read: size, got: `sha256:${got}` },
+    });
+  }
+  return { digest: `sha256:${hex}`, size };
+}
+
+const notFound = (hex: string) =>
+  new A2AError("ENOTFOUND", text`there is no blob sha256:${hex} in this store: check the digest, or store the file there first (${op("put", "FILE")})`, { data: { digest: `sha256:${hex}` } });

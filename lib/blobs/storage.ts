@@ -1,0 +1,56 @@
+// What the blob rules (room.ts) need from an engine: bytes kept under the SHA-256 the room
+// computed of them, written by streaming and read back by streaming. The rules (the digest,
+// its check on every read, what a digest looks like, the wording of errors) are the room's; an
+// engine keeps bytes. docs/PROTOCOL.md §19 is the contract, docs/FILE-ENGINE.md §15 the file
+// engine's layout, docs/PG-ENGINE.md the tables.
+//
+// Invariants every engine keeps:
+// - an upload is invisible until `commit`: a put killed midway (or `abort`ed, or failing on a
+//   full disk) leaves nothing a reader or `has` sees, only staging that `sweep` removes;
+// - a blob, once committed, never changes: two commits of one digest keep one copy (the second
+//   is `fresh: false` and its staging is dropped);
+// - `read` streams a stored blob in pieces of at most CHUNK bytes, so memory stays bounded
+//   whatever its size; it does not check the bytes (the room does, against the digest);
+// - a blob is removed only by `remove`, which gc calls with its own checks.
+
+import type { Store } from "../core/config";
+import { fileBlobs } from "../fs/blobs";
+
+// The largest piece an engine writes or reads at once.
+export const CHUNK = 1024 * 1024;
+
+export interface BlobInfo {
+  hex: string; // the SHA-256, lowercase hex
+  size: number; // bytes
+  at: number; // when it was stored (unix ms)
+}
+
+// One put in progress: its bytes are written in order, then committed under their digest.
+export interface Upload {
+  write(bytes: Uint8Array): Promise<void>;
+  // Makes the bytes written visible as blob `hex` (`size` bytes): fresh: false when that blob
+  // was there already (this upload's bytes are dropped).
+  commit(hex: string, size: number): Promise<{ fresh: boolean }>;
+  abort(): Promise<void>; // drops what was written; safe after a failed write or commit
+}
+
+export interface BlobStorage {
+  begin(): Promise<Upload>;
+  stat(hex: string): Promise<BlobInfo | undefined>;
+  // The stored bytes of `hex`, in order (undefined: no such blob). A blob removed or damaged
+  // while it is read ends early or differs: the room's check of size and digest finds it.
+  read(hex: string): Promise<AsyncIterable<Uint8Array> | undefined>;
+  // Where a process on this machine may read the blob as a file (the file engine), else undefined.
+  path(hex: string): string | undefined;
+  list(): Promise<BlobInfo[]>;
+  // Removes blob `hex` if it was stored before `before` (unix ms); whether it did.
+  remove(hex: string, before: number): Promise<boolean>;
+  // Removes the staging of uploads begun before `before` that never committed; how many.
+  sweep(before: number): Promise<number>;
+}
+
+// The store's blob storage: the PostgreSQL engine's when the store is a database, else the
+// file engine's.
+export function blobStorage(store: Store): BlobStorage {
+  return store.pg ? store.pg.blobs : fileBlobs(store);
+}

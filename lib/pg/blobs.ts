@@ -1,0 +1,126 @@
+// The PostgreSQL engine's blob storage (lib/blobs/storage.ts): a blob's bytes are rows of
+// `blob_parts` (one per CHUNK, numbered from 0, under the id of the upload that wrote them), and
+// the blob is a row of `blobs` naming that upload. lib/pg/schema.ts makes them.
+//
+// Invariants:
+// - each part is its own statement, so a put holds no transaction open while bytes stream in
+//   (an hour-long upload is no hour-long transaction) and memory holds one part at a time;
+// - the `blobs` row is the instant the blob exists: parts whose upload has no row are staging,
+//   which a reader never reaches and `sweep` removes once the upload has been quiet for its
+//   grace period (its newest part's time, so a slow upload is never swept from under itself);
+// - two uploads of one digest keep one copy: the second commit finds the row, moves its time
+//   on (gc's grace counts from the newest put) and drops its own parts;
+// - `remove` drops the row and its parts in one transaction.
+
+import type { SQL } from "bun";
+import { CHUNK, type BlobInfo, type BlobStorage, type Upload } from "../blobs/storage";
+import { randomHex } from "../core/digest";
+import { transaction } from "./connect";
+import type { PgClient } from "./engine";
+
+export const BLOB_TABLES = [
+  `create table $S.blob_parts (
+     upload text not null,
+     n integer not null,
+     data bytea not null,
+     made_at timestamptz not null default now(),
+     primary key (upload, n))`,
+  `create table $S.blobs (
+     hex text primary key,
+     upload text not null,
+     size bigint not null,
+     stored_at timestamptz not null default now(),
+     writer text not null default current_user,
+     changed_at timestamptz not null default now())`,
+  `create trigger stamp before insert or update on $S.blobs for each row execute function $S.stamp()`,
+];
+
+type Row = { hex: string; size: string | number; at: number };
+const infoOf = (r: Row): BlobInfo => ({ hex: r.hex, size: Number(r.size), at: Number(r.at) });
+
+function upload(pg: PgClient): Upload {
+  const id = randomHex(12);
+  let n = 0;
+  let held: Uint8Array[] = []; // what waits for a whole part
+  let heldBytes = 0;
+  const flush = async () => {
+    if (!heldBytes) return;
+    const data = Buffer.concat(held, heldBytes);
+    held = [];
+    heldBytes = 0;
+    const part = n++;
+    await pg.run("writing a blob into the store", (sql) => sql`insert into blob_parts (upload, n, data) values (${id}, ${part}, ${data})`);
+  };
+  const drop = (sql: SQL) => sql`delete from blob_parts where upload = ${id}`;
+  return {
+    async write(bytes) {
+      // The room hands over pieces of at most CHUNK; held, they make parts of exactly CHUNK.
+      const room = CHUNK - heldBytes;
+      held.push(bytes.subarray(0, room));
+      heldBytes += Math.min(room, bytes.length);
+      if (heldBytes === CHUNK) await flush();
+      if (bytes.length > room) {
+        held.push(bytes.subarray(room));
+        heldBytes += bytes.length - room;
+      }
+    },
+    async commit(hex, size) {
+      await flush();
+      return pg.run("storing a blob", (sql) =>
+        transaction(sql, async (tx) => {
+          const rows: { upload: string }[] = await tx`insert into blobs (hex, upload, size) values (${hex}, ${id}, ${size})
+            on conflict (hex) do update set stored_at = now() returning upload`;
+          if (rows[0].upload === id) return { fresh: true };
+          await drop(tx);
+          return { fresh: false };
+        }),
+      );
+    },
+    async abort() {
+      held = [];
+      heldBytes = 0;
+      await pg.run("dropping an unfinished blob", drop);
+    },
+  };
+}
+
+async function* parts(pg: PgClient, hex: string, id: string): AsyncIterable<Uint8Array> {
+  for (let n = 0; ; n++) {
+    const rows: { data: Uint8Array }[] = await pg.read(`reading blob ${hex}`, (sql) => sql`select data from blob_parts where upload = ${id} and n = ${n}`);
+    if (!rows.length) return;
+    yield rows[0].data;
+  }
+}
+
+export function pgBlobs(pg: PgClient): BlobStorage {
+  const stat = async (hex: string) => {
+    const rows: Row[] = await pg.read(`reading blob ${hex}`, (sql) => sql`select hex, size, extract(epoch from stored_at) * 1000 as at from blobs where hex = ${hex}`);
+    return rows.length ? infoOf(rows[0]) : undefined;
+  };
+  return {
+    begin: async () => upload(pg),
+    stat,
+    async read(hex) {
+      const rows: { upload: string }[] = await pg.read(`reading blob ${hex}`, (sql) => sql`select upload from blobs where hex = ${hex}`);
+      return rows.length ? parts(pg, hex, rows[0].upload) : undefined;
+    },
+    path: () => undefined,
+    list: async () => (await pg.read("listing blobs", (sql) => sql`select hex, size, extract(epoch from stored_at) * 1000 as at from blobs order by hex`)).map(infoOf),
+    remove: (hex, before) =>
+      pg.run(`removing blob ${hex}`, (sql) =>
+        transaction(sql, async (tx) => {
+          const rows: { upload: string }[] = await tx`delete from blobs where hex = ${hex} and stored_at < to_timestamp(${before / 1000}) returning upload`;
+          if (!rows.length) return false;
+          await tx`delete from blob_parts where upload = ${rows[0].upload}`;
+          return true;
+        }),
+      ),
+    sweep: (before) =>
+      pg.run("removing unfinished blobs", async (sql) => {
+        const rows = await sql`delete from blob_parts where upload in (
+            select upload from blob_parts group by upload having max(made_at) < to_timestamp(${before / 1000})
+            except select upload from blobs) returning upload`;
+        return new Set(rows.map((r: { upload: string }) => r.upload)).size;
+      }),
+  };
+}
