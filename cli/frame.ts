@@ -10,6 +10,7 @@
 //   returns, C1 controls) and bidirectional overrides are shown escaped ("\x1b", "\u202e");
 //   only newline and tab pass as they are. JSON output carries the body unchanged.
 
+import type { Attachment } from "../lib/blobs/attachment";
 import { randomHex } from "../lib/core/digest";
 import { isoTime } from "../lib/core/time";
 import type { ReceivedMessage } from "../lib/mail/message";
@@ -43,6 +44,12 @@ const shownBody = (body: string) => {
 export type Writer = WriterKind;
 export const writerNoun = (engine: string): Writer => (engine === "postgres" ? "role" : "OS user");
 
+// The blobs a message hands over, one line each, inside the frame: their names are the
+// sender's words (never a suggested path: a name like .bashrc is the sender's choice).
+export function attachmentLines(list: readonly Attachment[] | undefined): string {
+  return (list ?? []).map((a) => `[attachment ${JSON.stringify(escapeControls(a.name))}, ${a.size} bytes, ${a.type}: a2a get ${a.digest} -o FILE]\n`).join("");
+}
+
 export function frameMessage(m: ReceivedMessage, writer: Writer = "OS user"): string {
   const token = `[frame ${randomHex(4)}]`;
   const reply = m.reply_to ? `, in reply to ${m.reply_to}` : "";
@@ -50,6 +57,7 @@ export function frameMessage(m: ReceivedMessage, writer: Writer = "OS user"): st
     `--- message ${m.id} from ${m.from} (${writer} ${escapeControls(m.user)}) at ${isoTime(m.sent_at)}${reply} ${token} ---\n` +
     `[${UNTRUSTED_NOTE}]\n` +
     shownBody(m.body) +
+    attachmentLines(m.attachments) +
     `--- end of message ${m.id} from ${m.from} ${token} ---\n`
   );
 }

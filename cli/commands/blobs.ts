@@ -1,30 +1,12 @@
 // `a2a put` and `a2a get`: files of any size stored by digest (lib/blobs/; docs/PROTOCOL.md
 // §19), streamed both ways, so `ssh host a2a put - < big.tar` and `a2a get sha256:... > x` work.
 
-import { statSync } from "node:fs";
 import type { Command } from "commander";
 import { openUserFile } from "../../lib/core/atomic";
 import { A2AError } from "../../lib/core/errors";
-import { isTTY, json, out } from "../io";
+import { fileSource } from "../attach";
+import { json, out } from "../io";
 import { action, command, type Ctx } from "../run";
-
-// The bytes to store: FILE, or stdin for "-".
-function source(file: string): AsyncIterable<Uint8Array> {
-  if (file === "-") {
-    if (isTTY(0)) throw new A2AError("EUSAGE", "a2a put - reads the bytes from stdin, and stdin is a terminal: give FILE, or pipe the bytes in (tar c dir | a2a put -)");
-    return Bun.stdin.stream() as unknown as AsyncIterable<Uint8Array>;
-  }
-  let st;
-  try {
-    st = statSync(file);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") throw new A2AError("EUSAGE", `there is no file ${file}: give the path of a file to store, or - for stdin`, { data: { file } });
-    throw new A2AError("EIO", `cannot read ${file} (${code ?? "error"}): check its permissions, or pipe it in (a2a put - < FILE)`, { data: { file, errno: code } });
-  }
-  if (!st.isFile()) throw new A2AError("EUSAGE", `${file} is not a regular file: give a file (a directory: tar c DIR | a2a put -)`, { data: { file } });
-  return Bun.file(file).stream() as unknown as AsyncIterable<Uint8Array>;
-}
 
 // Where a get's bytes go: stdout, or FILE by way of a temp file beside it, renamed over it only
 // once the bytes are checked (a damaged blob never stands at FILE).
@@ -55,7 +37,7 @@ export const commands = {
     })
       .argument("<file>", "the file to store; - for stdin")
       .action(action(async (c: Ctx, file: string) => {
-        const r = await c.bus.blobs.put(source(file));
+        const r = await c.bus.blobs.put(fileSource(file));
         out(c.json ? json(r) : `${r.digest}\n`);
       })),
 

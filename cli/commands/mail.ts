@@ -3,6 +3,7 @@
 // $A2A_AGENT (lib/presence/identity.ts). Mail is durable: it is written with io.outStrict, so
 // a reader that leaves early leaves the message unread (exit 1), never lost.
 
+import { attachFiles, collect } from "../attach";
 import type { Command } from "commander";
 import { basename, dirname } from "node:path";
 import { A2AError, arg, op, text } from "../../lib/core/errors";
@@ -35,6 +36,7 @@ export const commands = {
         'a2a send bob "the schema changed: see docs/schema.md" --as alice',
         "git diff | A2A_AGENT=alice a2a send reviewer -",
         'a2a send bob "deploy done" --key deploy-42',
+        'a2a send reviewer "the failing run" --attach test.log --attach core.tar.gz',
         'answer=$(a2a send oracle "which port?" --wait-reply --timeout 60 --json | jq -r .reply.body)',
       ],
       json: "print {id, from, to, sent_at, size, duplicate} (and the reply) as JSON",
@@ -46,12 +48,13 @@ export const commands = {
       .option("--file <path>", "read the message from a file")
       .option("--reply-to <id>", "mark this message as the answer to message ID")
       .option("--key <key>", "idempotency key: a retry with the same key delivers nothing twice")
+      .option("--attach <file>", "store FILE (any size) and hand it over with the message; repeat for more", collect)
       .option("--wait-reply", "then block until a reply (a message with reply_to = this id) arrives and print it")
       .option("--timeout <seconds>", "with --wait-reply, give up after this long (exit 124)")
       .action(action(async (c: Ctx, to: string, message: string | undefined, o) => {
         const me = (await c.bus.presence.acting(o.as, process.cwd())).name;
         const body = payload(message, o.file, c.bus.settings.maxBytes, "the message");
-        const opts = { replyTo: o.replyTo, key: o.key };
+        const opts = { replyTo: o.replyTo, key: o.key, attach: await attachFiles(c.bus, o.attach) };
         if (!o.waitReply) {
           if (o.timeout !== undefined) throw new A2AError("EUSAGE", "--timeout applies to --wait-reply only: add --wait-reply or drop --timeout");
           const r = await c.bus.mail.send(me, to, body, opts);

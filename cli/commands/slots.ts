@@ -2,6 +2,7 @@
 // parse -> one lib/slots call -> format; how a command ends (output, exit status, signals)
 // is cli/run.ts's, errors go as A2AError to cli/main.ts.
 
+import { attachFiles, collect } from "../attach";
 import type { Command } from "commander";
 import { fstatSync } from "node:fs";
 import { A2AError, arg, op, text } from "../../lib/core/errors";
@@ -39,7 +40,7 @@ export const commands = {
     command(p, "publish", {
       summary: "publish RESULT on NAME, waking every waiter",
       description: "Publish RESULT on NAME, waking every waiter. RESULT '-' or a piped stdin reads stdin; any UTF-8 text, passed through byte for byte. Each publish raises the slot's version; --if-version makes it a compare-and-set (exit 4 if someone else published first).",
-      examples: ['a2a publish researcher "42 prices found"', "jq . report.json | a2a publish researcher", "a2a publish config --if-version 3 --file config.json", 'a2a publish lock "mine" --if-version 0 -q   # create only: exit 4 if it exists'],
+      examples: ['a2a publish researcher "42 prices found"', "jq . report.json | a2a publish researcher", "a2a publish config --if-version 3 --file config.json", 'a2a publish screenshots "the login page" --attach login.png', 'a2a publish lock "mine" --if-version 0 -q   # create only: exit 4 if it exists'],
       json: "print the record as JSON",
       quiet: true,
     })
@@ -48,9 +49,10 @@ export const commands = {
       .option("--file <path>", "read the result from a file")
       .option("--ttl <duration>", "expire the record after this long")
       .option("--if-version <n>", "publish only if the slot is still at version N (0 = absent); else exit 4")
+      .option("--attach <file>", "store FILE (any size) and publish it with the result; repeat for more", collect)
       .action(action(async (c: Ctx, name: string, result: string | undefined, o) => {
         const body = payload(result, o.file, c.bus.settings.maxBytes, "the result");
-        const rec = await c.bus.slots.publish(name, body, { ttlSec: durationSec(o.ttl, "--ttl"), ifVersion: count(o.ifVersion, "--if-version") });
+        const rec = await c.bus.slots.publish(name, body, { ttlSec: durationSec(o.ttl, "--ttl"), ifVersion: count(o.ifVersion, "--if-version"), attach: await attachFiles(c.bus, o.attach) });
         c.confirm(rec, `published ${rec.name} (version ${rec.version}, ${size(rec.size)})`);
       })),
 
@@ -88,6 +90,8 @@ export const commands = {
           },
         });
         out(renderWait(unique, found, c.json));
+        // The result stays byte for byte on stdout; what came with it is said on stderr.
+        if (!c.json && !c.quiet) for (const [n, r] of found) for (const a of r.attachments ?? []) err(`a2a: ${n} has an attachment ${JSON.stringify(a.name)} (${a.size} bytes, ${a.type}): a2a get ${a.digest} -o FILE\n`);
       })),
 
   append: (p: Command) =>

@@ -8,6 +8,7 @@
 // (3 nothing claimable, 124 timed out) and can never run the payload: it is untrusted input.
 // Without --sh or --json the payload goes raw to stdout (like `wait`) and the handle to stderr.
 
+import { attachFiles, collect } from "../attach";
 import type { Command } from "commander";
 import { fstatSync } from "node:fs";
 import { A2AError, arg, op, text } from "../../lib/core/errors";
@@ -130,7 +131,7 @@ function taskCommands(t: Command): void {
   command(t, "done", {
     summary: "finish a task you hold, with its RESULT",
     description: "Mark the task you claimed done with RESULT (optional; '-' reads stdin, --file a file): `task wait` returns it and the tasks that wait for this one become claimable. Exit 4 if TOKEN is no longer current (the lease ran out and the task was reassigned, or it is already done or cancelled), with what happened; nothing changes.",
-    examples: ['a2a task done "$TASK_ID" "$TASK_TOKEN" "built ok"', 'make 2>&1 | a2a task done "$TASK_ID" "$TASK_TOKEN" -'],
+    examples: ['a2a task done "$TASK_ID" "$TASK_TOKEN" "built ok"', 'make 2>&1 | a2a task done "$TASK_ID" "$TASK_TOKEN" -', 'a2a task done "$TASK_ID" "$TASK_TOKEN" "the build" --attach dist.tar.gz'],
     json: "print {id, queue, attempt, state}",
     quiet: true,
   })
@@ -138,9 +139,10 @@ function taskCommands(t: Command): void {
     .argument("<token>", "the claim token task claim printed")
     .argument("[result]", "the result text, or '-' for stdin")
     .option("--file <path>", "read the result from a file")
+    .option("--attach <file>", "store FILE (any size) and hand it over with the result; repeat for more", collect)
     .action(action(async (c: Ctx, id: string, token: string, result: string | undefined, o) => {
       const body = result === undefined && o.file === undefined ? "" : payload(result, o.file, c.bus.settings.maxBytes, "the result");
-      const r = await c.bus.tasks.complete(id, token, body);
+      const r = await c.bus.tasks.complete(id, token, body, await attachFiles(c.bus, o.attach));
       c.confirm(r, `done ${r.id} (attempt ${r.attempt})`);
     }));
 

@@ -29,6 +29,7 @@ import { Deliveries } from "./delivery";
 import { instructionsFor } from "./instructions";
 import { startPush } from "./push";
 import { registerResources } from "./resources";
+import { registerBlobResource } from "./attachments";
 import { openSession } from "./session";
 import { DeliveryTransport } from "./transport";
 import { registerChannelTools } from "./tools/channels";
@@ -99,6 +100,7 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
   oneLineValidationErrors(server);
   for (const register of TOOL_GROUPS) register(only(server, tools), ctx);
   const resources = registerResources(server, ctx);
+  registerBlobResource(server, ctx);
   const stopPush = tools.has("check_messages") ? startPush(server, ctx) : () => {};
   server.server.onerror = (e) => ctx.log(`protocol: ${e.message.split("\n")[0]}`);
   // Which agent this session is (a2a peers shows it): the client's name from its handshake.

@@ -13,6 +13,7 @@
 
 import type { Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
+import { isAttachmentName, MAX_ATTACHMENTS, mediaType, NAME_RULE, type Attachment } from "./attachment";
 import { blobStorage, CHUNK } from "./storage";
 
 export const DIGEST_RULE = "a blob is named sha256: and 64 hex digits, as a2a put prints it";
@@ -96,3 +97,18 @@ export async function getBlob(store: Store, digest: string, sink: (bytes: Uint8A
 
 const notFound = (hex: string) =>
   new A2AError("ENOTFOUND", text`there is no blob sha256:${hex} in this store: check the digest, or store the file there first (${op("put", "FILE")})`, { data: { digest: `sha256:${hex}` } });
+
+// The attachments a caller asked for, each checked against the store: the blob is there, its
+// size is the store's. `asked`: {digest, name} pairs (a front end puts the files first).
+export async function checkAttachments(store: Store, asked: readonly { digest: string; name: string }[] | undefined): Promise<Attachment[] | undefined> {
+  if (!asked?.length) return undefined;
+  if (asked.length > MAX_ATTACHMENTS) throw new A2AError("EUSAGE", `${asked.length} attachments: at most ${MAX_ATTACHMENTS} go with one record; put the files in one archive (tar c ... | a2a put -) and attach that`);
+  const out: Attachment[] = [];
+  for (const a of asked) {
+    if (!isAttachmentName(a.name)) throw new A2AError("EUSAGE", `invalid attachment name ${JSON.stringify(String(a.name).slice(0, 60))}: ${NAME_RULE}`);
+    const b = await statBlob(store, a.digest);
+    out.push({ digest: `sha256:${blobHex(a.digest)}`, name: a.name, size: b.size, type: mediaType(a.name) });
+  }
+  return out;
+}
+

@@ -15,7 +15,7 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { A2AError, arg, ioError, text } from "./errors";
+import { A2AError, arg, ioError, op, text } from "./errors";
 import { MAX_MAX_BYTES } from "./fs";
 import { redact, URL_SCHEME } from "./location";
 import type { Inotify } from "./inotify";
@@ -273,13 +273,16 @@ function checkRoot(store: Store): void {
 }
 
 // The UTF-8 size of `text`, or ETOOBIG when it is over the store's limit (nothing is written).
-export function checkSize(store: Store, text: string, what: string): number {
-  const bytes = Buffer.byteLength(text, "utf8");
+// `attachable`: the record can carry files (a direct message, a published or finished result),
+// so the remedy is to attach the bytes; elsewhere (a chunk, a payload, a topic post) to store them
+// and name the digest.
+export function checkSize(store: Store, body: string, what: string, attachable = false): number {
+  const bytes = Buffer.byteLength(body, "utf8");
   if (bytes > store.maxBytes) {
-    throw new A2AError(
-      "ETOOBIG",
-      `${what} is ${bytes} bytes, over the ${store.maxBytes}-byte limit: send a path or a summary instead, or raise A2A_MAX_BYTES`,
-    );
+    const fix = attachable
+      ? text`hand the bytes over as a file with ${arg("attach", "FILE")} (any size) and keep the text short, or raise A2A_MAX_BYTES`
+      : text`store the bytes with ${op("put", "FILE")} (any size) and send its sha256: digest instead, or raise A2A_MAX_BYTES`;
+    throw new A2AError("ETOOBIG", [`${what} is ${bytes} bytes, over the ${store.maxBytes}-byte limit: `, ...fix], { data: { bytes, limit: store.maxBytes } });
   }
   return bytes;
 }

@@ -67,7 +67,9 @@ export function readMessageHead(store: Store, path: string, id: string, bodyChar
   const h = utf8Again(HEAD_RE, r.head, 0, HEAD_RE.exec(r.head.toString("latin1")));
   const tail = TAIL_RE.exec(r.tail.toString("latin1"));
   const t = tail && utf8Again(TAIL_RE, r.tail, tail.index, tail);
-  if (!h || !t) return "corrupt";
+  // A message with attachments ends in them, not in pid: it is read whole (such messages are
+  // few, and their bodies are within the message limit).
+  if (!h || !t) return cutWhole(readMessageFile(store, path, id), bodyChars);
   // Enough of the body's JSON text for `bodyChars` characters, and no more to decode (a
   // character cut at the end is left out).
   const start = Buffer.byteLength(h[0]);
@@ -86,6 +88,11 @@ export function readMessageHead(store: Store, path: string, id: string, bodyChar
   } catch {
     return "corrupt"; // not JSON inside: a raw control character, a bad escape
   }
+}
+
+function cutWhole(m: Found<Stored>, bodyChars: number): Found<Head> {
+  if (m === "absent" || m === "corrupt" || !m.attachments) return m === "absent" ? m : "corrupt";
+  return { ...m, body: m.body.slice(0, bodyChars), truncated: m.body.length > bodyChars };
 }
 
 // Moves a message file between the inbox's directories (claim, settle, release, ack, allow,

@@ -119,7 +119,7 @@ async function scanUnread(store: Store, agent: string, bodyChars: number) {
 // A head as a listing shows it, its fields in the order readers have always seen (spelled out:
 // a listing makes thousands, and a literal is much cheaper than copying by spread).
 const listed = (m: Head, state: MessageState): ListedMessage => ({
-  a2a: m.a2a, id: m.id, from: m.from, to: m.to, body: m.body, size: m.size, sent_at: m.sent_at, reply_to: m.reply_to, host: m.host, pid: m.pid,
+  a2a: m.a2a, id: m.id, from: m.from, to: m.to, body: m.body, size: m.size, sent_at: m.sent_at, reply_to: m.reply_to, host: m.host, pid: m.pid, ...(m.attachments ? { attachments: m.attachments } : {}),
   user: m.user, state, truncated: m.truncated,
 });
 

@@ -10,6 +10,7 @@ import { type Store } from "../core/config";
 import { hashHex, randomHex } from "../core/digest";
 import { A2AError } from "../core/errors";
 import { isMessageId } from "../core/paths";
+import { attachmentsOf, type Attachment } from "../blobs/attachment";
 
 export interface Message {
   a2a: 1;
@@ -22,6 +23,7 @@ export interface Message {
   reply_to: string | null; // id of the message this answers
   host: string; // sender's host and pid, as claimed
   pid: number;
+  attachments?: Attachment[]; // blobs handed over with it (§19); absent when none
 }
 
 export type MessageState = "unread" | "claimed" | "read" | "held";
@@ -36,11 +38,11 @@ export interface ReceivedMessage extends Message {
 export { isMessageId };
 
 // The record's encoding, the same for every engine that keeps it as text: one line of JSON plus
-// "\n", keys in the order of `Message`. A reader accepts it only if it ends in "\n", parses, has
+// "\n", keys in the order of `Message` (attachments last, and only when there are some). A reader accepts it only if it ends in "\n", parses, has
 // a2a = 1, the id it was filed under, and `size` equal to the UTF-8 byte length of `body`.
 export function encodeMessage(m: Message): string {
-  const { a2a, id, from, to, body, sent_at, reply_to, host, pid } = m;
-  return JSON.stringify({ a2a, id, from, to, body, size: Buffer.byteLength(body, "utf8"), sent_at, reply_to, host, pid }) + "\n";
+  const { a2a, id, from, to, body, sent_at, reply_to, host, pid, attachments } = m;
+  return JSON.stringify({ a2a, id, from, to, body, size: Buffer.byteLength(body, "utf8"), sent_at, reply_to, host, pid, ...(attachments?.length ? { attachments } : {}) }) + "\n";
 }
 
 // The message in a parsed record, or undefined when it is not a valid one with this id.
@@ -48,6 +50,7 @@ export function asMessage(m: any, id: string): Message | undefined {
   if (!m || m.a2a !== 1 || m.id !== id || typeof m.body !== "string" || typeof m.from !== "string") return undefined;
   if (m.size !== Buffer.byteLength(m.body, "utf8") || typeof m.sent_at !== "number") return undefined;
   if (m.reply_to !== null && typeof m.reply_to !== "string") return undefined;
+  if (m.attachments !== undefined && !attachmentsOf(m.attachments)) return undefined;
   return m as Message;
 }
 

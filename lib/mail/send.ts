@@ -9,6 +9,8 @@
 //      EFULL, exit 1, and a fresh reservation is undone); then the message is stored unread: at
 //      that instant it is delivered, and a sender killed before leaves nothing a reader sees.
 
+import type { Attachment } from "../blobs/attachment";
+import { checkAttachments } from "../blobs/room";
 import { checkSize, type Store } from "../core/config";
 import { A2AError, arg, op, text, unknownOutcome } from "../core/errors";
 import { checkAgent } from "../core/paths";
@@ -23,6 +25,7 @@ import { mailStorage, type At } from "./storage";
 export interface SendOptions {
   replyTo?: string;
   key?: string;
+  attach?: { digest: string; name: string }[]; // blobs stored already (a2a put), handed over with it
 }
 
 export interface SendResult {
@@ -32,6 +35,7 @@ export interface SendResult {
   sent_at: number;
   size: number;
   duplicate: boolean; // the key was used before: nothing new was delivered
+  attachments?: Attachment[];
   // The recipient had no inbox and is no peer, and an agent of a close name exists: likely a
   // typo (the message is delivered all the same, and waits there).
   did_you_mean?: string;
@@ -54,7 +58,8 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
   if (opts.key !== undefined && (typeof opts.key !== "string" || opts.key.length < 1 || opts.key.length > 256)) {
     throw new A2AError("EUSAGE", "invalid idempotency key: use 1-256 characters, the same on every retry of one message");
   }
-  const size = checkSize(store, body, "the message");
+  const size = checkSize(store, body, "the message", true);
+  const attachments = opts.attach?.length ? await checkAttachments(store, opts.attach) : undefined;
   const mail = mailStorage(store);
   const policy = await readPolicy(store, to);
   const me = await mail.writer();
@@ -69,7 +74,7 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
   }
   const guess = await didYouMean(store, to);
   const key = opts.key === undefined ? undefined : { from, key: opts.key };
-  const r = await mail.deliver(to, (id) => ({ a2a: 1, id, from, to, body, size, sent_at: nowSec(), reply_to: replyTo, host: store.host, pid: process.pid }), {
+  const r = await mail.deliver(to, (id) => ({ a2a: 1, id, from, to, body, size, sent_at: nowSec(), reply_to: replyTo, host: store.host, pid: process.pid, ...(attachments ? { attachments } : {}) }), {
     freshId: newMessageId(store),
     limit: store.maxUnread,
     key,
@@ -84,7 +89,7 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
       data: { to, unread: r.unread, limit: store.maxUnread },
     });
   }
-  return { id: r.message.id, from, to, sent_at: r.message.sent_at, size, duplicate: false, ...(guess ? { did_you_mean: guess } : {}) };
+  return { id: r.message.id, from, to, sent_at: r.message.sent_at, size, duplicate: false, ...(attachments ? { attachments } : {}), ...(guess ? { did_you_mean: guess } : {}) };
 }
 
 // Answers message `id` of `agent`'s inbox: sends `body` to its sender with reply_to = id, and

@@ -12,6 +12,7 @@
 // A PostgreSQL store runs the same rules on its rows (gcDatabase): what is a room's rule (slot
 // expiry, claim recovery) through the room, the rest as the engine's statements (lib/pg/gc.ts).
 
+import { BLOB_GRACE_MS, sweepBlobs } from "./blobs";
 import { join } from "node:path";
 import { TMP_STALE_MS } from "../core/atomic";
 import type { Store } from "../core/config";
@@ -42,16 +43,18 @@ export interface GcReport {
   leases_removed: number; // lease chains free for a day
   reservations_removed: number; // reservations on paths past their TTL
   topic_messages_removed: number; // older than A2A_TOPIC_KEEP (30 days unless set), each topic's newest kept
+  blobs_removed: number; // blobs no record names, older than an hour (lib/maintenance/blobs.ts)
   damaged: DamagedChain[]; // task and lease chains left alone because their head is damaged
 }
 
 // The temp files lib/core/atomic.ts names: PID.HEX.tmp.
 const TEMP_RE = /^\d+\.[0-9a-f]+\.tmp$/;
 
-export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise<GcReport> {
-  if (store.pg) return gcDatabase(store, store.pg);
+// `blobGraceMs`: how old a blob no record names must be to go (tests pass 0).
+export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS, blobGraceMs = BLOB_GRACE_MS): Promise<GcReport> {
+  if (store.pg) return gcDatabase(store, store.pg, blobGraceMs);
   checkStore(store);
-  const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, reservations_removed: 0, topic_messages_removed: 0, damaged: [] };
+  const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, reservations_removed: 0, topic_messages_removed: 0, blobs_removed: 0, damaged: [] };
   const now = Date.now();
   for (const file of entries(store, slotsDir(store))) {
     const name = slotNameOf(file);
@@ -99,12 +102,13 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise
   report.leases_removed = swept.leases;
   report.damaged = swept.damaged;
   report.reservations_removed = await sweepReservations(store);
+  report.blobs_removed = await sweepBlobs(store, blobGraceMs);
   return report;
 }
 
 // On a database: the rooms' own sweeps (slot expiry, claim recovery) as on files, then the
 // engine's sweeps of its rows (lib/pg/gc.ts). Temp files and lock state are never made there.
-async function gcDatabase(store: Store, pg: NonNullable<Store["pg"]>): Promise<GcReport> {
+async function gcDatabase(store: Store, pg: NonNullable<Store["pg"]>, blobGraceMs: number): Promise<GcReport> {
   const slots = slotStorage(store);
   const names = await slots.names();
   const reads = await slots.readMany(names);
@@ -118,9 +122,10 @@ async function gcDatabase(store: Store, pg: NonNullable<Store["pg"]>): Promise<G
   for (const agent of await mail.agents()) claims_recovered += await mail.recover(agent);
   const swept = await pg.gc({ now: nowSec(), topicKeepSec: store.topicKeepSec });
   const reservations_removed = await sweepReservations(store);
+  const blobs_removed = await sweepBlobs(store, blobGraceMs);
   return {
     expired, tombstones: swept.tombstones, temp_files: 0, orphan_streams: swept.orphan_streams, stale_locks: [], claims_recovered,
-    tasks_removed: swept.tasks_removed, leases_removed: swept.leases_removed, reservations_removed, topic_messages_removed: swept.topic_messages_removed, damaged: swept.damaged,
+    tasks_removed: swept.tasks_removed, leases_removed: swept.leases_removed, reservations_removed, topic_messages_removed: swept.topic_messages_removed, blobs_removed, damaged: swept.damaged,
   };
 }
 

@@ -29,6 +29,7 @@ import { holderGone, hostTag } from "../core/owner";
 import type { Message } from "../mail/message";
 import type { Policy } from "../mail/policy";
 import type { At, Claim, Found, Head, MailStorage, Place, PolicyRead, Stored } from "../mail/storage";
+import { attachmentsOf } from "../blobs/attachment";
 import { transaction } from "./connect";
 import { MAIL_TRUST } from "./mail-trust";
 import type { PgClient } from "./engine";
@@ -55,6 +56,7 @@ export const MAIL_TABLES = [
      reply_to text,
      host text not null,
      pid integer not null,
+     attachments jsonb, -- the blobs handed over with it (lib/blobs/attachment.ts), or null
      claim_host text,
      claim_pid integer,
      claim_ms double precision,
@@ -102,6 +104,7 @@ interface Row {
   reply_to: string | null;
   host: string;
   pid: number;
+  attachments: unknown; // jsonb: a list, or null
   claim_host: string | null;
   claim_pid: number | null;
   claim_ms: number | null;
@@ -109,9 +112,10 @@ interface Row {
 }
 
 // The message a row holds, its fields in the order of `Message` (as every engine shows them).
-const stored = (r: Row, body: string): Stored => ({
-  a2a: 1, id: r.id, from: r.sender, to: r.agent, body, size: r.size, sent_at: r.sent_at, reply_to: r.reply_to, host: r.host, pid: r.pid, user: r.writer,
-});
+const stored = (r: Row, body: string): Stored => {
+  const attachments = attachmentsOf(typeof r.attachments === "string" ? JSON.parse(r.attachments) : r.attachments);
+  return { a2a: 1, id: r.id, from: r.sender, to: r.agent, body, size: r.size, sent_at: r.sent_at, reply_to: r.reply_to, host: r.host, pid: r.pid, ...(attachments ? { attachments } : {}), user: r.writer };
+};
 
 // Whether row `r` is the message at `at` (a place, or this very claim).
 const isAt = (r: Row, at: At) =>
@@ -194,8 +198,8 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
             throw FULL;
           }
           const m: Message = build(id);
-          await tx`insert into messages (agent, id, place, sender, body, size, sent_at, reply_to, host, pid)
-                   values (${to}, ${m.id}, 'unread', ${m.from}, ${Buffer.from(m.body, "utf8")}, ${m.size}, ${m.sent_at}, ${m.reply_to}, ${m.host}, ${m.pid})`;
+          await tx`insert into messages (agent, id, place, sender, body, size, sent_at, reply_to, host, pid, attachments)
+                   values (${to}, ${m.id}, 'unread', ${m.from}, ${Buffer.from(m.body, "utf8")}, ${m.size}, ${m.sent_at}, ${m.reply_to}, ${m.host}, ${m.pid}, ${m.attachments ? JSON.stringify(m.attachments) : null}::jsonb)`;
           return { kind: "delivered" as const, message: m };
         });
       } catch (err) {
@@ -237,7 +241,7 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
       // The first bytes of each body, enough for `bodyChars` UTF-16 units (at most 3 bytes a unit
       // in UTF-8), never the whole of a big one: a listing costs the messages' count, not their bytes.
       const rows = (await sql`select id, place, agent, sender, substring(body from 1 for ${bodyChars * 3}) as body, octet_length(body) as bytes,
-                                     size, sent_at, reply_to, host, pid, claim_host, claim_pid, claim_ms, writer
+                                     size, sent_at, reply_to, host, pid, attachments, claim_host, claim_pid, claim_ms, writer
                               from messages where agent = ${agent} and id = any(${items.map((i) => i.id)})`) as (Row & { bytes: number })[];
       const byId = new Map(rows.map((r) => [r.id, r]));
       return items.map(({ id, at }) => {

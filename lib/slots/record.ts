@@ -6,6 +6,7 @@
 // content cut to an old length; such a read fails one of these and is retried, never returned.
 // Times are unix seconds with millisecond fractions.
 
+import { attachmentsOf, type Attachment } from "../blobs/attachment";
 import { nowSec } from "../core/time";
 
 // "cleared" is a tombstone: the slot is absent, but its version lives on, so a version never
@@ -27,6 +28,7 @@ export interface SlotRecord {
   chunks: number; // streamed chunks of the current run (see lib/slots/tail.ts)
   host: string;
   pid: number;
+  attachments?: Attachment[]; // blobs published with the result (§19); only on a done record
 }
 
 export function encodeRecord(r: SlotRecord): string {
@@ -45,6 +47,7 @@ export function encodeRecord(r: SlotRecord): string {
     chunks: r.chunks,
     host: r.host,
     pid: r.pid,
+    ...(r.state === "done" && r.attachments?.length ? { attachments: r.attachments } : {}),
   };
   return JSON.stringify(ordered) + "\n";
 }
@@ -64,6 +67,7 @@ export function decodeRecord(text: string): SlotRecord | undefined {
   if (r.result !== null && typeof r.result !== "string") return undefined;
   if (r.size !== (r.result === null ? 0 : Buffer.byteLength(r.result, "utf8"))) return undefined;
   if (typeof r.task !== "string" || !Number.isInteger(r.chunks)) return undefined;
+  if (r.attachments !== undefined && !attachmentsOf(r.attachments)) return undefined;
   return r as SlotRecord;
 }
 

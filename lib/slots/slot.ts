@@ -14,6 +14,7 @@
 // - invalid input is rejected before anything is touched, so a failed call leaves the store
 //   exactly as it was.
 
+import { checkAttachments } from "../blobs/room";
 import { cut } from "../core/cut";
 import { checkSize, type Store } from "../core/config";
 import { checkStore } from "../core/guard";
@@ -108,13 +109,15 @@ function runningConflict(old: SlotRecord): A2AError {
 
 export interface PublishOptions extends TtlOption {
   ifVersion?: number; // publish only if the slot's version is still this (0 = absent)
+  attach?: { digest: string; name: string }[]; // blobs stored already (a2a put), published with the result
 }
 
 // Publishes `result` on `name`, keeping the task and start time of a running slot.
 export async function publishSlot(store: Store, name: string, result: string, opts: PublishOptions = {}): Promise<SlotRecord> {
   checkName(name);
-  checkSize(store, result, "the result");
+  checkSize(store, result, "the result", true);
   checkTtl(opts);
+  const attachments = opts.attach?.length ? await checkAttachments(store, opts.attach) : undefined;
   return mutate(store, name, (old, now, lastVersion) => {
     const current = old?.version ?? 0; // an absent slot (even with a tombstone) is version 0
     if (opts.ifVersion !== undefined && opts.ifVersion !== current) {
@@ -133,6 +136,7 @@ export async function publishSlot(store: Store, name: string, result: string, op
         published_at: now,
         expires_at: expiry(opts, now, old?.expires_at ?? null),
         chunks: old?.chunks ?? 0,
+        ...(attachments ? { attachments } : {}),
       },
     };
   });

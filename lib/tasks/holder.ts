@@ -13,6 +13,7 @@
 // A refused call changes nothing and says what happened (ECONFLICT, exit 4); a token that is
 // not a token at all is EUSAGE; an unknown task ENOTFOUND.
 
+import { checkAttachments } from "../blobs/room";
 import { checkSize, type Store } from "../core/config";
 import { A2AError, op, text, unknownOutcome } from "../core/errors";
 import { checkDuration, nowSec } from "../core/time";
@@ -72,15 +73,16 @@ export async function renewTask(store: Store, id: string, token: string, opts: {
   return { id, attempt: t.attempt, expires_at: r.rec.claim!.expires_at };
 }
 
-export async function completeTask(store: Store, id: string, token: string, result = ""): Promise<Finished> {
+export async function completeTask(store: Store, id: string, token: string, result = "", attach?: { digest: string; name: string }[]): Promise<Finished> {
   const t = checkToken(token);
   if (typeof result !== "string") throw new A2AError("EUSAGE", "the result must be a text");
-  checkSize(store, result, "the result");
+  checkSize(store, result, "the result", true);
+  const attachments = attach?.length ? await checkAttachments(store, attach) : undefined; // no await without: a call stays one step
   const rec = await findTask(store, id);
   const r = await changeTask(store, rec, (cur) => {
     const err = stale(cur, t.token, t.attempt, "finish");
     if (err) throw err;
-    return { ...cur, state: "done", claim: null, result, reason: null };
+    return { ...cur, state: "done", claim: null, result, reason: null, ...(attachments ? { attachments } : {}) };
   }).catch((err) => {
     throw unknownOutcome(err, `task ${id} may or may not have been finished`, text`see it with ${op("task show", id)}, or finish it again with the same token: if it was, that says so and changes nothing`);
   });

@@ -13,6 +13,7 @@
 //   never becomes current again once a later attempt exists;
 // - `claim` is non-null exactly when state is "claimed".
 
+import { attachmentsOf, type Attachment } from "../blobs/attachment";
 import type { Store } from "../core/config";
 import { randomHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
@@ -70,6 +71,7 @@ export interface TaskRecord {
   reason: string | null; // why it is dead
   host: string; // writer of this version
   pid: number;
+  attachments?: Attachment[]; // blobs handed over with the result (§19); only on a done task
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 3;
@@ -92,6 +94,7 @@ export function taskDecoder(id: string, queue: string): (v: any) => TaskRecord |
     if (!["ready", "claimed", "done", "dead"].includes(r.state) || typeof r.payload !== "string") return undefined;
     if (r.size !== Buffer.byteLength(r.payload, "utf8") || !Array.isArray(r.after) || !Array.isArray(r.attempts)) return undefined;
     if ((r.state === "claimed") !== (r.claim !== null && typeof r.claim === "object")) return undefined;
+    if (r.attachments !== undefined && !attachmentsOf(r.attachments)) return undefined;
     return r as TaskRecord;
   };
 }

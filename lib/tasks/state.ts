@@ -11,6 +11,7 @@
 //
 // The hints that find and wake (claim candidates, dependants) are the engine's (storage.ts).
 
+import type { Attachment } from "../blobs/attachment";
 import type { Store } from "../core/config";
 import { A2AError, damageOf, op, text, type Damage } from "../core/errors";
 import { isoTime, nowSec } from "../core/time";
@@ -202,6 +203,7 @@ export interface TaskView {
   deadline: number | null;
   attempts: Attempt[];
   result: string | null;
+  attachments?: Attachment[]; // handed over with the result
   reason: string | null;
   retry_id?: string | null; // dead: the task whose retry brings this one back (Derived.retry)
   created_at: number;
@@ -215,7 +217,7 @@ export function viewOf(rec: TaskRecord, d: Derived): TaskView {
     after: rec.after.map((x) => x.id), blocked_by: d.blockedBy, attempt: rec.attempt,
     attempts_left: Math.max(0, rec.max_attempts - roundAttempts(rec)), max_attempts: rec.max_attempts,
     assignee: rec.claim?.assignee ?? null, lease_expires_at: rec.claim?.expires_at ?? null, deadline: rec.deadline,
-    attempts: rec.attempts, result: rec.result, reason: d.reason, ...(d.state === "dead" ? { retry_id: d.retry ?? null } : {}),
+    attempts: rec.attempts, result: rec.result, ...(rec.attachments ? { attachments: rec.attachments } : {}), reason: d.reason, ...(d.state === "dead" ? { retry_id: d.retry ?? null } : {}),
     created_at: rec.created_at, updated_at: rec.updated_at,
   };
 }

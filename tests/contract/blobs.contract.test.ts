@@ -82,5 +82,52 @@ for (const engine of enginesFor("blobs")) {
         expect(codeOf(await refusal(t.bus.blobs.stat(bad)))).toEqual({ code: "EUSAGE", exit: 2 });
       }
     });
+
+    test("attachments: a message, a published result and a finished task name blobs, with the store's size and a media type; one that is not stored is refused and nothing is written", async () => {
+      const log = await t.bus.blobs.put(piecesOf(new TextEncoder().encode("line 1\nline 2\n"), 3));
+      const png = await t.bus.blobs.put(piecesOf(randomBytes(70_000), 4096));
+      const sent = await t.bus.mail.send("alice", "bob", "the run", { attach: [{ digest: log.digest, name: "test.log" }, { digest: png.digest, name: "shot.png" }] });
+      const want = [
+        { digest: log.digest, name: "test.log", size: 14, type: "text/plain" },
+        { digest: png.digest, name: "shot.png", size: 70_000, type: "image/png" },
+      ];
+      expect(sent.attachments).toEqual(want);
+      const listed = await t.reopen().mail.list("bob", 10);
+      expect(listed.unread.map((m: { attachments?: unknown }) => m.attachments)).toEqual([want]);
+      const o = await t.reopen().mail.receive("bob", { max: 1 }, () => {});
+      expect(o.value.map((m) => m.attachments)).toEqual([want]);
+      const rec = await t.bus.slots.publish("build", "ok", { attach: [{ digest: log.digest, name: "build.log" }] });
+      expect((await t.reopen().slots.get("build"))!.attachments).toEqual([{ digest: log.digest, name: "build.log", size: 14, type: "text/plain" }]);
+      expect(rec.attachments).toHaveLength(1);
+      const id = (await t.bus.tasks.add("q", "work")).id;
+      const c = (await t.bus.tasks.claim("q", {})).value!;
+      await t.bus.tasks.complete(id, c.token, "done", [{ digest: png.digest, name: "out.png" }]);
+      expect((await t.reopen().tasks.show(id)).attachments).toEqual([{ digest: png.digest, name: "out.png", size: 70_000, type: "image/png" }]);
+      // Refused, nothing written: a blob the store does not hold, a name that is a path.
+      const missing = `sha256:${"cd".repeat(32)}`;
+      expect(codeOf(await refusal(t.bus.mail.send("alice", "bob", "x", { attach: [{ digest: missing, name: "a" }] })))).toEqual({ code: "ENOTFOUND", exit: 3 });
+      expect(codeOf(await refusal(t.bus.slots.publish("build", "y", { attach: [{ digest: log.digest, name: "../etc/passwd" }] })))).toEqual({ code: "EUSAGE", exit: 2 });
+      expect((await t.bus.mail.list("bob", 10)).counts.unread).toBe(0);
+      expect((await t.bus.slots.get("build"))!.result).toBe("ok");
+    });
+
+    test("gc removes a blob only when no message (read or unread), published result or finished task names it and it is older than the grace period", async () => {
+      const blob = async (text: string) => (await t.bus.blobs.put(piecesOf(new TextEncoder().encode(text), 7))).digest;
+      const [inMail, inRead, inSlot, inTask, loose] = await Promise.all(["mail", "read mail", "slot", "task", "nothing names me"].map(blob));
+      await t.bus.mail.send("alice", "bob", "one", { attach: [{ digest: inMail, name: "a.txt" }] });
+      await t.bus.mail.send("alice", "carol", "two", { attach: [{ digest: inRead, name: "b.txt" }] });
+      await t.bus.mail.receive("carol", { max: 1 }, () => {});
+      await t.bus.slots.publish("s", "r", { attach: [{ digest: inSlot, name: "c.txt" }] });
+      const id = (await t.bus.tasks.add("q", "w")).id;
+      await t.bus.tasks.complete(id, (await t.bus.tasks.claim("q", {})).value!.token, "", [{ digest: inTask, name: "d.txt" }]);
+      expect((await t.reopen().admin.gc()).blobs_removed).toBe(0); // all younger than an hour
+      expect((await t.reopen().admin.gc(undefined, 0)).blobs_removed).toBe(1);
+      for (const d of [inMail, inRead, inSlot, inTask]) expect((await got(t.bus, d)).length).toBeGreaterThan(0);
+      expect(codeOf(await refusal(t.bus.blobs.stat(loose)))).toEqual({ code: "ENOTFOUND", exit: 3 });
+      // A slot published again without it lets its blob go.
+      await t.bus.slots.publish("s", "r2");
+      expect((await t.reopen().admin.gc(undefined, 0)).blobs_removed).toBe(1);
+      expect(codeOf(await refusal(t.bus.blobs.stat(inSlot)))).toEqual({ code: "ENOTFOUND", exit: 3 });
+    });
   });
 }

@@ -244,7 +244,7 @@ describe("inbox", () => {
     using d = testStore();
     const big = await a2a(["send", "bob", "z".repeat(2000), "--as", "alice"], { dir: d.path, env: { A2A_MAX_BYTES: "1000" } });
     expect(big.code).toBe(2);
-    expect(big.stderr).toBe("a2a: the message is 2000 bytes, over the 1000-byte limit: send a path or a summary instead, or raise A2A_MAX_BYTES\n");
+    expect(big.stderr).toBe("a2a: the message is 2000 bytes, over the 1000-byte limit: hand the bytes over as a file with --attach FILE (any size) and keep the text short, or raise A2A_MAX_BYTES\n");
     expect(mailIn(d.path, "bob", "new")).toEqual([]);
     const env = { A2A_MAX_UNREAD: "3" };
     await ok(["send", "bob", "m0", "--as", "alice"], d.path, env);

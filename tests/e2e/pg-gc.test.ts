@@ -15,7 +15,7 @@ const skip = pgSkipReason();
 if (skip) console.warn(`pg-gc.test.ts: skipped: ${skip}`);
 
 const DAY = 86400;
-const NONE = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, reservations_removed: 0, topic_messages_removed: 0, damaged: [] };
+const NONE = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, reservations_removed: 0, topic_messages_removed: 0, blobs_removed: 0, damaged: [] };
 
 describe.skipIf(skip !== undefined)("a2a gc on PostgreSQL", () => {
   let server: PgServer;

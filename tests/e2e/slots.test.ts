@@ -324,7 +324,7 @@ describe.concurrent.if(ON_FILES)("gc", () => {
     mkdirSync(join(root, "locks", "fresh.lock"));
     const r = await a2a(["gc", "--json"], { dir: root });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ expired: ["old"], tombstones: 1, temp_files: 1, orphan_streams: ["ghost"], stale_locks: ["stuck"], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, reservations_removed: 0, topic_messages_removed: 0, damaged: [] });
+    expect(JSON.parse(r.stdout)).toEqual({ expired: ["old"], tombstones: 1, temp_files: 1, orphan_streams: ["ghost"], stale_locks: ["stuck"], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, reservations_removed: 0, topic_messages_removed: 0, blobs_removed: 0, damaged: [] });
     expect(recordOf(root, "old")).toMatchObject({ state: "cleared", version: 2 });
     expect(existsSync(slotPath(root, "gone"))).toBe(false);
     expect(recordOf(root, "recent")).toMatchObject({ state: "cleared" });
@@ -335,7 +335,7 @@ describe.concurrent.if(ON_FILES)("gc", () => {
     expect((await a2a(["tail", "streaming"], { dir: root })).stdout).toBe("part");
     // A second run finds nothing; the human summary says so.
     expect(await a2a(["gc"], { dir: root })).toEqual({
-      stdout: "swept 0 expired slot(s); removed 0 old tombstone(s), 0 temp file(s), 0 orphaned stream(s), 0 stale lock(s); returned 0 abandoned message claim(s) to unread; removed 0 old task(s), 0 old lease(s), 0 expired reservation(s), 0 old topic message(s)\n",
+      stdout: "swept 0 expired slot(s); removed 0 old tombstone(s), 0 temp file(s), 0 orphaned stream(s), 0 stale lock(s); returned 0 abandoned message claim(s) to unread; removed 0 old task(s), 0 old lease(s), 0 expired reservation(s), 0 old topic message(s), 0 blob(s) nothing names\n",
       stderr: "",
       code: 0,
     });
@@ -344,7 +344,7 @@ describe.concurrent.if(ON_FILES)("gc", () => {
   test("gc on an empty or missing store succeeds and creates nothing", async () => {
     using d = tempDir();
     const store = join(d.path, "none");
-    expect(JSON.parse((await a2a(["gc", "--json"], { dir: store })).stdout)).toEqual({ expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, reservations_removed: 0, topic_messages_removed: 0, damaged: [] });
+    expect(JSON.parse((await a2a(["gc", "--json"], { dir: store })).stdout)).toEqual({ expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, reservations_removed: 0, topic_messages_removed: 0, blobs_removed: 0, damaged: [] });
     expect(existsSync(store)).toBe(false);
   });
 });

@@ -105,19 +105,19 @@ describe("architecture", () => {
       // The file engine's storage of each room whose rules reach storage through an interface
       // (lib/<room>/storage.ts): it implements that interface, with the room's record codec.
       fs: ["core", "slots", "mail", "leases", "reservations", "topics", "presence", "sessions", "tasks", "blobs"],
-      slots: ["core", "fs"],
+      slots: ["core", "fs", "blobs"],
       blobs: ["core", "fs"],
-      mail: ["core", "fs", "presence"],
+      mail: ["core", "fs", "presence", "blobs"],
       topics: ["core", "fs"],
       presence: ["core", "fs"],
-      tasks: ["core", "fs"],
+      tasks: ["core", "fs", "blobs"],
       leases: ["core", "fs", "tasks"],
       reservations: ["core", "fs", "presence", "tasks"],
       // a2a guard: git's hooks over the reservation rules, committer named as presence names it.
       guard: ["core", "presence", "reservations"],
       sessions: ["core", "fs", "mail", "presence", "tasks"],
       dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations"],
-      maintenance: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "sessions"],
+      maintenance: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "sessions", "blobs"],
       // a2a export and import: every room's storage, read and written through its interface.
       move: ["core", "slots", "mail", "topics", "presence", "tasks", "leases"],
       // The PostgreSQL engine's storage of the rooms it keeps (issue 22), as fs/ is the file engine's.

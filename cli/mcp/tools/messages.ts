@@ -18,11 +18,13 @@ import { A2AError } from "../../../lib/core/errors";
 import { frameMessage, UNTRUSTED_NOTE, writerNoun } from "../../frame";
 import type { ReceivedMessage } from "../../../lib/mail/message";
 import type { McpCtx } from "../context";
+import { attachFiles } from "../../attach";
+import { attachParam, attachmentViews } from "../attachments";
 import { boundedCount } from "../args";
 import { Budget, BUDGET_TEXT, framed, handler, type Extra } from "../result";
 import { messagingAnnotations } from "./peers";
 
-const msgView = (m: ReceivedMessage) => ({ id: m.id, from: m.from, user: m.user, sent_at: m.sent_at, reply_to: m.reply_to, body: m.body });
+const msgView = (m: ReceivedMessage) => ({ id: m.id, from: m.from, user: m.user, sent_at: m.sent_at, reply_to: m.reply_to, body: m.body, ...(m.attachments ? { attachments: m.attachments } : {}) });
 
 class Refused extends Error {} // a page that does not fit: receive() returns it to unread
 
@@ -105,10 +107,11 @@ export function registerMessageTools(server: McpServer, ctx: McpCtx): void {
       to_id: z.string().describe("The recipient's agent name (from list_peers)"),
       message: z.string().describe("The message text"),
       reply_to: z.string().optional().describe("Optional: the id of the message this answers (reply does this for you)"),
+      attach: attachParam,
     },
     annotations: messagingAnnotations(false),
-  }, handler(ctx, "send_message", async ({ to_id, message, reply_to }: { to_id: string; message: string; reply_to?: string }) => {
-    const r = await bus.mail.send(me, to_id, message, { replyTo: reply_to || undefined });
+  }, handler(ctx, "send_message", async ({ to_id, message, reply_to, attach }: { to_id: string; message: string; reply_to?: string; attach?: string[] }) => {
+    const r = await bus.mail.send(me, to_id, message, { replyTo: reply_to || undefined, attach: await attachFiles(bus, attach) });
     const meant = r.did_you_mean ? ` Note: nobody has had mail or been on the bus as ${r.to}; did you mean ${r.did_you_mean}? (It waits in ${r.to}'s inbox.)` : "";
     return { ok: true, ...r, message: `Message ${r.id} sent to ${r.to}.${meant}` };
   }));
@@ -124,7 +127,8 @@ export function registerMessageTools(server: McpServer, ctx: McpCtx): void {
     const text = got.map((m) => frameMessage(m, writerNoun(ctx.bus.engine))).join("\n");
     const rest = more ? `\nMore messages stay unread (this answer stops at about ${BUDGET_TEXT}): call check_messages again for them.` : "";
     const tip = `${rest}\nAnswer with reply(message_id, message). ${UNTRUSTED_NOTE}.`;
-    return framed({ ok: true, count: got.length, ...(more ? { more } : {}), messages: got.map(msgView), untrusted: UNTRUSTED_NOTE }, `${got.length} new message(s):\n\n${text}${tip}`);
+    const messages = await Promise.all(got.map(async (m) => ({ ...msgView(m), ...(await attachmentViews(bus, m.attachments)) })));
+    return framed({ ok: true, count: got.length, ...(more ? { more } : {}), messages, untrusted: UNTRUSTED_NOTE }, `${got.length} new message(s):\n\n${text}${tip}`);
   }));
 
   server.registerTool("reply", {

@@ -6,6 +6,8 @@
 // stops at the budget (`next` says where to go on); agent_status lists slots up to the
 // budget and names the rest.
 
+import { attachFiles } from "../../attach";
+import { attachParam } from "../attachments";
 import { cut } from "../../../lib/core/cut";
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -73,13 +75,14 @@ export function registerSlotTools(server: McpServer, ctx: McpCtx): void {
         name: slotName("The name you announced with agent_start, e.g. \"researcher\""),
         result: z.string().describe("Your complete result, as text; passed to readers byte for byte"),
         if_version: count("Publish only if the slot is still at this version (see `version` in results; 0 = absent); omit to publish unconditionally").optional(),
+        attach: attachParam,
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, ...shared },
     },
-    handler(ctx, "agent_publish", async ({ name, result, if_version }: { name: string; result: string; if_version?: number }) => {
-      const r = await bus.slots.publish(name, result, { ifVersion: if_version });
+    handler(ctx, "agent_publish", async ({ name, result, if_version, attach }: { name: string; result: string; if_version?: number; attach?: string[] }) => {
+      const r = await bus.slots.publish(name, result, { ifVersion: if_version, attach: await attachFiles(bus, attach) });
       return {
-        ok: true, name: r.name, published_at: unixSeconds(r.published_at), version: r.version, size: r.size,
+        ok: true, name: r.name, published_at: unixSeconds(r.published_at), version: r.version, size: r.size, ...(r.attachments ? { attachments: r.attachments } : {}),
         message: `Published ${r.name} (version ${r.version}, ${r.size} bytes): every agent waiting on it has been woken.`,
       };
     }),

@@ -21,6 +21,8 @@
 // Answers are bounded (result.ts ANSWER_BUDGET): task_wait carries results up to the budget
 // and names the tasks left out; task_list previews payloads and results.
 
+import { attachFiles } from "../../attach";
+import { attachParam } from "../attachments";
 import { cut } from "../../../lib/core/cut";
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -157,10 +159,10 @@ export function registerTaskTools(server: McpServer, ctx: McpCtx): void {
   server.registerTool("task_done", {
     title: "Finish a task you hold",
     description: "Mark a task you claimed done, with its result (text): whoever waits on it with task_wait gets the result, and tasks that depend on it become claimable. Pass the id and token task_claim returned. Fails with ECONFLICT, changing nothing, if your token is no longer current (your lease ran out and another worker has it, or it was cancelled).",
-    inputSchema: { id: taskId(), token, result: z.string().default("").describe("The result of the work, as text") },
+    inputSchema: { id: taskId(), token, result: z.string().default("").describe("The result of the work, as text"), attach: attachParam },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, ...shared },
-  }, handler(ctx, "task_done", async (a: { id: string; token: string; result: string }) => {
-    const r = await bus.tasks.complete(a.id, a.token, a.result);
+  }, handler(ctx, "task_done", async (a: { id: string; token: string; result: string; attach?: string[] }) => {
+    const r = await bus.tasks.complete(a.id, a.token, a.result, await attachFiles(bus, a.attach));
     return { ok: true, ...r, message: `Task ${r.id} is done.` };
   }));
 

@@ -9,6 +9,7 @@
 // - agent_wait_all's answer carries results up to one answer's budget (result.ts) and names
 //   the ones it left out, each for an agent_wait of its own.
 
+import { attachmentViews } from "../attachments";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { SlotRecord } from "../../../lib/slots/record";
 import { preview } from "../../format";
@@ -51,6 +52,7 @@ async function boundedWait(
 
 const recordFields = (r: SlotRecord) => ({
   result: r.result, published_at: unixSeconds(r.published_at), version: r.version, task: r.task, started_at: unixSeconds(r.started_at),
+  ...(r.attachments ? { attachments: r.attachments } : {}),
 });
 
 export function registerWaitTools(server: McpServer, ctx: McpCtx): void {
@@ -74,7 +76,7 @@ export function registerWaitTools(server: McpServer, ctx: McpCtx): void {
       const waited_secs = round(w.waited);
       if (w.kind === "done") {
         const r = w.found.get(name)!;
-        return { ok: true, name, ...recordFields(r), waited_secs, message: `${name} published version ${r.version}.`, untrusted: UNTRUSTED };
+        return { ok: true, name, ...recordFields(r), ...(await attachmentViews(ctx.bus, r.attachments)), waited_secs, message: `${name} published version ${r.version}.`, untrusted: UNTRUSTED };
       }
       const meant = await ctx.bus.slots.similar(name);
       const state = (await stateOf(ctx, name)) + (meant ? `; no slot named ${name} has ever been written: did you mean ${meant}?` : "");
