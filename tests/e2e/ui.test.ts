@@ -428,7 +428,7 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
       await page.click(`#agents li[data-id="${r2}"] button.thread-open`);
       await page.waitForSelector("#thread[open]");
       expect(await page.textContent("#thread-title")).toBe(`Thread ${q}`);
-      const items = await page.$$eval("#thread-list li", (lis) => lis.map((li) => [(li as HTMLElement).dataset.id, (li as HTMLElement).dataset.state, li.className]));
+      const items = await page.$$eval("#thread-list li", (lis) => lis.map((li) => [li.getAttribute("data-id"), li.getAttribute("data-state"), li.className]));
       expect(items).toEqual([[q, "unread", ""], [r1, "sent", ""], [r2, "unread", "this"]]);
       expect(await page.textContent("#thread-list")).toContain("<b>8080</b>, why?"); // text, never markup
       expect(await page.$$("#thread-list b")).toHaveLength(0);
