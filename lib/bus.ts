@@ -63,6 +63,7 @@ const OPS = {
   mail: {
     send: [MAIL, "sendMessage"],
     reply: [MAIL, "replyTo"],
+    thread: [MAIL, "readThread"],
     receive: [MAIL, "receive"],
     request: [MAIL, "request"],
     ack: [MAIL, "ack"],

@@ -23,6 +23,7 @@ export const COMMANDS: Record<string, Group> = {
   send: "mail",
   recv: "mail",
   inbox: "mail",
+  thread: "mail",
   ack: "mail",
   allow: "mail",
   deny: "mail",

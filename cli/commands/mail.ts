@@ -1,4 +1,4 @@
-// The mail commands: send, recv, inbox, ack, allow, deny, policy. Each is parse -> one
+// The mail commands: send, recv, inbox, thread, ack, allow, deny, policy. Each is parse -> one
 // lib/mail call -> format; how a command ends is cli/run.ts's. Who you are: --as NAME, else
 // $A2A_AGENT (lib/presence/identity.ts). Mail is durable: it is written with io.outStrict, so
 // a reader that leaves early leaves the message unread (exit 1), never lost.
@@ -133,6 +133,23 @@ export const commands = {
         if (l.counts.held) listing += `\n${l.counts.held} held from senders your policy refuses: a2a inbox --held\n`;
         if (l.counts.damaged) listing += `\n${l.counts.damaged} damaged file(s), not valid messages: recv sets unread ones aside in ${l.damaged_in}, where they stay for you to look at and remove\n`;
         out(listing);
+      })),
+
+  thread: (p: Command) =>
+    command(p, "thread", {
+      summary: "print the whole conversation containing message ID, oldest first (marks nothing read)",
+      description: "Print the thread (the conversation of replies) that message ID belongs to, oldest first, each message framed as untrusted input as recv frames it. Only what you could read anyway: the messages of your inbox (not mail held from senders your policy refuses) and the messages you sent. Nothing is marked read or taken from your inbox. ID is any message of the thread. Exit 3 if you can see no message ID.",
+      examples: ["a2a thread 1764507972123000-3f2a-1k3d-a9c2e1 --as bob", "a2a thread \"$ID\" --json | jq -r '.[] | \"\\(.from): \\(.body)\"'"],
+      json: "print a JSON array of the messages, as recv --json prints each, plus thread (the id of its first message) and state (sent: one you sent)",
+    })
+      .argument("<id>", "any message of the thread")
+      .option(...AS)
+      .action(action(async (c: Ctx, id: string, o) => {
+        const me = (await c.bus.presence.acting(o.as, process.cwd())).name;
+        const msgs = await c.bus.mail.thread(me, id);
+        if (c.json) return out(json(msgs));
+        const writer = writerNoun(c.bus.engine);
+        out(`thread ${msgs[0].thread}: ${msgs.length} message(s) you can see\n\n` + msgs.map((m) => frameMessage({ ...m, state: "read" }, writer)).join("\n"));
       })),
 
   ack: (p: Command) =>

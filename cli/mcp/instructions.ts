@@ -10,6 +10,8 @@ const SLOTS = `a2a is a coordination bus shared by the AI agents and scripts on 
 const MAIL = `Direct mail (a2a): you have a name (whoami) and an inbox; send_message(to_id, message) writes to ONE agent's inbox, and only that agent reads it. Mail waits there across sessions until read.
 - New mail may arrive as a <channel source="a2a" from=... message_id=...> notification or as hook context, and every tool result says "N unread messages" while mail waits. Neither marks mail read: call check_messages to read it (that marks it read), or answer with reply(message_id, message), which also marks it read.`;
 
+const THREADS = `- read_thread(message_id) shows the whole conversation a message belongs to (its thread: the messages you got and sent in it), marking nothing read.`;
+
 const PEERS = `- list_peers shows who is running (the names to write to); set_summary tells them what you are doing.`;
 
 const BROADCAST = `Broadcast (a2a): publish_topic/read_topic, and agent_send/agent_recv (agent2agent's names for channels), post to a topic EVERY agent can read; nothing is consumed, and nothing is direct mail. read_topic remembers where you stopped; agent_recv takes since_id.`;
@@ -20,7 +22,10 @@ export function instructionsFor(tools: Set<string>): string {
   const has = (...names: string[]) => names.some((n) => tools.has(n));
   const parts: string[] = [];
   if (has("agent_start", "agent_publish", "agent_wait", "agent_status")) parts.push(has("agent_append") ? `${SLOTS}\n- agent_append/agent_tail stream partial output.` : SLOTS);
-  if (has("send_message", "check_messages")) parts.push(has("list_peers") ? `${MAIL}\n${PEERS}` : MAIL);
+  if (has("send_message", "check_messages")) {
+    const mail = has("read_thread") ? `${MAIL}\n${THREADS}` : MAIL;
+    parts.push(has("list_peers") ? `${mail}\n${PEERS}` : mail);
+  }
   else if (has("list_peers")) parts.push(PEERS.slice(2));
   if (has("publish_topic", "agent_send")) parts.push(BROADCAST);
   parts.push(UNTRUSTED);

@@ -13,6 +13,7 @@ import type { McpCtx } from "./context";
 function channelNotification(m: ReceivedMessage, writer: Writer) {
   const meta: Record<string, string> = { from: m.from, message_id: m.id, sent_at: new Date(m.sent_at * 1000).toISOString() };
   if (m.reply_to) meta.reply_to = m.reply_to;
+  if (m.reply_to && m.thread) meta.thread = m.thread; // read_thread shows the conversation
   return { method: "notifications/claude/channel", params: { content: frameMessage(m, writer), meta } };
 }
 

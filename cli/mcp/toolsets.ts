@@ -12,7 +12,7 @@ import { A2AError } from "../../lib/core/errors";
 export const SETS = {
   slots: ["agent_start", "agent_publish", "agent_wait", "agent_wait_all", "agent_status", "agent_clear"],
   stream: ["agent_append", "agent_tail"], // partial output of a running slot
-  mail: ["send_message", "check_messages", "reply", "ack_messages"],
+  mail: ["send_message", "check_messages", "reply", "ack_messages", "read_thread"],
   peers: ["whoami", "list_peers", "set_summary"],
   topics: ["publish_topic", "read_topic", "agent_send", "agent_recv"],
   tasks: ["task_add", "task_claim", "task_renew", "task_done", "task_fail", "task_wait", "task_list", "task_show", "task_retry", "task_cancel"],

@@ -176,6 +176,27 @@
       return text;
     }
   }
+  // The conversation a message of `agent`'s inbox is in: its inbox's messages and those it sent.
+  async function openThread(agent, id) {
+    const res = await fetch(q("/api/thread", { agent, id }));
+    const d = await res.json().catch(() => ({ error: res.statusText }));
+    if (!res.ok) return toast(d.error || "could not read the thread of " + id, true);
+    put($("thread-title"), `Thread ${d.thread}`);
+    put($("thread-note"), `${d.messages.length} message${d.messages.length === 1 ? "" : "s"} ${agent} can see: its inbox and what it sent, oldest first. Nothing is marked read.`);
+    const list = $("thread-list");
+    list.replaceChildren();
+    for (const m of d.messages) {
+      const li = el("li", m.id === id ? "this" : "");
+      li.dataset.id = m.id;
+      li.dataset.state = m.state;
+      const head = `${m.from} (${m.user}) to ${m.to} · ${m.state} · ${clock(m.sent_at)} (${age(m.sent_at)} ago)` + (m.reply_to ? ` · in reply to ${m.reply_to}` : "");
+      li.append(el("div", "sub-line", head), agentEl("pre", visible(m.body) + (m.truncated ? "\n(cut here: a2a thread " + m.id + " --as " + agent + " shows it whole)" : ""), "full"));
+      list.append(li);
+    }
+    if (!$("thread").open) $("thread").showModal();
+  }
+  $("thread-close").addEventListener("click", () => $("thread").close());
+
   async function openDetail(name) {
     const res = await fetch(q("/api/slot", { name }));
     const d = await res.json().catch(() => ({ error: res.statusText }));
@@ -320,7 +341,15 @@
         const ul = el("ul", "msgs");
         for (const m of a.waiting) {
           const li = el("li");
+          li.dataset.id = m.id;
           li.append(el("span", "sub-line", `${m.state} from ${m.from} (${m.user}) ${age(m.sent_at)} ago: `), agentEl("span", oneLine(m.body, 140)));
+          // Held mail is never shown in a thread (its sender is refused): no button for it.
+          if (m.state !== "held") {
+            const t = el("button", "small thread-open", "Thread");
+            t.title = "the whole conversation this message is in, as " + a.name + " sees it (nothing is marked read)";
+            t.addEventListener("click", () => openThread(a.name, m.id));
+            li.append(" ", t);
+          }
           ul.append(li);
         }
         td.append(ul);

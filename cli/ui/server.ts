@@ -29,6 +29,7 @@ import pageJs from "./page.js" with { type: "text" };
 // Bun types every *.html import as an HTML bundle; imported as text it is the file's text.
 const PAGE = String(pageHtml);
 const DETAIL_MAX_CHARS = 8 * 1024 * 1024; // the most of a stream one detail read returns
+const THREAD_BODY_CHARS = 64 * 1024; // the most of each message a thread view shows
 
 export interface UiOptions {
   host: string;
@@ -145,6 +146,12 @@ export async function serveUi(bus: Bus, o: UiOptions): Promise<Ui> {
             } catch (e) {
               return failure(e);
             }
+          case "/api/thread":
+            try {
+              return jsonReply(await threadDetail(bus, url.searchParams.get("agent"), url.searchParams.get("id")));
+            } catch (e) {
+              return failure(e);
+            }
         }
         return refuse(404, "not found");
       },
@@ -174,6 +181,20 @@ export async function serveUi(bus: Bus, o: UiOptions): Promise<Ui> {
         await server.stop(true);
       }
     },
+  };
+}
+
+// The conversation message `id` of `agent`'s inbox is in, as `agent` sees it (lib/mail/thread.ts:
+// its inbox and what it sent; nothing marked read), each body cut to THREAD_BODY_CHARS.
+async function threadDetail(bus: Bus, agent: string | null, id: string | null) {
+  const messages = await bus.mail.thread(str(agent, "the agent"), str(id, "the message id")); // names and ids checked there
+  return {
+    agent,
+    thread: messages[0].thread,
+    messages: messages.map((m) => ({
+      id: m.id, from: m.from, to: m.to, user: m.user, sent_at: m.sent_at, reply_to: m.reply_to, state: m.state,
+      body: m.body.slice(0, THREAD_BODY_CHARS), truncated: m.body.length > THREAD_BODY_CHARS,
+    })),
   };
 }
 

@@ -33,8 +33,9 @@ export interface AgentRow {
   unread: number;
   held: number;
   read: number;
-  // The oldest unread messages and the held ones (bodies cut): what is piling up.
-  waiting: { id: string; from: string; user: string; sent_at: number; body: string; state: string }[];
+  // The oldest unread messages and the held ones (bodies cut): what is piling up; thread: the
+  // conversation it is in (null: a reply written before threads, found when it is opened).
+  waiting: { id: string; from: string; user: string; sent_at: number; body: string; state: string; reply_to: string | null; thread: string | null }[];
 }
 
 const WAITING = 5;
@@ -45,7 +46,7 @@ export async function livePeers(store: Store): Promise<Peer[]> {
 
 export async function agentRow(store: Store, name: string, peer?: Peer): Promise<AgentRow> {
   const l = await listInbox(store, name, WAITING);
-  const waiting = [...l.unread, ...l.held].slice(0, WAITING).map((m) => ({ id: m.id, from: m.from, user: m.user, sent_at: m.sent_at, body: cut(m.body, PREVIEW_CHARS), state: m.state }));
+  const waiting = [...l.unread, ...l.held].slice(0, WAITING).map((m) => ({ id: m.id, from: m.from, user: m.user, sent_at: m.sent_at, body: cut(m.body, PREVIEW_CHARS), state: m.state, reply_to: m.reply_to, thread: m.thread ?? null }));
   return {
     name,
     live: !!peer,

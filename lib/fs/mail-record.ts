@@ -35,14 +35,14 @@ export function readMessageFile(store: Store, path: string, id: string): Found<S
 
 // A listing reads the first and last bytes of a message file, never its whole body: the key
 // order of encodeMessage puts a2a, id, from and to (names of at most 128 characters) within the
-// first HEAD_FIELDS bytes and size, sent_at, reply_to, host and pid within the last
-// TAIL_FIELDS, so 1,000 unread 1 MiB messages cost a listing a few MB of reads, not a GB.
+// first HEAD_FIELDS bytes and size, sent_at, reply_to, a reply's thread, host and pid within
+// the last TAIL_FIELDS, so 1,000 unread 1 MiB messages cost a listing a few MB of reads, not a GB.
 const HEAD_FIELDS = 1024;
 const TAIL_FIELDS = 1024;
 const MAX_UNIT_BYTES = 6; // the most bytes one UTF-16 unit of a body takes in a record ("\u0001")
 const STR = String.raw`"(?:[^"\\]|\\.)*"`;
 const HEAD_RE = new RegExp(String.raw`^\{"a2a":1,"id":("[^"\\]*"),"from":(${STR}),"to":(${STR}),"body":"`);
-const TAIL_RE = new RegExp(String.raw`","size":(\d+),"sent_at":(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?),"reply_to":(null|${STR}),"host":(${STR}),"pid":(-?\d+)\}\n$`);
+const TAIL_RE = new RegExp(String.raw`","size":(\d+),"sent_at":(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?),"reply_to":(null|${STR})(?:,"thread":("[^"\\]*"))?,"host":(${STR}),"pid":(-?\d+)\}\n$`);
 const BODY_CHARS_RE = /^(?:[^"\\]|\\.)*/; // a JSON string's characters up to its end or a cut escape
 
 // `m` (matched by `re` in `bytes` as latin1, from byte `at`), matched again in the UTF-8 text when it is not all ASCII.
@@ -81,9 +81,9 @@ export function readMessageHead(store: Store, path: string, id: string, bodyChar
   try {
     const m = {
       a2a: 1 as const, id: JSON.parse(h[1]), from: JSON.parse(h[2]), to: JSON.parse(h[3]), body: (JSON.parse(`"${chars}"`) as string).slice(0, bodyChars),
-      size: Number(t[1]), sent_at: Number(t[2]), reply_to: JSON.parse(t[3]), host: JSON.parse(t[4]), pid: Number(t[5]),
+      size: Number(t[1]), sent_at: Number(t[2]), reply_to: JSON.parse(t[3]), ...(t[4] === undefined ? {} : { thread: JSON.parse(t[4]) as string }), host: JSON.parse(t[5]), pid: Number(t[6]),
     };
-    if (m.id !== id || m.size > r.size) return "corrupt";
+    if (m.id !== id || m.size > r.size || (m.thread !== undefined && !isMessageId(m.thread))) return "corrupt";
     return { ...m, user, truncated: true };
   } catch {
     return "corrupt"; // not JSON inside: a raw control character, a bad escape

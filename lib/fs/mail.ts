@@ -29,9 +29,9 @@ import { withLock } from "../core/lock";
 import { holderGone, hostTag, userName } from "../core/owner";
 import { badDir, claimDir, claimFile, curDir, heldDir, inboxDir, msgFile, newDir, policyFile } from "../core/paths";
 import type { Policy } from "../mail/policy";
-import type { At, Claim, MailStorage, Place, PolicyRead } from "../mail/storage";
+import type { At, Claim, Filed, MailStorage, Place, PolicyRead } from "../mail/storage";
 import { dropKey, markDelivered, reserveKey } from "./mail-keys";
-import { encodeMessage } from "../mail/message";
+import { encodeMessage, threadsOf } from "../mail/message";
 import { countIds, ensureInbox, idsIn, inboxNames, inboxOwner, moveMessage, parseClaim, readMessageFile, readMessageHead } from "./mail-record";
 
 const PLACES: Record<Place, (s: Store, agent: string) => string> = { unread: newDir, read: curDir, held: heldDir };
@@ -116,6 +116,41 @@ export function fileMail(store: Store): MailStorage {
       } catch {
         return undefined;
       }
+    },
+    async locate(id, bodyChars) {
+      const found: Filed[] = [];
+      for (const agent of inboxNames(store)) {
+        const at: At[] = [...(Object.keys(PLACES) as Place[]), ...claims(agent).filter((c) => c.id === id)];
+        for (const a of at) {
+          const message = readMessageHead(store, pathOf(agent, id, a), id, bodyChars);
+          if (typeof message === "object") found.push({ agent, at: a, message });
+        }
+      }
+      return found;
+    },
+    async thread(root, bodyChars) {
+      // Every message's head, its body left out: the thread is in the record's last bytes.
+      const all: Filed[] = [];
+      for (const agent of inboxNames(store)) {
+        const items: { id: string; at: At }[] = [
+          ...(Object.keys(PLACES) as Place[]).flatMap((place) => idsIn(store, PLACES[place](store, agent)).map((id) => ({ id, at: place as At }))),
+          ...claims(agent).map((c) => ({ id: c.id, at: c as At })),
+        ];
+        for (const { id, at } of items) {
+          const message = readMessageHead(store, pathOf(agent, id, at), id, 0);
+          if (typeof message === "object") all.push({ agent, at, message });
+        }
+      }
+      const threads = threadsOf(all.map((f) => f.message));
+      const seen = new Set<string>(); // a message that moved while the inboxes were read is met twice
+      const members: Filed[] = [];
+      for (const f of all) {
+        if (threads.get(f.message.id) !== root || seen.has(f.message.id)) continue;
+        seen.add(f.message.id);
+        const message = readMessageHead(store, pathOf(f.agent, f.message.id, f.at), f.message.id, bodyChars);
+        if (typeof message === "object") members.push({ ...f, message });
+      }
+      return members.sort((a, b) => (a.message.id < b.message.id ? -1 : a.message.id > b.message.id ? 1 : 0));
     },
     async setAside(agent, id, at) {
       ensureDir(store, badDir(store, agent), "owner"); // the reader's own, as the rest of its inbox

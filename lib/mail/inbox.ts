@@ -5,7 +5,7 @@ import { LIST_BODY_CHARS } from "./limits";
 import type { Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
 import { checkAgent } from "../core/paths";
-import { checkMessageId, type ListedMessage, type MessageState } from "./message";
+import { checkMessageId, namedThread, type ListedMessage, type MessageState } from "./message";
 import { accepts, readPolicy, refusal, writerKind } from "./policy";
 import { mailStorage, type At, type Claim, type Head, type MailStorage, type Place } from "./storage";
 
@@ -120,7 +120,7 @@ async function scanUnread(store: Store, agent: string, bodyChars: number) {
 // a listing makes thousands, and a literal is much cheaper than copying by spread).
 const listed = (m: Head, state: MessageState): ListedMessage => ({
   a2a: m.a2a, id: m.id, from: m.from, to: m.to, body: m.body, size: m.size, sent_at: m.sent_at, reply_to: m.reply_to, host: m.host, pid: m.pid, ...(m.attachments ? { attachments: m.attachments } : {}),
-  user: m.user, state, truncated: m.truncated,
+  user: m.user, state, truncated: m.truncated, thread: namedThread(m), // a reply written before threads: undefined (a2a thread finds it)
 });
 
 const placed = async (mail: MailStorage, agent: string, place: Place) => (await mail.ids(agent, place)).map((id) => ({ id, at: place as At }));

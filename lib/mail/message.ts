@@ -21,6 +21,7 @@ export interface Message {
   size: number; // UTF-8 bytes of body
   sent_at: number; // unix seconds
   reply_to: string | null; // id of the message this answers
+  thread?: string; // a reply's thread: the id of the message that began it (thread.ts); absent on a message that answers nothing
   host: string; // sender's host and pid, as claimed
   pid: number;
   attachments?: Attachment[]; // blobs handed over with it (§19); absent when none
@@ -32,17 +33,56 @@ export type MessageState = "unread" | "claimed" | "read" | "held";
 export interface ReceivedMessage extends Message {
   user: string;
   state: MessageState;
+  thread?: string; // the thread it belongs to, as receive() tells it (lib/mail/thread.ts)
   held_reason?: string; // why the recipient's policy holds it (inbox listings)
 }
 
 export { isMessageId };
 
+// Threads. A message that answers nothing begins a thread, named by its id; a reply is in its
+// parent's thread, which the record carries (`thread`) from the send on. A reply written before
+// threads has no `thread`: it is in its parent's thread, followed by reply_to as far as the
+// store holds the parent, else in the thread named by the parent's id (as a reply to a
+// message its sender could not see is, lib/mail/send.ts).
+
+// The thread a record names; undefined for a reply written before threads (threadsOf finds it).
+export const namedThread = (m: Pick<Message, "id" | "reply_to" | "thread">): string | undefined => m.thread ?? (m.reply_to === null ? m.id : undefined);
+
+// The thread of each of `ms`, a reply written before threads found through its parents among them.
+export function threadsOf(ms: Iterable<Pick<Message, "id" | "reply_to" | "thread">>): Map<string, string> {
+  const byId = new Map<string, Pick<Message, "id" | "reply_to" | "thread">>();
+  for (const m of ms) if (!byId.has(m.id)) byId.set(m.id, m);
+  const found = new Map<string, string>();
+  const of = (m: Pick<Message, "id" | "reply_to" | "thread">): string => {
+    const chain: string[] = [];
+    let t: string | undefined;
+    // Iterative, and bounded by the messages there are: a chain of replies may be long, and a
+    // hand-made record may answer itself.
+    for (let at = m; ; ) {
+      t = found.get(at.id) ?? namedThread(at);
+      if (t !== undefined) break;
+      chain.push(at.id);
+      t = at.reply_to!;
+      const parent = byId.get(t);
+      if (!parent || chain.length > byId.size) break;
+      at = parent;
+    }
+    for (const id of chain) found.set(id, t);
+    return t;
+  };
+  for (const m of byId.values()) if (!found.has(m.id)) found.set(m.id, of(m));
+  return found;
+}
+
 // The record's encoding, the same for every engine that keeps it as text: one line of JSON plus
-// "\n", keys in the order of `Message` (attachments last, and only when there are some). A reader accepts it only if it ends in "\n", parses, has
-// a2a = 1, the id it was filed under, and `size` equal to the UTF-8 byte length of `body`.
+// "\n", keys in the order of `Message` (`thread` only on a reply, `attachments` last and only
+// when there are some). A reader accepts it only if it ends in "\n", parses, has a2a = 1, the
+// id it was filed under, and `size` equal to the UTF-8 byte length of `body`.
 export function encodeMessage(m: Message): string {
-  const { a2a, id, from, to, body, sent_at, reply_to, host, pid, attachments } = m;
-  return JSON.stringify({ a2a, id, from, to, body, size: Buffer.byteLength(body, "utf8"), sent_at, reply_to, host, pid, ...(attachments?.length ? { attachments } : {}) }) + "\n";
+  const { a2a, id, from, to, body, sent_at, reply_to, thread, host, pid, attachments } = m;
+  const size = Buffer.byteLength(body, "utf8");
+  const rec = thread === undefined ? { a2a, id, from, to, body, size, sent_at, reply_to, host, pid } : { a2a, id, from, to, body, size, sent_at, reply_to, thread, host, pid };
+  return JSON.stringify(attachments?.length ? { ...rec, attachments } : rec) + "\n";
 }
 
 // The message in a parsed record, or undefined when it is not a valid one with this id.
@@ -51,6 +91,7 @@ export function asMessage(m: any, id: string): Message | undefined {
   if (m.size !== Buffer.byteLength(m.body, "utf8") || typeof m.sent_at !== "number") return undefined;
   if (m.reply_to !== null && typeof m.reply_to !== "string") return undefined;
   if (m.attachments !== undefined && !attachmentsOf(m.attachments)) return undefined;
+  if (m.thread !== undefined && !isMessageId(m.thread)) return undefined;
   return m as Message;
 }
 

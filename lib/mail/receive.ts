@@ -23,6 +23,7 @@ import type { Message, ReceivedMessage } from "./message";
 import { accepts, readPolicy } from "./policy";
 import { sendMessage, type SendOptions, type SendResult } from "./send";
 import { mailStorage, type At } from "./storage";
+import { threadOf } from "./thread";
 
 // How often a waiting reader looks for claims of dead readers (and at the whole inbox again).
 export const RECOVER_MS = 2_000;
@@ -62,7 +63,7 @@ export async function receive(
         if (typeof m !== "object" || !accepts(policy, m.from, m.user)) continue; // held at the next real read
         if (opts.match && !opts.match(m)) continue;
         if (opts.peek) {
-          got.push({ msg: { ...m, state: "unread" }, at: "unread" });
+          got.push({ msg: { ...m, state: "unread", thread: await threadOf(mail, m) }, at: "unread" });
           continue;
         }
       }
@@ -76,7 +77,7 @@ export async function receive(
         const where = await mail.setAside(agent, id, claim);
         if (where) opts.onDamaged?.(where);
       } else if (!accepts(policy, m.from, m.user)) await mail.move(agent, id, claim, "held");
-      else got.push({ msg: { ...m, state: "read" }, at: claim });
+      else got.push({ msg: { ...m, state: "read", thread: await threadOf(mail, m) }, at: claim });
     }
     return got.length ? got : undefined;
   };

@@ -3,7 +3,8 @@
 //
 // How a message is delivered (send):
 //   1. validate names, body size (store.maxBytes), reply_to; the recipient's policy must accept
-//      the sender (else EDENIED, exit 1); nothing is written before these pass;
+//      the sender (else EDENIED, exit 1); nothing is written before these pass; a reply's thread
+//      is its parent's, when the sender can see the parent (lib/mail/thread.ts replyThread);
 //   2. storage deliver: with a key, reserve it (a duplicate returns the first id here); the
 //      recipient's unread messages (claimed ones count) must be fewer than A2A_MAX_UNREAD (else
 //      EFULL, exit 1, and a fresh reservation is undone); then the message is stored unread: at
@@ -20,6 +21,7 @@ import { presenceStorage } from "../presence/storage";
 import { ack } from "./inbox";
 import { checkMessageId, newMessageId, type ReceivedMessage } from "./message";
 import { readPolicy, refusal, writerKind } from "./policy";
+import { replyThread } from "./thread";
 import { mailStorage, type At } from "./storage";
 
 export interface SendOptions {
@@ -36,6 +38,7 @@ export interface SendResult {
   size: number;
   duplicate: boolean; // the key was used before: nothing new was delivered
   attachments?: Attachment[];
+  thread: string; // the thread it is in (lib/mail/thread.ts): its own id when it answers nothing
   // The recipient had no inbox and is no peer, and an agent of a close name exists: likely a
   // typo (the message is delivered all the same, and waits there).
   did_you_mean?: string;
@@ -73,8 +76,9 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
     });
   }
   const guess = await didYouMean(store, to);
+  const thread = replyTo === null ? undefined : await replyThread(store, from, replyTo);
   const key = opts.key === undefined ? undefined : { from, key: opts.key };
-  const r = await mail.deliver(to, (id) => ({ a2a: 1, id, from, to, body, size, sent_at: nowSec(), reply_to: replyTo, host: store.host, pid: process.pid, ...(attachments ? { attachments } : {}) }), {
+  const r = await mail.deliver(to, (id) => ({ a2a: 1, id, from, to, body, size, sent_at: nowSec(), reply_to: replyTo, ...(thread === undefined ? {} : { thread }), host: store.host, pid: process.pid, ...(attachments ? { attachments } : {}) }), {
     freshId: newMessageId(store),
     limit: store.maxUnread,
     key,
@@ -83,13 +87,13 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
       ? text`send it again with the same ${arg("key", key.key)}, which cannot deliver it twice`
       : text`look in the inbox of ${to} (${op("inbox", arg("as", to))}) before sending it again; with a ${arg("key")}, a retry cannot deliver twice`);
   });
-  if (r.kind === "duplicate") return { id: r.id, from, to, sent_at: r.sent_at ?? nowSec(), size, duplicate: true };
+  if (r.kind === "duplicate") return { id: r.id, from, to, sent_at: r.sent_at ?? nowSec(), size, duplicate: true, thread: thread ?? r.id };
   if (r.kind === "full") {
     throw new A2AError("EFULL", `the inbox of ${to} holds ${r.unread} unread messages, its limit: wait until ${to} reads some, or raise A2A_MAX_UNREAD`, {
       data: { to, unread: r.unread, limit: store.maxUnread },
     });
   }
-  return { id: r.message.id, from, to, sent_at: r.message.sent_at, size, duplicate: false, ...(attachments ? { attachments } : {}), ...(guess ? { did_you_mean: guess } : {}) };
+  return { id: r.message.id, from, to, sent_at: r.message.sent_at, size, duplicate: false, thread: thread ?? r.message.id, ...(attachments ? { attachments } : {}), ...(guess ? { did_you_mean: guess } : {}) };
 }
 
 // Answers message `id` of `agent`'s inbox: sends `body` to its sender with reply_to = id, and

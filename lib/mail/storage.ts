@@ -43,6 +43,13 @@ export type Stored = Message & { user: string };
 export type Head = Stored & { truncated: boolean }; // the body cut to the characters asked for
 export type Found<T> = T | "absent" | "corrupt";
 
+// A message found by its id or its thread, in any inbox: whose inbox, and where in it.
+export interface Filed {
+  agent: string;
+  at: At;
+  message: Head;
+}
+
 export type Delivery =
   | { kind: "delivered"; message: Message }
   | { kind: "duplicate"; id: string; sent_at?: number } // the key was used before: nothing new was delivered (sent_at: when the one built here was sent, if one was)
@@ -91,6 +98,13 @@ export interface MailStorage {
   // A number that changes whenever message `id` enters unread (delivered, released,
   // recovered, allowed); undefined when it is not unread.
   arrival(agent: string, id: string): Promise<number | undefined>;
+  // Where message `id` is, in every inbox (unread, claimed, read or held; never set aside), its
+  // body cut to `bodyChars`: [] when no inbox holds it.
+  locate(id: string, bodyChars: number): Promise<Filed[]>;
+  // Every message of thread `root` in every inbox, as locate finds them, oldest first: those
+  // whose thread (lib/mail/message.ts threadsOf) is `root`, `root` itself included. Nothing is
+  // claimed or moved; the file engine reads the heads of every inbox (bounded reads).
+  thread(root: string, bodyChars: number): Promise<Filed[]>;
   // Sets aside a message found corrupt at `at`, so no reader takes it again: where it went (for
   // the reader to name), or undefined when it had moved already.
   setAside(agent: string, id: string, at: At): Promise<string | undefined>;

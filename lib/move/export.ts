@@ -88,8 +88,9 @@ export async function exportStore(store: Store, write: (line: string) => void | 
         const whole = typeof h === "object" && h.truncated ? await mail.read(agent, batch[j].id, batch[j].at) : h;
         if (whole === "corrupt") damaged++;
         if (typeof whole !== "object") continue; // moved on meanwhile (read, released): exported where it was listed, or not at all
-        const { a2a, id, from, to, body, sent_at, reply_to, host, pid, attachments } = whole; // not its writer: the store vouches for that, not the file
-        await emit({ kind: "message", agent, place: batch[j].place, message: { a2a, id, from, to, body, size: Buffer.byteLength(body, "utf8"), sent_at, reply_to, host, pid, ...(attachments ? { attachments } : {}) } });
+        const { a2a, id, from, to, body, sent_at, reply_to, thread, host, pid, attachments } = whole; // not its writer: the store vouches for that, not the file
+        const size = Buffer.byteLength(body, "utf8");
+        await emit({ kind: "message", agent, place: batch[j].place, message: { a2a, id, from, to, body, size, sent_at, reply_to, ...(thread === undefined ? {} : { thread }), host, pid, ...(attachments ? { attachments } : {}) } });
       }
     }
   }

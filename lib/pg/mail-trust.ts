@@ -13,8 +13,8 @@ export const MAIL_TRUST = [
   // that changes anything but the place and the claim is refused, whoever makes it.
   `create function $S.keep_writer() returns trigger language plpgsql set search_path = pg_catalog, pg_temp as $$
    begin
-     if (new.agent, new.id, new.sender, new.body, new.size, new.sent_at, new.reply_to, new.host, new.pid)
-        is distinct from (old.agent, old.id, old.sender, old.body, old.size, old.sent_at, old.reply_to, old.host, old.pid) then
+     if (new.agent, new.id, new.sender, new.body, new.size, new.sent_at, new.reply_to, new.thread, new.host, new.pid)
+        is distinct from (old.agent, old.id, old.sender, old.body, old.size, old.sent_at, old.reply_to, old.thread, old.host, old.pid) then
        raise exception 'a sent message cannot be changed, only moved (its place and claim)' using errcode = '42501';
      end if;
      new.writer := old.writer; new.changed_at := now(); return new;

@@ -26,9 +26,9 @@ import type { Store } from "../core/config";
 import { hashHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
 import { holderGone, hostTag } from "../core/owner";
-import type { Message } from "../mail/message";
+import { namedThread, type Message } from "../mail/message";
 import type { Policy } from "../mail/policy";
-import type { At, Claim, Found, Head, MailStorage, Place, PolicyRead, Stored } from "../mail/storage";
+import type { At, Claim, Filed, Found, Head, MailStorage, Place, PolicyRead, Stored } from "../mail/storage";
 import { attachmentsOf } from "../blobs/attachment";
 import { transaction } from "./connect";
 import { MAIL_TRUST } from "./mail-trust";
@@ -54,6 +54,7 @@ export const MAIL_TABLES = [
      size integer not null,
      sent_at double precision not null,
      reply_to text,
+     thread text, -- the thread (lib/mail/message.ts namedThread): its own id when it answers nothing; null for a reply written before threads
      host text not null,
      pid integer not null,
      attachments jsonb, -- the blobs handed over with it (lib/blobs/attachment.ts), or null
@@ -65,6 +66,9 @@ export const MAIL_TABLES = [
      changed_at timestamptz not null default now(),
      primary key (agent, id))`,
   `create index messages_place on $S.messages (agent, place, id)`,
+  `create index messages_thread on $S.messages (thread, id)`,
+  `create index messages_answers on $S.messages (reply_to) where thread is null`, // replies written before threads, found through their parents
+  `create index messages_id on $S.messages (id)`, // locate: a message by its id alone, in whichever inbox
   `create trigger stamp before insert on $S.messages for each row execute function $S.stamp()`,
   `create function $S.wake_inbox() returns trigger language plpgsql as $$
    begin
@@ -102,6 +106,7 @@ interface Row {
   size: number;
   sent_at: number;
   reply_to: string | null;
+  thread: string | null;
   host: string;
   pid: number;
   attachments: unknown; // jsonb: a list, or null
@@ -111,11 +116,24 @@ interface Row {
   writer: string;
 }
 
-// The message a row holds, its fields in the order of `Message` (as every engine shows them).
+// The message a row holds, its fields in the order of `Message` (as every engine shows them; a
+// thread only on a reply, as the record has it; attachments last, only when there are some).
 const stored = (r: Row, body: string): Stored => {
   const attachments = attachmentsOf(typeof r.attachments === "string" ? JSON.parse(r.attachments) : r.attachments);
-  return { a2a: 1, id: r.id, from: r.sender, to: r.agent, body, size: r.size, sent_at: r.sent_at, reply_to: r.reply_to, host: r.host, pid: r.pid, ...(attachments ? { attachments } : {}), user: r.writer };
+  return {
+    a2a: 1, id: r.id, from: r.sender, to: r.agent, body, size: r.size, sent_at: r.sent_at, reply_to: r.reply_to, ...(r.reply_to === null || r.thread === null ? {} : { thread: r.thread }),
+    host: r.host, pid: r.pid, ...(attachments ? { attachments } : {}), user: r.writer,
+  };
 };
+
+// A row read with the first bytes of its body (`bytes`: the whole body's length), as a listing shows it.
+const headOf = (r: Row & { bytes: number }, bodyChars: number): Head => {
+  const part = new TextDecoder().decode(r.body, { stream: r.body.length < r.bytes }); // a character cut at the end is left out
+  return { ...stored(r, part.slice(0, bodyChars)), truncated: part.length > bodyChars || r.body.length < r.bytes };
+};
+
+// Where row `r` is: its place, or its claim.
+const atOf = (r: Row): At => (r.place === "claimed" ? { id: r.id, host: r.claim_host!, pid: r.claim_pid!, ms: r.claim_ms! } : (r.place as Place));
 
 // Whether row `r` is the message at `at` (a place, or this very claim).
 const isAt = (r: Row, at: At) =>
@@ -198,8 +216,10 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
             throw FULL;
           }
           const m: Message = build(id);
-          await tx`insert into messages (agent, id, place, sender, body, size, sent_at, reply_to, host, pid, attachments)
-                   values (${to}, ${m.id}, 'unread', ${m.from}, ${Buffer.from(m.body, "utf8")}, ${m.size}, ${m.sent_at}, ${m.reply_to}, ${m.host}, ${m.pid}, ${m.attachments ? JSON.stringify(m.attachments) : null}::jsonb)`;
+          await tx`insert into messages (agent, id, place, sender, body, size, sent_at, reply_to, thread, host, pid, attachments)
+                   values (${to}, ${m.id}, 'unread', ${m.from}, ${Buffer.from(m.body, "utf8")}, ${m.size}, ${m.sent_at}, ${m.reply_to},
+                           ${namedThread(m) ?? null},
+                           ${m.host}, ${m.pid}, ${m.attachments ? JSON.stringify(m.attachments) : null}::jsonb)`;
           return { kind: "delivered" as const, message: m };
         });
       } catch (err) {
@@ -241,16 +261,28 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
       // The first bytes of each body, enough for `bodyChars` UTF-16 units (at most 3 bytes a unit
       // in UTF-8), never the whole of a big one: a listing costs the messages' count, not their bytes.
       const rows = (await sql`select id, place, agent, sender, substring(body from 1 for ${bodyChars * 3}) as body, octet_length(body) as bytes,
-                                     size, sent_at, reply_to, host, pid, attachments, claim_host, claim_pid, claim_ms, writer
+                                     size, sent_at, reply_to, thread, host, pid, attachments, claim_host, claim_pid, claim_ms, writer
                               from messages where agent = ${agent} and id = any(${items.map((i) => i.id)})`) as (Row & { bytes: number })[];
       const byId = new Map(rows.map((r) => [r.id, r]));
       return items.map(({ id, at }) => {
         const r = byId.get(id);
-        if (!r || !isAt(r, at)) return "absent";
-        const part = new TextDecoder().decode(r.body, { stream: r.body.length < r.bytes }); // a character cut at the end is left out
-        return { ...stored(r, part.slice(0, bodyChars)), truncated: part.length > bodyChars || r.body.length < r.bytes };
+        return r && isAt(r, at) ? headOf(r, bodyChars) : "absent";
       });
     }),
+    locate: (id, bodyChars) => pg.read(`looking for message ${id}`, async (sql): Promise<Filed[]> =>
+      ((await sql`select id, place, agent, sender, substring(body from 1 for ${bodyChars * 3}) as body, octet_length(body) as bytes,
+                         size, sent_at, reply_to, thread, host, pid, attachments, claim_host, claim_pid, claim_ms, writer
+                  from messages where id = ${id} and place <> 'bad' order by agent`) as (Row & { bytes: number })[]).map((r) => ({ agent: r.agent, at: atOf(r), message: headOf(r, bodyChars) }))),
+    // The messages naming the thread, and the replies written before threads that answer them
+    // (or answer the thread's first message, when it is not here), through any number of them.
+    thread: (root, bodyChars) => pg.read(`reading thread ${root}`, async (sql): Promise<Filed[]> =>
+      ((await sql`with recursive members as (
+                    select agent, id from messages where thread = ${root} or (thread is null and reply_to = ${root})
+                    union
+                    select m.agent, m.id from messages m join members p on m.reply_to = p.id where m.thread is null)
+                  select id, place, agent, sender, substring(body from 1 for ${bodyChars * 3}) as body, octet_length(body) as bytes,
+                         size, sent_at, reply_to, thread, host, pid, attachments, claim_host, claim_pid, claim_ms, writer
+                  from messages join members using (agent, id) where place <> 'bad' order by id`) as (Row & { bytes: number })[]).map((r) => ({ agent: r.agent, at: atOf(r), message: headOf(r, bodyChars) }))),
     arrival: (agent, id) => pg.read(`reading message ${id}`, async (sql) => {
       const [r] = await sql`select arrived::float8 as arrived from messages where agent = ${agent} and id = ${id} and place = 'unread'`;
       return r ? (r.arrived as number) : undefined;

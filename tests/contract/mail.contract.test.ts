@@ -338,3 +338,102 @@ for (const engine of enginesFor("mail")) {
     });
   });
 }
+
+// Threads (docs/PROTOCOL.md section 10, "Threads"): a reply joins its parent's thread; a thread
+// is read whole from any of its ids, moving nothing, and shows a reader only what it could read
+// anyway.
+for (const engine of enginesFor("mail")) {
+  describe(`${engine.name}: mail threads`, () => {
+    const t = perTest(engine);
+    type Thread = Awaited<ReturnType<Bus["mail"]["thread"]>>;
+    const shape = (th: Thread) => th.map((m) => [m.id, m.from, m.to, m.state, m.thread]);
+
+    // alice asks bob; bob answers (reply), alice follows up, bob answers with send --reply-to.
+    async function conversation(bus: Bus) {
+      const q = await bus.mail.send("alice", "bob", "question?");
+      const r1 = await bus.mail.reply("bob", q.id, "answer 1");
+      const r2 = await bus.mail.send("alice", "bob", "follow-up " + "x".repeat(20_000), { replyTo: r1.id });
+      const r3 = await bus.mail.send("bob", "alice", "answer 2", { replyTo: r2.id });
+      return { q, r1, r2, r3 };
+    }
+
+    test("a reply joins its parent's thread, named by the id of the message that began it", async () => {
+      const { q, r1, r2, r3 } = await conversation(t.bus);
+      expect([q.thread, r1.thread, r2.thread, r3.thread]).toEqual([q.id, q.id, q.id, q.id]);
+      const other = await t.bus.mail.send("alice", "bob", "unrelated");
+      expect(other.thread).toBe(other.id);
+      const [m] = await take(t.reopen(), "alice");
+      expect({ id: m.id, reply_to: m.reply_to, thread: m.thread }).toEqual({ id: r1.id, reply_to: q.id, thread: q.id });
+    });
+
+    test("a thread reads whole from any of its ids, oldest first, each side seeing its own inbox and what it sent; nothing moves", async () => {
+      const { q, r1, r2, r3 } = await conversation(t.bus);
+      await t.bus.mail.send("alice", "bob", "another conversation");
+      const before = { alice: await t.bus.mail.list("alice"), bob: await t.bus.mail.list("bob") };
+      expect(before.bob.unread.map((m) => [m.id, m.thread, m.body.length, m.truncated])).toContainEqual([r2.id, q.id, 200, true]); // a listing reads a long reply's thread from its record's end
+      expect(before.bob.counts.damaged).toBe(0);
+      const alice = await t.reopen().mail.thread("alice", r2.id);
+      expect(shape(alice)).toEqual([
+        [q.id, "alice", "bob", "sent", q.id],
+        [r1.id, "bob", "alice", "unread", q.id],
+        [r2.id, "alice", "bob", "sent", q.id],
+        [r3.id, "bob", "alice", "unread", q.id],
+      ]);
+      expect(alice[2].body).toBe("follow-up " + "x".repeat(20_000)); // whole, not a listing's preview
+      expect(alice[2].user).toBe(await me(t.bus));
+      const bob = await t.bus.mail.thread("bob", q.id);
+      expect(shape(bob)).toEqual([
+        [q.id, "alice", "bob", "read", q.id], // reply marked it read
+        [r1.id, "bob", "alice", "sent", q.id],
+        [r2.id, "alice", "bob", "unread", q.id],
+        [r3.id, "bob", "alice", "sent", q.id],
+      ]);
+      expect(await t.bus.mail.list("alice")).toEqual(before.alice);
+      expect(await t.bus.mail.list("bob")).toEqual(before.bob);
+    });
+
+    test("a third agent sees nothing of it; its reply to a message it cannot see starts a thread of that id", async () => {
+      const { q, r1 } = await conversation(t.bus);
+      for (const id of [q.id, r1.id]) expect(codeOf(await refusal(t.bus.mail.thread("carol", id)))).toEqual({ code: "ENOTFOUND", exit: 3 });
+      const unknown = q.id.replace(/-[0-9a-f]{6}$/, "-000000");
+      expect(codeOf(await refusal(t.bus.mail.thread("alice", unknown)))).toEqual({ code: "ENOTFOUND", exit: 3 });
+      expect(codeOf(await refusal(t.bus.mail.thread("alice", "not-an-id")))).toEqual({ code: "EUSAGE", exit: 2 });
+      const c = await t.bus.mail.send("carol", "alice", "me too", { replyTo: r1.id });
+      expect(c.thread).toBe(r1.id);
+      expect((await t.bus.mail.thread("alice", q.id)).map((m) => m.id)).not.toContain(c.id);
+      expect(shape(await t.bus.mail.thread("alice", c.id))).toEqual([[c.id, "carol", "alice", "unread", r1.id]]);
+      expect(shape(await t.bus.mail.thread("carol", c.id))).toEqual([[c.id, "carol", "alice", "sent", r1.id]]);
+    });
+
+    test("mail held from a refused sender is not shown in a thread", async () => {
+      const q = await t.bus.mail.send("alice", "pest", "hello");
+      const p = await t.bus.mail.send("pest", "alice", "buy now", { replyTo: q.id });
+      expect(p.thread).toBe(q.id);
+      await t.bus.mail.deny("alice", ["pest"]);
+      expect((await t.bus.mail.thread("alice", q.id)).map((m) => m.id)).toEqual([q.id]);
+      await take(t.bus, "alice"); // holds it
+      expect((await t.bus.mail.list("alice")).counts.held).toBe(1);
+      expect((await t.bus.mail.thread("alice", q.id)).map((m) => m.id)).toEqual([q.id]);
+      expect(codeOf(await refusal(t.bus.mail.thread("alice", p.id)))).toEqual({ code: "ENOTFOUND", exit: 3 });
+    });
+
+    test("a reply written before threads (no thread in its record) is found through its parents", async () => {
+      const { q, r1, r2, r3 } = await conversation(t.bus);
+      const lines: string[] = [];
+      await t.bus.move.exportStore((l) => void lines.push(l));
+      const legacy = lines.map((l) => {
+        const r = JSON.parse(l);
+        if (r.kind === "message") delete r.message.thread;
+        return JSON.stringify(r) + "\n";
+      }).join("");
+      expect(legacy).not.toContain('"thread"');
+      const target = (await t.open({})).bus;
+      await target.move.importStore({ open: async function* () { yield Buffer.from(legacy, "utf8"); }, again: true });
+      const got = await target.mail.thread("bob", r3.id);
+      expect(got.map((m) => [m.id, m.thread])).toEqual([q.id, r1.id, r2.id, r3.id].map((id) => [id, q.id]));
+      const [m] = await take(target, "bob");
+      expect({ id: m.id, thread: m.thread }).toEqual({ id: r2.id, thread: q.id });
+      expect((await target.mail.list("alice")).counts.damaged).toBe(0);
+    });
+  });
+}

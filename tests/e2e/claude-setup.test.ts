@@ -26,15 +26,15 @@ describe("a2a mcp tool sets", () => {
       }
     };
     const dflt = await names("");
-    expect(dflt.names).toEqual(["ack_messages", "agent_clear", "agent_publish", "agent_start", "agent_status", "agent_wait", "agent_wait_all", "check_messages", "list_peers", "reply", "send_message", "set_summary", "whoami"]);
+    expect(dflt.names).toEqual(["ack_messages", "agent_clear", "agent_publish", "agent_start", "agent_status", "agent_wait", "agent_wait_all", "check_messages", "list_peers", "read_thread", "reply", "send_message", "set_summary", "whoami"]);
     expect(dflt.instructions).not.toMatch(/publish_topic|agent_send/); // it names only what it offers
     const all = await names("all");
-    expect(all.names.length).toBe(36);
+    expect(all.names.length).toBe(37);
     expect(all.instructions).toMatch(/publish_topic\/read_topic, and agent_send\/agent_recv .* EVERY agent/);
     expect((await names("agent2agent")).names).toEqual(["agent_clear", "agent_publish", "agent_recv", "agent_send", "agent_start", "agent_status", "agent_wait"]);
     expect((await names("claude-peers")).names).toEqual(["check_messages", "list_peers", "send_message", "set_summary"]);
-    expect((await names("default,topics,stream")).names.length).toBe(19);
-    expect((await names("mail,agent_wait")).names).toEqual(["ack_messages", "agent_wait", "check_messages", "reply", "send_message"]);
+    expect((await names("default,topics,stream")).names.length).toBe(20);
+    expect((await names("mail,agent_wait")).names).toEqual(["ack_messages", "agent_wait", "check_messages", "read_thread", "reply", "send_message"]);
     console.log(`tools/list: default ${dflt.bytes} bytes (${dflt.names.length} tools), all ${all.bytes} bytes (${all.names.length} tools)`);
     expect(dflt.bytes).toBeLessThan(all.bytes);
   });

@@ -46,8 +46,8 @@ describe("inbox", () => {
     const listing = JSON.parse(await ok(["inbox", "--as", "bob", "--json"], d.path));
     expect(listing.counts).toEqual({ unread: 0, read: 2, held: 0, damaged: 0 });
     expect(listing.read.map((m: any) => m.id)).toEqual([second.id, first.id]);
-    // A listed message's fields, in the order scripts and the dashboard have always had them.
-    expect(Object.keys(listing.read[0])).toEqual(["a2a", "id", "from", "to", "body", "size", "sent_at", "reply_to", "host", "pid", "user", "state", "truncated"]);
+    // A listed message's fields, in the order scripts and the dashboard have always had them (thread came last, with threads).
+    expect(Object.keys(listing.read[0])).toEqual(["a2a", "id", "from", "to", "body", "size", "sent_at", "reply_to", "host", "pid", "user", "state", "truncated", "thread"]);
   });
 
   test("without --as or A2A_AGENT, send, recv, inbox and lease act as the name whoami answers", async () => {

@@ -411,6 +411,38 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
     }
   });
 
+  test("agents: a waiting message opens its thread, as its agent sees it, oldest first; nothing is marked read; held mail has no thread", async () => {
+    using d = testStore();
+    const sent = async (args: string[]) => JSON.parse((await a2a([...args, "--json"], { dir: d.path })).stdout).id as string;
+    const q = await sent(["send", "bob", "which port?", "--as", "alice"]);
+    const r1 = await sent(["send", "alice", "<b>8080</b>, why?", "--reply-to", q, "--as", "bob"]);
+    const r2 = await sent(["send", "bob", "for the proxy", "--reply-to", r1, "--as", "alice"]);
+    const spam = await sent(["send", "bob", "buy now", "--reply-to", q, "--as", "pest"]);
+    expect((await a2a(["deny", "pest", "--as", "bob"], { dir: d.path })).code).toBe(0); // its mail is held now
+    const u = await startUi([], { dir: d.path });
+    const page = await open(u);
+    try {
+      await page.waitForSelector(`#agents li[data-id="${r2}"] button.thread-open`);
+      await page.waitForSelector(`#agents li[data-id="${spam}"]`);
+      expect(await page.$$(`#agents li[data-id="${spam}"] button`)).toHaveLength(0);
+      await page.click(`#agents li[data-id="${r2}"] button.thread-open`);
+      await page.waitForSelector("#thread[open]");
+      expect(await page.textContent("#thread-title")).toBe(`Thread ${q}`);
+      const items = await page.$$eval("#thread-list li", (lis) => lis.map((li) => [li.getAttribute("data-id"), li.getAttribute("data-state"), li.className]));
+      expect(items).toEqual([[q, "unread", ""], [r1, "sent", ""], [r2, "unread", "this"]]);
+      expect(await page.textContent("#thread-list")).toContain("<b>8080</b>, why?"); // text, never markup
+      expect(await page.$$("#thread-list b")).toHaveLength(0);
+      await page.locator("#thread").screenshot({ path: join(shots, "thread.png") });
+      await page.click("#thread-close");
+      const inbox = JSON.parse((await a2a(["inbox", "--as", "bob", "--json"], { dir: d.path })).stdout);
+      expect(inbox.counts).toMatchObject({ unread: 2, read: 0 });
+      expect(pageErrors(page)).toEqual([]);
+    } finally {
+      await page.close();
+      await stop(u);
+    }
+  });
+
   test("clear from the page: cancel keeps the slot, confirm removes it from the store and the table", async () => {
     using d = testStore();
     await a2a(["publish", "doomed", "bye"], { dir: d.path });
