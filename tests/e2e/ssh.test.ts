@@ -111,6 +111,16 @@ describe.skipIf(!!why || !ON_FILES)("two machines over ssh, no shared filesystem
       // Statuses pass through ssh: 124 for a timeout, 3 for not found.
       expect((await onLaptop([...r.ssh, "a2a", "wait", "never", "--timeout", "0.2s"], r.local)).code).toBe(124);
       expect((await onLaptop([...r.ssh, "a2a", "status", "nope"], r.local)).code).toBe(3);
+      // A file of 5 MiB each way over ssh's stdin/stdout: `ssh HOST a2a put -` and `a2a get`.
+      const file = join(d.path, "data.bin");
+      const bytes = new Uint8Array(5 * 1024 * 1024 + 3).map((_, i) => (i * 7 + (i >> 12)) & 0xff);
+      writeFileSync(file, bytes);
+      const digest = `sha256:${new Bun.CryptoHasher("sha256").update(bytes).digest("hex")}`;
+      const put = Bun.spawn({ cmd: [...r.ssh, "a2a", "put", "-"], stdin: Bun.file(file), stdout: "pipe", stderr: "pipe" });
+      expect([await new Response(put.stdout).text(), await put.exited]).toEqual([`${digest}\n`, 0]);
+      const get = Bun.spawn({ cmd: [...r.ssh, "a2a", "get", digest], stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const back = new Uint8Array(await new Response(get.stdout).arrayBuffer());
+      expect([await get.exited, back.length, Buffer.compare(back, bytes)]).toEqual([0, bytes.length, 0]);
       // Nothing reached the laptop's own store.
       expect((await a2a(["status", "--json"], { dir: r.local })).stdout).toBe("[]\n");
     } finally {
