@@ -3,7 +3,8 @@
 // that the members can work together (mail, topics, slots), that nobody can rewrite another's
 // message in place or remove it, and that a sender bound to an OS user cannot be forged.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readdirSync, statSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { a2a, asUser, BIN, canMakeUsers, makeUsers, ON_FILES, otherUserEnv, shellAs, type RunResult } from "../harness/run";
 
@@ -62,6 +63,29 @@ describe.if(able && ON_FILES)("a store shared by three OS users", () => {
     expect(got).toMatchObject({ from: "alice", user: USERS.alice, body: "hello from alice" });
     expect(await ok(USERS.bob, ["send", "alice", "hi back", "--as", "bob"])).toMatch(/^sent /);
     expect(JSON.parse(await ok(USERS.alice, ["recv", "--as", "alice", "--json"]))).toMatchObject({ from: "bob", user: USERS.bob });
+  });
+
+  test("blobs between members: read-only in the group (0440), one copy of equal bytes from two members, gc by any member removes one nothing names", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "a2a-shared-blob-"));
+    try {
+      chmodSync(dir, 0o755);
+      writeFileSync(join(dir, "report.txt"), "alice's report\n", { mode: 0o644 });
+      writeFileSync(join(dir, "loose.txt"), "nobody names this\n", { mode: 0o644 });
+      const sent = JSON.parse(await ok(USERS.alice, ["send", "reviewer", "the report", "--attach", join(dir, "report.txt"), "--as", "alice", "--json"]));
+      const digest = sent.attachments[0].digest;
+      const blob = join(store, "blobs", "sha256", digest.slice("sha256:".length));
+      expect(statSync(blob).mode & 0o777).toBe(0o440);
+      expect(await ok(USERS.bob, ["get", digest])).toBe("alice's report\n");
+      // Bob stores the same bytes: the one copy stays (alice's), and a put cannot change it.
+      expect(JSON.parse(await ok(USERS.bob, ["put", join(dir, "report.txt"), "--json"]))).toMatchObject({ digest, fresh: false });
+      expect(shellAs(USERS.bob, `printf forged > '${blob}'`)).not.toBe(0);
+      const loose = (await ok(USERS.carol, ["put", join(dir, "loose.txt")])).trim();
+      expect(JSON.parse(await ok(USERS.bob, ["gc", "--blob-grace", "0s", "--json"])).blobs_removed).toBe(1);
+      expect((await as(USERS.alice, ["get", loose])).code).toBe(3);
+      expect(await ok(USERS.carol, ["get", digest])).toBe("alice's report\n");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("topics and slots between members", async () => {
