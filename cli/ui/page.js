@@ -35,6 +35,19 @@
     e.title = "written by an agent";
     return e;
   };
+  // The files a message hands over (attachments): each name (the sender's words: inert text),
+  // size and digest, and the command that fetches it.
+  function attachmentsEl(list) {
+    const box = el("span", "attachments");
+    if (list && list.length) box.append(el("span", "sub-line", " attached:"));
+    for (const a of list || []) {
+      const item = agentEl("span", a.name, "attachment");
+      item.dataset.digest = a.digest;
+      item.title = `${a.size} bytes, ${a.type}: a2a get ${a.digest} -o FILE`;
+      box.append(" ", item, el("span", "sub-line", ` (${a.size} bytes)`));
+    }
+    return box;
+  }
   const put = (e, text) => {
     const t = String(text ?? "");
     if (e.textContent !== t) e.textContent = t;
@@ -190,7 +203,7 @@
       li.dataset.id = m.id;
       li.dataset.state = m.state;
       const head = `${m.from} (${m.user}) to ${m.to} · ${m.state} · ${clock(m.sent_at)} (${age(m.sent_at)} ago)` + (m.reply_to ? ` · in reply to ${m.reply_to}` : "");
-      li.append(el("div", "sub-line", head), agentEl("pre", visible(m.body) + (m.truncated ? "\n(cut here: a2a thread " + m.id + " --as " + agent + " shows it whole)" : ""), "full"));
+      li.append(el("div", "sub-line", head), agentEl("pre", visible(m.body) + (m.truncated ? "\n(cut here: a2a thread " + m.id + " --as " + agent + " shows it whole)" : ""), "full"), attachmentsEl(m.attachments));
       list.append(li);
     }
     if (!$("thread").open) $("thread").showModal();
@@ -342,7 +355,7 @@
         for (const m of a.waiting) {
           const li = el("li");
           li.dataset.id = m.id;
-          li.append(el("span", "sub-line", `${m.state} from ${m.from} (${m.user}) ${age(m.sent_at)} ago: `), agentEl("span", oneLine(m.body, 140)));
+          li.append(el("span", "sub-line", `${m.state} from ${m.from} (${m.user}) ${age(m.sent_at)} ago: `), agentEl("span", oneLine(m.body, 140)), attachmentsEl(m.attachments));
           // Held mail is never shown in a thread (its sender is refused): no button for it.
           if (m.state !== "held") {
             const t = el("button", "small thread-open", "Thread");

@@ -193,7 +193,7 @@ async function threadDetail(bus: Bus, agent: string | null, id: string | null) {
     thread: messages[0].thread,
     messages: messages.map((m) => ({
       id: m.id, from: m.from, to: m.to, user: m.user, sent_at: m.sent_at, reply_to: m.reply_to, state: m.state,
-      body: m.body.slice(0, THREAD_BODY_CHARS), truncated: m.body.length > THREAD_BODY_CHARS,
+      body: m.body.slice(0, THREAD_BODY_CHARS), truncated: m.body.length > THREAD_BODY_CHARS, attachments: m.attachments ?? [],
     })),
   };
 }

@@ -10,6 +10,7 @@
 // - texts written by agents (results, tasks, chunks, bodies, summaries) are cut to bounded
 //   lengths here, so a 1 MiB line costs the feed a few KiB; the full text is read on demand.
 
+import type { Attachment } from "../blobs/attachment";
 import type { Store } from "../core/config";
 import { entries } from "../core/fs";
 import { byName, isValidName, topicsDir } from "../core/paths";
@@ -35,7 +36,8 @@ export interface AgentRow {
   read: number;
   // The oldest unread messages and the held ones (bodies cut): what is piling up; thread: the
   // conversation it is in (null: a reply written before threads, found when it is opened).
-  waiting: { id: string; from: string; user: string; sent_at: number; body: string; state: string; reply_to: string | null; thread: string | null }[];
+  // attachments: the files handed over with it (§19), [] when none.
+  waiting: { id: string; from: string; user: string; sent_at: number; body: string; state: string; reply_to: string | null; thread: string | null; attachments: Attachment[] }[];
 }
 
 const WAITING = 5;
@@ -46,7 +48,7 @@ export async function livePeers(store: Store): Promise<Peer[]> {
 
 export async function agentRow(store: Store, name: string, peer?: Peer): Promise<AgentRow> {
   const l = await listInbox(store, name, WAITING);
-  const waiting = [...l.unread, ...l.held].slice(0, WAITING).map((m) => ({ id: m.id, from: m.from, user: m.user, sent_at: m.sent_at, body: cut(m.body, PREVIEW_CHARS), state: m.state, reply_to: m.reply_to, thread: m.thread ?? null }));
+  const waiting = [...l.unread, ...l.held].slice(0, WAITING).map((m) => ({ id: m.id, from: m.from, user: m.user, sent_at: m.sent_at, body: cut(m.body, PREVIEW_CHARS), state: m.state, reply_to: m.reply_to, thread: m.thread ?? null, attachments: m.attachments ?? [] }));
   return {
     name,
     live: !!peer,

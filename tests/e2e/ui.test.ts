@@ -416,7 +416,9 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
     const sent = async (args: string[]) => JSON.parse((await a2a([...args, "--json"], { dir: d.path })).stdout).id as string;
     const q = await sent(["send", "bob", "which port?", "--as", "alice"]);
     const r1 = await sent(["send", "alice", "<b>8080</b>, why?", "--reply-to", q, "--as", "bob"]);
-    const r2 = await sent(["send", "bob", "for the proxy", "--reply-to", r1, "--as", "alice"]);
+    const conf = join(shots, "proxy.conf");
+    writeFileSync(conf, "listen 8080;\n");
+    const r2 = await sent(["send", "bob", "for the proxy", "--reply-to", r1, "--attach", conf, "--as", "alice"]);
     const spam = await sent(["send", "bob", "buy now", "--reply-to", q, "--as", "pest"]);
     expect((await a2a(["deny", "pest", "--as", "bob"], { dir: d.path })).code).toBe(0); // its mail is held now
     const u = await startUi([], { dir: d.path });
@@ -432,6 +434,12 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
       expect(items).toEqual([[q, "unread", ""], [r1, "sent", ""], [r2, "unread", "this"]]);
       expect(await page.textContent("#thread-list")).toContain("<b>8080</b>, why?"); // text, never markup
       expect(await page.$$("#thread-list b")).toHaveLength(0);
+      // The file it hands over: its name as inert text, its digest, the command that gets it.
+      const digest = `sha256:${new Bun.CryptoHasher("sha256").update("listen 8080;\n").digest("hex")}`;
+      expect(await page.$$eval("#thread-list .attachment", (as) => as.map((a) => [a.textContent, a.getAttribute("data-digest"), a.getAttribute("title")]))).toEqual([
+        ["proxy.conf", digest, `13 bytes, application/octet-stream: a2a get ${digest} -o FILE`],
+      ]);
+      expect(await page.$$eval(`#agents li[data-id="${r2}"] .attachment`, (as) => as.map((a) => a.textContent))).toEqual(["proxy.conf"]);
       await page.locator("#thread").screenshot({ path: join(shots, "thread.png") });
       await page.click("#thread-close");
       const inbox = JSON.parse((await a2a(["inbox", "--as", "bob", "--json"], { dir: d.path })).stdout);
