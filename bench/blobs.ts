@@ -8,7 +8,7 @@
 //   get    a2a get sha256:HEX -o D: stream out, check the digest, rename into place
 // Nothing asserts on time. Run it alone: the machine's other work moves every figure.
 
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -22,6 +22,10 @@ const { values: opt } = parseArgs({ args: Bun.argv.slice(2), options: { n: { typ
 const N = Number(opt.n ?? 5);
 const MIB = Number(opt.mib ?? 300);
 ensureBinary(BIN);
+if (!existsSync("/usr/bin/time")) {
+  console.log("blobs: skipped: /usr/bin/time (GNU time) is missing: apt-get install time");
+  process.exit(0);
+}
 
 const dir = mkdtempSync(join(tmpdir(), "a2a-bench-blobs-"));
 const file = join(dir, "data.bin");
@@ -33,14 +37,17 @@ const file = join(dir, "data.bin");
 }
 const digest = `sha256:${new Bun.CryptoHasher("sha256").update(await Bun.file(file).bytes()).digest("hex")}`;
 
-// One spawn: wall ms and peak RSS in MiB.
+// One spawn: wall ms, and the peak RSS in MiB as GNU time reports it (%M, KiB) for that one
+// process (Bun's resourceUsage() of a child gives the largest of all children so far).
+const TIME = "/usr/bin/time";
 async function run(cmd: string[], env: Record<string, string>): Promise<{ ms: number; rssMiB: number }> {
   const t0 = mono();
-  const p = Bun.spawn({ cmd, env, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  const p = Bun.spawn({ cmd: [TIME, "-f", "%M", ...cmd], env, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
   const code = await p.exited;
   const ms = mono() - t0;
-  if (code !== 0) throw new Error(`${cmd.slice(0, 3).join(" ")} exited ${code}: ${(await new Response(p.stderr).text()).trim()}`);
-  return { ms, rssMiB: Number(p.resourceUsage()!.maxRSS) / 1024 / 1024 };
+  const err = (await new Response(p.stderr).text()).trim();
+  if (code !== 0) throw new Error(`${cmd.slice(0, 3).join(" ")} exited ${code}: ${err}`);
+  return { ms, rssMiB: Number(err.split("\n").pop()) / 1024 };
 }
 
 const rows: string[][] = [["store", "what", "n", "p50 ms", "p90 ms", "MiB/s at p50", "x floor", "peak RSS MiB (max)"]];
