@@ -21,7 +21,9 @@ import { decodeRecord, type SlotRecord } from "../slots/record";
 import { taskDecoder, type TaskRecord } from "../tasks/record";
 import { checkTopic } from "../topics/log";
 
-export const EXPORT_VERSION = 1;
+// Version 2 added blobs (blob_part and blob lines); an export of a store without blobs is still
+// written as version 1, so an older a2a reads it.
+export const EXPORT_VERSION = 2;
 
 export interface Header {
   a2a: "export";
@@ -47,17 +49,20 @@ export type ExportRecord =
   | { kind: "subscriber"; name: string; created_at: number | null; cursors: { topic: string; id: number }[] }
   | { kind: "task"; record: TaskRecord }
   | { kind: "lease"; record: LeaseRecord }
-  | { kind: "names"; host: string; cwd: string; names: string[] };
+  | { kind: "names"; host: string; cwd: string; names: string[] }
+  // A blob: its bytes in order as parts of at most 1 MiB (base64), then the line that ends it.
+  | { kind: "blob_part"; digest: string; n: number; data: string }
+  | { kind: "blob"; digest: string; size: number; parts: number };
 
 export type Kind = ExportRecord["kind"];
-export const KINDS: Kind[] = ["slot", "inbox", "message", "policy", "topic_message", "subscriber", "task", "lease", "names"];
+export const KINDS: Kind[] = ["blob_part", "blob", "slot", "inbox", "message", "policy", "topic_message", "subscriber", "task", "lease", "names"];
 
 export interface End {
   kind: "end";
   records: number;
 }
 
-export const header = (engine: Header["engine"], now: number): Header => ({ a2a: "export", version: EXPORT_VERSION, engine, exported_at: now });
+export const header = (engine: Header["engine"], now: number, version = EXPORT_VERSION): Header => ({ a2a: "export", version, engine, exported_at: now });
 
 const damaged = (line: number, why: string) =>
   new A2AError("EUSAGE", `line ${line} of the export is damaged (${why}): nothing was written from it; repair the file or take a new export, then import again (what was imported before it is whole, and stays)`, {
@@ -77,12 +82,16 @@ export function parseHeader(text: string | undefined): Header {
     throw new A2AError("EUSAGE", `this is not an a2a export (${what}): give a file a2a export wrote`, { data: { line: 1 } });
   }
   if (h.version > EXPORT_VERSION || h.version < 1) {
-    throw new A2AError("EUSAGE", `the export is format version ${h.version}, which this a2a does not read (it reads version ${EXPORT_VERSION}): import it with the a2a that exported it, or a newer one`, {
+    throw new A2AError("EUSAGE", `the export is format version ${h.version}, which this a2a does not read (it reads versions 1 to ${EXPORT_VERSION}): import it with the a2a that exported it, or a newer one`, {
       data: { line: 1, version: h.version, known: EXPORT_VERSION },
     });
   }
   return h as Header;
 }
+
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const PART_CHARS = Math.ceil((1024 * 1024) / 3) * 4;
 
 const isNum = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === "string");
@@ -171,6 +180,11 @@ function check(v: any): string | undefined {
     }
     case "names":
       return typeof v.host === "string" && typeof v.cwd === "string" && v.cwd.startsWith("/") && isStrings(v.names) ? undefined : "not a host, a directory and names";
+    case "blob_part":
+      if (!DIGEST.test(v.digest) || !Number.isSafeInteger(v.n) || v.n < 0) return "no digest and part number";
+      return typeof v.data === "string" && BASE64.test(v.data) && v.data.length <= PART_CHARS ? undefined : "its data is not base64 of at most 1 MiB";
+    case "blob":
+      return DIGEST.test(v.digest) && Number.isSafeInteger(v.size) && v.size >= 0 && Number.isSafeInteger(v.parts) && v.parts >= 0 ? undefined : "no digest, size and part count";
     default:
       return `an unknown kind ${JSON.stringify(String(v.kind).slice(0, 40))}`;
   }

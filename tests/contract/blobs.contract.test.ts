@@ -3,7 +3,7 @@
 // bytes, nothing visible of a put that failed.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Bus } from "../../lib/bus";
-import { codeOf, perTest, refusal } from "./support";
+import { codeOf, move, perTest, refusal } from "./support";
 import { enginesFor } from "./engines";
 
 setDefaultTimeout(60_000);
@@ -128,6 +128,40 @@ for (const engine of enginesFor("blobs")) {
       await t.bus.slots.publish("s", "r2");
       expect((await t.reopen().admin.gc(undefined, 0)).blobs_removed).toBe(1);
       expect(codeOf(await refusal(t.bus.blobs.stat(inSlot)))).toEqual({ code: "ENOTFOUND", exit: 3 });
+    });
+
+    test("export and import move blobs with the records that name them: byte for byte, digests kept, twice changes nothing; a damaged part refuses the whole file", async () => {
+      const big = randomBytes(2 * 1024 * 1024 + 77);
+      const a = await t.bus.blobs.put(piecesOf(big, 65536));
+      const empty = await t.bus.blobs.put(piecesOf(new Uint8Array(0), 1));
+      await t.bus.mail.send("alice", "bob", "see", { attach: [{ digest: a.digest, name: "big.bin" }, { digest: empty.digest, name: "empty" }] });
+      const target = (await t.open()).bus;
+      const first = await move(t.bus, target);
+      expect(JSON.parse(first.text.split("\n")[0]).version).toBe(2);
+      expect(first.report.counts.blob).toEqual({ imported: 2, already: 0, kept: 0 });
+      expect(first.report.counts.blob_part).toEqual({ imported: 3, already: 0, kept: 0 });
+      expect(Buffer.compare(await got(target, a.digest), big)).toBe(0);
+      expect((await target.blobs.stat(empty.digest)).size).toBe(0);
+      const [m] = (await target.mail.receive("bob", { max: 1 }, () => {})).value;
+      expect(m.attachments?.map((x) => x.digest)).toEqual([a.digest, empty.digest]);
+      const again = await move(t.bus, target);
+      expect([again.report.counts.blob, again.report.counts.blob_part]).toEqual([{ imported: 0, already: 2, kept: 0 }, { imported: 0, already: 3, kept: 0 }]);
+      // One part's bytes changed (a flipped base64 character): the file is refused, nothing written.
+      const lines = first.text.split("\n");
+      const i = lines.findIndex((l) => l.includes('"n":1,'));
+      const part = JSON.parse(lines[i]);
+      part.data = (part.data[0] === "A" ? "B" : "A") + part.data.slice(1);
+      lines[i] = JSON.stringify(part);
+      const third = (await t.open()).bus;
+      const e = await refusal(third.move.importStore({ open: async function* () { yield Buffer.from(lines.join("\n"), "utf8"); }, again: true }));
+      expect(codeOf(e)).toEqual({ code: "EUSAGE", exit: 2 });
+      expect(e.message).toMatch(/bytes do not hash to its digest/);
+      expect(codeOf(await refusal(third.blobs.stat(a.digest)))).toEqual({ code: "ENOTFOUND", exit: 3 });
+      // A store with no blobs still exports as version 1, which an older a2a reads.
+      const plain = (await t.open()).bus;
+      await plain.slots.publish("x", "y");
+      const v1 = await move(plain, (await t.open()).bus);
+      expect(JSON.parse(v1.text.split("\n")[0]).version).toBe(1);
     });
   });
 }

@@ -44,6 +44,10 @@ interface Filled {
   token: string; // the claim token of the task left claimed
 }
 
+// The attachment of message "two": a blob every store it is moved to must hand back.
+const NOTES = "the notes that go with message two\n";
+const NOTES_DIGEST = `sha256:${new Bun.CryptoHasher("sha256").update(NOTES).digest("hex")}`;
+
 // A file store with every kind of record.
 async function fill(dir: string): Promise<Filled> {
   const o = { dir };
@@ -57,7 +61,9 @@ async function fill(dir: string): Promise<Filled> {
   await ok(["allow", "alice", "--as", "bob"], o);
   await ok(["send", "bob", "one", "--as", "alice"], o);
   await ok(["recv", "--as", "bob"], o);
-  await ok(["send", "bob", "two", "--as", "alice"], o);
+  const notes = join(dir, "..", `notes-${Math.random().toString(36).slice(2)}.md`);
+  writeFileSync(notes, NOTES);
+  await ok(["send", "bob", "two", "--as", "alice", "--attach", notes], o); // a blob, moved with the message
   await ok(["send", "bob", "three", "--as", "alice", "--key", "k-3"], o);
   await ok(["send", "carol", "spam", "--as", "mallory"], o);
   await ok(["policy", "allowlist", "--as", "carol"], o);
@@ -127,6 +133,7 @@ async function goesOn(dir: string, f: Filled): Promise<void> {
   const w2 = await ok(["sub", "build.status", "--as", "w2"], o);
   expect(["m1", "m2", "m3", "m4"].every((m) => w2.includes(m))).toBe(true); // made before them: sees them all
   expect(await ok(["pub", "build.status", "m5", "--as", "ci"], o)).toContain("#5");
+  expect(await ok(["get", NOTES_DIGEST], o)).toBe(NOTES);
   const recv = await ok(["recv", "--as", "bob", "--all"], o);
   expect(recv).toContain("two");
   expect(recv).toContain("three");
@@ -156,10 +163,10 @@ describe("a2a export and import", () => {
     before = await view(source, filled);
     exported = await exportOf(source);
     const lines = exported.trimEnd().split("\n").map((l) => JSON.parse(l));
-    expect(lines[0]).toMatchObject({ a2a: "export", version: 1, engine: "file" });
+    expect(lines[0]).toMatchObject({ a2a: "export", version: 2, engine: "file" }); // 2: it holds a blob
     expect(lines.at(-1)).toEqual({ kind: "end", records: lines.length - 2 });
     const kinds = new Set(lines.slice(1, -1).map((l) => l.kind));
-    expect([...kinds].sort()).toEqual(["inbox", "lease", "message", "policy", "slot", "subscriber", "task", "topic_message"]);
+    expect([...kinds].sort()).toEqual(["blob", "blob_part", "inbox", "lease", "message", "policy", "slot", "subscriber", "task", "topic_message"]);
     expect(await view(source, filled)).toEqual(before); // exporting changed nothing
   });
 
@@ -196,7 +203,7 @@ describe("a2a export and import", () => {
     const d = tempDir("a2a-export-o-");
     dirs.push(d);
     const to = join(d.path, "bus.jsonl");
-    expect(await ok(["export", "-o", to], { dir: source })).toMatch(/^exported \d+ records to .*bus\.jsonl: 2 slot, 2 inbox, 4 message, 2 policy, 4 topic message, 2 subscriber, 5 task, 1 lease\n$/);
+    expect(await ok(["export", "-o", to], { dir: source })).toMatch(/^exported \d+ records to .*bus\.jsonl: 1 blob part, 1 blob, 2 slot, 2 inbox, 4 message, 2 policy, 4 topic message, 2 subscriber, 5 task, 1 lease\n$/);
     expect(readFileSync(to, "utf8").split("\n").slice(1)).toEqual(exported.split("\n").slice(1)); // the header's time aside
     const bad = await a2a(["export", "-o", join(d.path, "missing", "bus.jsonl")], { dir: source });
     expect({ code: bad.code, stdout: bad.stdout }).toEqual({ code: 1, stdout: "" });
@@ -274,7 +281,7 @@ describe("a2a import refuses what is not a whole export, in one line, exit 2", (
     await refuse('{"a2a":"something","version":1}\n', /not an a2a export/);
     await refuse("", /not an a2a export \(it is empty\)/);
     await refuse(Buffer.from([0x7b, 0xff, 0xfe, 0x0a]), /not UTF-8 text \(from line 1 on\)/);
-    await refuse('{"a2a":"export","version":2,"engine":"file","exported_at":1}\n{"kind":"end","records":0}\n', /format version 2.*reads version 1/);
+    await refuse('{"a2a":"export","version":3,"engine":"file","exported_at":1}\n{"kind":"end","records":0}\n', /format version 3.*reads versions 1 to 2/);
   });
 
   test("a truncated last line in a file: its line number is named and nothing is written", async () => {

@@ -116,10 +116,10 @@ describe("architecture", () => {
       // a2a guard: git's hooks over the reservation rules, committer named as presence names it.
       guard: ["core", "presence", "reservations"],
       sessions: ["core", "fs", "mail", "presence", "tasks"],
-      dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations"],
+      dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "blobs"],
       maintenance: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "sessions", "blobs"],
       // a2a export and import: every room's storage, read and written through its interface.
-      move: ["core", "slots", "mail", "topics", "presence", "tasks", "leases"],
+      move: ["core", "slots", "mail", "topics", "presence", "tasks", "leases", "blobs"],
       // The PostgreSQL engine's storage of the rooms it keeps (issue 22), as fs/ is the file engine's.
       pg: ["core", "slots", "mail", "tasks", "presence", "sessions", "topics", "leases", "reservations", "blobs"],
     };
