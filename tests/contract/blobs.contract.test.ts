@@ -135,7 +135,7 @@ for (const engine of enginesFor("blobs")) {
       const a = await t.bus.blobs.put(piecesOf(big, 65536));
       const empty = await t.bus.blobs.put(piecesOf(new Uint8Array(0), 1));
       await t.bus.mail.send("alice", "bob", "see", { attach: [{ digest: a.digest, name: "big.bin" }, { digest: empty.digest, name: "empty" }] });
-      const target = (await t.open()).bus;
+      const target = (await t.open({})).bus;
       const first = await move(t.bus, target);
       expect(JSON.parse(first.text.split("\n")[0]).version).toBe(2);
       expect(first.report.counts.blob).toEqual({ imported: 2, already: 0, kept: 0 });
@@ -152,15 +152,15 @@ for (const engine of enginesFor("blobs")) {
       const part = JSON.parse(lines[i]);
       part.data = (part.data[0] === "A" ? "B" : "A") + part.data.slice(1);
       lines[i] = JSON.stringify(part);
-      const third = (await t.open()).bus;
+      const third = (await t.open({})).bus;
       const e = await refusal(third.move.importStore({ open: async function* () { yield Buffer.from(lines.join("\n"), "utf8"); }, again: true }));
       expect(codeOf(e)).toEqual({ code: "EUSAGE", exit: 2 });
       expect(e.message).toMatch(/bytes do not hash to its digest/);
       expect(codeOf(await refusal(third.blobs.stat(a.digest)))).toEqual({ code: "ENOTFOUND", exit: 3 });
       // A store with no blobs still exports as version 1, which an older a2a reads.
-      const plain = (await t.open()).bus;
+      const plain = (await t.open({})).bus;
       await plain.slots.publish("x", "y");
-      const v1 = await move(plain, (await t.open()).bus);
+      const v1 = await move(plain, (await t.open({})).bus);
       expect(JSON.parse(v1.text.split("\n")[0]).version).toBe(1);
     });
   });

@@ -96,7 +96,7 @@ describe("a2a put and a2a get", () => {
     using store = testStore();
     const p = Bun.spawn({ cmd: [BIN, "put", "-"], env: childEnv({ dir: store.path }), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
     const chunk = new Uint8Array(1024 * 1024).fill(7);
-    for (let i = 0; i < 3; i++) p.stdin!.write(chunk);
+    for (let i = 0; i < 6; i++) p.stdin!.write(chunk); // more than PostgreSQL's group of parts (4 MiB)
     await p.stdin!.flush();
     // Midway: its first bytes are in the store's staging.
     const staged = () =>
@@ -106,8 +106,8 @@ describe("a2a put and a2a get", () => {
     await until(staged, 30_000, "the put's first bytes staged");
     p.kill(9);
     await p.exited;
-    const three = new Uint8Array(3 * 1024 * 1024).fill(7);
-    expectCleanError(await a2a(["get", `sha256:${sha(three)}`], { dir: store.path }), 3, /there is no blob/);
+    const six = new Uint8Array(6 * 1024 * 1024).fill(7);
+    expectCleanError(await a2a(["get", `sha256:${sha(six)}`], { dir: store.path }), 3, /there is no blob/);
     if (isDatabaseStore(store.path)) expect(storeSql(store.path, "select count(*) from blobs").trim()).toBe("0");
     else expect(existsSync(join(store.path, "blobs", "sha256")) ? readdirSync(join(store.path, "blobs", "sha256")) : []).toEqual([]);
   });
