@@ -257,7 +257,7 @@ function query(db: Database, req: SearchRequest): Hit[] {
   args.push(req.viewer.agent, req.viewer.agent, req.viewer.writer, req.limit, req.offset);
   const rows = db
     .query(`select d.kind, d.ref, d.author, d.user, d.time, d.agent, d.place, fts.body as text from fts join docs d on d.id = fts.rowid
-      where ${where.join(" and ")} order by bm25(fts), d.time desc, d.ref limit ? offset ?`)
+      where ${where.join(" and ")} order by bm25(fts), d.time desc, d.ref desc limit ? offset ?`)
     .all(...args) as { kind: Kind; ref: string; author: string | null; user: string | null; time: number; agent: string | null; place: string | null; text: string }[];
   return rows.map((r) => ({
     kind: r.kind,

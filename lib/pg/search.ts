@@ -77,7 +77,7 @@ export function pgSearch(pg: PgClient): SearchStorage {
       pg.read("searching", async (sql) => {
         const text = `with q as (select to_tsquery('simple'::regconfig, $1) as q, $2::text as me, $3::text as wr, $4::text as who, $5::float8 as since)
           select * from (${req.kinds.map((k) => SELECTS[k]).join("\nunion all\n")}) hits
-          order by score desc, time desc, ref limit $6 offset $7`;
+          order by score desc, time desc, ref desc limit $6 offset $7`;
         const rows: Row[] = await sql.unsafe(text, [tsQuery(req.terms), req.viewer.agent, req.viewer.writer, req.from ?? null, req.since ?? null, req.limit, req.offset]);
         return rows.map((r): Hit => ({
           kind: r.kind,

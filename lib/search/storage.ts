@@ -11,7 +11,8 @@
 // - of mail, only messages in `viewer.agent`'s inbox (unread, claimed or read: never held) and
 //   those `viewer.agent` wrote (its name as the sender, written by `viewer.writer`) come back;
 //   the room applies the rest of the rule (the policy) to what does;
-// - order: by the engine's relevance, best first; ties newest first, then by key.
+// - order: by the engine's relevance, best first; ties newest first (by time, then by key, last first:
+//   message ids and a topic's posts sort by when they were written).
 
 import type { Store } from "../core/config";
 import { fileSearch } from "../fs/search";
