@@ -118,6 +118,16 @@ for (const engine of enginesFor("mail")) {
       expect(ids(await t.reopen().search.find("bob", "zebra", { in: "mail" }))).toEqual([m.id]);
     });
 
+    test("text with newlines, quotes and a NUL is searched as its words, and writing it never fails", async () => {
+      const p = await t.bus.topics.publish("notes", 'line one\nline "two" here\\there', "carol");
+      await t.bus.slots.publish("odd", "before\u0000after zebra");
+      await t.bus.tasks.add("q", "tab\tseparated\u0000payload okapi");
+      expect((await t.bus.search.find("bob", "two")).map((r) => [r.id, r.snippet])).toEqual([[`notes#${p.id}`, 'line one line "«two»" here\\there']]);
+      expect(ids(await t.bus.search.find("bob", "zebra"))).toEqual(["odd"]);
+      expect(ids(await t.bus.search.find("bob", "okapi"))).toHaveLength(1);
+      expect(ids(await t.bus.search.find("bob", "separated"))).toHaveLength(1);
+    });
+
     test("bad input: one EUSAGE refusal, nothing found is []", async () => {
       for (const q of ['"open phrase', "", "   ", "---", "a*b", "*", `${"w ".repeat(17)}`]) {
         const e = await refusal(t.bus.search.find("bob", q));
