@@ -6,7 +6,8 @@
 // - the files stay the truth: no writer touches the index, so no write can fail or wait
 //   because of it; each search catches it up first, in one SQLite transaction: messages by
 //   id and place (a message's text never changes, only where it lies), topic posts from the last
-//   id indexed per topic (ids are dense and immutable), slots and tasks by version;
+//   id indexed per topic (ids are dense and immutable), slots and tasks by version; an inbox or
+//   topic whose directories kept their mtime since a settled reading is passed over (unchanged());
 // - a missing, damaged or foreign index file (not ours, not a regular file, readable by others)
 //   is never a reason to fail: it is deleted and built again; when that fails too, the search
 //   runs on an index built in memory for this one search;
@@ -15,13 +16,13 @@
 //   finds "e-mail" and "E-Mail" and "e mail".
 
 import { Database } from "bun:sqlite";
-import { chmodSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, rmSync, statSync, type BigIntStats } from "node:fs";
+import { join, sep } from "node:path";
 import type { Store } from "../core/config";
 import { A2AError } from "../core/errors";
 import { ensureDir } from "../core/guard";
 import { lstatIf } from "../core/fs";
-import { indexDir } from "../core/paths";
+import { claimDir, curDir, heldDir, inboxesDir, indexDir, newDir, topicDir } from "../core/paths";
 import type { At } from "../mail/storage";
 import { fts5Query } from "../search/query";
 import type { Hit, Kind, SearchRequest, SearchStorage } from "../search/storage";
@@ -30,7 +31,7 @@ import { fileSlots } from "./slots";
 import { fileTasks } from "./tasks";
 import { fileTopics } from "./topics";
 
-const FORMAT = "1"; // bumped when the tables change: an index of another format is rebuilt
+const FORMAT = "4"; // bumped when the tables change: an index of another format is rebuilt
 const TOPIC_PAGE = 1000;
 
 const TABLES = [
@@ -39,10 +40,27 @@ const TABLES = [
   `create table docs (id integer primary key, kind text not null, key text not null unique, ref text not null,
      author text, user text, time real not null, agent text, place text, version integer)`,
   `create virtual table fts using fts5(body, tokenize = "unicode61 remove_diacritics 2")`,
+  `create index docs_agent on docs (agent) where agent is not null`,
+  `create index docs_kind on docs (kind, key)`, // slots and tasks by version, without reading every message's row
   `create table progress (topic text primary key, last integer not null)`,
+  // what a directory looked like when it was last read whole (see unchanged())
+  `create table dirs (path text primary key, mtime text not null, seen real not null)`,
 ];
 
+// A directory is passed over when its mtime is the one seen last time and was already this old
+// then: a change in the same clock tick as that reading could leave the mtime as it was (racy-git),
+// so only a reading made well after the directory's last change is trusted.
+const SETTLED_MS = 2000;
+
 const uid = () => process.getuid?.() ?? 0;
+
+function statIf(path: string): BigIntStats | undefined {
+  try {
+    return statSync(path, { bigint: true });
+  } catch {
+    return undefined; // absent (a place not made yet), or not ours to look at: read it, every time
+  }
+}
 
 export function fileSearch(store: Store): SearchStorage {
   return { search: async (req) => searchFiles(store, req) };
@@ -102,7 +120,8 @@ function openIndex(store: Store, file: string): Database | undefined {
     if (st.uid !== uid()) return close(db);
     if ((st.mode & 0o077) !== 0) chmodSync(file, 0o600);
     db.run("pragma busy_timeout = 10000");
-    db.run("pragma journal_mode = wal");
+    // The default rollback journal, not WAL: a search that finds nothing new writes nothing, and
+    // opens and closes no -wal and -shm files.
     db.run("pragma synchronous = off"); // a cache: a crash costs a rebuild, never the truth
     const has = db.query("select 1 from sqlite_master where name = 'meta'").get();
     if (!has) {
@@ -138,6 +157,24 @@ interface Doc {
 
 // Reads what changed since the index last saw the store, then writes it in one transaction.
 async function catchUp(store: Store, db: Database): Promise<void> {
+  const dirs = new Map((db.query("select path, mtime, seen from dirs").all() as { path: string; mtime: string; seen: number }[]).map((r) => [r.path, r]));
+  const looked: { path: string; mtime: string; seen: number }[] = [];
+  const forget: string[] = [];
+  // Whether the directories `paths` are as they were when last read; notes them as read now.
+  const unchanged = (paths: string[]): boolean => {
+    let same = true;
+    const seen = Date.now();
+    for (const path of paths) {
+      const st = statIf(path);
+      const mtime = st ? String(st.mtimeNs) : "absent";
+      const was = dirs.get(path);
+      const settled = !st || (was !== undefined && was.seen - Number(st.mtimeNs / 1_000_000n) >= SETTLED_MS);
+      if (was?.mtime === mtime && settled) continue;
+      same = false;
+      looked.push({ path, mtime, seen });
+    }
+    return same;
+  };
   const add: Doc[] = [];
   const drop: number[] = [];
   const moved: { id: number; place: string }[] = [];
@@ -145,10 +182,21 @@ async function catchUp(store: Store, db: Database): Promise<void> {
 
   // Mail: every inbox this user can list, by (inbox, id) and place.
   const mail = fileMail(store);
-  const known = new Map<string, { id: number; place: string }>();
-  for (const r of db.query("select id, key, place from docs where kind = 'message'").all() as { id: number; key: string; place: string }[]) known.set(r.key, r);
-  const seen = new Set<string>();
-  for (const agent of await mail.agents()) {
+  const agents = await mail.agents();
+  const here = new Set(agents);
+  // An inbox that was read before (its new/ noted in dirs) and is gone now: its rows go.
+  const inboxes = inboxesDir(store) + sep;
+  for (const path of dirs.keys()) {
+    const agent = path.startsWith(inboxes) && path.endsWith(`${sep}new`) ? path.slice(inboxes.length, -4) : undefined;
+    if (agent === undefined || here.has(agent)) continue;
+    for (const r of db.query("select id from docs where agent = ?").all(agent) as { id: number }[]) drop.push(r.id);
+    for (const d of [newDir(store, agent), claimDir(store, agent), curDir(store, agent), heldDir(store, agent)]) forget.push(d);
+  }
+  for (const agent of agents) {
+    if (unchanged([newDir(store, agent), claimDir(store, agent), curDir(store, agent), heldDir(store, agent)])) continue;
+    const known = new Map<string, { id: number; place: string }>();
+    for (const r of db.query("select id, key, place from docs where agent = ?").all(agent) as { id: number; key: string; place: string }[]) known.set(r.key, r);
+    const seen = new Set<string>();
     const fresh: { id: string; at: At; place: string }[] = [];
     try {
       const here: { id: string; at: At; place: string }[] = [];
@@ -169,15 +217,16 @@ async function catchUp(store: Store, db: Database): Promise<void> {
     } catch (err) {
       if (!(err instanceof A2AError)) throw err;
       // an inbox this user may not read: what the index held of it stays out of reach
-      for (const key of known.keys()) if (key.startsWith(`${agent}/`)) seen.add(key);
+      for (const key of known.keys()) seen.add(key);
     }
+    for (const [key, k] of known) if (!seen.has(key)) drop.push(k.id);
   }
-  for (const [key, k] of known) if (!seen.has(key)) drop.push(k.id);
 
   // Topics: from the last id indexed, per topic.
   const topics = fileTopics(store);
   const last = new Map((db.query("select topic, last from progress").all() as { topic: string; last: number }[]).map((r) => [r.topic, r.last]));
   for (const topic of await topics.topics()) {
+    if (unchanged([topicDir(store, topic)])) continue;
     let after = last.get(topic) ?? 0;
     const from = after;
     for (;;) {
@@ -221,7 +270,7 @@ async function catchUp(store: Store, db: Database): Promise<void> {
   }
   keep("task", taskDocs);
 
-  if (!add.length && !drop.length && !moved.length && !progress.length) return;
+  if (!add.length && !drop.length && !moved.length && !progress.length && !looked.length && !forget.length) return;
   const del = db.prepare("delete from docs where id = ?");
   const delText = db.prepare("delete from fts where rowid = ?");
   const move = db.prepare("update docs set place = ? where id = ?");
@@ -239,6 +288,9 @@ async function catchUp(store: Store, db: Database): Promise<void> {
       if (r) insText.run(r.id, d.body);
     }
     for (const p of progress) setLast.run(p.topic, p.last);
+    const note = db.prepare("insert into dirs (path, mtime, seen) values (?, ?, ?) on conflict (path) do update set mtime = excluded.mtime, seen = excluded.seen");
+    for (const l of looked) note.run(l.path, l.mtime, l.seen);
+    for (const path of forget) db.run("delete from dirs where path = ?", [path]);
   }).immediate();
 }
 
@@ -255,9 +307,12 @@ function query(db: Database, req: SearchRequest): Hit[] {
   }
   where.push(`(d.kind <> 'message' or (d.agent = ? and d.place in ('unread', 'claimed', 'read')) or (d.author = ? and d.user = ?))`);
   args.push(req.viewer.agent, req.viewer.agent, req.viewer.writer, req.limit, req.offset);
+  // The page first (ranked on the docs' columns), then the text of its rows only.
   const rows = db
-    .query(`select d.kind, d.ref, d.author, d.user, d.time, d.agent, d.place, fts.body as text from fts join docs d on d.id = fts.rowid
-      where ${where.join(" and ")} order by bm25(fts), d.time desc, d.ref desc limit ? offset ?`)
+    .query(`select p.*, (select body from fts where rowid = p.id) as text from (
+        select d.id, d.kind, d.ref, d.author, d.user, d.time, d.agent, d.place, bm25(fts) as score from fts join docs d on d.id = fts.rowid
+        where ${where.join(" and ")} order by score, d.time desc, d.ref desc limit ? offset ?) p
+      order by p.score, p.time desc, p.ref desc`)
     .all(...args) as { kind: Kind; ref: string; author: string | null; user: string | null; time: number; agent: string | null; place: string | null; text: string }[];
   return rows.map((r) => ({
     kind: r.kind,

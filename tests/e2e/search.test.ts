@@ -3,12 +3,17 @@
 // line), and on the file engine the index as a cache: deleted or damaged, it is built again and
 // the search answers as before; never written by a send.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, ON_FILES, testStore } from "../harness/run";
 import { connect } from "../harness/mcp";
 
 setDefaultTimeout(90_000);
+
+function walkDirs(dir: string, visit: (path: string) => void): void {
+  visit(dir);
+  for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) walkDirs(join(dir, e.name), visit);
+}
 
 async function ok(args: string[], dir: string): Promise<string> {
   const r = await a2a(args, { dir });
@@ -85,6 +90,23 @@ describe("a2a search", () => {
     expect([r.code, r.stderr]).toEqual([0, ""]);
     expect(JSON.parse(r.stdout).map((x: any) => x.id)).toEqual([m.id]);
     expect(JSON.parse(want).map((x: any) => x.id)).toContain(m.id);
+  });
+
+  test.if(ON_FILES)("the file engine passes over directories unchanged since a settled reading, and sees every change after one", async () => {
+    using d = testStore();
+    await seed(d.path);
+    // Every directory made an hour old: the next search reads them and trusts that reading.
+    const old = new Date(Date.now() - 3600_000);
+    const age = () => walkDirs(d.path, (p) => utimesSync(p, old, old));
+    age();
+    expect(JSON.parse(await ok(["search", "schema", "--as", "bob", "--json"], d.path))).toHaveLength(2);
+    const m = JSON.parse(await ok(["send", "bob", "schema drift", "--as", "alice", "--json"], d.path));
+    await ok(["pub", "builds", "schema drift too", "--as", "carol"], d.path);
+    expect(JSON.parse(await ok(["search", "drift", "--as", "bob", "--json"], d.path)).map((r: any) => r.id).sort()).toEqual([m.id, "builds#2"].sort());
+    age();
+    expect(JSON.parse(await ok(["search", "drift", "--as", "bob", "--json"], d.path))).toHaveLength(2);
+    await ok(["recv", "--as", "bob", "--all"], d.path); // moves bob's mail to read: still his
+    expect(JSON.parse(await ok(["search", "drift", "--in", "mail", "--as", "bob", "--json"], d.path)).map((r: any) => r.id)).toEqual([m.id]);
   });
 
   test("MCP search: the same rows for the session's agent, snippets framed as untrusted; bad query is a tool error", async () => {
