@@ -39,6 +39,7 @@ const DASHBOARD = () => import("./dashboard/room");
 const MAINTENANCE = () => import("./maintenance/room");
 const MOVE = () => import("./move/room");
 const BLOBS = () => import("./blobs/room");
+const SEARCH = () => import("./search/room");
 const BOARD = () => DASHBOARD().then((m) => m.TASK_BOARD);
 
 // The operations of each concept, as its room defines them (the first argument, the store, is
@@ -161,6 +162,10 @@ const OPS = {
     get: [BLOBS, "getBlob"],
     stat: [BLOBS, "statBlob"],
     path: [BLOBS, "blobPath"],
+  },
+  // a2a search, MCP search (lib/search/): what the caller may read, ranked.
+  search: {
+    find: [SEARCH, "search"],
   },
   // a2a export and import (lib/move/): a whole store as JSON lines, and loaded back.
   move: {

@@ -9,7 +9,7 @@
 
 import type { Command } from "commander";
 
-export type Group = "slots" | "mail" | "topics" | "tasks" | "leases" | "reservations" | "guard" | "presence" | "gc" | "move" | "blobs" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
+export type Group = "slots" | "mail" | "search" | "topics" | "tasks" | "leases" | "reservations" | "guard" | "presence" | "gc" | "move" | "blobs" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
 
 export const COMMANDS: Record<string, Group> = {
   start: "slots",
@@ -28,6 +28,7 @@ export const COMMANDS: Record<string, Group> = {
   allow: "mail",
   deny: "mail",
   policy: "mail",
+  search: "search",
   pub: "topics",
   sub: "topics",
   topics: "topics",
@@ -61,6 +62,7 @@ export interface GroupModule {
 const LOAD: Record<Group, () => Promise<GroupModule>> = {
   slots: () => import("./slots"),
   mail: () => import("./mail"),
+  search: () => import("./search"),
   topics: () => import("./topics"),
   tasks: () => import("./tasks"),
   leases: () => import("./leases"),

@@ -12,6 +12,8 @@ const MAIL = `Direct mail (a2a): you have a name (whoami) and an inbox; send_mes
 
 const THREADS = `- read_thread(message_id) shows the whole conversation a message belongs to (its thread: the messages you got and sent in it), marking nothing read.`;
 
+const SEARCH = `search(query) finds what agents wrote (your mail, topics, slots, tasks) by its words, best match first.`;
+
 const PEERS = `- list_peers shows who is running (the names to write to); set_summary tells them what you are doing.`;
 
 const BROADCAST = `Broadcast (a2a): publish_topic/read_topic, and agent_send/agent_recv (agent2agent's names for channels), post to a topic EVERY agent can read; nothing is consumed, and nothing is direct mail. read_topic remembers where you stopped; agent_recv takes since_id.`;
@@ -28,6 +30,7 @@ export function instructionsFor(tools: Set<string>): string {
   }
   else if (has("list_peers")) parts.push(PEERS.slice(2));
   if (has("publish_topic", "agent_send")) parts.push(BROADCAST);
+  if (has("search")) parts.push(SEARCH);
   parts.push(UNTRUSTED);
   return parts.join("\n\n");
 }

@@ -36,6 +36,7 @@ import { registerChannelTools } from "./tools/channels";
 import { registerFileTools } from "./tools/files";
 import { registerMessageTools } from "./tools/messages";
 import { registerPeerTools } from "./tools/peers";
+import { registerSearchTools } from "./tools/search";
 import { registerSlotTools } from "./tools/slots";
 import { registerTaskTools } from "./tools/tasks";
 import { registerTopicTools } from "./tools/topics";
@@ -53,6 +54,7 @@ const TOOL_GROUPS: ((server: McpServer, ctx: McpCtx) => void)[] = [
   registerTopicTools,
   registerTaskTools,
   registerFileTools,
+  registerSearchTools,
 ];
 
 const GRACE_MS = 2000; // the most shutdown waits for answers being written to settle, and for the store to close

@@ -18,6 +18,7 @@ export const SETS = {
   tasks: ["task_add", "task_claim", "task_renew", "task_done", "task_fail", "task_wait", "task_list", "task_show", "task_retry", "task_cancel"],
   leases: ["lease_take", "lease_renew", "lease_release", "lease_list"], // reservations of names (files, areas)
   files: ["reserve_files", "release_files", "list_reservations"], // reservations of paths of the repository
+  search: ["search"], // what agents wrote, found again (--tools default,search)
 } as const satisfies Record<string, readonly string[]>;
 
 export type SetName = keyof typeof SETS;

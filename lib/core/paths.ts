@@ -20,6 +20,7 @@
 //   ROOT/reservations/HASH.json        the reservations of one repository (HASH: of its identity)
 //   ROOT/sessions/NAME.json            what the Claude Code hooks told session NAME (lib/sessions/hooks.ts)
 //   ROOT/blobs/sha256/HEX              a blob: the bytes whose SHA-256 is HEX, read-only (lib/fs/blobs.ts)
+//   ROOT/index/UID.sqlite              OS user UID's search index: a cache of the files, mode 0600 (lib/fs/search.ts)
 //
 //   ROOT/store.json                    the marker: this directory is an a2a store (lib/core/guard.ts)
 //
@@ -61,15 +62,16 @@ export const CHUNK_DIGITS = 10;
 
 // The store itself: its marker, and every name a2a creates at its top.
 export const markerFile = (s: Store) => join(s.root, "store.json");
-export const STORE_NAMES = ["store.json", "tmp", "slots", "locks", "streams", "topics", "subs", "inbox", "peers", "identities", "tasks", "leases", "reservations", "sessions", "blobs"];
+export const STORE_NAMES = ["store.json", "tmp", "slots", "locks", "streams", "topics", "subs", "inbox", "peers", "identities", "tasks", "leases", "reservations", "sessions", "blobs", "index"];
 // The top-level directories that are sticky in a shared store: each holds entries made by
 // different members that no other member ever needs to rename or remove (temp files, topics,
 // subscribers, inboxes, session state). The others hold shared state that members replace,
 // break or sweep for each other by design (slot records, locks, chunks, presence, tasks).
-export const STICKY_NAMES = ["tmp", "topics", "subs", "inbox", "sessions"];
+export const STICKY_NAMES = ["tmp", "topics", "subs", "inbox", "sessions", "index"];
 
 // Slots.
 export const tmpDir = (s: Store) => join(s.root, "tmp");
+export const indexDir = (s: Store) => join(s.root, "index");
 export const blobsDir = (s: Store) => join(s.root, "blobs", "sha256");
 export const blobFile = (s: Store, hex: string) => join(blobsDir(s), hex);
 export const tempFile = (s: Store, tag: string) => join(tmpDir(s), tag);

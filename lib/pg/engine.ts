@@ -26,6 +26,7 @@ import type { ReservationStorage } from "../reservations/storage";
 import type { SlotStorage } from "../slots/storage";
 import type { TaskStorage } from "../tasks/storage";
 import type { TopicStorage } from "../topics/storage";
+import type { SearchStorage } from "../search/storage";
 import { pgError, targetOf, type Target } from "./connect";
 import { pgGc, type PgGcOptions, type PgGcReport } from "./gc";
 import type { ServerReport } from "./doctor";
@@ -39,6 +40,7 @@ import { pgSessions } from "./sessions";
 import { pgSlots } from "./slots";
 import { pgTasks } from "./tasks";
 import { pgTopics } from "./topics";
+import { pgSearch } from "./search";
 import { pgWaker } from "./wake";
 
 // The safety net's interval when A2A_POLL_MS is not set: notifications do the waking, so this
@@ -68,6 +70,7 @@ export interface PgEngine extends PgClient {
   leases: LeaseStorage;
   reservations: ReservationStorage;
   blobs: BlobStorage;
+  search: SearchStorage;
   gc(opts: PgGcOptions): Promise<PgGcReport>; // `a2a gc`'s sweeps of rows (lib/pg/gc.ts)
   // The store's maintenance (lib/maintenance/server.ts): doctor's checks (lib/pg/doctor.ts),
   // the schema made or migrated on purpose, and the SQL that makes it, for a DBA (no connection).
@@ -165,6 +168,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     leases: pgLeases(client),
     reservations: pgReservations(client),
     blobs: pgBlobs(client),
+    search: pgSearch(client),
     gc: (opts) => pgGc(client, tasks, opts),
     checks: async () => (await import("./doctor")).serverChecks(sql, target, recheckMs), // loaded for doctor only
     init: async () => ({ schema: target.schema, found: await client.run("making the schema", (s) => migrate(s, target)), version: SCHEMA_VERSION }),

@@ -26,6 +26,7 @@ import { SESSION_TABLES } from "./sessions";
 import { SLOT_TABLES } from "./slots";
 import { TASK_TABLES } from "./tasks";
 import { TOPIC_TABLES } from "./topics";
+import { SEARCH_TABLES } from "./search";
 
 // $S is the schema's name (validated by lib/pg/connect.ts: lowercase letters, digits, _).
 // What every room's tables share: the trigger function that stamps a row's writer (its
@@ -42,7 +43,7 @@ const COMMON = [
 
 // Each step is every room's tables at that version, in order. Until the engine is released
 // (issue 22), version 1 is still being written: each room module owns its statements.
-const STEPS: string[][] = [[...COMMON, ...SLOT_TABLES, ...MAIL_TABLES, ...TASK_TABLES, ...PRESENCE_TABLES, ...SESSION_TABLES, ...TOPIC_TABLES, ...LEASE_TABLES, ...RESERVATION_TABLES, ...BLOB_TABLES]];
+const STEPS: string[][] = [[...COMMON, ...SLOT_TABLES, ...MAIL_TABLES, ...TASK_TABLES, ...PRESENCE_TABLES, ...SESSION_TABLES, ...TOPIC_TABLES, ...LEASE_TABLES, ...RESERVATION_TABLES, ...BLOB_TABLES, ...SEARCH_TABLES]];
 
 export const SCHEMA_VERSION = STEPS.length;
 

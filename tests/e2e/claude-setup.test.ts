@@ -29,7 +29,7 @@ describe("a2a mcp tool sets", () => {
     expect(dflt.names).toEqual(["ack_messages", "agent_clear", "agent_publish", "agent_start", "agent_status", "agent_wait", "agent_wait_all", "check_messages", "list_peers", "read_thread", "reply", "send_message", "set_summary", "whoami"]);
     expect(dflt.instructions).not.toMatch(/publish_topic|agent_send/); // it names only what it offers
     const all = await names("all");
-    expect(all.names.length).toBe(37);
+    expect(all.names.length).toBe(38);
     expect(all.instructions).toMatch(/publish_topic\/read_topic, and agent_send\/agent_recv .* EVERY agent/);
     expect((await names("agent2agent")).names).toEqual(["agent_clear", "agent_publish", "agent_recv", "agent_send", "agent_start", "agent_status", "agent_wait"]);
     expect((await names("claude-peers")).names).toEqual(["check_messages", "list_peers", "send_message", "set_summary"]);
@@ -58,7 +58,7 @@ describe("a2a mcp tool sets", () => {
     try {
       const r = await s.call("agent_status");
       expect(r.isError).toBe(true);
-      expect(text(r)).toMatch(/unknown tool set or tool "bogus" in --tools: use sets \(slots, stream, mail, peers, topics, tasks, leases, files, default, all, agent2agent, claude-peers\)/);
+      expect(text(r)).toMatch(/unknown tool set or tool "bogus" in --tools: use sets \(slots, stream, mail, peers, topics, tasks, leases, files, search, default, all, agent2agent, claude-peers\)/);
     } finally {
       await s.close();
     }

@@ -104,7 +104,7 @@ describe("architecture", () => {
       core: [],
       // The file engine's storage of each room whose rules reach storage through an interface
       // (lib/<room>/storage.ts): it implements that interface, with the room's record codec.
-      fs: ["core", "slots", "mail", "leases", "reservations", "topics", "presence", "sessions", "tasks", "blobs"],
+      fs: ["core", "slots", "mail", "leases", "reservations", "topics", "presence", "sessions", "tasks", "blobs", "search"],
       slots: ["core", "fs", "blobs"],
       blobs: ["core", "fs"],
       mail: ["core", "fs", "presence", "blobs"],
@@ -118,10 +118,12 @@ describe("architecture", () => {
       sessions: ["core", "fs", "mail", "presence", "tasks"],
       dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "blobs"],
       maintenance: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "sessions", "blobs"],
+      // Search: a join over the rooms it reads (mail's visibility rule, each room's records).
+      search: ["core", "fs", "mail"],
       // a2a export and import: every room's storage, read and written through its interface.
       move: ["core", "slots", "mail", "topics", "presence", "tasks", "leases", "blobs"],
       // The PostgreSQL engine's storage of the rooms it keeps (issue 22), as fs/ is the file engine's.
-      pg: ["core", "slots", "mail", "tasks", "presence", "sessions", "topics", "leases", "reservations", "blobs"],
+      pg: ["core", "slots", "mail", "tasks", "presence", "sessions", "topics", "leases", "reservations", "blobs", "search"],
     };
     // The Store (core/config.ts) holds the PostgreSQL engine's handle as runtime state, typed: a
     // type import, which loads nothing (the engine is loaded by lib/bus.ts for a database store).
