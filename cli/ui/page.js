@@ -190,6 +190,35 @@
     }
   }
   // The conversation a message of `agent`'s inbox is in: its inbox's messages and those it sent.
+  // The search box: rows best first, each snippet's marked words («…») as <mark> elements built
+  // from text, never markup.
+  async function runSearch(query) {
+    const list = $("search-results");
+    if (!query.trim()) {
+      list.replaceChildren();
+      return put($("search-note"), "");
+    }
+    const res = await fetch(q("/api/search", { q: query }));
+    const d = await res.json().catch(() => ({ error: res.statusText }));
+    list.replaceChildren();
+    if (!res.ok) return put($("search-note"), d.error || "the search failed");
+    put($("search-note"), `${d.rows.length ? d.rows.length : "nothing"} found${d.as ? ` (mail as ${d.as})` : " in topics, slots and tasks (start a2a ui --as NAME to search mail too)"}`);
+    for (const r of d.rows) {
+      const li = el("li");
+      li.dataset.kind = r.kind;
+      li.dataset.id = r.id;
+      li.append(el("span", "sub-line", `${r.kind} ${r.id}${r.author ? " by " + r.author : ""} · ${age(r.time)} ago: `));
+      const text = agentEl("span", "", "snippet");
+      for (const [i, part] of String(r.snippet).split(/[«»]/).entries()) text.append(i % 2 ? el("mark", "", part) : document.createTextNode(visible(part)));
+      li.append(text);
+      list.append(li);
+    }
+  }
+  $("search-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    runSearch($("search-box").value).catch((err) => toast(String(err), true));
+  });
+
   async function openThread(agent, id) {
     const res = await fetch(q("/api/thread", { agent, id }));
     const d = await res.json().catch(() => ({ error: res.statusText }));

@@ -146,6 +146,12 @@ export async function serveUi(bus: Bus, o: UiOptions): Promise<Ui> {
             } catch (e) {
               return failure(e);
             }
+          case "/api/search":
+            try {
+              return jsonReply(await searchRows(bus, o.as, url.searchParams.get("q")));
+            } catch (e) {
+              return failure(e);
+            }
           case "/api/thread":
             try {
               return jsonReply(await threadDetail(bus, url.searchParams.get("agent"), url.searchParams.get("id")));
@@ -182,6 +188,14 @@ export async function serveUi(bus: Bus, o: UiOptions): Promise<Ui> {
       }
     },
   };
+}
+
+// What the search box finds (lib/search/): as the page's --as, whose mail is searched with the
+// rest; without one, topics, slots and tasks only (mail is searched as someone).
+export const SEARCH_ROWS = 50;
+async function searchRows(bus: Bus, as: string | undefined, query: string | null) {
+  const rows = await bus.search.find(as ?? "dashboard", str(query, "the query"), { limit: SEARCH_ROWS, ...(as ? {} : { in: "topics,slots,tasks" }) });
+  return { as: as ?? null, rows };
 }
 
 // The conversation message `id` of `agent`'s inbox is in, as `agent` sees it (lib/mail/thread.ts:

@@ -451,6 +451,37 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
     }
   });
 
+  test("the search box finds across topics, slots, tasks and --as's mail, best first, the matched words marked, agents' text inert", async () => {
+    using d = testStore();
+    const run = async (args: string[]) => expect((await a2a(args, { dir: d.path })).code).toBe(0);
+    await run(["publish", "schema", "the <b>email</b> index stays; see docs/schema.md"]);
+    await run(["pub", "build.status", "email index rebuilt", "--as", "ci"]);
+    await run(["send", "bob", "is the email index final?", "--as", "alice"]);
+    await run(["send", "carol", "email for carol only", "--as", "alice"]);
+    const u = await startUi(["--as", "bob"], { dir: d.path });
+    const page = await open(u);
+    try {
+      await page.fill("#search-box", "email index");
+      await page.press("#search-box", "Enter");
+      await page.waitForSelector("#search-results li");
+      const rows = await page.$$eval("#search-results li", (lis) => lis.map((li) => [li.getAttribute("data-kind"), li.getAttribute("data-id")]));
+      expect(rows.map((r) => r[0]).sort()).toEqual(["message", "slot", "topic"]); // carol's mail is not bob's to find
+      expect(rows).toContainEqual(["slot", "schema"]);
+      expect(await page.$$eval("#search-results mark", (ms) => [...new Set(ms.map((m) => m.textContent!.toLowerCase()))].sort())).toEqual(["email", "index"]);
+      expect(await page.$$("#search-results b")).toHaveLength(0);
+      expect(await page.textContent("#search-note")).toBe("3 found (mail as bob)");
+      await page.locator("#search-form").screenshot({ path: join(shots, "search.png") });
+      await page.fill("#search-box", "nothing-like-this");
+      await page.press("#search-box", "Enter");
+      await page.waitForSelector("#search-note:text-matches('^nothing found')");
+      expect(await page.$$("#search-results li")).toHaveLength(0);
+      expect(pageErrors(page)).toEqual([]);
+    } finally {
+      await page.close();
+      await stop(u);
+    }
+  });
+
   test("clear from the page: cancel keeps the slot, confirm removes it from the store and the table", async () => {
     using d = testStore();
     await a2a(["publish", "doomed", "bye"], { dir: d.path });
