@@ -6,7 +6,7 @@
 //
 // - ```console blocks are transcripts: each `$ COMMAND` runs with bash in the sandbox and must
 //   exit 0 with exactly the output shown under it (after normalising what differs by run: ages
-//   in tables, message ids, times, the OS user). Every console block of the README runs (one
+//   in tables, message ids and their column's width, times, the OS user). Every console block of the README runs (one
 //   fresh sandbox per section, blocks in order), so the mail example of Concepts is checked too.
 // - ```sh blocks of Quickstart and Scripting are scripts: each runs twice in a row in the same
 //   sandbox (users re-run scripts; the fan-in must not return the previous run's results) with
@@ -125,6 +125,7 @@ function normalise(text: string): string {
     .replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b/g, "<TIME>")
     .replace(/\((OS user|role) [^)\s]+\)/g, "(OS user <USER>)") // a database store names the role
     .replace(/(?<=  )\d{1,2}[smhd](?=  )/g, "Ns")
+    .replace(/ {2,}/g, "  ") // a table's columns are as wide as their widest cell, and an id's width varies by run
     .replace(/\s+$/, "");
 }
 
