@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { psqlPath } from "./pg";
+import { noteDisposed } from "./outside";
 
 export const ROOT = join(import.meta.dir, "..", "..");
 // The binary under test: $A2A_BIN (lets parallel work use separate binaries), else dist/a2a.
@@ -48,7 +49,13 @@ export function childEnv(o: EnvOptions = {}): Record<string, string> {
 
 export function tempDir(prefix = "a2a-test-"): { path: string; [Symbol.dispose](): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
-  return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
+  return {
+    path,
+    [Symbol.dispose]: () => {
+      rmSync(path, { recursive: true, force: true });
+      noteDisposed(path); // must stay gone (tests/harness/outside.ts)
+    },
+  };
 }
 
 // The engine the e2e suite runs against (docs/ENGINE.md, "The contract suite"), from
