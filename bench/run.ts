@@ -1,8 +1,8 @@
 // `bun run bench`: measures a2a's wake path and process costs against the physical floor
 // measured in the same run and prints a table with the goal next to each figure (issue 5);
 // with --write it also writes bench/RESULTS.md (date, machine, versions, the table, the raw
-// samples), with --out FILE that file instead. The whole run takes about 10 minutes on 2 cores
-// (--quick: about 3); --only runs single sections.
+// samples), with --out FILE that file instead. The whole run took 11 minutes on 2 cores;
+// --quick is shorter, and --only runs single sections.
 //
 //   bun run bench [--quick] [-n N] [--slow-n N] [--rounds R] [--only LIST] [--base DIR]
 //                 [--write | --out FILE]
@@ -41,20 +41,27 @@ import { burstAllRun, throughputRun, wakeRun, type Ctx, type ThroughputResult, t
 const ROOT = resolve(import.meta.dir, "..");
 const SECTIONS = ["wake", "scale", "poll", "process", "throughput", "mcp", "messaging", "tasks", "pg", "pg-load", "reservations", "search"];
 
-const { values: opt } = parseArgs({
-  args: Bun.argv.slice(2),
-  options: {
-    quick: { type: "boolean", default: false },
-    n: { type: "string", short: "n" },
-    "slow-n": { type: "string" },
-    rounds: { type: "string" },
-    only: { type: "string" },
-    base: { type: "string" },
-    out: { type: "string" },
-    write: { type: "boolean", default: false },
-    help: { type: "boolean", short: "h", default: false },
-  },
-});
+const OPTIONS = {
+  quick: { type: "boolean", default: false },
+  n: { type: "string", short: "n" },
+  "slow-n": { type: "string" },
+  rounds: { type: "string" },
+  only: { type: "string" },
+  base: { type: "string" },
+  out: { type: "string" },
+  write: { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+// A wrong option is one line and exit 2, as for a2a itself.
+const opt = (() => {
+  try {
+    return parseArgs({ args: Bun.argv.slice(2), options: OPTIONS }).values;
+  } catch (e) {
+    process.stderr.write(`bench: ${(e as Error).message.split("\n")[0]}: see bun run bench --help\n`);
+    process.exit(2);
+  }
+})();
 
 if (opt.help) {
   process.stdout.write(readFileSync(import.meta.path, "utf8").split("\n\n")[0].replace(/^\/\/ ?/gm, "") + "\n");

@@ -64,6 +64,14 @@ describe.if(ON_FILES)("bench and torture", () => {
     expect(statSync(results).mtimeMs).toBe(before.mtime);
   });
 
+  test("a wrong option or section of the bench or the torture run: one line, exit 2", async () => {
+    expect(await run([process.execPath, "bench/run.ts", "--no-write"])).toEqual({ code: 2, stdout: "", stderr: "bench: Unknown option '--no-write': see bun run bench --help\n" });
+    const t = await run([process.execPath, "bench/torture.ts", "--only", "nope"]);
+    expect({ code: t.code, stdout: t.stdout }).toEqual({ code: 2, stdout: "" });
+    expect(t.stderr).toStartWith('torture: unknown scenario "nope": use crash, ');
+    expect(t.stderr.split("\n")).toHaveLength(2);
+  });
+
   test("torture --short without bindfs: the netfs scenario skips with its reason, exit 0, no stack", async () => {
     // A PATH with no bindfs on it (nor anything else: the scenario must not reach for apt-get).
     using d = tempDir("a2a-torture-");
