@@ -5,7 +5,7 @@
 // $PREFIX/bin (npm honours PREFIX), off PATH; install.sh must then install, build and run with
 // that Bun. This reaches the npm registry, as a newcomer's install does.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ON_FILES, ROOT, tempDir } from "../harness/run";
 
@@ -152,6 +152,14 @@ describe.if(ON_FILES)("install.sh", () => {
     expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: "" });
     expect(again.stdout).not.toContain("installing Bun");
     expect(again.stdout).toContain(`install.sh: using bun ${Bun.spawnSync([join(npmPrefix, "bin", "bun"), "--version"]).stdout.toString().trim()} (${bindir}/bun)\n`);
+
+    // Without the link, a re-run still finds npm's Bun, and links it again.
+    rmSync(join(bindir, "bun"));
+    const third = await run(["bash", "./install.sh"], s.repo, env);
+    expect({ code: third.code, stderr: third.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(third.stdout).not.toContain("installing Bun");
+    expect(third.stdout).toContain(`install.sh: using the Bun npm installed earlier, in ${npmPrefix}/bin (not on your PATH)\n`);
+    expect(third.stdout).toContain(`install.sh: linked ${bindir}/bun to ${npmPrefix}/bin/bun (for bun test)\n`);
 
     const u = await run(["bash", "./install.sh", "--uninstall"], s.repo, env);
     expect({ code: u.code, stderr: u.stderr }).toEqual({ code: 0, stderr: "" });
