@@ -1,11 +1,13 @@
 // Tests leave nothing outside what they made (issue 33): the places a test's children were
-// found writing to (chromium's crash database and dconf cache, opencode's data, cache, config
-// and temp directories) are the same at the end of the run as at its start, and no temporary
-// directory a test let go of (tempDir()'s dispose) is back, refilled by something still
-// running (a release build into a directory already removed). tests/preload.ts checks both
-// once, after the last file, and fails the run naming what changed. Cheap: a walk of a few
-// small directories.
-import { existsSync, lstatSync, readdirSync } from "node:fs";
+// found writing to (chromium's crash database and dconf cache, opencode's data, state, cache,
+// config and temp directories) that were absent when the run started are still absent at its
+// end, and no temporary directory a test let go of (tempDir()'s dispose) is back, refilled by
+// something still running (a release build into a directory already removed).
+// tests/preload.ts checks both once, after the last file, and fails the run naming what
+// changed. Only absent paths are watched: one that exists may be changing under the developer's
+// own browser or opencode session (an agent running the suite may be one), so its changes say
+// nothing about the tests; a fresh HOME, as CI's, watches them all.
+import { existsSync, lstatSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -23,21 +25,6 @@ export function watchedPaths(home = homedir(), tmp = tmpdir()): string[] {
   ];
 }
 
-// Per path: "absent", or how many entries it holds and the newest change among them.
-export function snapshot(paths: string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const p of paths) {
-    if (!lstatIf(p)) {
-      out.set(p, "absent");
-      continue;
-    }
-    const seen = { n: 0, newest: 0 };
-    walk(p, seen);
-    out.set(p, `${seen.n} entries, newest change ${new Date(seen.newest).toISOString()}`);
-  }
-  return out;
-}
-
 function lstatIf(p: string) {
   try {
     return lstatSync(p);
@@ -46,25 +33,9 @@ function lstatIf(p: string) {
   }
 }
 
-function walk(p: string, seen: { n: number; newest: number }): void {
-  const st = lstatIf(p);
-  if (!st || seen.n > 20_000) return;
-  seen.n++;
-  seen.newest = Math.max(seen.newest, st.mtimeMs, st.ctimeMs);
-  if (!st.isDirectory()) return;
-  let names: string[] = [];
-  try {
-    names = readdirSync(p);
-  } catch {
-    return; // unreadable: its own mtime is all we see
-  }
-  for (const n of names) walk(join(p, n), seen);
-}
+export const absent = (paths: string[]): string[] => paths.filter((p) => !lstatIf(p));
 
-// One line per path whose snapshot differs.
-export function changes(before: Map<string, string>, after: Map<string, string>): string[] {
-  return [...after].filter(([p, s]) => before.get(p) !== s).map(([p, s]) => `${p}: ${before.get(p)} -> ${s}`);
-}
+export const appeared = (wereAbsent: string[]): string[] => wereAbsent.filter((p) => lstatIf(p));
 
 // Directories tempDir() handed out and then removed: none may exist again at the end.
 const disposed = new Set<string>();
