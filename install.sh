@@ -5,13 +5,16 @@
 #   PREFIX=/usr/local ./install.sh  -> /usr/local/bin/a2a
 #   ./install.sh --uninstall        -> removes what it installed (same PREFIX), says what it left
 # It never strands you: a Bun that npm put off your PATH (npm honours PREFIX too) is used by
-# its full path; the build's own output is shown only if it fails; it ends with the version
-# and the next two commands.
+# its full path and linked beside a2a (for `bun test`); the build's own output is shown only if
+# it fails; it ends with the version and the next two commands.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 say() { printf 'install.sh: %s\n' "$*"; }
 die() { printf 'install.sh: %s\n' "$*" >&2; exit 1; }
+bun_works() { "$1" --version >/dev/null 2>&1; }
+# npm puts global binaries in $(npm prefix -g)/bin, and honours PREFIX: that may be off PATH.
+npm_bin() { command -v npm >/dev/null 2>&1 && printf '%s/bin' "$(npm prefix -g 2>/dev/null)"; }
 
 prefix="${PREFIX:-$HOME/.local}"
 bindir="$prefix/bin"
@@ -40,7 +43,10 @@ if [ "${1:-}" = "--uninstall" ]; then
     done
   fi
   removed=0
-  for f in "$bindir/a2a" "$bash_comp" "$zsh_comp" "$fish_comp"; do
+  ours=("$bindir/a2a" "$bash_comp" "$zsh_comp" "$fish_comp")
+  # The bun link install.sh made (to npm's Bun, which stays).
+  if [ -L "$bindir/bun" ] && nb=$(npm_bin) && [ "$(readlink "$bindir/bun")" = "$nb/bun" ]; then ours+=("$bindir/bun"); fi
+  for f in "${ours[@]}"; do
     if [ -e "$f" ] || [ -L "$f" ]; then rm -f "$f" && say "removed $f" && removed=$((removed + 1)); fi
   done
   [ "$removed" -gt 0 ] || say "nothing to remove under $prefix (set PREFIX as when you installed)"
@@ -49,11 +55,13 @@ if [ "${1:-}" = "--uninstall" ]; then
 fi
 [ $# -eq 0 ] || die "unknown argument '$1': run ./install.sh, or ./install.sh --uninstall"
 
-bun_works() { "$1" --version >/dev/null 2>&1; }
-
 bun=""
 if command -v bun >/dev/null 2>&1 && bun_works bun; then
   bun=$(command -v bun)
+elif bun_works "$bindir/bun"; then
+  bun="$bindir/bun" # the link an earlier run put beside a2a
+elif nb=$(npm_bin) && bun_works "$nb/bun"; then
+  bun="$nb/bun"; say "using the Bun npm installed earlier, in $nb (not on your PATH)"
 else
   command -v npm >/dev/null 2>&1 || die "Bun is not installed and npm is not there to install it: install Bun (https://bun.sh) or Node.js, then re-run"
   say "installing Bun with npm (npm install -g --allow-scripts=bun bun)"
@@ -62,8 +70,7 @@ else
   npm install -g --allow-scripts=bun bun >"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; die "npm could not install Bun (its output is above): install Bun by hand (https://bun.sh) and re-run"; }
   rm -f "$log"
   hash -r
-  # npm puts global binaries in $(npm prefix -g)/bin, and honours PREFIX: that may be off PATH.
-  npm_bin="$(npm prefix -g 2>/dev/null)/bin"
+  npm_bin=$(npm_bin)
   if command -v bun >/dev/null 2>&1 && bun_works bun; then bun=$(command -v bun)
   elif bun_works "$npm_bin/bun"; then bun="$npm_bin/bun"; say "Bun is in $npm_bin, which is not on your PATH: using it from there"
   else die "npm installed Bun but it does not run (looked on PATH and in $npm_bin): install Bun by hand (https://bun.sh) and re-run"
@@ -85,6 +92,14 @@ mkdir -p "$bindir" 2>/dev/null || die "cannot create $bindir: set PREFIX to a di
 # Copy then rename, so a running a2a is never replaced by a half-written file.
 { cp dist/a2a "$bindir/.a2a.new" && mv -f "$bindir/.a2a.new" "$bindir/a2a"; } 2>/dev/null || die "cannot write $bindir/a2a: set PREFIX to a directory you can write"
 version=$("$bindir/a2a" --version) || die "$bindir/a2a does not run: see the output above"
+
+# `bun test` (the README's next command) needs bun on PATH: a Bun found off PATH gets a link
+# beside a2a, in the one directory the PATH line below adds (a re-run finds it there too).
+if ! command -v bun >/dev/null 2>&1 && [ "$(dirname "$bun")" != "$bindir" ]; then
+  if [ ! -e "$bindir/bun" ] || [ -L "$bindir/bun" ]; then
+    ln -sfn "$bun" "$bindir/bun" 2>/dev/null && say "linked $bindir/bun to $bun (for bun test)" || say "could not link $bindir/bun to $bun: run the tests with $bun test"
+  fi
+fi
 
 # Completion: bash always (bash-completion loads it from there), zsh and fish when present.
 put_completion() { # shell file

@@ -50,14 +50,19 @@ function parseArgs(argv: string[]) {
     if (a === "--short") o.short = true;
     else if (a === "--keep") o.keep = true;
     else if (a === "--verbose" || a === "-v") o.verbose = true;
-    else if (a === "--only") o.only = argv[++i].split(",");
+    else if (a === "--only") o.only = (argv[++i] ?? "").split(",");
     else if (a === "--seed") o.seed = Number(argv[++i]);
     else {
       console.log(`usage: bun bench/torture.ts [--short] [--only ${SCENARIOS.map((s) => s.name).join(",")}] [--seed N] [--keep] [--verbose]`);
       process.exit(a === "--help" || a === "-h" ? 0 : 2);
     }
   }
-  for (const n of o.only ?? []) if (!SCENARIOS.some((s) => s.name === n)) throw new Error(`unknown scenario ${n}`);
+  for (const n of o.only ?? []) {
+    if (!SCENARIOS.some((s) => s.name === n)) {
+      console.error(`torture: unknown scenario ${JSON.stringify(n)}: use ${SCENARIOS.map((s) => s.name).join(", ")}`);
+      process.exit(2);
+    }
+  }
   return o;
 }
 

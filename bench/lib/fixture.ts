@@ -6,6 +6,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
+import { openStore } from "../../lib/core/config";
+import { initStore } from "../../lib/core/init";
 import { encodeMessage } from "../../lib/mail/message";
 import { nowSec } from "../../lib/core/time";
 import { encodeRecord, type SlotRecord } from "../../lib/slots/record";
@@ -30,6 +32,10 @@ const created = new Set<string>();
 export function makeStore(base: string, slots = 0, label = "store"): string {
   const root = mkdtempSync(join(base || tmpdir(), `a2a-bench-${label}-`));
   created.add(root);
+  // Made as `a2a init` makes one, marker included: a root without it is checked for entries a2a
+  // never creates, and the publisher's own temp files (tmp/bench.*) would then have a waiter
+  // that arms after them refuse the store (issue 33: "waiter lib ended unexpectedly").
+  initStore(openStore({ dir: root, env: {} }));
   mkdirSync(slotsOf(root), { recursive: true, mode: 0o700 });
   mkdirSync(tmpOf(root), { recursive: true, mode: 0o700 });
   for (let i = 0; i < slots; i++) {

@@ -19,6 +19,13 @@ export function killAll(): void {
   live.clear();
 }
 
+// The line of a child's stderr that says what went wrong: an uncaught error prints the source
+// lines around the throw first ("141 |   }"), then "NameError: message", then the stack.
+export function errorLine(stderr: string): string {
+  const lines = stderr.split("\n").map((l) => l.trim()).filter(Boolean);
+  return lines.find((l) => /^([A-Z]\w*Error|error)\b.*: /.test(l)) ?? lines[lines.length - 1] ?? "";
+}
+
 export class Child {
   readonly proc: Subprocess<"pipe", "pipe", "pipe">;
   private buf = "";
@@ -67,9 +74,9 @@ export class Child {
   async line(limitMs = 20_000): Promise<string> {
     const deadline = Date.now() + limitMs;
     while (this.lines.length === 0) {
-      if (this.ended) throw new Error(`${this.label} ended unexpectedly${this.errText ? ": " + this.errText.trim() : ""}`);
+      if (this.ended) throw new Error(`${this.label} ended unexpectedly${this.errText ? ": " + errorLine(this.errText) : ""}`);
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`${this.label}: no output within ${limitMs} ms${this.errText ? " (stderr: " + this.errText.trim() + ")" : ""}`);
+      if (left <= 0) throw new Error(`${this.label}: no output within ${limitMs} ms${this.errText ? " (stderr: " + errorLine(this.errText) + ")" : ""}`);
       let t: ReturnType<typeof setTimeout> | undefined;
       await new Promise<void>((res) => {
         this.waiters.push(res);
@@ -84,7 +91,7 @@ export class Child {
   async expect(word: string, limitMs?: number): Promise<string[]> {
     const l = await this.line(limitMs);
     const parts = l.split(" ");
-    if (parts[0] !== word) throw new Error(`${this.label}: expected "${word} ...", got ${JSON.stringify(l)}${this.errText ? " (stderr: " + this.errText.trim() + ")" : ""}`);
+    if (parts[0] !== word) throw new Error(`${this.label}: expected "${word} ...", got ${JSON.stringify(l)}${this.errText ? " (stderr: " + errorLine(this.errText) + ")" : ""}`);
     return parts;
   }
 

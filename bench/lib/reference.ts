@@ -32,14 +32,21 @@ export function buildReference(name: string): string {
   return bin;
 }
 
+const FRESH = join(OUT, "fresh");
+
 // A copy of `src` as bench/out/fresh/NAME, written now (a new inode: none of the old file's
-// cached pages carry over).
+// cached pages carry over). Next to the builds rather than in the temp dir, which may be a
+// tmpfs whose pages start a program differently; removeFreshCopies() deletes them at the end.
 export function freshCopy(src: string, name: string): string {
-  const dir = join(OUT, "fresh");
+  const dir = FRESH;
   mkdirSync(dir, { recursive: true });
   const dst = join(dir, name);
   rmSync(dst, { force: true });
   copyFileSync(src, dst);
   chmodSync(dst, 0o755);
   return dst;
+}
+
+export function removeFreshCopies(): void {
+  rmSync(FRESH, { recursive: true, force: true });
 }

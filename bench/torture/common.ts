@@ -256,6 +256,7 @@ export function readerLine(s: ReaderStats): string {
   return `${s.reads} reads: ${s.ok} whole, ${s.absent} absent, ${s.torn} failing a2a's checks, ${s.bad} wrong inside, ${s.regress} version regressions; ${s.chunkReads} chunk reads, ${s.chunkMissing} counted chunks missing`;
 }
 
+// On PATH (and the sbin directories a root shell has), as the scenario will run it.
 export function commandExists(cmd: string): boolean {
-  return ["/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin"].some((d) => existsSync(join(d, cmd)));
+  return Bun.which(cmd, { PATH: `${process.env.PATH ?? ""}:/usr/sbin:/sbin` }) !== null;
 }

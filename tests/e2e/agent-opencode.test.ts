@@ -40,6 +40,7 @@ function sandbox(path: string, store: string): Sandbox {
   const config = join(home, ".config", "opencode");
   const proj = join(path, "proj");
   mkdirSync(config, { recursive: true });
+  mkdirSync(join(home, "tmp"));
   mkdirSync(join(proj, "src"), { recursive: true });
   const r = Bun.spawnSync({ cmd: ["git", "init", "-q", proj], stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`git init: ${r.stderr}`);
@@ -51,7 +52,8 @@ function sandbox(path: string, store: string): Sandbox {
 // The environment of opencode (and of a2a setup) in the sandbox: its HOME, no XDG_* or OPENCODE_*
 // of the developer's, no update check or model list download; PWD is the directory opencode works in.
 function env(s: Sandbox, cwd: string): Record<string, string | undefined> {
-  const e: Record<string, string | undefined> = { HOME: s.home, PWD: cwd, PATH: `${join(BIN, "..")}:${process.env.PATH}`, OPENCODE_DISABLE_AUTOUPDATE: "1", OPENCODE_DISABLE_MODELS_FETCH: "1" };
+  // TMPDIR too: opencode makes $TMPDIR/opencode (/tmp/opencode without it).
+  const e: Record<string, string | undefined> = { HOME: s.home, TMPDIR: join(s.home, "tmp"), PWD: cwd, PATH: `${join(BIN, "..")}:${process.env.PATH}`, OPENCODE_DISABLE_AUTOUPDATE: "1", OPENCODE_DISABLE_MODELS_FETCH: "1" };
   for (const k of Object.keys(process.env)) if (k.startsWith("XDG_") || (k.startsWith("OPENCODE") && !(k in e))) e[k] = undefined;
   return e;
 }

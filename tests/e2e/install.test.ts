@@ -5,14 +5,16 @@
 // $PREFIX/bin (npm honours PREFIX), off PATH; install.sh must then install, build and run with
 // that Bun. This reaches the npm registry, as a newcomer's install does.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ON_FILES, ROOT, tempDir } from "../harness/run";
 
 setDefaultTimeout(300_000);
 
 const BUN = process.execPath;
-const TOOLS = ["bash", "sh", "dirname", "mktemp", "rm", "cat", "mkdir", "cp", "mv", "ln", "env", "chmod", "uname", "tr", "sed", "grep", "head", "tail", "node", "npm"];
+// The README's Install block (its first sh block under "## Install"): run by the test below.
+const README_INSTALL = readFileSync(join(ROOT, "README.md"), "utf8").match(/^## Install\n[\s\S]*?^```sh\n([\s\S]*?)^```$/m)?.[1] ?? "";
+const TOOLS = ["bash", "sh", "dirname", "mktemp", "rm", "cat", "mkdir", "cp", "mv", "ln", "readlink", "env", "chmod", "uname", "tr", "sed", "grep", "head", "tail", "node", "npm"];
 
 function sandbox(root: string) {
   const repo = join(root, "repo");
@@ -109,6 +111,61 @@ describe.if(ON_FILES)("install.sh", () => {
     expect(existsSync(bin)).toBe(false);
     expect(existsSync(comp)).toBe(false);
     expect(existsSync(join(s.home, ".a2a", "slots", "kept.json"))).toBe(true);
+  });
+
+  // Issue 33: npm's global prefix off PATH and no PREFIX, so Bun lands in a directory the PATH
+  // line does not add. The README's Install block, run as written in one shell with the PATH
+  // line install.sh printed, then the README's test command: `bun` must be there. A re-run uses
+  // that Bun instead of installing it again; --uninstall takes the link away, not Bun.
+  test("the README's Install block, npm's prefix off PATH: bun test works after the PATH line; a re-run installs no Bun", async () => {
+    using d = tempDir("a2a-install-");
+    const s = sandbox(d.path);
+    const npmPrefix = join(d.path, "npm-global");
+    const { PREFIX: _, ...rest } = s.env;
+    const env = { ...rest, SHELL: "/bin/bash", npm_config_prefix: npmPrefix };
+    const bindir = join(s.home, ".local", "bin");
+    const block = README_INSTALL.split("\n").filter((l) => l.trim() !== "");
+    expect(block[0]).toStartWith("./install.sh");
+    // A tiny suite of its own: the README's `bun test` in the checkout would fetch the tests' tools.
+    const script = [
+      "set -e",
+      `out=$(${block[0]}\n)`,
+      'printf "%s\\n" "$out"',
+      `eval "$(printf '%s\\n' "$out" | sed -n 's/^install\\.sh:   \\(echo .*bashrc && export PATH=.*\\)$/\\1/p')"`,
+      ...block.slice(1),
+      'printf "bun is %s\\n" "$(command -v bun)"',
+      `mkdir -p "$HOME/suite" && cd "$HOME/suite"`,
+      `echo 'import { expect, test } from "bun:test"; test("ok", () => expect(1).toBe(1));' > ok.test.ts`,
+      "bun test 2>&1",
+    ].join("\n");
+    const r = await run(["bash", "-c", script], s.repo, env);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(r.stdout).toContain("install.sh: installing Bun with npm");
+    expect(r.stdout).toContain(`install.sh: Bun is in ${npmPrefix}/bin, which is not on your PATH: using it from there\n`);
+    expect(r.stdout).toContain(`install.sh: linked ${bindir}/bun to ${npmPrefix}/bin/bun (for bun test)\n`);
+    expect(r.stdout).toContain("\n0.1.0\n"); // the README's a2a --version
+    expect(r.stdout).toContain(`bun is ${bindir}/bun\n`);
+    expect(r.stdout).toMatch(/^ 1 pass$/m);
+    expect(readFileSync(join(s.home, ".bashrc"), "utf8")).toBe(`export PATH="${bindir}:$PATH"\n`);
+
+    const again = await run(["bash", "./install.sh"], s.repo, env);
+    expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(again.stdout).not.toContain("installing Bun");
+    expect(again.stdout).toContain(`install.sh: using bun ${Bun.spawnSync([join(npmPrefix, "bin", "bun"), "--version"]).stdout.toString().trim()} (${bindir}/bun)\n`);
+
+    // Without the link, a re-run still finds npm's Bun, and links it again.
+    rmSync(join(bindir, "bun"));
+    const third = await run(["bash", "./install.sh"], s.repo, env);
+    expect({ code: third.code, stderr: third.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(third.stdout).not.toContain("installing Bun");
+    expect(third.stdout).toContain(`install.sh: using the Bun npm installed earlier, in ${npmPrefix}/bin (not on your PATH)\n`);
+    expect(third.stdout).toContain(`install.sh: linked ${bindir}/bun to ${npmPrefix}/bin/bun (for bun test)\n`);
+
+    const u = await run(["bash", "./install.sh", "--uninstall"], s.repo, env);
+    expect({ code: u.code, stderr: u.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(u.stdout).toContain(`install.sh: removed ${bindir}/bun\n`);
+    expect(existsSync(join(bindir, "bun"))).toBe(false);
+    expect((await run([join(npmPrefix, "bin", "bun"), "--version"], s.home, env)).code).toBe(0); // Bun stays
   });
 
   test("a failing build shows its output and fails; an unknown argument is refused", async () => {

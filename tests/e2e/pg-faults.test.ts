@@ -7,7 +7,7 @@
 // down and up, a command against a server it cannot reach, and `a2a mcp` stopped meanwhile.
 // This file needs no setting: it starts its own server where one can be had (tests/harness/pg.ts).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { a2a, BIN, childEnv, exitWithin, readUntil, spawnA2A, until } from "../harness/run";
+import { a2a, BIN, childEnv, exitWithin, ownHome, readUntil, spawnA2A, tempDir, until } from "../harness/run";
 import { connect } from "../harness/mcp";
 import { netnsSkipReason, retransmissions, twoHosts, type TwoHosts } from "../harness/netns";
 import {
@@ -263,8 +263,9 @@ describe.skipIf(skip !== undefined)("a2a on PostgreSQL when the connection or wh
 
     test("doctor through PgBouncer in transaction mode says the NOTIFY does not come back, and that search_path is lost, each with its fix", async () => {
       const pooler = await pgbouncer(server, db.name, { mode: "transaction", ignoreSearchPath: true });
+      using h = tempDir("a2a-home-");
       try {
-        const r = await a2a(["doctor", "--dir", `${pooler.url}?schema=pooled`]);
+        const r = await a2a(["doctor", "--dir", `${pooler.url}?schema=pooled`], { env: ownHome(h.path) });
         expect(r.code).toBe(1);
         const out = r.stdout + r.stderr;
         expect(out).toMatch(/^PROBLEM +notify +a NOTIFY did not reach a LISTEN on another connection within 5 s, while queries work: something between a2a and the server drops LISTEN \(a pooler in transaction mode, such as PgBouncer's\)/m);
@@ -272,7 +273,7 @@ describe.skipIf(skip !== undefined)("a2a on PostgreSQL when the connection or wh
         expect(out).toMatch(/^PROBLEM +search path +the connection's search_path is .*, not the schema a2a asked for \(pooled\)/m);
         expect(out).toMatch(/^PROBLEM +search path .*\n +fix: connect a2a to the server directly, or through PgBouncer 1.20 or later with track_extra_parameters = search_path, idle_in_transaction_session_timeout, lock_timeout$/m);
         // Straight to the server, neither is a problem.
-        const direct = (await a2a(["doctor", "--dir", `${db.url}?schema=pooled`])).stdout;
+        const direct = (await a2a(["doctor", "--dir", `${db.url}?schema=pooled`], { env: ownHome(h.path) })).stdout;
         expect(direct).toMatch(/^ok +notify /m);
         expect(direct).not.toContain("search path");
       } finally {

@@ -7,7 +7,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, hasWatch, ON_FILES, readUntil, spawnA2A, tempDir, until } from "../harness/run";
+import { a2a, hasWatch, ON_FILES, ownHome, readUntil, spawnA2A, tempDir, until } from "../harness/run";
 import { connect } from "../harness/mcp";
 import { sh, slotPath } from "./fixtures/core";
 
@@ -75,12 +75,13 @@ describe.concurrent.if(ON_FILES)("A2A_PLATFORM=portable (the macOS path, on Linu
 
   test("doctor says the wake mode is watch + poll and why, and that inotify is not used", async () => {
     using d = tempDir();
-    const r = await a2a(["doctor", "--json"], { dir: d.path, env: { A2A_PLATFORM: "portable", A2A_POLL_MS: "100" } });
+    using h = tempDir("a2a-home-");
+    const r = await a2a(["doctor", "--json"], { dir: d.path, env: { ...ownHome(h.path), A2A_PLATFORM: "portable", A2A_POLL_MS: "100" } });
     const checks = JSON.parse(r.stdout).checks as { check: string; level: string; detail: string }[];
     const by = (name: string) => checks.find((c) => c.check === name);
     expect(by("wake mode")).toMatchObject({ level: "ok", detail: expect.stringMatching(/^watch \+ poll every 100 ms: this platform does not say whether .* is on a network filesystem/) });
     expect(by("inotify")).toMatchObject({ level: "note", detail: expect.stringContaining("not used on this platform") });
-    const linux = JSON.parse((await a2a(["doctor", "--json"], { dir: d.path })).stdout).checks as typeof checks;
+    const linux = JSON.parse((await a2a(["doctor", "--json"], { dir: d.path, env: ownHome(h.path) })).stdout).checks as typeof checks;
     expect(linux.find((c) => c.check === "wake mode")!.detail).toMatch(/^watch \(inotify events\): a local filesystem/);
   });
 

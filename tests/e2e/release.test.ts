@@ -3,7 +3,7 @@
 // linux-x64 one runs here, and the linux-arm64 one runs under qemu-user with Debian's arm64
 // libc when they are installed (.ci/run installs them): a publish from it wakes a wait of the
 // x64 binary through the same store, and the other way round.
-import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, collect, hasWatch, ON_FILES, readUntil, ROOT, spawnA2A, tempDir, until } from "../harness/run";
@@ -24,7 +24,10 @@ function platformOf(bin: string): string {
 
 // The release build, not an engine: it runs once, in the file engine's pass.
 describe.if(ON_FILES)("bun run release", () => {
-  using out = tempDir("a2a-release-");
+  // Removed after the tests, not when this block returns (before they run): `using` here left
+  // the 412 MB build in the temp dir.
+  const out = tempDir("a2a-release-");
+  afterAll(() => out[Symbol.dispose]());
   let built: Promise<{ stdout: string; stderr: string; code: number }> | undefined;
   const release = () =>
     (built ??= collect(Bun.spawn({ cmd: [process.execPath, "run", "--silent", "release", "--out", out.path], cwd: ROOT, stdin: "ignore", stdout: "pipe", stderr: "pipe" })));

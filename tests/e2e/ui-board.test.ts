@@ -4,8 +4,7 @@
 // to that directory -> the one watch primitive -> the server's feed -> the page's DOM; a click
 // -> the confirmation -> POST -> the provider's action. In process (serveUi), in chromium.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Board, BoardProvider, BoardTask } from "../../lib/dashboard/board";
 import { fileBus, openBus, type Bus } from "../../lib/bus";
@@ -13,7 +12,7 @@ import { openStore, type Store } from "../../lib/core/config";
 import { closeWatches } from "../../lib/core/watch";
 import { serveUi } from "../../cli/ui/server";
 import { a2a, ON_FILES, tempDir, testStore } from "../harness/run";
-import { browserMissing, launchBrowser } from "../harness/ui";
+import { browserMissing, launchBrowser, screenshots } from "../harness/ui";
 
 setDefaultTimeout(90_000);
 
@@ -80,13 +79,14 @@ if (missing) console.warn(`ui-board.test.ts: skipping the board tests: ${missing
 // a2a ui refuses a database store for now (and the fixture provider reads tasks/): files only.
 describe.skipIf(!!missing)("a2a ui: the task board and leases (through the BoardProvider seam)", () => {
   let browser: Awaited<ReturnType<typeof launchBrowser>>;
-  const shots = mkdtempSync(join(tmpdir(), "a2a-ui-shots-"));
+  const shotDir = screenshots("ui-board.test.ts");
+  const shots = shotDir.path;
   beforeAll(async () => {
     browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
-    console.log(`ui-board.test.ts: screenshots in ${shots}`);
+    shotDir.done();
   });
 
   // A fixture board (files beside the store) stands for the engine here: run once, on files.

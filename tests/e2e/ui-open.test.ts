@@ -7,7 +7,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, exitWithin, ON_FILES, tempDir, until } from "../harness/run";
-import { browserMissing, CHROMIUM, CHROMIUM_ARGS, enter, rawRequest, startUi } from "../harness/ui";
+import { browserEnv, browserMissing, CHROMIUM, CHROMIUM_ARGS, enter, rawRequest, startUi } from "../harness/ui";
 
 setDefaultTimeout(90_000);
 
@@ -32,7 +32,8 @@ describe.skipIf(!!missing || !ON_FILES)("a2a ui --open", () => {
       [
         "#!/bin/sh",
         `printf '%s\\n' "$@" > ${q(argvFile)}`,
-        `${CHROMIUM} ${CHROMIUM_ARGS.join(" ")} --user-data-dir=${q(join(b.path, "profile"))} --dump-dom "$1" > ${q(dom)} 2>/dev/null`,
+        // HOME and XDG_* in the temp dir too (tests/harness/ui.ts browserEnv says why).
+        `env ${Object.entries(browserEnv(b.path)).filter(([k]) => k === "HOME" || k.startsWith("XDG_")).map(([k, v]) => `${k}=${q(v)}`).join(" ")} ${CHROMIUM} ${CHROMIUM_ARGS.join(" ")} --user-data-dir=${q(join(b.path, "profile"))} --dump-dom "$1" > ${q(dom)} 2>/dev/null`,
         `echo "$?" > ${q(done)}`,
         "",
       ].join("\n"),

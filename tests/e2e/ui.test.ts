@@ -1,15 +1,14 @@
 // `a2a ui` through the compiled binary: the server's security (token, Host, Origin, POST-only
 // actions, CSP, read-only), how it ends (signals), and, in a real browser (Debian's chromium
 // driven by playwright-core), that the page follows the store live and that hostile store
-// content stays inert text. Screenshots of each view are saved to a temp directory (printed).
+// content stays inert text. Screenshots of each view are saved (kept with A2A_TEST_SHOTS=DIR).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { openBus } from "../../lib/bus";
 import { a2a, exitWithin, ON_FILES, ROOT, tempDir, testStore } from "../harness/run";
-import { browserMissing, enter, launchBrowser, nextLink, rawRequest, startUi, type Client, type RunningUi } from "../harness/ui";
+import { browserMissing, enter, launchBrowser, nextLink, rawRequest, screenshots, startUi, type Client, type RunningUi } from "../harness/ui";
 
 setDefaultTimeout(90_000);
 
@@ -294,14 +293,15 @@ if (missing) console.warn(`ui.test.ts: skipping the browser tests: ${missing}`);
 describe.skipIf(!!missing)("a2a ui in chromium", () => {
   let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let ctx: BrowserContext;
-  const shots = mkdtempSync(join(tmpdir(), "a2a-ui-shots-"));
+  const shotDir = screenshots("ui.test.ts");
+  const shots = shotDir.path;
   beforeAll(async () => {
     browser = await launchBrowser();
     ctx = browser.ctx;
   });
   afterAll(async () => {
     await browser?.close();
-    console.log(`ui.test.ts: screenshots in ${shots}`);
+    shotDir.done();
   });
 
   async function open(u: RunningUi): Promise<Page> {

@@ -3,12 +3,13 @@
 // temporary stores, spawning and running the binary, and waiting on its output or on
 // /proc. Nothing here sleeps to wait for a condition: waits are on output, exit, or files,
 // each with a generous upper bound. (MCP clients: ./mcp.ts. Building: ../build.ts.)
-import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, type Stats } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, type Stats } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { psqlPath } from "./pg";
+import { noteDisposed } from "./outside";
 
 export const ROOT = join(import.meta.dir, "..", "..");
 // The binary under test: $A2A_BIN (lets parallel work use separate binaries), else dist/a2a.
@@ -46,9 +47,23 @@ export function childEnv(o: EnvOptions = {}): Record<string, string> {
   return env;
 }
 
+// The settings of a child that may start a coding agent's CLI (a2a doctor runs their
+// `mcp list`, which writes to ~/.config, ~/.local and /tmp): a HOME of its own under `dir`,
+// none of the developer's XDG_* directories, its own TMPDIR.
+export function ownHome(dir: string): Record<string, string | undefined> {
+  mkdirSync(join(dir, "tmp"), { recursive: true });
+  return { HOME: dir, TMPDIR: join(dir, "tmp"), XDG_CONFIG_HOME: undefined, XDG_DATA_HOME: undefined, XDG_STATE_HOME: undefined, XDG_CACHE_HOME: undefined };
+}
+
 export function tempDir(prefix = "a2a-test-"): { path: string; [Symbol.dispose](): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
-  return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
+  return {
+    path,
+    [Symbol.dispose]: () => {
+      rmSync(path, { recursive: true, force: true });
+      noteDisposed(path); // must stay gone (tests/harness/outside.ts)
+    },
+  };
 }
 
 // The engine the e2e suite runs against (docs/ENGINE.md, "The contract suite"), from

@@ -2,10 +2,10 @@
 // to it (to send the Host and Origin headers a browser would, or an attacker), and launch
 // Debian's chromium through playwright-core with a fresh profile. No sleeps: every wait is on
 // output, a response, or the page's DOM, with a generous bound.
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { readUntil, spawnA2A, type RunOptions } from "./run";
 
@@ -123,16 +123,38 @@ export function browserMissing(): string | undefined {
   return undefined;
 }
 
-// A headless chromium with a fresh profile directory; close() also removes the profile.
+// Chromium's environment with its HOME and XDG directories under `dir`: even with
+// --user-data-dir it writes its crash database to ~/.config/chromium and a dconf cache to
+// ~/.cache, which a test must not leave in the developer's HOME.
+export function browserEnv(dir: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("XDG_")) env[k] = v;
+  return { ...env, HOME: join(dir, "home"), XDG_CONFIG_HOME: join(dir, "config"), XDG_CACHE_HOME: join(dir, "cache"), XDG_DATA_HOME: join(dir, "data") };
+}
+
+// A headless chromium with a fresh profile and HOME in one temp directory; close() removes it.
 export async function launchBrowser(viewport = { width: 1440, height: 1000 }) {
   const { chromium } = await import("playwright-core");
-  const profile = mkdtempSync(join(tmpdir(), "a2a-chromium-"));
-  const ctx = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, viewport });
+  const dir = mkdtempSync(join(tmpdir(), "a2a-chromium-"));
+  const ctx = await chromium.launchPersistentContext(join(dir, "profile"), { executablePath: CHROMIUM, args: CHROMIUM_ARGS, viewport, env: browserEnv(dir) });
   return {
     ctx,
     async close() {
       await ctx.close();
-      rmSync(profile, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+// Where a browser test saves its screenshots: a temp directory removed by done(), or, with
+// A2A_TEST_SHOTS=DIR, DIR/NAME, kept and named (a run leaves nothing behind unless asked).
+export function screenshots(name: string): { path: string; done(): void } {
+  const keep = process.env.A2A_TEST_SHOTS;
+  if (keep) {
+    const path = join(resolve(keep), name);
+    mkdirSync(path, { recursive: true });
+    return { path, done: () => console.log(`${name}: screenshots in ${path}`) };
+  }
+  const path = mkdtempSync(join(tmpdir(), "a2a-ui-shots-"));
+  return { path, done: () => rmSync(path, { recursive: true, force: true }) };
 }
