@@ -1,0 +1,81 @@
+// The PreToolUse hook's side doors (issue 32, items 5-7), through the compiled binary: an edit of
+// a reserved file must be denied however the agent names the file (an apply_patch header in any
+// form the agent's own parser accepts, a symlinked path, a path in another repository than the
+// session's cwd) and whatever the size of the hook's input.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { a2a, tempDir, testStore } from "../harness/run";
+
+setDefaultTimeout(60_000);
+
+function gitRepo(parent: string, name = "repo"): string {
+  const repo = join(parent, name);
+  mkdirSync(join(repo, "src"), { recursive: true });
+  const r = Bun.spawnSync({ cmd: ["git", "init", "-q", repo], stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`git init: ${r.stderr}`);
+  writeFileSync(join(repo, "src", "api.ts"), "export {};\n");
+  return repo;
+}
+
+const reserve = async (store: string, cwd: string, patterns: string[]) => {
+  const r = await a2a(["reserve", ...patterns, "--as", "alice", "-q"], { dir: store, cwd });
+  if (r.code !== 0) throw new Error(`reserve: ${r.stderr}`);
+};
+
+const run = (store: string, cwd: string, event: object, agent = "claude") =>
+  a2a(["hook", "pre-tool-use", "--agent", agent], { dir: store, cwd, stdin: JSON.stringify(event), env: { A2A_AGENT: "bob" } });
+
+const claudeEdit = (cwd: string, file: string) => ({ cwd, hook_event_name: "PreToolUse", tool_name: "Edit", tool_input: { file_path: file, old_string: "a", new_string: "b" } });
+
+const denied = (stdout: string): string | undefined => {
+  if (!stdout) return undefined;
+  const v = JSON.parse(stdout);
+  return v.hookSpecificOutput?.permissionDecisionReason ?? v.deny;
+};
+
+describe("apply_patch headers, as each agent's parser reads them", () => {
+  const wrap = (body: string) => `*** Begin Patch\n${body}\n*** End Patch\n`;
+
+  test("Codex: a marker line with leading or trailing blanks, a Move to after an Update, CRLF lines: the file is seen and the patch denied", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const repo = gitRepo(d.path);
+    await reserve(s.path, repo, ["src/api.ts"]);
+    const forms = [
+      " *** Update File: src/api.ts\n@@\n-export {};\n+export const a = 1;",
+      "\t*** Update File: src/api.ts\n@@\n-export {};\n+export const a = 1;",
+      "*** Delete File: src/api.ts  ",
+      "*** Add File: src/new.ts\n+x\n  *** Delete File: src/api.ts",
+      "*** Update File: src/old.ts\n*** Move to: src/api.ts\n@@\n-a\n+b",
+      "*** Update File: src/api.ts\r\n@@\r\n-export {};\r\n+export const a = 1;\r",
+    ];
+    for (const body of forms) {
+      const r = await run(s.path, repo, { cwd: repo, hook_event_name: "PreToolUse", tool_name: "apply_patch", tool_input: { command: wrap(body) } }, "codex");
+      expect({ body, code: r.code, stderr: r.stderr }).toEqual({ body, code: 0, stderr: "" });
+      expect({ body, why: denied(r.stdout) }).toEqual({ body, why: expect.stringMatching(/^a2a: src\/api\.ts is reserved by alice/) });
+    }
+    // A free file in the same forms: nothing said.
+    const free = await run(s.path, repo, { cwd: repo, tool_name: "apply_patch", tool_input: { command: wrap(" *** Update File: src/free.ts\n@@\n-a\n+b") } }, "codex");
+    expect(free).toMatchObject({ code: 0, stdout: "", stderr: "" });
+  });
+
+  test("opencode: a header without the space after the colon, a Move to (spaced or not) after an Update: the file is seen and the patch denied", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const repo = gitRepo(d.path);
+    await reserve(s.path, repo, ["src/api.ts"]);
+    const forms = [
+      "*** Update File:src/api.ts\n@@\n-export {};\n+export const a = 1;",
+      "*** Delete File:src/api.ts",
+      "*** Add File:\tsrc/api.ts\n+x",
+      "*** Update File: src/old.ts\n*** Move to:src/api.ts\n@@\n-a\n+b",
+      "*** Update File:src/old.ts\n*** Move to: src/api.ts\n@@\n-a\n+b",
+    ];
+    for (const body of forms) {
+      const r = await run(s.path, repo, { cwd: repo, tool: "apply_patch", args: { patchText: wrap(body) } }, "opencode");
+      expect({ body, code: r.code, stderr: r.stderr }).toEqual({ body, code: 0, stderr: "" });
+      expect({ body, why: denied(r.stdout) }).toEqual({ body, why: expect.stringMatching(/^a2a: src\/api\.ts is reserved by alice/) });
+    }
+  });
+});
