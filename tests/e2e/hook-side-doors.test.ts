@@ -79,3 +79,31 @@ describe("apply_patch headers, as each agent's parser reads them", () => {
     }
   });
 });
+
+describe("the file's own repository, its links resolved", () => {
+  test("a reserved file reached through a symlinked directory, relative from a symlinked cwd, or from a session whose cwd is a parent directory or another repository: denied", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const repo = gitRepo(d.path);
+    const other = gitRepo(d.path, "other");
+    await reserve(s.path, repo, ["src/api.ts"]);
+    const alias = join(d.path, "alias");
+    symlinkSync(repo, alias);
+    const cases: [string, string, string][] = [
+      ["a symlinked path", repo, join(alias, "src", "api.ts")],
+      ["relative, from a symlinked cwd", alias, "src/api.ts"],
+      ["relative, from a symlinked subdirectory", join(alias, "src"), "api.ts"],
+      ["a session started in the parent directory", d.path, join(repo, "src", "api.ts")],
+      ["relative from the parent directory", d.path, "repo/src/api.ts"],
+      ["a session in another repository", other, join(repo, "src", "api.ts")],
+      ["another repository's path through the alias", other, join(alias, "src", "api.ts")],
+    ];
+    for (const [what, cwd, file] of cases) {
+      const r = await run(s.path, cwd, claudeEdit(cwd, file));
+      expect({ what, code: r.code, stderr: r.stderr }).toEqual({ what, code: 0, stderr: "" });
+      expect({ what, why: denied(r.stdout) }).toEqual({ what, why: expect.stringMatching(/^a2a: \S*api\.ts is reserved by alice/) });
+    }
+    // The other repository's own src/api.ts is not the reserved one.
+    expect(await run(s.path, repo, claudeEdit(repo, join(other, "src", "api.ts")))).toMatchObject({ code: 0, stdout: "", stderr: "" });
+  });
+});
