@@ -107,3 +107,35 @@ describe("the file's own repository, its links resolved", () => {
     expect(await run(s.path, repo, claudeEdit(repo, join(other, "src", "api.ts")))).toMatchObject({ code: 0, stdout: "", stderr: "" });
   });
 });
+
+describe("hook input of any size", () => {
+  test("a Write of 1.1 MB, and of 40 MB, to a reserved file is denied; a patch whose reserved header follows 2 MB of added lines too; a free file's 40 MB Write is let through", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const repo = gitRepo(d.path);
+    await reserve(s.path, repo, ["src/api.ts"]);
+    const file = join(repo, "src", "api.ts");
+    for (const size of [1_100_000, 40_000_000]) {
+      const content = "x".repeat(size - 20) + '"\\\n\u00e9\ud83d\ude00';
+      const r = await run(s.path, repo, { cwd: repo, hook_event_name: "PreToolUse", tool_name: "Write", tool_input: { content, file_path: file } });
+      expect({ size, code: r.code, stderr: r.stderr }).toEqual({ size, code: 0, stderr: "" });
+      expect({ size, why: denied(r.stdout) }).toEqual({ size, why: expect.stringMatching(/^a2a: src\/api\.ts is reserved by alice/) });
+    }
+    const big = "*** Begin Patch\n*** Add File: src/big.ts\n" + "+line of text\n".repeat(150_000) + " *** Update File: src/api.ts\n@@\n-a\n+b\n*** End Patch\n";
+    const p = await run(s.path, repo, { cwd: repo, tool_name: "apply_patch", tool_input: { command: big } }, "codex");
+    expect(denied(p.stdout)).toMatch(/^a2a: src\/api\.ts is reserved by alice/);
+    const free = await run(s.path, repo, { cwd: repo, tool_name: "Write", tool_input: { file_path: join(repo, "src", "free.ts"), content: "y".repeat(40_000_000) } });
+    expect(free).toMatchObject({ code: 0, stdout: "", stderr: "" });
+  });
+
+  test("input the hook cannot read (not JSON, cut short) is denied saying why, exit 0: never let through unchecked", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const repo = gitRepo(d.path);
+    for (const stdin of ["{not json", '{"tool_name":"Write","tool_input":{"file_path":"src/api.ts","content":"' + "x".repeat(300_000)]) {
+      const r = await a2a(["hook", "pre-tool-use"], { dir: s.path, cwd: repo, stdin, env: { A2A_AGENT: "bob" } });
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(denied(r.stdout)).toMatch(/^a2a: this edit was not checked against the reservations of other agents and is denied: the hook input on stdin is not JSON/);
+    }
+  });
+});
