@@ -15,6 +15,7 @@ import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
 import { isoTime } from "../../lib/core/time";
 import type { GuardVerdict } from "../../lib/guard/check";
 import { installGuard, uninstallGuard, type GuardInstall, type HookChange } from "../../lib/guard/install";
+import { inertLine } from "../inert";
 import { err, json, out, readStdin } from "../io";
 import { SHELL } from "../phrase";
 import { action, command, type Ctx } from "../run";
@@ -45,8 +46,8 @@ const MAX_PUSH_INPUT = 16 * 1024 * 1024;
 // A line per blocked path; the refusal itself is the error that ends the command (exit 1).
 function blockedLines(v: GuardVerdict): string {
   return v.blocked.map(({ path, by }) => {
-    const reason = by.reason ? `, reason ${JSON.stringify(by.reason)}` : "";
-    return `a2a guard: ${path} is reserved by ${by.holder} (pattern ${by.pattern}${reason}) until ${isoTime(by.expires_at)}\n`;
+    const reason = by.reason ? `, reason ${inertLine(JSON.stringify(by.reason))}` : "";
+    return `a2a guard: ${inertLine(path)} is reserved by ${inertLine(by.holder)} (pattern ${inertLine(by.pattern)}${reason}) until ${isoTime(by.expires_at)}\n`;
   }).join("");
 }
 
