@@ -31,7 +31,8 @@ import { actingAgent } from "../presence/session-name";
 import { RECHECK_MS } from "../tasks/state";
 import { covers, overlap } from "./patterns";
 import { fileRepo, relativePath, repoOf, type Repo } from "./repo";
-import { reservationStorage, type Reservation, type ReservationStorage } from "./storage";
+import { aliasSets, dropOwn, wholeSet } from "./aliases";
+import { reservationStorage, type Reservation } from "./storage";
 
 export type { Reservation } from "./storage";
 
@@ -54,20 +55,6 @@ export interface ReserveOptions {
 export const repositoryOf = (store: Store, cwd: string): Repo => repoOf(cwd, store.host, { repoName: store.repoName });
 
 const live = (rs: Reservation[], now: number) => rs.filter((r) => r.expires_at > now);
-
-// The sets the repository's aliases key (repo.ts): reservations made under an identity it had
-// before (no origin yet, no A2A_REPO, an older spelling). They stay the repository's: seen by
-// every read and conflict check, released by their holder, never written to again.
-async function aliasSets(storage: ReservationStorage, repo: Repo): Promise<Reservation[]> {
-  return (await Promise.all(repo.aliases.map((a) => storage.live(a)))).flat();
-}
-
-// The repository's own set and its aliases', one (holder, pattern) once: its own first.
-async function wholeSet(storage: ReservationStorage, repo: Repo): Promise<Reservation[]> {
-  const all = [...(await storage.live(repo.id)), ...(await aliasSets(storage, repo))];
-  const seen = new Set<string>();
-  return all.filter((r) => !seen.has(`${r.holder}\0${r.pattern}`) && seen.add(`${r.holder}\0${r.pattern}`));
-}
 const clash = (r: Reservation, me: string, pattern: string, exclusive: boolean) => r.holder !== me && (exclusive || r.exclusive) && overlap(r.pattern, pattern);
 
 function patternsOf(repo: Repo, cwd: string, given: unknown, what: string): string[] {
@@ -191,21 +178,6 @@ export async function release(store: Store, patterns: string[] | "all", opts: { 
   }
   const fromAliases = await dropOwn(storage, repo.aliases, await aliasSets(storage, repo), ours);
   return [...new Set([...released, ...fromAliases])];
-}
-
-// Removes the reservations `which` picks from the alias sets that hold any (each in its own
-// turn); returns their patterns, live ones only.
-async function dropOwn(storage: ReservationStorage, aliases: string[], seen: Reservation[], which: (r: Reservation) => boolean): Promise<string[]> {
-  const out: string[] = [];
-  for (const alias of aliases) {
-    if (!seen.some((r) => r.repo === alias && which(r))) continue;
-    await storage.change(alias, (current) => {
-      const now = nowSec();
-      out.push(...live(current, now).filter(which).map((r) => r.pattern));
-      return live(current, now).filter((r) => !which(r));
-    });
-  }
-  return out;
 }
 
 function refuseOthers(current: Reservation[], wanted: string[], me: string): void {
