@@ -3,7 +3,7 @@
 // the file_path next to it: refusing input over a limit let exactly the big edits through.
 //
 // How: stdin is streamed through a filter that copies the JSON text as it is, except a string
-// longer than LONG_STRING characters, which it replaces by the lines of that string that could be
+// longer than LONG_STRING characters (PATH_MAX once BUSY is kept), which it replaces by the lines of that string that could be
 // an apply_patch header (those whose first non-blank characters are "***", each cut at
 // LONG_LINE): a file path is never that long, and a patch's headers are all the hook reads of
 // it (cli/agents/patch-files.ts; dropping the lines between headers can only make a Move to look
@@ -20,6 +20,10 @@ import { readChunks } from "./io";
 const LONG_STRING = 256 * 1024;
 const LONG_LINE = 16 * 1024;
 const MAX_KEPT = 16 * 1024 * 1024;
+// Once this much is kept (a MultiEdit of many mid-sized edits), a string longer than any path
+// (PATH_MAX) is reduced too: the file paths still come through whole.
+const BUSY = 4 * 1024 * 1024;
+const PATH_MAX = 4096;
 
 const ESCAPED: Record<string, string> = { n: "\n", r: "\r", t: "\t", b: "\b", f: "\f", '"': '"', "\\": "\\", "/": "/" };
 
@@ -92,7 +96,7 @@ export function readHookInput(fd = 0): unknown {
       if (closing) {
         keep(token!);
         token = null;
-      } else if (token!.length > LONG_STRING) {
+      } else if (token!.length > (out.length > BUSY ? PATH_MAX : LONG_STRING)) {
         long = new LongString();
         for (const t of token!.slice(1)) long.feed(t);
         token = null;

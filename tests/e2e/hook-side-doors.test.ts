@@ -128,6 +128,17 @@ describe("hook input of any size", () => {
     expect(free).toMatchObject({ code: 0, stdout: "", stderr: "" });
   });
 
+  test("a MultiEdit of 400 edits of 100 KB each (40 MB in mid-sized strings) to a reserved file is denied, to a free one let through", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const repo = gitRepo(d.path);
+    await reserve(s.path, repo, ["src/api.ts"]);
+    const edits = Array.from({ length: 400 }, (_, i) => ({ old_string: `${i}`.repeat(50_000), new_string: "y".repeat(50_000) }));
+    const call = (file: string) => ({ cwd: repo, tool_name: "MultiEdit", tool_input: { edits, file_path: file } });
+    expect(denied((await run(s.path, repo, call(join(repo, "src", "api.ts")))).stdout)).toMatch(/^a2a: src\/api\.ts is reserved by alice/);
+    expect(await run(s.path, repo, call(join(repo, "src", "free.ts")))).toMatchObject({ code: 0, stdout: "", stderr: "" });
+  });
+
   test("input the hook cannot read (not JSON, cut short) is denied saying why, exit 0: never let through unchecked", async () => {
     using d = tempDir();
     using s = testStore();
