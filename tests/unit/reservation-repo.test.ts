@@ -95,6 +95,11 @@ describe("a path given from anywhere in the repository", () => {
       }
       expect({ p, code: (err as A2AError)?.code, msg: /outside the repository/.test((err as Error)?.message) }).toEqual({ p, code: "EUSAGE", msg: true });
     }
+    // Spelled through a link to the repository (a symlinked cwd): the same file, the same pattern.
+    symlinkSync(root, join(d.path, "alias"));
+    expect(relativePath(repo, join(d.path, "alias", "src"), "api/x.ts")).toBe("src/api/x.ts");
+    expect(relativePath(repo, d.path, join(d.path, "alias", "src", "new.ts"))).toBe("src/new.ts");
+    expect(fileRepo(join(d.path, "alias", "link.ts"), d.path, "h")).toEqual({ repo: repoOf(root, "h"), rel: "src/api/x.ts" });
     expect(fileRepo("/etc/passwd", root, "h")).toBeUndefined();
     expect(fileRepo("api/x.ts", sub, "h")?.rel).toBe("src/api/x.ts");
   });
