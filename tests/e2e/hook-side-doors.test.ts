@@ -108,6 +108,22 @@ describe("the file's own repository, its links resolved", () => {
   });
 });
 
+describe("one repository, one identity", () => {
+  test("clones whose origins are https://host/Org/Repo.git and git@host:org/repo.git (quoted, in a second [remote] section): alice's reservation in one denies bob's edit in the other", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const a = gitRepo(d.path, "a");
+    const b = gitRepo(d.path, "b");
+    writeFileSync(join(a, ".git", "config"), '[remote "origin"]\n\turl = https://github.com/Org/Repo.git\n', { flag: "a" });
+    writeFileSync(join(b, ".git", "config"), '[remote "origin"]\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[remote "origin"]\n\turl = "git@github.com:org/repo.git"\n', { flag: "a" });
+    await reserve(s.path, a, ["src/api.ts"]);
+    const r = await run(s.path, b, claudeEdit(b, join(b, "src", "api.ts")));
+    expect(denied(r.stdout)).toMatch(/^a2a: src\/api\.ts is reserved by alice/);
+    const listed = await a2a(["reservations", "--json"], { dir: s.path, cwd: b });
+    expect(JSON.parse(listed.stdout)).toMatchObject({ repo: "git:github.com/org/repo", reservations: [{ pattern: "src/api.ts", holder: "alice" }] });
+  });
+});
+
 describe("hook input of any size", () => {
   test("a Write of 1.1 MB, and of 40 MB, to a reserved file is denied; a patch whose reserved header follows 2 MB of added lines too; a free file's 40 MB Write is let through", async () => {
     using d = tempDir();
