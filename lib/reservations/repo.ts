@@ -18,7 +18,7 @@
 // - outside git the repository is the current directory;
 // - paths are compared after resolving their symlinks (what an edit writes is the link's
 //   target): a path whose target leaves the repository is refused by `relativePath` (EUSAGE);
-//   `fileRepo` finds the repository of the file itself, not of the session's directory.
+//   `fileRepos` finds the repository of the file itself, not only the session directory's.
 
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
@@ -50,16 +50,21 @@ function withAliases(r: { root: string; git: boolean }, ids: (string | undefined
   return { root: r.root, id, aliases, git: r.git };
 }
 
-// The repository of a file an edit tool or git names (relative to `cwd`, or absolute), and the
-// file's repository-relative path there, its symlinks resolved: the git repository holding the
-// file, whatever the session's directory; a file in no git repository belongs to the session's
-// repository (`repoOf(cwd)`) when it is inside it. Undefined: in no repository a2a knows.
-export function fileRepo(path: string, cwd: string, host: string, settings: { repoName?: string } = {}): { repo: Repo; rel: string } | undefined {
+// The repositories a file an edit tool or git names (relative to `cwd`, or absolute) belongs to,
+// and its repository-relative path in each, its symlinks resolved: the git repository holding
+// the file, whatever the session's directory; and the session's own repository (`repoOf(cwd)`)
+// when the file is inside it too (a file of a submodule is also the superproject's; a file in no
+// git repository, only the session's). Empty: in no repository a2a knows.
+export function fileRepos(path: string, cwd: string, host: string, settings: { repoName?: string } = {}): { repo: Repo; rel: string }[] {
   const target = resolvedPath(isAbsolute(path) ? path : join(resolve(cwd), path));
   const own = repoOf(dirname(target), host, settings);
-  const repo = own.git ? own : repoOf(cwd, host, settings);
-  const rel = within(repo.root, target);
-  return rel ? { repo, rel } : undefined;
+  const session = repoOf(cwd, host, settings);
+  const out: { repo: Repo; rel: string }[] = [];
+  for (const repo of own.git ? [own, ...(session.id !== own.id ? [session] : [])] : [session]) {
+    const rel = within(repo.root, target);
+    if (rel) out.push({ repo, rel });
+  }
+  return out;
 }
 
 // `given` (a path or glob, relative to `cwd` or absolute inside the repository) as the

@@ -30,7 +30,7 @@ import { checkTimeout, waitUntil } from "../core/watch";
 import { actingAgent } from "../presence/session-name";
 import { RECHECK_MS } from "../tasks/state";
 import { covers, overlap } from "./patterns";
-import { fileRepo, relativePath, repoOf, type Repo } from "./repo";
+import { fileRepos, relativePath, repoOf, type Repo } from "./repo";
 import { aliasSets, dropOwn, wholeSet } from "./aliases";
 import { reservationStorage, type Reservation } from "./storage";
 
@@ -219,11 +219,11 @@ export async function blockers(store: Store, paths: string[], opts: { as?: strin
   const sets = new Map<string, Promise<Reservation[]>>();
   const found: { path: string; by: Reservation }[] = [];
   for (const path of paths) {
-    const at = fileRepo(path, opts.cwd, store.host, { repoName: store.repoName });
-    if (!at) continue;
-    if (!sets.has(at.repo.id)) sets.set(at.repo.id, wholeSet(storage, at.repo));
-    const held = (await sets.get(at.repo.id)!).filter((r) => r.exclusive && r.expires_at > now);
-    for (const r of held) if (covers(r.pattern, at.rel)) found.push({ path: at.rel, by: r });
+    for (const at of fileRepos(path, opts.cwd, store.host, { repoName: store.repoName })) {
+      if (!sets.has(at.repo.id)) sets.set(at.repo.id, wholeSet(storage, at.repo));
+      const held = (await sets.get(at.repo.id)!).filter((r) => r.exclusive && r.expires_at > now);
+      for (const r of held) if (covers(r.pattern, at.rel)) found.push({ path: at.rel, by: r });
+    }
   }
   if (!found.length) return [];
   const me = await holderOf(store, opts.as, opts.cwd);

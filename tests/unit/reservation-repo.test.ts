@@ -6,7 +6,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { A2AError } from "../../lib/core/errors";
 import { remoteUrl } from "../../lib/reservations/git-config";
-import { fileRepo, normaliseRemote, relativePath, repoOf } from "../../lib/reservations/repo";
+import { fileRepos, normaliseRemote, relativePath, repoOf } from "../../lib/reservations/repo";
 import { tempDir } from "../harness/run";
 
 const git = (cwd: string, ...args: string[]) => {
@@ -99,8 +99,14 @@ describe("a path given from anywhere in the repository", () => {
     symlinkSync(root, join(d.path, "alias"));
     expect(relativePath(repo, join(d.path, "alias", "src"), "api/x.ts")).toBe("src/api/x.ts");
     expect(relativePath(repo, d.path, join(d.path, "alias", "src", "new.ts"))).toBe("src/new.ts");
-    expect(fileRepo(join(d.path, "alias", "link.ts"), d.path, "h")).toEqual({ repo: repoOf(root, "h"), rel: "src/api/x.ts" });
-    expect(fileRepo("/etc/passwd", root, "h")).toBeUndefined();
-    expect(fileRepo("api/x.ts", sub, "h")?.rel).toBe("src/api/x.ts");
+    // (From a directory outside git the file is also in that directory's "repository".)
+    expect(fileRepos(join(d.path, "alias", "link.ts"), d.path, "h")).toEqual([{ repo: repoOf(root, "h"), rel: "src/api/x.ts" }, { repo: repoOf(d.path, "h"), rel: "r/src/api/x.ts" }]);
+    expect(fileRepos("/etc/passwd", root, "h")).toEqual([]);
+    expect(fileRepos("api/x.ts", sub, "h").map((f) => f.rel)).toEqual(["src/api/x.ts"]);
+    // A nested repository (a submodule's work tree): the file is its own and the session's.
+    const nested = join(root, "vendor", "lib");
+    mkdirSync(nested, { recursive: true });
+    git(nested, "init", "-q");
+    expect(fileRepos(join(nested, "y.ts"), root, "h").map((f) => [f.repo.root, f.rel])).toEqual([[nested, "y.ts"], [root, "vendor/lib/y.ts"]]);
   });
 });
