@@ -66,6 +66,28 @@ describe("the repository of a directory", () => {
     ];
     for (const [config, url] of cases) expect({ config, url: remoteUrl(config) }).toEqual({ config, url });
   });
+
+  test("git itself agrees: each config's origin URL is what git config --get reads from it", () => {
+    using d = tempDir();
+    const configs = [
+      '[remote "origin"]\n\turl = "https://github.com/org/a pp.git"\n',
+      '[remote "origin"]\n\turl = git@github.com:org/app.git#frag\n',
+      '[remote "origin"]\n\turl = "git@github.com:org/app.git#frag" ; c\n',
+      '[remote "origin"]\n\turl =   spaced   out   \n',
+      '[remote "origin"]\n\turl = a\\\n b\n',
+      '[remote "origin"]\n\turl = x"y"z\\t\n',
+      '[REMOTE "origin"] Url = inline\n',
+      '[remote "or\\"igin"]\n\turl = esc\n[remote "origin"]\n\turl=tight\n',
+      '[remote "origin"]\r\n\turl = crlf\r\n',
+      '[remote "origin"]\n\turl = tab\there\n',
+    ];
+    configs.forEach((config, i) => {
+      const file = join(d.path, `config${i}`);
+      writeFileSync(file, config);
+      const r = Bun.spawnSync(["git", "config", "--file", file, "--get", "remote.origin.url"], { stdout: "pipe" });
+      expect({ config, url: remoteUrl(config) }).toEqual({ config, url: r.stdout.toString().replace(/\n$/, "") });
+    });
+  });
 });
 
 describe("a path given from anywhere in the repository", () => {
