@@ -15,6 +15,7 @@ import { A2AError, EXIT, asA2AError, phrase } from "../lib/core/errors";
 import { isCommand, registerAll, registerOne } from "./commands/index";
 import { fastCall, Recorder } from "./fast";
 import { newProgram } from "./program";
+import { inertLine } from "./inert";
 import { err, StdoutClosed } from "./io";
 import { SHELL } from "./phrase";
 
@@ -34,7 +35,7 @@ function fail(e: unknown): never {
   if (jsonErrors) {
     const error = { code: a.code, message: phrase(a, SHELL), exit: a.exitCode, ...(Object.keys(a.data).length ? { data: a.data } : {}) };
     err(JSON.stringify({ error }) + "\n");
-  } else err(`a2a: ${phrase(a, SHELL)}\n`);
+  } else err(`a2a: ${inertLine(phrase(a, SHELL))}\n`); // its facts (a pattern, a reason) may hold control characters
   if (process.env.A2A_DEBUG /* read before any Store exists */ && a.cause) err(String((a.cause as Error)?.stack ?? a.cause) + "\n");
   process.exit(a.exitCode);
 }

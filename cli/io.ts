@@ -114,6 +114,16 @@ const overLimit = (what: string, where: string, limit: number, size?: number) =>
 function readLimited(fd: number, limit: number, what: string, where: string): Buffer {
   const chunks: Buffer[] = [];
   let total = 0;
+  readChunks(fd, where, (chunk) => {
+    total += chunk.length;
+    if (total > limit) throw overLimit(what, where, limit);
+    chunks.push(Buffer.from(chunk));
+  });
+  return Buffer.concat(chunks);
+}
+
+// Every chunk read from `fd` until its end, to `sink` (a chunk is reused: copy what is kept).
+export function readChunks(fd: number, where: string, sink: (chunk: Buffer) => void): void {
   const buf = Buffer.alloc(65536);
   for (;;) {
     let n: number;
@@ -129,11 +139,8 @@ function readLimited(fd: number, limit: number, what: string, where: string): Bu
       throw ioError(e, `reading ${where}`);
     }
     if (n === 0) break;
-    total += n;
-    if (total > limit) throw overLimit(what, where, limit);
-    chunks.push(Buffer.from(buf.subarray(0, n)));
+    sink(buf.subarray(0, n));
   }
-  return Buffer.concat(chunks);
 }
 
 // Reads all of stdin, stopping early (with ETOOBIG) once it is over `limit` bytes.

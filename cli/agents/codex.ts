@@ -21,6 +21,7 @@ import type { A2AEvent, Agent, Check, DoctorContext, HookFormat, Scope, SetupOpt
 import { a2aHooks, claudeHook, withHookGroups } from "./claude";
 import { jsonChange, parseJsonObject, readJsonQuietly, readText } from "./edit";
 import { a2aHookEvent } from "./hook-command";
+import { codexPatchFiles } from "./patch-files";
 import { parseToml, replaceTables, tableText, tomlHeader, tomlString } from "./toml";
 
 const HOOK_EVENTS = { SessionStart: "session-start", UserPromptSubmit: "user-prompt-submit", Stop: "stop", PreToolUse: "pre-tool-use" } as const satisfies Record<string, A2AEvent>;
@@ -113,21 +114,13 @@ function setup(o: SetupOptions) {
   return [hooksChange, configChange];
 }
 
-// The files an apply_patch would write: its "*** Add/Update/Delete File: PATH" and "*** Move
-// to: PATH" lines (paths as the patch names them, relative to the session's cwd or absolute).
-export function patchFiles(patch: string): string[] {
-  const out: string[] = [];
-  for (const m of patch.matchAll(/^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$/gm)) if (!out.includes(m[1])) out.push(m[1]);
-  return out;
-}
-
 export const codexHook: HookFormat = {
   input(raw, event) {
     const base = claudeHook.input(raw, event);
     if (event !== "pre-tool-use") return { ...base, files: undefined };
     const ti = raw.tool_input && typeof raw.tool_input === "object" ? (raw.tool_input as Record<string, unknown>) : {};
     const patch = typeof ti.command === "string" ? ti.command : typeof ti.patch === "string" ? ti.patch : typeof ti.input === "string" ? ti.input : "";
-    const files = raw.tool_name === "apply_patch" ? patchFiles(patch) : typeof ti.file_path === "string" ? [ti.file_path] : [];
+    const files = raw.tool_name === "apply_patch" ? codexPatchFiles(patch) : typeof ti.file_path === "string" ? [ti.file_path] : [];
     return { ...base, files: files.length ? files : undefined };
   },
   context: claudeHook.context,

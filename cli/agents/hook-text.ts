@@ -7,6 +7,7 @@ import type { Reservation } from "../../lib/reservations/storage";
 import { SHOWN_MAX } from "../../lib/sessions/limits";
 import { isoTime, nowSec } from "../../lib/core/time";
 import { frameMessage, UNTRUSTED_NOTE, type Writer } from "../frame";
+import { inertLine } from "../inert";
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
 const from = (s: Senders) => `${s.names.join(", ")}${s.more ? " and others" : ""}`;
@@ -62,10 +63,10 @@ export function stopText(name: string, d: StopDecision): string {
 export function denyText(path: string, held: { path: string; by: Reservation }[], now = nowSec()): string {
   const by = held[0].by;
   const mins = Math.max(1, Math.ceil((by.expires_at - now) / 60));
-  const reason = by.reason ? `, their reason: ${JSON.stringify(by.reason.length > 200 ? by.reason.slice(0, 200) + "..." : by.reason)}` : "";
+  const reason = by.reason ? `, their reason: ${inertLine(JSON.stringify(by.reason.length > 200 ? by.reason.slice(0, 200) + "..." : by.reason))}` : "";
   const others = held.length > 1 ? ` (and ${plural(held.length - 1, "more reservation")} of others)` : "";
   return (
-    `a2a: ${held[0].path} is reserved by ${by.holder} (pattern ${by.pattern}, exclusive${reason}) until ${isoTime(by.expires_at)} (${mins} min from now)${others}, so this edit was not made. ` +
-    `Do not write the file another way: work on something else, reserve it after they release it (a2a reserve ${path}; --wait waits for the release), or message them (a2a send ${by.holder} "...").`
+    `a2a: ${inertLine(held[0].path)} is reserved by ${inertLine(by.holder)} (pattern ${inertLine(by.pattern)}, exclusive${reason}) until ${isoTime(by.expires_at)} (${mins} min from now)${others}, so this edit was not made. ` +
+    `Do not write the file another way: work on something else, reserve it after they release it (a2a reserve ${inertLine(path)}; --wait waits for the release), or message them (a2a send ${by.holder} "...").`
   );
 }

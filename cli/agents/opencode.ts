@@ -23,6 +23,7 @@ import type { A2ACommand, Agent, Check, DoctorContext, FileChange, HookFormat, S
 import { parseJsonObject, readJsonQuietly, readText } from "./edit";
 import { jsoncChange } from "./jsonc-edit";
 import { PLUGIN_MARK, pluginText } from "./opencode-plugin";
+import { opencodePatchFiles } from "./patch-files";
 import { json } from "../io";
 
 // One tool call may block this long (a2a's longest wait, and room to answer).
@@ -77,12 +78,12 @@ function pluginChange(path: string, o: SetupOptions): FileChange {
 }
 
 // The file a tool call would write (opencode's tools: write and edit take filePath; apply_patch a
-// patch whose "*** Add/Update/Delete File:" and "*** Move to:" lines name them).
+// patch whose header lines name them, as opencode reads them: patch-files.ts).
 function filesOf(tool: unknown, args: Record<string, unknown>): string[] | undefined {
   if (typeof tool !== "string") return undefined;
   if (["write", "edit", "multiedit"].includes(tool)) return typeof args.filePath === "string" && args.filePath ? [args.filePath] : undefined;
   if (["apply_patch", "patch"].includes(tool) && typeof args.patchText === "string") {
-    const files = [...args.patchText.matchAll(/^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/gm)].map((m) => m[1].trim());
+    const files = opencodePatchFiles(args.patchText);
     return files.length ? files : undefined;
   }
   return undefined;

@@ -3,7 +3,7 @@
 // lib/guard/check.ts).
 //
 // Invariants:
-// - pre-commit / pre-push exit 0 (go ahead) or 1 (refused: one line per blocked path naming
+// - pre-commit / pre-merge-commit / pre-push exit 0 (go ahead) or 1 (refused: one line per blocked path naming
 //   the holder, their pattern, reason and expiry, then how to bypass); when the check itself
 //   cannot be made (no store, a2a or git failing) they say so in one line on stderr and exit 0:
 //   the guard is advisory and must never block every commit;
@@ -15,6 +15,7 @@ import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
 import { isoTime } from "../../lib/core/time";
 import type { GuardVerdict } from "../../lib/guard/check";
 import { installGuard, uninstallGuard, type GuardInstall, type HookChange } from "../../lib/guard/install";
+import { inertLine } from "../inert";
 import { err, json, out, readStdin } from "../io";
 import { SHELL } from "../phrase";
 import { action, command, type Ctx } from "../run";
@@ -45,18 +46,20 @@ const MAX_PUSH_INPUT = 16 * 1024 * 1024;
 // A line per blocked path; the refusal itself is the error that ends the command (exit 1).
 function blockedLines(v: GuardVerdict): string {
   return v.blocked.map(({ path, by }) => {
-    const reason = by.reason ? `, reason ${JSON.stringify(by.reason)}` : "";
-    return `a2a guard: ${path} is reserved by ${by.holder} (pattern ${by.pattern}${reason}) until ${isoTime(by.expires_at)}\n`;
+    const reason = by.reason ? `, reason ${inertLine(JSON.stringify(by.reason))}` : "";
+    return `a2a guard: ${inertLine(path)} is reserved by ${inertLine(by.holder)} (pattern ${inertLine(by.pattern)}${reason}) until ${isoTime(by.expires_at)}\n`;
   }).join("");
 }
 
-const refusal = (v: GuardVerdict, what: "commit" | "push") =>
+type What = "commit" | "merge" | "push";
+
+const refusal = (v: GuardVerdict, what: What) =>
   new A2AError("EDENIED", `${what} refused for ${v.as ?? "you"}: reservations are advisory; ask the holder to release (a2a reservations shows them), or bypass with git ${what} --no-verify`, {
     data: { blocked: v.blocked.map(({ path, by }) => ({ path, holder: by.holder, pattern: by.pattern })) },
   });
 
 // Runs a hook's check; refused -> exit 1; could not check -> a warning, exit 0.
-async function hookCheck(c: Ctx, what: "commit" | "push", check: () => Promise<GuardVerdict>): Promise<void> {
+async function hookCheck(c: Ctx, what: What, check: () => Promise<GuardVerdict>): Promise<void> {
   let v: GuardVerdict;
   try {
     v = await check();
@@ -80,9 +83,9 @@ const binary = () => {
 
 function guardCommands(g: Command): void {
   command(g, "install", {
-    summary: "add the pre-commit and pre-push hooks to this repository",
+    summary: "add the pre-commit, pre-merge-commit and pre-push hooks to this repository",
     description:
-      "Install a2a's git pre-commit and pre-push hooks in the repository of the current directory (or --repo DIR): in its hooks directory (core.hooksPath when set, else the common git directory's, so every worktree of the repository has them). A hook already there is kept: it is moved to hooks/NAME.a2a-chained and runs first; when it refuses, so does the commit. The hooks refuse a commit (or a push) that touches a path another agent holds exclusively (a2a reserve), naming the holder; they run this a2a binary (else a2a on PATH) with the store A2A_DIR names when git runs them (else ~/.a2a). Installing again changes nothing; a2a guard uninstall puts back what was there.",
+      "Install a2a's git pre-commit, pre-merge-commit and pre-push hooks in the repository of the current directory (or --repo DIR): in its hooks directory (core.hooksPath when set, else the common git directory's, so every worktree of the repository has them). A hook already there is kept: it is moved to hooks/NAME.a2a-chained and runs first; when it refuses, so does the commit. The hooks refuse a commit (or a push) that touches a path another agent holds exclusively (a2a reserve), naming the holder; they run this a2a binary (else a2a on PATH) with the store A2A_DIR names when git runs them (else ~/.a2a). Installing again changes nothing; a2a guard uninstall puts back what was there.",
     examples: ["a2a guard install", "a2a guard install --repo ~/src/project"],
     json: "print {hooksDir, hooks: [{hook, path, did, chained?}]}",
     quiet: true,
@@ -92,7 +95,7 @@ function guardCommands(g: Command): void {
 
   command(g, "uninstall", {
     summary: "remove the hooks, putting back the ones they chained",
-    description: "Remove a2a's pre-commit and pre-push hooks from the repository of the current directory (or --repo DIR) and put back, byte for byte, the hooks they chained. A hook that is not a2a's is left alone.",
+    description: "Remove a2a's pre-commit, pre-merge-commit and pre-push hooks from the repository of the current directory (or --repo DIR) and put back, byte for byte, the hooks they chained. A hook that is not a2a's is left alone.",
     examples: ["a2a guard uninstall"],
     json: "print {hooksDir, hooks: [{hook, path, did, chained?}]}",
     quiet: true,
@@ -107,6 +110,14 @@ function guardCommands(g: Command): void {
     examples: ["a2a guard pre-commit   # in .git/hooks/pre-commit (a2a guard install writes it)"],
     json: "also print the verdict: {as, top, checked, blocked: [{path, by}]}",
   }).action(action(async (c: Ctx) => hookCheck(c, "commit", () => c.bus.guard.commit({ cwd: process.cwd() }))));
+
+  command(g, "pre-merge-commit", {
+    summary: "what the pre-merge-commit hook runs: check the paths a merge brings",
+    description:
+      "Check the paths staged for the commit git merge is about to make (everything the merge brings into the branch) against the repository's reservations, as pre-commit does. Exit 1 when refused (git merge stops; the merged result stays staged), else 0; a check that cannot be made warns and exits 0. git merge --no-verify skips it.",
+    examples: ["a2a guard pre-merge-commit   # in .git/hooks/pre-merge-commit (a2a guard install writes it)"],
+    json: "also print the verdict: {as, top, checked, blocked: [{path, by}]}",
+  }).action(action(async (c: Ctx) => hookCheck(c, "merge", () => c.bus.guard.commit({ cwd: process.cwd() }))));
 
   command(g, "pre-push", {
     summary: "what the pre-push hook runs: check the paths of the commits pushed",
@@ -127,7 +138,7 @@ export const commands = {
     const g = command(p, "guard", {
       summary: "git hooks refusing commits and pushes of files another agent reserved",
       description:
-        "A seatbelt for reservations (a2a reserve): git pre-commit and pre-push hooks that refuse a commit or a push touching a path another agent holds exclusively, naming the holder. Advisory: git commit --no-verify bypasses them. Subcommands: install, uninstall, and pre-commit, pre-push (what the hooks run).",
+        "A seatbelt for reservations (a2a reserve): git pre-commit, pre-merge-commit and pre-push hooks that refuse a commit, a merge or a push touching a path another agent holds exclusively, naming the holder. Advisory: --no-verify bypasses them, and a cherry-pick, rebase or fast-forward makes commits no hook sees until they are pushed. Subcommands: install, uninstall, and pre-commit, pre-merge-commit, pre-push (what the hooks run).",
       examples: ["a2a guard install", "a2a guard uninstall"],
       json: "every subcommand takes --json",
     });

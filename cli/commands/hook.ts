@@ -18,7 +18,8 @@
 //   which Claude Code shows and goes on; never exit 2, which it would read as "block". For
 //   pre-tool-use that means a store a2a cannot read lets the edit through (reservations are
 //   advisory: a broken bus must not stop an agent's work), and the user sees the line; so does
-//   a store that has not answered within 3 s;
+//   a store that has not answered within 3 s. Input it cannot read is the other way round: the
+//   file it names is unknown, so the call is denied, saying why (hook-input.ts reads any size);
 // - pre-tool-use runs before every file edit: a tool that writes no file is answered before
 //   the store is opened, and the session's name is worked out only when someone else holds
 //   the file;
@@ -34,7 +35,8 @@ import type { A2AEvent, HookFormat, HookInput } from "../agents/agent";
 import { denyText, promptText, sessionStartText, stopText } from "../agents/hook-text";
 import { AGENTS, agentIds } from "../agents/index";
 import { writerNoun } from "../frame";
-import { durationMs, err, isTTY, out, parseCount, readStdin } from "../io";
+import { readHookInput } from "../hook-input";
+import { durationMs, err, isTTY, out, parseCount } from "../io";
 import { SHELL } from "../phrase";
 import { action, command, type Ctx } from "../run";
 
@@ -68,14 +70,14 @@ function readInput(): Record<string, unknown> {
   // Run by hand: there is no event to read. io.ts's isTTY, not process.stdin.isTTY, whose
   // stream Bun builds on first touch: that cost every hook ~5 ms of CPU.
   if (isTTY(0)) return {};
-  const raw = readStdin(1024 * 1024, "the hook input").trim();
-  if (!raw) return {};
-  try {
-    const v = JSON.parse(raw);
-    return v && typeof v === "object" ? v : {};
-  } catch {
-    throw new A2AError("EUSAGE", "the hook input on stdin is not JSON: a2a hook is meant to be run by a coding agent (see a2a setup claude)");
-  }
+  const v = readHookInput();
+  return v && typeof v === "object" ? (v as Record<string, unknown>) : {};
+}
+
+// A tool call the hook cannot read might write a reserved file: it is denied, saying why, the
+// way the agent shows a denial (never let through with a line the model does not see).
+function undecided(format: HookFormat, e: unknown): string {
+  return format.deny(`a2a: this edit was not checked against the reservations of other agents and is denied: ${phrase(asA2AError(e), SHELL)}. Retry it; if this persists, tell the user (a2a doctor)`);
 }
 
 export const commands = {
@@ -83,7 +85,7 @@ export const commands = {
     command(p, "hook", {
       summary: "a coding agent's hook: announce mail at session start and prompts, hold a stop while mail waits, deny edits of reserved files",
       description:
-        "Run as a coding agent's command hook (a2a setup AGENT installs them): reads the event's JSON on stdin and answers in that agent's hook format: Claude Code's by default, --agent codex, gemini or opencode for theirs (their events are mapped onto these four; see README, Other coding agents). session-start: who this session is on the bus and how much mail waits. user-prompt-submit: the unread mail that arrived since the last prompt, as context framed as untrusted input (it stays unread). stop: while unread mail waits, block the stop with a reason telling the model to call check_messages; never twice for the same mail after a continuation, at most --max-blocks times in a row. stop --wait DUR (a worker session): when nothing waits, wait up to DUR for the next message before letting the session stop. pre-tool-use (for the tools that write files: Edit, Write, MultiEdit, NotebookEdit in Claude Code; apply_patch in Codex; write_file, replace in Gemini CLI; write, edit, multiedit, apply_patch in opencode, through its a2a plugin): deny the edit when another agent holds the file exclusively (a2a reserve), naming the holder, their pattern, reason and expiry; silent otherwise, and when the store cannot be read (one line on stderr, exit 1: the edit goes ahead). The session's name is the one its a2a mcp server has (see a2a whoami). Exit 0; 1 with one line on stderr when something failed (never 2, which Claude Code, Codex and Gemini CLI read as a block).",
+        "Run as a coding agent's command hook (a2a setup AGENT installs them): reads the event's JSON on stdin and answers in that agent's hook format: Claude Code's by default, --agent codex, gemini or opencode for theirs (their events are mapped onto these four; see README, Other coding agents). session-start: who this session is on the bus and how much mail waits. user-prompt-submit: the unread mail that arrived since the last prompt, as context framed as untrusted input (it stays unread). stop: while unread mail waits, block the stop with a reason telling the model to call check_messages; never twice for the same mail after a continuation, at most --max-blocks times in a row. stop --wait DUR (a worker session): when nothing waits, wait up to DUR for the next message before letting the session stop. pre-tool-use (for the tools that write files: Edit, Write, MultiEdit, NotebookEdit in Claude Code; apply_patch in Codex; write_file, replace in Gemini CLI; write, edit, multiedit, apply_patch in opencode, through its a2a plugin): deny the edit when another agent holds the file exclusively (a2a reserve), naming the holder, their pattern, reason and expiry; silent otherwise, and when the store cannot be read (one line on stderr, exit 1: the edit goes ahead). Input of any size is read (a long string keeps only its apply_patch header lines); input that cannot be read as JSON is denied, saying why. The session's name is the one its a2a mcp server has (see a2a whoami). Exit 0; 1 with one line on stderr when something failed (never 2, which Claude Code, Codex and Gemini CLI read as a block).",
       examples: [
         "echo '{\"cwd\":\"'$PWD'\"}' | a2a hook session-start",
         "a2a hook stop --wait 5m   # in the Stop hook of a worker session (hook timeout above 300)",
@@ -104,7 +106,14 @@ export const commands = {
           if (waitMs !== undefined && event !== "stop") throw new A2AError("EUSAGE", "--wait is for the stop hook only: a2a hook stop --wait 5m");
           const maxBlocks = o.maxBlocks === undefined ? (waitMs ? 100 : MAX_BLOCKS) : Math.max(1, parseCount(o.maxBlocks, "--max-blocks"));
           const ev = event as A2AEvent;
-          const input = format.input(readInput(), ev);
+          let raw: Record<string, unknown>;
+          try {
+            raw = readInput();
+          } catch (e) {
+            if (ev === "pre-tool-use") return out(undecided(format, e));
+            throw e;
+          }
+          const input = format.input(raw, ev);
           const cwd = input.cwd ?? process.cwd();
           if (ev === "pre-tool-use") return await preToolUse(c, format, input, cwd);
           const me = await c.bus.presence.sessionName(cwd);

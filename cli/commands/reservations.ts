@@ -7,6 +7,7 @@ import { A2AError, arg, op, text } from "../../lib/core/errors";
 import { isoTime } from "../../lib/core/time";
 import type { Reservation } from "../../lib/reservations/reserve";
 import { table } from "../format";
+import { inertLine } from "../inert";
 import { durationMs, durationSec, json, out } from "../io";
 import { action, command, end, type Ctx } from "../run";
 
@@ -40,7 +41,7 @@ export const commands = {
         const rs = end(c, outcome, {
           timeout: (pending) => text`timed out waiting for ${pending.join(", ")}: nothing was reserved; raise ${arg("timeout")} or see ${op("reservations")}`,
         })!;
-        c.confirm(rs, `reserved ${rs.map((r) => r.pattern).join(", ")} (${kind(rs[0])}) as ${rs[0].holder} until ${isoTime(Math.min(...rs.map((r) => r.expires_at)))}`);
+        c.confirm(rs, `reserved ${rs.map((r) => inertLine(r.pattern)).join(", ")} (${kind(rs[0])}) as ${rs[0].holder} until ${isoTime(Math.min(...rs.map((r) => r.expires_at)))}`);
       })),
 
   release: (p: Command) =>
@@ -57,7 +58,7 @@ export const commands = {
       .action(action(async (c: Ctx, patterns: string[], o) => {
         if (!!o.all === patterns.length > 0) throw new A2AError("EUSAGE", "give the patterns to release, or --all (not both)");
         const released = await c.bus.reservations.release(o.all ? "all" : patterns, { as: o.as, cwd: process.cwd() });
-        c.confirm({ released }, released.length ? `released ${released.join(", ")}` : "nothing to release: you held none of those");
+        c.confirm({ released }, released.length ? `released ${released.map(inertLine).join(", ")}` : "nothing to release: you held none of those");
       })),
 
   reservations: (p: Command) =>
@@ -71,7 +72,7 @@ export const commands = {
       .action(action(async (c: Ctx, paths: string[]) => {
         const l = await c.bus.reservations.list({ cwd: process.cwd(), paths });
         if (c.json) return out(json(l));
-        const rows = l.reservations.map((r) => [r.pattern, r.holder, kind(r), isoTime(r.expires_at), r.reason ?? ""]);
-        out(rows.length ? table(["PATTERN", "HOLDER", "KIND", "UNTIL", "REASON"], rows) : `no reservations${paths.length ? " cover those paths" : ""} in ${l.root}\n`);
+        const rows = l.reservations.map((r) => [inertLine(r.pattern), inertLine(r.holder), kind(r), isoTime(r.expires_at), inertLine(r.reason ?? "")]);
+        out(rows.length ? table(["PATTERN", "HOLDER", "KIND", "UNTIL", "REASON"], rows) : `no reservations${paths.length ? " cover those paths" : ""} in ${inertLine(l.root)}\n`);
       })),
 };

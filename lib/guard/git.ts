@@ -67,19 +67,21 @@ export function parsePushLines(input: string): PushedRef[] {
 }
 
 // The paths changed by the commits a push sends: for each ref pushed (a deletion sends none),
-// the commits reachable from its new tip that the remote does not have as far as this
-// repository knows: not reachable from the remote's old tip (when this repository has that
-// commit) nor from any of `remote`'s remote-tracking branches. A new branch is therefore
-// compared with everything already fetched from or pushed to that remote (its merge base with
-// it), and a first push to an empty remote checks every commit. Each commit counts by its own
-// changes (a merge's by none: the commits it brings are counted themselves).
+// the commits reachable from its new tip that the remote ref does not have: not reachable from
+// its old tip when this repository has that commit. A commit the remote holds on ANOTHER branch
+// still counts (a fast-forward or merge bringing a branch's commits into this one carries
+// them). A new ref, or an old tip this repository has not fetched, is compared with `remote`'s
+// remote-tracking branches instead (its merge base with them), so a first push to an empty
+// remote checks every commit. Each commit counts by its own changes; a merge by the paths its
+// result changes against every parent (a conflict resolved, an edit slipped in: git's combined
+// diff, --cc), the commits it brings being counted themselves.
 export function pushedPaths(top: string, remote: string, refs: PushedRef[]): string[] {
   const paths = new Set<string>();
   for (const r of refs) {
     if (ZERO_SHA.test(r.localSha)) continue;
-    const not = ["--not", ...(remote && isRemote(top, remote) ? [`--remotes=${remote}`] : [])];
-    if (!ZERO_SHA.test(r.remoteSha) && hasCommit(top, r.remoteSha)) not.push(r.remoteSha);
-    const out = git(["log", "--format=", "--name-only", "-z", "--no-renames", r.localSha, ...not], top);
+    const known = !ZERO_SHA.test(r.remoteSha) && hasCommit(top, r.remoteSha);
+    const not = ["--not", ...(known ? [r.remoteSha] : remote && isRemote(top, remote) ? [`--remotes=${remote}`] : [])];
+    const out = git(["log", "--format=", "--name-only", "-z", "--no-renames", "--cc", r.localSha, ...not], top);
     for (const p of split0(out)) paths.add(p);
   }
   return [...paths];

@@ -1,4 +1,4 @@
-// `a2a guard install` / `uninstall`: a2a's git pre-commit and pre-push hooks in a repository's
+// `a2a guard install` / `uninstall`: a2a's git pre-commit, pre-merge-commit and pre-push hooks in a repository's
 // hooks directory (git.ts hooksDir: core.hooksPath, else the common git directory's, so every
 // worktree of the repository gets them), each chaining the hook that was there before.
 //
@@ -31,7 +31,8 @@ import { writeUserFile } from "../core/atomic";
 import { A2AError } from "../core/errors";
 import { hooksDir } from "./git";
 
-export const GUARD_HOOKS = ["pre-commit", "pre-push"] as const;
+// pre-merge-commit: `git merge` makes its commit without running pre-commit.
+export const GUARD_HOOKS = ["pre-commit", "pre-merge-commit", "pre-push"] as const;
 export type GuardHook = (typeof GUARD_HOOKS)[number];
 export const CHAINED = ".a2a-chained";
 const MARK = "# a2a guard hook: installed by `a2a guard install`";
@@ -55,13 +56,13 @@ const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 // The script at hooks/NAME. `$0`'s directory finds the chained hook, so a repository moved
 // elsewhere keeps working.
 export function hookScript(hook: GuardHook, bin: string): string {
-  const what = hook === "pre-commit" ? "commit" : "push";
+  const what = hook === "pre-push" ? "push" : hook === "pre-merge-commit" ? "merge" : "commit";
   const chain =
-    hook === "pre-commit"
+    hook !== "pre-push"
       ? `if [ -x "$hooks/${hook}${CHAINED}" ]; then\n  "$hooks/${hook}${CHAINED}" "$@" || exit $?\nfi\n`
       : // git gives pre-push the refs on stdin: read once, handed to both.
         `input=$(cat)\nfeed() { [ -z "$input" ] || printf '%s\\n' "$input"; }\nif [ -x "$hooks/${hook}${CHAINED}" ]; then\n  feed | "$hooks/${hook}${CHAINED}" "$@" || exit $?\nfi\n`;
-  const run = hook === "pre-commit" ? `"$a2a" guard ${hook}` : `feed | "$a2a" guard ${hook} "$@"`;
+  const run = hook !== "pre-push" ? `"$a2a" guard ${hook}` : `feed | "$a2a" guard ${hook} "$@"`;
   return `#!/bin/sh
 ${MARK}; \`a2a guard uninstall\` puts back what was here.
 # Runs the hook that was here before (${hook}${CHAINED}, if any; when it refuses, so does

@@ -1,27 +1,35 @@
-// Which repository a directory is in, what reservations there are keyed by, and a path a user
-// gave (from a subdirectory, or absolute) as the repository-relative path a reservation names.
-// Read from the .git files themselves, not by running git: the PreToolUse hook asks on every
-// edit and must answer in a few milliseconds.
+// Which repository a directory (or a file being edited) is in, what reservations there are keyed
+// by, and a path a user gave (from a subdirectory, or absolute) as the repository-relative path a
+// reservation names. Read from the .git files themselves, not by running git: the PreToolUse
+// hook asks on every edit and must answer in a few milliseconds.
 //
 // Invariants:
 // - every worktree of one repository has one identity (worktrees share their common git
 //   directory), so agents in parallel worktrees meet the same reservations;
 // - clones of one repository on several machines share an identity when they have the same
-//   `origin` (a database store is shared across machines): `git:HOST/PATH` of its URL, whatever
-//   the scheme or user; without an origin the identity is this host and the common git
-//   directory's real path; A2A_REPO names it outright;
+//   `origin` (a database store is shared across machines): `git:HOST/PATH` of its URL as git
+//   reads it from the config (git-config.ts: any `[remote "origin"]` section, quoting, insteadOf),
+//   whatever the scheme, user, port, `.git` or letter case; without an origin the identity is this
+//   host and the common git directory's real path; A2A_REPO names it outright;
+// - a repository answers to the identities its other sources would give too (`aliases`: the
+//   common git directory's when an origin or A2A_REPO names it, the origin's when A2A_REPO does,
+//   and the spelling a2a gave the origin before letter case was folded), so adding an origin or
+//   A2A_REPO, or a new a2a, hides no reservation made under the old identity;
 // - outside git the repository is the current directory;
-// - a path that leaves the repository (by `..`, or a symlink that resolves outside) is refused
-//   by `relativePath` (EUSAGE), and answered "outside" by `insidePath` (a hook lets it be).
+// - paths are compared after resolving their symlinks (what an edit writes is the link's
+//   target): a path whose target leaves the repository is refused by `relativePath` (EUSAGE);
+//   `fileRepos` finds the repository of the file itself, not only the session directory's.
 
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { A2AError } from "../core/errors";
+import { remoteUrl } from "./git-config";
 import { normalisePattern } from "./patterns";
 
 export interface Repo {
   root: string; // the work tree's top directory (real path), or the current directory outside git
   id: string; // what reservations are keyed by (header)
+  aliases: string[]; // the identities its other sources give: their reservations are its too
   git: boolean;
 }
 
@@ -30,10 +38,33 @@ export function repoOf(cwd: string, host: string, settings: { repoName?: string 
   const start = real(resolve(cwd));
   const found = findGit(start);
   const named = settings.repoName?.trim();
-  if (!found) return { root: start, id: named ? `name:${named}` : `dir:${host}:${start}`, git: false };
-  const origin = originOf(found.common);
-  const id = named ? `name:${named}` : origin ? `git:${origin}` : `dir:${host}:${found.common}`;
-  return { root: found.root, id, git: true };
+  if (!found) return withAliases({ root: start, git: false }, [named && `name:${named}`, `dir:${host}:${start}`]);
+  const url = originOf(found.common);
+  const origin = url && [`git:${normaliseRemote(url)}`, `git:${caseKept(url)}`];
+  return withAliases({ root: found.root, git: true }, [named && `name:${named}`, ...(origin || []), `dir:${host}:${found.common}`]);
+}
+
+// The first identity is the repository's; the others are aliases.
+function withAliases(r: { root: string; git: boolean }, ids: (string | undefined | "")[]): Repo {
+  const [id, ...aliases] = [...new Set(ids.filter((x): x is string => !!x))];
+  return { root: r.root, id, aliases, git: r.git };
+}
+
+// The repositories a file an edit tool or git names (relative to `cwd`, or absolute) belongs to,
+// and its repository-relative path in each, its symlinks resolved: the git repository holding
+// the file, whatever the session's directory; and the session's own repository (`repoOf(cwd)`)
+// when the file is inside it too (a file of a submodule is also the superproject's; a file in no
+// git repository, only the session's). Empty: in no repository a2a knows.
+export function fileRepos(path: string, cwd: string, host: string, settings: { repoName?: string } = {}): { repo: Repo; rel: string }[] {
+  const target = resolvedPath(isAbsolute(path) ? path : join(resolve(cwd), path));
+  const own = repoOf(dirname(target), host, settings);
+  const session = repoOf(cwd, host, settings);
+  const out: { repo: Repo; rel: string }[] = [];
+  for (const repo of own.git ? [own, ...(session.id !== own.id ? [session] : [])] : [session]) {
+    const rel = within(repo.root, target);
+    if (rel) out.push({ repo, rel });
+  }
+  return out;
 }
 
 // `given` (a path or glob, relative to `cwd` or absolute inside the repository) as the
@@ -48,21 +79,15 @@ export function relativePath(repo: Repo, cwd: string, given: string): string {
   return normalisePattern(rel);
 }
 
-// A concrete file path (what an edit tool or git names) as repository-relative, or undefined
-// when it is outside the repository.
-export function insidePath(repo: Repo, cwd: string, path: string): string | undefined {
-  const rel = inside(repo.root, isAbsolute(path) ? path : join(resolve(cwd), path));
-  return rel === undefined || rel === "" ? undefined : rel;
-}
+// `abs` relative to `root` through the symlinks of the part that exists (an edit through a link
+// writes its target; a path spelled through a link to the repository is in it). Undefined when
+// it leaves `root`.
+const inside = (root: string, abs: string): string | undefined => within(root, resolvedPath(abs));
 
-// `abs` relative to `root`: lexically, then through the symlinks of the part that exists (an
-// edit through a link writes its target). Undefined when either way leaves `root`.
-function inside(root: string, abs: string): string | undefined {
-  const lexical = within(root, resolve(abs));
-  if (lexical === undefined) return undefined;
+// `abs` with the symlinks of its existing part resolved; the names below that kept as they are.
+function resolvedPath(abs: string): string {
   const { head, tail } = existingHead(resolve(abs));
-  const resolved = within(root, join(real(head), ...tail));
-  return resolved === undefined ? undefined : resolved;
+  return join(real(head), ...tail);
 }
 
 function within(root: string, abs: string): string | undefined {
@@ -123,27 +148,31 @@ function findGit(dir: string): { root: string; common: string } | undefined {
   }
 }
 
-// The `origin` remote's URL in the common git directory's config, as HOST/PATH (lowercase
-// host, no scheme, user, port or .git), or undefined.
+// The `origin` remote's URL in the common git directory's config (git-config.ts), or undefined.
 function originOf(common: string): string | undefined {
-  let config: string;
   try {
-    config = readFileSync(join(common, "config"), "utf8");
+    return remoteUrl(readFileSync(join(common, "config"), "utf8"));
   } catch {
     return undefined;
   }
-  const section = /^\s*\[remote\s+"origin"\]\s*$([\s\S]*?)(?=^\s*\[|(?![\s\S]))/m.exec(config);
-  const url = section && /^\s*url\s*=\s*(.+?)\s*$/m.exec(section[1])?.[1];
-  return url ? normaliseRemote(url) : undefined;
 }
 
+// A remote URL as HOST/PATH: no scheme, user, port, surrounding slashes or `.git`; one repository
+// reached by https and by ssh, or spelled `Org/Repo` and `org/repo` (forges fold letter case),
+// gives one identity. A local path gives the path.
 export function normaliseRemote(url: string): string {
+  return caseKept(url).toLowerCase();
+}
+
+// The same with the path's letter case kept: the identity a2a gave an origin before case was
+// folded, looked up as an alias so those reservations stay visible.
+function caseKept(url: string): string {
   let host = "";
-  let path = url;
-  const scheme = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/]*@)?([^/:]+)(?::\d+)?(\/.*)?$/i.exec(url);
-  const scp = /^(?:[^@/]*@)?([^/:]+):(.+)$/.exec(url);
+  let path = url.trim();
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/]*@)?(\[[^\]]*\]|[^/:]+)(?::\d*)?(\/.*)?$/i.exec(path);
+  const scp = /^(?:[^@/]*@)?(\[[^\]]*\]|[^/:]+):(.+)$/.exec(path);
   if (scheme) [host, path] = [scheme[1], scheme[2] ?? ""];
-  else if (scp && !isAbsolute(url)) [host, path] = [scp[1], scp[2]];
-  path = path.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
+  else if (scp && !isAbsolute(path)) [host, path] = [scp[1], scp[2]];
+  path = path.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "").replace(/\/+$/, "");
   return host ? `${host.toLowerCase()}/${path}` : path;
 }

@@ -30,7 +30,8 @@ import { checkTimeout, waitUntil } from "../core/watch";
 import { actingAgent } from "../presence/session-name";
 import { RECHECK_MS } from "../tasks/state";
 import { covers, overlap } from "./patterns";
-import { insidePath, relativePath, repoOf, type Repo } from "./repo";
+import { fileRepos, relativePath, repoOf, type Repo } from "./repo";
+import { aliasSets, dropOwn, wholeSet } from "./aliases";
 import { reservationStorage, type Reservation } from "./storage";
 
 export type { Reservation } from "./storage";
@@ -102,12 +103,14 @@ export async function reserve(store: Store, patterns: string[], opts: ReserveOpt
   checkTimeout(opts.timeoutMs);
   const me = await holderOf(store, opts.as, opts.cwd);
   const exclusive = !opts.shared;
+  const storage = reservationStorage(store);
   const attempt = async (): Promise<Reservation[] | A2AError> => {
     try {
-      const written = await reservationStorage(store).change(repo.id, (current) => {
+      const older = await aliasSets(storage, repo);
+      const written = await storage.change(repo.id, (current) => {
         const now = nowSec();
         const kept = live(current, now);
-        const conflicts = wanted.flatMap((pattern) => kept.filter((r) => clash(r, me, pattern, exclusive)).map((by) => ({ pattern, by })));
+        const conflicts = wanted.flatMap((pattern) => [...kept, ...live(older, now)].filter((r) => clash(r, me, pattern, exclusive)).map((by) => ({ pattern, by })));
         if (conflicts.length) throw refusal(conflicts, me);
         const mine = new Map(kept.filter((r) => r.holder === me && wanted.includes(r.pattern)).map((r) => [r.pattern, r]));
         const fresh = wanted.map((pattern): Reservation => ({
@@ -116,6 +119,8 @@ export async function reserve(store: Store, patterns: string[], opts: ReserveOpt
         }));
         return [...kept.filter((r) => !(r.holder === me && wanted.includes(r.pattern))), ...fresh];
       });
+      // The holder's own reservations of these patterns under an alias are replaced by these.
+      await dropOwn(storage, repo.aliases, older, (r) => r.holder === me && wanted.includes(r.pattern));
       return written.filter((r) => r.holder === me && wanted.includes(r.pattern));
     } catch (err) {
       const refused = refusedOf(err);
@@ -158,19 +163,21 @@ export async function release(store: Store, patterns: string[] | "all", opts: { 
   const me = await holderOf(store, opts.as, opts.cwd);
   const ours = (r: Reservation) => r.holder === me && (wanted === "all" || wanted.includes(r.pattern));
   const storage = reservationStorage(store);
+  const whole = await wholeSet(storage, repo);
+  if (wanted !== "all") refuseOthers(whole, wanted, me);
   // Nothing of ours to release: no change is made (a release never creates a set).
-  if (!(await storage.live(repo.id)).some(ours)) {
-    if (wanted !== "all") refuseOthers(await storage.live(repo.id), wanted, me);
-    return [];
-  }
+  if (!whole.some(ours)) return [];
   let released: string[] = [];
-  await storage.change(repo.id, (current) => {
-    const now = nowSec();
-    if (wanted !== "all") refuseOthers(current, wanted, me);
-    released = live(current, now).filter(ours).map((r) => r.pattern);
-    return live(current, now).filter((r) => !ours(r));
-  });
-  return released;
+  if ((await storage.live(repo.id)).some(ours)) {
+    await storage.change(repo.id, (current) => {
+      const now = nowSec();
+      if (wanted !== "all") refuseOthers(current, wanted, me);
+      released = live(current, now).filter(ours).map((r) => r.pattern);
+      return live(current, now).filter((r) => !ours(r));
+    });
+  }
+  const fromAliases = await dropOwn(storage, repo.aliases, await aliasSets(storage, repo), ours);
+  return [...new Set([...released, ...fromAliases])];
 }
 
 function refuseOthers(current: Reservation[], wanted: string[], me: string): void {
@@ -197,7 +204,7 @@ export interface Listing {
 export async function listReservations(store: Store, opts: { cwd: string; paths?: string[] }): Promise<Listing> {
   const repo = repositoryOf(store, opts.cwd);
   const wanted = opts.paths?.length ? patternsOf(repo, opts.cwd, opts.paths, "look up") : undefined;
-  const all = live(await reservationStorage(store).live(repo.id), nowSec());
+  const all = live(await wholeSet(reservationStorage(store), repo), nowSec());
   const shown = wanted ? all.filter((r) => wanted.some((p) => overlap(r.pattern, p))) : all;
   return { repo: repo.id, root: repo.root, reservations: sortReservations(shown) };
 }
@@ -207,15 +214,16 @@ export async function listReservations(store: Store, opts: { cwd: string; paths?
 // the repository is never blocked. One read of the set; the holder's name is worked out only
 // when someone else's reservation covers a path (the hook's common case is none).
 export async function blockers(store: Store, paths: string[], opts: { as?: string; cwd: string }): Promise<{ path: string; by: Reservation }[]> {
-  const repo = repositoryOf(store, opts.cwd);
+  const storage = reservationStorage(store);
   const now = nowSec();
-  const held = (await reservationStorage(store).live(repo.id)).filter((r) => r.exclusive && r.expires_at > now);
-  if (!held.length) return [];
+  const sets = new Map<string, Promise<Reservation[]>>();
   const found: { path: string; by: Reservation }[] = [];
   for (const path of paths) {
-    const rel = insidePath(repo, opts.cwd, path);
-    if (rel === undefined) continue;
-    for (const r of held) if (covers(r.pattern, rel)) found.push({ path: rel, by: r });
+    for (const at of fileRepos(path, opts.cwd, store.host, { repoName: store.repoName })) {
+      if (!sets.has(at.repo.id)) sets.set(at.repo.id, wholeSet(storage, at.repo));
+      const held = (await sets.get(at.repo.id)!).filter((r) => r.exclusive && r.expires_at > now);
+      for (const r of held) if (covers(r.pattern, at.rel)) found.push({ path: at.rel, by: r });
+    }
   }
   if (!found.length) return [];
   const me = await holderOf(store, opts.as, opts.cwd);

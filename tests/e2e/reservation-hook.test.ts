@@ -142,7 +142,7 @@ describe("a2a hook pre-tool-use", () => {
     expect(await hook(s.path, ev, { A2A_AGENT: "bob" })).toEqual({ code: 0, stdout: "", stderr: "" });
   });
 
-  test("a store a2a cannot use, or input that is not JSON, lets the edit through: no answer, one line on stderr, exit 1 (never 2)", async () => {
+  test("a store a2a cannot use lets the edit through: no answer, one line on stderr, exit 1 (never 2); input that is not JSON is denied", async () => {
     using d = tempDir();
     const repo = gitRepo(d.path);
     writeFileSync(join(d.path, "afile"), "x");
@@ -151,10 +151,11 @@ describe("a2a hook pre-tool-use", () => {
     const r = await hook(broken, ev, { A2A_AGENT: "bob" });
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: "" });
     expect(r.stderr).toMatch(/^a2a: hook pre-tool-use: .*afile\/store.*\n$/);
+    // Input that is not JSON is no edit a2a could check: denied, saying so (hook-side-doors.test.ts).
     using s = testStore();
     const bad = await a2a(["hook", "pre-tool-use"], { dir: s.path, stdin: "{not json", cwd: repo });
-    expect({ code: bad.code, stdout: bad.stdout }).toEqual({ code: 1, stdout: "" });
-    expect(bad.stderr).toMatch(/^a2a: hook pre-tool-use: the hook input on stdin is not JSON: [^\n]*\n$/);
+    expect({ code: bad.code, stderr: bad.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(JSON.parse(bad.stdout).hookSpecificOutput.permissionDecision).toBe("deny");
   });
 
   test("a store that does not answer (a database server that accepts and says nothing) lets the edit through after the hook's deadline, not the connection's", async () => {

@@ -5,7 +5,8 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { A2AError } from "../../lib/core/errors";
-import { insidePath, normaliseRemote, relativePath, repoOf } from "../../lib/reservations/repo";
+import { remoteUrl } from "../../lib/reservations/git-config";
+import { fileRepos, normaliseRemote, relativePath, repoOf } from "../../lib/reservations/repo";
 import { tempDir } from "../harness/run";
 
 const git = (cwd: string, ...args: string[]) => {
@@ -24,7 +25,7 @@ describe("the repository of a directory", () => {
     git(main, "add", ".");
     git(main, "commit", "-qm", "one");
     const local = repoOf(main, "h1");
-    expect(local).toEqual({ root: main, id: `dir:h1:${join(main, ".git")}`, git: true });
+    expect(local).toEqual({ root: main, id: `dir:h1:${join(main, ".git")}`, aliases: [], git: true });
     git(main, "worktree", "add", "-q", join(d.path, "wt"));
     expect(repoOf(join(d.path, "wt"), "h1").id).toBe(local.id);
     expect(repoOf(join(d.path, "wt"), "h1").root).toBe(join(d.path, "wt"));
@@ -37,14 +38,55 @@ describe("the repository of a directory", () => {
     expect(repoOf(join(d.path, "wt"), "h1").id).toBe("git:github.com/org/app");
     expect(repoOf(join(d.path, "clone"), "h2").id).toBe("git:github.com/org/app");
     expect(repoOf(main, "h1", { repoName: "team-app" }).id).toBe("name:team-app");
+    // The identities its other sources give stay its own: the directory's, the origin's.
+    expect(repoOf(main, "h1").aliases).toEqual([local.id]);
+    expect(repoOf(main, "h1", { repoName: "team-app" }).aliases).toEqual(["git:github.com/org/app", local.id]);
     const outside = join(d.path, "plain");
     mkdirSync(outside);
-    expect(repoOf(outside, "h1")).toEqual({ root: outside, id: `dir:h1:${outside}`, git: false });
+    expect(repoOf(outside, "h1")).toEqual({ root: outside, id: `dir:h1:${outside}`, aliases: [], git: false });
   });
 
   test("remote URLs of one repository normalise alike", () => {
     for (const u of ["git@github.com:org/app.git", "https://github.com/org/app.git", "ssh://git@GITHUB.com:22/org/app", "https://u:p@github.com/org/app/"]) expect({ u, n: normaliseRemote(u) }).toEqual({ u, n: "github.com/org/app" });
     expect(normaliseRemote("/srv/git/app.git")).toBe("srv/git/app");
+    // Forges fold letter case: https://github.com/Org/Repo.git and git@github.com:org/repo.git are one.
+    expect(normaliseRemote("https://github.com/Org/Repo.git")).toBe(normaliseRemote("git@github.com:org/repo.git"));
+  });
+
+  test("the origin's URL as git reads the config: quoted, escaped, commented, in a second section, a key in capitals, insteadOf", () => {
+    const cases: [string, string | undefined][] = [
+      ['[remote "origin"]\n\turl = "https://github.com/org/app.git"\n', "https://github.com/org/app.git"],
+      ['[remote "origin"]\n\turl = "git@github.com:org/a;pp.git" ; a comment\n', "git@github.com:org/a;pp.git"],
+      ['[remote "origin"]\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[core]\n\tbare = false\n[remote "origin"]\n\tURL = git@github.com:org/app.git # mine\n', "git@github.com:org/app.git"],
+      ['[Remote "origin"] url = ssh://git@github.com/org/app\n', "ssh://git@github.com/org/app"],
+      ['[remote.origin]\n\turl = https://github.com/org/\\\napp\n', "https://github.com/org/app"],
+      ['[remote "Origin"]\n\turl = https://github.com/org/app\n', undefined],
+      ['[remote "origin"]\n\turl = https://github.com/org/one\n\turl = https://github.com/org/two\n', "https://github.com/org/one"],
+      ['[url "git@github.com:"]\n\tinsteadOf = gh:\n[url "x"]\n\tinsteadOf = g\n[remote "origin"]\n\turl = gh:org/app\n', "git@github.com:org/app"],
+    ];
+    for (const [config, url] of cases) expect({ config, url: remoteUrl(config) }).toEqual({ config, url });
+  });
+
+  test("git itself agrees: each config's origin URL is what git config --get reads from it", () => {
+    using d = tempDir();
+    const configs = [
+      '[remote "origin"]\n\turl = "https://github.com/org/a pp.git"\n',
+      '[remote "origin"]\n\turl = git@github.com:org/app.git#frag\n',
+      '[remote "origin"]\n\turl = "git@github.com:org/app.git#frag" ; c\n',
+      '[remote "origin"]\n\turl =   spaced   out   \n',
+      '[remote "origin"]\n\turl = a\\\n b\n',
+      '[remote "origin"]\n\turl = x"y"z\\t\n',
+      '[REMOTE "origin"] Url = inline\n',
+      '[remote "or\\"igin"]\n\turl = esc\n[remote "origin"]\n\turl=tight\n',
+      '[remote "origin"]\r\n\turl = crlf\r\n',
+      '[remote "origin"]\n\turl = tab\there\n',
+    ];
+    configs.forEach((config, i) => {
+      const file = join(d.path, `config${i}`);
+      writeFileSync(file, config);
+      const r = Bun.spawnSync(["git", "config", "--file", file, "--get", "remote.origin.url"], { stdout: "pipe" });
+      expect({ config, url: remoteUrl(config) }).toEqual({ config, url: r.stdout.toString().replace(/\n$/, "") });
+    });
   });
 });
 
@@ -75,7 +117,18 @@ describe("a path given from anywhere in the repository", () => {
       }
       expect({ p, code: (err as A2AError)?.code, msg: /outside the repository/.test((err as Error)?.message) }).toEqual({ p, code: "EUSAGE", msg: true });
     }
-    expect(insidePath(repo, root, "/etc/passwd")).toBeUndefined();
-    expect(insidePath(repo, sub, "api/x.ts")).toBe("src/api/x.ts");
+    // Spelled through a link to the repository (a symlinked cwd): the same file, the same pattern.
+    symlinkSync(root, join(d.path, "alias"));
+    expect(relativePath(repo, join(d.path, "alias", "src"), "api/x.ts")).toBe("src/api/x.ts");
+    expect(relativePath(repo, d.path, join(d.path, "alias", "src", "new.ts"))).toBe("src/new.ts");
+    // (From a directory outside git the file is also in that directory's "repository".)
+    expect(fileRepos(join(d.path, "alias", "link.ts"), d.path, "h")).toEqual([{ repo: repoOf(root, "h"), rel: "src/api/x.ts" }, { repo: repoOf(d.path, "h"), rel: "r/src/api/x.ts" }]);
+    expect(fileRepos("/etc/passwd", root, "h")).toEqual([]);
+    expect(fileRepos("api/x.ts", sub, "h").map((f) => f.rel)).toEqual(["src/api/x.ts"]);
+    // A nested repository (a submodule's work tree): the file is its own and the session's.
+    const nested = join(root, "vendor", "lib");
+    mkdirSync(nested, { recursive: true });
+    git(nested, "init", "-q");
+    expect(fileRepos(join(nested, "y.ts"), root, "h").map((f) => [f.repo.root, f.rel])).toEqual([[nested, "y.ts"], [root, "vendor/lib/y.ts"]]);
   });
 });
