@@ -28,14 +28,14 @@ import { blobFile, blobsDir } from "../core/paths";
 const HEX = /^[0-9a-f]{64}$/;
 
 // Opens the blob file `path` for reading: undefined when it is missing or no regular file (a
-// FIFO or device planted under a blob's name is no blob).
-function openBlob(path: string): { fd: number; st: Stats } | undefined {
+// FIFO or device planted under a blob's name is no blob), or, `unreadable`, one we may not read.
+function openBlob(path: string, unreadable = false): { fd: number; st: Stats } | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP" || code === "EACCES") return undefined;
+    if (code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP" || (unreadable && code === "EACCES")) return undefined;
     throw ioError(err, `reading ${path}`);
   }
   const st = fstatSync(fd);
@@ -46,7 +46,7 @@ function openBlob(path: string): { fd: number; st: Stats } | undefined {
 
 // Whether the file at `path` is a regular file of `size` bytes (when given) hashing to `hex`.
 export function blobFileHolds(path: string, hex: string, size?: number): boolean {
-  const open = openBlob(path);
+  const open = openBlob(path, true);
   if (!open) return false;
   try {
     if (size !== undefined && open.st.size !== size) return false;
