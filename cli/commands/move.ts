@@ -12,7 +12,7 @@ import { action, command, type Ctx } from "../run";
 const FLUSH_BYTES = 256 * 1024;
 
 const NOUNS: Record<string, string> = {
-  blob_part: "blob part", blob: "blob", slot: "slot", inbox: "inbox", message: "message", policy: "policy", topic_message: "topic message",
+  blob_part: "blob part", blob: "blob", slot: "slot", slot_chunk: "stream chunk", inbox: "inbox", message: "message", policy: "policy", topic_message: "topic message",
   subscriber: "subscriber", task: "task", lease: "lease", names: "remembered names",
 };
 

@@ -9,7 +9,10 @@
 // - a put that fails (its source breaks, the disk fills) aborts its upload: the store is as it
 //   was, and no blob is visible;
 // - every get checks the bytes it hands out against the digest and the size: a truncated or
-//   damaged blob ends in EIO naming it, after the bytes (a caller writing a file drops it).
+//   damaged blob ends in EIO naming it, after the bytes (a caller writing a file drops it); a
+//   blob someone else could change (storage.sealed) is checked whole before the first byte;
+// - a blob is checked before a record names it: by the put that stored it in this process, or
+//   by reading it whole (checkAttachments).
 
 import type { Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
@@ -38,6 +41,14 @@ async function* pieces(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Ar
   }
 }
 
+// The blobs of each store whose bytes this process put or read whole and found right, and that
+// nobody else can change since (a long-lived process names them again without a read).
+const verified = new WeakMap<Store, Set<string>>();
+const verifiedOf = (store: Store) => verified.get(store) ?? verified.set(store, new Set()).get(store)!;
+const remember = (store: Store, hex: string) => {
+  if (blobStorage(store).sealed?.(hex) !== false) verifiedOf(store).add(hex);
+};
+
 // Stores the bytes of `source` as a blob. `fresh`: false when those bytes were stored already.
 export async function putBlob(store: Store, source: AsyncIterable<Uint8Array>): Promise<BlobRef & { fresh: boolean }> {
   const up = await blobStorage(store).begin();
@@ -51,6 +62,7 @@ export async function putBlob(store: Store, source: AsyncIterable<Uint8Array>): 
     }
     const hex = hash.digest("hex");
     const { fresh } = await up.commit(hex, size);
+    remember(store, hex);
     return { digest: `sha256:${hex}`, size, fresh };
   } catch (err) {
     await up.abort().catch(() => {});
@@ -77,8 +89,17 @@ export async function getBlob(store: Store, digest: string, sink: (bytes: Uint8A
   const hex = blobHex(digest);
   const storage = blobStorage(store);
   const info = await storage.stat(hex);
-  const bytes = info && (await storage.read(hex));
-  if (!info || !bytes) throw notFound(hex);
+  if (!info) throw notFound(hex);
+  if (storage.sealed?.(hex) === false) await pass(store, hex, info.size, () => {});
+  await pass(store, hex, info.size, sink);
+  remember(store, hex);
+  return { digest: `sha256:${hex}`, size: info.size };
+}
+
+// One read of blob `hex` into `sink`, checked at its end against the digest and `expected` size.
+async function pass(store: Store, hex: string, expected: number, sink: (bytes: Uint8Array) => void | Promise<void>): Promise<void> {
+  const bytes = await blobStorage(store).read(hex);
+  if (!bytes) throw notFound(hex);
   const hash = new Bun.CryptoHasher("sha256");
   let size = 0;
   for await (const piece of bytes) {
@@ -87,19 +108,19 @@ export async function getBlob(store: Store, digest: string, sink: (bytes: Uint8A
     await sink(piece);
   }
   const got = hash.digest("hex");
-  if (got !== hex || size !== info.size) {
-    throw new A2AError("EIO", text`blob sha256:${hex} is damaged in the store (${size} bytes read of ${info.size}, hashing to sha256:${got}): what was handed out is not the blob; store the file again (${op("put", "FILE")})`, {
-      data: { digest: `sha256:${hex}`, size: info.size, read: size, got: `sha256:${got}` },
+  if (got !== hex || size !== expected) {
+    throw new A2AError("EIO", text`blob sha256:${hex} is damaged in the store (${size} bytes read of ${expected}, hashing to sha256:${got}): what was handed out is not the blob; store the file again (${op("put", "FILE")})`, {
+      data: { digest: `sha256:${hex}`, size: expected, read: size, got: `sha256:${got}` },
     });
   }
-  return { digest: `sha256:${hex}`, size };
 }
 
 const notFound = (hex: string) =>
   new A2AError("ENOTFOUND", text`there is no blob sha256:${hex} in this store: check the digest, or store the file there first (${op("put", "FILE")})`, { data: { digest: `sha256:${hex}` } });
 
 // The attachments a caller asked for, each checked against the store: the blob is there, its
-// size is the store's. `asked`: {digest, name} pairs (a front end puts the files first).
+// bytes are its digest's (read whole unless this process just stored or read them), its size
+// is the store's. `asked`: {digest, name} pairs (a front end puts the files first).
 export async function checkAttachments(store: Store, asked: readonly { digest: string; name: string }[] | undefined): Promise<Attachment[] | undefined> {
   if (!asked?.length) return undefined;
   if (asked.length > MAX_ATTACHMENTS) throw new A2AError("EUSAGE", `${asked.length} attachments: at most ${MAX_ATTACHMENTS} go with one record; put the files in one archive (tar c ... | a2a put -) and attach that`);
@@ -107,6 +128,8 @@ export async function checkAttachments(store: Store, asked: readonly { digest: s
   for (const a of asked) {
     if (!isAttachmentName(a.name)) throw new A2AError("EUSAGE", `invalid attachment name ${JSON.stringify(String(a.name).slice(0, 60))}: ${NAME_RULE}`);
     const b = await statBlob(store, a.digest);
+    if (!verifiedOf(store).has(blobHex(a.digest))) await pass(store, blobHex(a.digest), b.size, () => {});
+    await blobStorage(store).touch?.(blobHex(a.digest)); // gc's grace counts from here (lib/maintenance/blobs.ts)
     out.push({ digest: `sha256:${blobHex(a.digest)}`, name: a.name, size: b.size, type: mediaType(a.name) });
   }
   return out;

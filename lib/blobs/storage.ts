@@ -40,9 +40,17 @@ export interface BlobStorage {
   // The stored bytes of `hex`, in order (undefined: no such blob). A blob removed or damaged
   // while it is read ends early or differs: the room's check of size and digest finds it.
   read(hex: string): Promise<AsyncIterable<Uint8Array> | undefined>;
-  // Where a process on this machine may read the blob as a file (the file engine), else undefined.
+  // Where a process on this machine may read the blob as a file (the file engine), else
+  // undefined: only a file whose bytes were checked against `hex` and that nobody else can change.
   path(hex: string): string | undefined;
+  // False when someone else than this user could change the stored bytes after a check (a
+  // shared store's blob another member put first): a reader then checks them before handing
+  // any out. Missing: true.
+  sealed?(hex: string): boolean;
   list(): Promise<BlobInfo[]>;
+  // Moves the blob's time to now where this user may (a record is about to name it: gc's
+  // grace period counts from here). Missing: a put's time stands.
+  touch?(hex: string): Promise<void>;
   // Removes blob `hex` if it was stored before `before` (unix ms); whether it did.
   remove(hex: string, before: number): Promise<boolean>;
   // Removes the staging of uploads begun before `before` that never committed; how many.

@@ -20,6 +20,7 @@ import { markerFile, tempFile, tmpDir } from "./paths";
 import { basename, dirname } from "node:path";
 import { type Store } from "./config";
 import { ensureDir } from "./guard";
+import { userTemp } from "./user-temp";
 
 export const TMP_STALE_MS = 60 * 60 * 1000;
 
@@ -251,7 +252,7 @@ export function openUserFile(target: string): { write(data: string | Uint8Array)
   } catch {
     // a new file
   }
-  const temp = `${dirname(dest)}/.${basename(dest)}.a2a-${process.pid}.${randomHex(4)}.tmp`;
+  const temp = userTemp(dest); // and a killed run's leftovers of dest go
   let fd: number | undefined;
   let made = false;
   const io = <T>(step: () => T): T => {

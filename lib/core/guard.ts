@@ -31,7 +31,7 @@ import type { Marker, Store } from "./config";
 import { A2AError, arg, ioError, op, text } from "./errors";
 import { lstatIf, readJsonLine, refuseDir, syncDir } from "./fs";
 import { userName } from "./owner";
-import { STORE_NAMES, markerFile } from "./paths";
+import { blobsDir, STORE_NAMES, markerFile } from "./paths";
 import { nowSec } from "./time";
 import { closeToGroup, GROUP_WRITE, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, SHARED_DIR_MODE, SHARED_FILE_MODE, SHARED_ROOT_MODE, stick, stickyExpected, STICKY } from "./modes";
 
@@ -165,9 +165,11 @@ function fixSharedRoot(store: Store, root: string): void {
 }
 
 // A shared store's top-level directories, made by whoever makes the store (its owner), so that
-// no member owns one: the owner of a sticky directory may rename anything in it.
+// no member owns one: the owner of a sticky directory may rename anything in it (or, for
+// blobs/sha256/, close it to the others' puts).
 function makeTopDirs(store: Store): void {
   for (const name of STORE_NAMES) if (name !== "store.json") ensureDir(store, `${store.root}${sep}${name}`);
+  ensureDir(store, blobsDir(store), "sticky");
 }
 
 // For `a2a init [--shared GROUP]` (lib/core/init.ts): makes the store at its root (missing or empty) with its

@@ -65,9 +65,10 @@ export const markerFile = (s: Store) => join(s.root, "store.json");
 export const STORE_NAMES = ["store.json", "tmp", "slots", "locks", "streams", "topics", "subs", "inbox", "peers", "identities", "tasks", "leases", "reservations", "sessions", "blobs", "index"];
 // The top-level directories that are sticky in a shared store: each holds entries made by
 // different members that no other member ever needs to rename or remove (temp files, topics,
-// subscribers, inboxes, session state). The others hold shared state that members replace,
-// break or sweep for each other by design (slot records, locks, chunks, presence, tasks).
-export const STICKY_NAMES = ["tmp", "topics", "subs", "inbox", "sessions", "index"];
+// subscribers, inboxes, session state, blobs: a member's gc removes only its own). The others
+// hold shared state that members replace, break or sweep for each other by design (slot
+// records, locks, chunks, presence, tasks).
+export const STICKY_NAMES = ["tmp", "topics", "subs", "inbox", "sessions", "index", "blobs"];
 
 // Slots.
 export const tmpDir = (s: Store) => join(s.root, "tmp");

@@ -11,7 +11,10 @@
 // - every directory of an inbox, and its policy, belong to the inbox's owner (the agent's OS
 //   user); of an agent's own inbox, new/ and keys/ are sticky and claim/, cur/, held/ and bad/
 //   closed to the group's writes; a session record belongs to the owner of its agent's inbox
-//   (this user, for the session doctor runs for).
+//   (this user, for the session doctor runs for);
+// - blobs/sha256/ is sticky, the store owner's and open to the group's puts (a member owning it
+//   could close it to every other put); each blob another member owns is a regular file
+//   holding the bytes its name says (a file planted under a digest someone is about to store).
 // Reading only: nothing is changed here.
 
 import { notOnDatabase } from "../core/errors";
@@ -22,7 +25,8 @@ import { entries, lstatIf } from "../core/fs";
 import { checkStore, myUid } from "../core/guard";
 import { GROUP_WRITE, STICKY } from "../core/modes";
 import { userName } from "../core/owner";
-import { badDir, claimDir, curDir, heldDir, inboxDir, inboxesDir, isValidName, keysDir, newDir, peerNameOf, policyFile, sessionsDir, STICKY_NAMES, topicDir, topicsDir } from "../core/paths";
+import { blobFileHolds } from "../fs/blobs";
+import { badDir, blobsDir, claimDir, curDir, heldDir, inboxDir, inboxesDir, isValidName, keysDir, newDir, peerNameOf, policyFile, sessionsDir, STICKY_NAMES, topicDir, topicsDir } from "../core/paths";
 
 export interface Finding {
   path: string;
@@ -57,6 +61,7 @@ export function auditShared(store: Store, me?: string): Finding[] {
     sticky(path, st);
     owned(path, st, rootSt.uid, "the store's owner", "that member can rename or remove anything in it", `chown ${userName(store, rootSt.uid)} ${path} (as root)`);
   }
+  auditBlobs(store, rootSt.uid, out);
   for (const topic of entries(store, topicsDir(store))) {
     const st = lstatIf(topicDir(store, topic), true);
     if (st) sticky(topicDir(store, topic), st);
@@ -93,4 +98,25 @@ export function auditShared(store: Store, me?: string): Finding[] {
     if (owner !== undefined) owned(path, st, owner, `${name}'s`, `a2a ignores it, so the hooks of session ${name} remember nothing`, `rm ${path} (as ${who(st.uid)} or root)`);
   }
   return out;
+}
+
+// blobs/sha256/ and the blobs in it (see the head of this file).
+function auditBlobs(store: Store, storeOwner: number, out: Finding[]): void {
+  const dir = blobsDir(store);
+  const st = lstatIf(dir, true);
+  if (!st?.isDirectory()) return;
+  const who = (uid: number) => `OS user ${userName(store, uid)}`;
+  if (st.uid !== storeOwner && st.uid !== 0) {
+    out.push({ path: dir, problem: `belongs to ${who(st.uid)}, not to ${who(storeOwner)} (the store's owner): that member can remove any blob or close the directory to everyone else's puts`, fix: `chown ${userName(store, storeOwner)} ${dir} (as root)` });
+  }
+  if (!(st.mode & STICKY)) out.push({ path: dir, problem: "is not sticky: any member can remove or replace another's blobs", fix: `chmod +t ${dir} (as ${who(st.uid)}, its owner, or root)` });
+  if ((st.mode & 0o070) !== 0o070) out.push({ path: dir, problem: "is closed to the group: no other member can store a blob (send --attach fails)", fix: `chmod g+rwx ${dir} (as ${who(st.uid)}, its owner, or root)` });
+  for (const hex of entries(store, dir)) {
+    const path = join(dir, hex);
+    const f = lstatIf(path, true);
+    if (!f || f.uid === myUid()) continue;
+    if (!f.isFile() || !blobFileHolds(path, hex)) {
+      out.push({ path, problem: `holds other bytes than its name says (from ${who(f.uid)}): a put of those bytes is refused, and nobody can read the blob`, fix: `rm ${path} (as ${who(f.uid)} or ${who(st.uid)}, the directory's owner, or root)` });
+    }
+  }
 }

@@ -5,10 +5,15 @@
 //
 // Why the grace period is enough: a record names a blob only right after a put of it (send,
 // publish and task done store their files first, which moves an existing blob's time to now),
-// so a blob older than the grace period that no record names now is named by no record being
-// written either.
+// and the check just before the record is written moves it again (lib/blobs/room.ts
+// checkAttachments), so a blob older than the grace period that no record names now is named by
+// no record being written either, as long as the grace period is longer than that check-to-write
+// step plus any difference between the clocks stamping and judging blob times: hence a floor,
+// BLOB_GRACE_FLOOR_MS, below which gc refuses to run (gc --blob-grace 0 once lost attachments
+// of sends it raced).
 
 import type { Store } from "../core/config";
+import { A2AError, arg, text } from "../core/errors";
 import type { Attachment } from "../blobs/attachment";
 import { blobStorage } from "../blobs/storage";
 import { mailStorage, type At, type Place } from "../mail/storage";
@@ -16,6 +21,16 @@ import { slotStorage } from "../slots/storage";
 import { taskStorage } from "../tasks/storage";
 
 export const BLOB_GRACE_MS = 60 * 60 * 1000;
+export const BLOB_GRACE_FLOOR_MS = 10 * 60 * 1000;
+
+// EUSAGE for a grace period under the floor, before gc removes anything.
+export function checkBlobGrace(graceMs: number): void {
+  if (!(graceMs >= BLOB_GRACE_FLOOR_MS)) {
+    throw new A2AError("EUSAGE", text`a blob grace period of ${String(Math.round(graceMs / 1000))}s is under the floor of 10 minutes: a send stores its files before its record names them, and gc must not remove them in between; give ${arg("blobGrace", "10m")} or more`, {
+      data: { grace_ms: graceMs, floor_ms: BLOB_GRACE_FLOOR_MS },
+    });
+  }
+}
 const BATCH = 500;
 
 // The digests every live record names.

@@ -19,7 +19,8 @@ import { blobStorage } from "../blobs/storage";
 import { leaseStorage } from "../leases/storage";
 import { mailStorage, type At } from "../mail/storage";
 import { presenceStorage } from "../presence/storage";
-import { slotStorage } from "../slots/storage";
+import type { SlotRecord } from "../slots/record";
+import { slotStorage, type SlotStorage } from "../slots/storage";
 import type { DamagedChain } from "../tasks/state";
 import { taskStorage } from "../tasks/storage";
 import { checkTopic } from "../topics/log";
@@ -27,6 +28,8 @@ import { topicStorage } from "../topics/storage";
 import { header, KINDS, type ExportRecord, type Kind } from "./format";
 
 const BATCH = 500;
+// A run's chunks are read this many at a time: each may be as large as a record.
+const CHUNK_BATCH = 16;
 // A topic is read this many messages a call: the file engine lists the topic's directory on
 // every read, so a topic of 100,000 messages is 20 listings, not 200.
 const TOPIC_BATCH = 5000;
@@ -46,6 +49,19 @@ const isTopic = (t: string) => {
   }
 };
 
+const hasRun = (r: SlotRecord) => r.chunks > 0 && r.state !== "cleared";
+
+// Whether any slot has a run's chunks to export (they make the export version 3).
+async function anyRun(slots: SlotStorage, names: string[]): Promise<boolean> {
+  for (let i = 0; i < names.length; i += BATCH) {
+    for (const r of await slots.readMany(names.slice(i, i + BATCH))) {
+      const record = r.kind === "ok" ? r.record : r.kind === "absent" ? r.last : undefined;
+      if (record && hasRun(record)) return true;
+    }
+  }
+  return false;
+}
+
 // Writes the export of `store` line by line (each with its "\n") to `write`.
 export async function exportStore(store: Store, write: (line: string) => void | Promise<void>): Promise<ExportReport> {
   const counts = Object.fromEntries(KINDS.map((k) => [k, 0])) as ExportReport["counts"];
@@ -56,7 +72,10 @@ export async function exportStore(store: Store, write: (line: string) => void | 
   };
   const blobs = blobStorage(store);
   const stored = (await blobs.list()).sort((a, b) => byName(a.hex, b.hex));
-  await write(JSON.stringify(header(store.pg ? "postgres" : "file", nowSec(), stored.length ? 2 : 1)) + "\n");
+  const slots = slotStorage(store);
+  const names = (await slots.names()).filter(isValidName).sort(byName);
+  const runs = await anyRun(slots, names);
+  await write(JSON.stringify(header(store.pg ? "postgres" : "file", nowSec(), runs ? 3 : stored.length ? 2 : 1)) + "\n");
 
   // Blobs first, so that a record naming one finds it once imported. Each is read twice: once to
   // check it against its digest (a damaged blob is passed over and counted, never exported as
@@ -82,8 +101,6 @@ export async function exportStore(store: Store, write: (line: string) => void | 
     await emit({ kind: "blob", digest, size: b.size, parts: n });
   }
 
-  const slots = slotStorage(store);
-  const names = (await slots.names()).filter(isValidName).sort(byName);
   for (let i = 0; i < names.length; i += BATCH) {
     const batch = names.slice(i, i + BATCH);
     const reads = await slots.readMany(batch);
@@ -91,9 +108,15 @@ export async function exportStore(store: Store, write: (line: string) => void | 
       const record = r.kind === "ok" ? r.record : r.kind === "absent" ? r.last : undefined;
       if (r.kind === "corrupt") damaged++;
       if (!record) continue;
-      // A run's chunks: fewer than counted when a new run dropped them meanwhile (a reader takes a missing chunk so too).
-      const chunks = record.chunks > 0 && record.state !== "cleared" ? await slots.chunks(record.name, 0, record.chunks) : [];
-      await emit({ kind: "slot", record, chunks });
+      // A run's chunks, a line each, read a batch at a time: fewer than counted when a new run
+      // dropped them meanwhile (a reader takes a missing chunk so too).
+      await emit({ kind: "slot", record, chunks: [] });
+      if (!hasRun(record)) continue;
+      for (let after = 0; after < record.chunks; after += CHUNK_BATCH) {
+        const got = await slots.chunks(record.name, after, Math.min(record.chunks, after + CHUNK_BATCH));
+        for (const [i, text] of got.entries()) await emit({ kind: "slot_chunk", name: record.name, n: after + i + 1, text });
+        if (got.length < Math.min(CHUNK_BATCH, record.chunks - after)) break;
+      }
     }
   }
 

@@ -12,6 +12,7 @@
 //   a whole one.
 
 import { A2AError } from "../core/errors";
+import { RECORD_LIMIT } from "../core/fs";
 import { checkName, isMessageId, isTaskId } from "../core/paths";
 import type { LeaseRecord } from "../leases/storage";
 import { asMessage, type Message } from "../mail/message";
@@ -21,9 +22,17 @@ import { decodeRecord, type SlotRecord } from "../slots/record";
 import { taskDecoder, type TaskRecord } from "../tasks/record";
 import { checkTopic } from "../topics/log";
 
-// Version 2 added blobs (blob_part and blob lines); an export of a store without blobs is still
-// written as version 1, so an older a2a reads it.
-export const EXPORT_VERSION = 2;
+// Version 2 added blobs (blob_part and blob lines), version 3 a stream's chunks on lines of their
+// own (slot_chunk); an export is written in the lowest version that holds it (a store without
+// blobs or running streams as version 1), so an older a2a reads it.
+export const EXPORT_VERSION = 3;
+
+// The longest line a2a export writes: one record (each within RECORD_LIMIT, which every writer
+// checks: lib/core/fs.ts fitRecord) and the few fields around it. A blob's part and a stream's
+// chunk are lines of their own for that reason; an import refuses a longer line as it passes
+// the bound (lib/move/lines.ts). An export of an a2a before version 3 holds a stream's whole
+// run in its slot line: one over the bound is refused too (export the store again).
+export const MAX_LINE_BYTES = RECORD_LIMIT + 1024 * 1024;
 
 export interface Header {
   a2a: "export";
@@ -41,7 +50,8 @@ export interface TopicEntry {
 }
 
 export type ExportRecord =
-  | { kind: "slot"; record: SlotRecord; chunks: string[] } // chunks: the current run's, 1..record.chunks
+  | { kind: "slot"; record: SlotRecord; chunks: string[] } // chunks: the current run's, 1..record.chunks (before version 3; now [])
+  | { kind: "slot_chunk"; name: string; n: number; text: string } // chunk n of the run of the slot line before it
   | { kind: "inbox"; agent: string }
   | { kind: "message"; agent: string; place: Place; message: Message } // a claim in flight is "unread"
   | { kind: "policy"; agent: string; policy: Policy }
@@ -55,7 +65,7 @@ export type ExportRecord =
   | { kind: "blob"; digest: string; size: number; parts: number };
 
 export type Kind = ExportRecord["kind"];
-export const KINDS: Kind[] = ["blob_part", "blob", "slot", "inbox", "message", "policy", "topic_message", "subscriber", "task", "lease", "names"];
+export const KINDS: Kind[] = ["blob_part", "blob", "slot", "slot_chunk", "inbox", "message", "policy", "topic_message", "subscriber", "task", "lease", "names"];
 
 export interface End {
   kind: "end";
@@ -131,6 +141,9 @@ function check(v: any): string | undefined {
       if (!isStrings(v.chunks) || v.chunks.length > r.chunks) return "more chunks than its record counts";
       return name(r.name, "slot name");
     }
+    case "slot_chunk":
+      if (!Number.isSafeInteger(v.n) || v.n < 1 || typeof v.text !== "string") return "no chunk number and text";
+      return name(v.name, "slot name");
     case "inbox":
       return name(v.agent, "agent name");
     case "message": {

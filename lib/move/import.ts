@@ -23,12 +23,13 @@ import type { Message } from "../mail/message";
 import type { Policy } from "../mail/policy";
 import { mailStorage, type MailStorage, type Place } from "../mail/storage";
 import { presenceStorage } from "../presence/storage";
-import type { SlotRecord } from "../slots/record";
-import { slotStorage, type ReadResult } from "../slots/storage";
+import { slotStorage } from "../slots/storage";
 import type { TaskRecord } from "../tasks/record";
 import { taskStorage } from "../tasks/storage";
 import { topicStorage } from "../topics/storage";
 import { blobSequence, blobWriter } from "./blobs";
+import { slotSequence, slotWriter } from "./slots";
+import { exportLines } from "./lines";
 import { KINDS, parseHeader, parseLine, type Header, type Kind, type ExportRecord, type TopicEntry } from "./format";
 
 // The export to read: `open` gives its bytes from the start each time it is called; `again`:
@@ -48,11 +49,13 @@ export interface ImportReport {
 
 export async function importStore(store: Store, input: ImportInput): Promise<ImportReport> {
   if (input.again) await scan(input.open(), async () => {});
-  const into = importer(store);
   const counts = Object.fromEntries(KINDS.map((k) => [k, { imported: 0, already: 0, kept: 0 }])) as ImportReport["counts"];
+  const into = importer(store, (v) => counts.slot[v]++);
   const { header, records } = await scan(input.open(), async (r) => {
-    counts[r.kind][await into(r)]++;
+    const v = await into.write(r);
+    if (v) counts[r.kind][v]++;
   });
+  await into.finish();
   return { from: header.engine, records, counts };
 }
 
@@ -63,7 +66,8 @@ async function scan(bytes: AsyncIterable<Uint8Array>, each: (r: ExportRecord, li
   let ended = false;
   let records = 0;
   const blobs = blobSequence();
-  for await (const text of lines(bytes)) {
+  const slotLines = slotSequence();
+  for await (const text of exportLines(bytes)) {
     n++;
     if (n === 1) {
       header = parseHeader(text);
@@ -72,6 +76,7 @@ async function scan(bytes: AsyncIterable<Uint8Array>, each: (r: ExportRecord, li
     if (ended) throw new A2AError("EUSAGE", `line ${n} of the export follows its end line: the file was joined or appended to; give one whole export`, { data: { line: n } });
     const r = parseLine(text, n);
     blobs.check(r, n);
+    slotLines.check(r, n);
     if (r.kind === "end") {
       if (r.records !== records) {
         throw new A2AError("EUSAGE", `the export's end line (line ${n}) counts ${r.records} records but ${records} came before it: lines are missing; take a new export`, { data: { line: n } });
@@ -91,35 +96,6 @@ async function scan(bytes: AsyncIterable<Uint8Array>, each: (r: ExportRecord, li
   return { header, records };
 }
 
-// The lines of `bytes` (strict UTF-8), without their "\n"; a last line without one too.
-async function* lines(bytes: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder("utf-8", { fatal: true });
-  let n = 0;
-  const decode = (b?: Uint8Array) => {
-    try {
-      return b ? decoder.decode(b, { stream: true }) : decoder.decode();
-    } catch {
-      throw new A2AError("EUSAGE", `the export is not UTF-8 text (from line ${n + 1} on): this is not an a2a export, or it is damaged; take a new export`, { data: { line: n + 1 } });
-    }
-  };
-  let pending: string[] = []; // the start of a line longer than a chunk, joined once it ends
-  for await (const chunk of bytes) {
-    const parts = decode(chunk).split("\n");
-    if (parts.length === 1) {
-      pending.push(parts[0]);
-      continue;
-    }
-    parts[0] = pending.join("") + parts[0];
-    pending = [parts.pop()!];
-    for (const line of parts) {
-      n++;
-      yield line;
-    }
-  }
-  const last = pending.join("") + decode();
-  if (last !== "") yield last;
-}
-
 // Stable text of a value: objects with their keys sorted, so two engines' records compare.
 const canon = (v: unknown): string =>
   JSON.stringify(v, (_k, x) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
@@ -130,9 +106,11 @@ const same = (a: unknown, b: unknown) => canon(a) === canon(b);
 const against = (have: { version: number } | undefined, rec: { version: number }): Verdict | undefined =>
   !have || have.version < rec.version ? undefined : have.version === rec.version && same(have, rec) ? "already" : "kept";
 
-// One function writing any record into `store`, with the storages it needs.
-function importer(store: Store): (r: ExportRecord) => Promise<Verdict> {
-  const slots = slotStorage(store);
+// Writes any record into `store`, with the storages it needs: a verdict per line, but for a
+// slot line, whose verdict goes to `slotCounted` once the chunk lines after it are written
+// (`finish` after the last line).
+function importer(store: Store, slotCounted: (v: Verdict) => void): { write(r: ExportRecord): Promise<Verdict | undefined>; finish(): Promise<void> } {
+  const slots = slotWriter(slotStorage(store), against, slotCounted);
   const mail = mailStorage(store);
   const topics = topicStorage(store);
   const tasks = taskStorage(store);
@@ -140,28 +118,6 @@ function importer(store: Store): (r: ExportRecord) => Promise<Verdict> {
   const presence = presenceStorage(store);
   const inbox = inboxIndex(mail);
   const blob = blobWriter(blobStorage(store));
-
-  // A slot: its current run's chunks first, each under the slot's exclusion and only while the
-  // store's record is still older, then the record that counts them (an engine's change writes
-  // one chunk at a time). An older run's chunks go first: a reader of that run takes its
-  // missing chunks as dropped by a new run, as it does when a run is replaced.
-  const slot = async (rec: SlotRecord, chunks: string[]): Promise<Verdict> => {
-    const verdict = (cur: ReadResult): Verdict | undefined => (cur.kind === "corrupt" ? "kept" : against(cur.kind === "ok" ? cur.record : cur.last, rec));
-    const first = await slots.change(rec.name, (cur) => {
-      const v = verdict(cur);
-      const old = cur.kind === "ok" ? cur.record : cur.kind === "absent" ? cur.last : undefined;
-      return { value: v, dropChunks: !v && !!old && old.chunks > 0 };
-    });
-    if (first) return first;
-    for (let n = 1; n <= chunks.length; n++) {
-      const v = await slots.change(rec.name, (cur) => ({ value: verdict(cur), ...(verdict(cur) ? {} : { chunk: { n, text: chunks[n - 1] } }) }));
-      if (v) return v;
-    }
-    return slots.change(rec.name, (cur) => {
-      const v = verdict(cur);
-      return v ? { value: v } : { value: "imported" as const, record: rec };
-    });
-  };
 
   const topicMessage = async (m: TopicEntry): Promise<Verdict> => {
     if (await topics.restore({ a2a: 1, ...m })) return "imported";
@@ -219,10 +175,13 @@ function importer(store: Store): (r: ExportRecord) => Promise<Verdict> {
     return "imported";
   };
 
-  return async (r) => {
+  const write = async (r: ExportRecord): Promise<Verdict | undefined> => {
+    if (r.kind === "slot_chunk") return slots.chunk(r.n, r.text);
+    await slots.finish();
     switch (r.kind) {
       case "slot":
-        return slot(r.record, r.chunks);
+        await slots.slot(r.record, r.chunks);
+        return undefined;
       case "inbox":
         if (await mail.has(r.agent)) return "already";
         await mail.open(r.agent, false);
@@ -250,6 +209,7 @@ function importer(store: Store): (r: ExportRecord) => Promise<Verdict> {
         return blob.end(r.digest, r.size);
     }
   };
+  return { write, finish: () => slots.finish() };
 }
 
 // Messages written into inboxes: where each id of the inbox being filled is (an export lists

@@ -2,11 +2,36 @@
 // bytes stored under their own SHA-256, given back byte for byte and checked, one copy of equal
 // bytes, nothing visible of a put that failed.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { psqlAs } from "../harness/pg";
 import type { Bus } from "../../lib/bus";
 import { codeOf, move, perTest, refusal } from "./support";
 import { enginesFor } from "./engines";
 
 setDefaultTimeout(60_000);
+
+const FLOOR = 10 * 60_000; // gc's floor on the blob grace period (docs/PROTOCOL.md §19)
+
+// Flips the first byte of blob `digest` where the engine keeps it (the one step here past the
+// Bus: damage is what no operation of it makes).
+async function damage(engine: string, bus: Bus, digest: string): Promise<void> {
+  const hex = digest.slice("sha256:".length);
+  if (engine === "file") {
+    const path = join(bus.where, "blobs", "sha256", hex);
+    const bytes = readFileSync(path);
+    bytes[0] ^= 1;
+    chmodSync(path, 0o600);
+    writeFileSync(path, bytes);
+    chmodSync(path, 0o400);
+  } else {
+    const url = new URL(bus.where);
+    const schema = url.searchParams.get("schema") ?? "a2a";
+    url.searchParams.delete("schema");
+    await psqlAs(url.href, `update ${schema}.blob_parts set data = set_byte(data, 0, get_byte(data, 0) # 1) where n = 0 and upload = (select upload from ${schema}.blobs where hex = '${hex}')`);
+  }
+}
+const later = () => Date.now() + 2 * 3600_000; // the time gc counts blob ages to: two hours on
 
 const sha = (b: Uint8Array) => `sha256:${new Bun.CryptoHasher("sha256").update(b).digest("hex")}`;
 
@@ -121,13 +146,37 @@ for (const engine of enginesFor("blobs")) {
       const id = (await t.bus.tasks.add("q", "w")).id;
       await t.bus.tasks.complete(id, (await t.bus.tasks.claim("q", {})).value!.token, "", [{ digest: inTask, name: "d.txt" }]);
       expect((await t.reopen().admin.gc()).blobs_removed).toBe(0); // all younger than an hour
-      expect((await t.reopen().admin.gc(undefined, 0)).blobs_removed).toBe(1);
+      expect((await t.reopen().admin.gc(undefined, FLOOR, later())).blobs_removed).toBe(1);
       for (const d of [inMail, inRead, inSlot, inTask]) expect((await got(t.bus, d)).length).toBeGreaterThan(0);
       expect(codeOf(await refusal(t.bus.blobs.stat(loose)))).toEqual({ code: "ENOTFOUND", exit: 3 });
       // A slot published again without it lets its blob go.
       await t.bus.slots.publish("s", "r2");
-      expect((await t.reopen().admin.gc(undefined, 0)).blobs_removed).toBe(1);
+      expect((await t.reopen().admin.gc(undefined, FLOOR, later())).blobs_removed).toBe(1);
       expect(codeOf(await refusal(t.bus.blobs.stat(inSlot)))).toEqual({ code: "ENOTFOUND", exit: 3 });
+    });
+
+    test("gc refuses a blob grace period under the floor (a send's files could go between its put and its record), before removing anything", async () => {
+      const loose = (await t.bus.blobs.put(piecesOf(new TextEncoder().encode("loose"), 2))).digest;
+      for (const grace of [0, FLOOR - 1]) {
+        const e = await refusal(t.reopen().admin.gc(undefined, grace, later()));
+        expect(codeOf(e)).toEqual({ code: "EUSAGE", exit: 2 });
+        expect(e.data).toMatchObject({ grace_ms: grace, floor_ms: FLOOR });
+      }
+      expect((await t.bus.blobs.stat(loose)).digest).toBe(loose);
+      expect((await t.reopen().admin.gc(undefined, FLOOR)).blobs_removed).toBe(0); // just put
+      expect((await t.reopen().admin.gc(undefined, FLOOR, later())).blobs_removed).toBe(1);
+    });
+
+    test("a blob is checked whole before a record names it: one damaged in the store is refused, and nothing is sent", async () => {
+      const bytes = new TextEncoder().encode("the real bytes\n");
+      const put = await t.bus.blobs.put(piecesOf(bytes, 4));
+      const other = t.reopen(); // a process that did not put it reads it before naming it
+      expect((await other.mail.send("alice", "bob", "fine", { attach: [{ digest: put.digest, name: "a.txt" }] })).attachments).toHaveLength(1);
+      await damage(engine.name, t.bus, put.digest);
+      const e = await refusal(t.reopen().mail.send("alice", "bob", "damaged", { attach: [{ digest: put.digest, name: "a.txt" }] }));
+      expect(codeOf(e)).toEqual({ code: "EIO", exit: 1 });
+      expect(e.message).toContain(`blob ${put.digest} is damaged in the store`);
+      expect((await t.bus.mail.list("bob", 10)).counts.unread).toBe(1);
     });
 
     test("export and import move blobs with the records that name them: byte for byte, digests kept, twice changes nothing; a damaged part refuses the whole file", async () => {

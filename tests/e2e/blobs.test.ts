@@ -113,6 +113,23 @@ describe("a2a put and a2a get", () => {
   });
 });
 
+describe("a2a get -o FILE killed before its rename", () => {
+  test("its temp file beside FILE is removed by the next get -o FILE once its process is gone; a live one's and other names stay", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const bytes = randomFile(join(d.path, "in.bin"), 70_000);
+    const digest = (await a2a(["put", join(d.path, "in.bin")], { dir: store.path })).stdout.trim();
+    const gone = Bun.spawn({ cmd: ["true"] });
+    await gone.exited; // a pid whose process has ended, as a killed get's
+    const left = [`.out.bin.a2a-${gone.pid}.0a1b2c3d.tmp`, `.out.bin.a2a-${process.pid}.0a1b2c3d.tmp`, `.other.bin.a2a-${gone.pid}.0a1b2c3d.tmp`, `.out.bin.a2a-${gone.pid}.notes`];
+    for (const f of left) writeFileSync(join(d.path, f), "half a file");
+    const r = await a2a(["get", digest, "-o", join(d.path, "out.bin")], { dir: store.path });
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    expect(sha(readFileSync(join(d.path, "out.bin")))).toBe(sha(bytes));
+    expect(readdirSync(d.path).filter((f) => f.startsWith(".")).sort()).toEqual(left.slice(1).sort());
+  });
+});
+
 describe.if(ON_FILES)("a2a put on a full disk", () => {
   test("fails with one line, and the store is as it was: no blob, no temp file", async () => {
     using d = tempDir();

@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, tempDir, type RunOptions } from "../harness/run";
+import { a2a, BIN, childEnv, tempDir, type RunOptions } from "../harness/run";
 import { freshDatabase, pgServer, pgSkipReason, type Database } from "../harness/pg";
 
 setDefaultTimeout(120_000);
@@ -163,10 +163,14 @@ describe("a2a export and import", () => {
     before = await view(source, filled);
     exported = await exportOf(source);
     const lines = exported.trimEnd().split("\n").map((l) => JSON.parse(l));
-    expect(lines[0]).toMatchObject({ a2a: "export", version: 2, engine: "file" }); // 2: it holds a blob
+    expect(lines[0]).toMatchObject({ a2a: "export", version: 3, engine: "file" }); // 3: it holds a stream's run (2: a blob)
     expect(lines.at(-1)).toEqual({ kind: "end", records: lines.length - 2 });
     const kinds = new Set(lines.slice(1, -1).map((l) => l.kind));
-    expect([...kinds].sort()).toEqual(["blob", "blob_part", "inbox", "lease", "message", "policy", "slot", "subscriber", "task", "topic_message"]);
+    expect([...kinds].sort()).toEqual(["blob", "blob_part", "inbox", "lease", "message", "policy", "slot", "slot_chunk", "subscriber", "task", "topic_message"]);
+    // A run's chunks are lines of their own after their slot line, which holds none.
+    const run = lines.findIndex((l) => l.kind === "slot_chunk");
+    expect(lines[run - 1]).toMatchObject({ kind: "slot", chunks: [] });
+    expect(lines.slice(run, run + 2).map((l) => [l.kind, l.name, l.n])).toEqual([["slot_chunk", lines[run - 1].record.name, 1], ["slot_chunk", lines[run - 1].record.name, 2]]);
     expect(await view(source, filled)).toEqual(before); // exporting changed nothing
   });
 
@@ -203,7 +207,7 @@ describe("a2a export and import", () => {
     const d = tempDir("a2a-export-o-");
     dirs.push(d);
     const to = join(d.path, "bus.jsonl");
-    expect(await ok(["export", "-o", to], { dir: source })).toMatch(/^exported \d+ records to .*bus\.jsonl: 1 blob part, 1 blob, 2 slot, 2 inbox, 4 message, 2 policy, 4 topic message, 2 subscriber, 5 task, 1 lease\n$/);
+    expect(await ok(["export", "-o", to], { dir: source })).toMatch(/^exported \d+ records to .*bus\.jsonl: 1 blob part, 1 blob, 2 slot, 2 stream chunk, 2 inbox, 4 message, 2 policy, 4 topic message, 2 subscriber, 5 task, 1 lease\n$/);
     expect(readFileSync(to, "utf8").split("\n").slice(1)).toEqual(exported.split("\n").slice(1)); // the header's time aside
     const bad = await a2a(["export", "-o", join(d.path, "missing", "bus.jsonl")], { dir: source });
     expect({ code: bad.code, stdout: bad.stdout }).toEqual({ code: 1, stdout: "" });
@@ -281,7 +285,7 @@ describe("a2a import refuses what is not a whole export, in one line, exit 2", (
     await refuse('{"a2a":"something","version":1}\n', /not an a2a export/);
     await refuse("", /not an a2a export \(it is empty\)/);
     await refuse(Buffer.from([0x7b, 0xff, 0xfe, 0x0a]), /not UTF-8 text \(from line 1 on\)/);
-    await refuse('{"a2a":"export","version":3,"engine":"file","exported_at":1}\n{"kind":"end","records":0}\n', /format version 3.*reads versions 1 to 2/);
+    await refuse('{"a2a":"export","version":4,"engine":"file","exported_at":1}\n{"kind":"end","records":0}\n', /format version 4.*reads versions 1 to 3/);
   });
 
   test("a truncated last line in a file: its line number is named and nothing is written", async () => {
@@ -301,6 +305,42 @@ describe("a2a import refuses what is not a whole export, in one line, exit 2", (
     const r = JSON.parse(await ok(["import", "-", "--json"], { dir, stdin: text }));
     expect(r.counts.slot).toEqual({ imported: 0, already: 2, kept: 0 });
     expect(r.counts.topic_message).toEqual({ imported: 1, already: 0, kept: 0 });
+  });
+
+  test("a line longer than any export writes is refused as it passes the bound, in bounded memory (a 300 MB line)", async () => {
+    const dir = store();
+    const p = Bun.spawn({ cmd: [BIN, "import", "-"], env: childEnv({ dir }), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const feed = (async () => {
+      try {
+        p.stdin.write('{"a2a":"export","version":2,"engine":"file","exported_at":1}\n{"kind":"message","agent":"a","body":"');
+        const mib = Buffer.alloc(1024 * 1024, 0x61);
+        for (let i = 0; i < 300; i++) {
+          p.stdin.write(mib);
+          await p.stdin.flush();
+        }
+        p.stdin.end();
+      } catch {
+        // the import refused the line and is gone: the pipe is closed
+      }
+    })();
+    const [code, stderr] = await Promise.all([p.exited, new Response(p.stderr).text()]);
+    await feed;
+    expect([code, stderr]).toEqual([2, `a2a: line 2 of the export is over ${98 * 1024 * 1024} bytes, longer than any line a2a export writes: this is not an a2a export, or it is damaged; take a new export\n`]);
+    expect(p.resourceUsage()!.maxRSS).toBeLessThan(320 * 1024 * 1024); // the bound (98 MiB) and the runtime, not the line (161 MiB here; 1.36 GB before)
+    expect(await ok(["status", "--json"], { dir })).toBe("[]\n");
+  });
+
+  test("an export of an earlier a2a (version 2, a run's chunks inside its slot line) still imports whole", async () => {
+    const src = fileStore();
+    await ok(["start", "log", "tail"], { dir: src });
+    for (const c of ["one ", "two ", "three"]) await ok(["append", "log", c], { dir: src });
+    const lines = (await exportOf(src)).trimEnd().split("\n").map((l) => JSON.parse(l));
+    const chunks = lines.filter((l) => l.kind === "slot_chunk").map((l) => l.text);
+    expect(chunks).toEqual(["one ", "two ", "three"]);
+    const old = lines.filter((l) => l.kind !== "slot_chunk").map((l) => (l.kind === "slot" ? { ...l, chunks } : l.kind === "end" ? { kind: "end", records: l.records - 3 } : l.a2a ? { ...l, version: 2 } : l));
+    const dir = store();
+    await ok(["import", "-"], { dir, stdin: old.map((l) => JSON.stringify(l)).join("\n") + "\n" });
+    expect(await ok(["tail", "log"], { dir })).toBe("one two three");
   });
 
   test("a damaged record (a name that is no name) is refused by its line number", async () => {

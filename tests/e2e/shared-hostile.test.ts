@@ -4,8 +4,9 @@
 // hide or misattribute anyone's mail, policy, topic messages or session state; what a2a cannot
 // stop or fix itself, `a2a doctor` names with its fix.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, readFileSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { connect } from "../harness/mcp";
 import { a2a, asUser, BIN, canMakeUsers, makeUsers, ON_FILES, otherUserEnv, shellAs, type RunResult } from "../harness/run";
 
 setDefaultTimeout(60_000);
@@ -200,6 +201,87 @@ describe.if(able && ON_FILES)("a shared store with a hostile member", () => {
     const context = JSON.parse(r.stdout).hookSpecificOutput.additionalContext;
     expect(context).toContain("sent from a slow clock");
     expect(context).not.toContain("on time"); // announced once only
+  });
+
+  test("blobs/ and blobs/sha256/ are sticky and the administrator's: mallory neither removes alice's blob nor closes the directory, and her gc leaves it", async () => {
+    for (const d of [join(store, "blobs"), join(store, "blobs", "sha256")]) expect([d, mode(d), statSync(d).uid]).toEqual([d, 0o3770, 0]);
+    const digest = (await ok(USERS.alice, ["put", "-"], { stdin: "alice's notes\n" })).trim();
+    const blob = join(store, "blobs", "sha256", digest.slice(7));
+    expect(shellAs(USERS.mallory, `rm -f '${blob}'`)).not.toBe(0);
+    expect(shellAs(USERS.mallory, `mv '${blob}' '${blob}.x'`)).not.toBe(0);
+    expect(shellAs(USERS.mallory, `chmod 2750 '${join(store, "blobs", "sha256")}'`)).not.toBe(0);
+    const old = new Date(Date.now() - 2 * 3600_000);
+    utimesSync(blob, old, old); // two hours old, and no record names it
+    expect(JSON.parse(await ok(USERS.mallory, ["gc", "--json"])).blobs_removed).toBe(0);
+    expect(await ok(USERS.bob, ["get", digest])).toBe("alice's notes\n");
+    expect(JSON.parse(await ok(USERS.alice, ["gc", "--json"])).blobs_removed).toBe(1); // its owner's gc removes it
+  });
+
+  test("a file mallory plants under the digest of alice's attachment: alice's send fails naming it, nothing is delivered, doctor names it", async () => {
+    while ((await ok(USERS.bob, ["recv", "--as", "bob", "--json"])) !== ""); // what earlier tests left
+    const file = join(base, "plan.txt");
+    writeFileSync(file, "the real plan\n", { mode: 0o644 });
+    const hex = new Bun.CryptoHasher("sha256").update("the real plan\n").digest("hex");
+    const blob = join(store, "blobs", "sha256", hex);
+    expect(shellAs(USERS.mallory, `printf 'forged plan' > '${blob}' && chmod 440 '${blob}'`)).toBe(0); // a free name
+    const r = await as(USERS.alice, ["send", "bob", "the plan", "--attach", file, "--as", "alice"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`a2a: ${blob} holds other bytes than its name says (put there by OS user ${USERS.mallory}, or damaged): nothing was stored`);
+    expect(await ok(USERS.bob, ["recv", "--as", "bob", "--json"])).toBe(""); // nothing was sent
+    expect((await as(USERS.alice, ["put", file])).code).toBe(1);
+    expect(ownerLines(await doctor(USERS.bob))).toContainEqual(expect.objectContaining({ level: "problem", detail: expect.stringContaining(`${blob} holds other bytes than its name says (from OS user ${USERS.mallory})`), fix: expect.stringContaining(`rm ${blob}`) }));
+    expect(shellAs(USERS.mallory, `rm -f '${blob}'`)).toBe(0);
+    await ok(USERS.alice, ["send", "bob", "the plan", "--attach", file, "--as", "alice"]);
+    const got = JSON.parse(await ok(USERS.bob, ["recv", "--as", "bob", "--json"]));
+    expect(await ok(USERS.bob, ["get", got.attachments[0].digest])).toBe("the real plan\n");
+  });
+
+  test("mallory changes a blob she stored first once alice named it: bob's get hands out none of her bytes, and MCP gives bob no path to it", async () => {
+    const file = join(base, "shared.txt");
+    writeFileSync(file, "common knowledge\n", { mode: 0o644 });
+    const digest = (await ok(USERS.mallory, ["put", file])).trim(); // hers: she may change it later
+    const blob = join(store, "blobs", "sha256", digest.slice(7));
+    await ok(USERS.alice, ["send", "bob", "read this", "--attach", file, "--as", "alice"]); // the bytes are right now
+    expect(shellAs(USERS.mallory, `chmod 640 '${blob}' && printf 'common knowledgf\n' > '${blob}'`)).toBe(0);
+    const r = await as(USERS.bob, ["get", digest]);
+    expect([r.code, r.stdout]).toEqual([1, ""]);
+    expect(r.stderr).toContain(`blob ${digest} is damaged in the store`);
+    const mine = join(base, "bob-dir");
+    mkdirSync(mine);
+    chmodSync(mine, 0o777); // bob may write there: only the blob is wrong
+    const out = join(mine, "got.txt");
+    expect((await as(USERS.bob, ["get", digest, "-o", out])).code).toBe(1);
+    expect(existsSync(out)).toBe(false);
+    writeFileSync(join(base, "bob.txt"), "bob's own\n", { mode: 0o644 });
+    const own = (await ok(USERS.bob, ["put", join(base, "bob.txt")])).trim();
+    const B = await connect(store, { ...otherUserEnv, A2A_AGENT: "bob" }, { prefix: asUser(USERS.bob, { initGroups: true, umask: "022" }), cwd: base });
+    try {
+      await B.json("send_message", { to_id: "bob", message: "mine", attach: [join(base, "bob.txt")] });
+      const got = await B.structured("check_messages", {});
+      const atts = got.messages.flatMap((m: { attachments?: { digest: string; path?: string }[] }) => m.attachments ?? []);
+      const theirs = atts.find((a: { digest: string }) => a.digest === digest);
+      const his = atts.find((a: { digest: string }) => a.digest === own);
+      expect(theirs).toBeDefined();
+      expect(theirs.path).toBeUndefined(); // mallory's file: she could change it after any check
+      expect(readFileSync(his.path, "utf8")).toBe("bob's own\n");
+    } finally {
+      await B.close();
+    }
+  });
+
+  test("a store made before this fix where mallory made blobs/sha256/ and closed it: doctor names it, with the fix", async () => {
+    const old = join(base, "old-blobs");
+    Bun.spawnSync([BIN, "init", "--shared", GROUP], { env: { ...process.env, A2A_DIR: old }, stdout: "pipe", stderr: "pipe" });
+    rmSync(join(old, "blobs", "sha256"), { recursive: true });
+    await ok(USERS.mallory, ["put", "-"], { stdin: "first\n", dir: old });
+    const dir = join(old, "blobs", "sha256");
+    expect(statSync(dir).uid).not.toBe(0);
+    expect(shellAs(USERS.mallory, `chmod 2750 '${dir}'`)).toBe(0);
+    expect((await as(USERS.alice, ["put", "-"], { stdin: "second\n", dir: old })).code).toBe(1);
+    const lines = ownerLines(await doctor(USERS.carol, {}, old));
+    expect(lines).toContainEqual(expect.objectContaining({ detail: expect.stringContaining(`${dir} belongs to OS user ${USERS.mallory}, not to OS user root (the store's owner)`), fix: `chown root ${dir} (as root)` }));
+    expect(lines).toContainEqual(expect.objectContaining({ detail: expect.stringContaining(`${dir} is closed to the group`) }));
+    expect(lines).toContainEqual(expect.objectContaining({ detail: expect.stringContaining(`${dir} is not sticky`) }));
   });
 
   test("a store made before this fix: a2a makes sticky what its user owns; doctor names the rest, with the fix", async () => {
