@@ -10,7 +10,8 @@
 
 import { join } from "node:path";
 import type { A2ACommand, A2AEvent, Agent, Check, DoctorContext, HookFormat, HookInput, Scope, SetupOptions } from "./agent";
-import { jsonChange, readJsonQuietly } from "./edit";
+import { readJsonQuietly } from "./edit";
+import { jsoncChange } from "./jsonc-edit";
 import { a2aHookEvent, hookCommand } from "./hook-command";
 import { json } from "../io";
 
@@ -153,8 +154,8 @@ export const claude: Agent = {
   setup(o: SetupOptions) {
     const files = filesFor(o.scope, o.project, o.home);
     return [
-      jsonChange(files.mcp, "claude", (v) => withMcp(v, o.a2a, o.tools, o.remove)),
-      jsonChange(files.settings, "claude", (v) => withHookGroups(v, HOOK_EVENTS, HOOK_MATCHERS, o.a2a, o)),
+      jsoncChange(files.mcp, "claude", (v) => withMcp(v, o.a2a, o.tools, o.remove), false),
+      jsoncChange(files.settings, "claude", (v) => withHookGroups(v, HOOK_EVENTS, HOOK_MATCHERS, o.a2a, o), false),
     ];
   },
   doctor,

@@ -19,7 +19,8 @@ import { hashHex } from "../../lib/core/digest";
 import { join } from "node:path";
 import type { A2AEvent, Agent, Check, DoctorContext, HookFormat, Scope, SetupOptions } from "./agent";
 import { a2aHooks, claudeHook, withHookGroups } from "./claude";
-import { jsonChange, parseJsonObject, readJsonQuietly, readText } from "./edit";
+import { parseJsonObject, readJsonQuietly, readText } from "./edit";
+import { jsoncChange } from "./jsonc-edit";
 import { a2aHookEvent } from "./hook-command";
 import { parseToml, replaceTables, tableText, tomlHeader, tomlString } from "./toml";
 
@@ -86,11 +87,12 @@ function setup(o: SetupOptions) {
   // The hooks.json change runs first (setup.ts plans in order): config.toml's trust entries
   // follow a2a's hooks from where they were to where they are now.
   let sites: { before: HookSite[]; after: HookSite[] } | undefined;
-  const json = jsonChange(files.hooks, "codex", (v) => {
+  const hooksJson = (v: Record<string, any>) => {
     const next = withHookGroups(v, HOOK_EVENTS, HOOK_MATCHERS, o.a2a, { ...o, agent: "codex" });
     sites = { before: a2aSites(files.hooks, v), after: a2aSites(files.hooks, next) };
     return next;
-  });
+  };
+  const json = jsoncChange(files.hooks, "codex", hooksJson, false);
   // A hooks.json left with nothing in it is taken out (Codex warns about a file without "hooks").
   const hooksChange = { path: files.hooks, change: (text: string | undefined) => { const next = json.change(text); return o.remove && next !== null && /^\{\}\s*$/.test(next) ? null : next; } };
   const configChange = {

@@ -1,7 +1,7 @@
 // Planning and applying the file changes of `a2a setup AGENT` (agent.ts FileChange): read the
 // file, compute the next text, diff it, and (unless --dry-run) keep the old text as
 // FILE.a2a-backup-TIME before replacing the file atomically (lib/core/atomic.ts writeUserFile).
-// Also the JSON helpers the JSON-configured agents share.
+// Also the JSON helpers the JSON-configured agents share (their edits: jsonc-edit.ts).
 //
 // Invariants:
 // - a file is written only when its text changes; running setup twice changes nothing the second
@@ -76,7 +76,7 @@ export function apply(p: Plan): string | undefined {
 }
 
 // A JSON object file's value ({} for an absent or empty file). `jsonc`: // and /* */ comments and
-// trailing commas are allowed (and dropped when a2a rewrites the file: said in the diff).
+// trailing commas are allowed.
 export function parseJsonObject(path: string, text: string | undefined, o: { jsonc?: boolean; agent: string }): Record<string, any> {
   if (text === undefined || !text.trim()) return {};
   let value: unknown;
@@ -96,19 +96,6 @@ export function readJsonQuietly(path: string, jsonc = false): Record<string, any
   } catch {
     return {};
   }
-}
-
-// The change of a JSON file by `fn` on its value: re-indented by 2 when the value changes, as the
-// agents write their own files; the text as it was when it does not.
-export function jsonChange(path: string, agent: string, fn: (v: Record<string, any>) => Record<string, any>, jsonc = false): FileChange {
-  return {
-    path,
-    change(text) {
-      const value = parseJsonObject(path, text, { jsonc, agent });
-      const next = fn(value);
-      return JSON.stringify(next) === JSON.stringify(value) ? (text ?? "") : JSON.stringify(next, null, 2) + "\n";
-    },
-  };
 }
 
 // JSONC to JSON: comments and trailing commas out; strings kept as they are.

@@ -202,14 +202,14 @@ describe("a2a setup claude", () => {
     const user = join(home, ".claude.json");
     const settings = join(home, ".claude", "settings.json");
     const mine = { theme: "dark", mcpServers: { other: { command: "x" } } };
-    writeFileSync(user, JSON.stringify(mine));
+    writeFileSync(user, JSON.stringify(mine, null, 2));
     const theirs = { hooks: { Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }], PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "my-guard" }] }] } };
-    writeFileSync(settings, JSON.stringify(theirs));
+    writeFileSync(settings, JSON.stringify(theirs, null, 2));
     const o = { env: { HOME: home }, cwd: d.path };
 
     const dry = await a2a(["setup", "claude", "--dry-run"], o);
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toMatch(/\.claude\.json \(dry run: not changed\)\n@@ line 1 @@\n[\s\S]*\+ {5}"a2a": \{/);
+    expect(dry.stdout).toMatch(/\.claude\.json \(dry run: not changed\)\n@@ line 4 @@\n[\s\S]*\+ {5}"a2a": \{/);
     expect(dry.stdout).toMatch(/dry run: nothing was changed\n$/);
     expect(dry.stdout).toMatch(/\+ {9}"matcher": "Edit\|Write\|MultiEdit\|NotebookEdit",\n\+ {9}"hooks": \[\n\+ {11}\{\n\+ {13}"type": "command",\n\+ {13}"command": "\S*\/a2a hook pre-tool-use",/);
     expect(JSON.parse(readFileSync(user, "utf8"))).toEqual(mine);
@@ -218,7 +218,7 @@ describe("a2a setup claude", () => {
     expect(r.code).toBe(0);
     const files = JSON.parse(r.stdout).files;
     expect(files.map((f: any) => f.changed)).toEqual([true, true]);
-    expect(files.map((f: any) => readFileSync(f.backup, "utf8"))).toEqual([JSON.stringify(mine), expect.stringContaining("notify-send done")]);
+    expect(files.map((f: any) => readFileSync(f.backup, "utf8"))).toEqual([JSON.stringify(mine, null, 2), expect.stringContaining("notify-send done")]);
     const cfg = JSON.parse(readFileSync(user, "utf8"));
     expect(cfg).toMatchObject({ theme: "dark", mcpServers: { other: { command: "x" }, a2a: { type: "stdio", command: BIN, args: ["mcp"] } } });
     const hooks = JSON.parse(readFileSync(settings, "utf8")).hooks;
@@ -237,6 +237,26 @@ describe("a2a setup claude", () => {
     expect(rm.code).toBe(0);
     expect(JSON.parse(readFileSync(user, "utf8"))).toEqual(mine);
     expect(JSON.parse(readFileSync(settings, "utf8"))).toEqual(theirs);
+  });
+
+  test("setup then --remove gives every JSON file back byte for byte: numbers as written, escapes, indentation", async () => {
+    using d = tempDir();
+    const home = join(d.path, "home");
+    mkdirSync(join(home, ".claude"), { recursive: true });
+    mkdirSync(join(home, ".codex"));
+    // What JSON.parse then JSON.stringify would change: a 20-digit id, a trailing zero, an escape, 4-space indents.
+    const text = (key: string) => `{\n    "${key}": {\n        "id": 12345678901234567890,\n        "ratio": 1.50,\n        "name": "caf\\u00e9"\n    },\n    "list": [1, 2.0, 3e2]\n}\n`;
+    const files = { [join(home, ".claude.json")]: text("mcpServers"), [join(home, ".claude", "settings.json")]: text("hooks"), [join(home, ".codex", "hooks.json")]: text("hooks") };
+    for (const [f, t] of Object.entries(files)) writeFileSync(f, t);
+    const o = { env: { HOME: home, CODEX_HOME: undefined }, cwd: d.path };
+    for (const agent of ["claude", "codex"]) {
+      const r = await a2a(["setup", agent], o);
+      expect(r).toMatchObject({ code: 0, stderr: "" });
+    }
+    const added = readFileSync(join(home, ".claude.json"), "utf8");
+    expect(added).toStartWith(`{\n    "mcpServers": {\n        "id": 12345678901234567890,\n        "ratio": 1.50,\n        "name": "caf\\u00e9",\n        "a2a": {\n            "type": "stdio",`);
+    for (const agent of ["claude", "codex"]) expect(await a2a(["setup", agent, "--remove"], o)).toMatchObject({ code: 0, stderr: "" });
+    for (const [f, t] of Object.entries(files)) expect(readFileSync(f, "utf8")).toBe(t);
   });
 
   test("--remove where a2a was never set up creates no file; -q prints nothing", async () => {
