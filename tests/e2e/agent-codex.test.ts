@@ -5,7 +5,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, BIN, collect, tempDir, testStore } from "../harness/run";
+import { a2a, BIN, setupBackups, collect, tempDir, testStore } from "../harness/run";
 import { connect } from "../harness/mcp";
 import { CODEX, codex, type CodexEnv, session, setup, skipped } from "./fixtures/codex";
 import { newText, type Request, standIn, toolNames, toolOutputs } from "./fixtures/openai-responses";
@@ -56,7 +56,7 @@ describe("a2a setup codex (real Codex CLI config)", () => {
     expect(listed.stdout).toMatch(/^a2a\s+\S*a2a\s+--dir \S+ mcp\s+-\s+-\s+enabled/m);
     expect(listed.stdout).toMatch(/^docs\s+docs-server/m);
     // Twice: nothing changes, no backup is made.
-    const backups = () => readdirSync(join(o.home, ".codex")).filter((f) => f.includes(".a2a-backup-")).length;
+    const backups = () => setupBackups(o.home).length;
     const before = backups();
     const again = await run(setup(o));
     expect(again.code).toBe(0);

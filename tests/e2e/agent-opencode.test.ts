@@ -7,7 +7,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, BIN, childEnv, readUntil, ROOT, tempDir, testStore } from "../harness/run";
+import { a2a, BIN, setupBackups, childEnv, readUntil, ROOT, tempDir, testStore } from "../harness/run";
 import { standIn, systemText, toolNames, toolResults, type Request } from "./fixtures/openai-chat";
 
 setDefaultTimeout(120_000);
@@ -173,7 +173,8 @@ describe("opencode: a2a setup opencode", () => {
     const text = readFileSync(file, "utf8");
     for (const kept of ["// my opencode settings", `"theme": "tokyonight", /* the dark one */`, `"other": { "type": "local", "command": ["true"], "enabled": false },`]) expect(text).toContain(kept);
     expect(readFileSync(join(s.config, "plugins", "a2a.js"), "utf8")).toContain(JSON.stringify([BIN, "--dir", s.store]));
-    expect(readdirSync(s.config).filter((f) => f.startsWith("opencode.json.a2a-backup-"))).toHaveLength(1);
+    expect(readdirSync(s.config).filter((f) => f.includes("a2a-backup"))).toHaveLength(0); // backups are kept out of the user's tree
+    expect(setupBackups(s.home).filter((f) => f.includes("/opencode.json/"))).toHaveLength(1);
     expect(await listed(s)).toMatch(/✓ a2a connected/);
 
     const again = await setup(s);

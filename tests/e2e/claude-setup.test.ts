@@ -5,7 +5,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, BIN, listens, ON_FILES, spawnA2A, tempDir, testStore, until } from "../harness/run";
+import { a2a, BIN, listens, ON_FILES, setupBackups, spawnA2A, tempDir, testStore, until } from "../harness/run";
 import { connect, text } from "../harness/mcp";
 
 setDefaultTimeout(60_000);
@@ -259,6 +259,39 @@ describe("a2a setup claude", () => {
     for (const [f, t] of Object.entries(files)) expect(readFileSync(f, "utf8")).toBe(t);
   });
 
+  test("--remove gives back what setup created: no empty file, no directory, no backup left in the repository; backups are bounded", async () => {
+    using d = tempDir();
+    const home = join(d.path, "home");
+    const repo = join(d.path, "repo");
+    mkdirSync(join(repo, ".git"), { recursive: true });
+    writeFileSync(join(repo, "opencode.json"), "{}\n"); // the user's own, empty: stays
+    const tree = () => (readdirSync(repo, { recursive: true }) as string[]).sort();
+    const before = tree();
+    const o = { env: { HOME: home, CODEX_HOME: undefined, GEMINI_CLI_HOME: undefined, XDG_CONFIG_HOME: undefined, XDG_STATE_HOME: undefined }, cwd: repo };
+    for (const agent of ["claude", "codex", "gemini", "opencode"]) {
+      expect(await a2a(["setup", agent, "--scope", "project"], o)).toMatchObject({ code: 0, stderr: "" });
+      expect(tree().length).toBeGreaterThan(before.length);
+      const rm = await a2a(["setup", agent, "--scope", "project", "--remove"], o);
+      expect(rm).toMatchObject({ code: 0, stderr: "" });
+      expect(tree()).toEqual(before);
+    }
+    expect(readFileSync(join(repo, "opencode.json"), "utf8")).toBe("{}\n");
+    // A file the user put something in after setup stays, with what they put there.
+    await a2a(["setup", "claude", "--scope", "project"], o);
+    const mcp = JSON.parse(readFileSync(join(repo, ".mcp.json"), "utf8"));
+    writeFileSync(join(repo, ".mcp.json"), JSON.stringify({ ...mcp, mine: 1 }, null, 2));
+    await a2a(["setup", "claude", "--scope", "project", "--remove"], o);
+    expect(JSON.parse(readFileSync(join(repo, ".mcp.json"), "utf8"))).toEqual({ mine: 1 });
+    expect(existsSync(join(repo, ".claude"))).toBe(false);
+    // Ten rounds at user scope: at most five backups of each file, all under ~/.local/state/a2a.
+    for (let i = 0; i < 10; i++) {
+      await a2a(["setup", "claude", `--worker=${i + 1}m`], o);
+    }
+    const kept = setupBackups(home);
+    expect(kept.filter((f) => f.includes(join("setup", home, ".claude", "settings.json") + "/"))).toHaveLength(5);
+    expect((readdirSync(home, { recursive: true }) as string[]).filter((f) => f.includes("a2a-backup"))).toEqual([]);
+  });
+
   test("--remove where a2a was never set up creates no file; -q prints nothing", async () => {
     using d = tempDir();
     const home = join(d.path, "home");
@@ -280,7 +313,9 @@ describe("a2a setup claude", () => {
     expect(JSON.parse(readFileSync(join(repo, ".mcp.json"), "utf8")).mcpServers.a2a).toEqual({ type: "stdio", command: "a2a", args: ["--dir", join(d.path, "bus"), "mcp"], env: {} });
     const stop = JSON.parse(readFileSync(join(repo, ".claude", "settings.json"), "utf8")).hooks.Stop[0].hooks[0];
     expect(stop).toEqual({ type: "command", command: `a2a --dir ${join(d.path, "bus")} hook stop --wait 300s`, timeout: 330 });
-    expect(existsSync(join(d.path, "home"))).toBe(false);
+    // HOME gets only what setup keeps to undo itself (cli/agents/backups.ts).
+    const inHome = readdirSync(join(d.path, "home"), { recursive: true }) as string[];
+    expect(inHome.filter((f) => !/^\.local(\/state(\/a2a(\/.*)?)?)?$/.test(f))).toEqual([]);
   });
 
   test("a settings file that is not JSON is left alone: one line, exit 2", async () => {

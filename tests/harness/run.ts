@@ -46,6 +46,12 @@ export function childEnv(o: EnvOptions = {}): Record<string, string> {
   return env;
 }
 
+// The backups `a2a setup` kept for a HOME (under ~/.local/state/a2a/setup: cli/agents/backups.ts).
+export function setupBackups(home: string): string[] {
+  const root = join(home, ".local", "state", "a2a", "setup");
+  return existsSync(root) ? (readdirSync(root, { recursive: true }) as string[]).filter((f) => /(^|\/)backup-[^/]*$/.test(f)).map((f) => join(root, f)) : [];
+}
+
 export function tempDir(prefix = "a2a-test-"): { path: string; [Symbol.dispose](): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
