@@ -151,6 +151,7 @@ const OPS = {
     gc: [MAINTENANCE, "gcStore"],
     describe: [MAINTENANCE, "describeStore"],
     clockSkew: [MAINTENANCE, "clockSkew"],
+    removeTombstone: [MAINTENANCE, "removeTombstone"],
     audit: [MAINTENANCE, "auditShared"],
     // A database store's own (lib/maintenance/server.ts): doctor's server checks, init's SQL.
     serverChecks: [MAINTENANCE, "serverChecks"],

@@ -334,6 +334,37 @@ describe("a2a setup claude", () => {
 // doctor's checks of a directory store and this machine; on PostgreSQL its server checks are
 // tests/e2e/pg-admin.test.ts.
 describe.if(ON_FILES)("a2a doctor", () => {
+  test("agents installed but not set up are notes (exit 0); their CLIs are not run without --live; one set up is checked from its files", async () => {
+    using d = tempDir();
+    const home = join(d.path, "home");
+    const bin = join(d.path, "bin");
+    mkdirSync(home);
+    mkdirSync(bin);
+    // Stand-ins for the four agent CLIs: each records being asked for its mcp list (and takes its time to answer).
+    for (const name of ["claude", "codex", "gemini", "opencode"]) {
+      writeFileSync(join(bin, name), `#!/bin/sh\ncase "$1" in --version) echo "${name} 1.0";; mcp) echo "$@" >> ${join(d.path, "asked")}; sleep 2;; esac\n`, { mode: 0o755 });
+    }
+    const o = { dir: join(d.path, "store"), cwd: d.path, env: { HOME: home, PATH: `${bin}:${join(BIN, "..")}:/usr/bin:/bin`, CODEX_HOME: undefined, GEMINI_CLI_HOME: undefined, XDG_CONFIG_HOME: undefined } };
+    const r = await a2a(["doctor"], o);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    for (const title of ["Claude Code", "Codex CLI", "Gemini CLI", "opencode"]) expect(r.stdout).toMatch(new RegExp(`^note +${title} +\\S+/bin/\\S+, version \\S+ 1\\.0; a2a is not set up for it \\(nothing more to check\\)\\n +fix: to use it with a2a: a2a setup `, "m"));
+    expect(r.stdout).toMatch(/all good: a2a will work here\n$/);
+    expect(existsSync(join(d.path, "asked"))).toBe(false);
+    // Set up for Claude Code: registered and hooked, read from its files.
+    expect(await a2a(["setup", "claude", "-q"], o)).toMatchObject({ code: 0 });
+    const set = await a2a(["doctor"], o);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toMatch(/^ok +Claude Code MCP +a2a is registered \[scope: user\]/m);
+    expect(set.stdout).toMatch(/^ok +Claude Code hooks +installed: /m);
+    expect(existsSync(join(d.path, "asked"))).toBe(false);
+    // --live asks each CLI that is set up.
+    const live = await a2a(["doctor", "--live"], o);
+    expect(live.stdout).toMatch(/^PROBLEM Claude Code MCP +claude mcp list does not show a2a \(registered in user\)/m);
+    expect(readFileSync(join(d.path, "asked"), "utf8")).toBe("mcp list\n");
+  });
+
+
   test("all good: exit 0 with a line per check; a problem: exit 1 with its fix; --json", async () => {
     using d = tempDir();
     const home = join(d.path, "home");
@@ -347,8 +378,13 @@ describe.if(ON_FILES)("a2a doctor", () => {
     }
     expect(good.stdout).toMatch(/^note +Claude Code +claude is not on PATH/m);
     expect(good.stdout).toMatch(/all good: a2a will work here\n$/);
-    const status = JSON.parse((await a2a(["status", "--json"], { dir: join(d.path, "store") })).stdout);
-    expect(JSON.stringify(status)).not.toMatch(/a2a-doctor/); // its probe slot is cleared
+    // A check leaves nothing behind: the store it found missing is still missing; in an existing one, no probe slot.
+    expect(good.stdout).toMatch(/^ok +handoff in-process .*\(in a temporary store: yours is not created yet\)$/m);
+    expect(existsSync(join(d.path, "store"))).toBe(false);
+    expect(await a2a(["publish", "x", "1"], { dir: join(d.path, "store") })).toMatchObject({ code: 0 });
+    const again = await a2a(["doctor"], { dir: join(d.path, "store"), cwd: d.path, env: { HOME: home, PATH: `${binDir}:/usr/bin:/bin` } });
+    expect(again.code).toBe(0);
+    expect(readdirSync(join(d.path, "store", "slots"))).toEqual(["x.json"]);
 
     const bad = await a2a(["doctor", "--json"], { dir: join(d.path, "store"), cwd: d.path, env: { HOME: home, PATH: "/usr/bin:/bin" } });
     expect(bad.code).toBe(1);
