@@ -131,6 +131,7 @@ const OPS = {
     prompt: [SESSIONS, "promptSubmit"],
     stop: [SESSIONS, "stopDecision"],
     waitForWork: [SESSIONS, "waitForWork"],
+    serve: [SESSIONS, "serveQueue"],
   },
   dashboard: {
     agentRow: [DASHBOARD, "agentRow"],

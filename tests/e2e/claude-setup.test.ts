@@ -183,6 +183,27 @@ describe("a2a hook", () => {
     expect(idle).toMatchObject({ code: 0, stdout: "" });
   });
 
+  test("a worker's stop counts only the queues it asked to claim from, and lets a continuation go over the same tasks", async () => {
+    using s = testStore();
+    const store = s.path;
+    const stop = (input: object) => a2a(["hook", "stop", "--wait", "200ms"], { dir: store, stdin: JSON.stringify(input), env: { A2A_AGENT: "w" } });
+    await a2a(["task", "add", "other", "not w's work"], { dir: store });
+    expect(await stop({})).toMatchObject({ code: 0, stdout: "" }); // a queue w never served: w may stop
+    // w says it serves build by asking to claim from it (no such queue yet).
+    const m = await connect(store, { A2A_AGENT: "w" }, { tools: "default,tasks" });
+    try {
+      expect(await m.structured("task_claim", { queue: "build" })).toMatchObject({ ok: false, error: "no_queue" });
+    } finally {
+      await m.close();
+    }
+    const id = (await a2a(["task", "add", "build", "w's work"], { dir: store })).stdout.trim();
+    const held = await stop({});
+    expect(JSON.parse(held.stdout)).toMatchObject({ decision: "block", reason: expect.stringContaining(`Work queues with claimable tasks: build (1 claimable, oldest ${id})`) });
+    expect(held.stdout).not.toContain("other");
+    // The model went on and did not claim it: the same task does not hold it a second time.
+    expect(await stop({ stop_hook_active: true })).toMatchObject({ code: 0, stdout: "" });
+  });
+
   test("failures are one line and exit 1 (never 2, which Claude Code reads as a block)", async () => {
     using d = testStore();
     const bad = await a2a(["hook", "stop"], { dir: d.path, stdin: "not json" });

@@ -17,7 +17,7 @@
 // first, they are given back (bus.tasks.unclaim, bus.leases.untake: fenced, so nothing later is
 // undone), and a claim given back counts as no attempt. A cancel after the answer was handed
 // to the transport gives nothing back while the server runs (the client may hold it), and at
-// close (the client ignored the answer: delivery.ts). A claim under way holds the close.
+// close (the client ignored the answer: delivery.ts); a claim under way holds the close.
 //
 // Answers are bounded (result.ts ANSWER_BUDGET): task_wait carries results up to the budget
 // and names the tasks left out; task_list previews payloads and results.
@@ -44,7 +44,6 @@ const shared = { openWorldHint: true } as const;
 const round = (sec: number) => Math.round(sec * 1000) / 1000;
 const PREVIEW = 150;
 const short = (s: string | null) => (s === null ? null : cut(s, PREVIEW));
-
 
 // The fields of an unfinished wait, and the call that continues it (tools/files.ts too).
 export function notYet(w: Exclude<Bounded<unknown>, { kind: "done" }>, cap: number, again: string, what: string) {
@@ -129,6 +128,7 @@ export function registerTaskTools(server: McpServer, ctx: McpCtx): void {
       return claimBody(c);
     };
     refuseIfStopping(ctx, "claimed");
+    await bus.sessions.serve(session.me, a.queue).catch((e) => ctx.log(`remembering the queue served: ${(e as Error).message}`)); // its worker stop counts it
     if (!a.wait) {
       try {
         const o = await ctx.deliveries.track(bus.tasks.claim(a.queue, opts)); // a claim under way holds the exit (delivery.ts)
