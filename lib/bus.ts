@@ -131,6 +131,7 @@ const OPS = {
     prompt: [SESSIONS, "promptSubmit"],
     stop: [SESSIONS, "stopDecision"],
     waitForWork: [SESSIONS, "waitForWork"],
+    serve: [SESSIONS, "serveQueue"],
   },
   dashboard: {
     agentRow: [DASHBOARD, "agentRow"],
@@ -151,6 +152,7 @@ const OPS = {
     gc: [MAINTENANCE, "gcStore"],
     describe: [MAINTENANCE, "describeStore"],
     clockSkew: [MAINTENANCE, "clockSkew"],
+    removeTombstone: [MAINTENANCE, "removeTombstone"],
     audit: [MAINTENANCE, "auditShared"],
     // A database store's own (lib/maintenance/server.ts): doctor's server checks, init's SQL.
     serverChecks: [MAINTENANCE, "serverChecks"],

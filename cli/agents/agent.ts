@@ -56,6 +56,7 @@ export interface DoctorContext {
   cwd: string;
   home: string;
   bin: string | undefined; // the agent's command on PATH
+  live: boolean; // doctor --live: ask the agent's CLI itself (its `mcp list`: seconds each); else read its files
 }
 
 // A hook event's input, as every agent's hook JSON is read by a2a.

@@ -10,7 +10,8 @@
 
 import { join } from "node:path";
 import type { A2ACommand, A2AEvent, Agent, Check, DoctorContext, HookFormat, HookInput, Scope, SetupOptions } from "./agent";
-import { jsonChange, readJsonQuietly } from "./edit";
+import { readJsonQuietly } from "./edit";
+import { jsoncChange } from "./jsonc-edit";
 import { a2aHookEvent, hookCommand } from "./hook-command";
 import { json } from "../io";
 
@@ -111,28 +112,48 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
   if (userJson.mcpServers?.a2a) scopes.push("user");
   if (userJson.projects?.[d.cwd]?.mcpServers?.a2a) scopes.push("local (this directory only)");
   if (readJsonQuietly(proj.mcp).mcpServers?.a2a) scopes.push("project (.mcp.json)");
-  if (!d.bin) return checks;
-  const list = Bun.spawn({ cmd: [d.bin, "mcp", "list"], stdout: "pipe", stderr: "pipe", stdin: "ignore", env: process.env });
-  const timer = setTimeout(() => list.kill(), 30_000);
-  const [text] = await Promise.all([new Response(list.stdout).text(), list.exited]);
-  clearTimeout(timer);
-  const line = text.split("\n").find((l) => /^a2a:/.test(l));
-  if (!line) {
-    checks.push({ check: "Claude Code MCP", level: "problem", detail: `claude mcp list does not show a2a${scopes.length ? ` (registered in ${scopes.join(", ")})` : ""}`, fix: "a2a setup claude (every project of yours) or a2a setup claude --scope project (this repository)" });
-  } else if (/Connected/.test(line)) {
-    checks.push({ check: "Claude Code MCP", level: "ok", detail: `${line.trim()} [scope: ${scopes.join(", ") || "unknown"}]` });
-  } else {
-    checks.push({ check: "Claude Code MCP", level: "problem", detail: line.trim(), fix: "run the command it shows by hand to see the error; then a2a setup claude" });
-  }
-  if (scopes.length > 1) checks.push({ check: "Claude Code MCP scopes", level: "note", detail: `a2a is registered in ${scopes.join(" and ")}: the narrowest one wins in its directory` });
   const events = Object.keys(HOOK_EVENTS);
   const found: Record<string, string[]> = {};
   for (const f of [user.settings, proj.settings, join(d.project, ".claude", "settings.local.json")]) {
     for (const [ev, cmds] of Object.entries(a2aHooks(readJsonQuietly(f), events))) (found[ev] ??= []).push(...cmds);
   }
+  if (!scopes.length && !Object.keys(found).length) return [notSetUp("Claude Code", "claude")];
+  const fix = "a2a setup claude (every project of yours) or a2a setup claude --scope project (this repository)";
+  if (d.live && d.bin) {
+    const text = await mcpList(d.bin, d.cwd);
+    const line = text.split("\n").find((l) => /^a2a:/.test(l));
+    if (!line) {
+      checks.push({ check: "Claude Code MCP", level: "problem", detail: `claude mcp list does not show a2a${scopes.length ? ` (registered in ${scopes.join(", ")})` : ""}`, fix });
+    } else if (/Connected/.test(line)) {
+      checks.push({ check: "Claude Code MCP", level: "ok", detail: `${line.trim()} [scope: ${scopes.join(", ") || "unknown"}]` });
+    } else {
+      checks.push({ check: "Claude Code MCP", level: "problem", detail: line.trim(), fix: "run the command it shows by hand to see the error; then a2a setup claude" });
+    }
+  } else checks.push(registered("Claude Code", scopes, fix));
+  if (scopes.length > 1) checks.push({ check: "Claude Code MCP scopes", level: "note", detail: `a2a is registered in ${scopes.join(" and ")}: the narrowest one wins in its directory` });
   checks.push(hooksCheck("Claude Code", "claude", HOOK_EVENTS, found));
   return checks;
 }
+
+// An agent's `mcp list`, run where the session would start (stdout and stderr): each server
+// started and asked, seconds per agent, so only under doctor --live.
+export async function mcpList(bin: string, cwd: string): Promise<string> {
+  const list = Bun.spawn({ cmd: [bin, "mcp", "list"], cwd, stdout: "pipe", stderr: "pipe", stdin: "ignore", env: { ...process.env, PWD: cwd } });
+  const timer = setTimeout(() => list.kill(), 30_000);
+  const [text, errText] = await Promise.all([new Response(list.stdout).text(), new Response(list.stderr).text(), list.exited]);
+  clearTimeout(timer);
+  return text + "\n" + errText;
+}
+
+// Doctor's line for an agent that is installed and has no a2a entry anywhere: a note (a user may
+// well not use that agent with a2a), with the command that would set it up.
+export const notSetUp = (title: string, id: string): Check => ({ check: title, level: "note", detail: "a2a is not set up for it (nothing more to check)", fix: `to use it with a2a: a2a setup ${id}` });
+
+// Doctor's line on where a2a is registered, read from the agent's files (without --live).
+export const registered = (title: string, scopes: string[], fix: string): Check =>
+  scopes.length
+    ? { check: `${title} MCP`, level: "ok", detail: `a2a is registered [scope: ${scopes.join(", ")}] (a2a doctor --live starts it to see it connect)` }
+    : { check: `${title} MCP`, level: "problem", detail: "the a2a hooks are installed but the a2a server is not registered", fix };
 
 // Doctor's line on an agent's a2a hooks: each event's first a2a command, or the events without one
 // (`found`: a2aHooks of every file the agent reads, merged) and what their absence costs.
@@ -153,8 +174,8 @@ export const claude: Agent = {
   setup(o: SetupOptions) {
     const files = filesFor(o.scope, o.project, o.home);
     return [
-      jsonChange(files.mcp, "claude", (v) => withMcp(v, o.a2a, o.tools, o.remove)),
-      jsonChange(files.settings, "claude", (v) => withHookGroups(v, HOOK_EVENTS, HOOK_MATCHERS, o.a2a, o)),
+      jsoncChange(files.mcp, "claude", (v) => withMcp(v, o.a2a, o.tools, o.remove), false),
+      jsoncChange(files.settings, "claude", (v) => withHookGroups(v, HOOK_EVENTS, HOOK_MATCHERS, o.a2a, o), false),
     ];
   },
   doctor,

@@ -18,8 +18,9 @@
 import { hashHex } from "../../lib/core/digest";
 import { join } from "node:path";
 import type { A2AEvent, Agent, Check, DoctorContext, HookFormat, Scope, SetupOptions } from "./agent";
-import { a2aHooks, claudeHook, withHookGroups } from "./claude";
-import { jsonChange, parseJsonObject, readJsonQuietly, readText } from "./edit";
+import { a2aHooks, claudeHook, notSetUp, withHookGroups } from "./claude";
+import { parseJsonObject, readJsonQuietly, readText } from "./edit";
+import { jsoncChange } from "./jsonc-edit";
 import { a2aHookEvent } from "./hook-command";
 import { codexPatchFiles } from "./patch-files";
 import { parseToml, replaceTables, tableText, tomlHeader, tomlString } from "./toml";
@@ -87,11 +88,12 @@ function setup(o: SetupOptions) {
   // The hooks.json change runs first (setup.ts plans in order): config.toml's trust entries
   // follow a2a's hooks from where they were to where they are now.
   let sites: { before: HookSite[]; after: HookSite[] } | undefined;
-  const json = jsonChange(files.hooks, "codex", (v) => {
+  const hooksJson = (v: Record<string, any>) => {
     const next = withHookGroups(v, HOOK_EVENTS, HOOK_MATCHERS, o.a2a, { ...o, agent: "codex" });
     sites = { before: a2aSites(files.hooks, v), after: a2aSites(files.hooks, next) };
     return next;
-  });
+  };
+  const json = jsoncChange(files.hooks, "codex", hooksJson, false);
   // A hooks.json left with nothing in it is taken out (Codex warns about a file without "hooks").
   const hooksChange = { path: files.hooks, change: (text: string | undefined) => { const next = json.change(text); return o.remove && next !== null && /^\{\}\s*$/.test(next) ? null : next; } };
   const configChange = {
@@ -146,6 +148,10 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
   const projConfig = tomlQuietly(proj.config);
   if (projConfig.mcp_servers?.a2a) scopes.push(`project (${proj.config})`);
   const fix = "a2a setup codex (every project of yours) or a2a setup codex --scope project (this repository)";
+  const events = Object.keys(HOOK_EVENTS);
+  const found: Record<string, string[]> = {};
+  for (const f of [user.hooks, proj.hooks]) for (const [ev, cmds] of Object.entries(a2aHooks(readJsonQuietly(f), events))) (found[ev] ??= []).push(...cmds);
+  if (!scopes.length && !Object.keys(found).length) return [notSetUp("Codex CLI", "codex")];
   if (!scopes.length) checks.push({ check: "Codex CLI MCP", level: "problem", detail: "a2a is not registered in Codex's config.toml", fix });
   else {
     const a2a = (userConfig.mcp_servers?.a2a ?? projConfig.mcp_servers?.a2a) as Record<string, any>;
@@ -153,9 +159,6 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
     if (typeof a2a.tool_timeout_sec !== "number" || a2a.tool_timeout_sec < 120) checks.push({ check: "Codex CLI MCP tool timeout", level: "problem", detail: `tool_timeout_sec is ${a2a.tool_timeout_sec ?? "Codex's default, 60 s"}: an agent_wait longer than that is cut short`, fix: "a2a setup codex (sets it to 600)" });
     if (scopes.length === 1 && !userConfig.mcp_servers?.a2a && userConfig.projects?.[d.project]?.trust_level !== "trusted") checks.push({ check: "Codex CLI project trust", level: "note", detail: `${d.project} is not marked trusted in ${user.config}: Codex ignores the project's .codex/config.toml until you trust it`, fix: "start codex in the project once and trust it" });
   }
-  const events = Object.keys(HOOK_EVENTS);
-  const found: Record<string, string[]> = {};
-  for (const f of [user.hooks, proj.hooks]) for (const [ev, cmds] of Object.entries(a2aHooks(readJsonQuietly(f), events))) (found[ev] ??= []).push(...cmds);
   const missing = events.filter((ev) => !found[ev]?.length);
   if (missing.length) checks.push({ check: "Codex CLI hooks", level: "problem", detail: `no a2a hook for ${missing.join(", ")}: mail reaches a session only when it calls an a2a tool`, fix: "a2a setup codex (installs them with the MCP server)" });
   else {

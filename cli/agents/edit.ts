@@ -1,20 +1,21 @@
 // Planning and applying the file changes of `a2a setup AGENT` (agent.ts FileChange): read the
-// file, compute the next text, diff it, and (unless --dry-run) keep the old text as
-// FILE.a2a-backup-TIME before replacing the file atomically (lib/core/atomic.ts writeUserFile).
-// Also the JSON helpers the JSON-configured agents share.
+// file, compute the next text, diff it, and (unless --dry-run) keep the old text as a backup
+// outside the user's tree (backups.ts) before replacing the file atomically (lib/core/atomic.ts
+// writeUserFile). Also the JSON helpers the JSON-configured agents share (their edits: jsonc-edit.ts).
 //
 // Invariants:
 // - a file is written only when its text changes; running setup twice changes nothing the second
 //   time; a --remove that finds nothing of a2a's creates no file;
-// - the backup is written (exclusively: never over another) before the file is replaced; a new
-//   file's directory is created 0700, as the agents create theirs.
+// - a file setup created is deleted when a change leaves nothing in it ("", "{}"), with the
+//   directories its creation made, if left empty: --remove gives back what setup created;
+// - the backup is written before the file is replaced; a new file's directory is created 0700,
+//   as the agents create theirs.
 
-import { mkdirSync, readFileSync, unlinkSync } from "node:fs";
-import { dirname } from "node:path";
+import { readFileSync, unlinkSync } from "node:fs";
 import { writeUserFile } from "../../lib/core/atomic";
 import { A2AError } from "../../lib/core/errors";
-import { isoTime, nowSec } from "../../lib/core/time";
 import type { FileChange } from "./agent";
+import { backUp, created, createFor, uncreate } from "./backups";
 import { lineDiff } from "./diff";
 
 export interface Plan {
@@ -34,49 +35,34 @@ export function readText(path: string): string | undefined {
   }
 }
 
-export function plan(c: FileChange): Plan {
+// What a JSON or TOML file holds when a2a's entries were all it had.
+const empty = (text: string) => /^\s*(\{\s*\})?\s*$/.test(text);
+
+export function plan(c: FileChange, home: string): Plan {
   const before = readText(c.path);
-  const after = c.change(before);
+  let after = c.change(before);
   if (after === (before ?? "") || (before === undefined && (after === "" || after === null))) return { path: c.path, before, after: before ?? "", diff: "" };
+  if (after !== null && before !== undefined && empty(after) && created(home, c.path)) after = null;
   return { path: c.path, before, after, diff: lineDiff(before ?? "", after ?? "") };
 }
 
-// 20261201T222800Z: a backup's suffix, sortable.
-const stamp = () => isoTime(nowSec()).replace(/[-:]/g, "");
-
 // Writes (or deletes) a changed plan; returns the backup's path (undefined: the file is new).
-export function apply(p: Plan): string | undefined {
-  let backup: string | undefined;
-  if (p.before !== undefined) {
-    for (let n = 1; ; n++) {
-      backup = `${p.path}.a2a-backup-${stamp()}${n > 1 ? `-${n}` : ""}`;
-      try {
-        writeUserFile(backup, p.before, { exclusive: true });
-        break;
-      } catch (e) {
-        if (n >= 20 || (e as A2AError).data?.errno !== "EEXIST") throw e; // one per run, a second apart at most
-      }
-    }
-  } else {
-    const dir = dirname(p.path);
-    try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-    } catch (e) {
-      throw new A2AError("EIO", `cannot create ${dir}: ${(e as Error).message}`);
-    }
-  }
+export function apply(p: Plan, home: string): string | undefined {
+  const backup = p.before !== undefined ? backUp(home, p.path, p.before) : undefined;
+  if (p.before === undefined) createFor(home, p.path);
   if (p.after === null) {
     try {
       unlinkSync(p.path);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw new A2AError("EIO", `cannot remove ${p.path}: ${(e as Error).message}`);
     }
+    uncreate(home, p.path);
   } else writeUserFile(p.path, p.after);
   return backup;
 }
 
 // A JSON object file's value ({} for an absent or empty file). `jsonc`: // and /* */ comments and
-// trailing commas are allowed (and dropped when a2a rewrites the file: said in the diff).
+// trailing commas are allowed.
 export function parseJsonObject(path: string, text: string | undefined, o: { jsonc?: boolean; agent: string }): Record<string, any> {
   if (text === undefined || !text.trim()) return {};
   let value: unknown;
@@ -96,19 +82,6 @@ export function readJsonQuietly(path: string, jsonc = false): Record<string, any
   } catch {
     return {};
   }
-}
-
-// The change of a JSON file by `fn` on its value: re-indented by 2 when the value changes, as the
-// agents write their own files; the text as it was when it does not.
-export function jsonChange(path: string, agent: string, fn: (v: Record<string, any>) => Record<string, any>, jsonc = false): FileChange {
-  return {
-    path,
-    change(text) {
-      const value = parseJsonObject(path, text, { jsonc, agent });
-      const next = fn(value);
-      return JSON.stringify(next) === JSON.stringify(value) ? (text ?? "") : JSON.stringify(next, null, 2) + "\n";
-    },
-  };
 }
 
 // JSONC to JSON: comments and trailing commas out; strings kept as they are.

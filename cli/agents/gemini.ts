@@ -23,7 +23,7 @@
 
 import { join } from "node:path";
 import type { A2ACommand, A2AEvent, Agent, Check, DoctorContext, HookFormat, Scope, SetupOptions } from "./agent";
-import { a2aHooks, hooksCheck, toolHookInput, withHookGroups } from "./claude";
+import { a2aHooks, hooksCheck, mcpList, notSetUp, registered, toolHookInput, withHookGroups } from "./claude";
 import { readJsonQuietly } from "./edit";
 import { jsoncChange } from "./jsonc-edit";
 import { json } from "../io";
@@ -70,33 +70,26 @@ export const geminiHook: HookFormat = {
 const FIX_SETUP = "a2a setup gemini (every project of yours) or a2a setup gemini --scope project (this repository)";
 const FIX_TRUST = "trust this folder in Gemini CLI (/permissions trust, or add it to ~/.gemini/trustedFolders.json), or start gemini with --skip-trust";
 
-// `gemini mcp list` starts each server and says Connected, Disconnected or Disabled (untrusted
-// folder); it takes ~4 s of CPU (Gemini CLI's start-up), so doctor runs it once.
-async function mcpList(bin: string, cwd: string): Promise<string> {
-  const list = Bun.spawn({ cmd: [bin, "mcp", "list"], cwd, stdout: "pipe", stderr: "pipe", stdin: "ignore", env: process.env });
-  const timer = setTimeout(() => list.kill(), 30_000);
-  const [text, errText] = await Promise.all([new Response(list.stdout).text(), new Response(list.stderr).text(), list.exited]);
-  clearTimeout(timer);
-  return text + errText;
-}
-
 async function doctor(d: DoctorContext): Promise<Check[]> {
   const checks: Check[] = [];
   const files = { user: settingsFile("user", d.project, d.home), project: settingsFile("project", d.project, d.home) };
   const values = { user: readJsonQuietly(files.user, true), project: readJsonQuietly(files.project, true) };
   const scopes = (["user", "project"] as const).filter((s) => values[s].mcpServers?.a2a);
   const where = scopes.map((s) => `${s} (${files[s]})`).join(", ");
-  if (d.bin) {
+  const events = Object.keys(HOOK_EVENTS);
+  const found: Record<string, string[]> = {};
+  for (const v of [values.user, values.project]) for (const [ev, cmds] of Object.entries(a2aHooks(v, events))) (found[ev] ??= []).push(...cmds);
+  if (!scopes.length && !Object.keys(found).length) return [notSetUp("Gemini CLI", "gemini")];
+  // `gemini mcp list` starts each server and says Connected, Disconnected or Disabled (untrusted
+  // folder); it takes ~4 s of CPU (Gemini CLI's start-up): --live only.
+  if (d.live && d.bin) {
     const text = await mcpList(d.bin, d.cwd);
     const line = text.split("\n").find((l) => /^\S*\s*a2a: /.test(l))?.trim();
     if (!line) checks.push({ check: "Gemini CLI MCP", level: "problem", detail: `gemini mcp list does not show a2a${where ? ` (registered in ${where})` : ""}`, fix: FIX_SETUP });
     else if (/ - Connected$/.test(line)) checks.push({ check: "Gemini CLI MCP", level: "ok", detail: `${line} [${where || "scope unknown"}]` });
     else if (/ - Disabled$/.test(line) && /untrusted/.test(text)) checks.push({ check: "Gemini CLI MCP", level: "problem", detail: `${line}: Gemini CLI starts no MCP server in a folder you have not trusted (${d.cwd})`, fix: FIX_TRUST });
     else checks.push({ check: "Gemini CLI MCP", level: "problem", detail: line, fix: "run the command it shows by hand to see the error; then a2a setup gemini" });
-  } else if (!scopes.length) checks.push({ check: "Gemini CLI MCP", level: "problem", detail: "a2a is not registered", fix: FIX_SETUP });
-  const events = Object.keys(HOOK_EVENTS);
-  const found: Record<string, string[]> = {};
-  for (const v of [values.user, values.project]) for (const [ev, cmds] of Object.entries(a2aHooks(v, events))) (found[ev] ??= []).push(...cmds);
+  } else checks.push(registered("Gemini CLI", scopes.map((s) => `${s} (${files[s]})`), FIX_SETUP));
   checks.push(hooksCheck("Gemini CLI", "gemini", HOOK_EVENTS, found));
   // The project's setting wins over the user's; on by default.
   const off = values.project.hooksConfig?.enabled === false ? files.project : values.project.hooksConfig?.enabled === undefined && values.user.hooksConfig?.enabled === false ? files.user : undefined;

@@ -52,7 +52,7 @@ export function stopText(name: string, d: StopDecision): string {
   const g = d.letGo;
   if (g.kind === "nothing-waits") return "nothing waits";
   if (g.kind === "no-memory") return `no count of blocks can be kept (${g.file} belongs to OS user ${g.user})`;
-  if (g.kind === "same-mail") return "the same mail was announced at the last stop and is still unread";
+  if (g.kind === "same-mail") return "the same mail and tasks were announced at the last stop and still wait";
   return `blocked ${g.times} times in a row already`;
 }
 

@@ -1,7 +1,8 @@
 // A JSON-with-comments file changed in place: the members and array items that differ between
 // the file's value and the wanted one are inserted, deleted or replaced as text, one at a time,
 // so every comment, blank line and indentation outside them stays as the user wrote it (Gemini
-// CLI's settings.json: Gemini CLI itself keeps comments when it writes the file).
+// CLI's settings.json: Gemini CLI itself keeps comments when it writes the file), and the plain JSON
+// files too (Claude Code's, Codex's hooks.json): numbers, escapes and indentation as the user wrote them.
 //
 // Invariants:
 // - the result parses to exactly the wanted value; when an edit cannot get there (a construct
@@ -229,12 +230,14 @@ export function editJsonc(text: string, want: Record<string, unknown>): string {
   return JSON.stringify(want, null, 2) + "\n";
 }
 
-// jsonChange (edit.ts) for a JSONC file whose comments are kept.
-export function jsoncChange(path: string, agent: string, fn: (v: Record<string, any>) => Record<string, any>): FileChange {
+// The change of a JSON object file by `fn` on its value, made as text edits of the members that
+// differ: every other byte (numbers as written, escapes, indentation, comments) stays. `jsonc`:
+// comments and trailing commas are accepted (Gemini CLI, opencode); plain JSON otherwise.
+export function jsoncChange(path: string, agent: string, fn: (v: Record<string, any>) => Record<string, any>, jsonc = true): FileChange {
   return {
     path,
     change(text) {
-      const value = parseJsonObject(path, text, { jsonc: true, agent });
+      const value = parseJsonObject(path, text, { jsonc, agent });
       const next = fn(value);
       if (equal(next, value)) return text ?? "";
       if (text === undefined || !text.trim()) return JSON.stringify(next, null, 2) + "\n";

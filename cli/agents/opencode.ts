@@ -21,6 +21,7 @@ import { dirname, join } from "node:path";
 import { A2AError } from "../../lib/core/errors";
 import type { A2ACommand, Agent, Check, DoctorContext, FileChange, HookFormat, Scope, SetupOptions } from "./agent";
 import { parseJsonObject, readJsonQuietly, readText } from "./edit";
+import { mcpList, notSetUp, registered } from "./claude";
 import { jsoncChange } from "./jsonc-edit";
 import { PLUGIN_MARK, pluginText } from "./opencode-plugin";
 import { opencodePatchFiles } from "./patch-files";
@@ -109,19 +110,17 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
   const scopes: string[] = [];
   if (readJsonQuietly(user.config, true).mcp?.a2a) scopes.push(`user (${user.config})`);
   if (readJsonQuietly(proj.config, true).mcp?.a2a) scopes.push(`project (${proj.config})`);
-  if (d.bin) {
-    // ~4 s: opencode starts every configured server and lists its tools.
-    const list = Bun.spawn({ cmd: [d.bin, "mcp", "list"], cwd: d.cwd, stdout: "pipe", stderr: "pipe", stdin: "ignore", env: { ...process.env, PWD: d.cwd } });
-    const timer = setTimeout(() => list.kill(), 30_000);
-    const [text] = await Promise.all([new Response(list.stdout).text(), list.exited]);
-    clearTimeout(timer);
+  const plugins = [user.plugin, proj.plugin].filter((p) => readText(p)?.startsWith(PLUGIN_MARK));
+  if (!scopes.length && !plugins.length) return [notSetUp("opencode", "opencode")];
+  const fix = "a2a setup opencode (every project of yours) or a2a setup opencode --scope project (this repository)";
+  if (d.live && d.bin) {
+    // ~4 s: opencode starts every configured server and lists its tools (--live only).
+    const text = await mcpList(d.bin, d.cwd);
     const line = stripAnsi(text).split("\n").find((l) => /\sa2a\s/.test(l + " "));
-    const fix = "a2a setup opencode (every project of yours) or a2a setup opencode --scope project (this repository)";
     if (!line) checks.push({ check: "opencode MCP", level: "problem", detail: `opencode mcp list does not show a2a${scopes.length ? ` (registered in ${scopes.join(", ")})` : ""}`, fix });
     else if (/connected/.test(line)) checks.push({ check: "opencode MCP", level: "ok", detail: `a2a connected [scope: ${scopes.join(", ") || "unknown"}]` });
     else checks.push({ check: "opencode MCP", level: "problem", detail: line.replace(/^[\s●│]+/, "").trim(), fix: "run its command by hand to see the error; then a2a setup opencode" });
-  }
-  const plugins = [user.plugin, proj.plugin].filter((p) => readText(p)?.startsWith(PLUGIN_MARK));
+  } else checks.push(registered("opencode", scopes, fix));
   checks.push(plugins.length
     ? { check: "opencode plugin", level: "ok", detail: `installed: ${plugins.join(", ")}` }
     : { check: "opencode plugin", level: "problem", detail: "a2a's plugin is not installed: mail reaches a session only when it calls an a2a tool, and an edit of a file another agent reserved is not stopped", fix: "a2a setup opencode (installs it with the MCP server)" });

@@ -1,13 +1,15 @@
 // `a2a doctor`: whether a2a will work here and, if not, what to do. Each check gives one
 // line; a problem gives its fix too. Exit 0 when nothing is wrong, 1 otherwise (notes, such
-// as "Claude Code is not installed", are not problems). The live checks write one slot,
-// a2a-doctor, and clear it again (the store is created if it does not exist yet:
-// as by any first use). On a PostgreSQL store the checks are the server's (lib/pg/doctor.ts)
-// and write nothing.
+// as "Claude Code is not installed" or "installed, a2a not set up for it", are not problems).
+// A check leaves nothing behind: the handoff probe writes one slot, a2a-doctor, then clears it
+// and removes its tombstone (when the slot had no record before); a store that does not exist
+// yet is not created: the probe runs in a temporary store, removed after. The agents are checked
+// from their files; --live also asks each agent's CLI (`mcp list`: seconds each). On a
+// PostgreSQL store the checks are the server's (lib/pg/doctor.ts) and write nothing.
 
 import type { Command } from "commander";
-import { realpathSync } from "node:fs";
-import { homedir } from "node:os";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { openBus, type Bus } from "../../lib/bus";
 import { A2AError, asA2AError, phrase, render } from "../../lib/core/errors";
@@ -48,14 +50,14 @@ async function sessionCheck(bus: Bus, checks: Check[]): Promise<void> {
 }
 
 // Whether the store is shared: its marker says so once it exists, else A2A_SHARED (undefined:
-// the store could not be described).
-async function storeChecks(bus: Bus, checks: Check[]): Promise<boolean | undefined> {
+// the store could not be described); and whether it exists.
+async function storeChecks(bus: Bus, checks: Check[]): Promise<{ shared: boolean | undefined; exists: boolean }> {
   let d;
   try {
     d = await bus.admin.describe();
   } catch (e) {
     checks.push({ check: "store", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "fix the store as the line says" });
-    return undefined;
+    return { shared: undefined, exists: true };
   }
   const shared = d.marker === "ok" ? d.markerMode === "shared" : bus.settings.shared;
   const from = fromWhere(bus);
@@ -73,7 +75,7 @@ async function storeChecks(bus: Bus, checks: Check[]): Promise<boolean | undefin
     : "a local filesystem";
   const wake = mode === "watch" ? "watch (inotify events)" : mode === "poll" ? `poll every ${bus.settings.pollMs} ms` : `watch + poll every ${bus.settings.pollMs} ms`;
   checks.push({ check: "wake mode", level: "ok", detail: `${wake}: ${why}` });
-  return shared;
+  return { shared, exists: d.exists };
 }
 
 const FINDINGS_SHOWN = 20;
@@ -121,16 +123,31 @@ function inotifyCheck(bus: Bus, checks: Check[]): void {
   });
 }
 
-async function handoffChecks(bus: Bus, checks: Check[]): Promise<void> {
-  const name = "a2a-doctor"; // one name: what is left is one tombstone, which gc sweeps
+// A store that does not exist yet is not created for the probe: it runs in a temporary one.
+async function handoffChecks(bus: Bus, exists: boolean, checks: Check[]): Promise<void> {
+  if (exists) return handoff(bus, checks, "");
+  const dir = mkdtempSync(join(tmpdir(), "a2a-doctor-"));
+  const probe = openBus({ dir: join(dir, "store") });
   try {
+    await handoff(probe, checks, " (in a temporary store: yours is not created yet)");
+  } finally {
+    await probe.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function handoff(bus: Bus, checks: Check[], where: string): Promise<void> {
+  const name = "a2a-doctor";
+  let had = true;
+  try {
+    had = (await bus.slots.read(name)).kind !== "absent";
     // In-process: a waiter on this bus, woken by a publish from it.
     const t0 = performance.now();
     const waiting = bus.slots.wait([name], { timeoutMs: 10_000 });
     const rec = await bus.slots.publish(name, "in-process");
     const o = await waiting;
     const ms = performance.now() - t0;
-    checks.push(o.kind === "done" ? { check: "handoff in-process", level: "ok", detail: `publish -> wait woke in ${ms.toFixed(1)} ms` } : { check: "handoff in-process", level: "problem", detail: "a waiter was not woken by a publish within 10 s", fix: "see the wake mode above; try A2A_WATCH=poll" });
+    checks.push(o.kind === "done" ? { check: "handoff in-process", level: "ok", detail: `publish -> wait woke in ${ms.toFixed(1)} ms${where}` } : { check: "handoff in-process", level: "problem", detail: "a waiter was not woken by a publish within 10 s", fix: "see the wake mode above; try A2A_WATCH=poll" });
 
     // Clock skew: the store stamps the record; compare with this host's clock.
     const skew = await bus.admin.clockSkew(name, rec.published_at ?? Date.now() / 1000);
@@ -146,13 +163,14 @@ async function handoffChecks(bus: Bus, checks: Check[]): Promise<void> {
     const [text, code] = await Promise.all([new Response(child.stdout).text(), child.exited]);
     const msTotal = performance.now() - started;
     checks.push(code === 0 && text === "spawned"
-      ? { check: "handoff via a process", level: "ok", detail: `a2a wait in a child got the publish: ${msTotal.toFixed(0)} ms, the child's start-up included` }
+      ? { check: "handoff via a process", level: "ok", detail: `a2a wait in a child got the publish: ${msTotal.toFixed(0)} ms, the child's start-up included${where}` }
       : { check: "handoff via a process", level: "problem", detail: `a2a wait in a child exited ${code} with ${JSON.stringify(text.slice(0, 80))}`, fix: "run a2a wait NAME in one shell and a2a publish NAME x in another to see the error" });
   } catch (e) {
     checks.push({ check: "handoff", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "fix the store first (see the store line)" });
   } finally {
     try {
       await bus.slots.clear(name);
+      if (!had) await bus.admin.removeTombstone(name); // the probe's own record: nothing left behind
     } catch {
       // reported above
     }
@@ -177,14 +195,17 @@ function pathCheck(checks: Check[]): void {
 // Each coding agent a2a knows (cli/agents): on PATH or not, its version, then its own checks
 // (registered, hooks installed), each problem with the command that fixes it. Run side by side:
 // each asks its CLI, which takes up to seconds to start.
-async function agentChecks(checks: Check[]): Promise<void> {
+async function agentChecks(checks: Check[], live: boolean): Promise<void> {
   const project = gitRoot(process.cwd()) ?? process.cwd();
   const found = await Promise.all(
     Object.values(AGENTS).map(async (agent): Promise<Check[]> => {
       const bin = Bun.which(agent.bin) ?? undefined;
       if (!bin) return [{ check: agent.title, level: "note", detail: `${agent.bin} is not on PATH: nothing to check (to use it: npm install -g ${agent.npm}, then a2a setup ${agent.id})` }];
       const head: Check = { check: agent.title, level: "ok", detail: `${bin}, version ${(await agentVersion(bin, agent.npm)) ?? "unknown"}` };
-      return [head, ...(await agent.doctor({ project, cwd: process.cwd(), home: homedir(), bin }))];
+      const own = await agent.doctor({ project, cwd: process.cwd(), home: homedir(), bin, live });
+      // Not set up (one note under the agent's own name): one line, the version's.
+      if (own.length === 1 && own[0].check === agent.title) return [{ ...own[0], detail: `${head.detail}; ${own[0].detail}` }];
+      return [head, ...own];
     }),
   );
   checks.push(...found.flat());
@@ -195,10 +216,12 @@ export const commands = {
     command(p, "doctor", {
       summary: "check that a2a will work here, and say how to fix what will not",
       description:
-        "Check the store (path and where it came from, marker, owner, private or shared; in a shared store, that the directories holding members' files are sticky and that each inbox, policy and session record belongs to its agent's OS user), its filesystem and the wake mode it implies (watch or poll, and why), inotify limits, a live handoff in-process and through a spawned a2a wait, clock skew between this host and the store's filesystem, whether a2a on PATH is this binary, the session name a2a mcp takes here, and Claude Code: whether it is installed, whether claude mcp list shows a2a connected and in which scope, and whether the a2a hooks are installed. On a PostgreSQL store (postgres://...) the server stands for the filesystem: its version, the round trip of a query, a NOTIFY round trip (a pooler that drops LISTEN is found here), whether the connection is encrypted, clock skew against the server's now(), the bus's schema version against this a2a's, and the role connected and whether it may use the schema; nothing is created or changed. One line per check; a problem's line ends with its fix. Exit 0 when nothing is wrong, 1 otherwise.",
+        "Check the store (path and where it came from, marker, owner, private or shared; in a shared store, that the directories holding members' files are sticky and that each inbox, policy and session record belongs to its agent's OS user), its filesystem and the wake mode it implies (watch or poll, and why), inotify limits, a live handoff in-process and through a spawned a2a wait, clock skew between this host and the store's filesystem, whether a2a on PATH is this binary, the session name a2a mcp takes here, and each coding agent a2a knows (Claude Code, Codex CLI, Gemini CLI, opencode): whether it is installed and, read from its config files, in which scope a2a is registered and whether the a2a hooks are installed (an agent installed but not set up is a note, not a problem); --live also runs each agent's mcp list to see the server connect (seconds per agent). The checks leave nothing behind: the handoff probe's slot is removed, and a store not created yet is not created (the probe runs in a temporary one). On a PostgreSQL store (postgres://...) the server stands for the filesystem: its version, the round trip of a query, a NOTIFY round trip (a pooler that drops LISTEN is found here), whether the connection is encrypted, clock skew against the server's now(), the bus's schema version against this a2a's, and the role connected and whether it may use the schema; nothing is created or changed. One line per check; a problem's line ends with its fix. Exit 0 when nothing is wrong, 1 otherwise.",
       examples: ["a2a doctor", "a2a doctor --json | jq '.checks[] | select(.level == \"problem\")'"],
       json: "print {ok, checks: [{check, level: ok|note|problem, detail, fix}]}",
-    }).action(action(async (c: Ctx) => {
+    })
+      .option("--live", "also ask each coding agent's CLI whether a2a's server connects (its mcp list: seconds per agent)")
+      .action(action(async (c: Ctx, o: { live?: boolean }) => {
       const checks: Check[] = [];
       let bus: Bus | undefined;
       try {
@@ -217,10 +240,10 @@ export const commands = {
           }
           if (server) await databaseChecks(bus, server, checks);
           else if (server === undefined) {
-            const shared = await storeChecks(bus, checks);
+            const { shared, exists } = await storeChecks(bus, checks);
             await ownerChecks(bus, shared ?? bus.settings.shared, checks, c.json);
             inotifyCheck(bus, checks);
-            await handoffChecks(bus, checks);
+            await handoffChecks(bus, exists, checks);
             await sessionCheck(bus, checks);
           }
         } finally {
@@ -228,7 +251,7 @@ export const commands = {
         }
       }
       pathCheck(checks);
-      await agentChecks(checks);
+      await agentChecks(checks, !!o.live);
       const problems = checks.filter((k) => k.level === "problem");
       if (c.json) out(json({ ok: !problems.length, checks }));
       else {

@@ -37,9 +37,9 @@ export const commands = {
     command(p, "setup", {
       summary: "register a2a with a coding agent (MCP server and hooks), showing the diff",
       description:
-        "setup claude: register `a2a mcp` with Claude Code and install the a2a hooks (SessionStart, UserPromptSubmit, Stop: a2a hook ...; PreToolUse for Edit, Write, MultiEdit and NotebookEdit: a2a hook pre-tool-use, which denies an edit of a file another agent reserved), so every session of this user (--scope user, the default: ~/.claude.json and ~/.claude/settings.json) or of this repository (--scope project: .mcp.json and .claude/settings.json at the git root, to commit for a team) is on the bus and hears of its mail. The other agents the same way in their own files (README, \"Other coding agents\"). Shows a diff of every file it changes and keeps the old content as FILE.a2a-backup-TIME; changes nothing with --dry-run, nor when already set up. --remove takes a2a's entries out again. --worker DUR makes the Stop hook wait up to DUR for the next message (a session that serves its inbox). Then check with a2a doctor.",
+        "setup claude: register `a2a mcp` with Claude Code and install the a2a hooks (SessionStart, UserPromptSubmit, Stop: a2a hook ...; PreToolUse for Edit, Write, MultiEdit and NotebookEdit: a2a hook pre-tool-use, which denies an edit of a file another agent reserved), so every session of this user (--scope user, the default: ~/.claude.json and ~/.claude/settings.json) or of this repository (--scope project: .mcp.json and .claude/settings.json at the git root, to commit for a team) is on the bus and hears of its mail. The other agents the same way in their own files (README, \"Other coding agents\"). Shows a diff of every file it changes and keeps the old content as a backup under ~/.local/state/a2a/setup/ (the last 5 of each file); changes nothing with --dry-run, nor when already set up. --remove takes a2a's entries out again, and deletes a file (and directories) setup created once nothing else is in it. --worker DUR makes the Stop hook wait up to DUR for the next message (a session that serves its inbox). Then check with a2a doctor.",
       examples: ["a2a setup claude --dry-run", "a2a setup claude", "a2a setup claude --scope project", "a2a setup codex", "a2a setup gemini --remove"],
-      json: "print {agent, scope, dry_run, files: [{path, changed, backup, diff}]}",
+      json: "print {agent, scope, dry_run, files: [{path, changed, deleted, backup, diff}]}",
       quiet: true,
     })
       .argument("<agent>", `the agent to set up: ${agentTitles()}`)
@@ -55,13 +55,13 @@ export const commands = {
         const scope = o.scope as Scope;
         const opts = { scope, project: gitRoot(process.cwd()) ?? process.cwd(), home: homedir(), a2a: a2aCommand(c, scope), tools: o.tools, worker: durationSec(o.worker, "--worker"), remove: !!o.remove };
         // Every file is planned (and so parsed) before any is written: a broken one stops them all.
-        const plans = agent.setup(opts).map(plan);
-        const results = plans.map((p) => ({ path: p.path, changed: !!p.diff, backup: !o.dryRun && p.diff ? apply(p) : undefined, diff: p.diff }));
+        const plans = agent.setup(opts).map((c) => plan(c, opts.home));
+        const results = plans.map((p) => ({ path: p.path, changed: !!p.diff, deleted: !!p.diff && p.after === null, backup: !o.dryRun && p.diff ? apply(p, opts.home) : undefined, diff: p.diff }));
         if (c.json) return out(json({ agent: agent.id, scope, dry_run: !!o.dryRun, files: results }));
         let text = "";
         for (const r of results) {
           if (!r.changed) text += `${r.path}: unchanged (${o.remove ? "no a2a entries" : "already set up"})\n`;
-          else text += `${r.path}${o.dryRun ? " (dry run: not changed)" : r.backup ? ` (backup: ${r.backup})` : " (created)"}\n${r.diff}`;
+          else text += `${r.path}${o.dryRun ? " (dry run: not changed)" : r.deleted ? ` (deleted; backup: ${r.backup})` : r.backup ? ` (backup: ${r.backup})` : " (created)"}\n${r.diff}`;
         }
         if (c.quiet) return;
         if (o.dryRun) text += "dry run: nothing was changed\n";

@@ -15,13 +15,17 @@
 //     server closes before the write finished (close()).
 // A cancel that comes after the response was handed to the transport does not reject it:
 // the answer is on its way and the client may act on it (and a tool must not take back what
-// the client may hold).
+// the client may hold) while the server runs. But a client that cancels before it has read the
+// answer ignores it when it comes (the MCP spec says it should: the SDK client drops it), so
+// what such an answer handed out is given back when the server closes (undoUnlessDelivered):
+// once the server is gone no call of that client can still use it.
 // The pipe is as far as a stdio server can see: a client killed after the bytes reached its
 // pipe but before it read them is indistinguishable from one that read them.
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 
 interface Waiter {
+  committed: boolean;
   commit(): void; // the response is being written: a cancel no longer rejects
   resolve(): void;
   reject(e: Error): void;
@@ -31,9 +35,18 @@ interface Waiter {
 export const responseId = (message: JSONRPCMessage): RequestId | undefined =>
   "id" in message && !("method" in message) && message.id !== undefined && message.id !== null ? message.id : undefined;
 
+type Undo = (why: Error) => void | Promise<void>;
+
+// How many answered hand-outs are remembered for a late cancel: one comes while its answer is
+// in transit, so only the most recent ones can get one.
+const LATE_KEPT = 256;
+
 export class Deliveries {
   private readonly waiting = new Map<RequestId, Set<Waiter>>();
   private readonly tracked = new Set<Promise<unknown>>();
+  private readonly answered = new Map<RequestId, Undo[]>(); // written hand-outs, oldest first
+  private readonly cancelledInWrite = new Set<RequestId>(); // cancelled while their answer was being written
+  private readonly ignored: Undo[] = []; // hand-outs whose answer came after the client's cancel
   private closed = false;
 
   // See the header. Register before the handler returns: the response follows right after.
@@ -54,7 +67,15 @@ export class Deliveries {
         else resolve();
       };
       const onAbort = () => finish(new Error("the request was cancelled: no answer is sent"));
-      const w: Waiter = { commit: () => signal?.removeEventListener("abort", onAbort), resolve: () => finish(), reject: finish };
+      const w: Waiter = {
+        committed: false,
+        commit: () => {
+          w.committed = true;
+          signal?.removeEventListener("abort", onAbort);
+        },
+        resolve: () => finish(),
+        reject: finish,
+      };
       signal?.addEventListener("abort", onAbort);
       set.add(w);
     });
@@ -63,8 +84,34 @@ export class Deliveries {
   // Runs `undo` unless the answer to request `id` is written (a receipt that rejects), and
   // keeps that work so close() waits for it. For what a tool hands out that must not stay
   // taken by a client that never learnt of it.
-  undoUnlessDelivered(id: RequestId, signal: AbortSignal, undo: (why: Error) => void | Promise<void>): void {
-    this.track(this.delivered(id, signal).catch(undo));
+  // Written, it is still undone at close() when a cancel of the request came after it (see the header).
+  undoUnlessDelivered(id: RequestId, signal: AbortSignal, undo: Undo): void {
+    this.track(this.delivered(id, signal).then(() => this.keep(id, undo), undo));
+  }
+
+  private keep(id: RequestId, undo: Undo): void {
+    if (this.cancelledInWrite.delete(id)) return void this.ignored.push(undo);
+    const list = this.answered.get(id) ?? [];
+    list.push(undo);
+    this.answered.delete(id); // re-inserted as the newest
+    this.answered.set(id, list);
+    for (const old of this.answered.keys()) {
+      if (this.answered.size <= LATE_KEPT) break;
+      this.answered.delete(old);
+    }
+  }
+
+  // Called by the transport for every cancel from the client: one whose answer was already
+  // written (or is being written) marks what that answer handed out for close().
+  cancelled(id: RequestId): void {
+    const list = this.answered.get(id);
+    if (list) {
+      this.answered.delete(id);
+      this.ignored.push(...list);
+    } else if ([...(this.waiting.get(id) ?? [])].some((w) => w.committed)) {
+      this.cancelledInWrite.add(id);
+      if (this.cancelledInWrite.size > LATE_KEPT) this.cancelledInWrite.delete(this.cancelledInWrite.values().next().value!);
+    }
   }
 
   // Keeps `p` (work that ends with a receipt) so close() can wait for it to finish.
@@ -92,11 +139,13 @@ export class Deliveries {
     for (const w of [...set]) (err ? w.reject(new Error(`the answer could not be written: ${err.message}`)) : w.resolve());
   }
 
-  // Every open receipt is rejected; resolves when the tracked work has finished.
+  // Every open receipt is rejected, what answers after a cancel handed out is undone; resolves
+  // when the tracked work has finished, work that began meanwhile (a hand-out under way) too.
   async close(): Promise<void> {
     this.closed = true;
     for (const set of [...this.waiting.values()]) for (const w of [...set]) w.reject(new Error("the server closed before the answer was written"));
     this.waiting.clear();
-    await Promise.allSettled([...this.tracked]);
+    for (const undo of this.ignored.splice(0)) this.track(Promise.resolve().then(() => undo(new Error("the client cancelled the call before it read the answer, and ignored it"))));
+    while (this.tracked.size) await Promise.allSettled([...this.tracked]);
   }
 }

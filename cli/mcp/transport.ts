@@ -149,6 +149,7 @@ export class DeliveryTransport extends StdioServerTransport {
       this.waiting.splice(i, 1);
     } else {
       this.answered(id);
+      this.deliveries.cancelled(id);
     }
   }
 

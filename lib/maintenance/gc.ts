@@ -131,8 +131,9 @@ async function gcDatabase(store: Store, pg: NonNullable<Store["pg"]>, blobGraceM
   };
 }
 
-// Removes the tombstone of `name` if, under its lock, it still is one.
-async function removeTombstone(store: Store, name: string): Promise<boolean> {
+// Removes the tombstone of `name` if, under its lock, it still is one (also doctor's, for the
+// probe slot it made: a check leaves nothing behind).
+export async function removeTombstone(store: Store, name: string): Promise<boolean> {
   return withLock(store, name, () => {
     const r = readSlot(store, name);
     return r.kind === "absent" && !r.expired && !!r.last && removeFile(store, slotFile(store, name));

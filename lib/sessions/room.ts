@@ -1,3 +1,3 @@
 // The session hooks' operations (and whoami), as the bus (lib/bus.ts) loads them: one module, so one chunk.
-export { promptSubmit, sessionStart, stopDecision, waitForWork } from "./hooks";
+export { promptSubmit, serveQueue, sessionStart, stopDecision, waitForWork } from "./hooks";
 export { whoami } from "./whoami";

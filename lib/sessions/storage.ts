@@ -23,6 +23,7 @@ export interface SessionRecord {
   announced: string[];
   blocked: string[];
   blocks: number;
+  serves?: string[]; // the queues the session called task_claim on (a worker's stop counts only these)
 }
 
 // `writer`: who the store vouches wrote the record, and whether they speak for this process's

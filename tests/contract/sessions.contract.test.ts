@@ -47,6 +47,25 @@ for (const engine of enginesFor("sessions")) {
       expect((await t.bus.sessions.stop("me", true)).block).toBe(true); // new mail: blocked again
     });
 
+    test.skipIf(!keeps(engine, "mail", "tasks"))("a worker's stop counts only the queues it serves, and not twice the same claimable tasks after a continuation", async () => {
+      await t.bus.tasks.add("other", "not w's");
+      expect(await t.bus.sessions.stop("w", false, 100, true)).toEqual({ block: false, unread: 0, letGo: { kind: "nothing-waits" } });
+      await t.bus.sessions.serve("w", "build");
+      const { id } = await t.bus.tasks.add("build", "w's");
+      const none = { names: [], more: false };
+      expect(await t.reopen().sessions.stop("w", false, 100, true)).toEqual({ block: true, unread: 0, senders: none, tasks: [{ queue: "build", id, title: "1 claimable" }] });
+      expect(await t.reopen().sessions.stop("w", true, 100, true)).toEqual({ block: false, unread: 0, letGo: { kind: "same-mail" } });
+      // Another task claimable first (the oldest one was claimed): work that moved holds it again.
+      await t.bus.tasks.add("build", "more");
+      await t.bus.tasks.claim("build", { as: "someone" });
+      expect((await t.reopen().sessions.stop("w", true, 100, true)).block).toBe(true);
+      // Serving is remembered through the other hooks' writes.
+      await t.bus.mail.send("alice", "w", "hi");
+      await t.bus.sessions.prompt("w");
+      expect((await t.reopen().sessions.stop("w", false, 100, true)).block).toBe(true);
+      expect(await t.bus.sessions.stop("lead", false, 100, true)).toEqual({ block: false, unread: 0, letGo: { kind: "nothing-waits" } });
+    });
+
     test.skipIf(!keeps(engine, "mail", "tasks"))("a worker's wait for work wakes on a send and takes nothing; a cancelled one ends aborted", async () => {
       const waiting = t.bus.sessions.waitForWork("me", BOUND_MS);
       const sent = await t.reopen().mail.send("alice", "me", "work for you");

@@ -5,7 +5,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, BIN, listens, ON_FILES, spawnA2A, tempDir, testStore, until } from "../harness/run";
+import { a2a, BIN, listens, ON_FILES, setupBackups, spawnA2A, tempDir, testStore, until } from "../harness/run";
 import { connect, text } from "../harness/mcp";
 
 setDefaultTimeout(60_000);
@@ -183,6 +183,27 @@ describe("a2a hook", () => {
     expect(idle).toMatchObject({ code: 0, stdout: "" });
   });
 
+  test("a worker's stop counts only the queues it asked to claim from, and lets a continuation go over the same tasks", async () => {
+    using s = testStore();
+    const store = s.path;
+    const stop = (input: object) => a2a(["hook", "stop", "--wait", "200ms"], { dir: store, stdin: JSON.stringify(input), env: { A2A_AGENT: "w" } });
+    await a2a(["task", "add", "other", "not w's work"], { dir: store });
+    expect(await stop({})).toMatchObject({ code: 0, stdout: "" }); // a queue w never served: w may stop
+    // w says it serves build by asking to claim from it (no such queue yet).
+    const m = await connect(store, { A2A_AGENT: "w" }, { tools: "default,tasks" });
+    try {
+      expect(await m.structured("task_claim", { queue: "build" })).toMatchObject({ ok: false, error: "no_queue" });
+    } finally {
+      await m.close();
+    }
+    const id = (await a2a(["task", "add", "build", "w's work"], { dir: store })).stdout.trim();
+    const held = await stop({});
+    expect(JSON.parse(held.stdout)).toMatchObject({ decision: "block", reason: expect.stringContaining(`Work queues with claimable tasks: build (1 claimable, oldest ${id})`) });
+    expect(held.stdout).not.toContain("other");
+    // The model went on and did not claim it: the same task does not hold it a second time.
+    expect(await stop({ stop_hook_active: true })).toMatchObject({ code: 0, stdout: "" });
+  });
+
   test("failures are one line and exit 1 (never 2, which Claude Code reads as a block)", async () => {
     using d = testStore();
     const bad = await a2a(["hook", "stop"], { dir: d.path, stdin: "not json" });
@@ -202,14 +223,14 @@ describe("a2a setup claude", () => {
     const user = join(home, ".claude.json");
     const settings = join(home, ".claude", "settings.json");
     const mine = { theme: "dark", mcpServers: { other: { command: "x" } } };
-    writeFileSync(user, JSON.stringify(mine));
+    writeFileSync(user, JSON.stringify(mine, null, 2));
     const theirs = { hooks: { Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }], PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "my-guard" }] }] } };
-    writeFileSync(settings, JSON.stringify(theirs));
+    writeFileSync(settings, JSON.stringify(theirs, null, 2));
     const o = { env: { HOME: home }, cwd: d.path };
 
     const dry = await a2a(["setup", "claude", "--dry-run"], o);
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toMatch(/\.claude\.json \(dry run: not changed\)\n@@ line 1 @@\n[\s\S]*\+ {5}"a2a": \{/);
+    expect(dry.stdout).toMatch(/\.claude\.json \(dry run: not changed\)\n@@ line 4 @@\n[\s\S]*\+ {5}"a2a": \{/);
     expect(dry.stdout).toMatch(/dry run: nothing was changed\n$/);
     expect(dry.stdout).toMatch(/\+ {9}"matcher": "Edit\|Write\|MultiEdit\|NotebookEdit",\n\+ {9}"hooks": \[\n\+ {11}\{\n\+ {13}"type": "command",\n\+ {13}"command": "\S*\/a2a hook pre-tool-use",/);
     expect(JSON.parse(readFileSync(user, "utf8"))).toEqual(mine);
@@ -218,7 +239,7 @@ describe("a2a setup claude", () => {
     expect(r.code).toBe(0);
     const files = JSON.parse(r.stdout).files;
     expect(files.map((f: any) => f.changed)).toEqual([true, true]);
-    expect(files.map((f: any) => readFileSync(f.backup, "utf8"))).toEqual([JSON.stringify(mine), expect.stringContaining("notify-send done")]);
+    expect(files.map((f: any) => readFileSync(f.backup, "utf8"))).toEqual([JSON.stringify(mine, null, 2), expect.stringContaining("notify-send done")]);
     const cfg = JSON.parse(readFileSync(user, "utf8"));
     expect(cfg).toMatchObject({ theme: "dark", mcpServers: { other: { command: "x" }, a2a: { type: "stdio", command: BIN, args: ["mcp"] } } });
     const hooks = JSON.parse(readFileSync(settings, "utf8")).hooks;
@@ -237,6 +258,59 @@ describe("a2a setup claude", () => {
     expect(rm.code).toBe(0);
     expect(JSON.parse(readFileSync(user, "utf8"))).toEqual(mine);
     expect(JSON.parse(readFileSync(settings, "utf8"))).toEqual(theirs);
+  });
+
+  test("setup then --remove gives every JSON file back byte for byte: numbers as written, escapes, indentation", async () => {
+    using d = tempDir();
+    const home = join(d.path, "home");
+    mkdirSync(join(home, ".claude"), { recursive: true });
+    mkdirSync(join(home, ".codex"));
+    // What JSON.parse then JSON.stringify would change: a 20-digit id, a trailing zero, an escape, 4-space indents.
+    const text = (key: string) => `{\n    "${key}": {\n        "id": 12345678901234567890,\n        "ratio": 1.50,\n        "name": "caf\\u00e9"\n    },\n    "list": [1, 2.0, 3e2]\n}\n`;
+    const files = { [join(home, ".claude.json")]: text("mcpServers"), [join(home, ".claude", "settings.json")]: text("hooks"), [join(home, ".codex", "hooks.json")]: text("hooks") };
+    for (const [f, t] of Object.entries(files)) writeFileSync(f, t);
+    const o = { env: { HOME: home, CODEX_HOME: undefined }, cwd: d.path };
+    for (const agent of ["claude", "codex"]) {
+      const r = await a2a(["setup", agent], o);
+      expect(r).toMatchObject({ code: 0, stderr: "" });
+    }
+    const added = readFileSync(join(home, ".claude.json"), "utf8");
+    expect(added).toStartWith(`{\n    "mcpServers": {\n        "id": 12345678901234567890,\n        "ratio": 1.50,\n        "name": "caf\\u00e9",\n        "a2a": {\n            "type": "stdio",`);
+    for (const agent of ["claude", "codex"]) expect(await a2a(["setup", agent, "--remove"], o)).toMatchObject({ code: 0, stderr: "" });
+    for (const [f, t] of Object.entries(files)) expect(readFileSync(f, "utf8")).toBe(t);
+  });
+
+  test("--remove gives back what setup created: no empty file, no directory, no backup left in the repository; backups are bounded", async () => {
+    using d = tempDir();
+    const home = join(d.path, "home");
+    const repo = join(d.path, "repo");
+    mkdirSync(join(repo, ".git"), { recursive: true });
+    writeFileSync(join(repo, "opencode.json"), "{}\n"); // the user's own, empty: stays
+    const tree = () => (readdirSync(repo, { recursive: true }) as string[]).sort();
+    const before = tree();
+    const o = { env: { HOME: home, CODEX_HOME: undefined, GEMINI_CLI_HOME: undefined, XDG_CONFIG_HOME: undefined, XDG_STATE_HOME: undefined }, cwd: repo };
+    for (const agent of ["claude", "codex", "gemini", "opencode"]) {
+      expect(await a2a(["setup", agent, "--scope", "project"], o)).toMatchObject({ code: 0, stderr: "" });
+      expect(tree().length).toBeGreaterThan(before.length);
+      const rm = await a2a(["setup", agent, "--scope", "project", "--remove"], o);
+      expect(rm).toMatchObject({ code: 0, stderr: "" });
+      expect(tree()).toEqual(before);
+    }
+    expect(readFileSync(join(repo, "opencode.json"), "utf8")).toBe("{}\n");
+    // A file the user put something in after setup stays, with what they put there.
+    await a2a(["setup", "claude", "--scope", "project"], o);
+    const mcp = JSON.parse(readFileSync(join(repo, ".mcp.json"), "utf8"));
+    writeFileSync(join(repo, ".mcp.json"), JSON.stringify({ ...mcp, mine: 1 }, null, 2));
+    await a2a(["setup", "claude", "--scope", "project", "--remove"], o);
+    expect(JSON.parse(readFileSync(join(repo, ".mcp.json"), "utf8"))).toEqual({ mine: 1 });
+    expect(existsSync(join(repo, ".claude"))).toBe(false);
+    // Ten rounds at user scope: at most five backups of each file, all under ~/.local/state/a2a.
+    for (let i = 0; i < 10; i++) {
+      await a2a(["setup", "claude", `--worker=${i + 1}m`], o);
+    }
+    const kept = setupBackups(home);
+    expect(kept.filter((f) => f.includes(join("setup", home, ".claude", "settings.json") + "/"))).toHaveLength(5);
+    expect((readdirSync(home, { recursive: true }) as string[]).filter((f) => f.includes("a2a-backup"))).toEqual([]);
   });
 
   test("--remove where a2a was never set up creates no file; -q prints nothing", async () => {
@@ -260,7 +334,9 @@ describe("a2a setup claude", () => {
     expect(JSON.parse(readFileSync(join(repo, ".mcp.json"), "utf8")).mcpServers.a2a).toEqual({ type: "stdio", command: "a2a", args: ["--dir", join(d.path, "bus"), "mcp"], env: {} });
     const stop = JSON.parse(readFileSync(join(repo, ".claude", "settings.json"), "utf8")).hooks.Stop[0].hooks[0];
     expect(stop).toEqual({ type: "command", command: `a2a --dir ${join(d.path, "bus")} hook stop --wait 300s`, timeout: 330 });
-    expect(existsSync(join(d.path, "home"))).toBe(false);
+    // HOME gets only what setup keeps to undo itself (cli/agents/backups.ts).
+    const inHome = readdirSync(join(d.path, "home"), { recursive: true }) as string[];
+    expect(inHome.filter((f) => !/^\.local(\/state(\/a2a(\/.*)?)?)?$/.test(f))).toEqual([]);
   });
 
   test("a settings file that is not JSON is left alone: one line, exit 2", async () => {
@@ -279,6 +355,37 @@ describe("a2a setup claude", () => {
 // doctor's checks of a directory store and this machine; on PostgreSQL its server checks are
 // tests/e2e/pg-admin.test.ts.
 describe.if(ON_FILES)("a2a doctor", () => {
+  test("agents installed but not set up are notes (exit 0); their CLIs are not run without --live; one set up is checked from its files", async () => {
+    using d = tempDir();
+    const home = join(d.path, "home");
+    const bin = join(d.path, "bin");
+    mkdirSync(home);
+    mkdirSync(bin);
+    // Stand-ins for the four agent CLIs: each records being asked for its mcp list (and takes its time to answer).
+    for (const name of ["claude", "codex", "gemini", "opencode"]) {
+      writeFileSync(join(bin, name), `#!/bin/sh\ncase "$1" in --version) echo "${name} 1.0";; mcp) echo "$@" >> ${join(d.path, "asked")}; sleep 2;; esac\n`, { mode: 0o755 });
+    }
+    const o = { dir: join(d.path, "store"), cwd: d.path, env: { HOME: home, PATH: `${bin}:${join(BIN, "..")}:/usr/bin:/bin`, CODEX_HOME: undefined, GEMINI_CLI_HOME: undefined, XDG_CONFIG_HOME: undefined } };
+    const r = await a2a(["doctor"], o);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    for (const title of ["Claude Code", "Codex CLI", "Gemini CLI", "opencode"]) expect(r.stdout).toMatch(new RegExp(`^note +${title} +\\S+/bin/\\S+, version \\S+ 1\\.0; a2a is not set up for it \\(nothing more to check\\)\\n +fix: to use it with a2a: a2a setup `, "m"));
+    expect(r.stdout).toMatch(/all good: a2a will work here\n$/);
+    expect(existsSync(join(d.path, "asked"))).toBe(false);
+    // Set up for Claude Code: registered and hooked, read from its files.
+    expect(await a2a(["setup", "claude", "-q"], o)).toMatchObject({ code: 0 });
+    const set = await a2a(["doctor"], o);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toMatch(/^ok +Claude Code MCP +a2a is registered \[scope: user\]/m);
+    expect(set.stdout).toMatch(/^ok +Claude Code hooks +installed: /m);
+    expect(existsSync(join(d.path, "asked"))).toBe(false);
+    // --live asks each CLI that is set up.
+    const live = await a2a(["doctor", "--live"], o);
+    expect(live.stdout).toMatch(/^PROBLEM Claude Code MCP +claude mcp list does not show a2a \(registered in user\)/m);
+    expect(readFileSync(join(d.path, "asked"), "utf8")).toBe("mcp list\n");
+  });
+
+
   test("all good: exit 0 with a line per check; a problem: exit 1 with its fix; --json", async () => {
     using d = tempDir();
     const home = join(d.path, "home");
@@ -292,8 +399,13 @@ describe.if(ON_FILES)("a2a doctor", () => {
     }
     expect(good.stdout).toMatch(/^note +Claude Code +claude is not on PATH/m);
     expect(good.stdout).toMatch(/all good: a2a will work here\n$/);
-    const status = JSON.parse((await a2a(["status", "--json"], { dir: join(d.path, "store") })).stdout);
-    expect(JSON.stringify(status)).not.toMatch(/a2a-doctor/); // its probe slot is cleared
+    // A check leaves nothing behind: the store it found missing is still missing; in an existing one, no probe slot.
+    expect(good.stdout).toMatch(/^ok +handoff in-process .*\(in a temporary store: yours is not created yet\)$/m);
+    expect(existsSync(join(d.path, "store"))).toBe(false);
+    expect(await a2a(["publish", "x", "1"], { dir: join(d.path, "store") })).toMatchObject({ code: 0 });
+    const again = await a2a(["doctor"], { dir: join(d.path, "store"), cwd: d.path, env: { HOME: home, PATH: `${binDir}:/usr/bin:/bin` } });
+    expect(again.code).toBe(0);
+    expect(readdirSync(join(d.path, "store", "slots"))).toEqual(["x.json"]);
 
     const bad = await a2a(["doctor", "--json"], { dir: join(d.path, "store"), cwd: d.path, env: { HOME: home, PATH: "/usr/bin:/bin" } });
     expect(bad.code).toBe(1);

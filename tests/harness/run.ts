@@ -55,6 +55,12 @@ export function ownHome(dir: string): Record<string, string | undefined> {
   return { HOME: dir, TMPDIR: join(dir, "tmp"), XDG_CONFIG_HOME: undefined, XDG_DATA_HOME: undefined, XDG_STATE_HOME: undefined, XDG_CACHE_HOME: undefined };
 }
 
+// The backups `a2a setup` kept for a HOME (under ~/.local/state/a2a/setup: cli/agents/backups.ts).
+export function setupBackups(home: string): string[] {
+  const root = join(home, ".local", "state", "a2a", "setup");
+  return existsSync(root) ? (readdirSync(root, { recursive: true }) as string[]).filter((f) => /(^|\/)backup-[^/]*$/.test(f)).map((f) => join(root, f)) : [];
+}
+
 export function tempDir(prefix = "a2a-test-"): { path: string; [Symbol.dispose](): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return {

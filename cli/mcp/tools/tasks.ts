@@ -16,7 +16,8 @@
 // the call is cancelled before that, the answer cannot be written, or the server closes
 // first, they are given back (bus.tasks.unclaim, bus.leases.untake: fenced, so nothing later is
 // undone), and a claim given back counts as no attempt. A cancel after the answer was handed
-// to the transport gives nothing back: the client may hold it.
+// to the transport gives nothing back while the server runs (the client may hold it), and at
+// close (the client ignored the answer: delivery.ts); a claim under way holds the close.
 //
 // Answers are bounded (result.ts ANSWER_BUDGET): task_wait carries results up to the budget
 // and names the tasks left out; task_list previews payloads and results.
@@ -43,7 +44,6 @@ const shared = { openWorldHint: true } as const;
 const round = (sec: number) => Math.round(sec * 1000) / 1000;
 const PREVIEW = 150;
 const short = (s: string | null) => (s === null ? null : cut(s, PREVIEW));
-
 
 // The fields of an unfinished wait, and the call that continues it (tools/files.ts too).
 export function notYet(w: Exclude<Bounded<unknown>, { kind: "done" }>, cap: number, again: string, what: string) {
@@ -128,9 +128,10 @@ export function registerTaskTools(server: McpServer, ctx: McpCtx): void {
       return claimBody(c);
     };
     refuseIfStopping(ctx, "claimed");
+    await bus.sessions.serve(session.me, a.queue).catch((e) => ctx.log(`remembering the queue served: ${(e as Error).message}`)); // its worker stop counts it
     if (!a.wait) {
       try {
-        const o = await bus.tasks.claim(a.queue, opts);
+        const o = await ctx.deliveries.track(bus.tasks.claim(a.queue, opts)); // a claim under way holds the exit (delivery.ts)
         return handOut(o.value!);
       } catch (e) {
         if (e instanceof A2AError && e.code === "ENOTFOUND" && typeof e.data.reason === "string") {
@@ -140,7 +141,7 @@ export function registerTaskTools(server: McpServer, ctx: McpCtx): void {
       }
     }
     const w = await bounded(ctx, extra, a.timeout, () => `waiting for a claimable task in ${a.queue}`, (timeoutMs, signal) =>
-      bus.tasks.claim(a.queue, { ...opts, wait: true, timeoutMs, signal }),
+      ctx.deliveries.track(bus.tasks.claim(a.queue, { ...opts, wait: true, timeoutMs, signal })),
     );
     if (w.kind === "done") return handOut(w.value!);
     return { queue: a.queue, ...notYet(w, cap, `task_claim(queue="${a.queue}", wait=true, timeout=TIMEOUT)`, `Nothing claimable in ${a.queue}`) };
@@ -269,8 +270,8 @@ export function registerTaskTools(server: McpServer, ctx: McpCtx): void {
       return { ok: true, leases: t.leases };
     };
     refuseIfStopping(ctx, "taken");
-    if (!a.wait) return handOut((await bus.leases.takeUndoably(a.names, opts)).value!);
-    const w = await bounded(ctx, extra, a.timeout, () => `waiting for ${a.names.join(", ")} to be free`, (timeoutMs, signal) => bus.leases.takeUndoably(a.names, { ...opts, wait: true, timeoutMs, signal }));
+    if (!a.wait) return handOut((await ctx.deliveries.track(bus.leases.takeUndoably(a.names, opts))).value!);
+    const w = await bounded(ctx, extra, a.timeout, () => `waiting for ${a.names.join(", ")} to be free`, (timeoutMs, signal) => ctx.deliveries.track(bus.leases.takeUndoably(a.names, { ...opts, wait: true, timeoutMs, signal })));
     if (w.kind === "done") return handOut(w.value!);
     return { names: a.names, held: w.pending, ...notYet(w, cap, `lease_take(names=${JSON.stringify(a.names)}, wait=true, timeout=TIMEOUT)`, `Still held: ${w.pending.join(", ")}`) };
   }));
