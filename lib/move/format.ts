@@ -189,3 +189,56 @@ function check(v: any): string | undefined {
       return `an unknown kind ${JSON.stringify(String(v.kind).slice(0, 40))}`;
   }
 }
+
+// How a person finds the record in the store.
+export function nameOf(r: ExportRecord): string {
+  switch (r.kind) {
+    case "slot":
+    case "task":
+    case "lease":
+      return r.kind === "task" ? `${r.record.queue}/${r.record.id}` : r.record.name;
+    case "inbox":
+    case "policy":
+      return r.agent;
+    case "message":
+      return `${r.agent}/${r.message.id}`;
+    case "topic_message":
+      return `${r.message.topic}#${r.message.id}`;
+    case "subscriber":
+      return r.name;
+    case "names":
+      return `${r.host}:${r.cwd}`;
+    case "blob_part":
+    case "blob":
+      return r.digest;
+  }
+}
+
+// The lines of `bytes` (strict UTF-8), without their "\n"; a last line without one too.
+export async function* lines(bytes: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  let n = 0;
+  const decode = (b?: Uint8Array) => {
+    try {
+      return b ? decoder.decode(b, { stream: true }) : decoder.decode();
+    } catch {
+      throw new A2AError("EUSAGE", `the export is not UTF-8 text (from line ${n + 1} on): this is not an a2a export, or it is damaged; take a new export`, { data: { line: n + 1 } });
+    }
+  };
+  let pending: string[] = []; // the start of a line longer than a chunk, joined once it ends
+  for await (const chunk of bytes) {
+    const parts = decode(chunk).split("\n");
+    if (parts.length === 1) {
+      pending.push(parts[0]);
+      continue;
+    }
+    parts[0] = pending.join("") + parts[0];
+    pending = [parts.pop()!];
+    for (const line of parts) {
+      n++;
+      yield line;
+    }
+  }
+  const last = pending.join("") + decode();
+  if (last !== "") yield last;
+}
