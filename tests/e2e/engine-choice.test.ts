@@ -71,3 +71,14 @@ describe("a store that is neither a path a2a can use nor a URL it reads", () => 
     expect(readdirSync(cwd.path)).toEqual(["team-bus"]);
   });
 });
+
+// Issue 33: `?sslmode=bogus` was "unexpected failure ... please report this", exit 1.
+test("an sslmode libpq does not know is a usage error naming the modes, exit 2, before any connection", async () => {
+  using cwd = tempDir();
+  const r = await a2a(["--dir", "postgres://alice:s3cret@127.0.0.1:1/bus?sslmode=bogus", "status"], { cwd: cwd.path });
+  expect(r).toEqual({
+    code: 2, stdout: "",
+    stderr: 'a2a: sslmode="bogus" in postgres://alice@127.0.0.1:1/bus?sslmode=bogus is not an sslmode: use one of disable, allow, prefer, require, verify-ca, verify-full (verify-full checks the server\'s certificate and name), or leave it out\n',
+  });
+  expect(readdirSync(cwd.path)).toEqual([]);
+});
