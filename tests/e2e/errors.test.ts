@@ -301,3 +301,18 @@ describe.if(ON_FILES)("garbage in the store", () => {
     expect(await a2a(["wait", "bad"], { dir: d.path })).toMatchObject({ code: 0, stdout: "fixed" });
   });
 });
+
+// Issue 33: `a2a status --dir` of a directory that is not a store said "no slots yet" while
+// every write there was refused. It says what a write says, exit 2, and changes nothing.
+test("status of a directory that is no a2a store says so, as a write does, exit 2; an empty or missing one has no slots yet", async () => {
+  using d = tempDir();
+  writeFileSync(join(d.path, "notes.txt"), "mine\n");
+  const said = `a2a: ${d.path} is not an a2a store (it holds notes.txt, which a2a never creates): use an empty or new directory with --dir or A2A_DIR\n`;
+  expect(await a2a(["status"], { dir: d.path })).toEqual({ code: 2, stdout: "", stderr: said });
+  expect(await a2a(["publish", "x", "1"], { dir: d.path })).toEqual({ code: 2, stdout: "", stderr: said });
+  expect(readdirSync(d.path)).toEqual(["notes.txt"]);
+  using e = tempDir();
+  expect((await a2a(["status"], { dir: e.path })).stdout).toStartWith("no slots yet");
+  expect((await a2a(["status"], { dir: join(e.path, "new") })).stdout).toStartWith("no slots yet");
+  expect(readdirSync(e.path)).toEqual([]);
+});
