@@ -278,6 +278,29 @@ describe("an import never replaces a record it did not bring", () => {
     expect(await ok(["import", exp], { dir: fresh })).toContain("already there 3, kept 0");
   });
 
+  test("topics: a number holding the store's own message and a subscriber at the store's own position are kept; the free numbers come in", async () => {
+    const other = fileStore();
+    for (const m of ["theirs 1", "theirs 2", "theirs 3"]) await ok(["pub", "news", m, "--as", "ci"], { dir: other });
+    await ok(["sub", "news", "--as", "reader", "--from-start"], { dir: other }); // at 3 there
+    const d = tempDir("a2a-export-other-");
+    dirs.push(d);
+    const exp = join(d.path, "topics.jsonl");
+    writeFileSync(exp, await exportOf(other));
+    for (const target of await targets()) {
+      await ok(["pub", "news", "ours 1", "--as", "ops"], { dir: target });
+      await ok(["sub", "news", "--as", "reader", "--from-start"], { dir: target }); // at 1 here
+      const r = await a2a(["import", exp, "--json"], { dir: target });
+      expect(r.code).toBe(4);
+      expect(JSON.parse(r.stdout)).toMatchObject({
+        counts: { topic_message: { imported: 2, already: 0, kept: 1 }, subscriber: { imported: 0, already: 0, kept: 1 } },
+        kept: [{ kind: "topic_message", name: "news#1" }, { kind: "subscriber", name: "reader" }],
+      });
+      // The reader goes on from its own position: the two messages that came in, its own first one kept.
+      const next = await ok(["sub", "news", "--as", "reader"], { dir: target });
+      expect([next.includes("theirs 2"), next.includes("theirs 3"), next.includes("ours 1")]).toEqual([true, true, false]);
+    }
+  });
+
   test("--replace-older replaces an older version of a record with the export's, never a newer one", async () => {
     const exp = await exportOfOther();
     const target = fileStore();
