@@ -18,7 +18,7 @@
 import { readFileSync } from "node:fs";
 import type { SQL } from "bun";
 import type { Store } from "../core/config";
-import { A2AError, arg, text } from "../core/errors";
+import { A2AError, arg, op, text } from "../core/errors";
 
 export interface Target {
   url: string; // for the client: the store's URL without a2a's own parameters
@@ -232,11 +232,11 @@ export function pgError(err: unknown, t: Pick<Target, "where" | "user"> & Partia
     });
   }
   if (state === "42501") {
-    return new A2AError("EDENIED", `PostgreSQL at ${t.where} does not let role ${t.user} do this while ${doing} (${said}): ask the database's administrator to give ${t.user} the grants at the end of a2a init --print-sql`, {
+    return new A2AError("EDENIED", text`PostgreSQL at ${t.where} does not let role ${t.user} do this while ${doing} (${said}): ask the database's administrator to give ${t.user} the grants at the end of ${op("init", arg("printSql"))}`, {
       cause: err, data: { where: t.where, sqlstate: state },
     });
   }
-  return new A2AError("EIO", `PostgreSQL at ${t.where} failed while ${doing} (${state ? state + ": " : ""}${said}): retry; if it persists, run a2a doctor`, {
+  return new A2AError("EIO", text`PostgreSQL at ${t.where} failed while ${doing} (${state ? state + ": " : ""}${said}): retry; if it persists, run ${op("doctor")}`, {
     cause: err, data: { where: t.where, sqlstate: state || undefined, code: code || undefined },
   });
 }
