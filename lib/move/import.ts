@@ -190,11 +190,12 @@ function importer(store: Store, replaceOlder: boolean): (r: ExportRecord) => Pro
   const policy = async (agent: string, p: Policy): Promise<Verdict> => {
     const cur = await mail.policy(agent);
     if (cur.kind === "ok" && same({ ...cur.policy, agent }, { ...p, agent })) return "already";
-    const newer = (c: typeof cur) => c.kind === "invalid" || (c.kind === "ok" && (!replaceOlder || (c.policy.updated_at ?? 0) >= (p.updated_at ?? 0)));
-    if (newer(cur)) return "kept";
+    // The store's own policy stays; with replaceOlder, only one changed at the export's time or later.
+    const keeps = (c: typeof cur) => c.kind === "invalid" || (c.kind === "ok" && (!replaceOlder || (c.policy.updated_at ?? 0) >= (p.updated_at ?? 0)));
+    if (keeps(cur)) return "kept";
     let v: Verdict = "imported";
     await mail.changePolicy(agent, (c) => {
-      if (c.kind === "ok" && newer(c)) {
+      if (c.kind === "ok" && keeps(c)) {
         v = "kept";
         return c.policy;
       }
