@@ -5,8 +5,9 @@
 // signalling: no sleeps.
 // Also: a reader that closes stdout ends a non-durable stream quietly (exit 0).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { a2a, BIN, listens, spawnA2A, testStore, until } from "../harness/run";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { a2a, BIN, listens, spawnA2A, tempDir, testStore, until } from "../harness/run";
 
 setDefaultTimeout(120_000);
 
@@ -120,6 +121,23 @@ describe.concurrent("a blocking command whose stdout's reader goes away", () => 
       expect({ code, stderr: await new Response(p.stderr).text() }).toEqual({ code: 0, stderr: "" });
     });
   }
+
+  test("a2a reserve --wait in a repository: ends by itself, exit 0", async () => {
+    using d = testStore();
+    using repo = tempDir("a2a-hangup-repo-");
+    const git = (...args: string[]) => expect(Bun.spawnSync(["git", ...args], { cwd: repo.path, env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" } }).exitCode).toBe(0);
+    git("init", "-q", "-b", "main");
+    writeFileSync(join(repo.path, "a.ts"), "x\n");
+    git("add", ".");
+    git("commit", "-q", "-m", "one");
+    expect((await a2a(["reserve", "a.ts", "--as", "alice"], { dir: d.path, cwd: repo.path })).code).toBe(0);
+    const p = spawnA2A(["reserve", "a.ts", "--as", "bob", "--wait"], { dir: d.path, cwd: repo.path });
+    await until(() => catches(p.pid, 15), 20_000, "a2a reserve --wait armed");
+    await p.stdout.cancel();
+    const code = await Promise.race([p.exited, new Promise<string>((r) => setTimeout(() => r("still running after 10 s"), 10_000))]);
+    if (typeof code === "string") p.kill();
+    expect({ code, stderr: await new Response(p.stderr).text() }).toEqual({ code: 0, stderr: "" });
+  });
 
   test("a reader that stays, and a stdin at its end, stop nothing: the wait gets its value", async () => {
     using d = testStore();
