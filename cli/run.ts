@@ -15,12 +15,15 @@
 //   normally, exit 0, because they wait for nothing in particular); aborted -> 128+N;
 // - teardown, whatever happened: stdout is closed first (so `$(a2a wait x)` returns as soon
 //   as the value is out), then the store's watches (which can take milliseconds);
-// - a reader that closed stdout early ends the command quietly, exit 0 (io.ts StdoutClosed).
+// - a reader that closed stdout early ends the command quietly, exit 0 (io.ts StdoutClosed);
+//   while a command blocks, a stdout whose reader is gone (an ssh connection closed) stops it
+//   the same way within a fraction of a second, written to or not (hangup.ts).
 
 import type { Command } from "commander";
 import { openBus, type Bus } from "../lib/bus";
 import { A2AError, render, type Part } from "../lib/core/errors";
 import type { Outcome } from "../lib/core/outcome";
+import { watchStdoutHangup } from "./hangup";
 import { closeStdout, err, out, StdoutClosed } from "./io";
 import { SHELL } from "./phrase";
 
@@ -36,7 +39,8 @@ export interface Ctx {
 }
 
 const SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
-type SignalName = keyof typeof SIGNALS;
+// "stdout gone": no signal, the reader of stdout went away while the command blocked.
+type SignalName = keyof typeof SIGNALS | "stdout gone";
 
 // Thrown by `end` when a signal stopped the wait; caught by the runner only.
 class Interrupted {
@@ -49,6 +53,7 @@ class Interrupted {
 class Context implements Ctx {
   #bus: Bus | undefined;
   #abort: AbortController | undefined;
+  unwatch: () => void = () => {};
   readonly dir: string | undefined;
   readonly json: boolean;
   readonly quiet: boolean;
@@ -71,13 +76,14 @@ class Context implements Ctx {
   signal(): AbortSignal {
     if (!this.#abort) {
       const ac = (this.#abort = new AbortController());
-      for (const sig of Object.keys(SIGNALS) as SignalName[]) process.once(sig, () => ac.abort(sig));
+      for (const sig of Object.keys(SIGNALS) as (keyof typeof SIGNALS)[]) process.once(sig, () => ac.abort(sig));
+      this.unwatch = watchStdoutHangup(() => ac.abort("stdout gone"));
     }
     return this.#abort.signal;
   }
   get stoppedBy(): SignalName {
     const r = this.#abort?.signal.reason;
-    return typeof r === "string" && r in SIGNALS ? (r as SignalName) : "SIGTERM";
+    return r === "stdout gone" || (typeof r === "string" && r in SIGNALS) ? (r as SignalName) : "SIGTERM";
   }
 }
 
@@ -107,10 +113,14 @@ export function action(run: (c: Ctx, ...args: any[]) => unknown) {
       await run(c, ...args.slice(0, -1));
     } catch (e) {
       if (e instanceof Interrupted) {
-        if (e.note) err(`a2a: ${render(e.note, SHELL)}\n`);
-        process.exitCode = 128 + SIGNALS[e.signal];
+        // Nobody reads what a command whose stdout is gone says: it ends as a closed pipe does.
+        if (e.signal !== "stdout gone") {
+          if (e.note) err(`a2a: ${render(e.note, SHELL)}\n`);
+          process.exitCode = 128 + SIGNALS[e.signal];
+        }
       } else if (!(e instanceof StdoutClosed)) throw e;
     } finally {
+      c.unwatch();
       closeStdout();
       if (c.opened) await c.opened.close();
     }

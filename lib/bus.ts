@@ -192,7 +192,7 @@ export type Engine = "file" | "postgres";
 export interface Bus extends Rooms {
   readonly engine: Engine;
   readonly where: string; // the location as it may be shown: never a password
-  readonly from: "--dir" | "A2A_DIR" | "default";
+  readonly from: "dir" | "A2A_DIR" | "default"; // the dir option, the variable, or neither
   readonly host: string; // this machine, as presence records name it
   readonly settings: Settings;
   close(): Promise<void>; // lets go of what the bus holds in this process (watches, connections)

@@ -25,7 +25,7 @@ import { action, command, type Ctx } from "../run";
 
 const SKEW_LIMIT_SEC = 2;
 
-const fromWhere = (bus: Bus) => ({ "--dir": "from --dir", A2A_DIR: "from A2A_DIR", default: "the default" })[bus.from];
+const fromWhere = (bus: Bus) => ({ dir: "from --dir", A2A_DIR: "from A2A_DIR", default: "the default" })[bus.from];
 
 type ServerReport = NonNullable<Awaited<ReturnType<Bus["admin"]["serverChecks"]>>>;
 

@@ -56,8 +56,21 @@ function importLine(r: ImportReport): string {
   const total = (v: "imported" | "already" | "kept") => Object.values(r.counts).reduce((n, c) => n + c[v], 0);
   const rows = Object.entries(r.counts)
     .filter(([, c]) => c.imported + c.already + c.kept > 0)
-    .map(([k, c]) => `  ${NOUNS[k].padEnd(17)} imported ${c.imported}, already there ${c.already}${c.kept ? `, kept ${c.kept} (the store's is newer or differs)` : ""}`);
+    .map(([k, c]) => `  ${NOUNS[k].padEnd(17)} imported ${c.imported}, already there ${c.already}${c.kept ? `, kept ${c.kept} (the store's differs)` : ""}`);
   return [`imported ${total("imported")} of ${r.records} records from a ${r.from} store's export; already there ${total("already")}, kept ${total("kept")}`, ...rows].join("\n") + "\n";
+}
+
+// Records kept are a conflict (exit 4) told after the report: the store's own record under a
+// name the export also uses, which the import did not replace.
+function keptError(r: ImportReport): A2AError | undefined {
+  const n = Object.values(r.counts).reduce((a, c) => a + c.kept, 0);
+  if (n === 0) return undefined;
+  const named = r.kept.map((k) => `${NOUNS[k.kind]} ${k.name}`).join(", ") + (n > r.kept.length ? `, and ${n - r.kept.length} more` : "");
+  return new A2AError(
+    "ECONFLICT",
+    `kept ${n} record${n === 1 ? "" : "s"} of this store that differ from the export's under the same name (${named}): nothing of the store's was replaced; compare them, and only where the store's is an older copy of the export's, import again with --replace-older`,
+    { data: { kept: n, records: r.kept } },
+  );
 }
 
 export const commands = {
@@ -89,15 +102,18 @@ export const commands = {
   import: (p: Command) =>
     command(p, "import", {
       summary: "load an a2a export into this store (either engine); importing twice changes nothing",
-      description: "Load an export (a2a export) from FILE, or from stdin with - or no FILE, into the store (--dir, else $A2A_DIR): a directory or postgres://. Every record keeps its identity: slots, tasks and leases their versions, messages their ids and places, topic messages their numbers, subscribers their positions. A record already there is skipped and counted (already there); where the store holds a newer one (a higher version, a position further on) it is kept, never replaced by an older one (kept). Importing the same export again changes nothing. A FILE is checked whole before anything is written: a damaged one writes nothing. From stdin each line is checked before it is written, and a damaged line stops the import there, naming it; the records before it are whole, and importing a whole export again completes it (as it completes an import that was killed). Imported mail and topic messages are written by you, as this store vouches.",
+      description: "Load an export (a2a export) from FILE, or from stdin with - or no FILE, into the store (--dir, else $A2A_DIR): a directory or postgres://. Every record keeps its identity: slots, tasks and leases their versions, messages their ids and places, topic messages their numbers, subscribers their positions. A record already there is skipped and counted (already there). A record of the store's own under a name the export also uses (another slot, lease or policy of that name, another position, a topic number holding another message) is never replaced: it is kept, named, and the import ends with exit 4 once the rest is in; --replace-older lets the export's record replace an older version of it (a lower version, a position behind, a policy changed earlier), never a newer one. Importing the same export again changes nothing. A FILE is checked whole before anything is written: a damaged one writes nothing. From stdin each line is checked before it is written, and a damaged line stops the import there, naming it; the records before it are whole, and importing a whole export again completes it (as it completes an import that was killed). Imported mail and topic messages are written by you, as this store vouches.",
       examples: ["a2a export --dir ~/.a2a -o bus.jsonl && a2a import bus.jsonl --dir postgres://alice@db.example/team", "a2a import - --json < bus.jsonl"],
-      json: "print {from, records, counts: {KIND: {imported, already, kept}}} as JSON",
+      json: "print {from, records, counts: {KIND: {imported, already, kept}}, kept: [{kind, name}]} as JSON (the first 50 kept)",
     })
       .argument("[file]", "the export to load; - or none: stdin")
-      .action(action(async (c: Ctx, file: string | undefined) => {
+      .option("--replace-older", "replace the store's record where it is an older version of the export's (for a store that is a copy of the export's source)")
+      .action(action(async (c: Ctx, file: string | undefined, o: { replaceOlder?: boolean }) => {
         const input = file === undefined || file === "-" ? fromStdin() : fromFile(file);
-        const r = await c.bus.move.importStore(input);
+        const r = await c.bus.move.importStore(input, { replaceOlder: o.replaceOlder === true });
         out(c.json ? json(r) : importLine(r));
+        const kept = keptError(r);
+        if (kept) throw kept;
       })),
 };
 

@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { checkScope } from "../../lib/presence/scope";
 import { agentOfClient } from "../agents/index";
 import { age, preview, table } from "../format";
+import { writerNoun } from "../frame";
 import { json, out } from "../io";
 import { action, command, type Ctx } from "../run";
 
@@ -11,7 +12,7 @@ export const commands = {
   whoami: (p: Command) =>
     command(p, "whoami", {
       summary: "say which agent name you act as, and your inbox state",
-      description: "Say which agent name you act as here and why: --as, else $A2A_AGENT, else the name of this Claude Code session's a2a mcp server, else the name a2a mcp started in this directory would take (remembered for it, or from the git root's name). The same rule names you in send, recv, inbox, ack, allow, deny, policy and lease, so mail sent to this name is what `a2a recv` here reads and what the a2a hooks announce. With host, OS user, unread count, policy and store.",
+      description: "Say which agent name you act as here and why: --as, else $A2A_AGENT, else the name of this Claude Code session's a2a mcp server, else the name a2a mcp started in this directory would take (remembered for it, or from the git root's name). The same rule names you in send, recv, inbox, ack, allow, deny, policy and lease, so mail sent to this name is what `a2a recv` here reads and what the a2a hooks announce. With host, OS user (on PostgreSQL: the database role), unread count, policy and store.",
       examples: ["a2a whoami", "A2A_AGENT=alice a2a whoami", "a2a whoami --as bob --json"],
       json: "print as JSON",
     })
@@ -20,7 +21,7 @@ export const commands = {
         const id = await c.bus.presence.acting(o.as, process.cwd());
         // lib says "given"; here that is --as.
         const w = { ...await c.bus.presence.whoami(id, process.cwd()), ...(id.source === "given" ? { source: "--as", why: "--as is given" } : { why: id.why }) };
-        out(c.json ? json(w) : `${w.name} (from ${w.source}: ${w.why}) on ${w.host} as OS user ${w.user}: ${w.unread} unread, policy ${w.policy}, store ${w.store}\n`);
+        out(c.json ? json(w) : `${w.name} (from ${w.source}: ${w.why}) on ${w.host} as ${writerNoun(c.bus.engine)} ${w.user}: ${w.unread} unread, policy ${w.policy}, store ${w.store}\n`);
       })),
 
   peers: (p: Command) =>

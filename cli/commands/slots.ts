@@ -70,24 +70,18 @@ export const commands = {
       .option("--after-version <n>", "only count a publish newer than version N (one you have already seen)")
       .action(action(async (c: Ctx, names: string[], o) => {
         const unique = [...new Set(names)];
-        for (const n of unique) {
-          const meant = await c.bus.slots.similar(n);
-          if (meant) err(`a2a: warning: no slot named ${n} yet; did you mean ${meant}? (waiting for ${n})\n`);
-        }
-        const damaged = new Set<string>();
         const line = await liveLine(async () => `waiting for ${(await Promise.all(unique.map((n) => slotState(c.bus, n)))).join(", ")}`);
-        const onDamaged = (name: string, file: string) => {
-          damaged.add(name);
-          err(`a2a: warning: ${file} is not a valid record: waiting on for a publish to ${name}, which is refused until a2a clear ${name} removes the file\n`);
-        };
-        const opts = { any: !!o.any, afterVersion: count(o.afterVersion, "--after-version"), timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal(), onDamaged };
+        const opts = { any: !!o.any, afterVersion: count(o.afterVersion, "--after-version"), timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() };
         const outcome = await c.bus.slots.wait(unique, opts).finally(line.stop);
+        // Waiting before the publisher starts is the usual case: a name close to another is
+        // only worth a word once the wait has run out.
+        const meant: string[] = [];
+        if (outcome.kind === "timeout") for (const n of outcome.pending) {
+          const m = await c.bus.slots.similar(n);
+          if (m) meant.push(`no slot named ${n} has ever been written: did you mean ${m}?`);
+        }
         const found = end(c, outcome, {
-          timeout: (pending) => {
-            const bad = pending.filter((n) => damaged.has(n));
-            if (bad.length) return text`timed out waiting for ${pending.join(", ")}: the record of ${bad.join(", ")} is damaged, so nothing can be published there until ${op("clear", bad[0])} removes it`;
-            return text`timed out waiting for ${pending.join(", ")}: nothing published in time; raise ${arg("timeout")} or check the producer (${op("status", pending[0])})`;
-          },
+          timeout: (pending) => [...text`timed out waiting for ${pending.join(", ")}: nothing published in time; raise ${arg("timeout")} or check the producer (${op("status", pending[0])})`, ...(meant.length ? [`; ${meant.join("; ")}`] : [])],
         });
         out(renderWait(unique, found, c.json));
         // The result stays byte for byte on stdout; what came with it is said on stderr.

@@ -14,8 +14,8 @@
 
 import { accessSync, constants, statSync } from "node:fs";
 import { homedir, hostname } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { A2AError, arg, ioError, op, text } from "./errors";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { A2AError, arg, ioError, op, text, type Part } from "./errors";
 import { MAX_MAX_BYTES } from "./fs";
 import { redact, URL_SCHEME } from "./location";
 import type { Inotify } from "./inotify";
@@ -69,7 +69,7 @@ export interface Store extends Settings {
   // The PostgreSQL engine's connection and storage, once lib/bus.ts has loaded it for a
   // database store (lib/pg/engine.ts); undefined for a directory.
   pg: PgEngine | undefined;
-  rootFrom: "--dir" | "A2A_DIR" | "default"; // where the root came from, for messages and doctor
+  rootFrom: "dir" | "A2A_DIR" | "default"; // where the root came from (the dir option, the variable, neither), for messages and doctor
   // The store's modes: from A2A_SHARED at first, then from its marker once lib/core/guard.ts
   // has read it (a shared store is shared for every member, whatever their environment).
   dirMode: number;
@@ -192,10 +192,24 @@ export function readSettings(env: Env): Settings {
   };
 }
 
-// The store named by --dir, else $A2A_DIR, when that is a database URL rather than a path.
+// Anything that starts like a URL: a scheme, then "://".
+const ANY_URL = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
+
+// The store named by the dir option, else $A2A_DIR, when that is a database URL rather than a
+// path. A URL of any other scheme is refused: taken as a path, a misspelt `postgress://` or a
+// `mysql://` would quietly become a directory under the cwd. Only its scheme is shown: the
+// rest may hold a password.
 export function storeUrl(dir: string | undefined, env: Env): string | undefined {
   const named = dir ?? env.A2A_DIR;
-  return named !== undefined && URL_SCHEME.test(named) ? named : undefined;
+  if (named === undefined || URL_SCHEME.test(named)) return named;
+  const scheme = ANY_URL.exec(named)?.[1];
+  if (scheme !== undefined) {
+    const where = dir !== undefined ? text`${arg("dir")} names` : ["A2A_DIR names"];
+    throw new A2AError("EUSAGE", [...where, ...text` a ${scheme}:// URL, which a2a does not read: a store is a postgres:// (or postgresql://) URL or a directory path; correct the scheme (a directory of that name is ./${scheme}:/...)`], {
+      data: { scheme, from: dir !== undefined ? "dir" : "A2A_DIR" },
+    });
+  }
+  return undefined;
 }
 
 // Where the store is: --dir, else $A2A_DIR, else ~/.a2a; a leading "~" is expanded.
@@ -203,8 +217,16 @@ export function storeRoot(dir: string | undefined, env: Env): { root: string; fr
   // An explicitly empty path is a mistake, not a request for the default: falling back would
   // write into ~/.a2a (or $A2A_DIR) behind the user's back.
   if (dir === "") throw new A2AError("EUSAGE", text`the store directory given is empty: pass a path with ${arg("dir")}, or leave it out to use $A2A_DIR or ~/.a2a`);
-  if (dir !== undefined) return { root: resolve(expandHome(dir)), from: "--dir" };
+  if (dir !== undefined) return { root: resolve(expandHome(dir)), from: "dir" };
   if (env.A2A_DIR === "") throw new A2AError("EUSAGE", "A2A_DIR is set but empty: set it to the store's path, or unset it to use ~/.a2a");
+  // A relative A2A_DIR names a different store in every directory a command runs in: agents
+  // started in two directories would never meet. Refused, where a relative dir option (one
+  // command's own) is resolved against the cwd as any path argument is.
+  if (env.A2A_DIR !== undefined && !isAbsolute(expandHome(env.A2A_DIR))) {
+    throw new A2AError("EUSAGE", `A2A_DIR=${JSON.stringify(env.A2A_DIR)} is a relative path, which names a different store in every directory: set it to an absolute path (${resolve(env.A2A_DIR)} from here) or one starting with ~/`, {
+      data: { A2A_DIR: env.A2A_DIR },
+    });
+  }
   if (env.A2A_DIR !== undefined) return { root: resolve(expandHome(env.A2A_DIR)), from: "A2A_DIR" };
   return { root: resolve(homedir(), ".a2a"), from: "default" };
 }
@@ -214,7 +236,7 @@ export function storeRoot(dir: string | undefined, env: Env): { root: string; fr
 export function openStore(opts: StoreOptions = {}): Store {
   const env = opts.env ?? process.env;
   const url = storeUrl(opts.dir, env);
-  const { root, from } = url === undefined ? storeRoot(opts.dir, env) : { root: redact(url), from: opts.dir !== undefined ? ("--dir" as const) : ("A2A_DIR" as const) };
+  const { root, from } = url === undefined ? storeRoot(opts.dir, env) : { root: redact(url), from: opts.dir !== undefined ? ("dir" as const) : ("A2A_DIR" as const) };
   const settings = readSettings(env);
   const store: Store = {
     ...settings,
@@ -246,7 +268,7 @@ export function openStore(opts: StoreOptions = {}): Store {
 // nothing; the first write does), but a path that can never be a store fails every command
 // the same way, before anything else.
 function checkRoot(store: Store): void {
-  const where = `the store ${store.root} (from ${store.rootFrom})`;
+  const where: Part[] = [`the store ${store.root} (from `, store.rootFrom === "dir" ? arg("dir") : store.rootFrom, ")"];
   for (let p = store.root; ; p = dirname(p)) {
     let st;
     try {
@@ -254,10 +276,10 @@ function checkRoot(store: Store): void {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if ((code === "ENOENT" || code === "ENOTDIR") && dirname(p) !== p) continue;
-      throw ioError(err, `opening ${where}`);
+      throw ioError(err, ["opening ", ...where]);
     }
     if (!st.isDirectory()) {
-      throw new A2AError("EIO", text`${where} cannot be a directory: ${p} is a file; point ${arg("dir")} or A2A_DIR at a directory`, {
+      throw new A2AError("EIO", [...where, ...text` cannot be a directory: ${p} is a file; point ${arg("dir")} or A2A_DIR at a directory`], {
         data: { root: store.root, from: store.rootFrom, blocker: p },
       });
     }
@@ -265,7 +287,7 @@ function checkRoot(store: Store): void {
       try {
         accessSync(p, constants.W_OK | constants.X_OK);
       } catch (err) {
-        throw ioError(err, `creating ${where} in ${p}`);
+        throw ioError(err, ["creating ", ...where, ` in ${p}`]);
       }
     }
     return;

@@ -110,12 +110,12 @@ export function unknownOutcome(err: unknown, what: string, find: Part[]): unknow
 }
 
 // Turns a raw Node/Bun filesystem error into a message a user can act on.
-export function ioError(err: unknown, what: string): A2AError {
+export function ioError(err: unknown, what: string | Part[]): A2AError {
   if (err instanceof A2AError) return err;
   const e = err as NodeJS.ErrnoException;
   const hint: Record<string, Part[]> = {
-    EACCES: ["check the permissions of the store directory (yours, mode 0700; or shared with your group, mode 2770)"],
-    EPERM: ["check the permissions of the store directory (yours, mode 0700; or shared with your group, mode 2770)"],
+    EACCES: ["check the permissions of the store directory (yours, mode 0700; or shared with a group you are in, root mode 3770)"],
+    EPERM: ["check the permissions of the store directory (yours, mode 0700; or shared with a group you are in, root mode 3770)"],
     EROFS: text`the store is on a read-only filesystem; point ${arg("dir")} or A2A_DIR at a writable directory`,
     ENOSPC: ["the disk is full; free space, then retry (nothing was changed)"],
     EDQUOT: ["the disk quota is exhausted; free space, then retry (nothing was changed)"],
@@ -124,7 +124,7 @@ export function ioError(err: unknown, what: string): A2AError {
   };
   const fix = (e && e.code && hint[e.code]) || ["check the store directory and retry"];
   const detail = e && e.code ? `${e.code}` : String((e && e.message) || err);
-  return new A2AError("EIO", [`${what} failed (${detail}): `, ...fix], { cause: err, data: { errno: e?.code } });
+  return new A2AError("EIO", [...(typeof what === "string" ? [what] : what), ` failed (${detail}): `, ...fix], { cause: err, data: { errno: e?.code } });
 }
 
 // Anything thrown, as an A2AError (unexpected errors keep their message, exit 1).

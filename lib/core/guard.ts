@@ -30,7 +30,7 @@ import { dirname, relative, sep } from "node:path";
 import type { Marker, Store } from "./config";
 import { A2AError, arg, ioError, op, text } from "./errors";
 import { lstatIf, readJsonLine, refuseDir, syncDir } from "./fs";
-import { userName } from "./owner";
+import { groupName, userName } from "./owner";
 import { blobsDir, STORE_NAMES, markerFile } from "./paths";
 import { nowSec } from "./time";
 import { closeToGroup, GROUP_WRITE, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, SHARED_DIR_MODE, SHARED_FILE_MODE, SHARED_ROOT_MODE, stick, stickyExpected, STICKY } from "./modes";
@@ -83,14 +83,18 @@ function becomeShared(store: Store, st: Stats): void {
   store.dirMode = SHARED_DIR_MODE;
   store.fileMode = SHARED_FILE_MODE;
   store.gid = st.gid;
-  const groups = process.getgroups?.() ?? [];
-  if (uid() !== 0 && process.getgid?.() !== st.gid && !groups.includes(st.gid)) {
-    throw new A2AError("EIO", `the shared store ${store.root} belongs to group ${st.gid}, and you are not in it: ask its owner to add you (usermod -aG GROUP you), then log in again`, {
-      data: { root: store.root, gid: st.gid },
-    });
-  }
+  if (!inGroupOf(st)) throw notInGroup(store, st);
   stick(store.root, st);
 }
+
+const inGroupOf = (st: Stats) => uid() === 0 || process.getgid?.() === st.gid || (process.getgroups?.() ?? []).includes(st.gid);
+
+const notInGroup = (store: Store, st: Stats) => {
+  const group = groupName(st.gid);
+  return new A2AError("EIO", `the shared store ${store.root} belongs to group ${group}, and you are not in it: ask its owner to add you (usermod -aG ${group} ${userName(store, uid())}), then log in again`, {
+    data: { root: store.root, gid: st.gid, group },
+  });
+};
 
 const readMarker = (store: Store) =>
   readJsonLine(store, markerFile(store), (m) =>
@@ -118,7 +122,15 @@ function guardRoot(store: Store): void {
     st = statSync(root);
   }
   if (!st.isDirectory()) refuseDir(root, "not a directory");
-  const marker = readMarker(store);
+  let marker;
+  try {
+    marker = readMarker(store);
+  } catch (e) {
+    // A shared store (group-owned, setgid) is closed to everyone outside its group: its
+    // marker cannot even be read. Say so, rather than which mode to check.
+    if (e instanceof A2AError && e.data.errno === "EACCES" && st.mode & 0o2000 && st.uid !== uid() && !inGroupOf(st)) throw notInGroup(store, st);
+    throw e;
+  }
   if (marker.kind === "invalid") {
     throw new A2AError("EIO", `${markerFile(store)} is not a valid a2a store marker: check it (a2a writes it once, with the store)`, { data: { root } });
   }

@@ -59,3 +59,16 @@ export function groupId(name: string): number | undefined {
   }
   return undefined;
 }
+
+// The name of group `gid` (from /etc/group), else the number.
+export function groupName(gid: number): string {
+  try {
+    for (const line of readFileSync("/etc/group", "utf8").split("\n")) {
+      const f = line.split(":");
+      if (f[2] === String(gid) && f[0]) return f[0];
+    }
+  } catch {
+    // no group file: the number
+  }
+  return String(gid);
+}

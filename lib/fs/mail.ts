@@ -22,7 +22,7 @@
 import { statSync } from "node:fs";
 import { createAtomic, writeAtomic } from "../core/atomic";
 import type { Store } from "../core/config";
-import { A2AError } from "../core/errors";
+import { A2AError, arg, text } from "../core/errors";
 import { entries, exists, readJsonLine } from "../core/fs";
 import { ensureDir, myUid, ownerOf, speaksFor } from "../core/guard";
 import { withLock } from "../core/lock";
@@ -87,7 +87,17 @@ export function fileMail(store: Store): MailStorage {
       const claim: Claim = { id, host: hostTag(store.host), pid: process.pid, ms: Date.now() };
       while (exists(store, claimPath(agent, claim))) claim.ms++;
       const path = claimPath(agent, claim);
-      if (moveMessage(store, msgFile(newDir(store, agent), id), path, `claiming message ${id}`)) return claim;
+      try {
+        if (moveMessage(store, msgFile(newDir(store, agent), id), path, `claiming message ${id}`)) return claim;
+      } catch (e) {
+        // In a shared store another member's inbox refuses the rename: say whose it is, not
+        // which permission to check.
+        const owner = inboxOwner(store, agent);
+        if (!(e instanceof A2AError && /^(EACCES|EPERM)$/.test(String(e.data.errno))) || owner === undefined || speaksFor(store, myUid(), owner)) throw e;
+        throw new A2AError("EDENIED", text`the inbox of ${agent} (${inboxDir(store, agent)}) belongs to OS user ${userName(store, owner)}, not to you: only its owner reads it; read your own with ${arg("as", "YOUR-NAME")}`, {
+          data: { agent, owner: userName(store, owner) },
+        });
+      }
       // On NFS a retransmitted rename can report ENOENT although the first attempt succeeded.
       return exists(store, path) ? claim : undefined;
     },

@@ -9,7 +9,7 @@
 // - paths are returned as git prints them with -z: repository-relative, unquoted, in order,
 //   without repeats.
 
-import { A2AError } from "../core/errors";
+import { A2AError, arg, text } from "../core/errors";
 
 const MAX_OUTPUT = 64 * 1024 * 1024;
 
@@ -34,7 +34,7 @@ const split0 = (out: string): string[] => [...new Set(out.split("\0").filter(Boo
 // directory's hooks (a linked worktree shares its main work tree's), as an absolute path.
 export function hooksDir(dir: string): string {
   const out = git(["rev-parse", "--path-format=absolute", "--git-path", "hooks"], dir).trim();
-  if (!out) throw new A2AError("EUSAGE", `${dir} is not in a git repository: run this in one, or give --repo DIR`);
+  if (!out) throw new A2AError("EUSAGE", text`${dir} is not in a git repository: run this in one, or give ${arg("repo", "DIR")}`);
   return out;
 }
 

@@ -60,7 +60,7 @@ export async function listInbox(store: Store, agent: string, limit = 50, bodyCha
   const mail = mailStorage(store);
   const scan = await scanUnread(store, agent, bodyChars);
   const { policy } = scan;
-  const withReason = (m: ListedMessage): ListedMessage => ({ ...m, state: "held", held_reason: refusal(policy, m.from, m.user, writerKind(store)) ?? "held earlier; a2a allow releases it" });
+  const withReason = (m: ListedMessage): ListedMessage => ({ ...m, state: "held", held_reason: refusal(policy, m.from, m.user, writerKind(store)) ?? "held earlier, under a policy since changed; allowing its sender releases it" });
   const held = [...(await readAll(mail, agent, await placed(mail, agent, "held"), "held", bodyChars)).messages, ...scan.refused].map(withReason);
   const curIds = await mail.ids(agent, "read");
   const aside = await mail.damaged(agent);

@@ -202,3 +202,29 @@ function check(v: any): string | undefined {
       return `an unknown kind ${JSON.stringify(String(v.kind).slice(0, 40))}`;
   }
 }
+
+// How a person finds the record in the store.
+export function nameOf(r: ExportRecord): string {
+  switch (r.kind) {
+    case "slot":
+    case "task":
+    case "lease":
+      return r.kind === "task" ? `${r.record.queue}/${r.record.id}` : r.record.name;
+    case "inbox":
+    case "policy":
+      return r.agent;
+    case "message":
+      return `${r.agent}/${r.message.id}`;
+    case "topic_message":
+      return `${r.message.topic}#${r.message.id}`;
+    case "subscriber":
+      return r.name;
+    case "slot_chunk":
+      return `${r.name} chunk ${r.n}`;
+    case "names":
+      return `${r.host}:${r.cwd}`;
+    case "blob_part":
+    case "blob":
+      return r.digest;
+  }
+}

@@ -6,9 +6,11 @@
 //   at its version, a message under its id and in its place, a topic message under its number,
 //   a subscriber at its positions;
 // - importing twice changes nothing: a record whose identity is there already is skipped and
-//   counted "already there"; versions never go back: where the store holds a newer record (a
-//   higher version, a position further on, a number holding another message), it is kept, and
-//   counted "kept";
+//   counted "already there";
+// - an import never replaces a record it did not bring: where the store holds a different
+//   record under the same identity (versions of two stores say nothing about each other), the
+//   store's is kept, counted "kept" and named in the report. Only `replaceOlder` lets an
+//   export's record replace an older version of it, and even then versions never go back;
 // - an input that can be read twice (a file) is checked whole first: a damaged one writes
 //   nothing. From a pipe each line is checked before it is written, and a damaged line stops
 //   the import there: the records before it are whole, and running the import again (on a
@@ -30,7 +32,7 @@ import { topicStorage } from "../topics/storage";
 import { blobSequence, blobWriter } from "./blobs";
 import { slotSequence, slotWriter } from "./slots";
 import { exportLines } from "./lines";
-import { KINDS, parseHeader, parseLine, type Header, type Kind, type ExportRecord, type TopicEntry } from "./format";
+import { KINDS, nameOf, parseHeader, parseLine, type Header, type Kind, type ExportRecord, type TopicEntry } from "./format";
 
 // The export to read: `open` gives its bytes from the start each time it is called; `again`:
 // it can be opened twice (a file), so it is checked whole before anything is written.
@@ -45,18 +47,33 @@ export interface ImportReport {
   from: Header["engine"]; // the engine the export was taken from
   records: number;
   counts: { [K in Kind]: { [V in Verdict]: number } };
+  kept: { kind: Kind; name: string }[]; // the records kept, the first KEPT_NAMED of them
 }
 
-export async function importStore(store: Store, input: ImportInput): Promise<ImportReport> {
+export interface ImportOptions {
+  // An export's record replaces the store's where the store's is an older version of it (a
+  // lower version, a position behind, a policy changed earlier): for a store known to be a
+  // copy of the export's source.
+  replaceOlder?: boolean;
+}
+
+const KEPT_NAMED = 50;
+
+export async function importStore(store: Store, input: ImportInput, opts: ImportOptions = {}): Promise<ImportReport> {
   if (input.again) await scan(input.open(), async () => {});
   const counts = Object.fromEntries(KINDS.map((k) => [k, { imported: 0, already: 0, kept: 0 }])) as ImportReport["counts"];
-  const into = importer(store, (v) => counts.slot[v]++);
+  const kept: ImportReport["kept"] = [];
+  const count = (kind: Kind, v: Verdict, name: string) => {
+    counts[kind][v]++;
+    if (v === "kept" && kept.length < KEPT_NAMED) kept.push({ kind, name });
+  };
+  const into = importer(store, opts.replaceOlder === true, (v, name) => count("slot", v, name));
   const { header, records } = await scan(input.open(), async (r) => {
     const v = await into.write(r);
-    if (v) counts[r.kind][v]++;
+    if (v) count(r.kind, v, nameOf(r));
   });
   await into.finish();
-  return { from: header.engine, records, counts };
+  return { from: header.engine, records, counts, kept };
 }
 
 // Reads the export line by line, checking each, and hands each record to `each` in order.
@@ -101,15 +118,15 @@ const canon = (v: unknown): string =>
   JSON.stringify(v, (_k, x) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
 const same = (a: unknown, b: unknown) => canon(a) === canon(b);
 
-// What the store holds against a record of version `version`: undefined when it holds nothing
-// or an older one (write it), else the verdict.
-const against = (have: { version: number } | undefined, rec: { version: number }): Verdict | undefined =>
-  !have || have.version < rec.version ? undefined : have.version === rec.version && same(have, rec) ? "already" : "kept";
-
 // Writes any record into `store`, with the storages it needs: a verdict per line, but for a
 // slot line, whose verdict goes to `slotCounted` once the chunk lines after it are written
 // (`finish` after the last line).
-function importer(store: Store, slotCounted: (v: Verdict) => void): { write(r: ExportRecord): Promise<Verdict | undefined>; finish(): Promise<void> } {
+function importer(store: Store, replaceOlder: boolean, slotCounted: (v: Verdict, name: string) => void): { write(r: ExportRecord): Promise<Verdict | undefined>; finish(): Promise<void> } {
+  // What the store holds against a versioned record: undefined when it holds nothing (or, with
+  // replaceOlder, an older version): write it; else the verdict.
+  const against = (have: { version: number } | undefined, rec: { version: number }): Verdict | undefined =>
+    !have || (replaceOlder && have.version < rec.version) ? undefined : have.version === rec.version && same(have, rec) ? "already" : "kept";
+
   const slots = slotWriter(slotStorage(store), against, slotCounted);
   const mail = mailStorage(store);
   const topics = topicStorage(store);
@@ -125,9 +142,14 @@ function importer(store: Store, slotCounted: (v: Verdict) => void): { write(r: E
     return have?.id === m.id && have.from === m.from && have.body === m.body && have.sent_at === m.sent_at ? "already" : "kept";
   };
 
-  // A subscriber: its record where it has none, each position where the store's is behind it.
+  // A subscriber: its record where it has none, each position where it has none (an import cut
+  // short, completed) or, with replaceOlder, where the store's is behind. A subscriber of the
+  // store's own (another start, another position) is kept whole.
   const subscriber = async (name: string, created: number | null, cursors: { topic: string; id: number }[]): Promise<Verdict> => {
     const have = await topics.subscription(name);
+    const own = new Map(cursors.map((c) => [c.topic, c.id]));
+    const differs = (have.created_at !== undefined && created !== null && have.created_at !== created) || have.cursors.some((c) => own.has(c.topic) && own.get(c.topic) !== c.id);
+    if (differs && !replaceOlder) return "kept";
     let wrote = false;
     let kept = false;
     if (created !== null) {
@@ -155,11 +177,12 @@ function importer(store: Store, slotCounted: (v: Verdict) => void): { write(r: E
   const policy = async (agent: string, p: Policy): Promise<Verdict> => {
     const cur = await mail.policy(agent);
     if (cur.kind === "ok" && same({ ...cur.policy, agent }, { ...p, agent })) return "already";
-    const newer = (c: typeof cur) => c.kind === "invalid" || (c.kind === "ok" && (c.policy.updated_at ?? 0) >= (p.updated_at ?? 0));
-    if (newer(cur)) return "kept";
+    // The store's own policy stays; with replaceOlder, only one changed at the export's time or later.
+    const keeps = (c: typeof cur) => c.kind === "invalid" || (c.kind === "ok" && (!replaceOlder || (c.policy.updated_at ?? 0) >= (p.updated_at ?? 0)));
+    if (keeps(cur)) return "kept";
     let v: Verdict = "imported";
     await mail.changePolicy(agent, (c) => {
-      if (c.kind === "ok" && newer(c)) {
+      if (c.kind === "ok" && keeps(c)) {
         v = "kept";
         return c.policy;
       }

@@ -35,7 +35,7 @@ type Against = (have: { version: number } | undefined, rec: { version: number })
 // change writes one chunk at a time. An older run's chunks go first: a reader of that run takes
 // its missing chunks as dropped by a new run, as it does when a run is replaced. `counted`
 // gets each slot's verdict once its record is written or refused.
-export function slotWriter(slots: SlotStorage, against: Against, counted: (v: Verdict) => void) {
+export function slotWriter(slots: SlotStorage, against: Against, counted: (v: Verdict, name: string) => void) {
   let open: { rec: SlotRecord; verdict: Verdict | undefined } | undefined;
   const verdictOf = (rec: SlotRecord) => (cur: ReadResult): Verdict | undefined =>
     cur.kind === "corrupt" ? "kept" : against(cur.kind === "ok" ? cur.record : cur.last, rec);
@@ -59,12 +59,12 @@ export function slotWriter(slots: SlotStorage, against: Against, counted: (v: Ve
     if (!open) return;
     const { rec, verdict } = open;
     open = undefined;
-    if (verdict) return counted(verdict);
+    if (verdict) return counted(verdict, rec.name);
     const check = verdictOf(rec);
     counted(await slots.change(rec.name, (cur) => {
       const v = check(cur);
       return v ? { value: v } : { value: "imported" as const, record: rec };
-    }));
+    }), rec.name);
   }
 
   return {

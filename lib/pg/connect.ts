@@ -18,7 +18,7 @@
 import { readFileSync } from "node:fs";
 import type { SQL } from "bun";
 import type { Store } from "../core/config";
-import { A2AError, arg, text } from "../core/errors";
+import { A2AError, arg, op, text } from "../core/errors";
 
 export interface Target {
   url: string; // for the client: the store's URL without a2a's own parameters
@@ -33,6 +33,7 @@ export interface Target {
 }
 
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
+const SSLMODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
 export const DEFAULT_SCHEMA = "a2a";
 // A server that does not answer (a partition, a firewall that drops) is given up on after this
 // long unless the URL's connect_timeout or PGCONNECT_TIMEOUT says otherwise, as libpq reads
@@ -61,6 +62,13 @@ export function targetOf(store: Store, env: Record<string, string | undefined> =
     throw new A2AError("EUSAGE", text`invalid schema ${JSON.stringify(schema)} in ${store.root}: use 1-63 lowercase letters, digits and _, not starting with a digit (e.g. ?schema=team_a), or leave it out for ${DEFAULT_SCHEMA}`);
   }
   u.searchParams.delete("schema");
+  // libpq's modes. Another one reached the client, which threw a bare error taken for a bug.
+  const sslmode = u.searchParams.get("sslmode");
+  if (sslmode !== null && !SSLMODES.includes(sslmode)) {
+    throw new A2AError("EUSAGE", `sslmode=${JSON.stringify(sslmode).slice(0, 40)} in ${store.root} is not an sslmode: use one of ${SSLMODES.join(", ")} (verify-full checks the server's certificate and name), or leave it out`, {
+      data: { sslmode },
+    });
+  }
   const host = u.hostname || "localhost";
   const port = Number(u.port || 5432);
   const user = decodeURIComponent(u.username) || env.PGUSER || env.USER || "postgres";
@@ -224,11 +232,11 @@ export function pgError(err: unknown, t: Pick<Target, "where" | "user"> & Partia
     });
   }
   if (state === "42501") {
-    return new A2AError("EDENIED", `PostgreSQL at ${t.where} does not let role ${t.user} do this while ${doing} (${said}): ask the database's administrator to give ${t.user} the grants at the end of a2a init --print-sql`, {
+    return new A2AError("EDENIED", text`PostgreSQL at ${t.where} does not let role ${t.user} do this while ${doing} (${said}): ask the database's administrator to give ${t.user} the grants at the end of ${op("init", arg("printSql"))}`, {
       cause: err, data: { where: t.where, sqlstate: state },
     });
   }
-  return new A2AError("EIO", `PostgreSQL at ${t.where} failed while ${doing} (${state ? state + ": " : ""}${said}): retry; if it persists, run a2a doctor`, {
+  return new A2AError("EIO", text`PostgreSQL at ${t.where} failed while ${doing} (${state ? state + ": " : ""}${said}): retry; if it persists, run ${op("doctor")}`, {
     cause: err, data: { where: t.where, sqlstate: state || undefined, code: code || undefined },
   });
 }

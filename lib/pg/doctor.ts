@@ -13,7 +13,7 @@
 
 import type { SQL } from "bun";
 import { randomHex } from "../core/digest";
-import { text, type Part } from "../core/errors";
+import { arg, op, text, type Part } from "../core/errors";
 import { pgError, type Target } from "./connect";
 import { SCHEMA_VERSION } from "./schema";
 
@@ -37,7 +37,7 @@ const NOTIFY_WAIT_MS = 5_000;
 const PRIVILEGES = ["SELECT", "INSERT", "UPDATE", "DELETE"];
 const SHOWN = 4;
 
-const GRANTS: Part[] = ["give this role the grants in the commented block at the end of a2a init --print-sql (run them as the schema's owner or a superuser)"];
+const GRANTS: Part[] = text`give this role the grants in the commented block at the end of ${op("init", arg("printSql"))} (run them as the schema's owner or a superuser)`;
 
 // `p`'s value, or undefined when it has not settled within `ms`.
 async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
@@ -62,7 +62,7 @@ export async function serverChecks(sql: SQL, target: Target, recheckMs: number):
                              (select rolsuper from pg_roles where rolname = current_user) as superuser`;
   } catch (err) {
     const e = pgError(err, target, "connecting");
-    checks.push({ check: "server", level: "problem", detail: e.parts, fix: ["as the line says; then run a2a doctor again"] });
+    checks.push({ check: "server", level: "problem", detail: e.parts, fix: text`as the line says; then run ${op("doctor")} again` });
     return { checks, usable: false };
   }
   checks.push({ check: "server", level: "ok", detail: [`PostgreSQL ${who.version} at ${target.where}`] });
@@ -93,7 +93,7 @@ export async function serverChecks(sql: SQL, target: Target, recheckMs: number):
     checks.push(s.check);
     checks.push(await roleCheck(sql, schema, who, s.exists));
   } catch (err) {
-    checks.push({ check: "server", level: "problem", detail: pgError(err, target, "checking the server").parts, fix: ["as the line says; then run a2a doctor again"] });
+    checks.push({ check: "server", level: "problem", detail: pgError(err, target, "checking the server").parts, fix: text`as the line says; then run ${op("doctor")} again` });
   }
   const usable = checks.every((c) => c.level !== "problem") && checks.some((c) => c.check === "schema" && c.level === "ok");
   return { checks, usable };
@@ -158,8 +158,8 @@ async function schemaCheck(sql: SQL, schema: string): Promise<{ check: ServerChe
                                    exists (select from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = ${schema} and c.relname = 'meta') as meta,
                                    has_schema_privilege(current_user, (select oid from pg_namespace where nspname = ${schema}), 'USAGE') as usage`;
   const check = (level: ServerCheck["level"], detail: Part[], fix?: Part[]) => ({ check: { check: "schema", level, detail, fix }, exists: found.schema as boolean });
-  if (!found.schema) return check("note", [`schema ${schema} is not created yet; the first use creates it, or a2a init`]);
-  if (!found.meta) return check("note", [`schema ${schema} exists but holds no a2a bus yet (no meta table): the first use makes the bus's tables in it, or a2a init`], [`if the schema is another program's, give a2a one of its own: ?schema=NAME in the URL`]);
+  if (!found.schema) return check("note", text`schema ${schema} is not created yet; the first use creates it, or ${op("init")}`);
+  if (!found.meta) return check("note", text`schema ${schema} exists but holds no a2a bus yet (no meta table): the first use makes the bus's tables in it, or ${op("init")}`, [`if the schema is another program's, give a2a one of its own: ?schema=NAME in the URL`]);
   if (!found.usage) return check("problem", [`the version of the bus in schema ${schema} cannot be read: this role may not use the schema`], GRANTS);
   let version: number;
   try {
@@ -170,19 +170,19 @@ async function schemaCheck(sql: SQL, schema: string): Promise<{ check: ServerChe
     return check("problem", [`the version of the bus in schema ${schema} cannot be read: this role may not read ${schema}.meta`], GRANTS);
   }
   if (version > SCHEMA_VERSION) return check("problem", [`the bus in schema ${schema} is at version ${version}, newer than this a2a knows (${SCHEMA_VERSION}): this a2a refuses to use it`], ["upgrade a2a on this machine (as it was installed: install.sh or your package manager)"]);
-  if (version < SCHEMA_VERSION) return check("note", [`the bus in schema ${schema} is at version ${version}; the first use brings it to ${SCHEMA_VERSION}, or a2a init`]);
+  if (version < SCHEMA_VERSION) return check("note", text`the bus in schema ${schema} is at version ${version}; the first use brings it to ${SCHEMA_VERSION}, or ${op("init")}`);
   return check("ok", [`the bus in schema ${schema} is at version ${version}, as this a2a`]);
 }
 
 // Who a2a is on the server, and whether that role may use the bus (or make it).
 async function roleCheck(sql: SQL, schema: string, who: { role: string; superuser: boolean }, exists: boolean): Promise<ServerCheck> {
   const role = `role ${who.role}`;
-  if (who.superuser) return { check: "role", level: "ok", detail: [`${role} (a superuser: it may do anything; members are better given roles of their own, with the grants of a2a init --print-sql)`] };
+  if (who.superuser) return { check: "role", level: "ok", detail: text`${role} (a superuser: it may do anything; members are better given roles of their own, with the grants of ${op("init", arg("printSql"))})` };
   if (!exists) {
     const [{ create }] = await sql`select has_database_privilege(current_database(), 'CREATE') as create`;
     return create
       ? { check: "role", level: "ok", detail: [`${role} (not a superuser) may create schema ${schema}`] }
-      : { check: "role", level: "problem", detail: [`${role} (not a superuser) may not create schema ${schema}, so the first use cannot make the bus`], fix: ["ask the database's administrator to run the SQL a2a init --print-sql prints, with its grants for this role"] };
+      : { check: "role", level: "problem", detail: [`${role} (not a superuser) may not create schema ${schema}, so the first use cannot make the bus`], fix: text`ask the database's administrator to run the SQL ${op("init", arg("printSql"))} prints, with its grants for this role` };
   }
   const missing = (await sql`
     select c.relname as name, p.priv as privilege from pg_class c join pg_namespace n on n.oid = c.relnamespace

@@ -14,7 +14,7 @@
 //   write path can forget to wake (lib/pg/wake.ts names the channels the same way).
 
 import type { SQL } from "bun";
-import { A2AError } from "../core/errors";
+import { A2AError, arg, op, text } from "../core/errors";
 import type { Target } from "./connect";
 import { BLOB_TABLES } from "./blobs";
 import { LEASE_TABLES } from "./leases";
@@ -71,8 +71,8 @@ export async function denied(sql: SQL, target: Pick<Target, "schema" | "where" |
   // A schema the role has no usage on is skipped by search_path: its tables look missing.
   const there = (await sql`select 1 from pg_namespace where nspname = ${schema}`).length > 0;
   return there
-    ? new A2AError("EDENIED", `role ${user} may not use the bus in schema ${schema} at ${where} (${said}): ask the database's administrator to give ${user} the grants at the end of a2a init --print-sql`, { cause: err, data: { where, schema, sqlstate: "42501" } })
-    : new A2AError("EDENIED", `the bus's schema ${schema} is not made yet at ${where}, and role ${user} may not create it (${said}): run a2a init as the database's owner (or a role with CREATE on it), or have its administrator run the SQL that a2a init --print-sql prints`, { cause: err, data: { where, schema, sqlstate: "42501" } });
+    ? new A2AError("EDENIED", text`role ${user} may not use the bus in schema ${schema} at ${where} (${said}): ask the database's administrator to give ${user} the grants at the end of ${op("init", arg("printSql"))}`, { cause: err, data: { where, schema, sqlstate: "42501" } })
+    : new A2AError("EDENIED", text`the bus's schema ${schema} is not made yet at ${where}, and role ${user} may not create it (${said}): run ${op("init")} as the database's owner (or a role with CREATE on it), or have its administrator run the SQL that ${op("init", arg("printSql"))} prints`, { cause: err, data: { where, schema, sqlstate: "42501" } });
 }
 
 // A schema that holds tables and no bus is someone else's (an application's `public`, say): the

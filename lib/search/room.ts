@@ -52,12 +52,12 @@ export function parseKinds(spec: SearchOptions["in"]): Kind[] {
   return KINDS.filter((k) => kinds.has(k));
 }
 
-// Unix seconds of --since: a duration back from now ("2h", "7d"), an ISO 8601 time, or unix seconds.
+// Unix seconds of a since option: a duration back from now ("2h", "7d"), an ISO 8601 time, or unix seconds.
 export function parseSince(v: string | number, now = nowSec()): number {
   if (typeof v === "number" && Number.isFinite(v)) return v;
   const s = String(v).trim();
   if (/^\d{9,}(\.\d+)?$/.test(s)) return Number(s);
-  if (/^\d+(\.\d+)?(ms|s|m|h|d)?$/.test(s)) return now - parseDuration(s, "--since");
+  if (/^\d+(\.\d+)?(ms|s|m|h|d)?$/.test(s)) return now - parseDuration(s, "a time back");
   const ms = /^\d{4}-\d\d-\d\d/.test(s) ? Date.parse(s) : NaN;
   if (Number.isNaN(ms)) {
     throw new A2AError("EUSAGE", text`${arg("since")} ${JSON.stringify(s)} is not a time: give a duration back from now (2h, 7d), an ISO time (2026-12-01 or 2026-12-01T09:30:00Z) or unix seconds`, { data: { since: s } });
@@ -78,7 +78,7 @@ export async function search(store: Store, agent: string, query: string, opts: S
   checkAgent(agent);
   const terms = parseQuery(query);
   const kinds = parseKinds(opts.in);
-  const from = opts.from === undefined ? undefined : checkAgent(opts.from, "--from name");
+  const from = opts.from === undefined ? undefined : checkAgent(opts.from, "sender name");
   const since = opts.since === undefined ? undefined : parseSince(opts.since);
   const limit = checkLimit(opts.limit);
   const mail = kinds.includes("message") ? mailStorage(store) : undefined;

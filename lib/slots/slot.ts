@@ -197,6 +197,9 @@ export async function listSlots(store: Store, only?: string[]): Promise<SlotList
   only?.forEach((n) => checkName(n));
   const storage = slotStorage(store);
   const wanted = only ?? (await storage.names());
+  // Nothing listed may be a directory that is no store, which every write refuses: say so
+  // rather than "no slots yet" (a store's own listing pays nothing for it).
+  if (!only && wanted.length === 0) checkStore(store);
   const records: SlotRecord[] = [];
   const skipped: string[] = [];
   const read = await storage.readMany(wanted);

@@ -3,7 +3,7 @@
 // file changed, so waiting on 1,000 names costs one read per change, not 1,000.
 
 import { type Store } from "../core/config";
-import { A2AError } from "../core/errors";
+import { A2AError, op, text } from "../core/errors";
 import { ended, type Outcome } from "../core/outcome";
 import { checkName } from "../core/paths";
 import { waitUntil, type WaitOptions } from "../core/watch";
@@ -13,10 +13,6 @@ import { slotStorage } from "./storage";
 export interface WaitSlotsOptions extends WaitOptions {
   any?: boolean; // done on the first published name instead of all
   afterVersion?: number; // only a publish with a version above this counts
-  // Told once per name whose record is damaged (not an a2a record, after the retries of a torn
-  // read). The wait goes on: a publish is refused until `clear` removes the file, and the
-  // publish after that clear is the one this wait is for.
-  onDamaged?: (name: string, file: string) => void;
 }
 
 // The published records keyed by name (all names, or the first with `any`); on timeout or
@@ -27,16 +23,19 @@ export async function waitSlots(store: Store, names: string[], opts: WaitSlotsOp
   const after = opts.afterVersion ?? 0;
   const found = new Map<string, SlotRecord>();
   const pending = new Set(names);
-  const told = new Set<string>();
   const storage = slotStorage(store);
   const look = async (name: string) => {
     const r = await storage.read(name, 0);
     if (r.kind === "ok" && r.record.state === "done" && r.record.version > after) {
       found.set(name, r.record);
       pending.delete(name);
-    } else if (r.kind === "corrupt" && !told.has(name) && (await storage.read(name)).kind === "corrupt") {
-      told.add(name);
-      opts.onDamaged?.(name, storage.locate(name));
+    } else if (r.kind === "corrupt" && (await storage.read(name)).kind === "corrupt") {
+      // A damaged record (not an a2a record, after the retries of a torn read) refuses every
+      // publish until it is cleared: waiting on it would wait forever, so the wait ends now.
+      const file = storage.locate(name);
+      throw new A2AError("EIO", text`the record of slot ${name} is damaged (${file} is not a valid record), so nothing can be published there: ${op("clear", name)} removes it, then publish again and wait`, {
+        data: { name, file, damaged: true },
+      });
     }
   };
   const outcome = await waitUntil(

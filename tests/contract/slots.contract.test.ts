@@ -242,11 +242,16 @@ for (const engine of enginesFor("slots")) {
       expect((await target.slots.publish("gone", "y")).version).toBe(3);
       expect((await move(t.bus, target)).report.counts.slot).toEqual({ imported: 0, already: 0, kept: 2 });
       expect(await target.slots.chunks("job", 0, 3)).toEqual(["a, ", "b", "c"]);
-      // Over an older record with a run of its own: the older run's chunks go, the imported run's come.
+      // Over an older record with a run of its own: kept (it is the store's own), unless the
+      // import is told to replace older ones; then the older run's chunks go, the imported run's come.
       const third = (await t.open({})).bus;
       await third.slots.start("job", "old");
       await third.slots.append("job", "old chunk"); // version 2
-      expect((await move(t.bus, third)).report.counts.slot).toEqual({ imported: 2, already: 0, kept: 0 });
+      const { report, text } = await move(t.bus, third);
+      expect(report.counts.slot).toEqual({ imported: 1, already: 0, kept: 1 });
+      expect(await third.slots.chunks("job", 0, 2)).toEqual(["old chunk"]);
+      const replaced = await third.move.importStore({ open: async function* () { yield Buffer.from(text, "utf8"); }, again: true }, { replaceOlder: true });
+      expect(replaced.counts.slot).toEqual({ imported: 1, already: 1, kept: 0 });
       expect(await third.slots.get("job")).toEqual(await t.bus.slots.get("job"));
       expect(await third.slots.chunks("job", 0, 2)).toEqual(["a, ", "b"]);
     });

@@ -278,9 +278,9 @@ describe("the store marker", () => {
     expect(readdirSync(d.path)).toEqual([]);
   });
 
-  test("--dir /: a read finds no slots, a wait refuses it as no store (exit 2); never an internal error", async () => {
+  test("--dir /: a listing and a wait refuse it as no store (exit 2); never an internal error", async () => {
     const before = readdirSync("/").sort();
-    expect(await a2a(["--dir", "/", "status"])).toMatchObject({ code: 0, stderr: "" });
+    expectCleanError(await a2a(["--dir", "/", "status"]), 2, /\/ is not an a2a store/); // issue 33: not "no slots yet"
     expectCleanError(await a2a(["--dir", "/", "wait", "x", "--timeout", "0.1"]), 2, /\/ is not an a2a store/);
     expect(readdirSync("/").sort()).toEqual(before);
   });

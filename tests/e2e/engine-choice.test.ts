@@ -42,3 +42,43 @@ describe("choosing the engine", () => {
     });
   }
 });
+
+// Issue 33: `--dir 'postgress://alice@host:5432/team'` published, exit 0, into a new
+// ./postgress:/alice@host:5432/team/ under the cwd (mysql:// the same), and a relative A2A_DIR
+// made a different store in every directory. Both are refused, exit 2, and nothing is made.
+describe("a store that is neither a path a2a can use nor a URL it reads", () => {
+  for (const url of ["postgress://alice:s3cret@db.example:5432/team", "mysql://alice@db.example/team", "POSTGRE://db/bus", "file:///tmp/x"]) {
+    for (const how of ["--dir", "A2A_DIR"] as const) {
+      test(`${url.split(":")[0]}:// by ${how}: exit 2 naming the schemes a2a reads, its password not shown, nothing made`, async () => {
+        using cwd = tempDir();
+        const args = ["publish", "schema", "create table t (x int);"];
+        const r = how === "A2A_DIR" ? await a2a(args, { env: { A2A_DIR: url }, cwd: cwd.path }) : await a2a(["--dir", url, ...args], { cwd: cwd.path });
+        expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: "" });
+        const scheme = url.split(":")[0];
+        expect(r.stderr).toBe(`a2a: ${how} names a ${scheme}:// URL, which a2a does not read: a store is a postgres:// (or postgresql://) URL or a directory path; correct the scheme (a directory of that name is ./${scheme}:/...)\n`);
+        expect(readdirSync(cwd.path)).toEqual([]);
+      });
+    }
+  }
+
+  test("a relative A2A_DIR is refused, exit 2, naming the absolute path it would mean here; a relative --dir is one command's own and is used", async () => {
+    using cwd = tempDir();
+    const r = await a2a(["publish", "x", "1"], { env: { A2A_DIR: "team-bus" }, cwd: cwd.path });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`a2a: A2A_DIR="team-bus" is a relative path, which names a different store in every directory: set it to an absolute path (${cwd.path}/team-bus from here) or one starting with ~/\n`);
+    expect(readdirSync(cwd.path)).toEqual([]);
+    expect((await a2a(["--dir", "team-bus", "publish", "x", "1"], { cwd: cwd.path })).code).toBe(0);
+    expect(readdirSync(cwd.path)).toEqual(["team-bus"]);
+  });
+});
+
+// Issue 33: `?sslmode=bogus` was "unexpected failure ... please report this", exit 1.
+test("an sslmode libpq does not know is a usage error naming the modes, exit 2, before any connection", async () => {
+  using cwd = tempDir();
+  const r = await a2a(["--dir", "postgres://alice:s3cret@127.0.0.1:1/bus?sslmode=bogus", "status"], { cwd: cwd.path });
+  expect(r).toEqual({
+    code: 2, stdout: "",
+    stderr: 'a2a: sslmode="bogus" in postgres://alice@127.0.0.1:1/bus?sslmode=bogus is not an sslmode: use one of disable, allow, prefer, require, verify-ca, verify-full (verify-full checks the server\'s certificate and name), or leave it out\n',
+  });
+  expect(readdirSync(cwd.path)).toEqual([]);
+});

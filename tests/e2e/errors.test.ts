@@ -2,7 +2,7 @@
 // stderr naming the rule or the fix, no stack trace, and leaves the store (and everything
 // around it) exactly as it was.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, a2a, asUser, canRunAsOthers, exitWithin, ON_FILES, otherUserEnv, readUntil, spawnA2A, tempDir, testStore, until, type RunResult } from "../harness/run";
 import { expectCleanError, recordText, slotNames, snapshot } from "./fixtures/core";
@@ -280,22 +280,39 @@ describe.if(ON_FILES)("garbage in the store", () => {
     expect(JSON.parse(st.stdout).map((r: any) => r.name)).toEqual(["good"]);
     expect(st.stderr).toMatch(/^a2a: warning: slots\/bad\.json is not a valid record; skipped/);
     expect(st.stderr).not.toMatch(/^\s+at /m);
-    // A waiter does not take it as published, and says once what is wrong with it.
+    // A waiter does not take it as published, nor waits on a record that refuses every publish
+    // (issue 33: it waited forever): exit 1 at once, naming the fix; a waiter already waiting
+    // when the record is damaged ends the same way.
     const file = join(d.path, "slots", "bad.json");
-    const t = await a2a(["wait", "bad", "--timeout", "0.2"], { dir: d.path });
-    expect(t).toEqual({
-      code: 124, stdout: "",
-      stderr: `a2a: warning: ${file} is not a valid record: waiting on for a publish to bad, which is refused until a2a clear bad removes the file\n` +
-        "a2a: timed out waiting for bad: the record of bad is damaged, so nothing can be published there until a2a clear bad removes it\n",
-    });
-    // The waiter that waits on gets the publish that follows the clear.
-    const w = spawnA2A(["wait", "bad", "--timeout", "60"], { dir: d.path });
-    await readUntil(w.stderr, (s) => s.includes("is not a valid record"));
+    const t = await a2a(["wait", "bad"], { dir: d.path });
+    const said = `a2a: the record of slot bad is damaged (${file} is not a valid record), so nothing can be published there: a2a clear bad removes it, then publish again and wait\n`;
+    expect(t).toEqual({ code: 1, stdout: "", stderr: said });
     expectCleanError(await a2a(["publish", "bad", "too soon"], { dir: d.path }), 1, /record is unreadable .*a2a clear bad/);
     await a2a(["clear", "bad"], { dir: d.path });
     expect(existsSync(file)).toBe(false);
+    const w = spawnA2A(["wait", "bad", "--timeout", "60"], { dir: d.path });
+    await a2a(["start", "bad", "will be damaged"], { dir: d.path }); // a write the waiter sees, and reads as not yet published
+    writeFileSync(join(d.path, "slots", ".bad.tmp"), '{"a2a":1,"name":"bad","state":"done","result":"cut');
+    renameSync(join(d.path, "slots", ".bad.tmp"), file);
+    expect(await exitWithin(w, 20_000)).toBe(1);
+    expect(await new Response(w.stderr).text()).toBe(said);
+    expect((await a2a(["clear", "bad"], { dir: d.path })).code).toBe(0);
     expect((await a2a(["publish", "bad", "fixed"], { dir: d.path })).code).toBe(0);
-    expect(await exitWithin(w, 20_000)).toBe(0);
-    expect(await new Response(w.stdout).text()).toBe("fixed");
+    expect(await a2a(["wait", "bad"], { dir: d.path })).toMatchObject({ code: 0, stdout: "fixed" });
   });
+});
+
+// Issue 33: `a2a status --dir` of a directory that is not a store said "no slots yet" while
+// every write there was refused. It says what a write says, exit 2, and changes nothing.
+test("status of a directory that is no a2a store says so, as a write does, exit 2; an empty or missing one has no slots yet", async () => {
+  using d = tempDir();
+  writeFileSync(join(d.path, "notes.txt"), "mine\n");
+  const said = `a2a: ${d.path} is not an a2a store (it holds notes.txt, which a2a never creates): use an empty or new directory with --dir or A2A_DIR\n`;
+  expect(await a2a(["status"], { dir: d.path })).toEqual({ code: 2, stdout: "", stderr: said });
+  expect(await a2a(["publish", "x", "1"], { dir: d.path })).toEqual({ code: 2, stdout: "", stderr: said });
+  expect(readdirSync(d.path)).toEqual(["notes.txt"]);
+  using e = tempDir();
+  expect((await a2a(["status"], { dir: e.path })).stdout).toStartWith("no slots yet");
+  expect((await a2a(["status"], { dir: join(e.path, "new") })).stdout).toStartWith("no slots yet");
+  expect(readdirSync(e.path)).toEqual([]);
 });

@@ -228,13 +228,95 @@ describe("a2a export and import", () => {
     expect(readdirSync(d.path)).toEqual(["pipe"]);
   });
 
-  test("an older record never replaces a newer one: it is kept, and counted so", async () => {
+  test("a newer record of the store is kept, counted and named: exit 4 after the report", async () => {
     const target = fileStore();
     await importInto(target, file());
     await ok(["publish", "report", "newer"], { dir: target }); // version 5 there, 4 in the export
-    const r = await importInto(target, file());
-    expect(r.counts.slot).toEqual({ imported: 0, already: 1, kept: 1 });
+    const r = await a2a(["import", file(), "--json"], { dir: target });
+    expect(r.code).toBe(4);
+    expect(JSON.parse(r.stdout).counts.slot).toEqual({ imported: 0, already: 1, kept: 1 });
+    expect(JSON.parse(r.stderr).error.message).toContain("slot report");
     expect(JSON.parse(await ok(["wait", "report", "--json"], { dir: target }))).toMatchObject({ version: 5, result: "newer" });
+  });
+});
+
+// Issue 33: a store's own slot `schema` (version 1) was replaced by an unrelated `schema` at
+// version 2 from another store's export, and the summary said "imported". Versions of two stores
+// say nothing about each other: the store's own record stays, named, exit 4, on every run.
+describe("an import never replaces a record it did not bring", () => {
+  const own = async (target: string) => {
+    await ok(["publish", "schema", "create table mine (id int);"], { dir: target });
+    await ok(["lease", "take", "deploy", "--as", "bob", "--ttl", "1h"], { dir: target });
+  };
+  const exportOfOther = async () => {
+    const other = fileStore();
+    await ok(["publish", "schema", "create table theirs (id int);"], { dir: other });
+    await ok(["publish", "schema", "create table theirs (id int, name text);"], { dir: other }); // version 2
+    await ok(["lease", "take", "deploy", "--as", "alice", "--ttl", "1h"], { dir: other });
+    await ok(["lease", "release", "deploy", "--as", "alice"], { dir: other });
+    await ok(["publish", "notes", "theirs too"], { dir: other });
+    const d = tempDir("a2a-export-other-");
+    dirs.push(d);
+    const p = join(d.path, "other.jsonl");
+    writeFileSync(p, await exportOf(other));
+    return p;
+  };
+  const targets = async () => [fileStore(), ...(skipPg ? [] : [await pgStore()])];
+
+  test("a slot and a lease of the store's own are kept and named, exit 4, the rest imported; again the same; the same export twice into a fresh store says already there", async () => {
+    const exp = await exportOfOther();
+    for (const target of await targets()) {
+      await own(target);
+      for (const round of [1, 2]) {
+        const r = await a2a(["import", exp], { dir: target });
+        expect(r.code).toBe(4);
+        expect(r.stdout).toContain(`imported ${round === 1 ? 1 : 0} of 3 records`);
+        expect(r.stderr).toMatch(/^a2a: kept 2 records of this store that differ from the export's under the same name \(slot schema, lease deploy\): .*--replace-older\n$/);
+        expect(await ok(["wait", "schema"], { dir: target })).toBe("create table mine (id int);");
+        expect(await ok(["lease", "list"], { dir: target })).toContain("bob");
+        expect(await ok(["wait", "notes"], { dir: target })).toBe("theirs too");
+      }
+    }
+    const fresh = fileStore();
+    await ok(["import", exp], { dir: fresh });
+    expect(await ok(["import", exp], { dir: fresh })).toContain("already there 3, kept 0");
+  });
+
+  test("topics: a number holding the store's own message and a subscriber at the store's own position are kept; the free numbers come in", async () => {
+    const other = fileStore();
+    for (const m of ["theirs 1", "theirs 2", "theirs 3"]) await ok(["pub", "news", m, "--as", "ci"], { dir: other });
+    await ok(["sub", "news", "--as", "reader", "--from-start"], { dir: other }); // at 3 there
+    const d = tempDir("a2a-export-other-");
+    dirs.push(d);
+    const exp = join(d.path, "topics.jsonl");
+    writeFileSync(exp, await exportOf(other));
+    for (const target of await targets()) {
+      await ok(["pub", "news", "ours 1", "--as", "ops"], { dir: target });
+      await ok(["sub", "news", "--as", "reader", "--from-start"], { dir: target }); // at 1 here
+      const r = await a2a(["import", exp, "--json"], { dir: target });
+      expect(r.code).toBe(4);
+      expect(JSON.parse(r.stdout)).toMatchObject({
+        counts: { topic_message: { imported: 2, already: 0, kept: 1 }, subscriber: { imported: 0, already: 0, kept: 1 } },
+        kept: [{ kind: "topic_message", name: "news#1" }, { kind: "subscriber", name: "reader" }],
+      });
+      // The reader goes on from its own position: the two messages that came in, its own first one kept.
+      const next = await ok(["sub", "news", "--as", "reader"], { dir: target });
+      expect([next.includes("theirs 2"), next.includes("theirs 3"), next.includes("ours 1")]).toEqual([true, true, false]);
+    }
+  });
+
+  test("--replace-older replaces an older version of a record with the export's, never a newer one", async () => {
+    const exp = await exportOfOther();
+    const target = fileStore();
+    await own(target);
+    const r = await a2a(["import", exp, "--replace-older", "--json"], { dir: target });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).counts).toMatchObject({ slot: { imported: 2, already: 0, kept: 0 }, lease: { imported: 1, already: 0, kept: 0 } });
+    expect(await ok(["wait", "schema"], { dir: target })).toBe("create table theirs (id int, name text);");
+    await ok(["publish", "schema", "moved on"], { dir: target }); // version 3: newer than the export's
+    const again = await a2a(["import", exp, "--replace-older"], { dir: target });
+    expect([again.code, again.stderr]).toEqual([4, expect.stringContaining("(slot schema)")]);
+    expect(await ok(["wait", "schema"], { dir: target })).toBe("moved on");
   });
 });
 

@@ -206,7 +206,13 @@ describe.concurrent("a typo in a name is pointed out, and nothing else changes",
     await a2a(["send", "reviewer", "first", "--as", "lead"], o);
     const w = await a2a(["wait", "researchr", "--timeout", "50ms"], o);
     expect(w.code).toBe(124);
-    expect(w.stderr).toStartWith("a2a: warning: no slot named researchr yet; did you mean researcher? (waiting for researchr)\n");
+    expect(w.stderr).toBe("a2a: timed out waiting for researchr: nothing published in time; raise --timeout or check the producer (a2a status researchr); no slot named researchr has ever been written: did you mean researcher?\n");
+    // Issue 32: waiting before the publisher starts is the usual case (c28 while w28 exists):
+    // a wait that is answered says nothing of names.
+    await a2a(["publish", "w28", "x"], o);
+    const c28 = a2a(["wait", "c28", "--timeout", "60s"], o);
+    await a2a(["publish", "c28", "done"], o);
+    expect(await c28).toEqual({ code: 0, stdout: "done", stderr: "" });
     const ap = await a2a(["append", "researcherx", "y"], o);
     expect(ap).toEqual({ code: 0, stdout: "appended chunk 1 to researcherx\n", stderr: "a2a: warning: no slot named researcherx, so this starts one; did you mean researcher?\n" });
     const s = await a2a(["send", "revieweer", "hi", "--as", "lead", "--json"], o);

@@ -54,6 +54,7 @@ describe.skipIf(skip !== undefined)("a2a on a PostgreSQL store", () => {
     const ok = await a2a(["whoami", "--as", "bob"], { dir: inUrl, cwd: cwd.path });
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain(`store postgres://${role}@`);
+    expect(ok.stdout).toContain(` as role ${role}: `); // issue 33: it said "OS user" for the database role
     const viaEnv = await a2a(["status"], { dir: urlAs(db.url, role) + "?schema=pwshow", env: { PGPASSWORD: pw } });
     expect(viaEnv.code).toBe(0);
     const wrong = await a2a(["status"], { dir: urlAs(db.url, role) + "?schema=pwshow", env: { PGPASSWORD: pw + "x" } });

@@ -135,9 +135,17 @@ describe.if(able && ON_FILES)("a store shared by three OS users", () => {
     expect(JSON.parse(await ok(USERS.bob, ["recv", "--as", "bob", "--json"]))).toMatchObject({ body: "the real alice", user: USERS.alice });
   });
 
-  test("someone outside the group is refused with one clear line", async () => {
+  test("someone outside the group is refused with one clear line naming the group", async () => {
     const r = await as("nobody", ["publish", "x", "y"], undefined, "65534");
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^a2a: .*(EACCES|not in it)/);
+    // Issue 33: it was EACCES on store.json with "mode 2770" (the README says 3770).
+    expect(r).toEqual({ code: 1, stdout: "", stderr: `a2a: the shared store ${store} belongs to group ${GROUP}, and you are not in it: ask its owner to add you (usermod -aG ${GROUP} nobody), then log in again\n` });
+  });
+
+  test("a member reading another member's inbox is told whose it is, and nothing moves", async () => {
+    await ok(USERS.alice, ["send", "bob", "for bob only", "--as", "alice"]);
+    const r = await as(USERS.alice, ["recv", "--as", "bob"]);
+    // Issue 33: it was "claiming message ... failed (EPERM): check the permissions ...".
+    expect(r).toEqual({ code: 1, stdout: "", stderr: `a2a: the inbox of bob (${join(store, "inbox", "bob")}) belongs to OS user ${USERS.bob}, not to you: only its owner reads it; read your own with --as YOUR-NAME\n` });
+    expect(await ok(USERS.bob, ["recv", "--as", "bob"])).toContain("for bob only");
   });
 });

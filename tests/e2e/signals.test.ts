@@ -5,8 +5,9 @@
 // signalling: no sleeps.
 // Also: a reader that closes stdout ends a non-durable stream quietly (exit 0).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { a2a, BIN, listens, spawnA2A, testStore, until } from "../harness/run";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { a2a, BIN, listens, spawnA2A, tempDir, testStore, until } from "../harness/run";
 
 setDefaultTimeout(120_000);
 
@@ -89,5 +90,60 @@ describe.concurrent("a reader that closes stdout", () => {
     expect(await new Response(sh.stderr).text()).toBe("");
     // It ended by itself: the slot is still running.
     expect(JSON.parse((await a2a(["status", "s", "--json"], { dir: d.path })).stdout)[0].state).toBe("running");
+  });
+});
+
+// Issue 33: Ctrl-C on `ssh devbox a2a wait NAME` left the remote wait running until the slot
+// was published: ssh's end of its stdout pipe was closed, and nothing was ever written to find
+// out. A blocking command whose stdout's reader goes away ends within a second, written to or
+// not, quietly (exit 0: nothing durable was consumed), on every blocking command. Its stdin
+// is /dev/null here and ends nothing (stdin at its end says nothing of the caller).
+describe.concurrent("a blocking command whose stdout's reader goes away", () => {
+  const more: { args: string[]; before?: string[][] }[] = [
+    { args: ["task", "claim", "q", "--as", "w", "--wait"] },
+    { args: ["task", "wait", "TASK"], before: [["task", "add", "q", "never done"]] },
+    { args: ["lease", "take", "db", "--as", "bob", "--wait"], before: [["lease", "take", "db", "--as", "alice", "--ttl", "1h"]] },
+  ];
+  for (const c of [...BLOCKING, ...more] as { args: string[]; before?: string[][] }[]) {
+    test(`a2a ${c.args.join(" ")}: ends by itself, exit 0, stdin /dev/null notwithstanding`, async () => {
+      using d = testStore();
+      let args = c.args;
+      for (const b of c.before ?? []) {
+        const r = await a2a(b, { dir: d.path });
+        expect(r.code).toBe(0);
+        args = args.map((a) => (a === "TASK" ? r.stdout.trim() : a));
+      }
+      const p = spawnA2A(args, { dir: d.path });
+      await until(() => armed(p.pid), 20_000, `a2a ${c.args[0]} armed`);
+      await p.stdout.cancel(); // the reader is gone, as ssh's is when the connection goes
+      const code = await Promise.race([p.exited, new Promise<string>((r) => setTimeout(() => r("still running after 10 s"), 10_000))]);
+      if (typeof code === "string") p.kill();
+      expect({ code, stderr: await new Response(p.stderr).text() }).toEqual({ code: 0, stderr: "" });
+    });
+  }
+
+  test("a2a reserve --wait in a repository: ends by itself, exit 0", async () => {
+    using d = testStore();
+    using repo = tempDir("a2a-hangup-repo-");
+    const git = (...args: string[]) => expect(Bun.spawnSync(["git", ...args], { cwd: repo.path, env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" } }).exitCode).toBe(0);
+    git("init", "-q", "-b", "main");
+    writeFileSync(join(repo.path, "a.ts"), "x\n");
+    git("add", ".");
+    git("commit", "-q", "-m", "one");
+    expect((await a2a(["reserve", "a.ts", "--as", "alice"], { dir: d.path, cwd: repo.path })).code).toBe(0);
+    const p = spawnA2A(["reserve", "a.ts", "--as", "bob", "--wait"], { dir: d.path, cwd: repo.path });
+    await until(() => catches(p.pid, 15), 20_000, "a2a reserve --wait armed");
+    await p.stdout.cancel();
+    const code = await Promise.race([p.exited, new Promise<string>((r) => setTimeout(() => r("still running after 10 s"), 10_000))]);
+    if (typeof code === "string") p.kill();
+    expect({ code, stderr: await new Response(p.stderr).text() }).toEqual({ code: 0, stderr: "" });
+  });
+
+  test("a reader that stays, and a stdin at its end, stop nothing: the wait gets its value", async () => {
+    using d = testStore();
+    const p = spawnA2A(["wait", "r"], { dir: d.path, pipeStdin: true }); // stdin a pipe closed at once
+    await until(() => armed(p.pid), 20_000, "a2a wait armed");
+    expect((await a2a(["publish", "r", "value"], { dir: d.path })).code).toBe(0);
+    expect([await new Response(p.stdout).text(), await p.exited]).toEqual(["value", 0]);
   });
 });

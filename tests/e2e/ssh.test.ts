@@ -7,12 +7,12 @@
 // Needs root (sshd's privilege separation), /usr/sbin/sshd and ssh-keygen (Debian's
 // openssh-server; .ci/run installs it). Without them the test says it skipped, and why.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { connect, text } from "../harness/mcp";
-import { a2a, BIN, hasWatch, ON_FILES, readUntil, spawnA2A, tempDir, until } from "../harness/run";
+import { a2a, BIN, hasWatch, ON_FILES, readUntil, ROOT, spawnA2A, tempDir, until } from "../harness/run";
 
 setDefaultTimeout(120_000);
 
@@ -123,6 +123,72 @@ describe.skipIf(!!why || !ON_FILES)("two machines over ssh, no shared filesystem
       expect([await get.exited, back.length, Buffer.compare(back, bytes)]).toEqual([0, bytes.length, 0]);
       // Nothing reached the laptop's own store.
       expect((await a2a(["status", "--json"], { dir: r.local })).stdout).toBe("[]\n");
+    } finally {
+      r.sshd.kill();
+      await r.sshd.exited;
+    }
+  });
+
+  // The README's own lines (section "Two machines over ssh"), run by bash on the laptop with
+  // `ssh devbox` reaching the sshd here: SQL with quotes, $, ; and newlines goes over stdin
+  // byte for byte (issue 33: "$(cat schema.sql)" was parsed again by the remote shell).
+  test("the README's ssh lines, as written: a schema file over stdin, byte for byte, and the wait's result back", async () => {
+    using d = tempDir("a2a-ssh-");
+    const r = await startRemote(d.path);
+    try {
+      const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+      const section = readme.slice(readme.indexOf("## Two machines over ssh"));
+      const block = /```sh\n([\s\S]*?)```/.exec(section)![1];
+      const lines = block.split("\n").filter((l) => l.startsWith("ssh devbox") || l.startsWith("summary=$(ssh devbox"));
+      expect(lines).toEqual(["ssh devbox a2a publish schema - < schema.sql", "summary=$(ssh devbox a2a wait review --timeout 30m)"]);
+      // `ssh` on the laptop's PATH: the real one with the key, port and options, devbox its host.
+      const bin = join(d.path, "laptop-bin");
+      mkdirSync(bin);
+      const [, ...opts] = r.ssh.slice(0, -1);
+      writeFileSync(join(bin, "ssh"), `#!/bin/sh\n[ "$1" = devbox ] || exit 97\nshift\nexec /usr/bin/ssh ${opts.map((o) => `'${o}'`).join(" ")} root@127.0.0.1 "$@"\n`);
+      chmodSync(join(bin, "ssh"), 0o755);
+      const sql = "create table \"user\" (id int, note text default 'it''s $HOME; `x`');\n-- a comment; (parens) & * ?\n";
+      writeFileSync(join(d.path, "schema.sql"), sql);
+      const script = `set -eu\n${lines.join("\n")}\nprintf '%s' "$summary"\n`;
+      const sh = Bun.spawn({ cmd: ["bash", "-c", script], cwd: d.path, env: { ...process.env, PATH: `${bin}:/usr/bin:/bin`, A2A_DIR: r.local }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      await until(() => existsSync(join(r.remote, "slots", "schema.json")), 30_000, "the schema on devbox");
+      expect(await a2a(["wait", "schema"], { dir: r.remote })).toEqual({ code: 0, stdout: sql, stderr: "" });
+      expect((await a2a(["publish", "review", "schema ok"], { dir: r.remote })).code).toBe(0);
+      const [stdout, stderr, code] = await Promise.all([new Response(sh.stdout).text(), new Response(sh.stderr).text(), sh.exited]);
+      expect({ stdout, stderr, code }).toEqual({ stdout: "published schema (version 1, " + Buffer.byteLength(sql) + "B)\nschema ok", stderr: "", code: 0 });
+    } finally {
+      r.sshd.kill();
+      await r.sshd.exited;
+    }
+  });
+
+  // Issue 33: Ctrl-C on `ssh devbox a2a wait NAME` left the remote wait running until the slot
+  // was published. ssh gone, sshd closes the remote command's stdout: the wait ends by itself.
+  test("Ctrl-C on the laptop's `ssh devbox a2a wait NAME` ends the remote wait", async () => {
+    using d = tempDir("a2a-ssh-");
+    const r = await startRemote(d.path);
+    try {
+      const name = `never-${process.pid}-${Date.now()}`;
+      const ssh = Bun.spawn({ cmd: [...r.ssh, "a2a", "wait", name], env: { ...process.env, A2A_DIR: r.local }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+      // The remote a2a: the process whose command line names this slot, once it watches the store.
+      const remotePid = (): number | undefined => {
+        for (const p of readdirSync("/proc").filter((e) => /^\d+$/.test(e)).map(Number)) {
+          if (p === ssh.pid) continue;
+          try {
+            const argv = readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0");
+            if (argv.includes(name) && argv.includes("wait") && !argv.some((a) => a.includes("ssh"))) return p;
+          } catch {
+            // gone meanwhile
+          }
+        }
+        return undefined;
+      };
+      let pid: number | undefined;
+      await until(() => (pid = remotePid()) !== undefined && hasWatch(pid), 30_000, "the remote wait armed");
+      ssh.kill("SIGINT");
+      await ssh.exited;
+      await until(() => !existsSync(`/proc/${pid}/cmdline`) || readFileSync(`/proc/${pid}/cmdline`, "utf8") === "", 30_000, "the remote wait to end");
+      expect(JSON.parse((await a2a(["status", "--json"], { dir: r.remote })).stdout)).toEqual([]);
     } finally {
       r.sshd.kill();
       await r.sshd.exited;

@@ -65,7 +65,7 @@ describe("settings", () => {
 
 describe("store path", () => {
   test("--dir wins over A2A_DIR, which wins over ~/.a2a", () => {
-    expect(storeRoot("/x/flag", { A2A_DIR: "/x/env" })).toEqual({ root: "/x/flag", from: "--dir" });
+    expect(storeRoot("/x/flag", { A2A_DIR: "/x/env" })).toEqual({ root: "/x/flag", from: "dir" });
     expect(storeRoot(undefined, { A2A_DIR: "/x/env" })).toEqual({ root: "/x/env", from: "A2A_DIR" });
     expect(storeRoot(undefined, {})).toEqual({ root: join(homedir(), ".a2a"), from: "default" });
   });

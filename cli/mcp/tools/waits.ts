@@ -78,7 +78,7 @@ export function registerWaitTools(server: McpServer, ctx: McpCtx): void {
         const r = w.found.get(name)!;
         return { ok: true, name, ...recordFields(r), ...(await attachmentViews(ctx.bus, r.attachments)), waited_secs, message: `${name} published version ${r.version}.`, untrusted: UNTRUSTED };
       }
-      const meant = await ctx.bus.slots.similar(name);
+      const meant = w.kind === "timeout" ? await ctx.bus.slots.similar(name) : undefined; // waiting before the publisher starts is usual
       const state = (await stateOf(ctx, name)) + (meant ? `; no slot named ${name} has ever been written: did you mean ${meant}?` : "");
       const again = `agent_wait(name="${name}", timeout=${Math.ceil(w.remaining)})`;
       const message =
