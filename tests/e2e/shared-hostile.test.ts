@@ -4,7 +4,7 @@
 // hide or misattribute anyone's mail, policy, topic messages or session state; what a2a cannot
 // stop or fix itself, `a2a doctor` names with its fix.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "../harness/mcp";
 import { a2a, asUser, BIN, canMakeUsers, makeUsers, ON_FILES, otherUserEnv, shellAs, type RunResult } from "../harness/run";
@@ -234,6 +234,23 @@ describe.if(able && ON_FILES)("a shared store with a hostile member", () => {
     expect(JSON.stringify(ownerLines(await doctor(USERS.bob)))).not.toContain(copy);
   });
 
+  test("mallory plants files under the digest and under the name of alice's copy too: alice's copy takes a name nobody could guess, and bob gets alice's bytes", async () => {
+    while ((await ok(USERS.bob, ["recv", "--as", "bob", "--json"])) !== "");
+    const file = join(base, "plan2.txt");
+    writeFileSync(file, "the second plan\n", { mode: 0o644 });
+    const hex = new Bun.CryptoHasher("sha256").update("the second plan\n").digest("hex");
+    const dir = join(store, "blobs", "sha256");
+    const aliceUid = statSync(join(store, "inbox", "alice")).uid;
+    expect(shellAs(USERS.mallory, `printf 'forged' > '${dir}/${hex}' && printf 'forged' > '${dir}/${hex}.${aliceUid}'`)).toBe(0);
+    await ok(USERS.alice, ["send", "bob", "plan two", "--attach", file, "--as", "alice"]);
+    const copies = readdirSync(dir).filter((n) => n.startsWith(`${hex}.${aliceUid}.`));
+    expect(copies).toHaveLength(1);
+    expect(statSync(join(dir, copies[0])).uid).toBe(aliceUid);
+    const got = JSON.parse(await ok(USERS.bob, ["recv", "--as", "bob", "--json"]));
+    expect(await ok(USERS.bob, ["get", got.attachments[0].digest])).toBe("the second plan\n");
+    expect(await ok(USERS.alice, ["get", got.attachments[0].digest])).toBe("the second plan\n");
+  });
+
   // mallory puts first the bytes of a file alice will attach, then, once alice has sent it, does
   // to her own file what its owner may: removes it, makes it unreadable, changes it.
   for (const [how, act] of [
@@ -293,6 +310,33 @@ describe.if(able && ON_FILES)("a shared store with a hostile member", () => {
     } finally {
       await B.close();
     }
+  });
+
+  test("gc and copies: two hours on, a member's gc removes only its own files of a blob nothing names, and no file of one a record names", async () => {
+    const gcLater = async (user: string) => {
+      const r = await a2a(["gc", "--json"], { dir: store, prefix: [...asUser(user, { initGroups: true, umask: "022" }), "faketime", "-f", "+2h"], env: otherUserEnv });
+      if (r.code !== 0) throw new Error(`${user}: a2a gc -> exit ${r.code}: ${r.stderr}`);
+      return JSON.parse(r.stdout).blobs_removed as number;
+    };
+    const aliceUid = statSync(join(store, "inbox", "alice")).uid;
+    const put = async (name: string, text: string) => {
+      writeFileSync(join(base, name), text, { mode: 0o644 });
+      const digest = (await ok(USERS.mallory, ["put", join(base, name)])).trim();
+      const blob = join(store, "blobs", "sha256", digest.slice(7));
+      return { digest, file: join(base, name), blob, copy: `${blob}.${aliceUid}` };
+    };
+    const loose = await put("gc-loose.txt", "copied, then let go\n");
+    await ok(USERS.alice, ["put", loose.file]);
+    const named = await put("gc-named.txt", "copied, and named\n");
+    await ok(USERS.alice, ["send", "carol", "keep this", "--attach", named.file, "--as", "alice"]);
+    expect([loose.blob, loose.copy, named.blob, named.copy].map(existsSync)).toEqual([true, true, true, true]);
+    expect(await gcLater(USERS.mallory)).toBeGreaterThanOrEqual(1);
+    expect([loose.blob, loose.copy, named.blob, named.copy].map(existsSync)).toEqual([false, true, true, true]);
+    expect(await ok(USERS.bob, ["get", loose.digest])).toBe("copied, then let go\n"); // alice's copy
+    expect(await gcLater(USERS.alice)).toBeGreaterThanOrEqual(1);
+    expect([loose.blob, loose.copy, named.blob, named.copy].map(existsSync)).toEqual([false, false, true, true]);
+    expect((await as(USERS.bob, ["get", loose.digest])).code).toBe(3);
+    expect(await ok(USERS.carol, ["get", named.digest])).toBe("copied, and named\n");
   });
 
   test("a store made before this fix where mallory made blobs/sha256/ and closed it: doctor names it, with the fix", async () => {
