@@ -65,8 +65,9 @@ function writeTemp(store: Store, data: string | Uint8Array, opts: WriteOptions =
 
 // A file of any size, written piece by piece into a temp file of tmp/ and then linked to `dest`
 // (exclusive: a name, once made, is never replaced), read-only: a blob (lib/fs/blobs.ts). Until
-// `link` nothing is at `dest`; `link` and `abort` always remove the temp name, and a crash
-// leaves only the temp file, which gc removes (TMP_STALE_MS after its last write).
+// `link` nothing is at `dest`; a link that finds `dest` taken keeps the temp file for a link to
+// another name, anything else (and `abort`) removes it; a crash leaves only the temp file, which
+// gc removes (TMP_STALE_MS after its last write).
 export interface Staged {
   write(bytes: Uint8Array): void;
   link(dest: string): "made" | "exists";
@@ -82,6 +83,7 @@ export function stageFile(store: Store): Staged {
     if (fd !== undefined) closeSync(fd);
     fd = undefined;
   };
+  const drop = () => (close(), unlinkQuiet(temp));
   try {
     fd = openSync(temp, "wx", store.fileMode);
     fchmodSync(fd, store.fileMode);
@@ -100,8 +102,8 @@ export function stageFile(store: Store): Staged {
     },
     link(dest) {
       try {
-        if (store.durability === "fsync") fsyncSync(fd!);
-        fchmodSync(fd!, store.fileMode & 0o444);
+        if (fd !== undefined && store.durability === "fsync") fsyncSync(fd);
+        if (fd !== undefined) fchmodSync(fd, store.fileMode & 0o444);
         close();
         ensureDir(store, dirname(dest));
         try {
@@ -110,19 +112,15 @@ export function stageFile(store: Store): Staged {
           if ((err as NodeJS.ErrnoException).code === "EEXIST") return "exists";
           throw err;
         }
+        unlinkQuiet(temp);
         syncDir(store, dirname(dest));
         return "made";
       } catch (err) {
+        drop();
         throw ioError(err, `storing ${basename(dest)}`);
-      } finally {
-        close();
-        unlinkQuiet(temp);
       }
     },
-    abort() {
-      close();
-      unlinkQuiet(temp);
-    },
+    abort: () => drop(),
   };
 }
 

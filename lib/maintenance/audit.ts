@@ -13,8 +13,9 @@
 //   closed to the group's writes; a session record belongs to the owner of its agent's inbox
 //   (this user, for the session doctor runs for);
 // - blobs/sha256/ is sticky, the store owner's and open to the group's puts (a member owning it
-//   could close it to every other put); each blob another member owns is a regular file
-//   holding the bytes its name says (a file planted under a digest someone is about to store).
+//   could close it to every other put); each blob or copy (lib/fs/blob-files.ts) another
+//   member owns is a regular file holding the bytes its name says (a planted file: a2a passes
+//   over it, but it takes space and a put of those bytes then makes a copy).
 // Reading only: nothing is changed here.
 
 import { notOnDatabase } from "../core/errors";
@@ -25,7 +26,7 @@ import { entries, lstatIf } from "../core/fs";
 import { checkStore, myUid } from "../core/guard";
 import { GROUP_WRITE, STICKY } from "../core/modes";
 import { userName } from "../core/owner";
-import { blobFileHolds } from "../fs/blobs";
+import { blobFileHolds, hexOfName } from "../fs/blob-files";
 import { badDir, blobsDir, claimDir, curDir, heldDir, inboxDir, inboxesDir, isValidName, keysDir, newDir, peerNameOf, policyFile, sessionsDir, STICKY_NAMES, topicDir, topicsDir } from "../core/paths";
 
 export interface Finding {
@@ -111,12 +112,13 @@ function auditBlobs(store: Store, storeOwner: number, out: Finding[]): void {
   }
   if (!(st.mode & STICKY)) out.push({ path: dir, problem: "is not sticky: any member can remove or replace another's blobs", fix: `chmod +t ${dir} (as ${who(st.uid)}, its owner, or root)` });
   if ((st.mode & 0o070) !== 0o070) out.push({ path: dir, problem: "is closed to the group: no other member can store a blob (send --attach fails)", fix: `chmod g+rwx ${dir} (as ${who(st.uid)}, its owner, or root)` });
-  for (const hex of entries(store, dir)) {
-    const path = join(dir, hex);
+  for (const name of entries(store, dir)) {
+    const path = join(dir, name);
     const f = lstatIf(path, true);
+    const hex = hexOfName(name); // a blob's name, or a member's copy of it (lib/fs/blob-files.ts)
     if (!f || f.uid === myUid()) continue;
-    if (!f.isFile() || !blobFileHolds(path, hex)) {
-      out.push({ path, problem: `holds other bytes than its name says (from ${who(f.uid)}): a put of those bytes is refused, and nobody can read the blob`, fix: `rm ${path} (as ${who(f.uid)} or ${who(st.uid)}, the directory's owner, or root)` });
+    if (!hex || !f.isFile() || !blobFileHolds(path, hex)) {
+      out.push({ path, problem: `holds other bytes than its name says (from ${who(f.uid)}): a2a passes over it (a put of those bytes keeps its own copy beside it)`, fix: `rm ${path} (as ${who(f.uid)} or ${who(st.uid)}, the directory's owner, or root)` });
     }
   }
 }

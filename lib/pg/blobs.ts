@@ -126,6 +126,8 @@ export function pgBlobs(pg: PgClient): BlobStorage {
       return rows.length ? parts(pg, hex, rows[0].upload) : undefined;
     },
     path: () => undefined,
+    // A record is about to name it: gc's grace counts from here, as from a put (stamp moves changed_at).
+    touch: async (hex) => void (await pg.run(`storing blob ${hex}`, (sql) => sql`update blobs set stored_at = now() where hex = ${hex}`)),
     list: async () => (await pg.read("listing blobs", (sql) => sql`select hex, size, extract(epoch from stored_at) * 1000 as at from blobs order by hex`)).map(infoOf),
     remove: (hex, before) =>
       pg.run(`removing blob ${hex}`, (sql) =>

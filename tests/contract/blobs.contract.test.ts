@@ -2,7 +2,7 @@
 // bytes stored under their own SHA-256, given back byte for byte and checked, one copy of equal
 // bytes, nothing visible of a put that failed.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { psqlAs } from "../harness/pg";
 import type { Bus } from "../../lib/bus";
@@ -29,6 +29,19 @@ async function damage(engine: string, bus: Bus, digest: string): Promise<void> {
     const schema = url.searchParams.get("schema") ?? "a2a";
     url.searchParams.delete("schema");
     await psqlAs(url.href, `update ${schema}.blob_parts set data = set_byte(data, 0, get_byte(data, 0) # 1) where n = 0 and upload = (select upload from ${schema}.blobs where hex = '${hex}')`);
+  }
+}
+// Sets blob `digest`'s time (gc counts its grace period from it) two hours back.
+async function age(engine: string, bus: Bus, digest: string): Promise<void> {
+  const hex = digest.slice("sha256:".length);
+  if (engine === "file") {
+    const old = new Date(Date.now() - 2 * 3600_000);
+    utimesSync(join(bus.where, "blobs", "sha256", hex), old, old);
+  } else {
+    const url = new URL(bus.where);
+    const schema = url.searchParams.get("schema") ?? "a2a";
+    url.searchParams.delete("schema");
+    await psqlAs(url.href, `update ${schema}.blobs set stored_at = now() - interval '2 hours' where hex = '${hex}'`);
   }
 }
 const later = () => Date.now() + 2 * 3600_000; // the time gc counts blob ages to: two hours on
@@ -177,6 +190,14 @@ for (const engine of enginesFor("blobs")) {
       expect(codeOf(e)).toEqual({ code: "EIO", exit: 1 });
       expect(e.message).toContain(`blob ${put.digest} is damaged in the store`);
       expect((await t.bus.mail.list("bob", 10)).counts.unread).toBe(1);
+    });
+
+    test("a record naming a blob moves the blob's time to now: gc's grace period counts from the naming, not from an older put", async () => {
+      const put = await t.bus.blobs.put(piecesOf(new TextEncoder().encode("named late\n"), 5));
+      await age(engine.name, t.bus, put.digest);
+      expect((await t.bus.blobs.stat(put.digest)).at).toBeLessThan(Date.now() - 3600_000);
+      await t.reopen().mail.send("alice", "bob", "at last", { attach: [{ digest: put.digest, name: "late.txt" }] });
+      expect((await t.bus.blobs.stat(put.digest)).at).toBeGreaterThan(Date.now() - FLOOR);
     });
 
     test("export and import move blobs with the records that name them: byte for byte, digests kept, twice changes nothing; a damaged part refuses the whole file", async () => {

@@ -4,7 +4,7 @@
 // hide or misattribute anyone's mail, policy, topic messages or session state; what a2a cannot
 // stop or fix itself, `a2a doctor` names with its fix.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "../harness/mcp";
 import { a2a, asUser, BIN, canMakeUsers, makeUsers, ON_FILES, otherUserEnv, shellAs, type RunResult } from "../harness/run";
@@ -217,56 +217,126 @@ describe.if(able && ON_FILES)("a shared store with a hostile member", () => {
     expect(JSON.parse(await ok(USERS.alice, ["gc", "--json"])).blobs_removed).toBe(1); // its owner's gc removes it
   });
 
-  test("a file mallory plants under the digest of alice's attachment: alice's send fails naming it, nothing is delivered, doctor names it", async () => {
+  test("a file mallory plants under the digest of alice's attachment: alice's send keeps its own copy, bob gets alice's bytes, doctor names the planted file", async () => {
     while ((await ok(USERS.bob, ["recv", "--as", "bob", "--json"])) !== ""); // what earlier tests left
     const file = join(base, "plan.txt");
     writeFileSync(file, "the real plan\n", { mode: 0o644 });
     const hex = new Bun.CryptoHasher("sha256").update("the real plan\n").digest("hex");
     const blob = join(store, "blobs", "sha256", hex);
     expect(shellAs(USERS.mallory, `printf 'forged plan' > '${blob}' && chmod 440 '${blob}'`)).toBe(0); // a free name
-    const r = await as(USERS.alice, ["send", "bob", "the plan", "--attach", file, "--as", "alice"]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`a2a: ${blob} holds other bytes than its name says (put there by OS user ${USERS.mallory}, or damaged): nothing was stored`);
-    expect(await ok(USERS.bob, ["recv", "--as", "bob", "--json"])).toBe(""); // nothing was sent
-    expect((await as(USERS.alice, ["put", file])).code).toBe(1);
-    expect(ownerLines(await doctor(USERS.bob))).toContainEqual(expect.objectContaining({ level: "problem", detail: expect.stringContaining(`${blob} holds other bytes than its name says (from OS user ${USERS.mallory})`), fix: expect.stringContaining(`rm ${blob}`) }));
-    expect(shellAs(USERS.mallory, `rm -f '${blob}'`)).toBe(0);
     await ok(USERS.alice, ["send", "bob", "the plan", "--attach", file, "--as", "alice"]);
+    const copy = `${blob}.${statSync(join(store, "inbox", "alice")).uid}`;
+    expect([statSync(copy).uid, mode(copy)]).toEqual([statSync(join(store, "inbox", "alice")).uid, 0o440]);
+    expect(shellAs(USERS.mallory, `rm -f '${copy}'`)).not.toBe(0); // sticky: alice's own
     const got = JSON.parse(await ok(USERS.bob, ["recv", "--as", "bob", "--json"]));
     expect(await ok(USERS.bob, ["get", got.attachments[0].digest])).toBe("the real plan\n");
+    expect(ownerLines(await doctor(USERS.bob))).toContainEqual(expect.objectContaining({ level: "problem", detail: expect.stringContaining(`${blob} holds other bytes than its name says (from OS user ${USERS.mallory})`), fix: expect.stringContaining(`rm ${blob}`) }));
+    expect(JSON.stringify(ownerLines(await doctor(USERS.bob)))).not.toContain(copy);
   });
 
-  test("mallory changes a blob she stored first once alice named it: bob's get hands out none of her bytes, and MCP gives bob no path to it", async () => {
-    const file = join(base, "shared.txt");
-    writeFileSync(file, "common knowledge\n", { mode: 0o644 });
-    const digest = (await ok(USERS.mallory, ["put", file])).trim(); // hers: she may change it later
-    const blob = join(store, "blobs", "sha256", digest.slice(7));
-    await ok(USERS.alice, ["send", "bob", "read this", "--attach", file, "--as", "alice"]); // the bytes are right now
-    expect(shellAs(USERS.mallory, `chmod 640 '${blob}' && printf 'common knowledgf\n' > '${blob}'`)).toBe(0);
-    const r = await as(USERS.bob, ["get", digest]);
-    expect([r.code, r.stdout]).toEqual([1, ""]);
-    expect(r.stderr).toContain(`blob ${digest} is damaged in the store`);
-    const mine = join(base, "bob-dir");
-    mkdirSync(mine);
-    chmodSync(mine, 0o777); // bob may write there: only the blob is wrong
-    const out = join(mine, "got.txt");
-    expect((await as(USERS.bob, ["get", digest, "-o", out])).code).toBe(1);
-    expect(existsSync(out)).toBe(false);
-    writeFileSync(join(base, "bob.txt"), "bob's own\n", { mode: 0o644 });
-    const own = (await ok(USERS.bob, ["put", join(base, "bob.txt")])).trim();
+  test("mallory plants files under the digest and under the name of alice's copy too: alice's copy takes a name nobody could guess, and bob gets alice's bytes", async () => {
+    while ((await ok(USERS.bob, ["recv", "--as", "bob", "--json"])) !== "");
+    const file = join(base, "plan2.txt");
+    writeFileSync(file, "the second plan\n", { mode: 0o644 });
+    const hex = new Bun.CryptoHasher("sha256").update("the second plan\n").digest("hex");
+    const dir = join(store, "blobs", "sha256");
+    const aliceUid = statSync(join(store, "inbox", "alice")).uid;
+    expect(shellAs(USERS.mallory, `printf 'forged' > '${dir}/${hex}' && printf 'forged' > '${dir}/${hex}.${aliceUid}'`)).toBe(0);
+    await ok(USERS.alice, ["send", "bob", "plan two", "--attach", file, "--as", "alice"]);
+    const copies = readdirSync(dir).filter((n) => n.startsWith(`${hex}.${aliceUid}.`));
+    expect(copies).toHaveLength(1);
+    expect(statSync(join(dir, copies[0])).uid).toBe(aliceUid);
+    const got = JSON.parse(await ok(USERS.bob, ["recv", "--as", "bob", "--json"]));
+    expect(await ok(USERS.bob, ["get", got.attachments[0].digest])).toBe("the second plan\n");
+    expect(await ok(USERS.alice, ["get", got.attachments[0].digest])).toBe("the second plan\n");
+  });
+
+  // mallory puts first the bytes of a file alice will attach, then, once alice has sent it, does
+  // to her own file what its owner may: removes it, makes it unreadable, changes it.
+  for (const [how, act] of [
+    ["removes", "rm -f"],
+    ["makes unreadable", "chmod 000"],
+    ["changes", "chmod 640 BLOB && printf 'forged\\n' >"],
+  ] as const) {
+    test(`mallory ${how} the blob she stored first once alice named it: bob still gets alice's bytes, by get and by MCP`, async () => {
+      while ((await ok(USERS.bob, ["recv", "--as", "bob", "--json"])) !== ""); // what earlier tests left
+      const bytes = `predictable: ${how}\n`;
+      const file = join(base, `predictable-${how.replace(/ /g, "-")}.txt`);
+      writeFileSync(file, bytes, { mode: 0o644 });
+      const digest = (await ok(USERS.mallory, ["put", file])).trim(); // hers: she may do anything to it later
+      const blob = join(store, "blobs", "sha256", digest.slice(7));
+      const sent = await ok(USERS.alice, ["send", "bob", "read this", "--attach", file, "--as", "alice"]);
+      expect(sent).toContain("sent");
+      expect(shellAs(USERS.mallory, `${act.replace("BLOB", `'${blob}'`)} '${blob}'`)).toBe(0);
+      const msg = JSON.parse(await ok(USERS.bob, ["recv", "--as", "bob", "--peek", "--json"]));
+      expect(msg.attachments).toEqual([expect.objectContaining({ digest, size: bytes.length })]);
+      expect(await ok(USERS.bob, ["get", digest])).toBe(bytes);
+      const mine = join(base, `bob-${how.replace(/ /g, "-")}`);
+      mkdirSync(mine);
+      chmodSync(mine, 0o777);
+      await ok(USERS.bob, ["get", digest, "-o", join(mine, "got.txt")]);
+      expect(readFileSync(join(mine, "got.txt"), "utf8")).toBe(bytes);
+      expect(JSON.parse(await ok(USERS.mallory, ["gc", "--json"])).blobs_removed).toBe(0); // named: nobody's gc takes it
+      const B = await connect(store, { ...otherUserEnv, A2A_AGENT: "bob" }, { prefix: asUser(USERS.bob, { initGroups: true, umask: "022" }), cwd: base });
+      try {
+        const got = await B.structured("check_messages", {});
+        const att = got.messages.flatMap((m: { attachments?: { digest: string; path?: string; resource: string }[] }) => m.attachments ?? []).find((a: { digest: string }) => a.digest === digest);
+        expect(att).toBeDefined();
+        // a path only to a file bob can read whose bytes are the blob's (alice's copy: she could change it, so none)
+        if (att.path !== undefined) expect(readFileSync(att.path, "utf8")).toBe(bytes);
+        expect(att.path).not.toBe(blob);
+        const res = await B.client.readResource({ uri: att.resource });
+        expect((res.contents[0] as { text: string }).text).toBe(bytes);
+      } finally {
+        await B.close();
+      }
+    });
+  }
+
+  test("a member who stored the bytes itself gets a path to its own copy in MCP results", async () => {
+    while ((await ok(USERS.bob, ["recv", "--as", "bob", "--json"])) !== "");
+    const file = join(base, "both.txt");
+    writeFileSync(file, "both have it\n", { mode: 0o644 });
+    const digest = (await ok(USERS.mallory, ["put", file])).trim();
+    await ok(USERS.bob, ["put", file]); // bob's own copy beside mallory's file
+    await ok(USERS.alice, ["send", "bob", "same bytes", "--attach", file, "--as", "alice"]);
+    expect(shellAs(USERS.mallory, `rm -f '${join(store, "blobs", "sha256", digest.slice(7))}'`)).toBe(0);
     const B = await connect(store, { ...otherUserEnv, A2A_AGENT: "bob" }, { prefix: asUser(USERS.bob, { initGroups: true, umask: "022" }), cwd: base });
     try {
-      await B.json("send_message", { to_id: "bob", message: "mine", attach: [join(base, "bob.txt")] });
       const got = await B.structured("check_messages", {});
-      const atts = got.messages.flatMap((m: { attachments?: { digest: string; path?: string }[] }) => m.attachments ?? []);
-      const theirs = atts.find((a: { digest: string }) => a.digest === digest);
-      const his = atts.find((a: { digest: string }) => a.digest === own);
-      expect(theirs).toBeDefined();
-      expect(theirs.path).toBeUndefined(); // mallory's file: she could change it after any check
-      expect(readFileSync(his.path, "utf8")).toBe("bob's own\n");
+      const att = got.messages.flatMap((m: { attachments?: { digest: string; path?: string }[] }) => m.attachments ?? []).find((a: { digest: string }) => a.digest === digest);
+      expect(att.path).toBe(join(store, "blobs", "sha256", `${digest.slice(7)}.${statSync(join(store, "inbox", "bob")).uid}`));
+      expect(readFileSync(att.path, "utf8")).toBe("both have it\n");
     } finally {
       await B.close();
     }
+  });
+
+  test("gc and copies: two hours on, a member's gc removes only its own files of a blob nothing names, and no file of one a record names", async () => {
+    const gcLater = async (user: string) => {
+      const r = await a2a(["gc", "--json"], { dir: store, prefix: [...asUser(user, { initGroups: true, umask: "022" }), "faketime", "-f", "+2h"], env: otherUserEnv });
+      if (r.code !== 0) throw new Error(`${user}: a2a gc -> exit ${r.code}: ${r.stderr}`);
+      return JSON.parse(r.stdout).blobs_removed as number;
+    };
+    const aliceUid = statSync(join(store, "inbox", "alice")).uid;
+    const put = async (name: string, text: string) => {
+      writeFileSync(join(base, name), text, { mode: 0o644 });
+      const digest = (await ok(USERS.mallory, ["put", join(base, name)])).trim();
+      const blob = join(store, "blobs", "sha256", digest.slice(7));
+      return { digest, file: join(base, name), blob, copy: `${blob}.${aliceUid}` };
+    };
+    const loose = await put("gc-loose.txt", "copied, then let go\n");
+    await ok(USERS.alice, ["put", loose.file]);
+    const named = await put("gc-named.txt", "copied, and named\n");
+    await ok(USERS.alice, ["send", "carol", "keep this", "--attach", named.file, "--as", "alice"]);
+    expect([loose.blob, loose.copy, named.blob, named.copy].map(existsSync)).toEqual([true, true, true, true]);
+    expect(await gcLater(USERS.mallory)).toBeGreaterThanOrEqual(1);
+    expect([loose.blob, loose.copy, named.blob, named.copy].map(existsSync)).toEqual([false, true, true, true]);
+    expect(await ok(USERS.bob, ["get", loose.digest])).toBe("copied, then let go\n"); // alice's copy
+    expect(await gcLater(USERS.alice)).toBeGreaterThanOrEqual(1);
+    expect([loose.blob, loose.copy, named.blob, named.copy].map(existsSync)).toEqual([false, false, true, true]);
+    expect((await as(USERS.bob, ["get", loose.digest])).code).toBe(3);
+    expect(await ok(USERS.carol, ["get", named.digest])).toBe("copied, and named\n");
   });
 
   test("a store made before this fix where mallory made blobs/sha256/ and closed it: doctor names it, with the fix", async () => {

@@ -3,7 +3,7 @@
 // that the members can work together (mail, topics, slots), that nobody can rewrite another's
 // message in place or remove it, and that a sender bound to an OS user cannot be forged.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { a2a, asUser, BIN, canMakeUsers, makeUsers, ON_FILES, otherUserEnv, shellAs, type RunResult } from "../harness/run";
@@ -65,7 +65,7 @@ describe.if(able && ON_FILES)("a store shared by three OS users", () => {
     expect(JSON.parse(await ok(USERS.alice, ["recv", "--as", "alice", "--json"]))).toMatchObject({ from: "bob", user: USERS.bob });
   });
 
-  test("blobs between members: read-only in the group (0440), one copy of equal bytes from two members, gc by its owner removes one nothing names", async () => {
+  test("blobs between members: read-only in the group (0440), a member's own copy of bytes another member stored first, gc by its owner removes one nothing names", async () => {
     const dir = mkdtempSync(join(tmpdir(), "a2a-shared-blob-"));
     try {
       chmodSync(dir, 0o755);
@@ -76,8 +76,12 @@ describe.if(able && ON_FILES)("a store shared by three OS users", () => {
       const blob = join(store, "blobs", "sha256", digest.slice("sha256:".length));
       expect(statSync(blob).mode & 0o777).toBe(0o440);
       expect(await ok(USERS.bob, ["get", digest])).toBe("alice's report\n");
-      // Bob stores the same bytes: the one copy stays (alice's), and a put cannot change it.
+      // Bob stores the same bytes: alice's file stays as it is, and bob keeps a copy of his own
+      // beside it (what he names never hangs on a file alice may remove), once.
+      expect(JSON.parse(await ok(USERS.bob, ["put", join(dir, "report.txt"), "--json"]))).toMatchObject({ digest, fresh: true });
       expect(JSON.parse(await ok(USERS.bob, ["put", join(dir, "report.txt"), "--json"]))).toMatchObject({ digest, fresh: false });
+      const bobs = `${blob}.${Number(Bun.spawnSync(["id", "-u", USERS.bob]).stdout.toString().trim())}`;
+      expect([statSync(bobs).mode & 0o777, readFileSync(bobs, "utf8"), readFileSync(blob, "utf8")]).toEqual([0o440, "alice's report\n", "alice's report\n"]);
       expect(shellAs(USERS.bob, `printf forged > '${blob}'`)).not.toBe(0);
       const loose = (await ok(USERS.carol, ["put", join(dir, "loose.txt")])).trim();
       // Two hours on by the gc's clock: bob's gc leaves carol's blob (blobs/sha256/ is sticky), hers removes it.
