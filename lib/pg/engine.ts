@@ -76,7 +76,7 @@ export interface PgEngine extends PgClient {
   // the schema made or migrated on purpose, and the SQL that makes it, for a DBA (no connection).
   checks(): Promise<ServerReport>;
   init(): Promise<{ schema: string; found: number; version: number }>;
-  script(rls?: boolean): string; // rls: with row-level security (lib/pg/mail.ts MAIL_ROW_SECURITY)
+  script(rls?: boolean): string; // rls: with row-level security (lib/pg/mail-trust.ts, lib/pg/blob-trust.ts)
 }
 
 // SQLSTATEs of a schema that is not there yet, or older than this a2a: undefined table,

@@ -12,7 +12,8 @@
 //   and claim (a trigger refuses any other, whoever makes it: no one rewrites another's words);
 // - a delivery is one transaction: the key (if any), the unread count and the insert; a key is
 //   a row whose insert waits for a concurrent one of the same key, so a key delivers once;
-// - a message entering unread wakes the inbox's channel at commit, with its id;
+// - a message entering unread wakes the inbox's channel at commit, with no payload (any role may
+//   listen: the id is the inbox owner's to read);
 // - an inbox's owner is the role that first opened it as its own (a sender's delivery makes
 //   the inbox but owns nothing); a policy speaks for its agent when its writer is that owner,
 //   or when no owner is known yet;
@@ -70,10 +71,11 @@ export const MAIL_TABLES = [
   `create index messages_answers on $S.messages (reply_to) where thread is null`, // replies written before threads, found through their parents
   `create index messages_id on $S.messages (id)`, // locate: a message by its id alone, in whichever inbox
   `create trigger stamp before insert on $S.messages for each row execute function $S.stamp()`,
+  // Without the id: any role may LISTEN on any channel, and row-level security hides the id.
   `create function $S.wake_inbox() returns trigger language plpgsql as $$
    begin
      if new.place = 'unread' and (tg_op = 'INSERT' or old.place <> 'unread') then
-       perform pg_notify($S.channel('inbox:' || new.agent), new.id);
+       perform pg_notify($S.channel('inbox:' || new.agent), '');
      end if;
      return null;
    end $$`,
@@ -201,10 +203,11 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
             const mine = await tx`insert into mail_keys (agent, sender, key, id) values (${to}, ${opts.key.from}, ${keyHash}, ${id})
                                   on conflict (agent, sender, key) do nothing returning id`;
             if (!mine.length) {
-              const [first] = await tx`select id, writer, current_user as me from mail_keys where agent = ${to} and sender = ${opts.key.from} and key = ${keyHash}`;
+              // No row seen: row-level security hides another role's key (lib/pg/mail-trust.ts).
+              const [first] = await tx`select k.id, k.writer, current_user as me from (select 1) one left join mail_keys k on k.agent = ${to} and k.sender = ${opts.key.from} and k.key = ${keyHash}`;
               if (first.writer !== first.me) {
-                throw new A2AError("EIO", text`the key ${opts.key.key} of mail to ${to} was recorded by role ${first.writer}, not by you (${first.me}): a key record is its sender's; send with another ${arg("key")}`, {
-                  data: { key: opts.key.key, to, user: first.writer },
+                throw new A2AError("EIO", text`the key ${opts.key.key} of mail to ${to} was recorded by ${first.writer ? `role ${first.writer}` : "another role"}, not by you (${first.me}): a key record is its sender's; send with another ${arg("key")}`, {
+                  data: { key: opts.key.key, to, user: first.writer ?? undefined },
                 });
               }
               return { kind: "duplicate" as const, id: first.id as string };

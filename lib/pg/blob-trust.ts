@@ -1,0 +1,81 @@
+// Who may remove and read what in the PostgreSQL engine's blobs (PROTOCOL.md §19), as the server
+// enforces it whatever statement a role sends: a blob a record names stays, whoever deletes it
+// (keep_named: gc, run by any member, decides from what that member can see, which row-level
+// security filters; the server decides from every record), and, with row-level security
+// (BLOB_ROW_SECURITY, a2a init --print-sql --rls), a role reads a blob only when it may read a
+// record that names it, or it stored the blob first. lib/pg/blobs.ts appends BLOB_TRUST to its
+// tables; $S is the schema.
+//
+// Invariants: every function pins its search_path; the security definer ones (keep_named,
+// keep_parts, blob_touch) read or change only what their names say, and none returns a row;
+// the caller blob_touch records is session_user (current_user is the definer's there).
+
+// Whether a record names blob `hex`, read from a record's text as loosely as it may be written:
+// a mention is enough to keep a blob (keeping too much is the safe mistake). $1 is the hex.
+const NAMED = (hex: string) => `exists (select 1 from $S.messages m where m.attachments @> jsonb_build_array(jsonb_build_object('digest', 'sha256:' || ${hex})))
+      or exists (select 1 from $S.slots s where strpos(s.record, 'sha256:' || ${hex}) > 0)
+      or exists (select 1 from $S.tasks t where strpos(t.record, 'sha256:' || ${hex}) > 0)`;
+
+export const BLOB_TRUST = [
+  `create index messages_attachments on $S.messages using gin (attachments jsonb_path_ops)`,
+  // A delete of a named blob is passed over (not refused: gc's batch goes on with the others).
+  // Security definer: the records that name it may be ones the deleting role cannot see.
+  `create function $S.keep_named() returns trigger language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+   begin
+     if ${NAMED("old.hex")} then return null; end if;
+     return old;
+   end $$`,
+  `create trigger keep_named before delete on $S.blobs for each row execute function $S.keep_named()`,
+  // A stored blob's parts go only with it (lib/pg/blobs.ts remove: the row first, then its parts).
+  `create function $S.keep_parts() returns trigger language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+   begin
+     if exists (select 1 from $S.blobs b where b.upload = old.upload) then return null; end if;
+     return old;
+   end $$`,
+  `create trigger keep_parts before delete on $S.blob_parts for each row execute function $S.keep_parts()`,
+  // Who else stored a blob's bytes (its row names the first): a second put is its writer's proof
+  // of holding them, a claim to read the blob back under row-level security. Only blob_touch
+  // writes a row here, and only once the bytes compare equal.
+  `create table $S.blob_puts (
+     hex text not null references $S.blobs (hex) on delete cascade,
+     writer text not null,
+     primary key (hex, writer))`,
+  // A second put of stored bytes (the caller's parts under upload "mine", about to be dropped):
+  // moves gc's clock on (the grace counts from the newest put), and, when row-level security is
+  // on, records the caller among those who stored it once its parts are the stored ones, byte for
+  // byte (a digest is the caller's word, not a proof). The row stays its first writer's.
+  `create function $S.blob_touch(h text, mine text) returns void language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+   declare
+     theirs text;
+     who text;
+   begin
+     update $S.blobs set stored_at = now(), changed_at = now() where hex = h returning upload, writer into theirs, who;
+     if theirs is null or who = session_user or not (select c.relrowsecurity from pg_class c where c.oid = '$S.blobs'::regclass) then return; end if;
+     if exists (select 1 from $S.blob_parts p where p.upload = mine and p.writer <> session_user)
+        or exists (select 1 from (select n, data from $S.blob_parts where upload = mine) a full join (select n, data from $S.blob_parts where upload = theirs) b using (n)
+                   where a.data is distinct from b.data) then return; end if;
+     insert into $S.blob_puts (hex, writer) values (h, session_user) on conflict do nothing;
+   end $$`,
+];
+
+// Optional (a2a init --print-sql --rls): a blob is seen (read, listed, exported, removed by gc)
+// by the role that stored it first and by the roles that may read a record naming it (mail as
+// MAIL_ROW_SECURITY shows it; every slot and task); its parts with it, and an upload's parts by
+// their writer until the upload is a blob. Nobody updates a row or writes blob_puts by hand
+// (blob_touch does both). The schema's owner (and its members), superusers and BYPASSRLS roles
+// see all. $S.readable runs as the caller, so the mail it reads is what the caller's policies show.
+export const BLOB_ROW_SECURITY = [
+  `create function $S.readable(hex text) returns boolean language sql stable set search_path = pg_catalog, pg_temp as $$
+   select ${NAMED("hex")} $$`,
+  `alter table $S.blobs enable row level security`,
+  `create policy stored_or_named on $S.blobs for select using (writer = current_user
+     or exists (select 1 from $S.blob_puts p where p.hex = blobs.hex and p.writer = current_user) or $S.readable(hex))`,
+  `create policy anyone_stores on $S.blobs for insert with check (writer = current_user)`,
+  `create policy gc_removes on $S.blobs for delete using (true)`,
+  `alter table $S.blob_puts enable row level security`,
+  `create policy own on $S.blob_puts for select using (writer = current_user)`,
+  `alter table $S.blob_parts enable row level security`,
+  `create policy own_or_stored on $S.blob_parts for select using (writer = current_user or exists (select 1 from $S.blobs b where b.upload = blob_parts.upload))`,
+  `create policy anyone_uploads on $S.blob_parts for insert with check (writer = current_user)`,
+  `create policy gc_removes on $S.blob_parts for delete using (true)`,
+];
