@@ -73,8 +73,18 @@ describe.skipIf(skip !== undefined)("a hostile role against blobs, sent messages
     const digest = await sendSecret(db);
     await ok(db, ROLE.alice, ["put", file]); // the same bytes again: one copy, still alice's
     expect(await ok(db, ROLE.mallory, ["gc", "--blob-grace", "0"])).not.toMatch(/[1-9]\d* blob/);
+    // A slot's result and a finished task name blobs too (each its own bytes).
+    const named = ["slot", "task"].map((k) => {
+      const path = join(home.path, `${k}.txt`);
+      writeFileSync(path, `${k} ${SECRET}`);
+      return path;
+    });
+    await ok(db, ROLE.alice, ["publish", "report", "done", "--attach", named[0]]);
+    await ok(db, ROLE.alice, ["task", "add", "q", "work"]);
+    const claim = JSON.parse(await ok(db, ROLE.alice, ["task", "claim", "q", "--json"]));
+    await ok(db, ROLE.alice, ["task", "done", claim.id, claim.token, "ok", "--attach", named[1]]);
     await psql(db, ROLE.mallory, `delete from a2a.blobs; delete from a2a.blob_parts`);
-    expect(await blobCount(db)).toBe("1 1");
+    expect(await blobCount(db)).toBe("3 3");
     await bobGets(db, digest);
     // The attachments of alice's message, like its words, are hers for good.
     for (const set of [`attachments = '[]'::jsonb`, `attachments = null`, `attachments = jsonb_set(attachments, '{0,name}', '"other.txt"')`]) {
@@ -117,7 +127,14 @@ describe.skipIf(skip !== undefined)("a hostile role against blobs, sent messages
     expect((await ok(db, ROLE.mallory, ["put", file])).trim()).toBe(digest);
     expect(await ok(db, ROLE.mallory, ["get", digest])).toBe(SECRET);
     expect(await blobCount(db)).toBe("1 2"); // the one copy, and mallory's "fake" upload
+    await psql(db, ROLE.mallory, `delete from a2a.blob_parts where upload = 'fake'`);
     await bobGets(db, digest);
+    // A member's gc still removes what is its to remove: a blob it stored that nothing names.
+    writeFileSync(join(home.path, "mine.txt"), `mallory's own ${tag}`);
+    await ok(db, ROLE.mallory, ["put", join(home.path, "mine.txt")]);
+    expect(await ok(db, ROLE.bob, ["gc", "--blob-grace", "0"])).toContain(" 0 blob(s) nothing names");
+    expect(await ok(db, ROLE.mallory, ["gc", "--blob-grace", "0"])).toContain(" 1 blob(s) nothing names");
+    expect(await blobCount(db)).toBe("1 1");
     // The inbox's owner may move alice's message, not change what she attached.
     await expect(psql(db, ROLE.bob, `update a2a.messages set attachments = '[]'::jsonb where agent = 'bob'`)).rejects.toThrow(/a sent message cannot be changed, only moved/);
     // Keys: alice's are invisible and untouchable to mallory; a retry stays one delivery; mallory
