@@ -10,7 +10,7 @@
 
 export type Channel =
   | { on: "slots" } // any slot's record; key: the slot's name
-  | { on: "inbox"; agent: string } // unread mail arriving; key: the message id (files; PostgreSQL sends none: any role may listen)
+  | { on: "inbox"; agent: string } // unread mail arriving; key: the message id
   | { on: "inboxes" } // inboxes appearing; key: the agent's name
   | { on: "queue"; queue: string } // tasks of a queue becoming claimable
   | { on: "task"; queue: string; id: string } // one task's record

@@ -12,8 +12,8 @@
 //   and claim (a trigger refuses any other, whoever makes it: no one rewrites another's words);
 // - a delivery is one transaction: the key (if any), the unread count and the insert; a key is
 //   a row whose insert waits for a concurrent one of the same key, so a key delivers once;
-// - a message entering unread wakes the inbox's channel at commit, with no payload (any role may
-//   listen: the id is the inbox owner's to read);
+// - a message entering unread wakes the inbox's channel at commit with its arrival number, never
+//   its id (any role may listen: the id is the inbox owner's to read);
 // - an inbox's owner is the role that first opened it as its own (a sender's delivery makes
 //   the inbox but owns nothing); a policy speaks for its agent when its writer is that owner,
 //   or when no owner is known yet;
@@ -71,11 +71,12 @@ export const MAIL_TABLES = [
   `create index messages_answers on $S.messages (reply_to) where thread is null`, // replies written before threads, found through their parents
   `create index messages_id on $S.messages (id)`, // locate: a message by its id alone, in whichever inbox
   `create trigger stamp before insert on $S.messages for each row execute function $S.stamp()`,
-  // Without the id: any role may LISTEN on any channel, and row-level security hides the id.
+  // The arrival number, not the id: any role may LISTEN on any channel, and row-level security
+  // hides the id (the reader looks it up: lib/pg/engine.ts byArrival).
   `create function $S.wake_inbox() returns trigger language plpgsql as $$
    begin
      if new.place = 'unread' and (tg_op = 'INSERT' or old.place <> 'unread') then
-       perform pg_notify($S.channel('inbox:' || new.agent), '');
+       perform pg_notify($S.channel('inbox:' || new.agent), new.arrived::text);
      end if;
      return null;
    end $$`,

@@ -8,8 +8,10 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { SQL } from "bun";
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { z } from "zod";
 import { a2a, BIN, tempDir, type RunResult } from "../harness/run";
-import { createRole, freshDatabase, pgServer, pgSkipReason, psqlAs, urlAs, type Database, type PgServer } from "../harness/pg";
+import { connect } from "../harness/mcp";
+import { createRole, freshDatabase, pgServer, pgSkipReason, psqlAs, untilServer, urlAs, type Database, type PgServer } from "../harness/pg";
 
 setDefaultTimeout(90_000);
 
@@ -147,16 +149,43 @@ describe.skipIf(skip !== undefined)("a hostile role against blobs, sent messages
     const forged = await as(db, ROLE.mallory, ["send", "bob", "twice", "--key", "k1", "--as", "alice"]);
     expect(forged).toMatchObject({ code: 1, stdout: "" });
     expect(forged.stderr).toBe(`a2a: the key k1 of mail to bob was recorded by another role, not by you (${ROLE.mallory}): a key record is its sender's; send with another --key\n`);
-    // A LISTEN on bob's inbox channel tells mallory that mail came, never its id.
+    // A LISTEN on bob's inbox channel tells mallory that mail came (an arrival number), never its id.
     const spy = new SQL(urlAs(db.url, ROLE.mallory, PW[ROLE.mallory]));
     try {
       let heard: (p: string) => void;
       const payload = new Promise<string>((r) => (heard = r));
       await spy.listen("a2a.inbox:bob", (p: string) => heard(p));
-      await ok(db, ROLE.alice, ["send", "bob", "another", "--as", "alice"]);
-      expect(await payload).toBe("");
+      const sent = (await ok(db, ROLE.alice, ["send", "bob", "another", "--as", "alice"])).split(" ")[1];
+      expect(sent).toMatch(/^\d{16}-/);
+      const said = await payload;
+      expect(said).toMatch(/^\d+$/);
+      expect(said).not.toContain(sent);
     } finally {
       await spy.close();
+    }
+  });
+
+  test("with --rls: the inbox's reader turns a notification's arrival number into the message, so MCP pushes new mail past a full scan", async () => {
+    const db = await bus(["--rls"]);
+    await ok(db, ROLE.bob, ["recv", "--as", "bob"]);
+    // 50 unread already (what one scan announces at most): the next is announced by its notification alone.
+    const t0 = Date.now() * 1000;
+    await psql(db, ROLE.alice, `insert into a2a.messages (agent, id, place, sender, body, size, sent_at, host, pid)
+      select 'bob', lpad((${t0} + g)::text, 16, '0') || '-beef-1-abcdef', 'unread', 'alice', convert_to('old ' || g, 'UTF8'), 5, extract(epoch from now()), 'h', 1
+      from generate_series(1, 50) g`);
+    const pushed: string[] = [];
+    const Push = z.object({ method: z.literal("notifications/claude/channel"), params: z.object({ content: z.string(), meta: z.record(z.string(), z.string()) }) });
+    const s = await connect(urlAs(db.url, ROLE.bob), { A2A_AGENT: "bob", PGPASSWORD: PW[ROLE.bob], A2A_POLL_MS: "600000", HOME: home.path }, {
+      cwd: home.path, stderr: "ignore", setup: (c) => c.setNotificationHandler(Push as any, (n: any) => void pushed.push(n.params.meta.message_id)),
+    });
+    try {
+      const listening = () => server.admin(`select count(*) from pg_stat_activity where datname = '${db.name}' and usename = '${ROLE.bob}' and query ilike 'listen %'`, db.name);
+      await untilServer(async () => pushed.length === 50 && (await listening()).trim() !== "0", "bob's MCP server announcing 50 and listening");
+      const id = (await ok(db, ROLE.alice, ["send", "bob", "the 51st", "--as", "alice"])).split(" ")[1];
+      await untilServer(async () => pushed.length > 50, "the 51st pushed");
+      expect(pushed.slice(50)).toEqual([id]);
+    } finally {
+      await s.close();
     }
   });
 });
