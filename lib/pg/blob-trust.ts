@@ -1,7 +1,8 @@
 // Who may remove and read what in the PostgreSQL engine's blobs (PROTOCOL.md §19), as the server
 // enforces it whatever statement a role sends: a blob a record names stays, whoever deletes it
 // (keep_named: gc, run by any member, decides from what that member can see, which row-level
-// security filters; the server decides from every record), and, with row-level security
+// security filters; the server decides from every record), a stored blob's bytes never change
+// (keep_parts, keep_blob), and, with row-level security
 // (BLOB_ROW_SECURITY, a2a init --print-sql --rls), a role reads a blob only when it may read a
 // record that names it, or it stored the blob first. lib/pg/blobs.ts appends BLOB_TRUST to its
 // tables; $S is the schema.
@@ -32,13 +33,27 @@ export const BLOB_TRUST = [
      return old;
    end $$`,
   `create trigger keep_named before delete on $S.blobs for each row execute function $S.keep_named()`,
-  // A stored blob's parts go only with it (lib/pg/blobs.ts remove: the row first, then its parts).
+  // A stored blob never changes: its parts are neither added to nor rewritten (get would fail
+  // its digest check: the attachment destroyed for every reader), and go only with it
+  // (lib/pg/blobs.ts remove: the row first, then its parts; a delete is passed over, as above).
   `create function $S.keep_parts() returns trigger language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
    begin
-     if exists (select 1 from $S.blobs b where b.upload = old.upload) then return null; end if;
-     return old;
+     if exists (select 1 from $S.blobs b where b.upload = case when tg_op = 'INSERT' then new.upload else old.upload end) then
+       if tg_op = 'DELETE' then return null; end if;
+       raise exception 'a stored blob cannot be changed' using errcode = '42501';
+     end if;
+     return case when tg_op = 'DELETE' then old else new end;
    end $$`,
-  `create trigger keep_parts before delete on $S.blob_parts for each row execute function $S.keep_parts()`,
+  `create trigger keep_parts before insert or update or delete on $S.blob_parts for each row execute function $S.keep_parts()`,
+  // Of a blob's row only its time moves (blob_touch): which bytes it is, is fixed at its put.
+  `create function $S.keep_blob() returns trigger language plpgsql set search_path = pg_catalog, pg_temp as $$
+   begin
+     if (new.hex, new.upload, new.size, new.writer) is distinct from (old.hex, old.upload, old.size, old.writer) then
+       raise exception 'a stored blob cannot be changed' using errcode = '42501';
+     end if;
+     return new;
+   end $$`,
+  `create trigger keep_blob before update on $S.blobs for each row execute function $S.keep_blob()`,
   // Who else stored a blob's bytes (its row names the first): a second put is its writer's proof
   // of holding them, a claim to read the blob back under row-level security. Only blob_touch
   // writes a row here, and only once the bytes compare equal.

@@ -87,6 +87,13 @@ describe.skipIf(skip !== undefined)("a hostile role against blobs, sent messages
     await ok(db, ROLE.alice, ["task", "done", claim.id, claim.token, "ok", "--attach", named[1]]);
     await psql(db, ROLE.mallory, `delete from a2a.blobs; delete from a2a.blob_parts`);
     expect(await blobCount(db)).toBe("3 3");
+    // Nor are a stored blob's bytes changed, added to, or its row pointed elsewhere.
+    for (const sql of [
+      `update a2a.blob_parts set data = convert_to('evil', 'UTF8')`,
+      `insert into a2a.blob_parts (upload, n, data) select upload, 1, convert_to('more', 'UTF8') from a2a.blobs`,
+      `update a2a.blobs set size = 1`,
+      `update a2a.blobs set upload = 'elsewhere'`,
+    ]) await expect(psql(db, ROLE.mallory, sql)).rejects.toThrow("a stored blob cannot be changed");
     await bobGets(db, digest);
     // The attachments of alice's message, like its words, are hers for good.
     for (const set of [`attachments = '[]'::jsonb`, `attachments = null`, `attachments = jsonb_set(attachments, '{0,name}', '"other.txt"')`]) {
