@@ -45,7 +45,7 @@ export const BLOB_TRUST = [
      return case when tg_op = 'DELETE' then old else new end;
    end $$`,
   `create trigger keep_parts before insert or update or delete on $S.blob_parts for each row execute function $S.keep_parts()`,
-  // Of a blob's row only its time moves (blob_touch): which bytes it is, is fixed at its put.
+  // Of a blob's row only its time moves: which bytes it is, is fixed at its put.
   `create function $S.keep_blob() returns trigger language plpgsql set search_path = pg_catalog, pg_temp as $$
    begin
      if (new.hex, new.upload, new.size, new.writer) is distinct from (old.hex, old.upload, old.size, old.writer) then
@@ -61,21 +61,29 @@ export const BLOB_TRUST = [
      hex text not null references $S.blobs (hex) on delete cascade,
      writer text not null,
      primary key (hex, writer))`,
-  // A second put of stored bytes (the caller's parts under upload "mine", about to be dropped):
-  // moves gc's clock on (the grace counts from the newest put), and, when row-level security is
-  // on, records the caller among those who stored it once its parts are the stored ones, byte for
-  // byte (a digest is the caller's word, not a proof). The row stays its first writer's.
-  `create function $S.blob_touch(h text, mine text) returns void language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+  // A second put of a stored digest (the caller's parts under upload "mine", "sz" bytes) moves
+  // gc's clock on (the grace counts from the newest put). Put by another role, the stored bytes
+  // are compared with the caller's, byte for byte (a digest is its writer's word, not a proof):
+  // equal, the caller is recorded among those who stored it (it reads it back under row-level
+  // security); not equal, the stored ones are not the bytes of that digest (a row planted under
+  // a digest someone was to attach, or damaged) and the put fails (SQLSTATE A2AB1) rather than
+  // name them; which of two uploads is true only a hash tells, and the server does not hash.
+  // 'kept': the stored blob stays, drop yours; 'gone': no row (gc removed it meanwhile), again.
+  `create function $S.blob_touch(h text, mine text, sz bigint) returns text language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
    declare
      theirs text;
      who text;
+     was bigint;
    begin
-     update $S.blobs set stored_at = now(), changed_at = now() where hex = h returning upload, writer into theirs, who;
-     if theirs is null or who = session_user or not (select c.relrowsecurity from pg_class c where c.oid = '$S.blobs'::regclass) then return; end if;
-     if exists (select 1 from $S.blob_parts p where p.upload = mine and p.writer <> session_user)
-        or exists (select 1 from (select n, data from $S.blob_parts where upload = mine) a full join (select n, data from $S.blob_parts where upload = theirs) b using (n)
-                   where a.data is distinct from b.data) then return; end if;
+     update $S.blobs set stored_at = now(), changed_at = now() where hex = h returning upload, writer, size into theirs, who, was;
+     if theirs is null then return 'gone'; end if;
+     if who = session_user or exists (select 1 from $S.blob_parts p where p.upload = mine and p.writer <> session_user) then return 'kept'; end if;
+     if was <> sz or exists (select 1 from (select n, data from $S.blob_parts where upload = mine) a
+                             full join (select n, data from $S.blob_parts where upload = theirs) b using (n) where a.data is distinct from b.data) then
+       raise exception '%', who using errcode = 'A2AB1'; -- the role that stored them: lib/pg/blobs.ts says the rest
+     end if;
      insert into $S.blob_puts (hex, writer) values (h, session_user) on conflict do nothing;
+     return 'kept';
    end $$`,
 ];
 

@@ -18,6 +18,7 @@
 import type { SQL } from "bun";
 import { CHUNK, type BlobInfo, type BlobStorage, type Upload } from "../blobs/storage";
 import { randomHex } from "../core/digest";
+import { A2AError } from "../core/errors";
 import { BLOB_TRUST } from "./blob-trust";
 import { transaction } from "./connect";
 import type { PgClient } from "./engine";
@@ -95,10 +96,17 @@ function upload(pg: PgClient): Upload {
       await write();
       return pg.run("storing a blob", (sql) =>
         transaction(sql, async (tx) => {
-          const rows = await tx`insert into blobs (hex, upload, size) values (${hex}, ${id}, ${size}) on conflict (hex) do nothing returning upload`;
-          if (rows.length) return { fresh: true };
-          // Stored already (perhaps by a role that row-level security hides it from).
-          await tx`select blob_touch(${hex}, ${id})`;
+          for (;;) {
+            if ((await tx`insert into blobs (hex, upload, size) values (${hex}, ${id}, ${size}) on conflict (hex) do nothing returning 1`).length) return { fresh: true };
+            // Stored already (perhaps by a role row-level security hides it from): lib/pg/blob-trust.ts.
+            const [{ got }] = await tx`select blob_touch(${hex}, ${id}, ${size}) as got`.catch((err: unknown) => {
+              if ((err as { errno?: string })?.errno !== "A2AB1") throw err;
+              throw new A2AError("EIO", `PostgreSQL at ${pg.target.where} (schema ${pg.target.schema}, table blobs) holds other bytes under sha256:${hex} than the ones put now, stored by role ${String((err as Error).message).split("\n")[0]}: damaged or planted; have the database's administrator delete that row, then put again`, {
+                data: { digest: `sha256:${hex}` },
+              });
+            });
+            if (got === "kept") break;
+          }
           await drop(tx);
           return { fresh: false };
         }),

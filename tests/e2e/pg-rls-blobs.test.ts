@@ -95,6 +95,18 @@ describe.skipIf(skip !== undefined)("a hostile role against blobs, sent messages
       `update a2a.blobs set upload = 'elsewhere'`,
     ]) await expect(psql(db, ROLE.mallory, sql)).rejects.toThrow("a stored blob cannot be changed");
     await bobGets(db, digest);
+    // A row planted under the digest of a file alice is about to attach: her send fails, naming
+    // it, rather than hand bob bytes that are not hers.
+    const target = join(home.path, "target.txt");
+    writeFileSync(target, `target ${SECRET}`);
+    const hex = new Bun.CryptoHasher("sha256").update(`target ${SECRET}`).digest("hex");
+    await psql(db, ROLE.mallory, `insert into a2a.blob_parts (upload, n, data) values ('planted', 0, convert_to('evil', 'UTF8'));
+      insert into a2a.blobs (hex, upload, size) values ('${hex}', 'planted', 4)`);
+    const lured = await as(db, ROLE.alice, ["send", "bob", "see attached", "--attach", target, "--as", "alice"]);
+    expect(lured).toMatchObject({ code: 1, stdout: "" });
+    expect(lured.stderr).toMatch(new RegExp(`^a2a: PostgreSQL at \\S+ \\(schema a2a, table blobs\\) holds other bytes under sha256:${hex} than the ones put now, stored by role ${ROLE.mallory}: damaged or planted; have the database's administrator delete that row, then put again\n$`));
+    expect(await admin(db, `select count(*) from a2a.messages where body = convert_to('see attached', 'UTF8')`)).toBe("0");
+    await admin(db, `delete from a2a.blobs where hex = '${hex}'`);
     // The attachments of alice's message, like its words, are hers for good.
     for (const set of [`attachments = '[]'::jsonb`, `attachments = null`, `attachments = jsonb_set(attachments, '{0,name}', '"other.txt"')`]) {
       await expect(psql(db, ROLE.mallory, `update a2a.messages set ${set} where agent = 'bob'`)).rejects.toThrow(/a sent message cannot be changed, only moved/);
@@ -125,7 +137,10 @@ describe.skipIf(skip !== undefined)("a hostile role against blobs, sent messages
     // Nor by claiming to have stored it: a digest is a word, not the bytes.
     const hex = digest.slice("sha256:".length);
     await expect(psql(db, ROLE.mallory, `insert into a2a.blob_puts (hex, writer) values ('${hex}', current_user)`)).rejects.toThrow(/row-level security/);
-    await psql(db, ROLE.mallory, `insert into a2a.blob_parts (upload, n, data) values ('fake', 0, 'x'); select a2a.blob_touch('${hex}', 'fake'); select a2a.blob_touch('${hex}', 'none')`);
+    await psql(db, ROLE.mallory, `insert into a2a.blob_parts (upload, n, data) values ('fake', 0, 'x')`);
+    for (const [upload, size] of [["fake", 1], ["fake", SECRET.length], ["none", 0]]) {
+      await expect(psql(db, ROLE.mallory, `select a2a.blob_touch('${hex}', '${upload}', ${size})`)).rejects.toThrow(ROLE.alice);
+    }
     expect(await as(db, ROLE.mallory, ["get", digest])).toMatchObject({ code: 3, stdout: "" });
     // Her export carries no bytes of it; bob's (he reads the message) does, as does alice's (she wrote it).
     const base64 = Buffer.from(SECRET).toString("base64");
