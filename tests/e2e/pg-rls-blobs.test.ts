@@ -112,6 +112,18 @@ describe.skipIf(skip !== undefined)("a hostile role against blobs, sent messages
       await expect(psql(db, ROLE.mallory, `update a2a.messages set ${set} where agent = 'bob'`)).rejects.toThrow(/a sent message cannot be changed, only moved/);
       await expect(psql(db, ROLE.bob, `update a2a.messages set ${set} where agent = 'bob'`)).rejects.toThrow(/a sent message cannot be changed, only moved/);
     }
+    // Every column but those a move sets: the trigger names them, so one added later must be named too.
+    const moved = ["place", "claim_host", "claim_pid", "claim_ms", "arrived", "writer", "changed_at"];
+    const changed: Record<string, (c: string) => string> = {
+      text: (c) => `coalesce(${c}, '') || 'x'`, integer: (c) => `coalesce(${c}, 0) + 1`, bigint: (c) => `coalesce(${c}, 0) + 1`,
+      "double precision": (c) => `coalesce(${c}, 0) + 1`, bytea: (c) => `coalesce(${c}, '') || '\\x00'::bytea`, jsonb: () => `'[{"digest": "x"}]'::jsonb`,
+    };
+    const columns = (await admin(db, `select column_name || ':' || data_type from information_schema.columns where table_schema = 'a2a' and table_name = 'messages'`)).split("\n").map((l) => l.split(":"));
+    expect(columns.length).toBeGreaterThan(moved.length + 10);
+    for (const [column, type] of columns.filter(([c]) => !moved.includes(c))) {
+      expect(changed[type]).toBeDefined();
+      await expect(psql(db, ROLE.bob, `update a2a.messages set ${column} = ${changed[type](column)} where agent = 'bob'`)).rejects.toThrow(/a sent message cannot be changed, only moved/);
+    }
     expect(JSON.parse(await ok(db, ROLE.bob, ["recv", "--as", "bob", "--json"])).attachments[0]).toMatchObject({ digest, name: "secret.txt" });
     // A keyed send's key row cannot be removed or rewritten by another role: a retry stays one delivery.
     await ok(db, ROLE.alice, ["send", "bob", "once", "--key", "k1", "--as", "alice"]);
