@@ -4,7 +4,7 @@
 // send's key its sender's (own_key), the unread limit is counted as the owner sees it
 // (inbox_load), and, optionally, row-level security hides the mail of inboxes a role does not
 // own and others' keys (MAIL_ROW_SECURITY, a2a init --print-sql --rls).
-// lib/pg/mail.ts appends MAIL_TRUST to its tables; $S is the schema.
+// lib/pg/mail-tables.ts appends MAIL_TRUST to its tables; $S is the schema.
 //
 // Invariants: every function that decides pins its search_path (a caller's objects never run in
 // it); none of them is security definer but inbox_load, which only counts.

@@ -19,7 +19,7 @@ import type { Target } from "./connect";
 import { BLOB_TABLES } from "./blobs";
 import { LEASE_TABLES } from "./leases";
 import { RESERVATION_TABLES } from "./reservations";
-import { MAIL_TABLES } from "./mail";
+import { MAIL_TABLES } from "./mail-tables";
 import { MAIL_ROW_SECURITY } from "./mail-trust";
 import { BLOB_ROW_SECURITY } from "./blob-trust";
 import { PRESENCE_TABLES } from "./presence";
