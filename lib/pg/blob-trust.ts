@@ -36,19 +36,25 @@ export const BLOB_TRUST = [
   // A stored blob never changes: its parts are neither added to nor rewritten (get would fail
   // its digest check: the attachment destroyed for every reader), and go only with it
   // (lib/pg/blobs.ts remove: the row first, then its parts; a delete is passed over, as above).
+  // An administrator (a login role that is a member of the schema's owner, a superuser) may:
+  // session_user, as current_user is the definer here.
   `create function $S.keep_parts() returns trigger language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
    begin
      if exists (select 1 from $S.blobs b where b.upload = case when tg_op = 'INSERT' then new.upload else old.upload end) then
        if tg_op = 'DELETE' then return null; end if;
-       raise exception 'a stored blob cannot be changed' using errcode = '42501';
+       if not pg_has_role(session_user, (select c.relowner from pg_catalog.pg_class c where c.oid = tg_relid), 'usage') then
+         raise exception 'a stored blob cannot be changed' using errcode = '42501';
+       end if;
      end if;
      return case when tg_op = 'DELETE' then old else new end;
    end $$`,
   `create trigger keep_parts before insert or update or delete on $S.blob_parts for each row execute function $S.keep_parts()`,
-  // Of a blob's row only its time moves: which bytes it is, is fixed at its put.
+  // Of a blob's row only its time moves: which bytes it is, is fixed at its put (but for an
+  // administrator, as above).
   `create function $S.keep_blob() returns trigger language plpgsql set search_path = pg_catalog, pg_temp as $$
    begin
-     if (new.hex, new.upload, new.size, new.writer) is distinct from (old.hex, old.upload, old.size, old.writer) then
+     if (new.hex, new.upload, new.size, new.writer) is distinct from (old.hex, old.upload, old.size, old.writer)
+        and not pg_has_role(current_user, (select c.relowner from pg_catalog.pg_class c where c.oid = tg_relid), 'usage') then
        raise exception 'a stored blob cannot be changed' using errcode = '42501';
      end if;
      return new;
