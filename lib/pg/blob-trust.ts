@@ -96,8 +96,8 @@ export const BLOB_TRUST = [
 // Optional (a2a init --print-sql --rls): a blob is seen (read, listed, exported, removed by gc)
 // by the role that stored it first and by the roles that may read a record naming it (mail as
 // MAIL_ROW_SECURITY shows it; every slot and task); its parts with it, and an upload's parts by
-// their writer until the upload is a blob. Nobody updates a row or writes blob_puts by hand
-// (blob_touch does both). The schema's owner (and its members), superusers and BYPASSRLS roles
+// their writer until the upload is a blob. Of a row it sees a role moves only the time
+// (keep_blob: a record is about to name it); nobody writes blob_puts by hand (blob_touch does). The schema's owner (and its members), superusers and BYPASSRLS roles
 // see all. $S.readable runs as the caller, so the mail it reads is what the caller's policies show.
 export const BLOB_ROW_SECURITY = [
   `create function $S.readable(hex text) returns boolean language sql stable set search_path = pg_catalog, pg_temp as $$
@@ -107,6 +107,7 @@ export const BLOB_ROW_SECURITY = [
      or exists (select 1 from $S.blob_puts p where p.hex = blobs.hex and p.writer = current_user) or $S.readable(hex))`,
   `create policy anyone_stores on $S.blobs for insert with check (writer = current_user)`,
   `create policy gc_removes on $S.blobs for delete using (true)`,
+  `create policy time_moves on $S.blobs for update using (true) with check (true)`, // keep_blob: the time only
   `alter table $S.blob_puts enable row level security`,
   `create policy own on $S.blob_puts for select using (writer = current_user)`,
   `alter table $S.blob_parts enable row level security`,

@@ -173,6 +173,10 @@ describe.skipIf(skip !== undefined)("a hostile role against blobs, sent messages
     expect(await blobCount(db)).toBe("1 2"); // the one copy, and mallory's "fake" upload
     await psql(db, ROLE.mallory, `delete from a2a.blob_parts where upload = 'fake'`);
     await bobGets(db, digest);
+    // A role that sees a blob (bob, through alice's message) moves its time (a record is about
+    // to name it: gc's grace counts from there), and nothing else of it.
+    expect((await psql(db, ROLE.bob, `with x as (update a2a.blobs set stored_at = now() returning 1) select count(*) from x`)).trim()).toBe("1");
+    await expect(psql(db, ROLE.bob, `update a2a.blobs set size = 1`)).rejects.toThrow("a stored blob cannot be changed");
     // A member's gc still removes what is its to remove: a blob it stored that nothing names.
     writeFileSync(join(home.path, "mine.txt"), `mallory's own ${tag}`);
     await ok(db, ROLE.mallory, ["put", join(home.path, "mine.txt")]);
