@@ -76,7 +76,7 @@ export interface PgEngine extends PgClient {
   // the schema made or migrated on purpose, and the SQL that makes it, for a DBA (no connection).
   checks(): Promise<ServerReport>;
   init(): Promise<{ schema: string; found: number; version: number }>;
-  script(rls?: boolean): string; // rls: with row-level security (lib/pg/mail.ts MAIL_ROW_SECURITY)
+  script(rls?: boolean): string; // rls: with row-level security (lib/pg/mail-trust.ts, lib/pg/blob-trust.ts)
 }
 
 // SQLSTATEs of a schema that is not there yet, or older than this a2a: undefined table,
@@ -116,6 +116,16 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
   const sql = new SQL(options);
   let migrated: Promise<number> | undefined;
   const waker = pgWaker((onclose) => new SQL({ ...options, onclose }), target.schema, recheckMs); // its own client: lib/pg/wake.ts
+  // An inbox's notification carries the message's arrival number, not its id (any role may
+  // listen: lib/pg/mail-tables.ts wake_inbox); the id is looked up as this reader, whom
+  // row-level security shows it. A number that names nothing now (moved on, not ours) is no event.
+  const byArrival = (agent: string, listener: Listener): Listener => (key) => {
+    if (key === undefined || !/^\d+$/.test(key)) return listener(undefined);
+    sql`select id from messages where agent = ${agent} and arrived = ${key}::bigint`.then(
+      (rows: { id: string }[]) => rows.length && listener(rows[0].id),
+      () => listener(undefined),
+    );
+  };
   const client: PgClient = {
     target,
     async run(doing, fn) {
@@ -150,7 +160,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
       }
       return answer as T;
     },
-    watch: (channel, listener) => waker.watch(channel, listener),
+    watch: (channel, listener) => waker.watch(channel, channel.on === "inbox" ? byArrival(channel.agent, listener) : listener),
     async close() {
       await waker.close();
       await sql.close({ timeout: 5 });

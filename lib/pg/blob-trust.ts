@@ -1,0 +1,117 @@
+// Who may remove and read what in the PostgreSQL engine's blobs (PROTOCOL.md §19), as the server
+// enforces it whatever statement a role sends: a blob a record names stays, whoever deletes it
+// (keep_named: gc, run by any member, decides from what that member can see, which row-level
+// security filters; the server decides from every record), a stored blob's bytes never change
+// (keep_parts, keep_blob), and, with row-level security
+// (BLOB_ROW_SECURITY, a2a init --print-sql --rls), a role reads a blob only when it may read a
+// record that names it, or it stored the blob first. lib/pg/blobs.ts appends BLOB_TRUST to its
+// tables; $S is the schema.
+//
+// Invariants: every function pins its search_path; the security definer ones (keep_named,
+// keep_parts, blob_touch) read or change only what their names say, and none returns a row;
+// the caller blob_touch records is session_user (current_user is the definer's there).
+
+// Whether a record names blob `hex` (a lower-case hex expression), each through an index: a
+// message by its attachments, a slot or task by any digest its record's text mentions (read as
+// loosely as a record may be written, damaged ones too: keeping too much is the safe mistake).
+const NAMED = (hex: string) => `exists (select 1 from $S.messages m where m.attachments @> jsonb_build_array(jsonb_build_object('digest', 'sha256:' || ${hex})))
+      or exists (select 1 from $S.slots s where strpos(s.record, 'sha256:') > 0 and $S.digests(s.record) @> array[${hex}])
+      or exists (select 1 from $S.tasks t where strpos(t.record, 'sha256:') > 0 and $S.digests(t.record) @> array[${hex}])`;
+
+export const BLOB_TRUST = [
+  // Without these a delete looked through every record's text: 72 ms a blob beside 50,000 tasks.
+  `create index messages_attachments on $S.messages using gin (attachments jsonb_path_ops) where attachments is not null`,
+  `create function $S.digests(record text) returns text[] language sql immutable parallel safe set search_path = pg_catalog, pg_temp as $$
+   select coalesce(array_agg(lower(m[1])), '{}') from regexp_matches(record, 'sha256:([0-9a-fA-F]{64})', 'g') m $$`,
+  `create index slots_blobs on $S.slots using gin ($S.digests(record)) where strpos(record, 'sha256:') > 0`,
+  `create index tasks_blobs on $S.tasks using gin ($S.digests(record)) where strpos(record, 'sha256:') > 0`,
+  // A delete of a named blob is passed over (not refused: gc's batch goes on with the others).
+  // Security definer: the records that name it may be ones the deleting role cannot see.
+  `create function $S.keep_named() returns trigger language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+   begin
+     if ${NAMED("old.hex")} then return null; end if;
+     return old;
+   end $$`,
+  `create trigger keep_named before delete on $S.blobs for each row execute function $S.keep_named()`,
+  // A stored blob never changes: its parts are neither added to nor rewritten (get would fail
+  // its digest check: the attachment destroyed for every reader), and go only with it
+  // (lib/pg/blobs.ts remove: the row first, then its parts; a delete is passed over, as above).
+  // An administrator (a login role that is a member of the schema's owner, a superuser) may:
+  // session_user, as current_user is the definer here.
+  `create function $S.keep_parts() returns trigger language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+   begin
+     if exists (select 1 from $S.blobs b where b.upload = case when tg_op = 'INSERT' then new.upload else old.upload end) then
+       if tg_op = 'DELETE' then return null; end if;
+       if not pg_has_role(session_user, (select c.relowner from pg_catalog.pg_class c where c.oid = tg_relid), 'usage') then
+         raise exception 'a stored blob cannot be changed' using errcode = '42501';
+       end if;
+     end if;
+     return case when tg_op = 'DELETE' then old else new end;
+   end $$`,
+  `create trigger keep_parts before insert or update or delete on $S.blob_parts for each row execute function $S.keep_parts()`,
+  // Of a blob's row only its time moves: which bytes it is, is fixed at its put (but for an
+  // administrator, as above).
+  `create function $S.keep_blob() returns trigger language plpgsql set search_path = pg_catalog, pg_temp as $$
+   begin
+     if (new.hex, new.upload, new.size, new.writer) is distinct from (old.hex, old.upload, old.size, old.writer)
+        and not pg_has_role(current_user, (select c.relowner from pg_catalog.pg_class c where c.oid = tg_relid), 'usage') then
+       raise exception 'a stored blob cannot be changed' using errcode = '42501';
+     end if;
+     return new;
+   end $$`,
+  `create trigger keep_blob before update on $S.blobs for each row execute function $S.keep_blob()`,
+  // Who else stored a blob's bytes (its row names the first): a second put is its writer's proof
+  // of holding them, a claim to read the blob back under row-level security. Only blob_touch
+  // writes a row here, and only once the bytes compare equal.
+  `create table $S.blob_puts (
+     hex text not null references $S.blobs (hex) on delete cascade,
+     writer text not null,
+     primary key (hex, writer))`,
+  // A second put of a stored digest (the caller's parts under upload "mine", "sz" bytes) moves
+  // gc's clock on (the grace counts from the newest put). Put by another role, the stored bytes
+  // are compared with the caller's, byte for byte (a digest is its writer's word, not a proof):
+  // equal, the caller is recorded among those who stored it (it reads it back under row-level
+  // security); not equal, the stored ones are not the bytes of that digest (a row planted under
+  // a digest someone was to attach, or damaged) and the put fails (SQLSTATE A2AB1) rather than
+  // name them; which of two uploads is true only a hash tells, and the server does not hash.
+  // 'kept': the stored blob stays, drop yours; 'gone': no row (gc removed it meanwhile), again.
+  `create function $S.blob_touch(h text, mine text, sz bigint) returns text language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+   declare
+     theirs text;
+     who text;
+     was bigint;
+   begin
+     update $S.blobs set stored_at = now(), changed_at = now() where hex = h returning upload, writer, size into theirs, who, was;
+     if theirs is null then return 'gone'; end if;
+     if who = session_user or exists (select 1 from $S.blob_parts p where p.upload = mine and p.writer <> session_user) then return 'kept'; end if;
+     if was <> sz or exists (select 1 from (select n, data from $S.blob_parts where upload = mine) a
+                             full join (select n, data from $S.blob_parts where upload = theirs) b using (n) where a.data is distinct from b.data) then
+       raise exception '%', who using errcode = 'A2AB1'; -- the role that stored them: lib/pg/blobs.ts says the rest
+     end if;
+     insert into $S.blob_puts (hex, writer) values (h, session_user) on conflict do nothing;
+     return 'kept';
+   end $$`,
+];
+
+// Optional (a2a init --print-sql --rls): a blob is seen (read, listed, exported, removed by gc)
+// by the role that stored it first and by the roles that may read a record naming it (mail as
+// MAIL_ROW_SECURITY shows it; every slot and task); its parts with it, and an upload's parts by
+// their writer until the upload is a blob. Of a row it sees a role moves only the time
+// (keep_blob: a record is about to name it); nobody writes blob_puts by hand (blob_touch does). The schema's owner (and its members), superusers and BYPASSRLS roles
+// see all. $S.readable runs as the caller, so the mail it reads is what the caller's policies show.
+export const BLOB_ROW_SECURITY = [
+  `create function $S.readable(hex text) returns boolean language sql stable set search_path = pg_catalog, pg_temp as $$
+   select ${NAMED("hex")} $$`,
+  `alter table $S.blobs enable row level security`,
+  `create policy stored_or_named on $S.blobs for select using (writer = current_user
+     or exists (select 1 from $S.blob_puts p where p.hex = blobs.hex and p.writer = current_user) or $S.readable(hex))`,
+  `create policy anyone_stores on $S.blobs for insert with check (writer = current_user)`,
+  `create policy gc_removes on $S.blobs for delete using (true)`,
+  `create policy time_moves on $S.blobs for update using (true) with check (true)`, // keep_blob: the time only
+  `alter table $S.blob_puts enable row level security`,
+  `create policy own on $S.blob_puts for select using (writer = current_user)`,
+  `alter table $S.blob_parts enable row level security`,
+  `create policy own_or_stored on $S.blob_parts for select using (writer = current_user or exists (select 1 from $S.blobs b where b.upload = blob_parts.upload))`,
+  `create policy anyone_uploads on $S.blob_parts for insert with check (writer = current_user)`,
+  `create policy gc_removes on $S.blob_parts for delete using (true)`,
+];
