@@ -1,0 +1,394 @@
+// A hostile member against blobs and reservations (issue 32): what a member of a team can try
+// against another's attachments and edit guards, with the store's own means and by hand.
+//
+// 1. Shared directory store (three OS users, `a2a init --shared`): alice sends bob mail with
+//    attachments while mallory deletes, replaces, rewrites and chmods blobs and their
+//    directories, plants wrong bytes under the digests of files alice is about to attach, and
+//    runs gc with the shortest grace it is allowed. bob reads every attachment with `a2a get`.
+// 2. PostgreSQL with three roles, once as `init --print-sql` makes it and once with `--rls`:
+//    alice sends bob attachments; mallory, through psql, deletes blobs, their parts and send
+//    keys, rewrites parts and swaps a message's attachments; runs gc on blobs an hour old; and,
+//    under RLS, reads blob parts and exports the store looking for alice's bytes.
+// 3. The edit guards: alice holds src/** of a repository; mallory's agent tries every side door
+//    the review found (a symlinked path, a session outside the repository, a relative path
+//    from a symlinked cwd, input over 1 MiB, apply_patch headers as Codex and opencode accept
+//    them, an origin added or spelled another way, a merge, a cherry-pick, a push of a merge).
+//
+// Verdicts (never timing), each part counted as attempts, landed, lost:
+// - every attack marked "must" fails (a success is a hole, named);
+// - 0 lost: every message alice was told was sent reaches bob with the attachments it was sent
+//   with, and `a2a get` of each gives exactly alice's bytes; 0 planted bytes handed out;
+// - 0 leaked (RLS): no byte of alice's attachments reaches mallory, by select or by export;
+// - every side door is denied (the hook) or refused (git); no stack trace, no hang.
+
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { canMakeUsers, makeUsers, shellAs, asUser } from "../../tests/harness/run";
+import { createRole, freshDatabase, pgServer, pgSkipReason, psqlAs, urlAs, type Database, type PgServer } from "../../tests/harness/pg";
+import { a2a, type Ctx, type Outcome, type RunResult, scenarioDir, short, stderrProblem, Verdict } from "./common";
+import { between, pick, rng } from "./payload";
+
+const LIMIT_MS = 40_000;
+const sha256 = (b: Uint8Array | string) => new Bun.CryptoHasher("sha256").update(b).digest("hex");
+const lines = (s: string): any[] => s.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+
+// What one part tried and what came of it.
+interface Tally { attempts: number; landed: number; lost: number; notes: string[] }
+const tally = (): Tally => ({ attempts: 0, landed: 0, lost: 0, notes: [] });
+const line = (t: Tally) => `${t.attempts} attempts, ${t.landed} landed, ${t.lost} lost${t.notes.length ? ` (${t.notes.join("; ")})` : ""}`;
+
+export async function hostileMember(ctx: Ctx): Promise<Outcome> {
+  const v = new Verdict();
+  const figures: [string, string][] = [];
+  const parts: string[] = [];
+  const P = scenarioDir(ctx, "hostile-member");
+
+  if (canMakeUsers) {
+    const t = await sharedBlobs(ctx, v, P);
+    figures.push(["shared directory store, blobs", line(t)]);
+    parts.push(`shared dir ${t.landed}/${t.attempts} landed, ${t.lost} lost`);
+  } else figures.push(["shared directory store, blobs", "skipped: needs root with useradd, groupadd and setpriv"]);
+
+  const pgSkip = pgSkipReason();
+  if (!pgSkip) {
+    const server = (await pgServer())!;
+    for (const rls of [false, true]) {
+      const t = await pgBlobs(ctx, v, P, server, rls);
+      figures.push([`PostgreSQL roles${rls ? " with --rls" : ""}, blobs`, line(t)]);
+      parts.push(`PostgreSQL${rls ? " --rls" : ""} ${t.landed}/${t.attempts} landed, ${t.lost} lost`);
+    }
+  } else figures.push(["PostgreSQL roles, blobs", `skipped: ${pgSkip}`]);
+
+  const g = await sideDoors(ctx, v, P);
+  figures.push(["edit guards, side doors", line(g)]);
+  parts.push(`guards ${g.landed}/${g.attempts} landed`);
+  return v.outcome(parts.join(", "), figures);
+}
+
+// ---- 1. a shared directory store ---------------------------------------------------------
+
+async function sharedBlobs(ctx: Ctx, v: Verdict, P: string): Promise<Tally> {
+  const team = makeUsers(["alice", "bob", "mallory"] as const, "a2ah");
+  try {
+    return await sharedAttack(ctx, v, P, team.users, team.group);
+  } finally {
+    team.remove();
+  }
+}
+
+async function sharedAttack(ctx: Ctx, v: Verdict, P: string, U: { alice: string; bob: string; mallory: string }, GROUP: string): Promise<Tally> {
+  const t = tally();
+  const r = rng(ctx.seed ^ 0xb10b);
+  chmodSync(ctx.work, 0o711);
+  chmodSync(P, 0o755);
+  const root = join(P, "store");
+  const files = join(P, "files"); // alice's attachments, readable by all: mallory knows what alice will send
+  const out = join(P, "bob-out");
+  const scratch = join(P, "m");
+  for (const d of [files, out, scratch]) {
+    mkdirSync(d, { recursive: true });
+    chmodSync(d, d === files ? 0o755 : 0o777);
+  }
+  const init = Bun.spawnSync([ctx.bin, "init", "--shared", GROUP], { env: { ...process.env, A2A_DIR: root }, stdout: "pipe", stderr: "pipe" });
+  if (init.exitCode !== 0) {
+    v.fail("setup", `init --shared: ${init.stderr.toString()}`);
+    return t;
+  }
+  const run = async (user: string, args: string[], ok: number[] = [0]): Promise<RunResult> => {
+    const res = await a2a(ctx, args, { dir: root, env: { HOME: "/nonexistent" }, prefix: asUser(user, { initGroups: true, umask: "022" }), limitMs: LIMIT_MS });
+    const prob = stderrProblem(res);
+    if (prob) v.fail(res.hung ? "hang" : "unclean failure", `${user}: a2a ${args.join(" ").slice(0, 80)}: ${prob}`);
+    else if (user !== U.mallory && !ok.includes(res.code!)) v.fail("member refused", `${user}: a2a ${args.join(" ").slice(0, 80)} -> exit ${res.code}: ${res.stderr.trim()}`);
+    return res;
+  };
+  // The file alice attaches n-th: known in advance, so mallory can plant under its digest.
+  const content = (n: number) => `report ${n} ${ctx.seed}\n${"row,".repeat(50 + (n % 7) * 40)}\n`;
+  const digestOf = (n: number) => sha256(content(n));
+
+  await run(U.bob, ["recv", "--as", "bob", "--json"]);
+  const loadMs = ctx.short ? 6_000 : 45_000;
+  const t0 = performance.now();
+  const until = () => performance.now() - t0 < loadMs;
+  const sent = new Map<string, { n: number; digest: string }>(); // message id -> its attachment
+  let refused = 0, next = 1;
+  const got = new Map<string, "ok" | "wrong" | "failed">();
+
+  const alice = async () => {
+    while (until()) {
+      const n = next++;
+      const f = join(files, `a${n}.txt`);
+      writeFileSync(f, content(n));
+      chmodSync(f, 0o644);
+      const res = await run(U.alice, ["send", "bob", `report ${n}`, "--attach", f, "--as", "alice", "--json"], [0, 1]);
+      if (res.code === 0) sent.set(JSON.parse(res.stdout).id, { n, digest: digestOf(n) });
+      else refused++; // a planted digest: refused, nothing sent (not a loss: alice was told)
+      await Bun.sleep(between(r, 0, 40)); // pacing of the load, never a wait for a condition
+    }
+  };
+  const fetch = async (m: any) => {
+    for (const a of m.attachments ?? []) {
+      const dest = join(out, `${m.id}-${a.digest.slice(7, 19)}`);
+      const res = await run(U.bob, ["get", a.digest, "-o", dest], [0, 1]);
+      const want = sent.get(m.id);
+      const bytes = res.code === 0 && existsSync(dest) ? readFileSync(dest, "utf8") : undefined;
+      got.set(m.id, bytes === undefined ? "failed" : want && bytes === content(want.n) ? "ok" : "wrong");
+      if (bytes !== undefined && bytes.startsWith("planted")) v.fail("planted bytes handed out", `bob's get of ${a.digest} gave mallory's bytes`);
+    }
+  };
+  const bob = async () => {
+    while (until()) {
+      const res = await run(U.bob, ["recv", "--as", "bob", "--all", "--wait", "--timeout", "1", "--json"], [0, 124]);
+      if (res.code === 0) for (const m of lines(res.stdout)) await fetch(m);
+    }
+  };
+  // mallory: each attack one shell command; "must" ones must fail.
+  const sh = (script: string) => shellAs(U.mallory, `cd '${root}' || exit 9; ${script}`);
+  const must = (what: string, script: string) => {
+    t.attempts++;
+    if (sh(script) === 0) {
+      t.landed++;
+      v.fail("hole", `mallory could ${what}`);
+    }
+  };
+  const others = `for f in blobs/sha256/*; do [ -f "$f" ] && [ ! -O "$f" ] && break; done`;
+  const mallory = async () => {
+    for (let k = 0; until(); k++) {
+      const attacks: [string, () => void | Promise<void>][] = [
+        ["delete another's blob", () => must("delete another's blob", `${others}; [ -f "$f" ] && rm -f "$f" 2>/dev/null && [ ! -e "$f" ]`)],
+        ["replace another's blob", () => must("replace another's blob", `${others}; [ -f "$f" ] && printf planted > ../m/r${k} && mv -f ../m/r${k} "$f" 2>/dev/null`)],
+        ["append to another's blob", () => must("append to another's blob", `${others}; [ -f "$f" ] && printf planted >> "$f" 2>/dev/null`)],
+        ["chmod another's blob", () => must("chmod another's blob", `${others}; [ -f "$f" ] && chmod 0 "$f" 2>/dev/null`)],
+        ["close blobs/sha256/", () => must("close blobs/sha256/", `chmod 2750 blobs/sha256 2>/dev/null`)],
+        ["close blobs/", () => must("close blobs/", `chmod 2750 blobs 2>/dev/null`)],
+        ["rename blobs/sha256/ away", () => must("rename blobs/sha256/ away", `mv blobs/sha256 blobs/s${k} 2>/dev/null && mkdir blobs/sha256`)],
+        ["gc with no grace", async () => {
+          t.attempts++;
+          const res = await run(U.mallory, ["gc", "--blob-grace", "0"]);
+          if (res.code === 0) { t.landed++; v.fail("hole", "mallory's gc --blob-grace 0 ran"); }
+        }],
+        ["gc", async () => void (t.attempts++, await run(U.mallory, ["gc", "-q"]))],
+        // Plant wrong bytes (or a link, or a FIFO) under the digest of a file alice attaches
+        // soon: may land as a file; must never reach bob as alice's.
+        ["plant under a future digest", () => {
+          t.attempts++;
+          const d = digestOf(next + 1 + Math.floor(r() * 3));
+          const how = pick(r, [`printf planted-${k} > blobs/sha256/${d}`, `ln -s /etc/passwd blobs/sha256/${d}`, `mkfifo blobs/sha256/${d}`]);
+          sh(`${how} 2>/dev/null`);
+        }],
+      ];
+      await pick(r, attacks)[1]();
+      await Bun.sleep(between(r, 0, 30));
+    }
+  };
+  await Promise.all([alice(), bob(), mallory()]);
+  // Drain what is still unread, then judge every message alice was told was sent.
+  const rest = await run(U.bob, ["recv", "--as", "bob", "--all", "--json"]);
+  for (const m of lines(rest.stdout)) await fetch(m);
+  for (const [id, s] of sent) {
+    const g = got.get(id);
+    if (g === "ok") continue;
+    t.lost++;
+    v.fail(g === "wrong" ? "altered attachment" : "lost attachment", `message ${id} (file ${s.n}, ${s.digest.slice(0, 12)}): ${g ?? "never read"}`);
+  }
+  // doctor names what mallory planted (it may exit 1: it found problems).
+  const doc = await run(U.bob, ["doctor"], [0, 1]);
+  t.notes.push(`${sent.size} sent with an attachment, ${refused} refused at send (a planted digest), doctor ${doc.code === 1 ? "named problems" : "found none"}`);
+  return t;
+}
+
+// ---- 2. PostgreSQL roles ------------------------------------------------------------------
+
+async function pgBlobs(ctx: Ctx, v: Verdict, P: string, server: PgServer, rls: boolean): Promise<Tally> {
+  const t = tally();
+  const tag = Math.random().toString(36).slice(2, 7);
+  const role = { alice: `alice_h${tag}`, bob: `bob_h${tag}`, mallory: `mallory_h${tag}` };
+  const pw = Object.fromEntries(Object.values(role).map((n) => [n, `pw-${n}-${crypto.randomUUID().slice(0, 8)}`]));
+  for (const n of Object.values(role)) await createRole(server, n, pw[n]);
+  let db: Database | undefined;
+  const dir = join(P, `pg${rls ? "-rls" : ""}`);
+  mkdirSync(dir, { recursive: true });
+  try {
+    db = await freshDatabase(server);
+    const sql = await a2a(ctx, ["init", "--print-sql", ...(rls ? ["--rls"] : [])], { dir: db.url, limitMs: LIMIT_MS });
+    const grants = sql.stdout.split("\n").filter((l) => /^-- grant /.test(l)).map((l) => l.slice(3));
+    await server.admin(sql.stdout + Object.values(role).flatMap((m) => grants.map((g) => g.replaceAll("ROLE", m))).join("\n"), db.name);
+    const as = async (who: keyof typeof role, args: string[], ok: number[] = [0]) => {
+      const res = await a2a(ctx, args, { dir: urlAs(db!.url, role[who]), env: { PGPASSWORD: pw[role[who]], HOME: dir }, limitMs: LIMIT_MS });
+      const prob = stderrProblem(res);
+      if (prob) v.fail(res.hung ? "hang" : "unclean failure", `${who}: a2a ${args.join(" ").slice(0, 80)}: ${prob}`);
+      else if (who !== "mallory" && !ok.includes(res.code!)) v.fail("member refused", `${who}: a2a ${args.join(" ").slice(0, 80)} -> exit ${res.code}: ${res.stderr.trim()}`);
+      return res;
+    };
+    const psql = async (who: keyof typeof role, text: string): Promise<string | undefined> => {
+      try {
+        return await psqlAs(urlAs(db!.url, role[who], pw[role[who]]), `set search_path = a2a; ${text}`);
+      } catch {
+        return undefined; // refused by the server
+      }
+    };
+    // alice's attachments: each holds a secret only she and bob may read.
+    const secret = (n: number) => `SECRET-${tag}-${n} ${"x".repeat(200 + n * 13)}`;
+    await as("bob", ["recv", "--as", "bob", "--json"]);
+    await as("alice", ["send", "bob", "hello", "--as", "alice"]);
+    const sent = new Map<string, { n: number; digest: string }>();
+    const N = ctx.short ? 8 : 40;
+    for (let n = 1; n <= N; n++) {
+      const f = join(dir, `s${n}.txt`);
+      writeFileSync(f, secret(n));
+      const res = await as("alice", ["send", "bob", `secret ${n}`, "--attach", f, "--as", "alice", "--json"]);
+      if (res.code === 0) sent.set(JSON.parse(res.stdout).id, { n, digest: `sha256:${sha256(secret(n))}` });
+    }
+    // mallory, by hand: each must change nothing bob reads (the judge is what bob gets).
+    const attacks = [
+      "delete from blobs",
+      "delete from blob_parts",
+      "update blob_parts set data = convert_to('planted', 'UTF8')",
+      "update messages set attachments = '[]'::jsonb",
+      "update messages set attachments = null",
+      "delete from mail_keys",
+    ];
+    let refusedByServer = 0;
+    for (const a of attacks) {
+      t.attempts++;
+      // How many rows it changed (psql -q prints no command tag): one changed is a hole.
+      const said = await psql("mallory", `with x as (${a} returning 1) select count(*) from x`);
+      if (said === undefined) refusedByServer++;
+      else if (Number(said.trim()) > 0) {
+        t.landed++;
+        v.fail("hole", `${rls ? "--rls: " : ""}mallory's ${JSON.stringify(a)} changed ${said.trim()} row(s)`);
+      }
+    }
+    // gc, once every blob is past the grace period (its time moved back by the superuser).
+    await server.admin(`update a2a.blobs set changed_at = now() - interval '2 hours'`, db.name);
+    t.attempts++;
+    await as("mallory", ["gc", "-q"]);
+    if (rls) {
+      t.attempts++;
+      const read = (await psql("mallory", "select encode(data, 'escape') from blob_parts")) ?? "";
+      if (read.includes(`SECRET-${tag}`)) { t.landed++; v.fail("leak", `mallory read alice's attachment bytes from blob_parts under --rls`); }
+      t.attempts++;
+      const exp = await as("mallory", ["export"], [0, 1]);
+      const leaked = lines(exp.stdout).filter((l) => l.kind === "blob_part" || l.type === "blob_part" || typeof l.data === "string")
+        .some((l) => Buffer.from(String(l.data ?? ""), "base64").toString().includes(`SECRET-${tag}`));
+      if (leaked || exp.stdout.includes(`SECRET-${tag}`)) { t.landed++; v.fail("leak", "mallory's export under --rls carries alice's attachment bytes"); }
+    }
+    // bob: every message alice was told was sent, with its attachment, each byte alice's.
+    const got = lines((await as("bob", ["recv", "--as", "bob", "--all", "--json"])).stdout);
+    for (const [id, s] of sent) {
+      const m = got.find((x) => x.id === id);
+      const a = m?.attachments?.[0];
+      if (!m || !a || a.digest !== s.digest) {
+        t.lost++;
+        if (m && a?.digest !== s.digest) t.landed++;
+        v.fail("lost attachment", `${rls ? "--rls: " : ""}message ${id}: ${!m ? "never read" : `attachments now ${short(JSON.stringify(m.attachments))}`}`);
+        continue;
+      }
+      const dest = join(dir, `got-${s.n}`);
+      const res = await as("bob", ["get", a.digest, "-o", dest], [0, 1, 3]);
+      if (res.code !== 0 || readFileSync(dest, "utf8") !== secret(s.n)) {
+        t.lost++;
+        v.fail("lost attachment", `${rls ? "--rls: " : ""}bob's get of ${a.digest} -> exit ${res.code}: ${res.stderr.trim()}`);
+      }
+    }
+    t.notes.push(`${sent.size} sent with an attachment, ${refusedByServer} of ${attacks.length} statements refused by the server, the rest changed no row`);
+  } finally {
+    await db?.drop();
+    for (const n of Object.values(role)) await server.admin(`drop owned by ${n} cascade; drop role if exists ${n}`).catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return t;
+}
+
+// ---- 3. the edit guards' side doors -------------------------------------------------------
+
+async function sideDoors(ctx: Ctx, v: Verdict, P: string): Promise<Tally> {
+  const t = tally();
+  const base = join(P, "guards");
+  mkdirSync(base, { recursive: true });
+  const store = join(base, "store");
+  const repo = join(base, "repo");
+  const git = (cwd: string, args: string[], env: Record<string, string> = {}) =>
+    Bun.spawnSync(["git", "-c", "user.email=m@example.invalid", "-c", "user.name=m", "-c", "init.defaultBranch=main", ...args], { cwd, env: { ...process.env, A2A_DIR: store, ...env }, stdout: "pipe", stderr: "pipe" });
+  mkdirSync(join(repo, "src"), { recursive: true });
+  git(base, ["init", "-q", repo]);
+  writeFileSync(join(repo, "src", "api.ts"), "export {};\n");
+  writeFileSync(join(repo, "README"), "r\n");
+  git(repo, ["add", "."]);
+  git(repo, ["commit", "-q", "-m", "one"]);
+  const res = await a2a(ctx, ["reserve", "src/**", "--as", "alice", "--reason", "api rework", "--ttl", "1h"], { dir: store, cwd: repo, limitMs: LIMIT_MS });
+  if (res.code !== 0) {
+    v.fail("setup", `reserve: ${res.stderr}`);
+    return t;
+  }
+  const file = join(repo, "src", "api.ts");
+  const hook = async (door: string, cwd: string, event: object, agent?: string, raw?: string) => {
+    t.attempts++;
+    const r = await a2a(ctx, ["hook", "pre-tool-use", ...(agent ? ["--agent", agent] : [])], { dir: store, cwd, stdin: raw ?? JSON.stringify({ cwd, hook_event_name: "PreToolUse", ...event }), env: { A2A_AGENT: "mallory" }, limitMs: LIMIT_MS });
+    let decision: string | undefined;
+    try {
+      decision = JSON.parse(r.stdout).hookSpecificOutput?.permissionDecision;
+    } catch {}
+    if (decision !== "deny") {
+      t.landed++;
+      v.fail("side door", `${door}: exit ${r.code}, stdout ${short(r.stdout)}, stderr ${short(r.stderr)}`);
+    }
+  };
+  const edit = (path: string) => ({ tool_name: "Edit", tool_input: { file_path: path, old_string: "export {};", new_string: "x" } });
+  const patch = (body: string) => ({ tool_name: "apply_patch", tool_input: { command: `*** Begin Patch\n${body}\n*** End Patch\n` } });
+
+  const alias = join(base, "alias");
+  symlinkSync(repo, alias);
+  await hook("an edit through a symlinked directory", base, edit(join(alias, "src", "api.ts")));
+  await hook("a relative path from a symlinked cwd", join(alias, "src"), edit("api.ts"));
+  await hook("a session started outside the repository", base, edit(file));
+  await hook("a Write of 1.1 MB", repo, { tool_name: "Write", tool_input: { file_path: file, content: "y".repeat(1_100_000) } });
+  for (const body of [" *** Update File: src/api.ts\n@@\n-export {};\n+x", "\t*** Delete File: src/api.ts", "*** Update File: src/old.ts\n*** Move to: src/api.ts\n@@\n-a\n+b"]) {
+    await hook(`a Codex patch ${short(body.split("\n")[0])}`, repo, patch(body), "codex");
+  }
+  // An origin added after the reservation, then the same repository spelled another way.
+  for (const url of ["https://github.com/Org/Repo.git", "git@github.com:org/repo.git"]) {
+    git(repo, ["remote", "remove", "origin"]);
+    git(repo, ["remote", "add", "origin", url]);
+    await hook(`an edit after origin became ${url}`, repo, edit(file));
+  }
+  git(repo, ["remote", "remove", "origin"]);
+
+  // git: commit, merge, cherry-pick and push of reserved changes as mallory, the guard installed.
+  const gi = await a2a(ctx, ["guard", "install"], { dir: store, cwd: repo, limitMs: LIMIT_MS });
+  if (gi.code !== 0) {
+    v.fail("setup", `guard install: ${gi.stderr}`);
+    return t;
+  }
+  const asMallory = { A2A_AGENT: "mallory" };
+  const refused = (door: string, r: { exitCode: number | null; stderr: Uint8Array }) => {
+    t.attempts++;
+    if (r.exitCode === 0) {
+      t.landed++;
+      v.fail("side door", `${door} went through the guard`);
+    }
+  };
+  // A branch that changed src/api.ts, made with --no-verify (as another clone without the guard would).
+  git(repo, ["checkout", "-q", "-b", "side"]);
+  writeFileSync(file, "export const side = 1;\n");
+  git(repo, ["commit", "-q", "--no-verify", "-am", "side change"]);
+  git(repo, ["checkout", "-q", "main"]);
+  writeFileSync(join(repo, "README"), "r2\n");
+  git(repo, ["commit", "-q", "--no-verify", "-am", "main moves on"]);
+  writeFileSync(file, "export const direct = 1;\n");
+  refused("a commit of the reserved file", git(repo, ["commit", "-q", "-am", "direct"], asMallory));
+  git(repo, ["checkout", "-q", "--", "src/api.ts"]);
+  refused("a merge bringing the reserved change", git(repo, ["merge", "--no-ff", "-q", "-m", "merge side", "side"], asMallory));
+  git(repo, ["merge", "--abort"]);
+  git(repo, ["reset", "-q", "--hard", "HEAD"]);
+  // A push of a merge made around the guard (--no-verify) to a bare remote: the push guard sees it.
+  const bare = join(base, "remote.git");
+  git(base, ["init", "-q", "--bare", bare]);
+  git(repo, ["merge", "--no-ff", "--no-verify", "-q", "-m", "merge side", "side"]);
+  refused("a push carrying a merge of the reserved change", git(repo, ["push", "-q", bare, "main"], asMallory));
+  // The same change cherry-picked (no hook runs before a cherry-pick's commit: advisory there,
+  // README says so), then pushed: the push guard sees what the push carries.
+  git(repo, ["reset", "-q", "--hard", "HEAD~1"]);
+  git(repo, ["cherry-pick", "side"]);
+  refused("a push carrying a cherry-pick of the reserved change", git(repo, ["push", "-q", bare, "main"], asMallory));
+  return t;
+}
