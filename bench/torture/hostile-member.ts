@@ -167,6 +167,18 @@ async function sharedAttack(ctx: Ctx, v: Verdict, P: string, U: { alice: string;
           if (res.code === 0) { t.landed++; v.fail("hole", "mallory's gc --blob-grace 0 ran"); }
         }],
         ["gc", async () => void (t.attempts++, await run(U.mallory, ["gc", "-q"]))],
+        // Put the right bytes first, under her own name, then take her file away (or make it
+        // unreadable) once alice's message names it: alice's attachment must not depend on it.
+        ["put a future attachment first", async () => {
+          t.attempts++;
+          const n = next + 1 + Math.floor(r() * 3);
+          const f = join(scratch, `p${k}.txt`);
+          writeFileSync(f, content(n));
+          chmodSync(f, 0o644);
+          await run(U.mallory, ["put", f]);
+        }],
+        ["take her own blobs away", () => void (t.attempts++, sh(`for f in blobs/sha256/*; do [ -O "$f" ] && rm -f "$f"; done; true`))],
+        ["make her own blobs unreadable", () => void (t.attempts++, sh(`for f in blobs/sha256/*; do [ -O "$f" ] && chmod 0 "$f"; done; true`))],
         // Plant wrong bytes (or a link, or a FIFO) under the digest of a file alice attaches
         // soon: may land as a file; must never reach bob as alice's.
         ["plant under a future digest", () => {
