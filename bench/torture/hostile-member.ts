@@ -135,10 +135,13 @@ async function sharedAttack(ctx: Ctx, v: Verdict, P: string, U: { alice: string;
       if (bytes !== undefined && bytes.startsWith("planted")) v.fail("planted bytes handed out", `bob's get of ${a.digest} gave mallory's bytes`);
     }
   };
+  // bob reads his mail as it comes and fetches the attachments at the end, after every attack:
+  // an attachment must last as long as the message naming it, not just until its first reader.
+  const inbox: any[] = [];
   const bob = async () => {
     while (until()) {
       const res = await run(U.bob, ["recv", "--as", "bob", "--all", "--wait", "--timeout", "1", "--json"], [0, 124]);
-      if (res.code === 0) for (const m of lines(res.stdout)) await fetch(m);
+      if (res.code === 0) inbox.push(...lines(res.stdout));
     }
   };
   // mallory: each attack one shell command; "must" ones must fail.
@@ -195,7 +198,7 @@ async function sharedAttack(ctx: Ctx, v: Verdict, P: string, U: { alice: string;
   await Promise.all([alice(), bob(), mallory()]);
   // Drain what is still unread, then judge every message alice was told was sent.
   const rest = await run(U.bob, ["recv", "--as", "bob", "--all", "--json"]);
-  for (const m of lines(rest.stdout)) await fetch(m);
+  for (const m of [...inbox, ...lines(rest.stdout)]) await fetch(m);
   for (const [id, s] of sent) {
     const g = got.get(id);
     if (g === "ok") continue;
