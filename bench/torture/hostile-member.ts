@@ -1,30 +1,28 @@
 // A hostile member against blobs and reservations (issue 32): what a member of a team can try
-// against another's attachments and edit guards, with the store's own means and by hand.
+// against another's attachments and edit guards, with the store's own means and by hand. (The
+// same member as a PostgreSQL role, with and without row-level security, is pg-roles.ts.)
 //
 // 1. Shared directory store (three OS users, `a2a init --shared`): alice sends bob mail with
 //    attachments while mallory deletes, replaces, rewrites and chmods blobs and their
-//    directories, plants wrong bytes under the digests of files alice is about to attach, and
-//    runs gc with the shortest grace it is allowed. bob reads every attachment with `a2a get`.
-// 2. PostgreSQL with three roles, once as `init --print-sql` makes it and once with `--rls`:
-//    alice sends bob attachments; mallory, through psql, deletes blobs, their parts and send
-//    keys, rewrites parts and swaps a message's attachments; runs gc on blobs an hour old; and,
-//    under RLS, reads blob parts and exports the store looking for alice's bytes.
-// 3. The edit guards: alice holds src/** of a repository; mallory's agent tries every side door
+//    directories, plants wrong bytes, links and FIFOs under the digests of files alice is about
+//    to attach, puts those files first herself and then removes or blanks her own copies, and
+//    runs gc with the shortest grace she is allowed. bob fetches every attachment with `a2a get`
+//    at the end, after every attack.
+// 2. The edit guards: alice holds src/** of a repository; mallory's agent tries every side door
 //    the review found (a symlinked path, a session outside the repository, a relative path
-//    from a symlinked cwd, input over 1 MiB, apply_patch headers as Codex and opencode accept
-//    them, an origin added or spelled another way, a merge, a cherry-pick, a push of a merge).
+//    from a symlinked cwd, input over 1 MiB, apply_patch headers as Codex accepts them, an
+//    origin added or spelled another way, a commit, a merge, pushes of a merge and of a
+//    cherry-pick).
 //
 // Verdicts (never timing), each part counted as attempts, landed, lost:
 // - every attack marked "must" fails (a success is a hole, named);
-// - 0 lost: every message alice was told was sent reaches bob with the attachments it was sent
-//   with, and `a2a get` of each gives exactly alice's bytes; 0 planted bytes handed out;
-// - 0 leaked (RLS): no byte of alice's attachments reaches mallory, by select or by export;
+// - 0 lost: every message alice was told was sent reaches bob, and `a2a get` of its
+//   attachment gives exactly alice's bytes; 0 planted bytes handed out;
 // - every side door is denied (the hook) or refused (git); no stack trace, no hang.
 
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { canMakeUsers, makeUsers, shellAs, asUser } from "../../tests/harness/run";
-import { createRole, freshDatabase, pgServer, pgSkipReason, psqlAs, urlAs, type Database, type PgServer } from "../../tests/harness/pg";
 import { a2a, type Ctx, type Outcome, type RunResult, scenarioDir, short, stderrProblem, Verdict } from "./common";
 import { between, pick, rng } from "./payload";
 
@@ -48,16 +46,6 @@ export async function hostileMember(ctx: Ctx): Promise<Outcome> {
     figures.push(["shared directory store, blobs", line(t)]);
     parts.push(`shared dir ${t.landed}/${t.attempts} landed, ${t.lost} lost`);
   } else figures.push(["shared directory store, blobs", "skipped: needs root with useradd, groupadd and setpriv"]);
-
-  const pgSkip = pgSkipReason();
-  if (!pgSkip) {
-    const server = (await pgServer())!;
-    for (const rls of [false, true]) {
-      const t = await pgBlobs(ctx, v, P, server, rls);
-      figures.push([`PostgreSQL roles${rls ? " with --rls" : ""}, blobs`, line(t)]);
-      parts.push(`PostgreSQL${rls ? " --rls" : ""} ${t.landed}/${t.attempts} landed, ${t.lost} lost`);
-    }
-  } else figures.push(["PostgreSQL roles, blobs", `skipped: ${pgSkip}`]);
 
   const g = await sideDoors(ctx, v, P);
   figures.push(["edit guards, side doors", line(g)]);
@@ -119,9 +107,11 @@ async function sharedAttack(ctx: Ctx, v: Verdict, P: string, U: { alice: string;
       const f = join(files, `a${n}.txt`);
       writeFileSync(f, content(n));
       chmodSync(f, 0o644);
-      const res = await run(U.alice, ["send", "bob", `report ${n}`, "--attach", f, "--as", "alice", "--json"], [0, 1]);
+      // Whatever mallory planted, alice's send goes through (she keeps her own copy): a refusal
+      // is a member refused.
+      const res = await run(U.alice, ["send", "bob", `report ${n}`, "--attach", f, "--as", "alice", "--json"]);
       if (res.code === 0) sent.set(JSON.parse(res.stdout).id, { n, digest: digestOf(n) });
-      else refused++; // a planted digest: refused, nothing sent (not a loss: alice was told)
+      else refused++;
       await Bun.sleep(between(r, 0, 40)); // pacing of the load, never a wait for a condition
     }
   };
@@ -207,114 +197,11 @@ async function sharedAttack(ctx: Ctx, v: Verdict, P: string, U: { alice: string;
   }
   // doctor names what mallory planted (it may exit 1: it found problems).
   const doc = await run(U.bob, ["doctor"], [0, 1]);
-  t.notes.push(`${sent.size} sent with an attachment, ${refused} refused at send (a planted digest), doctor ${doc.code === 1 ? "named problems" : "found none"}`);
+  t.notes.push(`${sent.size} sent with an attachment, ${refused} refused at send, doctor ${doc.code === 1 ? "named problems" : "found none"}`);
   return t;
 }
 
-// ---- 2. PostgreSQL roles ------------------------------------------------------------------
-
-async function pgBlobs(ctx: Ctx, v: Verdict, P: string, server: PgServer, rls: boolean): Promise<Tally> {
-  const t = tally();
-  const tag = Math.random().toString(36).slice(2, 7);
-  const role = { alice: `alice_h${tag}`, bob: `bob_h${tag}`, mallory: `mallory_h${tag}` };
-  const pw = Object.fromEntries(Object.values(role).map((n) => [n, `pw-${n}-${crypto.randomUUID().slice(0, 8)}`]));
-  for (const n of Object.values(role)) await createRole(server, n, pw[n]);
-  let db: Database | undefined;
-  const dir = join(P, `pg${rls ? "-rls" : ""}`);
-  mkdirSync(dir, { recursive: true });
-  try {
-    db = await freshDatabase(server);
-    const sql = await a2a(ctx, ["init", "--print-sql", ...(rls ? ["--rls"] : [])], { dir: db.url, limitMs: LIMIT_MS });
-    const grants = sql.stdout.split("\n").filter((l) => /^-- grant /.test(l)).map((l) => l.slice(3));
-    await server.admin(sql.stdout + Object.values(role).flatMap((m) => grants.map((g) => g.replaceAll("ROLE", m))).join("\n"), db.name);
-    const as = async (who: keyof typeof role, args: string[], ok: number[] = [0]) => {
-      const res = await a2a(ctx, args, { dir: urlAs(db!.url, role[who]), env: { PGPASSWORD: pw[role[who]], HOME: dir }, limitMs: LIMIT_MS });
-      const prob = stderrProblem(res);
-      if (prob) v.fail(res.hung ? "hang" : "unclean failure", `${who}: a2a ${args.join(" ").slice(0, 80)}: ${prob}`);
-      else if (who !== "mallory" && !ok.includes(res.code!)) v.fail("member refused", `${who}: a2a ${args.join(" ").slice(0, 80)} -> exit ${res.code}: ${res.stderr.trim()}`);
-      return res;
-    };
-    const psql = async (who: keyof typeof role, text: string): Promise<string | undefined> => {
-      try {
-        return await psqlAs(urlAs(db!.url, role[who], pw[role[who]]), `set search_path = a2a; ${text}`);
-      } catch {
-        return undefined; // refused by the server
-      }
-    };
-    // alice's attachments: each holds a secret only she and bob may read.
-    const secret = (n: number) => `SECRET-${tag}-${n} ${"x".repeat(200 + n * 13)}`;
-    await as("bob", ["recv", "--as", "bob", "--json"]);
-    await as("alice", ["send", "bob", "hello", "--as", "alice"]);
-    const sent = new Map<string, { n: number; digest: string }>();
-    const N = ctx.short ? 8 : 40;
-    for (let n = 1; n <= N; n++) {
-      const f = join(dir, `s${n}.txt`);
-      writeFileSync(f, secret(n));
-      const res = await as("alice", ["send", "bob", `secret ${n}`, "--attach", f, "--as", "alice", "--json"]);
-      if (res.code === 0) sent.set(JSON.parse(res.stdout).id, { n, digest: `sha256:${sha256(secret(n))}` });
-    }
-    // mallory, by hand: each must change nothing bob reads (the judge is what bob gets).
-    const attacks = [
-      "delete from blobs",
-      "delete from blob_parts",
-      "update blob_parts set data = convert_to('planted', 'UTF8')",
-      "update messages set attachments = '[]'::jsonb",
-      "update messages set attachments = null",
-      "delete from mail_keys",
-    ];
-    let refusedByServer = 0;
-    for (const a of attacks) {
-      t.attempts++;
-      // How many rows it changed (psql -q prints no command tag): one changed is a hole.
-      const said = await psql("mallory", `with x as (${a} returning 1) select count(*) from x`);
-      if (said === undefined) refusedByServer++;
-      else if (Number(said.trim()) > 0) {
-        t.landed++;
-        v.fail("hole", `${rls ? "--rls: " : ""}mallory's ${JSON.stringify(a)} changed ${said.trim()} row(s)`);
-      }
-    }
-    // gc, once every blob is past the grace period (its time moved back by the superuser).
-    await server.admin(`update a2a.blobs set changed_at = now() - interval '2 hours'`, db.name);
-    t.attempts++;
-    await as("mallory", ["gc", "-q"]);
-    if (rls) {
-      t.attempts++;
-      const read = (await psql("mallory", "select encode(data, 'escape') from blob_parts")) ?? "";
-      if (read.includes(`SECRET-${tag}`)) { t.landed++; v.fail("leak", `mallory read alice's attachment bytes from blob_parts under --rls`); }
-      t.attempts++;
-      const exp = await as("mallory", ["export"], [0, 1]);
-      const leaked = lines(exp.stdout).filter((l) => l.kind === "blob_part" || l.type === "blob_part" || typeof l.data === "string")
-        .some((l) => Buffer.from(String(l.data ?? ""), "base64").toString().includes(`SECRET-${tag}`));
-      if (leaked || exp.stdout.includes(`SECRET-${tag}`)) { t.landed++; v.fail("leak", "mallory's export under --rls carries alice's attachment bytes"); }
-    }
-    // bob: every message alice was told was sent, with its attachment, each byte alice's.
-    const got = lines((await as("bob", ["recv", "--as", "bob", "--all", "--json"])).stdout);
-    for (const [id, s] of sent) {
-      const m = got.find((x) => x.id === id);
-      const a = m?.attachments?.[0];
-      if (!m || !a || a.digest !== s.digest) {
-        t.lost++;
-        if (m && a?.digest !== s.digest) t.landed++;
-        v.fail("lost attachment", `${rls ? "--rls: " : ""}message ${id}: ${!m ? "never read" : `attachments now ${short(JSON.stringify(m.attachments))}`}`);
-        continue;
-      }
-      const dest = join(dir, `got-${s.n}`);
-      const res = await as("bob", ["get", a.digest, "-o", dest], [0, 1, 3]);
-      if (res.code !== 0 || readFileSync(dest, "utf8") !== secret(s.n)) {
-        t.lost++;
-        v.fail("lost attachment", `${rls ? "--rls: " : ""}bob's get of ${a.digest} -> exit ${res.code}: ${res.stderr.trim()}`);
-      }
-    }
-    t.notes.push(`${sent.size} sent with an attachment, ${refusedByServer} of ${attacks.length} statements refused by the server, the rest changed no row`);
-  } finally {
-    await db?.drop();
-    for (const n of Object.values(role)) await server.admin(`drop owned by ${n} cascade; drop role if exists ${n}`).catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
-  }
-  return t;
-}
-
-// ---- 3. the edit guards' side doors -------------------------------------------------------
+// ---- 2. the edit guards' side doors -------------------------------------------------------
 
 async function sideDoors(ctx: Ctx, v: Verdict, P: string): Promise<Tally> {
   const t = tally();
