@@ -282,6 +282,28 @@ describe("an import never replaces a record it did not bring", () => {
     expect(await ok(["import", exp], { dir: fresh })).toContain("already there 3, kept 0");
   });
 
+  // The review of issue 33.1's fix: each chunk line of a kept stream was counted and named as a
+  // record kept of its own (a kept 3-chunk stream said "kept 4").
+  test("a stream of the store's own is kept once, named once, whatever its export's chunk lines", async () => {
+    const src = fileStore();
+    await ok(["start", "build", "compiling"], { dir: src });
+    for (const line of ["one", "two", "three"]) await ok(["append", "build", line], { dir: src });
+    const d = tempDir("a2a-export-stream-");
+    dirs.push(d);
+    const p = join(d.path, "stream.jsonl");
+    writeFileSync(p, await exportOf(src));
+    for (const target of await targets()) {
+      await ok(["publish", "build", "mine"], { dir: target });
+      const r = await a2a(["import", p, "--json"], { dir: target });
+      expect(r.code).toBe(4);
+      const rep = JSON.parse(r.stdout);
+      expect(rep.counts.slot.kept).toBe(1);
+      expect(rep.counts.slot_chunk.kept).toBe(0);
+      expect(rep.kept).toEqual([{ kind: "slot", name: "build" }]);
+      expect(await ok(["wait", "build"], { dir: target })).toBe("mine");
+    }
+  });
+
   test("topics: a number holding the store's own message and a subscriber at the store's own position are kept; the free numbers come in", async () => {
     const other = fileStore();
     for (const m of ["theirs 1", "theirs 2", "theirs 3"]) await ok(["pub", "news", m, "--as", "ci"], { dir: other });
