@@ -60,7 +60,9 @@ export function fileRepos(path: string, cwd: string, host: string, settings: { r
   const own = repoOf(dirname(target), host, settings);
   const session = repoOf(cwd, host, settings);
   const out: { repo: Repo; rel: string }[] = [];
-  for (const repo of own.git ? [own, ...(session.id !== own.id ? [session] : [])] : [session]) {
+  // Under A2A_REPO a nested repository has the session's identity but its own root: both are checked.
+  const both = session.id !== own.id || session.root !== own.root;
+  for (const repo of own.git ? [own, ...(both ? [session] : [])] : [session]) {
     const rel = within(repo.root, target);
     if (rel) out.push({ repo, rel });
   }

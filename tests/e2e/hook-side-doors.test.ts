@@ -108,6 +108,22 @@ describe("the file's own repository, its links resolved", () => {
   });
 });
 
+describe("a nested repository under A2A_REPO (review finding 4)", () => {
+  test("with A2A_REPO set, an edit of a file of a nested repository is still checked against the session's repository: alice's reservation of sub/a.ts there denies it", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const top = gitRepo(d.path, "top");
+    const sub = gitRepo(top, "sub");
+    writeFileSync(join(sub, "a.ts"), "x\n");
+    const env = { A2A_REPO: "proj" };
+    const held = await a2a(["reserve", "sub/a.ts", "--as", "alice", "-q"], { dir: s.path, cwd: top, env });
+    expect(held).toMatchObject({ code: 0, stderr: "" });
+    const r = await a2a(["hook", "pre-tool-use"], { dir: s.path, cwd: top, stdin: JSON.stringify(claudeEdit(top, join(sub, "a.ts"))), env: { A2A_AGENT: "bob", ...env } });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(denied(r.stdout)).toMatch(/^a2a: sub\/a\.ts is reserved by alice/);
+  });
+});
+
 describe("one repository, one identity", () => {
   test("clones whose origins are https://host/Org/Repo.git and git@host:org/repo.git (quoted, in a second [remote] section): alice's reservation in one denies bob's edit in the other", async () => {
     using d = tempDir();
