@@ -35,7 +35,7 @@ export interface Repo {
 
 // The repository `cwd` is in. `repoName`: A2A_REPO (Store.repoName); `host`: this machine's name (Store.host).
 export function repoOf(cwd: string, host: string, settings: { repoName?: string } = {}): Repo {
-  const start = real(resolve(cwd));
+  const start = kernelPath(cwd, process.cwd());
   const found = findGit(start);
   const named = settings.repoName?.trim();
   if (!found) return withAliases({ root: start, git: false }, [named && `name:${named}`, `dir:${host}:${start}`]);
@@ -56,7 +56,7 @@ function withAliases(r: { root: string; git: boolean }, ids: (string | undefined
 // when the file is inside it too (a file of a submodule is also the superproject's; a file in no
 // git repository, only the session's). Empty: in no repository a2a knows.
 export function fileRepos(path: string, cwd: string, host: string, settings: { repoName?: string } = {}): { repo: Repo; rel: string }[] {
-  const target = resolvedPath(isAbsolute(path) ? path : join(resolve(cwd), path));
+  const target = kernelPath(path, cwd);
   const own = repoOf(dirname(target), host, settings);
   const session = repoOf(cwd, host, settings);
   const out: { repo: Repo; rel: string }[] = [];
@@ -73,23 +73,36 @@ export function fileRepos(path: string, cwd: string, host: string, settings: { r
 // normalised repository-relative pattern; EUSAGE when it leaves the repository.
 export function relativePath(repo: Repo, cwd: string, given: string): string {
   if (typeof given !== "string" || given === "") return normalisePattern(given);
-  const abs = isAbsolute(given) ? given : join(resolve(cwd), given);
-  const rel = inside(repo.root, abs);
+  const rel = within(repo.root, kernelPath(given, cwd));
   if (rel === undefined) {
     throw new A2AError("EUSAGE", `invalid pattern ${JSON.stringify(given)}: it is outside the repository at ${repo.root}`, { data: { pattern: given, root: repo.root } });
   }
   return normalisePattern(rel);
 }
 
-// `abs` relative to `root` through the symlinks of the part that exists (an edit through a link
-// writes its target; a path spelled through a link to the repository is in it). Undefined when
-// it leaves `root`.
-const inside = (root: string, abs: string): string | undefined => within(root, resolvedPath(abs));
+// `path` (absolute, or relative to `cwd`) as the kernel reaches it, its existing part's symlinks
+// resolved (an edit through a link writes its target; a path spelled through a link to the
+// repository is in it), the names below that kept as they are. Walked name by name: a `..` goes
+// up from the real path of what precedes it (`link/..` is the parent of the link's target, not
+// the directory holding the link), which path.resolve, folding `..` as text, gets wrong.
+export function kernelPath(path: string, cwd: string): string {
+  const base = isAbsolute(path) ? sep : walk(isAbsolute(cwd) ? sep : process.cwd(), cwd);
+  return resolvedPath(walk(base, path));
+}
 
-// `abs` with the symlinks of its existing part resolved; the names below that kept as they are.
+function walk(from: string, path: string): string {
+  let at = from;
+  for (const name of path.split(sep)) {
+    if (name === "" || name === ".") continue;
+    at = name === ".." ? dirname(resolvedPath(at)) : join(at, name);
+  }
+  return at;
+}
+
+// `abs` (no `..` in it) with the symlinks of its existing part resolved.
 function resolvedPath(abs: string): string {
-  const { head, tail } = existingHead(resolve(abs));
-  return join(real(head), ...tail);
+  const { head, tail } = existingHead(abs);
+  return tail.length ? join(real(head), ...tail) : real(head);
 }
 
 function within(root: string, abs: string): string | undefined {
