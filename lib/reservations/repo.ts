@@ -17,7 +17,7 @@
 //   A2A_REPO, or a new a2a, hides no reservation made under the old identity;
 // - outside git the repository is the current directory;
 // - paths are compared after resolving their symlinks (what an edit writes is the link's
-//   target): a path whose target leaves the repository is refused by `relativePath` (EUSAGE);
+//   target), a `..` after a link going up from its target as the kernel's does: a path whose target leaves the repository is refused by `relativePath` (EUSAGE);
 //   `fileRepos` finds the repository of the file itself, not only the session directory's.
 
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
