@@ -17,8 +17,9 @@
 //   A2A_REPO, or a new a2a, hides no reservation made under the old identity;
 // - outside git the repository is the current directory;
 // - paths are compared after resolving their symlinks (what an edit writes is the link's
-//   target), a `..` after a link going up from its target as the kernel's does: a path whose target leaves the repository is refused by `relativePath` (EUSAGE);
-//   `fileRepos` finds the repository of the file itself, not only the session directory's.
+//   target), a `..` after a link going up from its target as the kernel's does: a path whose
+//   target leaves the repository is refused by `relativePath` (EUSAGE); `fileRepos` finds the
+//   repository of the file itself, not only the session directory's.
 
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
@@ -36,7 +37,11 @@ export interface Repo {
 // The repository `cwd` is in. `repoName`: A2A_REPO (Store.repoName); `host`: this machine's name (Store.host).
 export function repoOf(cwd: string, host: string, settings: { repoName?: string } = {}): Repo {
   const start = kernelPath(cwd, process.cwd());
-  const found = findGit(start);
+  return repoAt(start, findGit(start), host, settings);
+}
+
+// The repository of directory `start` (a real path), whose nearest .git `findGit` found.
+function repoAt(start: string, found: { root: string; common: string } | undefined, host: string, settings: { repoName?: string }): Repo {
   const named = settings.repoName?.trim();
   if (!found) return withAliases({ root: start, git: false }, [named && `name:${named}`, `dir:${host}:${start}`]);
   const url = originOf(found.common);
@@ -54,15 +59,17 @@ function withAliases(r: { root: string; git: boolean }, ids: (string | undefined
 // and its repository-relative path in each, its symlinks resolved: the git repository holding
 // the file, whatever the session's directory; and the session's own repository (`repoOf(cwd)`)
 // when the file is inside it too (a file of a submodule is also the superproject's; a file in no
-// git repository, only the session's). Empty: in no repository a2a knows.
-export function fileRepos(path: string, cwd: string, host: string, settings: { repoName?: string } = {}): { repo: Repo; rel: string }[] {
+// git repository, only the session's). Empty: in no repository a2a knows. `session`: repoOf(cwd),
+// when the caller has it already (the hook asks for several paths of one session); the file's
+// own repository's config is read only when it is not the session's.
+export function fileRepos(path: string, cwd: string, host: string, settings: { repoName?: string } = {}, session = repoOf(cwd, host, settings)): { repo: Repo; rel: string }[] {
   const target = kernelPath(path, cwd);
-  const own = repoOf(dirname(target), host, settings);
-  const session = repoOf(cwd, host, settings);
+  const found = findGit(dirname(target));
+  const own = !found ? undefined : session.git && found.root === session.root ? session : repoAt(dirname(target), found, host, settings);
   const out: { repo: Repo; rel: string }[] = [];
   // Under A2A_REPO a nested repository has the session's identity but its own root: both are checked.
-  const both = session.id !== own.id || session.root !== own.root;
-  for (const repo of own.git ? [own, ...(both ? [session] : [])] : [session]) {
+  const both = own && (session.id !== own.id || session.root !== own.root);
+  for (const repo of own ? [own, ...(both ? [session] : [])] : [session]) {
     const rel = within(repo.root, target);
     if (rel) out.push({ repo, rel });
   }
