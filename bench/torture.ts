@@ -41,7 +41,7 @@ const SCENARIOS: { name: string; what: string; run: (ctx: Ctx) => Promise<Outcom
   { name: "pg-roles", what: "a member role on a PostgreSQL store, with and without row-level security, deletes, rewrites, appends to and plants blobs, swaps attachments and deletes send keys while another mails attachments with keyed retries; then runs gc two hours ahead", run: pgRoles },
   { name: "rewind", what: "a waiter chasing with --after-version across a clear and across a TTL expiry (versions must never go backwards)", run: rewind },
   { name: "tasks", what: "8 task workers under kill -9 and SIGSTOP/SIGCONT on a task graph added by an adder killed mid-way: done exactly once, dead letters exactly the exhausted, dependency order, fencing", run: tasks },
-  { name: "hostile-member", what: "a member against another's attachments and edit guards: blobs deleted, replaced, planted and gc'd on a shared directory store; every side door of the edit guards (links, big input, patch headers, origins, merge, cherry-pick, push)", run: hostileMember },
+  { name: "hostile-member", what: "a member against another's attachments and edit guards: blobs deleted, replaced, planted and gc'd on a shared directory store; every side door of the edit guards (links, link/.., nested repositories under A2A_REPO, big input, patch headers, origins, merge, cherry-pick, push)", run: hostileMember },
   { name: "mcp", what: "malformed JSON-RPC, unknown tools, wrong argument types, disconnect mid-wait, fds and RSS over many waits", run: mcp },
 ];
 

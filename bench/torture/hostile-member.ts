@@ -223,9 +223,9 @@ async function sideDoors(ctx: Ctx, v: Verdict, P: string): Promise<Tally> {
     return t;
   }
   const file = join(repo, "src", "api.ts");
-  const hook = async (door: string, cwd: string, event: object, agent?: string, raw?: string) => {
+  const hook = async (door: string, cwd: string, event: object, agent?: string, env: Record<string, string> = {}) => {
     t.attempts++;
-    const r = await a2a(ctx, ["hook", "pre-tool-use", ...(agent ? ["--agent", agent] : [])], { dir: store, cwd, stdin: raw ?? JSON.stringify({ cwd, hook_event_name: "PreToolUse", ...event }), env: { A2A_AGENT: "mallory" }, limitMs: LIMIT_MS });
+    const r = await a2a(ctx, ["hook", "pre-tool-use", ...(agent ? ["--agent", agent] : [])], { dir: store, cwd, stdin: JSON.stringify({ cwd, hook_event_name: "PreToolUse", ...event }), env: { A2A_AGENT: "mallory", ...env }, limitMs: LIMIT_MS });
     let decision: string | undefined;
     try {
       decision = JSON.parse(r.stdout).hookSpecificOutput?.permissionDecision;
@@ -247,6 +247,18 @@ async function sideDoors(ctx: Ctx, v: Verdict, P: string): Promise<Tally> {
   for (const body of [" *** Update File: src/api.ts\n@@\n-export {};\n+x", "\t*** Delete File: src/api.ts", "*** Update File: src/old.ts\n*** Move to: src/api.ts\n@@\n-a\n+b"]) {
     await hook(`a Codex patch ${short(body.split("\n")[0])}`, repo, patch(body), "codex");
   }
+  // `..` after a link goes up from the link's target (x/ln -> src/deep: x/ln/../api.ts is src/api.ts).
+  const x = join(base, "x");
+  mkdirSync(join(repo, "src", "deep"), { recursive: true });
+  mkdirSync(x, { recursive: true });
+  symlinkSync(join(repo, "src", "deep"), join(x, "ln"));
+  await hook("an absolute Write to link/../api.ts", x, { tool_name: "Write", tool_input: { file_path: `${x}/ln/../api.ts`, content: "x" } });
+  await hook("a Codex patch of link/../api.ts", x, patch("*** Update File: ln/../api.ts\n@@\n-export {};\n+x"), "codex");
+  // A nested repository's file under A2A_REPO (both repositories are name:proj; src/** is the outer one's).
+  const nested = join(repo, "src", "nested");
+  git(repo, ["init", "-q", nested]);
+  writeFileSync(join(nested, "a.ts"), "a\n");
+  await hook("a nested repository's file under A2A_REPO", repo, edit(join(nested, "a.ts")), undefined, { A2A_REPO: "proj" });
   // An origin added after the reservation, then the same repository spelled another way.
   for (const url of ["https://github.com/Org/Repo.git", "git@github.com:org/repo.git"]) {
     git(repo, ["remote", "remove", "origin"]);
