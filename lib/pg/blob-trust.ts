@@ -2,7 +2,7 @@
 // enforces it whatever statement a role sends: a blob a record names stays, whoever deletes it
 // (keep_named: gc, run by any member, decides from what that member can see, which row-level
 // security filters; the server decides from every record), a stored blob's bytes never change
-// (keep_parts, keep_blob), and, with row-level security
+// and an upload in flight is its writer's (keep_parts, keep_blob), and, with row-level security
 // (BLOB_ROW_SECURITY, a2a init --print-sql --rls), a role reads a blob only when it may read a
 // record that names it, or it stored the blob first. lib/pg/blobs.ts appends BLOB_TRUST to its
 // tables; $S is the schema.
@@ -11,12 +11,20 @@
 // keep_parts, blob_touch) read or change only what their names say, and none returns a row;
 // the caller blob_touch records is session_user (current_user is the definer's there).
 
+import { BLOB_GRACE_FLOOR_MS } from "../blobs/storage";
+
 // Whether a record names blob `hex` (a lower-case hex expression), each through an index: a
 // message by its attachments, a slot or task by any digest its record's text mentions (read as
 // loosely as a record may be written, damaged ones too: keeping too much is the safe mistake).
 const NAMED = (hex: string) => `exists (select 1 from $S.messages m where m.attachments @> jsonb_build_array(jsonb_build_object('digest', 'sha256:' || ${hex})))
       or exists (select 1 from $S.slots s where strpos(s.record, 'sha256:') > 0 and $S.digests(s.record) @> array[${hex}])
       or exists (select 1 from $S.tasks t where strpos(t.record, 'sha256:') > 0 and $S.digests(t.record) @> array[${hex}])`;
+
+// gc's floor on a blob's age (lib/maintenance/blobs.ts), as the server holds every role to it.
+const FLOOR = `interval '${BLOB_GRACE_FLOOR_MS / 1000} seconds'`;
+// Whether the session is an administrator of the table the trigger is on: a login role that is
+// a member of its owner, a superuser (session_user: current_user is a definer's in some).
+const ADMIN = `pg_has_role(session_user, (select c.relowner from pg_catalog.pg_class c where c.oid = tg_relid), 'usage')`;
 
 export const BLOB_TRUST = [
   // Without these a delete looked through every record's text: 72 ms a blob beside 50,000 tasks.
@@ -36,14 +44,23 @@ export const BLOB_TRUST = [
   // A stored blob never changes: its parts are neither added to nor rewritten (get would fail
   // its digest check: the attachment destroyed for every reader), and go only with it
   // (lib/pg/blobs.ts remove: the row first, then its parts; a delete is passed over, as above).
-  // An administrator (a login role that is a member of the schema's owner, a superuser) may:
-  // session_user, as current_user is the definer here.
+  // An upload not yet stored is its writer's: no other role adds to or rewrites its parts, and a
+  // delete of them (gc's sweep) is passed over until the upload has been quiet for FLOOR (its
+  // commit checks it holds its own parts whole: lib/pg/blobs.ts). A role writes parts under its
+  // own name only. An administrator (a login role that is a member of the schema's owner, a
+  // superuser) may do all: session_user, as current_user is the definer here.
   `create function $S.keep_parts() returns trigger language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+   declare
+     up text := case when tg_op = 'INSERT' then new.upload else old.upload end;
    begin
-     if exists (select 1 from $S.blobs b where b.upload = case when tg_op = 'INSERT' then new.upload else old.upload end) then
+     if exists (select 1 from $S.blobs b where b.upload = up or (tg_op = 'UPDATE' and b.upload = new.upload)) then
        if tg_op = 'DELETE' then return null; end if;
-       if not pg_has_role(session_user, (select c.relowner from pg_catalog.pg_class c where c.oid = tg_relid), 'usage') then
-         raise exception 'a stored blob cannot be changed' using errcode = '42501';
+       if not ${ADMIN} then raise exception 'a stored blob cannot be changed' using errcode = '42501'; end if;
+     elsif not ${ADMIN} then
+       if tg_op = 'DELETE' then
+         if old.writer <> session_user and (select max(p.made_at) from $S.blob_parts p where p.upload = up) > now() - ${FLOOR} then return null; end if;
+       elsif tg_op = 'UPDATE' or new.writer <> session_user or exists (select 1 from $S.blob_parts p where p.upload = up and p.writer <> session_user) then
+         raise exception 'an upload in progress is its writer''s alone' using errcode = '42501';
        end if;
      end if;
      return case when tg_op = 'DELETE' then old else new end;

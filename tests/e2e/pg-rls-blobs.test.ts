@@ -115,6 +115,16 @@ describe.skipIf(skip !== undefined)("a hostile role against blobs, sent messages
     expect(lured.stderr).toMatch(new RegExp(`^a2a: PostgreSQL at \\S+ \\(schema a2a, table blobs\\) holds other bytes under sha256:${hex} than the ones put now, stored by role ${ROLE.mallory}: damaged or planted; have the database's administrator delete that row, then put again\n$`));
     expect(await admin(db, `select count(*) from a2a.messages where body = convert_to('see attached', 'UTF8')`)).toBe("0");
     await admin(db, `delete from a2a.blobs where hex = '${hex}'`);
+    // An upload in flight (parts written, no row yet) is its writer's alone: another role can
+    // neither remove, rewrite nor add to its parts.
+    await psql(db, ROLE.alice, `insert into a2a.blob_parts (upload, n, data) values ('inflight', 0, convert_to('part 0', 'UTF8'))`);
+    expect((await psql(db, ROLE.mallory, `with x as (delete from a2a.blob_parts returning upload) select count(*) from x where upload = 'inflight'`)).trim()).toBe("0");
+    for (const sql of [`update a2a.blob_parts set data = convert_to('evil', 'UTF8') where upload = 'inflight'`, `insert into a2a.blob_parts (upload, n, data) values ('inflight', 1, convert_to('evil', 'UTF8'))`,
+      `insert into a2a.blob_parts (upload, n, data, writer) values ('forged', 0, convert_to('evil', 'UTF8'), '${ROLE.alice}')`]) {
+      await expect(psql(db, ROLE.mallory, sql)).rejects.toThrow("an upload in progress is its writer's alone");
+    }
+    expect(await admin(db, `select string_agg(convert_from(data, 'UTF8'), ',') from a2a.blob_parts where upload = 'inflight'`)).toBe("part 0");
+    await psql(db, ROLE.alice, `delete from a2a.blob_parts where upload = 'inflight'`);
     // The attachments of alice's message, like its words, are hers for good.
     for (const set of [`attachments = '[]'::jsonb`, `attachments = null`, `attachments = jsonb_set(attachments, '{0,name}', '"other.txt"')`]) {
       await expect(psql(db, ROLE.mallory, `update a2a.messages set ${set} where agent = 'bob'`)).rejects.toThrow(/a sent message cannot be changed, only moved/);
@@ -152,7 +162,10 @@ describe.skipIf(skip !== undefined)("a hostile role against blobs, sent messages
     // By hand: nothing to read, nothing removed.
     expect((await psql(db, ROLE.mallory, `select count(*) from a2a.blobs`)).trim()).toBe("0");
     expect((await psql(db, ROLE.mallory, `select count(*) from a2a.blob_parts`)).trim()).toBe("0");
+    await psql(db, ROLE.alice, `insert into a2a.blob_parts (upload, n, data) values ('inflight', 0, convert_to('part 0', 'UTF8'))`);
     await psql(db, ROLE.mallory, `delete from a2a.blob_parts; delete from a2a.blobs`);
+    expect(await blobCount(db)).toBe("1 2");
+    await psql(db, ROLE.alice, `delete from a2a.blob_parts where upload = 'inflight'`);
     expect(await blobCount(db)).toBe("1 1");
     // Nor by claiming to have stored it: a digest is a word, not the bytes.
     const hex = digest.slice("sha256:".length);
