@@ -2,7 +2,8 @@
 // alice sends bob messages with attachments (and keyed retries), mallory, a member with the
 // documented grants, attacks them by hand: deletes the blobs and parts of mail already sent,
 // rewrites and appends to parts, points blob rows elsewhere, swaps a message's attachments,
-// deletes send keys, deletes and rewrites the parts of uploads in flight, plants a row under the digest of the file alice is about to attach, and,
+// deletes send keys, deletes and rewrites the parts of uploads in flight and every blob not yet
+// named, plants a row under the digest of the file alice is about to attach, and,
 // under RLS, reads every part she can. Afterwards she runs gc two hours ahead (faketime), and bob fetches
 // every attachment. Judged: attacks that landed (a statement that changed what it attacked), sends
 // reported sent whose attachment bob cannot get byte for byte (lost), keyed retries delivered
@@ -95,11 +96,12 @@ async function round(ctx: Ctx, server: PgServer, dir: string, rls: boolean, v: V
           count(`update a2a.blobs set size = size + 1`),
           count(`update a2a.messages set attachments = '[]'::jsonb where agent = 'bob'`),
           count(`delete from a2a.mail_keys`),
-          // Uploads in flight (no RETURNING: under RLS it would read only what she sees; what
-          // lands shows as a failed send or a lost attachment).
+          // Uploads in flight and blobs not named yet (no RETURNING: under RLS it would read
+          // only what she sees; what lands shows as a failed send or a lost attachment).
           `delete from a2a.blob_parts where writer <> current_user`,
           count(`update a2a.blob_parts set data = convert_to('evil', 'UTF8') where writer <> current_user`),
           count(`insert into a2a.blob_parts (upload, n, data) select distinct upload, 1000, convert_to('more', 'UTF8') from a2a.blob_parts where writer <> current_user`),
+          `delete from a2a.blobs`,
         ];
         await attack(attacks[i % attacks.length]);
         // Under RLS, a read of every part she can see (her planted ones aside) leaks if it sees any.

@@ -1,5 +1,6 @@
 // Who may remove and read what in the PostgreSQL engine's blobs (PROTOCOL.md §19), as the server
-// enforces it whatever statement a role sends: a blob a record names stays, whoever deletes it
+// enforces it whatever statement a role sends: a blob a record names, or stored within gc's floor,
+// stays, whoever deletes it
 // (keep_named: gc, run by any member, decides from what that member can see, which row-level
 // security filters; the server decides from every record), a stored blob's bytes never change
 // and an upload in flight is its writer's (keep_parts, keep_blob), and, with row-level security
@@ -33,11 +34,14 @@ export const BLOB_TRUST = [
    select coalesce(array_agg(lower(m[1])), '{}') from regexp_matches(record, 'sha256:([0-9a-fA-F]{64})', 'g') m $$`,
   `create index slots_blobs on $S.slots using gin ($S.digests(record)) where strpos(record, 'sha256:') > 0`,
   `create index tasks_blobs on $S.tasks using gin ($S.digests(record)) where strpos(record, 'sha256:') > 0`,
-  // A delete of a named blob is passed over (not refused: gc's batch goes on with the others).
-  // Security definer: the records that name it may be ones the deleting role cannot see.
+  // A delete of a named blob is passed over (not refused: gc's batch goes on with the others),
+  // and so is one of a blob stored or touched within gc's floor (FLOOR): a send stores its files
+  // before its record names them, and a hand-made delete must not step around the floor gc's
+  // client keeps. Security definer: the records that name it may be ones the deleting role cannot see.
   `create function $S.keep_named() returns trigger language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
    begin
      if ${NAMED("old.hex")} then return null; end if;
+     if old.stored_at > now() - ${FLOOR} and not ${ADMIN} then return null; end if;
      return old;
    end $$`,
   `create trigger keep_named before delete on $S.blobs for each row execute function $S.keep_named()`,
@@ -66,11 +70,11 @@ export const BLOB_TRUST = [
      return case when tg_op = 'DELETE' then old else new end;
    end $$`,
   `create trigger keep_parts before insert or update or delete on $S.blob_parts for each row execute function $S.keep_parts()`,
-  // Of a blob's row only its time moves: which bytes it is, is fixed at its put (but for an
-  // administrator, as above).
+  // Of a blob's row only its time moves, and only forward (back, gc would count it old): which
+  // bytes it is, is fixed at its put (but for an administrator, as above; blob_touch, as below).
   `create function $S.keep_blob() returns trigger language plpgsql set search_path = pg_catalog, pg_temp as $$
    begin
-     if (new.hex, new.upload, new.size, new.writer) is distinct from (old.hex, old.upload, old.size, old.writer)
+     if ((new.hex, new.upload, new.size, new.writer) is distinct from (old.hex, old.upload, old.size, old.writer) or new.stored_at < old.stored_at)
         and not pg_has_role(current_user, (select c.relowner from pg_catalog.pg_class c where c.oid = tg_relid), 'usage') then
        raise exception 'a stored blob cannot be changed' using errcode = '42501';
      end if;
@@ -123,7 +127,10 @@ export const BLOB_ROW_SECURITY = [
   `create policy stored_or_named on $S.blobs for select using (writer = current_user
      or exists (select 1 from $S.blob_puts p where p.hex = blobs.hex and p.writer = current_user) or $S.readable(hex))`,
   `create policy anyone_stores on $S.blobs for insert with check (writer = current_user)`,
-  `create policy gc_removes on $S.blobs for delete using (true)`,
+  // A blob goes by the hand of a role that stored it (its gc), never by another's (keep_named
+  // spares the named and the fresh whoever deletes; the owner's gc sees all).
+  `create policy storers_remove on $S.blobs for delete using (writer = current_user
+     or exists (select 1 from $S.blob_puts p where p.hex = blobs.hex and p.writer = current_user))`,
   `create policy time_moves on $S.blobs for update using (true) with check (true)`, // keep_blob: the time only
   `alter table $S.blob_puts enable row level security`,
   `create policy own on $S.blob_puts for select using (writer = current_user)`,
