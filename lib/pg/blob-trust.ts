@@ -107,7 +107,7 @@ export const BLOB_TRUST = [
      if who = session_user or exists (select 1 from $S.blob_parts p where p.upload = mine and p.writer <> session_user) then return 'kept'; end if;
      if was <> sz or exists (select 1 from (select n, data from $S.blob_parts where upload = mine) a
                              full join (select n, data from $S.blob_parts where upload = theirs) b using (n) where a.data is distinct from b.data) then
-       raise exception '%', who using errcode = 'A2AB1'; -- the role that stored them: lib/pg/blobs.ts says the rest
+       raise exception 'the store holds other bytes under this digest' using errcode = 'A2AB1'; -- naming no role: who stored a digest is not the caller's to learn
      end if;
      insert into $S.blob_puts (hex, writer) values (h, session_user) on conflict do nothing;
      return 'kept';

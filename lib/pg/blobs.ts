@@ -112,7 +112,7 @@ function upload(pg: PgClient): Upload {
             // Stored already (perhaps by a role row-level security hides it from): lib/pg/blob-trust.ts.
             const [{ got }] = await tx`select blob_touch(${hex}, ${id}, ${size}) as got`.catch((err: unknown) => {
               if ((err as { errno?: string })?.errno !== "A2AB1") throw err;
-              throw new A2AError("EIO", `PostgreSQL at ${pg.target.where} (schema ${pg.target.schema}, table blobs) holds other bytes under sha256:${hex} than the ones put now, stored by role ${String((err as Error).message).split("\n")[0]}: damaged or planted; have the database's administrator delete that row, then put again`, {
+              throw new A2AError("EIO", `PostgreSQL at ${pg.target.where} (schema ${pg.target.schema}, table blobs) holds other bytes under sha256:${hex} than the ones put now: damaged or planted; have the database's administrator delete that row, then put again`, {
                 data: { digest: `sha256:${hex}` },
               });
             });
