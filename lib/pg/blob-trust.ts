@@ -26,6 +26,9 @@ const FLOOR = `interval '${BLOB_GRACE_FLOOR_MS / 1000} seconds'`;
 // Whether the session is an administrator of the table the trigger is on: a login role that is
 // a member of its owner, a superuser (session_user: current_user is a definer's in some).
 const ADMIN = `pg_has_role(session_user, (select c.relowner from pg_catalog.pg_class c where c.oid = tg_relid), 'usage')`;
+// The most bytes blob_touch hashes in the server (in one piece: memory), to tell which of two
+// differing uploads of a digest is its bytes.
+export const HASHED_MAX = 64 * 1024 * 1024;
 
 export const BLOB_TRUST = [
   // Without these a delete looked through every record's text: 72 ms a blob beside 50,000 tasks.
@@ -89,28 +92,39 @@ export const BLOB_TRUST = [
      writer text not null,
      primary key (hex, writer))`,
   // A second put of a stored digest (the caller's parts under upload "mine", "sz" bytes) moves
-  // gc's clock on (the grace counts from the newest put). Put by another role, the stored bytes
+  // gc's clock on (the grace counts from the newest put). The stored bytes (whoever put them)
   // are compared with the caller's, byte for byte (a digest is its writer's word, not a proof):
-  // equal, the caller is recorded among those who stored it (it reads it back under row-level
-  // security); not equal, the stored ones are not the bytes of that digest (a row planted under
-  // a digest someone was to attach, or damaged) and the put fails (SQLSTATE A2AB1) rather than
-  // name them; which of two uploads is true only a hash tells, and the server does not hash.
+  // equal, the caller, if not their first writer, is recorded among those who stored it (it reads
+  // it back under row-level security). Not equal, the server hashes the caller's (when whole, the caller's own, and at
+  // most HASHED_MAX bytes): when they are the digest's bytes the stored ones are not (a row
+  // planted under a digest someone was to attach, or damaged), and the caller's take their place
+  // ('replaced': keep yours), so a plant locks no one out; else the put fails (SQLSTATE A2AB1,
+  // naming no role: who stored a digest is not the caller's to learn).
   // 'kept': the stored blob stays, drop yours; 'gone': no row (gc removed it meanwhile), again.
   `create function $S.blob_touch(h text, mine text, sz bigint) returns text language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
    declare
      theirs text;
      who text;
      was bigint;
+     own boolean;
+     held bigint;
    begin
      update $S.blobs set stored_at = now(), changed_at = now() where hex = h returning upload, writer, size into theirs, who, was;
      if theirs is null then return 'gone'; end if;
-     if who = session_user or exists (select 1 from $S.blob_parts p where p.upload = mine and p.writer <> session_user) then return 'kept'; end if;
-     if was <> sz or exists (select 1 from (select n, data from $S.blob_parts where upload = mine) a
-                             full join (select n, data from $S.blob_parts where upload = theirs) b using (n) where a.data is distinct from b.data) then
-       raise exception 'the store holds other bytes under this digest' using errcode = 'A2AB1'; -- naming no role: who stored a digest is not the caller's to learn
+     select coalesce(bool_and(p.writer = session_user), true), coalesce(sum(octet_length(p.data)), 0) into own, held from $S.blob_parts p where p.upload = mine;
+     if not own then return 'kept'; end if;
+     if was = sz and not exists (select 1 from (select n, data from $S.blob_parts where upload = mine) a
+                                 full join (select n, data from $S.blob_parts where upload = theirs) b using (n) where a.data is distinct from b.data) then
+       if who <> session_user then insert into $S.blob_puts (hex, writer) values (h, session_user) on conflict do nothing; end if;
+       return 'kept';
      end if;
-     insert into $S.blob_puts (hex, writer) values (h, session_user) on conflict do nothing;
-     return 'kept';
+     if held = sz and sz <= ${HASHED_MAX} and encode(sha256(coalesce((select string_agg(data, ''::bytea order by n) from $S.blob_parts where upload = mine), ''::bytea)), 'hex') = h then
+       update $S.blobs set upload = mine, size = sz, writer = session_user, stored_at = now() where hex = h;
+       delete from $S.blob_puts where hex = h;
+       delete from $S.blob_parts where upload = theirs; -- passed over while fresh (keep_parts): gc's sweep takes them
+       return 'replaced';
+     end if;
+     raise exception 'the store holds other bytes under this digest' using errcode = 'A2AB1';
    end $$`,
 ];
 
