@@ -2,12 +2,13 @@
 // alice sends bob messages with attachments (and keyed retries), mallory, a member with the
 // documented grants, attacks them by hand: deletes the blobs and parts of mail already sent,
 // rewrites and appends to parts, points blob rows elsewhere, swaps a message's attachments,
-// deletes send keys, plants a row under the digest of the file alice is about to attach, and,
-// under RLS, reads every part she can. Afterwards she runs gc two hours ahead (faketime), and bob fetches
+// deletes send keys, deletes and rewrites the parts of uploads in flight and every blob not yet
+// named, plants a row under the digest of the file alice is about to attach, and, under RLS,
+// reads every part she can. Afterwards she runs gc two hours ahead (faketime), and bob fetches
 // every attachment. Judged: attacks that landed (a statement that changed what it attacked), sends
-// reported sent whose attachment bob cannot get byte for byte (lost), keyed retries delivered
-// twice, and bytes of alice's files mallory read (leaked, under RLS). A lured send (the planted
-// row) must fail, naming it, and is counted, not lost.
+// that failed, sends reported sent whose attachment bob cannot get byte for byte (lost), keyed
+// retries delivered twice, and bytes of alice's files mallory read (leaked, under RLS). A lured
+// send (the planted row) must go through with alice's bytes, and is counted.
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -40,7 +41,7 @@ export async function pgRoles(ctx: Ctx): Promise<Outcome> {
   try {
     for (const rls of [false, true]) {
       const t = await round(ctx, server, dir, rls, v);
-      figures.push([rls ? "with --rls" : "without RLS", `${t.attempts} attacks, ${t.landed} landed; ${t.sent} sent, ${t.lured} lured sends refused, ${t.lost} lost, ${t.twice} keyed retries delivered twice, ${t.leaked} bytes leaked`]);
+      figures.push([rls ? "with --rls" : "without RLS", `${t.attempts} attacks, ${t.landed} landed; ${t.sent} sent (${t.lured} over a planted row), ${t.lost} lost, ${t.twice} keyed retries delivered twice, ${t.leaked} bytes leaked`]);
     }
   } finally {
     for (const r of Object.values(ROLE)) await server.admin(`drop role if exists ${r}`).catch(() => {});
@@ -95,6 +96,12 @@ async function round(ctx: Ctx, server: PgServer, dir: string, rls: boolean, v: V
           count(`update a2a.blobs set size = size + 1`),
           count(`update a2a.messages set attachments = '[]'::jsonb where agent = 'bob'`),
           count(`delete from a2a.mail_keys`),
+          // Uploads in flight and blobs not named yet (no RETURNING: under RLS it would read
+          // only what she sees; what lands shows as a failed send or a lost attachment).
+          `delete from a2a.blob_parts where writer <> current_user`,
+          count(`update a2a.blob_parts set data = convert_to('evil', 'UTF8') where writer <> current_user`),
+          count(`insert into a2a.blob_parts (upload, n, data) select distinct upload, 1000, convert_to('more', 'UTF8') from a2a.blob_parts where writer <> current_user`),
+          `delete from a2a.blobs`,
         ];
         await attack(attacks[i % attacks.length]);
         // Under RLS, a read of every part she can see (her planted ones aside) leaks if it sees any.
@@ -108,11 +115,8 @@ async function round(ctx: Ctx, server: PgServer, dir: string, rls: boolean, v: V
         if (lure) await psql(ROLE.mallory, `insert into a2a.blob_parts (upload, n, data) values ('planted${i}', 0, convert_to('evil', 'UTF8'));
           insert into a2a.blobs (hex, upload, size) values ('${f.hex}', 'planted${i}', ${f.bytes.length})`);
         const r = await as(ROLE.alice, ["send", "bob", `file ${i}`, "--attach", f.path, "--key", `k${i}`, "--as", "alice"]);
-        if (lure) {
-          if (v.check(r.code === 1 && /holds other bytes under sha256:/.test(r.stderr), "lure", () => `send ${i}: exit ${r.code}: ${r.stderr.trim()}`)) t.lured++;
-          continue;
-        }
-        if (!v.check(r.code === 0, "send", () => `send ${i}: exit ${r.code}: ${r.stderr.trim()}`)) continue;
+        if (!v.check(r.code === 0, lure ? "lure" : "send", () => `send ${i}: exit ${r.code}: ${r.stderr.trim()}`)) continue;
+        if (lure) t.lured++;
         t.sent++;
         named.push(f.hex);
         const again = await as(ROLE.alice, ["send", "bob", `file ${i}`, "--attach", f.path, "--key", `k${i}`, "--as", "alice"]);
