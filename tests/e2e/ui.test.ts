@@ -548,6 +548,10 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
       expect(await inert()).toEqual({ pwned: null, injected: 0 });
       expect(await page.textContent(row("html"))).toContain("<img src=x onerror=");
       expect(await page.textContent(row("streamer"))).toContain("<script>");
+      // The agents and topics panes fill from their own feeds (on PostgreSQL after the slots'):
+      // wait for the text, then look.
+      await page.locator("#agents", { hasText: "<img src=x" }).waitFor({ timeout: 20_000 });
+      await page.locator("#topics", { hasText: "<script>window.__pwned=2</script>" }).waitFor({ timeout: 20_000 });
       expect(await page.textContent("#agents")).toContain("<img src=x");
       expect(await page.textContent("#topics")).toContain("<script>window.__pwned=2</script>");
       expect(await page.textContent(row("ansi"))).toContain("^[[31mred^[[0m ^Gbell ⟨U+202E⟩evil");
