@@ -132,6 +132,11 @@ const OPS = {
     stop: [SESSIONS, "stopDecision"],
     waitForWork: [SESSIONS, "waitForWork"],
     serve: [SESSIONS, "serveQueue"],
+    mark: [SESSIONS, "markState"],
+    endWait: [SESSIONS, "endWait"],
+    state: [SESSIONS, "sessionState"],
+    peers: [SESSIONS, "peersWithState"],
+    waitState: [SESSIONS, "waitState"],
   },
   dashboard: {
     agentRow: [DASHBOARD, "agentRow"],

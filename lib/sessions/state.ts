@@ -1,0 +1,99 @@
+// A session's state: what its hooks and its a2a mcp last said it is doing (the mark, kept in its
+// session record), joined with its presence (lib/presence) for whether it is there at all.
+// docs/PROTOCOL.md §11 ("Session state") is the contract.
+//
+// Steps, who writes what:
+//   1. the hooks: session-start marks idle; user-prompt-submit working; a stop that is let go
+//      idle (a blocked one leaves working); notification (a permission prompt, a question to the
+//      user) needs-you, on what it asks; a worker's stop --wait marks waiting while it waits;
+//   2. a2a mcp: a blocking tool (agent_wait, task_claim wait, ...) marks waiting, on what it
+//      awaits, and puts the mark it found back when the wait ends (unless something else marked
+//      the session meanwhile); at its start, a waiting mark an earlier holder left becomes idle;
+//   3. a mark equal to the one kept (same state, same `on`) writes nothing: `since` is when the
+//      session entered the state, and a hook that changes nothing costs no write. A wait always
+//      writes its mark (one an earlier holder left may read the same).
+// Reader:
+//   - a name with no live presence is gone (lib/presence/peers.ts isLive: on this host its pid is
+//     looked at, so a killed session is gone at once; elsewhere after three missed heartbeats),
+//     since its last heartbeat where its record is still there;
+//   - a live one is in the state its mark says; with no mark (a client without hooks), idle since
+//     its presence started. A waiting mark older than the presence is an earlier holder's: idle.
+// A crash leaves the mark as it was; the presence tells the session is gone, and the next session
+// of the name marks its own state from its start.
+
+import type { Store } from "../core/config";
+import { A2AError, op, text } from "../core/errors";
+import type { Outcome } from "../core/outcome";
+import { nowSec } from "../core/time";
+import { waitUntil } from "../core/watch";
+import { isLive, listPeers, type Here, type Peer } from "../presence/peers";
+import type { Scope } from "../presence/scope";
+import { presenceStorage } from "../presence/storage";
+import { readRecord, writeRecord } from "./hooks";
+import { mark, type LiveState, type SessionState, type StateMark } from "./mark";
+
+export interface StateView {
+  state: SessionState;
+  since: number | null; // unix seconds; null: a gone session nothing is left of
+  on: string | null; // what it waits on or asks the user
+  host: string | null; // where it runs (null: gone, nothing left of it)
+}
+
+// Marks session `name` as in `state` (on `on`); writes nothing when that is what its mark says.
+// Returns the mark it found (for a wait to put back).
+export async function markState(store: Store, name: string, state: LiveState, on: string | null = null): Promise<StateMark | undefined> {
+  const rec = await readRecord(store, name);
+  const was = rec.state;
+  if (was?.state === state && was.on === on && state !== "waiting") return was;
+  await writeRecord(store, { ...rec, state: mark(state, nowSec(), on) });
+  return was;
+}
+
+// Ends a wait: puts `before` back (none: no mark, read as idle) while the mark is still `waiting`,
+// the one the wait wrote; a hook that marked the session since has the last word.
+export async function endWait(store: Store, name: string, before: StateMark | undefined): Promise<void> {
+  const rec = await readRecord(store, name);
+  if (rec.state?.state !== "waiting") return;
+  const { state: _, ...rest } = rec;
+  await writeRecord(store, before && before.state !== "waiting" ? { ...rest, state: before } : rest);
+}
+
+// The state of a session with presence `peer` (undefined or not live: gone) and mark `m`.
+export function stateOf(store: Store, peer: Peer | undefined, m: StateMark | undefined): StateView {
+  if (!peer || !isLive(store, peer)) return { state: "gone", since: peer?.heartbeat ?? null, on: null, host: peer?.host ?? null };
+  if (!m || (m.state === "waiting" && m.since < peer.started_at)) return { state: "idle", since: peer.started_at, on: null, host: peer.host };
+  return { state: m.state, since: m.since, on: m.on, host: peer.host };
+}
+
+export async function sessionState(store: Store, name: string): Promise<StateView> {
+  const [peer, rec] = await Promise.all([presenceStorage(store).read(name), readRecord(store, name)]);
+  return stateOf(store, peer, rec.state);
+}
+
+export type PeerWithState = Peer & { state: SessionState; since: number | null; on: string | null };
+
+// `a2a peers`: the live peers (lib/presence/peers.ts listPeers: the gone ones swept) with each
+// one's state.
+export async function peersWithState(store: Store, scope: Scope, here: Here): Promise<{ peers: PeerWithState[]; gone: Peer[] }> {
+  const l = await listPeers(store, scope, here);
+  const peers = await Promise.all(l.peers.map(async (p) => {
+    const { state, since, on } = stateOf(store, p, (await readRecord(store, p.name)).state);
+    return { ...p, state, since, on };
+  }));
+  return { peers, gone: l.gone };
+}
+
+// Waits until session `name` is in one of `states`. A name with no presence and no session record
+// is not found (a typo would wait forever). Wakes on each change of the session's record and,
+// every second, looks again: a process that dies writes nothing, and presence has no channel.
+export async function waitState(store: Store, name: string, states: SessionState[], o: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<Outcome<StateView | undefined>> {
+  const [peer, rec] = await Promise.all([presenceStorage(store).read(name), readRecord(store, name)]);
+  if (!peer && !rec.state) {
+    throw new A2AError("ENOTFOUND", text`no session named ${name} has been on the bus: ${op("peers")} lists the live ones`, { data: { name } });
+  }
+  const check = async () => {
+    const v = await sessionState(store, name);
+    return states.includes(v.state) ? v : undefined;
+  };
+  return waitUntil(store, { on: "session", name }, check, { timeoutMs: o.timeoutMs, signal: o.signal, recheckMs: 1000 });
+}

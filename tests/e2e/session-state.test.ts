@@ -1,0 +1,138 @@
+// A session's state (issue 35, "Know each session's state") through the compiled binary and a
+// real MCP client: the hooks mark it (session-start idle, user-prompt-submit working, stop idle,
+// notification needs-you), a2a mcp marks it waiting while a tool blocks, a2a peers (and --json,
+// and list_peers) shows it, a2a wait-state waits for it, and a killed session is gone at once.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { a2a, exitWithin, spawnA2A, tempDir, testStore, collect } from "../harness/run";
+import { connect, type Session } from "../harness/mcp";
+
+setDefaultTimeout(120_000);
+
+const hook = (store: string, event: string, input: object, name = "alice") =>
+  a2a(["hook", event], { dir: store, stdin: JSON.stringify(input), env: { A2A_AGENT: name } });
+
+async function stateOf(store: string, name: string): Promise<{ state: string; on: string | null; since: number | null }> {
+  const r = await a2a(["peers", "--json"], { dir: store });
+  expect(r).toMatchObject({ code: 0, stderr: "" });
+  const p = JSON.parse(r.stdout).peers.find((x: any) => x.name === name);
+  return p ? { state: p.state, on: p.on, since: p.since } : { state: "gone", on: null, since: null };
+}
+
+// Resolves once `session`'s tool call has begun to block: the session shows waiting.
+async function whenWaiting(store: string, name: string): Promise<{ state: string; on: string | null }> {
+  const waiter = await a2a(["wait-state", name, "waiting", "--timeout", "60", "--json"], { dir: store });
+  expect(waiter).toMatchObject({ code: 0, stderr: "" });
+  return JSON.parse(waiter.stdout);
+}
+
+describe("session state", () => {
+  test("the hooks mark idle, working, needs-you and idle again; peers shows it; wait-state wakes on the stop", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const session: Session = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "all" });
+    try {
+      expect((await stateOf(s.path, "alice")).state).toBe("idle"); // a2a mcp up, nothing said yet
+      expect(await hook(s.path, "session-start", { cwd, hook_event_name: "SessionStart" })).toMatchObject({ code: 0, stderr: "" });
+      expect((await stateOf(s.path, "alice")).state).toBe("idle");
+      expect(await hook(s.path, "user-prompt-submit", { cwd, prompt: "go" })).toMatchObject({ code: 0, stdout: "", stderr: "" });
+      expect(await stateOf(s.path, "alice")).toMatchObject({ state: "working", on: null });
+
+      const table = await a2a(["peers"], { dir: s.path });
+      expect(table.stdout).toMatch(/^NAME\s+AGENT\s+STATE\s+SINCE\s+HOST/);
+      expect(table.stdout).toMatch(/\nalice\s+\S+\s+working\s+\d+s\s/);
+
+      const asked = "Claude needs your permission to use Bash";
+      expect(await hook(s.path, "notification", { cwd, hook_event_name: "Notification", message: asked, notification_type: "permission_prompt" })).toMatchObject({ code: 0, stdout: "", stderr: "" });
+      expect(await stateOf(s.path, "alice")).toMatchObject({ state: "needs-you", on: asked });
+      expect((await a2a(["peers"], { dir: s.path })).stdout).toContain(`needs-you (${asked.slice(0, 29)}`);
+      // A notification that asks nothing (a login that went through) changes nothing.
+      await hook(s.path, "notification", { cwd, message: "Logged in", notification_type: "auth_success" });
+      expect((await stateOf(s.path, "alice")).state).toBe("needs-you");
+
+      // A script waiting for the turn to end wakes on the stop.
+      const waiter = spawnA2A(["wait-state", "alice", "idle", "--timeout", "60"], { dir: s.path });
+      expect(await hook(s.path, "stop", { cwd, stop_hook_active: false })).toMatchObject({ code: 0, stdout: "", stderr: "" });
+      const woke = await collect(waiter);
+      expect(woke).toMatchObject({ code: 0, stderr: "" });
+      expect(woke.stdout).toMatch(/^alice idle for \d+s on \S+\n$/);
+
+      // A stop held for unread mail leaves the session working.
+      await hook(s.path, "user-prompt-submit", { cwd });
+      expect((await a2a(["send", "alice", "hi", "--as", "bob"], { dir: s.path })).code).toBe(0);
+      const held = await hook(s.path, "stop", { cwd, stop_hook_active: false });
+      expect(JSON.parse(held.stdout).decision).toBe("block");
+      expect((await stateOf(s.path, "alice")).state).toBe("working");
+    } finally {
+      await session.close();
+    }
+  });
+
+  test("a2a mcp marks the session waiting, on what, while task_claim blocks, and as before when it returns; list_peers shows it", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const alice = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "all" });
+    const bob = await connect(s.path, { A2A_AGENT: "bob" }, { cwd, tools: "all" });
+    try {
+      await hook(s.path, "user-prompt-submit", { cwd });
+      const claim = alice.json("task_claim", { queue: "build", wait: true, timeout: 60 });
+      expect(await whenWaiting(s.path, "alice")).toMatchObject({ name: "alice", state: "waiting", on: "a claimable task in build" });
+      const listed = (await bob.json("list_peers", { scope: "all" })).peers.find((p: any) => p.name === "alice");
+      expect(listed).toMatchObject({ state: "waiting", on: "a claimable task in build" });
+      expect(await a2a(["task", "add", "build", "compile"], { dir: s.path })).toMatchObject({ code: 0 });
+      expect((await claim).ok).toBe(true);
+      expect(await stateOf(s.path, "alice")).toMatchObject({ state: "working", on: null }); // the turn goes on
+    } finally {
+      await alice.close();
+      await bob.close();
+    }
+  });
+
+  test("a killed session is gone at once: peers never shows it, wait-state gone returns", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const alice = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "" });
+    const waiter = spawnA2A(["wait-state", "alice", "gone", "--timeout", "60", "--json"], { dir: s.path });
+    try {
+      expect((await stateOf(s.path, "alice")).state).toBe("idle");
+      process.kill(alice.pid, "SIGKILL");
+      const woke = await collect(waiter);
+      expect(woke).toMatchObject({ code: 0, stderr: "" });
+      expect(JSON.parse(woke.stdout)).toMatchObject({ name: "alice", state: "gone" });
+      const r = await a2a(["peers", "--json"], { dir: s.path });
+      expect(JSON.parse(r.stdout).peers).toEqual([]);
+    } finally {
+      waiter.kill();
+      await alice.close().catch(() => {});
+    }
+  });
+
+  test("wait-state: 124 on --timeout, 3 for a name never on the bus, 2 for an unknown state, one line each", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const alice = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "" });
+    try {
+      const t = await a2a(["wait-state", "alice", "working", "--timeout", "0.2"], { dir: s.path });
+      expect(t).toMatchObject({ code: 124, stdout: "" });
+      expect(t.stderr).toMatch(/^a2a: alice was not working in time: raise --timeout, or see what it is doing \(a2a peers\)\n$/);
+      const nf = await a2a(["wait-state", "nobody", "idle"], { dir: s.path });
+      expect(nf).toMatchObject({ code: 3, stdout: "" });
+      expect(nf.stderr).toMatch(/^a2a: no session named nobody has been on the bus: a2a peers lists the live ones\n$/);
+      const bad = await a2a(["wait-state", "alice", "asleep"], { dir: s.path });
+      expect(bad).toMatchObject({ code: 2, stdout: "" });
+      expect(bad.stderr).toMatch(/^a2a: unknown session state "asleep": use working, idle, waiting, needs-you, gone/);
+      expect(bad.stderr.split("\n").length).toBe(2);
+    } finally {
+      await alice.close();
+    }
+  });
+});
