@@ -7,7 +7,7 @@ import { checkStates, SESSION_STATES } from "../../lib/sessions/mark";
 import { agentOfClient } from "../agents/index";
 import { age, preview, table } from "../format";
 import { writerNoun } from "../frame";
-import { durationMs, json, out } from "../io";
+import { durationMs, err, json, out } from "../io";
 import { action, command, end, type Ctx } from "../run";
 
 export const commands = {
@@ -48,7 +48,7 @@ export const commands = {
   "wait-state": (p: Command) =>
     command(p, "wait-state", {
       summary: "wait until a session is in a state (idle, gone, ...), e.g. until it has finished its turn",
-      description: `Block until the session NAME (an a2a peer) is in one of STATES: ${SESSION_STATES.join(", ")} (several: idle,gone). Returns at once when it already is, printing its state, since when and on what. working: in a turn; idle: stopped at its prompt; waiting: blocked in a wait (agent_wait, task_claim wait, recv wait); needs-you: asking its user something; gone: its process is dead (on this host told from its pid at once; on another after three missed heartbeats). Wakes when the session's hooks or a2a mcp mark a change; a death is seen within a second. Exit 3 when no session of that name has ever been on the bus, 124 on --timeout, 128+N on a signal.`,
+      description: `Block until the session NAME (an a2a peer) is in one of STATES: ${SESSION_STATES.join(", ")} (several: idle,gone). Returns at once when it already is, printing its state, since when and on what. working: in a turn; idle: stopped at its prompt; waiting: blocked in a wait (agent_wait, task_claim wait, recv wait); needs-you: asking its user something; gone: its process is dead (on this host told from its pid at once; on another after three missed heartbeats). A name nothing is known of yet is gone: a wait for it to be idle waits for it to start (a warning says so). Wakes when the session's hooks or a2a mcp mark a change; a death is seen within a second. Exit 124 on --timeout, 128+N on a signal.`,
       examples: ["a2a wait-state reviewer idle --timeout 10m   # until its turn is over", "a2a wait-state worker-2 gone", "a2a wait-state lead needs-you,idle --json"],
       json: "print {name, state, since, on, host} as JSON",
     })
@@ -58,6 +58,9 @@ export const commands = {
       .action(action(async (c: Ctx, name: string, states: string, o: { timeout?: string }) => {
         const wanted = checkStates(states.split(","));
         const timeoutMs = durationMs(o.timeout, "--timeout");
+        const now = await c.bus.sessions.state(name);
+        // Nothing known of the name (gone, and no record of where): a session about to start, or a typo.
+        if (now.state === "gone" && now.host === null && !wanted.includes("gone")) err(`a2a: warning: no session named ${name} has been on the bus yet: waiting for it to start (a2a peers lists the live ones)\n`);
         const outcome = await c.bus.sessions.waitState(name, wanted, { timeoutMs, signal: c.signal() });
         const v = end(c, outcome, { timeout: () => text`${name} was not ${wanted.join(" or ")} in time: raise ${arg("timeout")}, or see what it is doing (a2a peers)` });
         if (!v) throw new A2AError("EIO", `the wait for ${name} ended without a state`);

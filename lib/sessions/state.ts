@@ -22,7 +22,6 @@
 // of the name marks its own state from its start.
 
 import type { Store } from "../core/config";
-import { A2AError, op, text } from "../core/errors";
 import type { Outcome } from "../core/outcome";
 import { nowSec } from "../core/time";
 import { waitUntil } from "../core/watch";
@@ -83,14 +82,11 @@ export async function peersWithState(store: Store, scope: Scope, here: Here): Pr
   return { peers, gone: l.gone };
 }
 
-// Waits until session `name` is in one of `states`. A name with no presence and no session record
-// is not found (a typo would wait forever). Wakes on each change of the session's record and,
-// every second, looks again: a process that dies writes nothing, and presence has no channel.
-export async function waitState(store: Store, name: string, states: SessionState[], o: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<Outcome<StateView | undefined>> {
-  const [peer, rec] = await Promise.all([presenceStorage(store).read(name), readRecord(store, name)]);
-  if (!peer && !rec.state) {
-    throw new A2AError("ENOTFOUND", text`no session named ${name} has been on the bus: ${op("peers")} lists the live ones`, { data: { name } });
-  }
+// Waits until session `name` is in one of `states`. A name nothing is known of yet is gone, so a
+// wait for it to be idle waits for it to start (a script that has just launched it). Wakes on each
+// change of the session's record and, every second, looks again: a process that dies writes
+// nothing, and presence has no channel.
+export function waitState(store: Store, name: string, states: SessionState[], o: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<Outcome<StateView | undefined>> {
   const check = async () => {
     const v = await sessionState(store, name);
     return states.includes(v.state) ? v : undefined;

@@ -8,7 +8,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Bus } from "../../lib/bus";
 import { childEnv, readUntil, tempDir } from "../harness/run";
-import { BOUND_MS, codeOf, past, perTest, refusal } from "./support";
+import { BOUND_MS, past, perTest } from "./support";
 import { enginesFor, keeps } from "./engines";
 
 setDefaultTimeout(60_000);
@@ -81,7 +81,7 @@ for (const engine of enginesFor("sessions")) {
       }
     });
 
-    it("a wait for a state wakes on the mark that brings it; an unknown name is not found", async () => {
+    it("a wait for a state wakes on the mark that brings it; a name nothing is known of is gone until it starts", async () => {
       try {
         await start(t.reopen({ A2A_AGENT: "carol" }));
         await t.bus.sessions.mark("carol", "working");
@@ -91,7 +91,13 @@ for (const engine of enginesFor("sessions")) {
         expect({ kind: o.kind, state: o.value?.state }).toEqual({ kind: "done", state: "idle" });
         const none = await t.bus.sessions.waitState("carol", ["working"], { timeoutMs: 0 });
         expect(none.kind).toBe("timeout");
-        expect(codeOf(await refusal(t.bus.sessions.waitState("nobody", ["idle"], { timeoutMs: 0 })))).toEqual({ code: "ENOTFOUND", exit: 3 });
+        // A name nothing is known of is gone: a wait for it to be idle waits for it to start.
+        expect(await t.bus.sessions.state("nobody")).toEqual({ state: "gone", since: null, on: null, host: null });
+        expect((await t.bus.sessions.waitState("nobody", ["idle"], { timeoutMs: 0 })).kind).toBe("timeout");
+        const up = t.reopen().sessions.waitState("dave", ["idle"], { timeoutMs: BOUND_MS });
+        await start(t.reopen({ A2A_AGENT: "dave" }));
+        await t.bus.sessions.mark("dave", "idle"); // its session-start hook
+        expect((await up).kind).toBe("done");
       } finally {
         await cleanup();
       }

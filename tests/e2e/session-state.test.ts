@@ -114,7 +114,7 @@ describe("session state", () => {
     }
   });
 
-  test("wait-state: 124 on --timeout, 3 for a name never on the bus, 2 for an unknown state, one line each", async () => {
+  test("wait-state: 124 on --timeout, a warning for a name not on the bus yet, 2 for an unknown state, one line each", async () => {
     using d = tempDir();
     using s = testStore();
     const cwd = join(d.path, "proj");
@@ -124,9 +124,11 @@ describe("session state", () => {
       const t = await a2a(["wait-state", "alice", "working", "--timeout", "0.2"], { dir: s.path });
       expect(t).toMatchObject({ code: 124, stdout: "" });
       expect(t.stderr).toMatch(/^a2a: alice was not working in time: raise --timeout, or see what it is doing \(a2a peers\)\n$/);
-      const nf = await a2a(["wait-state", "nobody", "idle"], { dir: s.path });
-      expect(nf).toMatchObject({ code: 3, stdout: "" });
-      expect(nf.stderr).toMatch(/^a2a: no session named nobody has been on the bus: a2a peers lists the live ones\n$/);
+      // A name not on the bus yet: a warning, and the wait goes on until it starts.
+      const nf = await a2a(["wait-state", "nobody", "idle", "--timeout", "0.2"], { dir: s.path });
+      expect(nf).toMatchObject({ code: 124, stdout: "" });
+      expect(nf.stderr).toMatch(/^a2a: warning: no session named nobody has been on the bus yet: waiting for it to start \(a2a peers lists the live ones\)\na2a: nobody was not idle in time/);
+      expect(await a2a(["wait-state", "nobody", "gone", "--json"], { dir: s.path })).toMatchObject({ code: 0, stderr: "", stdout: '{"name":"nobody","state":"gone","since":null,"on":null,"host":null}\n' });
       const bad = await a2a(["wait-state", "alice", "asleep"], { dir: s.path });
       expect(bad).toMatchObject({ code: 2, stdout: "" });
       expect(bad.stderr).toMatch(/^a2a: unknown session state "asleep": use working, idle, waiting, needs-you, gone/);
