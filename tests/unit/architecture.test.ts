@@ -122,7 +122,8 @@ describe("architecture", () => {
       // a2a guard: git's hooks over the reservation rules, committer named as presence names it.
       guard: ["core", "presence", "reservations"],
       sessions: ["core", "fs", "mail", "presence", "tasks"],
-      dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "blobs"],
+      // ... and each session's state (lib/sessions/state.ts) on its agent's row.
+      dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "blobs", "sessions"],
       maintenance: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "sessions", "blobs"],
       // Search: a join over the rooms it reads (mail's visibility rule, each room's records).
       search: ["core", "fs", "mail"],
