@@ -133,6 +133,7 @@ const OPS = {
     waitForWork: [SESSIONS, "waitForWork"],
     serve: [SESSIONS, "serveQueue"],
     mark: [SESSIONS, "markState"],
+    holdTask: [SESSIONS, "holdTask"],
     endWait: [SESSIONS, "endWait"],
     state: [SESSIONS, "sessionState"],
     peers: [SESSIONS, "peersWithState"],

@@ -84,6 +84,7 @@ export async function readRecord(store: Store, name: string): Promise<SessionRec
     blocks: Number.isInteger(v.blocks) && v.blocks > 0 ? v.blocks : 0,
     serves: Array.isArray(v.serves) ? v.serves.filter((q) => typeof q === "string" && isValidName(q)).slice(-SERVES_MAX) : [],
     ...(markOf(v.state) ? { state: markOf(v.state) } : {}),
+    ...(v.task && isValidName(v.task.queue) && isTaskId(v.task.id) ? { task: { queue: v.task.queue, id: v.task.id } } : {}),
   };
 }
 

@@ -28,8 +28,14 @@ import { waitUntil } from "../core/watch";
 import { isLive, listPeers, type Here, type Peer } from "../presence/peers";
 import type { Scope } from "../presence/scope";
 import { presenceStorage } from "../presence/storage";
+import { findTask } from "../tasks/state";
 import { readRecord, writeRecord } from "./hooks";
 import { mark, type LiveState, type SessionState, type StateMark } from "./mark";
+
+export interface TaskRef {
+  queue: string;
+  id: string;
+}
 
 export interface StateView {
   state: SessionState;
@@ -57,6 +63,27 @@ export async function endWait(store: Store, name: string, before: StateMark | un
   await writeRecord(store, before && before.state !== "waiting" ? { ...rest, state: before } : rest);
 }
 
+// The task session `name` holds now (`task`: one it claimed; null: it finished `done`, or none).
+// Writes nothing when that is what the record says, or when it finished another task than its own.
+export async function holdTask(store: Store, name: string, task: TaskRef | null, done?: string): Promise<void> {
+  const rec = await readRecord(store, name);
+  if (task === null ? !rec.task || (done !== undefined && rec.task.id !== done) : rec.task?.id === task.id) return;
+  const { task: _, ...rest } = rec;
+  await writeRecord(store, task ? { ...rest, task } : rest);
+}
+
+// The task a live session holds: the one it claimed last, while the task is still claimed by its
+// name (a lease that ran out, a cancel, or a claim by another worker ends it), else null.
+async function heldTask(store: Store, name: string, t: TaskRef | undefined): Promise<TaskRef | null> {
+  if (!t) return null;
+  try {
+    const rec = await findTask(store, t.id);
+    return rec.state === "claimed" && rec.claim?.assignee === name ? t : null;
+  } catch {
+    return null; // gone, or damaged: nothing to show
+  }
+}
+
 // The state of a session with presence `peer` (undefined or not live: gone) and mark `m`.
 export function stateOf(store: Store, peer: Peer | undefined, m: StateMark | undefined): StateView {
   if (!peer || !isLive(store, peer)) return { state: "gone", since: peer?.heartbeat ?? null, on: null, host: peer?.host ?? null };
@@ -69,15 +96,16 @@ export async function sessionState(store: Store, name: string): Promise<StateVie
   return stateOf(store, peer, rec.state);
 }
 
-export type PeerWithState = Peer & { state: SessionState; since: number | null; on: string | null };
+export type PeerWithState = Peer & { state: SessionState; since: number | null; on: string | null; task: TaskRef | null };
 
 // `a2a peers`: the live peers (lib/presence/peers.ts listPeers: the gone ones swept) with each
-// one's state.
+// one's state and the task it holds.
 export async function peersWithState(store: Store, scope: Scope, here: Here): Promise<{ peers: PeerWithState[]; gone: Peer[] }> {
   const l = await listPeers(store, scope, here);
   const peers = await Promise.all(l.peers.map(async (p) => {
-    const { state, since, on } = stateOf(store, p, (await readRecord(store, p.name)).state);
-    return { ...p, state, since, on };
+    const rec = await readRecord(store, p.name);
+    const { state, since, on } = stateOf(store, p, rec.state);
+    return { ...p, state, since, on, task: await heldTask(store, p.name, rec.task) };
   }));
   return { peers, gone: l.gone };
 }

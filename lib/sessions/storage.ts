@@ -25,6 +25,7 @@ export interface SessionRecord {
   blocks: number;
   serves?: string[]; // the queues the session called task_claim on (a worker's stop counts only these)
   state?: StateMark; // what the session last said it is doing (lib/sessions/state.ts)
+  task?: { queue: string; id: string }; // the task it claimed through a2a mcp, until it finished it
 }
 
 // A session's own word on what it is doing: written by its hooks and its a2a mcp (state.ts).

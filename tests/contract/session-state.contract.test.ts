@@ -103,6 +103,25 @@ for (const engine of enginesFor("sessions")) {
       }
     });
 
+    test.skipIf(!keeps(engine, "presence", "tasks"))("the task a session holds is shown while the claim is its own", async () => {
+      try {
+        await start(t.reopen({ A2A_AGENT: "erin" }));
+        const taskOf = async () => (await t.reopen().sessions.peers("all", { cwd: "/", gitRoot: null })).peers.find((p) => p.name === "erin")!.task;
+        const { id } = await t.bus.tasks.add("build", "compile");
+        const c = (await t.bus.tasks.claim("build", { as: "erin" })).value!;
+        await t.bus.sessions.holdTask("erin", { queue: "build", id });
+        expect(await taskOf()).toEqual({ queue: "build", id });
+        await t.bus.sessions.holdTask("erin", null, "another"); // finishing another task changes nothing
+        expect(await taskOf()).toEqual({ queue: "build", id });
+        await t.bus.tasks.complete(id, c.token, "done");
+        expect(await taskOf()).toBeNull(); // no longer claimed: not held, whatever the record says
+        await t.bus.sessions.holdTask("erin", null, id);
+        expect(await taskOf()).toBeNull();
+      } finally {
+        await cleanup();
+      }
+    });
+
     it("a session killed on this host is gone at once, without waiting for its heartbeat to age", async () => {
       work = tempDir("a2a-contract-state-").path;
       const cwd = join(work, "proj");

@@ -42,7 +42,7 @@ describe("session state", () => {
       expect(await stateOf(s.path, "alice")).toMatchObject({ state: "working", on: null });
 
       const table = await a2a(["peers"], { dir: s.path });
-      expect(table.stdout).toMatch(/^NAME\s+AGENT\s+STATE\s+SINCE\s+HOST/);
+      expect(table.stdout).toMatch(/^NAME\s+AGENT\s+STATE\s+SINCE\s+TASK\s+HOST/);
       expect(table.stdout).toMatch(/\nalice\s+\S+\s+working\s+\d+s\s/);
 
       const asked = "Claude needs your permission to use Bash";
@@ -85,8 +85,15 @@ describe("session state", () => {
       const listed = (await bob.json("list_peers", { scope: "all" })).peers.find((p: any) => p.name === "alice");
       expect(listed).toMatchObject({ state: "waiting", on: "a claimable task in build" });
       expect(await a2a(["task", "add", "build", "compile"], { dir: s.path })).toMatchObject({ code: 0 });
-      expect((await claim).ok).toBe(true);
+      const claimed = await claim;
+      expect(claimed.ok).toBe(true);
       expect(await stateOf(s.path, "alice")).toMatchObject({ state: "working", on: null }); // the turn goes on
+      // The task it holds, until it is done.
+      const held = (await bob.json("list_peers", { scope: "all" })).peers.find((p: any) => p.name === "alice");
+      expect(held.task).toEqual({ queue: "build", id: claimed.id });
+      expect((await a2a(["peers"], { dir: s.path })).stdout).toMatch(new RegExp(`\\nalice\\s+\\S+\\s+working\\s+\\d+s\\s+build/${claimed.id}\\s`));
+      await alice.json("task_done", { id: claimed.id, token: claimed.token, result: "built" });
+      expect(JSON.parse((await a2a(["peers", "--json"], { dir: s.path })).stdout).peers.find((p: any) => p.name === "alice").task).toBeNull();
     } finally {
       await alice.close();
       await bob.close();
