@@ -44,9 +44,9 @@ export async function bounded<T>(
       .catch(() => {}); // the client is gone: shutdown follows
   };
   const timer = token === undefined ? undefined : setInterval(() => void tick(), ctx.progressMs);
-  const on = await Promise.resolve().then(progress).catch(() => "a wait");
+  const on = async () => (await Promise.resolve().then(progress).catch(() => "a wait")).replace(/^waiting for /, "");
   try {
-    const o = await ctx.session.waiting(on.replace(/^waiting for /, ""), () => run(budget * 1000, stop.signal));
+    const o = await ctx.session.waiting(on, () => run(budget * 1000, stop.signal));
     if (o.kind === "done") return { kind: "done", value: o.value, waited: waited() };
     if (o.kind === "aborted") return { kind: "cancelled", waited: waited(), remaining: Math.max(0, timeout - waited()), pending: o.pending };
     return { kind: timeout > budget ? "still_waiting" : "timeout", waited: waited(), remaining: Math.max(0, timeout - budget), pending: o.pending };

@@ -24,9 +24,13 @@ export interface Session {
   // "2 unread messages: call check_messages", or "" when nothing waits (mail being read
   // right now by this or another reader does not count).
   unreadNote(): Promise<string>;
-  // Runs `wait` with the session marked waiting on `on` (a marking that fails is logged, never
-  // fails the tool).
-  waiting<T>(on: string, wait: () => Promise<T>): Promise<T>;
+  // Runs `wait` with the session marked waiting on what `on` says (a marking that fails is
+  // logged, never fails the tool).
+  waiting<T>(on: () => string | Promise<string>, wait: () => Promise<T>): Promise<T>;
+  // Runs `write`, a change of this session's record (the task it holds, the queues it serves),
+  // after the marks and changes before it: two read-modify-writes of one record never cross.
+  // A failure is logged as `what`, never thrown.
+  update(what: string, write: () => Promise<unknown>): Promise<void>;
   // Removes the presence (waiting for a heartbeat in flight). The process 'exit' hook that
   // lib/presence/presence.ts keeps until then removes it synchronously if this never runs.
   close(): Promise<void>;
@@ -38,8 +42,12 @@ export async function openSession(bus: Bus, cwd: string, log: (line: string) => 
   await bus.mail.ensureInbox(me, true);
   const marking = (what: string) => (e: unknown) => log(`marking the session ${what}: ${(e as Error).message}`);
   await bus.sessions.endWait(me, { state: "idle", since: presence.record().started_at, on: null }).catch(marking("idle"));
+  // The marks a wait writes, one after another (a wait's end never overtakes the next wait's
+  // mark), and never awaited by the tool: an answer does not wait for bookkeeping.
   let waits = 0;
+  let marks: Promise<unknown> = Promise.resolve();
   let before: Promise<unknown> = Promise.resolve(undefined); // the mark found by the first wait
+  const serial = (f: () => Promise<unknown>, what: string) => (marks = marks.then(f).catch((e) => log(`${what}: ${(e as Error).message}`)));
   return {
     me,
     identity: presence.identity,
@@ -50,16 +58,17 @@ export async function openSession(bus: Bus, cwd: string, log: (line: string) => 
       return n ? `${n} unread message${n === 1 ? "" : "s"}: call check_messages` : "";
     },
     async waiting(on, wait) {
-      if (waits++ === 0) before = bus.sessions.mark(me, "waiting", on).catch(marking("waiting"));
+      if (waits++ === 0) before = serial(async () => bus.sessions.mark(me, "waiting", await on()), "marking the session waiting");
       try {
         return await wait();
       } finally {
         if (--waits === 0) {
-          const found = await before;
-          await bus.sessions.endWait(me, found as never).catch(marking("as before its wait"));
+          const found = before;
+          void serial(async () => bus.sessions.endWait(me, (await found) as never), "marking the session as before its wait");
         }
       }
     },
+    update: async (what, write) => void (await serial(write, what)),
     close: () => presence.close(),
   };
 }

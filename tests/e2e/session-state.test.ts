@@ -20,7 +20,7 @@ async function stateOf(store: string, name: string): Promise<{ state: string; on
   return p ? { state: p.state, on: p.on, since: p.since } : { state: "gone", on: null, since: null };
 }
 
-// Resolves once `session`'s tool call has begun to block: the session shows waiting.
+// Resolves once a session shows waiting (its tool call has begun to block).
 async function whenWaiting(store: string, name: string): Promise<{ state: string; on: string | null }> {
   const waiter = await a2a(["wait-state", name, "waiting", "--timeout", "60", "--json"], { dir: store });
   expect(waiter).toMatchObject({ code: 0, stderr: "" });
@@ -87,7 +87,9 @@ describe("session state", () => {
       expect(await a2a(["task", "add", "build", "compile"], { dir: s.path })).toMatchObject({ code: 0 });
       const claimed = await claim;
       expect(claimed.ok).toBe(true);
-      expect(await stateOf(s.path, "alice")).toMatchObject({ state: "working", on: null }); // the turn goes on
+      // The turn goes on: the mark the wait found is put back (just after the answer: it waits for no bookkeeping).
+      const back = await a2a(["wait-state", "alice", "working", "--timeout", "60", "--json"], { dir: s.path });
+      expect(JSON.parse(back.stdout)).toMatchObject({ state: "working", on: null });
       // The task it holds, until it is done.
       const held = (await bob.json("list_peers", { scope: "all" })).peers.find((p: any) => p.name === "alice");
       expect(held.task).toEqual({ queue: "build", id: claimed.id });

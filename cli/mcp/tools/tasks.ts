@@ -125,11 +125,11 @@ export function registerTaskTools(server: McpServer, ctx: McpCtx): void {
     const opts = { as: session.me, key: a.key, leaseSec: a.lease };
     const handOut = async (c: TaskClaim) => {
       if (!c.replayed) giveBackUnlessDelivered(ctx, extra, `claim of task ${c.id} (attempt ${c.attempt})`, () => bus.tasks.unclaim(c));
-      await bus.sessions.holdTask(session.me, { queue: c.queue, id: c.id }).catch((e) => ctx.log(`remembering the task held: ${(e as Error).message}`)); // a2a peers shows it
+      await session.update("remembering the task held", () => bus.sessions.holdTask(session.me, { queue: c.queue, id: c.id })); // a2a peers shows it
       return claimBody(c);
     };
     refuseIfStopping(ctx, "claimed");
-    await bus.sessions.serve(session.me, a.queue).catch((e) => ctx.log(`remembering the queue served: ${(e as Error).message}`)); // its worker stop counts it
+    await session.update("remembering the queue served", () => bus.sessions.serve(session.me, a.queue)); // its worker stop counts it
     if (!a.wait) {
       try {
         const o = await ctx.deliveries.track(bus.tasks.claim(a.queue, opts)); // a claim under way holds the exit (delivery.ts)
@@ -165,7 +165,7 @@ export function registerTaskTools(server: McpServer, ctx: McpCtx): void {
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, ...shared },
   }, handler(ctx, "task_done", async (a: { id: string; token: string; result: string; attach?: string[] }) => {
     const r = await bus.tasks.complete(a.id, a.token, a.result, await attachFiles(bus, a.attach));
-    await bus.sessions.holdTask(session.me, null, a.id).catch((e) => ctx.log(`forgetting the task held: ${(e as Error).message}`));
+    await session.update("forgetting the task held", () => bus.sessions.holdTask(session.me, null, a.id));
     return { ok: true, ...r, message: `Task ${r.id} is done.` };
   }));
 
@@ -180,7 +180,7 @@ export function registerTaskTools(server: McpServer, ctx: McpCtx): void {
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, ...shared },
   }, handler(ctx, "task_fail", async (a: { id: string; token: string; reason?: string; retry: boolean }) => {
     const r = await bus.tasks.fail(a.id, a.token, { reason: a.reason, retry: a.retry });
-    await bus.sessions.holdTask(session.me, null, a.id).catch((e) => ctx.log(`forgetting the task held: ${(e as Error).message}`));
+    await session.update("forgetting the task held", () => bus.sessions.holdTask(session.me, null, a.id));
     return { ok: true, ...r, message: r.state === "dead" ? `Task ${r.id} is dead: ${r.reason}` : `Task ${r.id} is back in queue ${r.queue} for another attempt.` };
   }));
 
