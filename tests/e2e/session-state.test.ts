@@ -3,7 +3,7 @@
 // notification needs-you), a2a mcp marks it waiting while a tool blocks, a2a peers (and --json,
 // and list_peers) shows it, a2a wait-state waits for it, and a killed session is gone at once.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, exitWithin, spawnA2A, tempDir, testStore, collect } from "../harness/run";
 import { connect, type Session } from "../harness/mcp";
@@ -99,6 +99,32 @@ describe("session state", () => {
     } finally {
       await alice.close();
       await bob.close();
+    }
+  });
+
+  test("Gemini CLI: a2a setup gemini installs the Notification hook (and --remove takes it out); its ToolPermission alert marks needs-you", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const home = join(d.path, "home");
+    const cwd = join(d.path, "proj");
+    mkdirSync(home);
+    mkdirSync(cwd);
+    const o = { dir: s.path, env: { HOME: home, GEMINI_CLI_HOME: undefined }, cwd: d.path };
+    expect(await a2a(["setup", "gemini"], o)).toMatchObject({ code: 0, stderr: "" });
+    const settings = join(home, ".gemini", "settings.json");
+    const hooks = JSON.parse(readFileSync(settings, "utf8")).hooks;
+    expect(hooks.Notification).toEqual([{ hooks: [{ type: "command", command: expect.stringMatching(/\/a2a --dir \S+ hook notification --agent gemini$/), timeout: 10000 }] }]);
+    expect(await a2a(["setup", "gemini", "--remove"], o)).toMatchObject({ code: 0, stderr: "" });
+    expect(existsSync(settings) ? JSON.parse(readFileSync(settings, "utf8")).hooks?.Notification : undefined).toBeUndefined();
+
+    const session = await connect(s.path, { A2A_AGENT: "gem" }, { cwd, tools: "" });
+    try {
+      const alert = { cwd, hook_event_name: "Notification", notification_type: "ToolPermission", message: "Tool write_file requires permission", details: { tool: "write_file" } };
+      const r = await a2a(["hook", "notification", "--agent", "gemini"], { dir: s.path, stdin: JSON.stringify(alert), env: { A2A_AGENT: "gem" } });
+      expect(r).toMatchObject({ code: 0, stdout: "", stderr: "" });
+      expect(await stateOf(s.path, "gem")).toMatchObject({ state: "needs-you", on: "Tool write_file requires permission" });
+    } finally {
+      await session.close();
     }
   });
 
