@@ -138,6 +138,7 @@ const OPS = {
     state: [SESSIONS, "sessionState"],
     peers: [SESSIONS, "peersWithState"],
     waitState: [SESSIONS, "waitState"],
+    whileWaiting: [SESSIONS, "whileWaiting"],
   },
   dashboard: {
     agentRow: [DASHBOARD, "agentRow"],

@@ -63,6 +63,20 @@ export async function endWait(store: Store, name: string, before: StateMark | un
   await writeRecord(store, before && before.state !== "waiting" ? { ...rest, state: before } : rest);
 }
 
+// Runs `wait` (a CLI wait of session `name`: `a2a recv --wait` in its shell) with the session marked
+// waiting on `on`, and its mark put back after, as a2a mcp's waits do; only a name a live session
+// holds is marked (a script's inbox is no session). Marking never fails the wait.
+export async function whileWaiting<T>(store: Store, name: string, on: string, wait: () => Promise<T>): Promise<T> {
+  const peer = await presenceStorage(store).read(name).catch(() => undefined);
+  if (!peer || !isLive(store, peer)) return wait();
+  const before = await markState(store, name, "waiting", on).catch(() => undefined);
+  try {
+    return await wait();
+  } finally {
+    await endWait(store, name, before).catch(() => {});
+  }
+}
+
 // The task session `name` holds now (`task`: one it claimed; null: it finished `done`, or none).
 // Writes nothing when that is what the record says, or when it finished another task than its own.
 export async function holdTask(store: Store, name: string, task: TaskRef | null, done?: string): Promise<void> {

@@ -128,6 +128,29 @@ describe("session state", () => {
     }
   });
 
+  test("a2a recv --wait in a session's shell shows the session waiting on mail until a message comes; a script's inbox is no session", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const alice = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "" });
+    try {
+      const recv = spawnA2A(["recv", "--wait", "--timeout", "60"], { dir: s.path, env: { A2A_AGENT: "alice" } });
+      expect(await whenWaiting(s.path, "alice")).toMatchObject({ state: "waiting", on: "mail" });
+      expect((await a2a(["send", "alice", "here you go", "--as", "bob"], { dir: s.path })).code).toBe(0);
+      const got = await collect(recv);
+      expect(got).toMatchObject({ code: 0, stderr: "" });
+      expect(got.stdout).toContain("here you go");
+      expect(JSON.parse((await a2a(["wait-state", "alice", "idle", "--timeout", "60", "--json"], { dir: s.path })).stdout)).toMatchObject({ state: "idle", on: null });
+      // No live session holds "worker": its recv --wait writes no session record.
+      const script = await a2a(["recv", "--wait", "--timeout", "0.1"], { dir: s.path, env: { A2A_AGENT: "worker" } });
+      expect(script.code).toBe(124);
+      expect(JSON.parse((await a2a(["wait-state", "worker", "gone", "--json"], { dir: s.path })).stdout)).toEqual({ name: "worker", state: "gone", since: null, on: null, host: null });
+    } finally {
+      await alice.close();
+    }
+  });
+
   test("a killed session is gone at once: peers never shows it, wait-state gone returns", async () => {
     using d = tempDir();
     using s = testStore();
