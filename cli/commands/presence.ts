@@ -29,17 +29,20 @@ export const commands = {
   peers: (p: Command) =>
     command(p, "peers", {
       summary: "list live agents (a2a mcp sessions) and what each is doing; stale ones are swept",
-      description: "List the agents that are live on this store (each running `a2a mcp` session announces itself), with the coding agent each is (Claude Code, Codex CLI, Gemini CLI, opencode, or the MCP client's own name, from its handshake), its state (working: in a turn; idle: at its prompt; waiting: blocked in a wait, on what; needs-you: asking its user something, a permission prompt or a question), since when, the task it holds (claimed through a2a mcp, while the claim is its own), host, pid, directory, last heartbeat and summary; entries whose process is gone (on this host: its pid is dead) are removed as they are found and named as gone (their inboxes are kept). The state is what the session's a2a hooks and a2a mcp say (a2a setup installs them); a session without hooks is idle unless it waits. a2a wait-state waits for one.",
+      description: "List the agents that are live on this store (each running `a2a mcp` session announces itself), with the coding agent each is (Claude Code, Codex CLI, Gemini CLI, opencode, or the MCP client's own name, from its handshake), its state (working: in a turn; idle: at its prompt; waiting: blocked in a wait, on what; needs-you: asking its user something, a permission prompt or a question), since when, what it holds (the task claimed through a2a mcp, while the claim is its own; the paths it reserved), host, pid, directory, last heartbeat and summary; entries whose process is gone (on this host: its pid is dead) are removed as they are found and named as gone (their inboxes are kept). The state is what the session's a2a hooks and a2a mcp say (a2a setup installs them); a session without hooks is idle unless it waits. a2a wait-state waits for one.",
       examples: ["a2a peers", "a2a peers --scope repo --json"],
-      json: "print {peers, gone} as JSON; each peer with state, since (unix seconds), on and task ({queue, id} or null)",
+      json: "print {peers, gone} as JSON; each peer with state, since (unix seconds), on, task ({queue, id} or null) and reserved (the patterns it holds)",
     })
       .option("--scope <scope>", "all, machine (this host), directory (this cwd) or repo (this git root)", "all")
       .action(action(async (c: Ctx, o) => {
         const l = await c.bus.sessions.peers(checkScope(o.scope), { cwd: process.cwd() });
         if (c.json) return out(json({ ...l, peers: l.peers.map((p) => ({ ...p, client: p.client ?? null, agent: agentOfClient(p.client) || null })) }));
         const state = (p: { state: string; on: string | null }) => (p.on ? `${p.state} (${preview(p.on, 30)})` : p.state);
+        // The task it holds, and the paths it reserved (the first, and how many more).
+        const holds = (p: { task: { queue: string; id: string } | null; reserved: string[] }) =>
+          [p.task ? `${p.task.queue}/${p.task.id}` : "", p.reserved.length ? `${preview(p.reserved[0], 30)}${p.reserved.length > 1 ? ` +${p.reserved.length - 1}` : ""}` : ""].filter(Boolean).join(", ") || "-";
         let listing = l.peers.length
-          ? table(["NAME", "AGENT", "STATE", "SINCE", "TASK", "HOST", "PID", "CWD", "SEEN", "SUMMARY"], l.peers.map((p) => [p.name, agentOfClient(p.client) || "-", state(p), p.since === null ? "-" : age(p.since), p.task ? `${p.task.queue}/${p.task.id}` : "-", p.host, String(p.pid), p.cwd, age(p.heartbeat), preview(p.summary, 40)]))
+          ? table(["NAME", "AGENT", "STATE", "SINCE", "HOLDS", "HOST", "PID", "CWD", "SEEN", "SUMMARY"], l.peers.map((p) => [p.name, agentOfClient(p.client) || "-", state(p), p.since === null ? "-" : age(p.since), holds(p), p.host, String(p.pid), p.cwd, age(p.heartbeat), preview(p.summary, 40)]))
           : `no live peers (scope ${o.scope})\n`;
         if (l.gone.length) listing += `gone (removed now; their inboxes are kept): ${l.gone.map((p) => p.name).join(", ")}\n`;
         out(listing);

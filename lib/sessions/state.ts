@@ -28,6 +28,7 @@ import { waitUntil } from "../core/watch";
 import { isLive, listPeers, type Here, type Peer } from "../presence/peers";
 import type { Scope } from "../presence/scope";
 import { presenceStorage } from "../presence/storage";
+import { reservationStorage } from "../reservations/storage";
 import { findTask } from "../tasks/state";
 import { readRecord, writeRecord } from "./hooks";
 import { mark, type LiveState, type SessionState, type StateMark } from "./mark";
@@ -110,16 +111,33 @@ export async function sessionState(store: Store, name: string): Promise<StateVie
   return stateOf(store, peer, rec.state);
 }
 
-export type PeerWithState = Peer & { state: SessionState; since: number | null; on: string | null; task: TaskRef | null };
+export type PeerWithState = Peer & { state: SessionState; since: number | null; on: string | null; task: TaskRef | null; reserved: string[] };
+
+// The patterns each name holds a live reservation on, in every repository (one read of each set).
+// A set that cannot be read shows nothing: a listing of peers does not fail for it.
+async function reservedBy(store: Store): Promise<Map<string, string[]>> {
+  const by = new Map<string, string[]>();
+  const storage = reservationStorage(store);
+  const now = nowSec();
+  try {
+    for (const repo of await storage.repos()) {
+      for (const r of await storage.live(repo)) if (r.expires_at > now) by.set(r.holder, [...(by.get(r.holder) ?? []), r.pattern]);
+    }
+  } catch {
+    // damaged or unreadable: the peers are still listed
+  }
+  return by;
+}
 
 // `a2a peers`: the live peers (lib/presence/peers.ts listPeers: the gone ones swept) with each
-// one's state and the task it holds.
+// one's state, the task it holds and the paths it reserved.
 export async function peersWithState(store: Store, scope: Scope, here: Here): Promise<{ peers: PeerWithState[]; gone: Peer[] }> {
   const l = await listPeers(store, scope, here);
+  const reserved = l.peers.length ? await reservedBy(store) : new Map<string, string[]>();
   const peers = await Promise.all(l.peers.map(async (p) => {
     const rec = await readRecord(store, p.name);
     const { state, since, on } = stateOf(store, p, rec.state);
-    return { ...p, state, since, on, task: await heldTask(store, p.name, rec.task) };
+    return { ...p, state, since, on, task: await heldTask(store, p.name, rec.task), reserved: (reserved.get(p.name) ?? []).sort() };
   }));
   return { peers, gone: l.gone };
 }

@@ -122,6 +122,22 @@ for (const engine of enginesFor("sessions")) {
       }
     });
 
+    test.skipIf(!keeps(engine, "presence", "reservations"))("the paths a session reserved are shown with it while the reservations live", async () => {
+      try {
+        const p = await start(t.reopen({ A2A_AGENT: "fred" }));
+        const reservedOf = async () => (await t.reopen().sessions.peers("all", { cwd: "/", gitRoot: null })).peers.find((x) => x.name === "fred")!.reserved;
+        expect(await reservedOf()).toEqual([]);
+        const cwd = p.record().cwd;
+        expect((await t.bus.reservations.reserve(["src/api/**", "README.md"], { as: "fred", cwd })).kind).toBe("done");
+        await t.bus.reservations.reserve(["docs/**"], { as: "someone-else", cwd });
+        expect(await reservedOf()).toEqual(["README.md", "src/api/**"]);
+        await t.bus.reservations.release("all", { as: "fred", cwd });
+        expect(await reservedOf()).toEqual([]);
+      } finally {
+        await cleanup();
+      }
+    });
+
     it("a session killed on this host is gone at once, without waiting for its heartbeat to age", async () => {
       work = tempDir("a2a-contract-state-").path;
       const cwd = join(work, "proj");

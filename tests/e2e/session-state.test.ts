@@ -42,7 +42,7 @@ describe("session state", () => {
       expect(await stateOf(s.path, "alice")).toMatchObject({ state: "working", on: null });
 
       const table = await a2a(["peers"], { dir: s.path });
-      expect(table.stdout).toMatch(/^NAME\s+AGENT\s+STATE\s+SINCE\s+TASK\s+HOST/);
+      expect(table.stdout).toMatch(/^NAME\s+AGENT\s+STATE\s+SINCE\s+HOLDS\s+HOST/);
       expect(table.stdout).toMatch(/\nalice\s+\S+\s+working\s+\d+s\s/);
 
       const asked = "Claude needs your permission to use Bash";
@@ -96,6 +96,10 @@ describe("session state", () => {
       expect((await a2a(["peers"], { dir: s.path })).stdout).toMatch(new RegExp(`\\nalice\\s+\\S+\\s+working\\s+\\d+s\\s+build/${claimed.id}\\s`));
       await alice.json("task_done", { id: claimed.id, token: claimed.token, result: "built" });
       expect(JSON.parse((await a2a(["peers", "--json"], { dir: s.path })).stdout).peers.find((p: any) => p.name === "alice").task).toBeNull();
+      // And the paths it reserved.
+      expect(await a2a(["reserve", "src/api/**", "--as", "alice"], { dir: s.path, cwd })).toMatchObject({ code: 0 });
+      expect(JSON.parse((await a2a(["peers", "--json"], { dir: s.path })).stdout).peers.find((p: any) => p.name === "alice").reserved).toEqual(["src/api/**"]);
+      expect((await a2a(["peers"], { dir: s.path })).stdout).toMatch(/\nalice\s+\S+\s+\S+\s+\d+s\s+src\/api\/\*\*\s/);
     } finally {
       await alice.close();
       await bob.close();

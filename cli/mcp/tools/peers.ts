@@ -12,7 +12,7 @@ import { agentOfClient } from "../../agents/index";
 export const messagingAnnotations = (readOnly: boolean) => ({ readOnlyHint: readOnly, destructiveHint: false, idempotentHint: readOnly, openWorldHint: true });
 
 const peerView = (p: PeerWithState) => ({
-  id: p.name, name: p.name, state: p.state, since: p.since, on: p.on, task: p.task, host: p.host, pid: p.pid, cwd: p.cwd, git_root: p.git_root, tty: p.tty, summary: p.summary,
+  id: p.name, name: p.name, state: p.state, since: p.since, on: p.on, task: p.task, reserved: p.reserved, host: p.host, pid: p.pid, cwd: p.cwd, git_root: p.git_root, tty: p.tty, summary: p.summary,
   started_at: p.started_at, last_seen: p.heartbeat, client: p.client ?? null, agent: agentOfClient(p.client) || null,
 });
 
@@ -22,7 +22,7 @@ export function registerPeerTools(server: McpServer, ctx: McpCtx): void {
 
   server.registerTool("list_peers", {
     title: "List running agents",
-    description: "List the other agents (Claude Code, Codex, Gemini CLI, opencode ... sessions running a2a mcp) you can message: name (use it as to_id), agent (which coding agent it is), state (working: in a turn; idle: at its prompt; waiting: blocked in a wait, `on` says on what; needs-you: asking its user something) and since when (unix seconds), task (the one it holds, {queue, id}, or null), host, pid, working directory, git root, summary. Agents whose process is gone are removed as they are found.",
+    description: "List the other agents (Claude Code, Codex, Gemini CLI, opencode ... sessions running a2a mcp) you can message: name (use it as to_id), agent (which coding agent it is), state (working: in a turn; idle: at its prompt; waiting: blocked in a wait, `on` says on what; needs-you: asking its user something) and since when (unix seconds), task (the one it holds, {queue, id}, or null), reserved (the path patterns it holds), host, pid, working directory, git root, summary. Agents whose process is gone are removed as they are found.",
     inputSchema: { scope: z.enum(["machine", "directory", "repo", "all"]).default("machine").describe('"machine" = this computer, "directory" = same working directory, "repo" = same git repository, "all" = every host sharing the store') },
     annotations: messagingAnnotations(true),
   }, handler(ctx, "list_peers", async ({ scope }: { scope: string }) => {
