@@ -15,7 +15,7 @@ import type { Store } from "../core/config";
 import { entries } from "../core/fs";
 import { ensureDir } from "../core/guard";
 import { ended, type Outcome } from "../core/outcome";
-import { claimDir, curDir, heldDir, inboxDir, inboxesDir, msgFile, newDir, peersDir, topicDir, topicsDir } from "../core/paths";
+import { claimDir, curDir, heldDir, inboxDir, inboxesDir, isValidName, msgFile, newDir, peersDir, sessionsDir, topicDir, topicsDir } from "../core/paths";
 import { nowSec } from "../core/time";
 import { subscribe, type WaitOptions } from "../core/watch";
 import { idsIn, inboxNames, parseClaim, readMessageFile } from "../fs/mail-record";
@@ -32,7 +32,7 @@ export type MailKind = "sent" | "claimed" | "read" | "held";
 export type BusEvent =
   | { area: "slot"; event: SlotEvent }
   | { area: "mail"; kind: MailKind; agent: string; id: string; from: string | null; preview: string; at: number }
-  | { area: "agent"; name: string } // this agent's inbox changed: re-read its row
+  | { area: "agent"; name: string } // this agent's inbox or session state changed: re-read its row
   | { area: "peers"; joined: string[]; left: string[]; at: number } // presence changed: re-read all rows
   | { area: "topic"; message: TopicMessage }
   | { area: "board" };
@@ -83,7 +83,7 @@ export async function watchBus(store: Store, on: (e: BusEvent) => void, opts: Bu
       // not there (yet): its parent's event brings it
     }
   };
-  for (const d of [inboxesDir(store), topicsDir(store), peersDir(store)]) ensureDir(store, d);
+  for (const d of [inboxesDir(store), topicsDir(store), peersDir(store), sessionsDir(store)]) ensureDir(store, d);
 
   // Mail: per agent, which ids each directory held last time; what is new is an event.
   const seen = new Map<string, Map<MailKind, Set<string>>>();
@@ -168,6 +168,11 @@ export async function watchBus(store: Store, on: (e: BusEvent) => void, opts: Bu
   watchDir(inboxesDir(store), () => lookInboxes(true));
   watchDir(topicsDir(store), () => lookTopics(true));
   watchDir(peersDir(store), () => lookPeers(true));
+  // A session's state (its session record) changed: its row is read again.
+  watchDir(sessionsDir(store), (file) => {
+    const name = file?.endsWith(".json") ? file.slice(0, -5) : undefined;
+    if (name && isValidName(name)) emit({ area: "agent", name });
+  });
   for (const d of await board.dirs(store)) watchDir(d, () => emit({ area: "board" }));
   let recheck: ReturnType<typeof setInterval> | undefined;
   try {

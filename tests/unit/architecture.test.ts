@@ -121,8 +121,10 @@ describe("architecture", () => {
       reservations: ["core", "fs", "presence", "tasks"],
       // a2a guard: git's hooks over the reservation rules, committer named as presence names it.
       guard: ["core", "presence", "reservations"],
-      sessions: ["core", "fs", "mail", "presence", "tasks"],
-      dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "blobs"],
+      // (and, for a session's state, the task and the reservations it holds)
+      sessions: ["core", "fs", "mail", "presence", "tasks", "reservations"],
+      // ... and each session's state (lib/sessions/state.ts) on its agent's row.
+      dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "blobs", "sessions"],
       maintenance: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "sessions", "blobs"],
       // Search: a join over the rooms it reads (mail's visibility rule, each room's records).
       search: ["core", "fs", "mail"],
