@@ -178,7 +178,9 @@ async function sharedAttack(ctx: Ctx, v: Verdict, P: string, U: { alice: string;
           t.attempts++;
           const d = digestOf(next + 1 + Math.floor(r() * 3));
           const how = pick(r, [`printf planted-${k} > blobs/sha256/${d}`, `ln -s /etc/passwd blobs/sha256/${d}`, `mkfifo blobs/sha256/${d}`]);
-          sh(`${how} 2>/dev/null`);
+          // Only where the name is free: writing into a FIFO planted earlier would block her
+          // (and this run) for good.
+          sh(`[ -e blobs/sha256/${d} ] || [ -L blobs/sha256/${d} ] || ${how} 2>/dev/null`);
         }],
       ];
       await pick(r, attacks)[1]();
