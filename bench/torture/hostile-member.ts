@@ -143,14 +143,16 @@ async function sharedAttack(ctx: Ctx, v: Verdict, P: string, U: { alice: string;
       v.fail("hole", `mallory could ${what}`);
     }
   };
-  const others = `for f in blobs/sha256/*; do [ -f "$f" ] && [ ! -O "$f" ] && break; done`;
+  // $f: a regular file of another member's, or the attack fails (a loop run out would leave
+  // $f at the last entry, which may be her own).
+  const others = `f=; for g in blobs/sha256/*; do if [ -f "$g" ] && [ ! -L "$g" ] && [ ! -O "$g" ]; then f=$g; break; fi; done; [ -n "$f" ]`;
   const mallory = async () => {
     for (let k = 0; until(); k++) {
       const attacks: [string, () => void | Promise<void>][] = [
-        ["delete another's blob", () => must("delete another's blob", `${others}; [ -f "$f" ] && rm -f "$f" 2>/dev/null && [ ! -e "$f" ]`)],
-        ["replace another's blob", () => must("replace another's blob", `${others}; [ -f "$f" ] && printf planted > ../m/r${k} && mv -f ../m/r${k} "$f" 2>/dev/null`)],
-        ["append to another's blob", () => must("append to another's blob", `${others}; [ -f "$f" ] && printf planted >> "$f" 2>/dev/null`)],
-        ["chmod another's blob", () => must("chmod another's blob", `${others}; [ -f "$f" ] && chmod 0 "$f" 2>/dev/null`)],
+        ["delete another's blob", () => must("delete another's blob", `${others} && rm -f "$f" 2>/dev/null && [ ! -e "$f" ]`)],
+        ["replace another's blob", () => must("replace another's blob", `${others} && printf planted > ../m/r${k} && mv -f ../m/r${k} "$f" 2>/dev/null`)],
+        ["append to another's blob", () => must("append to another's blob", `${others} && printf planted >> "$f" 2>/dev/null`)],
+        ["chmod another's blob", () => must("chmod another's blob", `${others} && chmod 0 "$f" 2>/dev/null`)],
         ["close blobs/sha256/", () => must("close blobs/sha256/", `chmod 2750 blobs/sha256 2>/dev/null`)],
         ["close blobs/", () => must("close blobs/", `chmod 2750 blobs 2>/dev/null`)],
         ["rename blobs/sha256/ away", () => must("rename blobs/sha256/ away", `mv blobs/sha256 blobs/s${k} 2>/dev/null && mkdir blobs/sha256`)],
