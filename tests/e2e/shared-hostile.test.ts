@@ -339,15 +339,36 @@ describe.if(able && ON_FILES)("a shared store with a hostile member", () => {
     expect(await ok(USERS.carol, ["get", named.digest])).toBe("copied, and named\n");
   });
 
-  test("a store made before this fix where mallory made blobs/sha256/ and closed it: doctor names it, with the fix", async () => {
+  test("a store made before blobs/sha256/ existed: mallory's put does not make it hers, the store owner's next command makes it, and every put works", async () => {
+    const old = join(base, "old-blobs-missing");
+    Bun.spawnSync([BIN, "init", "--shared", GROUP], { env: { ...process.env, A2A_DIR: old }, stdout: "pipe", stderr: "pipe" });
+    rmSync(join(old, "blobs", "sha256"), { recursive: true });
+    const dir = join(old, "blobs", "sha256");
+    const refused = await as(USERS.mallory, ["put", "-"], { stdin: "first\n", dir: old });
+    expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining(`${dir} is missing in this shared store, and only its owner (OS user root) or root may make it`)]);
+    expect(existsSync(dir)).toBe(false);
+    Bun.spawnSync([BIN, "doctor"], { env: { ...process.env, A2A_DIR: old }, stdout: "pipe", stderr: "pipe" }); // the store owner's (its verdict is not this test's)
+    expect([mode(dir), statSync(dir).uid]).toEqual([0o3770, 0]);
+    const digest = (await ok(USERS.mallory, ["put", "-"], { stdin: "first\n", dir: old })).trim();
+    expect(await ok(USERS.alice, ["get", digest], { dir: old })).toBe("first\n");
+  });
+
+  test("a store made before this fix where mallory made blobs/sha256/ and closed it: no put uses it, her gc removes nobody's blob, doctor names it, with the fix", async () => {
     const old = join(base, "old-blobs");
     Bun.spawnSync([BIN, "init", "--shared", GROUP], { env: { ...process.env, A2A_DIR: old }, stdout: "pipe", stderr: "pipe" });
     rmSync(join(old, "blobs", "sha256"), { recursive: true });
-    await ok(USERS.mallory, ["put", "-"], { stdin: "first\n", dir: old });
     const dir = join(old, "blobs", "sha256");
-    expect(statSync(dir).uid).not.toBe(0);
+    expect(shellAs(USERS.mallory, `mkdir -m 3770 '${dir}'`)).toBe(0); // what an earlier release's first put made
+    const blob = join(dir, new Bun.CryptoHasher("sha256").update("alice's\n").digest("hex"));
+    writeFileSync(blob, "alice's\n", { mode: 0o440 }); // a blob of the store's owner, from before
+    utimesSync(blob, new Date(Date.now() - 2 * 3600_000), new Date(Date.now() - 2 * 3600_000));
+    for (const u of [USERS.alice, USERS.mallory]) {
+      const r = await as(u, ["put", "-"], { stdin: "second\n", dir: old });
+      expect([r.code, r.stderr]).toEqual([1, expect.stringContaining(`${dir} belongs to OS user ${USERS.mallory}, not to the store's owner (OS user root) or root`)]);
+    }
+    expect(JSON.parse(await ok(USERS.mallory, ["gc", "--json"], { dir: old })).blobs_removed).toBe(0);
+    expect(existsSync(blob)).toBe(true);
     expect(shellAs(USERS.mallory, `chmod 2750 '${dir}'`)).toBe(0);
-    expect((await as(USERS.alice, ["put", "-"], { stdin: "second\n", dir: old })).code).toBe(1);
     const lines = ownerLines(await doctor(USERS.carol, {}, old));
     expect(lines).toContainEqual(expect.objectContaining({ detail: expect.stringContaining(`${dir} belongs to OS user ${USERS.mallory}, not to OS user root (the store's owner)`), fix: `chown root ${dir} (as root)` }));
     expect(lines).toContainEqual(expect.objectContaining({ detail: expect.stringContaining(`${dir} is closed to the group`) }));
