@@ -111,7 +111,7 @@ function auditBlobs(store: Store, storeOwner: number, out: Finding[]): void {
     out.push({ path: dir, problem: `belongs to ${who(st.uid)}, not to ${who(storeOwner)} (the store's owner): that member can remove any blob or close the directory to everyone else's puts`, fix: `chown ${userName(store, storeOwner)} ${dir} (as root)` });
   }
   if (!(st.mode & STICKY)) out.push({ path: dir, problem: "is not sticky: any member can remove or replace another's blobs", fix: `chmod +t ${dir} (as ${who(st.uid)}, its owner, or root)` });
-  if ((st.mode & 0o070) !== 0o070) out.push({ path: dir, problem: "is closed to the group: no other member can store a blob (send --attach fails)", fix: `chmod g+rwx ${dir} (as ${who(st.uid)}, its owner, or root)` });
+  if ((st.mode & 0o070) !== 0o070) out.push({ path: dir, problem: "is closed to the group: no other member can store a blob, so every attachment they send fails", fix: `chmod g+rwx ${dir} (as ${who(st.uid)}, its owner, or root)` });
   for (const name of entries(store, dir)) {
     const path = join(dir, name);
     const f = lstatIf(path, true);
