@@ -234,6 +234,16 @@ describe.if(able && ON_FILES)("a shared store with a hostile member", () => {
     expect(JSON.stringify(ownerLines(await doctor(USERS.bob)))).not.toContain(copy);
   });
 
+  test("doctor hashes another member's blob file only when asked (--hash-blobs) or when the files of its digest differ in size: a run stays fast on big blobs", async () => {
+    const lone = join(store, "blobs", "sha256", new Bun.CryptoHasher("sha256").update("nobody stored this\n").digest("hex"));
+    expect(shellAs(USERS.mallory, `printf 'junk' > '${lone}' && chmod 440 '${lone}'`)).toBe(0);
+    const quick = ownerLines(await doctor(USERS.bob));
+    expect(JSON.stringify(quick)).not.toContain(lone); // one file of its digest: not read
+    const hashed = JSON.parse((await as(USERS.bob, ["doctor", "--json", "--hash-blobs"])).stdout) as Awaited<ReturnType<typeof doctor>>;
+    expect(ownerLines(hashed)).toContainEqual(expect.objectContaining({ level: "problem", detail: expect.stringContaining(`${lone} holds other bytes than its name says (from OS user ${USERS.mallory})`), fix: expect.stringContaining(`rm ${lone}`) }));
+    expect(shellAs(USERS.mallory, `rm -f '${lone}'`)).toBe(0);
+  });
+
   test("mallory plants files under the digest and under the name of alice's copy too: alice's copy takes a name nobody could guess, and bob gets alice's bytes", async () => {
     while ((await ok(USERS.bob, ["recv", "--as", "bob", "--json"])) !== "");
     const file = join(base, "plan2.txt");
