@@ -4,7 +4,7 @@
 // hide or misattribute anyone's mail, policy, topic messages or session state; what a2a cannot
 // stop or fix itself, `a2a doctor` names with its fix.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "../harness/mcp";
 import { a2a, asUser, BIN, canMakeUsers, makeUsers, ON_FILES, otherUserEnv, shellAs, type RunResult } from "../harness/run";
@@ -302,6 +302,38 @@ describe.if(able && ON_FILES)("a shared store with a hostile member", () => {
       }
     });
   }
+
+  // Review 8: get checked another member's file in one read and printed from a second. Here the
+  // race is planted, not hoped for: bob's get writes into a FIFO this test reads, so it stands
+  // blocked after its first bytes while mallory rewrites her file in place; what bob printed
+  // must be the bytes that were checked, all of them.
+  test("mallory rewrites her blob in place while bob's get is printing it: bob prints the bytes that were checked, nothing of hers", async () => {
+    const bytes = crypto.getRandomValues(new Uint8Array(8 << 20 >> 4)); // 512 KiB, beyond the FIFO's buffer
+    const big = new Uint8Array(8 << 20);
+    for (let i = 0; i < 16; i++) big.set(bytes, i * bytes.length); // 8 MiB
+    const file = join(base, "race.bin");
+    writeFileSync(file, big, { mode: 0o644 });
+    const digest = (await ok(USERS.mallory, ["put", file])).trim();
+    const blob = join(store, "blobs", "sha256", digest.slice(7));
+    const fifo = join(base, "race.fifo");
+    expect(Bun.spawnSync(["mkfifo", "-m", "666", fifo]).exitCode).toBe(0);
+    const get = Bun.spawn([...asUser(USERS.bob, { initGroups: true, umask: "022" }), "sh", "-c", `exec '${BIN}' get ${digest} > '${fifo}'`], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...otherUserEnv, A2A_DIR: store },
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+    const fd = openSync(fifo, "r"); // returns once bob's shell opened it for writing
+    const parts: Buffer[] = [];
+    const buf = Buffer.alloc(64 << 10);
+    const first = readSync(fd, buf, 0, 1, null); // bob's get is printing now, and blocks on the FIFO
+    parts.push(Buffer.from(buf.subarray(0, first)));
+    expect(shellAs(USERS.mallory, `chmod 640 '${blob}' && dd if=/dev/zero of='${blob}' bs=1M count=8 conv=notrunc`)).toBe(0);
+    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) parts.push(Buffer.from(buf.subarray(0, n)));
+    closeSync(fd);
+    const code = await get.exited;
+    const printed = Buffer.concat(parts);
+    expect([printed.length, printed.equals(Buffer.from(big)), code, await new Response(get.stderr).text()]).toEqual([big.length, true, 0, ""]);
+  });
 
   test("a member who stored the bytes itself gets a path to its own copy in MCP results", async () => {
     while ((await ok(USERS.bob, ["recv", "--as", "bob", "--json"])) !== "");
