@@ -92,6 +92,39 @@ export function holds(f: BlobFile, hex: string): boolean {
   return true;
 }
 
+// holds(), off the event loop's back: a long-lived process (a2a mcp) hashing a large file of
+// another member yields between pieces, so it goes on answering meanwhile.
+export async function holdsSoon(f: BlobFile, hex: string): Promise<boolean> {
+  const open = openBlob(f.path, true);
+  if (!open) return false;
+  const key = `${open.st.dev}:${open.st.ino}:${open.st.ctimeMs}:${open.st.size}:${hex}`;
+  try {
+    if (checked.has(key)) return true;
+    const hash = new Bun.CryptoHasher("sha256");
+    const buf = Buffer.allocUnsafe(CHUNK);
+    for (let n; (n = readSync(open.fd, buf, 0, CHUNK, null)) > 0; ) {
+      hash.update(buf.subarray(0, n));
+      await new Promise((next) => setImmediate(next));
+    }
+    if (hash.digest("hex") !== hex) return false;
+  } finally {
+    closeSync(open.fd);
+  }
+  checked.add(key);
+  return true;
+}
+
+// The file of blob `hex` nobody but this user (or root) can change, without reading any: the
+// name's when it is such, else this user's own copy; undefined when neither is.
+export function sealedFile(store: Store, hex: string): BlobFile | undefined {
+  if (!HEX.test(hex)) return undefined;
+  checkStore(store); // its marker says whether the store is shared
+  const main = fileAt(store, blobFile(store, hex));
+  if (!store.shared || main?.sealed) return main;
+  const own = fileAt(store, copyPath(store, hex));
+  return own?.sealed ? own : undefined;
+}
+
 // The copies of blob `hex`, from `listed` (the names of blobs/sha256/ a caller read already) or
 // a reading of the directory now.
 function copies(store: Store, hex: string, listed?: readonly string[]): BlobFile[] {

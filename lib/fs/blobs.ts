@@ -28,7 +28,7 @@ import { entries, lstatIf } from "../core/fs";
 import { checkStore, ensureDir, myUid, removeFile } from "../core/guard";
 import { userName } from "../core/owner";
 import { blobFile, blobsDir } from "../core/paths";
-import { blobFileHolds, copyPath, filesOf, hexOfName, holds, openBlob, pick, sealedBy } from "./blob-files";
+import { blobFileHolds, copyPath, filesOf, hexOfName, holdsSoon, openBlob, pick, sealedBy, sealedFile } from "./blob-files";
 
 export { blobFileHolds } from "./blob-files";
 
@@ -157,10 +157,13 @@ export function fileBlobs(store: Store): BlobStorage {
       return open && chunks(open.fd);
     },
     sealed: (hex) => find(hex)?.sealed ?? true,
-    // Handed out only when nobody else can change the file and its bytes are the blob's.
-    path(hex) {
-      const found = find(hex);
-      return found?.sealed && holds(found, hex) ? found.path : undefined;
+    // Handed out only when nobody else can change the file. This user's own (any, in a private
+    // store) was checked by the put that made it, and is not read again: a result naming a 1 GB
+    // attachment costs no hash. Root's, in a shared store, is checked, yielding as it reads.
+    async path(hex) {
+      const f = sealedFile(store, hex);
+      if (!f) return undefined;
+      return !store.shared || f.st.uid === myUid() || (await holdsSoon(f, hex)) ? f.path : undefined;
     },
     // This user's files of the blob: its name's and its own copy's.
     async touch(hex) {
