@@ -153,3 +153,21 @@ export function pick(store: Store, hex: string, listed?: readonly string[]): Blo
   const others = copies(store, hex, listed);
   return others.find((f) => f.sealed) ?? others.find((f) => holds(f, hex)) ?? main ?? others[0];
 }
+
+// pick(), hashing off the event loop's back (holdsSoon): what a long-lived process (a2a mcp)
+// calls before reading another member's file of a blob of any size.
+export async function pickSoon(store: Store, hex: string, listed?: readonly string[]): Promise<BlobFile | undefined> {
+  if (!HEX.test(hex)) return undefined;
+  checkStore(store); // its marker says whether the store is shared
+  const main = fileAt(store, blobFile(store, hex));
+  if (!store.shared || main?.sealed) return main;
+  const own = fileAt(store, copyPath(store, hex));
+  if (own?.sealed) return own;
+  if (listed && !listed.some((n) => n.startsWith(`${hex}.`))) return main; // nothing else to choose
+  if (main && (await holdsSoon(main, hex))) return main;
+  const others = copies(store, hex, listed);
+  const sealed = others.find((f) => f.sealed);
+  if (sealed) return sealed;
+  for (const f of others) if (await holdsSoon(f, hex)) return f;
+  return main ?? others[0];
+}
