@@ -130,6 +130,7 @@ async function check(hex: string, expected: number, bytes: AsyncIterable<Uint8Ar
   for await (const piece of bytes) {
     hash.update(piece);
     size += piece.length;
+    if (size > expected) break; // a file growing under the read is not the blob: no byte more
     await sink(piece);
   }
   const got = hash.digest("hex");

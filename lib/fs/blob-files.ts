@@ -55,7 +55,11 @@ export function blobFileHolds(path: string, hex: string, size?: number): boolean
     if (size !== undefined && open.st.size !== size) return false;
     const hash = new Bun.CryptoHasher("sha256");
     const buf = Buffer.allocUnsafe(CHUNK);
-    for (let n; (n = readSync(open.fd, buf, 0, CHUNK, null)) > 0; ) hash.update(buf.subarray(0, n));
+    let total = 0;
+    for (let n; (n = readSync(open.fd, buf, 0, CHUNK, null)) > 0; ) {
+      hash.update(buf.subarray(0, n));
+      if ((total += n) > open.st.size) return false; // growing under the read
+    }
     return hash.digest("hex") === hex;
   } finally {
     closeSync(open.fd);
@@ -102,8 +106,10 @@ export async function holdsSoon(f: BlobFile, hex: string): Promise<boolean> {
     if (checked.has(key)) return true;
     const hash = new Bun.CryptoHasher("sha256");
     const buf = Buffer.allocUnsafe(CHUNK);
+    let total = 0;
     for (let n; (n = readSync(open.fd, buf, 0, CHUNK, null)) > 0; ) {
       hash.update(buf.subarray(0, n));
+      if ((total += n) > open.st.size) return false; // growing under the read
       await new Promise((next) => setImmediate(next));
     }
     if (hash.digest("hex") !== hex) return false;
