@@ -81,7 +81,7 @@ async function storeChecks(bus: Bus, checks: Check[]): Promise<{ shared: boolean
 const FINDINGS_SHOWN = 20;
 
 // A shared store: sticky bits and owners (lib/maintenance/audit.ts), one line each.
-async function ownerChecks(bus: Bus, shared: boolean, checks: Check[], all: boolean): Promise<void> {
+async function ownerChecks(bus: Bus, shared: boolean, checks: Check[], all: boolean, hashBlobs: boolean): Promise<void> {
   let findings;
   try {
     let me: string | undefined;
@@ -90,12 +90,13 @@ async function ownerChecks(bus: Bus, shared: boolean, checks: Check[], all: bool
     } catch {
       // reported by the session name check
     }
-    findings = await bus.admin.audit(me);
+    findings = await bus.admin.audit(me, { hashBlobs });
   } catch (e) {
     return void checks.push({ check: "owners", level: "problem", detail: phrase(asA2AError(e), SHELL), fix: "fix the store as the line says" });
   }
   if (!shared) return;
-  if (!findings.length) return void checks.push({ check: "owners", level: "ok", detail: "sticky directories are sticky, and each inbox, policy and session record belongs to its agent's OS user" });
+  const blobs = hashBlobs ? "; every blob file another member owns holds the bytes its name says" : "; blob files other members own were checked by type and size (--hash-blobs also hashes each one)";
+  if (!findings.length) return void checks.push({ check: "owners", level: "ok", detail: `sticky directories are sticky, and each inbox, policy and session record belongs to its agent's OS user${blobs}` });
   const shown = all ? findings.length : FINDINGS_SHOWN;
   for (const f of findings.slice(0, shown)) checks.push({ check: "owners", level: "problem", detail: `${f.path} ${f.problem}`, fix: f.fix });
   if (findings.length > shown) checks.push({ check: "owners", level: "problem", detail: `and ${findings.length - shown} more like these (a2a doctor --json lists them all)`, fix: "as above" });
@@ -216,12 +217,13 @@ export const commands = {
     command(p, "doctor", {
       summary: "check that a2a will work here, and say how to fix what will not",
       description:
-        "Check the store (path and where it came from, marker, owner, private or shared; in a shared store, that the directories holding members' files are sticky and that each inbox, policy and session record belongs to its agent's OS user), its filesystem and the wake mode it implies (watch or poll, and why), inotify limits, a live handoff in-process and through a spawned a2a wait, clock skew between this host and the store's filesystem, whether a2a on PATH is this binary, the session name a2a mcp takes here, and each coding agent a2a knows (Claude Code, Codex CLI, Gemini CLI, opencode): whether it is installed and, read from its config files, in which scope a2a is registered and whether the a2a hooks are installed (an agent installed but not set up is a note, not a problem); --live also runs each agent's mcp list to see the server connect (seconds per agent). The checks leave nothing behind: the handoff probe's slot is removed, and a store not created yet is not created (the probe runs in a temporary one). On a PostgreSQL store (postgres://...) the server stands for the filesystem: its version, the round trip of a query, a NOTIFY round trip (a pooler that drops LISTEN is found here), whether the connection is encrypted, clock skew against the server's now(), the bus's schema version against this a2a's, and the role connected and whether it may use the schema; nothing is created or changed. One line per check; a problem's line ends with its fix. Exit 0 when nothing is wrong, 1 otherwise.",
+        "Check the store (path and where it came from, marker, owner, private or shared; in a shared store, that the directories holding members' files are sticky and that each inbox, policy and session record belongs to its agent's OS user, and that blob files other members own are regular files of one size a digest, hashed with --hash-blobs), its filesystem and the wake mode it implies (watch or poll, and why), inotify limits, a live handoff in-process and through a spawned a2a wait, clock skew between this host and the store's filesystem, whether a2a on PATH is this binary, the session name a2a mcp takes here, and each coding agent a2a knows (Claude Code, Codex CLI, Gemini CLI, opencode): whether it is installed and, read from its config files, in which scope a2a is registered and whether the a2a hooks are installed (an agent installed but not set up is a note, not a problem); --live also runs each agent's mcp list to see the server connect (seconds per agent). The checks leave nothing behind: the handoff probe's slot is removed, and a store not created yet is not created (the probe runs in a temporary one). On a PostgreSQL store (postgres://...) the server stands for the filesystem: its version, the round trip of a query, a NOTIFY round trip (a pooler that drops LISTEN is found here), whether the connection is encrypted, clock skew against the server's now(), the bus's schema version against this a2a's, and the role connected and whether it may use the schema; nothing is created or changed. One line per check; a problem's line ends with its fix. Exit 0 when nothing is wrong, 1 otherwise.",
       examples: ["a2a doctor", "a2a doctor --json | jq '.checks[] | select(.level == \"problem\")'"],
       json: "print {ok, checks: [{check, level: ok|note|problem, detail, fix}]}",
     })
       .option("--live", "also ask each coding agent's CLI whether a2a's server connects (its mcp list: seconds per agent)")
-      .action(action(async (c: Ctx, o: { live?: boolean }) => {
+      .option("--hash-blobs", "in a shared store, also hash every blob file another member owns (reads each whole: slow on a big store)")
+      .action(action(async (c: Ctx, o: { live?: boolean; hashBlobs?: boolean }) => {
       const checks: Check[] = [];
       let bus: Bus | undefined;
       try {
@@ -241,7 +243,7 @@ export const commands = {
           if (server) await databaseChecks(bus, server, checks);
           else if (server === undefined) {
             const { shared, exists } = await storeChecks(bus, checks);
-            await ownerChecks(bus, shared ?? bus.settings.shared, checks, c.json);
+            await ownerChecks(bus, shared ?? bus.settings.shared, checks, c.json, !!o.hashBlobs);
             inotifyCheck(bus, checks);
             await handoffChecks(bus, exists, checks);
             await sessionCheck(bus, checks);

@@ -10,11 +10,13 @@
 //   was, and no blob is visible;
 // - every get checks the bytes it hands out against the digest and the size: a truncated or
 //   damaged blob ends in EIO naming it, after the bytes (a caller writing a file drops it); a
-//   blob someone else could change (storage.sealed) is checked whole before the first byte;
+//   blob someone else could change (storage.sealed) is copied where nobody else can reach and
+//   checked whole before the first byte, and the bytes handed out are that copy's;
 // - a blob is checked before a record names it: by the put that stored it in this process, or
 //   by reading it whole (checkAttachments).
 
 import type { Store } from "../core/config";
+import { scratchFile, type Scratch } from "../core/atomic";
 import { A2AError, op, text } from "../core/errors";
 import { isAttachmentName, MAX_ATTACHMENTS, mediaType, NAME_RULE, type Attachment } from "./attachment";
 import { blobStorage, CHUNK } from "./storage";
@@ -90,21 +92,45 @@ export async function getBlob(store: Store, digest: string, sink: (bytes: Uint8A
   const storage = blobStorage(store);
   const info = await storage.stat(hex);
   if (!info) throw notFound(hex);
-  if (storage.sealed?.(hex) === false) await pass(store, hex, info.size, () => {});
-  await pass(store, hex, info.size, sink);
+  if (storage.sealed?.(hex) === false) {
+    // Another member's file can change between any two reads of it: it is read once, into a
+    // scratch file only this process can reach, and what is handed out is that copy, checked.
+    const copy = scratchFile(store);
+    try {
+      await pass(store, hex, info.size, (b) => copy.write(b));
+      await check(hex, info.size, replay(copy), sink);
+    } finally {
+      copy.close();
+    }
+  } else await pass(store, hex, info.size, sink);
   remember(store, hex);
   return { digest: `sha256:${hex}`, size: info.size };
+}
+
+async function* replay(copy: Scratch): AsyncIterable<Uint8Array> {
+  for (let pos = 0; ; ) {
+    const buf = new Uint8Array(CHUNK);
+    const n = copy.read(pos, buf);
+    if (n === 0) return;
+    pos += n;
+    yield buf.subarray(0, n);
+  }
 }
 
 // One read of blob `hex` into `sink`, checked at its end against the digest and `expected` size.
 async function pass(store: Store, hex: string, expected: number, sink: (bytes: Uint8Array) => void | Promise<void>): Promise<void> {
   const bytes = await blobStorage(store).read(hex);
   if (!bytes) throw notFound(hex);
+  await check(hex, expected, bytes, sink);
+}
+
+async function check(hex: string, expected: number, bytes: AsyncIterable<Uint8Array>, sink: (bytes: Uint8Array) => void | Promise<void>): Promise<void> {
   const hash = new Bun.CryptoHasher("sha256");
   let size = 0;
   for await (const piece of bytes) {
     hash.update(piece);
     size += piece.length;
+    if (size > expected) break; // a file growing under the read is not the blob: no byte more
     await sink(piece);
   }
   const got = hash.digest("hex");

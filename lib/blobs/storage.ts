@@ -45,8 +45,9 @@ export interface BlobStorage {
   // while it is read ends early or differs: the room's check of size and digest finds it.
   read(hex: string): Promise<AsyncIterable<Uint8Array> | undefined>;
   // Where a process on this machine may read the blob as a file (the file engine), else
-  // undefined: only a file whose bytes were checked against `hex` and that nobody else can change.
-  path(hex: string): string | undefined;
+  // undefined: only a file nobody else can change, whose bytes were checked against `hex` (by
+  // the put that made it, for this user's own).
+  path(hex: string): string | undefined | Promise<string | undefined>;
   // False when someone else than this user could change the stored bytes after a check (a
   // shared store's blob another member put first): a reader then checks them before handing
   // any out. Missing: true.

@@ -12,7 +12,7 @@
 // leaves only a temp file, which `gc` removes once it is older than TMP_STALE_MS. Steps 2's
 // fsync and 4 are skipped with A2A_DURABILITY=none and for writes marked `durable: false`.
 
-import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, realpathSync, renameSync, statSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fsyncSync, linkSync, openSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { randomHex } from "./digest";
 import { ioError } from "./errors";
 import { syncDir, unlinkQuiet } from "./fs";
@@ -121,6 +121,44 @@ export function stageFile(store: Store): Staged {
       }
     },
     abort: () => drop(),
+  };
+}
+
+// A scratch file of this process alone: made in tmp/ and unlinked at once, so no other user
+// can open, change or remove it (a crash between the two leaves a temp file gc removes).
+// Bytes written go to its end; read(pos, buf) reads from any offset; close() frees it.
+export interface Scratch {
+  write(bytes: Uint8Array): void;
+  read(pos: number, buf: Uint8Array): number;
+  close(): void;
+}
+
+export function scratchFile(store: Store): Scratch {
+  ensureDir(store, tmpDir(store), "sticky");
+  const temp = tempName(store);
+  let fd: number;
+  try {
+    fd = openSync(temp, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    unlinkSync(temp);
+  } catch (err) {
+    unlinkQuiet(temp);
+    throw ioError(err, "starting a scratch file in the store");
+  }
+  let end = 0;
+  const io = <T>(f: () => T): T => {
+    try {
+      return f();
+    } catch (err) {
+      throw ioError(err, "using a scratch file in the store");
+    }
+  };
+  return {
+    write: (bytes) => io(() => {
+      for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off, end + off);
+      end += bytes.length;
+    }),
+    read: (pos, buf) => io(() => readSync(fd, buf, 0, buf.length, pos)),
+    close: () => closeSync(fd),
   };
 }
 

@@ -152,6 +152,9 @@ function guardRoot(store: Store): void {
     }
   }
   store.rootGuarded = true;
+  // A shared store of an earlier release may lack blobs/sha256/: its owner's first command makes
+  // it, since a member may not (lib/fs/blobs.ts: whoever owns it could remove any blob).
+  if (marker.kind === "ok" && shared && (st.uid === uid() || uid() === 0) && !lstatIf(blobsDir(store))) ensureDir(store, blobsDir(store), "sticky");
   if (marker.kind === "ok") return;
   const foreign = foreignEntry(root);
   if (foreign) {

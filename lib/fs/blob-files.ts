@@ -55,7 +55,11 @@ export function blobFileHolds(path: string, hex: string, size?: number): boolean
     if (size !== undefined && open.st.size !== size) return false;
     const hash = new Bun.CryptoHasher("sha256");
     const buf = Buffer.allocUnsafe(CHUNK);
-    for (let n; (n = readSync(open.fd, buf, 0, CHUNK, null)) > 0; ) hash.update(buf.subarray(0, n));
+    let total = 0;
+    for (let n; (n = readSync(open.fd, buf, 0, CHUNK, null)) > 0; ) {
+      hash.update(buf.subarray(0, n));
+      if ((total += n) > open.st.size) return false; // growing under the read
+    }
     return hash.digest("hex") === hex;
   } finally {
     closeSync(open.fd);
@@ -92,6 +96,41 @@ export function holds(f: BlobFile, hex: string): boolean {
   return true;
 }
 
+// holds(), off the event loop's back: a long-lived process (a2a mcp) hashing a large file of
+// another member yields between pieces, so it goes on answering meanwhile.
+export async function holdsSoon(f: BlobFile, hex: string): Promise<boolean> {
+  const open = openBlob(f.path, true);
+  if (!open) return false;
+  const key = `${open.st.dev}:${open.st.ino}:${open.st.ctimeMs}:${open.st.size}:${hex}`;
+  try {
+    if (checked.has(key)) return true;
+    const hash = new Bun.CryptoHasher("sha256");
+    const buf = Buffer.allocUnsafe(CHUNK);
+    let total = 0;
+    for (let n; (n = readSync(open.fd, buf, 0, CHUNK, null)) > 0; ) {
+      hash.update(buf.subarray(0, n));
+      if ((total += n) > open.st.size) return false; // growing under the read
+      await new Promise((next) => setImmediate(next));
+    }
+    if (hash.digest("hex") !== hex) return false;
+  } finally {
+    closeSync(open.fd);
+  }
+  checked.add(key);
+  return true;
+}
+
+// The file of blob `hex` nobody but this user (or root) can change, without reading any: the
+// name's when it is such, else this user's own copy; undefined when neither is.
+export function sealedFile(store: Store, hex: string): BlobFile | undefined {
+  if (!HEX.test(hex)) return undefined;
+  checkStore(store); // its marker says whether the store is shared
+  const main = fileAt(store, blobFile(store, hex));
+  if (!store.shared || main?.sealed) return main;
+  const own = fileAt(store, copyPath(store, hex));
+  return own?.sealed ? own : undefined;
+}
+
 // The copies of blob `hex`, from `listed` (the names of blobs/sha256/ a caller read already) or
 // a reading of the directory now.
 function copies(store: Store, hex: string, listed?: readonly string[]): BlobFile[] {
@@ -119,4 +158,22 @@ export function pick(store: Store, hex: string, listed?: readonly string[]): Blo
   if (main && holds(main, hex)) return main;
   const others = copies(store, hex, listed);
   return others.find((f) => f.sealed) ?? others.find((f) => holds(f, hex)) ?? main ?? others[0];
+}
+
+// pick(), hashing off the event loop's back (holdsSoon): what a long-lived process (a2a mcp)
+// calls before reading another member's file of a blob of any size.
+export async function pickSoon(store: Store, hex: string, listed?: readonly string[]): Promise<BlobFile | undefined> {
+  if (!HEX.test(hex)) return undefined;
+  checkStore(store); // its marker says whether the store is shared
+  const main = fileAt(store, blobFile(store, hex));
+  if (!store.shared || main?.sealed) return main;
+  const own = fileAt(store, copyPath(store, hex));
+  if (own?.sealed) return own;
+  if (listed && !listed.some((n) => n.startsWith(`${hex}.`))) return main; // nothing else to choose
+  if (main && (await holdsSoon(main, hex))) return main;
+  const others = copies(store, hex, listed);
+  const sealed = others.find((f) => f.sealed);
+  if (sealed) return sealed;
+  for (const f of others) if (await holdsSoon(f, hex)) return f;
+  return main ?? others[0];
 }

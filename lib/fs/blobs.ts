@@ -17,17 +17,18 @@
 // and a blob read from another member's file is `sealed: false` (its owner could change it
 // after any check).
 
-import { closeSync, readSync, utimesSync, type Stats } from "node:fs";
+import { closeSync, readSync, statSync, utimesSync, type Stats } from "node:fs";
+import { dirname } from "node:path";
 import type { Store } from "../core/config";
 import type { BlobStorage, Upload } from "../blobs/storage";
 import { CHUNK } from "../blobs/storage";
 import { stageFile, type Staged } from "../core/atomic";
 import { A2AError, op, text } from "../core/errors";
 import { entries, lstatIf } from "../core/fs";
-import { ensureDir, myUid, removeFile } from "../core/guard";
+import { checkStore, ensureDir, myUid, removeFile } from "../core/guard";
 import { userName } from "../core/owner";
 import { blobFile, blobsDir } from "../core/paths";
-import { blobFileHolds, copyPath, filesOf, hexOfName, holds, openBlob, pick, sealedBy } from "./blob-files";
+import { blobFileHolds, copyPath, filesOf, hexOfName, holdsSoon, openBlob, pick, pickSoon, sealedBy, sealedFile } from "./blob-files";
 
 export { blobFileHolds } from "./blob-files";
 
@@ -81,8 +82,38 @@ function keepCopy(store: Store, staged: Staged, hex: string, size: number): { fr
   throw new A2AError("EIO", `${dest} was taken while this put stored its own copy there: store the file again`, { data: { path: dest } });
 }
 
-function upload(store: Store): Upload {
+// The uid of the store's owner (its root's), who alone with root may own blobs/ and
+// blobs/sha256/ in a shared store: the owner of a sticky directory may still remove anything in
+// it, and close it to the others' puts.
+const storeOwner = (store: Store) => statSync(store.root).uid;
+const trusted = (store: Store, uid: number) => uid === storeOwner(store) || uid === 0;
+
+// blobs/sha256/, ready for a put: in a shared store, refused when a member other than the
+// store's owner made it or blobs/ (a store of an earlier release, where whoever put first made
+// them), or when they are missing and this user may not make them.
+function blobsHome(store: Store): void {
+  checkStore(store); // its marker says whether the store is shared
+  if (store.shared) {
+    const owner = userName(store, storeOwner(store));
+    for (const dir of [dirname(blobsDir(store)), blobsDir(store)]) {
+      const st = lstatIf(dir, true);
+      if (st && !trusted(store, st.uid)) {
+        throw new A2AError("EIO", text`${dir} belongs to OS user ${userName(store, st.uid)}, not to the store's owner (OS user ${owner}) or root: that member could remove any blob in it or close it to the others' puts, so nothing is stored there; ask root to give it to ${owner} (chown ${owner} ${dir}), then store the file again; ${op("doctor")} names such directories`, {
+          data: { path: dir, owner: userName(store, st.uid) },
+        });
+      }
+      if (!st && !trusted(store, myUid())) {
+        throw new A2AError("EIO", text`${dir} is missing in this shared store, and only its owner (OS user ${owner}) or root may make it (whoever makes it could remove any member's blob): ask ${owner} to run any a2a command on the store (${op("doctor")}), which makes it, then store the file again`, {
+          data: { path: dir },
+        });
+      }
+    }
+  }
   ensureDir(store, blobsDir(store), "sticky");
+}
+
+function upload(store: Store): Upload {
+  blobsHome(store);
   const staged = stageFile(store);
   return {
     write: async (bytes) => staged.write(bytes),
@@ -116,20 +147,25 @@ export function fileBlobs(store: Store): BlobStorage {
   const find = (hex: string) => pick(store, hex, listed);
   return {
     begin: async () => upload(store),
+    // A get or a resource (stat, then read) hashes another member's file in pieces: a2a mcp
+    // goes on answering meanwhile.
     stat: async (hex) => {
-      const found = find(hex);
+      const found = await pickSoon(store, hex, listed);
       return found && { hex, size: found.st.size, at: found.st.mtimeMs };
     },
     async read(hex) {
-      const found = find(hex);
+      const found = await pickSoon(store, hex, listed);
       const open = found && openBlob(found.path);
       return open && chunks(open.fd);
     },
     sealed: (hex) => find(hex)?.sealed ?? true,
-    // Handed out only when nobody else can change the file and its bytes are the blob's.
-    path(hex) {
-      const found = find(hex);
-      return found?.sealed && holds(found, hex) ? found.path : undefined;
+    // Handed out only when nobody else can change the file. This user's own (any, in a private
+    // store) was checked by the put that made it, and is not read again: a result naming a 1 GB
+    // attachment costs no hash. Root's, in a shared store, is checked, yielding as it reads.
+    async path(hex) {
+      const f = sealedFile(store, hex);
+      if (!f) return undefined;
+      return !store.shared || f.st.uid === myUid() || (await holdsSoon(f, hex)) ? f.path : undefined;
     },
     // This user's files of the blob: its name's and its own copy's.
     async touch(hex) {
@@ -154,9 +190,10 @@ export function fileBlobs(store: Store): BlobStorage {
       });
     },
     // Every file of the blob older than `before` that this user may remove: in a shared store's
-    // sticky directory, its own (the directory's owner and root, any).
+    // sticky directory, its own (the directory's owner, when it is the store's, and root: any).
     async remove(hex, before) {
-      const dirOwner = lstatIf(blobsDir(store), true)?.uid;
+      const dirUid = lstatIf(blobsDir(store), true)?.uid;
+      const dirOwner = dirUid !== undefined && store.shared && trusted(store, dirUid) ? dirUid : undefined;
       let removed = false;
       for (const f of filesOf(store, hex, listed)) {
         if (f.st.mtimeMs >= before) continue;

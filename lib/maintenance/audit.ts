@@ -15,7 +15,10 @@
 // - blobs/sha256/ is sticky, the store owner's and open to the group's puts (a member owning it
 //   could close it to every other put); each blob or copy (lib/fs/blob-files.ts) another
 //   member owns is a regular file holding the bytes its name says (a planted file: a2a passes
-//   over it, but it takes space and a put of those bytes then makes a copy).
+//   over it, but it takes space and a put of those bytes then makes a copy). Its bytes are
+//   hashed only when `hashBlobs` asks, or when the files of one digest differ in size (one of
+//   them is wrong): a run of doctor stays fast on a store of large blobs, and a reader checks
+//   another's file before trusting it anyway.
 // Reading only: nothing is changed here.
 
 import { notOnDatabase } from "../core/errors";
@@ -37,7 +40,7 @@ export interface Finding {
 
 
 // `me`: the agent name this user's session has here (its inbox and session record must be this user's).
-export function auditShared(store: Store, me?: string): Finding[] {
+export function auditShared(store: Store, me?: string, opts: { hashBlobs?: boolean } = {}): Finding[] {
   if (store.url !== undefined) throw notOnDatabase("a2a doctor");
   checkStore(store);
   const rootSt = lstatIf(store.root, true);
@@ -62,7 +65,7 @@ export function auditShared(store: Store, me?: string): Finding[] {
     sticky(path, st);
     owned(path, st, rootSt.uid, "the store's owner", "that member can rename or remove anything in it", `chown ${userName(store, rootSt.uid)} ${path} (as root)`);
   }
-  auditBlobs(store, rootSt.uid, out);
+  auditBlobs(store, rootSt.uid, out, !!opts.hashBlobs);
   for (const topic of entries(store, topicsDir(store))) {
     const st = lstatIf(topicDir(store, topic), true);
     if (st) sticky(topicDir(store, topic), st);
@@ -102,7 +105,7 @@ export function auditShared(store: Store, me?: string): Finding[] {
 }
 
 // blobs/sha256/ and the blobs in it (see the head of this file).
-function auditBlobs(store: Store, storeOwner: number, out: Finding[]): void {
+function auditBlobs(store: Store, storeOwner: number, out: Finding[], hash: boolean): void {
   const dir = blobsDir(store);
   const st = lstatIf(dir, true);
   if (!st?.isDirectory()) return;
@@ -111,14 +114,21 @@ function auditBlobs(store: Store, storeOwner: number, out: Finding[]): void {
     out.push({ path: dir, problem: `belongs to ${who(st.uid)}, not to ${who(storeOwner)} (the store's owner): that member can remove any blob or close the directory to everyone else's puts`, fix: `chown ${userName(store, storeOwner)} ${dir} (as root)` });
   }
   if (!(st.mode & STICKY)) out.push({ path: dir, problem: "is not sticky: any member can remove or replace another's blobs", fix: `chmod +t ${dir} (as ${who(st.uid)}, its owner, or root)` });
-  if ((st.mode & 0o070) !== 0o070) out.push({ path: dir, problem: "is closed to the group: no other member can store a blob (send --attach fails)", fix: `chmod g+rwx ${dir} (as ${who(st.uid)}, its owner, or root)` });
+  if ((st.mode & 0o070) !== 0o070) out.push({ path: dir, problem: "is closed to the group: no other member can store a blob, so every attachment they send fails", fix: `chmod g+rwx ${dir} (as ${who(st.uid)}, its owner, or root)` });
+  const planted = (path: string, uid: number) =>
+    out.push({ path, problem: `holds other bytes than its name says (from ${who(uid)}): a2a passes over it (a put of those bytes keeps its own copy beside it)`, fix: `rm ${path} (as ${who(uid)} or ${who(st.uid)}, the directory's owner, or root)` });
+  const byHex = new Map<string, { path: string; st: Stats }[]>(); // a blob's files: its name's and the copies (lib/fs/blob-files.ts)
   for (const name of entries(store, dir)) {
     const path = join(dir, name);
     const f = lstatIf(path, true);
-    const hex = hexOfName(name); // a blob's name, or a member's copy of it (lib/fs/blob-files.ts)
-    if (!f || f.uid === myUid()) continue;
-    if (!hex || !f.isFile() || !blobFileHolds(path, hex)) {
-      out.push({ path, problem: `holds other bytes than its name says (from ${who(f.uid)}): a2a passes over it (a put of those bytes keeps its own copy beside it)`, fix: `rm ${path} (as ${who(f.uid)} or ${who(st.uid)}, the directory's owner, or root)` });
-    }
+    const hex = hexOfName(name);
+    if (!f) continue;
+    if (!hex || !f.isFile()) {
+      if (f.uid !== myUid()) planted(path, f.uid);
+    } else byHex.set(hex, [...(byHex.get(hex) ?? []), { path, st: f }]);
+  }
+  for (const [hex, files] of byHex) {
+    const check = hash || new Set(files.map((f) => f.st.size)).size > 1;
+    for (const f of files) if (check && f.st.uid !== myUid() && !blobFileHolds(f.path, hex, f.st.size)) planted(f.path, f.st.uid);
   }
 }

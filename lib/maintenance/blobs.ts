@@ -52,11 +52,12 @@ async function named(store: Store): Promise<Set<string>> {
   return refs;
 }
 
-// Removes the blobs no record names that are older than `graceMs`, and unfinished uploads as
-// old; how many blobs.
-export async function sweepBlobs(store: Store, graceMs = BLOB_GRACE_MS, now = Date.now()): Promise<number> {
+// Removes the blobs no record names that are older than `graceMs` (refused under the floor), and
+// unfinished uploads as old; how many blobs.
+export async function sweepBlobs(store: Store, graceMs = BLOB_GRACE_MS): Promise<number> {
+  checkBlobGrace(graceMs);
   const blobs = blobStorage(store);
-  const before = now - graceMs;
+  const before = Date.now() - graceMs;
   await blobs.sweep(before);
   const old = (await blobs.list()).filter((b) => b.at < before);
   if (!old.length) return 0;

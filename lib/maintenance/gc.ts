@@ -50,11 +50,12 @@ export interface GcReport {
 // The temp files lib/core/atomic.ts names: PID.HEX.tmp.
 const TEMP_RE = /^\d+\.[0-9a-f]+\.tmp$/;
 
-// `blobGraceMs`: how old a blob no record names must be to go (BLOB_GRACE_FLOOR_MS at least);
-// `blobsAt`: the time blob ages count to (tests look ahead).
-export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS, blobGraceMs = BLOB_GRACE_MS, blobsAt = Date.now()): Promise<GcReport> {
+// `blobGraceMs`: how old a blob no record names must be to go (BLOB_GRACE_FLOOR_MS at least),
+// counted to this host's clock: a test looks ahead with faketime, never through an argument a
+// caller could use to step around the floor.
+export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS, blobGraceMs = BLOB_GRACE_MS): Promise<GcReport> {
   checkBlobGrace(blobGraceMs);
-  if (store.pg) return gcDatabase(store, store.pg, blobGraceMs, blobsAt);
+  if (store.pg) return gcDatabase(store, store.pg, blobGraceMs);
   checkStore(store);
   const report: GcReport = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, reservations_removed: 0, topic_messages_removed: 0, blobs_removed: 0, damaged: [] };
   const now = Date.now();
@@ -104,13 +105,13 @@ export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS, blobGrac
   report.leases_removed = swept.leases;
   report.damaged = swept.damaged;
   report.reservations_removed = await sweepReservations(store);
-  report.blobs_removed = await sweepBlobs(store, blobGraceMs, blobsAt);
+  report.blobs_removed = await sweepBlobs(store, blobGraceMs);
   return report;
 }
 
 // On a database: the rooms' own sweeps (slot expiry, claim recovery) as on files, then the
 // engine's sweeps of its rows (lib/pg/gc.ts). Temp files and lock state are never made there.
-async function gcDatabase(store: Store, pg: NonNullable<Store["pg"]>, blobGraceMs: number, blobsAt: number): Promise<GcReport> {
+async function gcDatabase(store: Store, pg: NonNullable<Store["pg"]>, blobGraceMs: number): Promise<GcReport> {
   const slots = slotStorage(store);
   const names = await slots.names();
   const reads = await slots.readMany(names);
@@ -124,7 +125,7 @@ async function gcDatabase(store: Store, pg: NonNullable<Store["pg"]>, blobGraceM
   for (const agent of await mail.agents()) claims_recovered += await mail.recover(agent);
   const swept = await pg.gc({ now: nowSec(), topicKeepSec: store.topicKeepSec });
   const reservations_removed = await sweepReservations(store);
-  const blobs_removed = await sweepBlobs(store, blobGraceMs, blobsAt);
+  const blobs_removed = await sweepBlobs(store, blobGraceMs);
   return {
     expired, tombstones: swept.tombstones, temp_files: 0, orphan_streams: swept.orphan_streams, stale_locks: [], claims_recovered,
     tasks_removed: swept.tasks_removed, leases_removed: swept.leases_removed, reservations_removed, topic_messages_removed: swept.topic_messages_removed, blobs_removed, damaged: swept.damaged,

@@ -5,7 +5,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, isDatabaseStore, tempDir, testStore } from "../harness/run";
+import { a2a, isDatabaseStore, ON_FILES, tempDir, testStore } from "../harness/run";
 import { connect } from "../harness/mcp";
 import { expectCleanError, snapshot } from "./fixtures/core";
 
@@ -92,6 +92,27 @@ describe("--attach", () => {
 });
 
 describe("attachments over MCP", () => {
+  // Review 9: check_messages hashed each attachment whole, synchronously, to hand out its path: a
+  // 1 GB one stalled the server for seconds. A file only this user can change was checked by the
+  // put that made it; the server now hands out its path without opening it (strace counts).
+  test.if(!!Bun.which("strace") && ON_FILES)("check_messages hands out the path of an attachment its own user stored without reading the file again", async () => {
+    using d = tempDir();
+    using store = testStore();
+    writeFileSync(join(d.path, "dump.bin"), new Uint8Array(4 << 20).map((_, i) => (i * 7) & 0xff));
+    const digest = JSON.parse((await ok(["send", "bob", "the dump", "--attach", join(d.path, "dump.bin"), "--as", "alice", "--json"], store.path)).stdout).attachments[0].digest;
+    const blob = join(store.path, "blobs", "sha256", digest.slice(7));
+    const log = join(d.path, "strace.log");
+    const B = await connect(store.path, { A2A_AGENT: "bob" }, { prefix: ["strace", "-f", "-qq", "-e", "trace=open,openat,openat2", "-o", log] });
+    try {
+      const got = await B.structured("check_messages", {});
+      expect(got.messages[0].attachments[0]).toMatchObject({ digest, path: blob });
+    } finally {
+      await B.close();
+    }
+    const opens = readFileSync(log, "utf8").split("\n").filter((l) => l.includes(blob));
+    expect(opens).toEqual([]);
+  });
+
   test("send_message attach: the reader's check_messages lists each file with its path (file engine) and resource; reading either gives the bytes; agent_publish attach reaches agent_wait", async () => {
     using d = tempDir();
     using store = testStore();

@@ -4,7 +4,7 @@
 // hide or misattribute anyone's mail, policy, topic messages or session state; what a2a cannot
 // stop or fix itself, `a2a doctor` names with its fix.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "../harness/mcp";
 import { a2a, asUser, BIN, canMakeUsers, makeUsers, ON_FILES, otherUserEnv, shellAs, type RunResult } from "../harness/run";
@@ -234,6 +234,16 @@ describe.if(able && ON_FILES)("a shared store with a hostile member", () => {
     expect(JSON.stringify(ownerLines(await doctor(USERS.bob)))).not.toContain(copy);
   });
 
+  test("doctor hashes another member's blob file only when asked (--hash-blobs) or when the files of its digest differ in size: a run stays fast on big blobs", async () => {
+    const lone = join(store, "blobs", "sha256", new Bun.CryptoHasher("sha256").update("nobody stored this\n").digest("hex"));
+    expect(shellAs(USERS.mallory, `printf 'junk' > '${lone}' && chmod 440 '${lone}'`)).toBe(0);
+    const quick = ownerLines(await doctor(USERS.bob));
+    expect(JSON.stringify(quick)).not.toContain(lone); // one file of its digest: not read
+    const hashed = JSON.parse((await as(USERS.bob, ["doctor", "--json", "--hash-blobs"])).stdout) as Awaited<ReturnType<typeof doctor>>;
+    expect(ownerLines(hashed)).toContainEqual(expect.objectContaining({ level: "problem", detail: expect.stringContaining(`${lone} holds other bytes than its name says (from OS user ${USERS.mallory})`), fix: expect.stringContaining(`rm ${lone}`) }));
+    expect(shellAs(USERS.mallory, `rm -f '${lone}'`)).toBe(0);
+  });
+
   test("mallory plants files under the digest and under the name of alice's copy too: alice's copy takes a name nobody could guess, and bob gets alice's bytes", async () => {
     while ((await ok(USERS.bob, ["recv", "--as", "bob", "--json"])) !== "");
     const file = join(base, "plan2.txt");
@@ -293,6 +303,38 @@ describe.if(able && ON_FILES)("a shared store with a hostile member", () => {
     });
   }
 
+  // Review 8: get checked another member's file in one read and printed from a second. Here the
+  // race is planted, not hoped for: bob's get writes into a FIFO this test reads, so it stands
+  // blocked after its first bytes while mallory rewrites her file in place; what bob printed
+  // must be the bytes that were checked, all of them.
+  test("mallory rewrites her blob in place while bob's get is printing it: bob prints the bytes that were checked, nothing of hers", async () => {
+    const bytes = crypto.getRandomValues(new Uint8Array(8 << 20 >> 4)); // 512 KiB, beyond the FIFO's buffer
+    const big = new Uint8Array(8 << 20);
+    for (let i = 0; i < 16; i++) big.set(bytes, i * bytes.length); // 8 MiB
+    const file = join(base, "race.bin");
+    writeFileSync(file, big, { mode: 0o644 });
+    const digest = (await ok(USERS.mallory, ["put", file])).trim();
+    const blob = join(store, "blobs", "sha256", digest.slice(7));
+    const fifo = join(base, "race.fifo");
+    expect(Bun.spawnSync(["mkfifo", "-m", "666", fifo]).exitCode).toBe(0);
+    const get = Bun.spawn([...asUser(USERS.bob, { initGroups: true, umask: "022" }), "sh", "-c", `exec '${BIN}' get ${digest} > '${fifo}'`], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...otherUserEnv, A2A_DIR: store },
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+    const fd = openSync(fifo, "r"); // returns once bob's shell opened it for writing
+    const parts: Buffer[] = [];
+    const buf = Buffer.alloc(64 << 10);
+    const first = readSync(fd, buf, 0, 1, null); // bob's get is printing now, and blocks on the FIFO
+    parts.push(Buffer.from(buf.subarray(0, first)));
+    expect(shellAs(USERS.mallory, `chmod 640 '${blob}' && dd if=/dev/zero of='${blob}' bs=1M count=8 conv=notrunc`)).toBe(0);
+    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) parts.push(Buffer.from(buf.subarray(0, n)));
+    closeSync(fd);
+    const code = await get.exited;
+    const printed = Buffer.concat(parts);
+    expect([printed.length, printed.equals(Buffer.from(big)), code, await new Response(get.stderr).text()]).toEqual([big.length, true, 0, ""]);
+  });
+
   test("a member who stored the bytes itself gets a path to its own copy in MCP results", async () => {
     while ((await ok(USERS.bob, ["recv", "--as", "bob", "--json"])) !== "");
     const file = join(base, "both.txt");
@@ -339,15 +381,36 @@ describe.if(able && ON_FILES)("a shared store with a hostile member", () => {
     expect(await ok(USERS.carol, ["get", named.digest])).toBe("copied, and named\n");
   });
 
-  test("a store made before this fix where mallory made blobs/sha256/ and closed it: doctor names it, with the fix", async () => {
+  test("a store made before blobs/sha256/ existed: mallory's put does not make it hers, the store owner's next command makes it, and every put works", async () => {
+    const old = join(base, "old-blobs-missing");
+    Bun.spawnSync([BIN, "init", "--shared", GROUP], { env: { ...process.env, A2A_DIR: old }, stdout: "pipe", stderr: "pipe" });
+    rmSync(join(old, "blobs", "sha256"), { recursive: true });
+    const dir = join(old, "blobs", "sha256");
+    const refused = await as(USERS.mallory, ["put", "-"], { stdin: "first\n", dir: old });
+    expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining(`${dir} is missing in this shared store, and only its owner (OS user root) or root may make it`)]);
+    expect(existsSync(dir)).toBe(false);
+    Bun.spawnSync([BIN, "doctor"], { env: { ...process.env, A2A_DIR: old }, stdout: "pipe", stderr: "pipe" }); // the store owner's (its verdict is not this test's)
+    expect([mode(dir), statSync(dir).uid]).toEqual([0o3770, 0]);
+    const digest = (await ok(USERS.mallory, ["put", "-"], { stdin: "first\n", dir: old })).trim();
+    expect(await ok(USERS.alice, ["get", digest], { dir: old })).toBe("first\n");
+  });
+
+  test("a store made before this fix where mallory made blobs/sha256/ and closed it: no put uses it, her gc removes nobody's blob, doctor names it, with the fix", async () => {
     const old = join(base, "old-blobs");
     Bun.spawnSync([BIN, "init", "--shared", GROUP], { env: { ...process.env, A2A_DIR: old }, stdout: "pipe", stderr: "pipe" });
     rmSync(join(old, "blobs", "sha256"), { recursive: true });
-    await ok(USERS.mallory, ["put", "-"], { stdin: "first\n", dir: old });
     const dir = join(old, "blobs", "sha256");
-    expect(statSync(dir).uid).not.toBe(0);
+    expect(shellAs(USERS.mallory, `mkdir -m 3770 '${dir}'`)).toBe(0); // what an earlier release's first put made
+    const blob = join(dir, new Bun.CryptoHasher("sha256").update("alice's\n").digest("hex"));
+    writeFileSync(blob, "alice's\n", { mode: 0o440 }); // a blob of the store's owner, from before
+    utimesSync(blob, new Date(Date.now() - 2 * 3600_000), new Date(Date.now() - 2 * 3600_000));
+    for (const u of [USERS.alice, USERS.mallory]) {
+      const r = await as(u, ["put", "-"], { stdin: "second\n", dir: old });
+      expect([r.code, r.stderr]).toEqual([1, expect.stringContaining(`${dir} belongs to OS user ${USERS.mallory}, not to the store's owner (OS user root) or root`)]);
+    }
+    expect(JSON.parse(await ok(USERS.mallory, ["gc", "--json"], { dir: old })).blobs_removed).toBe(0);
+    expect(existsSync(blob)).toBe(true);
     expect(shellAs(USERS.mallory, `chmod 2750 '${dir}'`)).toBe(0);
-    expect((await as(USERS.alice, ["put", "-"], { stdin: "second\n", dir: old })).code).toBe(1);
     const lines = ownerLines(await doctor(USERS.carol, {}, old));
     expect(lines).toContainEqual(expect.objectContaining({ detail: expect.stringContaining(`${dir} belongs to OS user ${USERS.mallory}, not to OS user root (the store's owner)`), fix: `chown root ${dir} (as root)` }));
     expect(lines).toContainEqual(expect.objectContaining({ detail: expect.stringContaining(`${dir} is closed to the group`) }));
