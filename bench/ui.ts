@@ -11,7 +11,7 @@ import { loadavg } from "node:os";
 import { ensureBinary } from "../tests/build";
 import { BIN, tempDir } from "../tests/harness/run";
 import { browserMissing, launchBrowser, startUi } from "../tests/harness/ui";
-import { openStore } from "../lib/core/config";
+import { openStore } from "../lib/engine/open";
 import { closeWatches } from "../lib/core/watch";
 import { publishSlot } from "../lib/slots/slot";
 import { waitSlots } from "../lib/slots/wait";

@@ -23,7 +23,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chunkFile } from "../../lib/core/paths";
-import { openStore } from "../../lib/core/config";
+import { openStore } from "../../lib/engine/open";
 import {
   a2a, type Ctx, finish, listDir, msLine, type Outcome, readerLine, readRecordFile, recordProblem, scenarioDir, short,
   startReader, stderrProblem, Verdict,

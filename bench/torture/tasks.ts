@@ -22,7 +22,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { openStore } from "../../lib/core/config";
+import { openStore } from "../../lib/engine/open";
 import { closeWatches } from "../../lib/core/watch";
 import { listTasks } from "../../lib/tasks/query";
 import type { TaskRecord } from "../../lib/tasks/record";

@@ -19,10 +19,10 @@ import { A2AError, arg, ioError, op, text, type Part } from "./errors";
 import { MAX_MAX_BYTES } from "./fs";
 import { redact, URL_SCHEME } from "./location";
 import type { Inotify } from "./inotify";
-import type { PgEngine } from "../pg/engine";
+import type { Engine } from "../engine/engine";
 import { platformFor, type Platform } from "./platform";
 import { checkDuration, parseDuration } from "./time";
-import { closeWatches, type DirWatch } from "./watch";
+import type { DirWatch } from "./watch";
 
 export { redact }; // for lib/bus.ts, whose only static imports are this module and the errors
 
@@ -66,9 +66,10 @@ export interface Store extends Settings {
   // never printed, logged or written (root is what is shown). Undefined for a directory.
   url: string | undefined;
   pgPassFile: string | undefined; // PGPASSFILE, else ~/.pgpass: where a database password may be kept
-  // The PostgreSQL engine's connection and storage, once lib/bus.ts has loaded it for a
-  // database store (lib/pg/engine.ts); undefined for a directory.
-  pg: PgEngine | undefined;
+  // What the store is kept in (lib/engine/engine.ts), chosen once when it is opened: the file
+  // engine for a directory (lib/engine/open.ts), the PostgreSQL engine once lib/bus.ts has
+  // loaded it for a database URL. Rooms ask it and never name an engine.
+  engine: Engine;
   rootFrom: "dir" | "A2A_DIR" | "default"; // where the root came from (the dir option, the variable, neither), for messages and doctor
   // The store's modes: from A2A_SHARED at first, then from its marker once lib/core/guard.ts
   // has read it (a shared store is shared for every member, whatever their environment).
@@ -232,8 +233,9 @@ export function storeRoot(dir: string | undefined, env: Env): { root: string; fr
 }
 
 // Reads every setting and checks that the root is, or can become, a directory (a database URL
-// is checked when the engine connects); or throws.
-export function openStore(opts: StoreOptions = {}): Store {
+// is checked when the engine connects); or throws. The Store it gives has no engine yet:
+// lib/engine/open.ts openStore gives it one.
+export function readStore(opts: StoreOptions = {}): Store {
   const env = opts.env ?? process.env;
   const url = storeUrl(opts.dir, env);
   const { root, from } = url === undefined ? storeRoot(opts.dir, env) : { root: redact(url), from: opts.dir !== undefined ? ("dir" as const) : ("A2A_DIR" as const) };
@@ -243,7 +245,7 @@ export function openStore(opts: StoreOptions = {}): Store {
     root,
     url,
     pgPassFile: url === undefined ? undefined : env.PGPASSFILE || join(homedir(), ".pgpass"),
-    pg: undefined,
+    engine: unopened(),
     rootFrom: from,
     dirMode: settings.shared ? 0o2770 : 0o700,
     fileMode: settings.shared ? 0o640 : 0o600,
@@ -261,6 +263,15 @@ export function openStore(opts: StoreOptions = {}): Store {
   };
   if (url === undefined) checkRoot(store);
   return store;
+}
+
+// The engine of a Store not opened yet: any use is a2a's own mistake, said as such.
+function unopened(): Engine {
+  return new Proxy({} as Engine, {
+    get(_, key) {
+      throw new A2AError("EIO", `the store's engine was used (${String(key)}) before it was opened: this is a bug in a2a, please report it`);
+    },
+  });
 }
 
 // The root must be a directory, or creatable as one: the nearest existing ancestor is a
@@ -309,8 +320,3 @@ export function checkSize(store: Store, body: string, what: string, attachable =
   return bytes;
 }
 
-// Lets go of what an open store holds in this process (its watches, its inotify instance): a
-// front end calls it when it is done with the store, whatever the store is made of.
-export function closeStore(store: Store): void {
-  closeWatches(store);
-}

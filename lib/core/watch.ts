@@ -124,9 +124,14 @@ function channelDir(store: Store, ch: Channel): { dir: string; key: (file: strin
 }
 
 // Calls `listener` with a key for every change on `channel` (undefined on a poll tick or a
-// lost event: anything may have changed) until the returned function is called.
+// lost event: anything may have changed) until the returned function is called: the store's
+// engine's own waking (a directory's watches below, a database's notifications: lib/pg/wake.ts).
 export function watchChannel(store: Store, channel: Channel, listener: Listener): () => void {
-  if (store.pg) return store.pg.watch(channel, listener); // a database's own notifications (lib/pg/wake.ts)
+  return store.engine.watch(channel, listener);
+}
+
+// watchChannel on a directory: the channel's directory watched (lib/fs/engine.ts).
+export function watchDirChannel(store: Store, channel: Channel, listener: Listener): () => void {
   const { dir, key, make } = channelDir(store, channel);
   if (make) ensureDir(store, dir);
   return subscribe(store, dir, (file) => {

@@ -75,7 +75,7 @@ export async function exportStore(store: Store, write: (line: string) => void | 
   const slots = slotStorage(store);
   const names = (await slots.names()).filter(isValidName).sort(byName);
   const runs = await anyRun(slots, names);
-  await write(JSON.stringify(header(store.pg ? "postgres" : "file", nowSec(), runs ? 3 : stored.length ? 2 : 1)) + "\n");
+  await write(JSON.stringify(header(store.engine.name, nowSec(), runs ? 3 : stored.length ? 2 : 1)) + "\n");
 
   // Blobs first, so that a record naming one finds it once imported. Each is read twice: once to
   // check it against its digest (a damaged blob is passed over and counted, never exported as

@@ -1,5 +1,5 @@
 // Slot operations: start, publish, clear, append, list (reads are read.ts; the sweep of old
-// tombstones is lib/maintenance/gc.ts). The rules are here; the engine keeps the records
+// tombstones is each engine's gc: lib/fs/gc.ts, lib/pg/gc.ts). The rules are here; the engine keeps the records
 // (storage.ts): every change is one exclusive change of the engine, decided here.
 //
 // Invariants:

@@ -110,7 +110,7 @@ describe("architecture", () => {
       core: [],
       // The file engine's storage of each room whose rules reach storage through an interface
       // (lib/<room>/storage.ts): it implements that interface, with the room's record codec.
-      fs: ["core", "slots", "mail", "leases", "reservations", "topics", "presence", "sessions", "tasks", "blobs", "search"],
+      fs: ["core", "engine", "slots", "mail", "leases", "reservations", "topics", "presence", "sessions", "tasks", "blobs", "search"],
       slots: ["core", "fs", "blobs"],
       blobs: ["core", "fs"],
       mail: ["core", "fs", "presence", "blobs"],
@@ -123,17 +123,19 @@ describe("architecture", () => {
       guard: ["core", "presence", "reservations"],
       sessions: ["core", "fs", "mail", "presence", "tasks"],
       dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "blobs"],
-      maintenance: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "sessions", "blobs"],
+      maintenance: ["core", "engine", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "sessions", "blobs"],
       // Search: a join over the rooms it reads (mail's visibility rule, each room's records).
       search: ["core", "fs", "mail"],
       // a2a export and import: every room's storage, read and written through its interface.
       move: ["core", "slots", "mail", "topics", "presence", "tasks", "leases", "blobs"],
       // The PostgreSQL engine's storage of the rooms it keeps (issue 22), as fs/ is the file engine's.
-      pg: ["core", "slots", "mail", "tasks", "presence", "sessions", "topics", "leases", "reservations", "blobs", "search"],
+      pg: ["core", "engine", "slots", "mail", "tasks", "presence", "sessions", "topics", "leases", "reservations", "blobs", "search"],
+      // The Engine (lib/engine/engine.ts): the interface over every room's storage interface,
+      // types only; and the opening (open.ts), which gives a directory the file engine.
+      engine: ["core", "fs", "slots", "mail", "tasks", "presence", "sessions", "topics", "leases", "reservations", "blobs", "search", "maintenance"],
     };
-    // The Store (core/config.ts) holds the PostgreSQL engine's handle as runtime state, typed: a
-    // type import, which loads nothing (the engine is loaded by lib/bus.ts for a database store).
-    const typeOnly: Record<string, string[]> = { "core/config.ts": ["pg"] };
+    // The Store (core/config.ts) holds its Engine, typed: a type import, which loads nothing.
+    const typeOnly: Record<string, string[]> = { "core/config.ts": ["engine"] };
     const bad: string[] = [];
     for (const f of LIB) {
       const rel = relative(join(ROOT, "lib"), f);
@@ -203,8 +205,9 @@ describe("architecture", () => {
       }
     }
     expect(bad).toEqual([]);
-    // And the bus reaches every room only on demand (its static imports are config and errors).
-    expect(staticImportsOf(join(ROOT, "lib/bus.ts")).sort()).toEqual(["./core/config", "./core/errors"]);
+    // And the bus reaches every room only on demand (its static imports are config, errors and
+    // the opening, whose file engine loads each room's storage on first use).
+    expect(staticImportsOf(join(ROOT, "lib/bus.ts")).sort()).toEqual(["./core/config", "./core/errors", "./engine/open"]);
   });
 
   // tests/contract/ is the definition of an engine, driven through the Bus alone (docs/ENGINE.md):

@@ -1,7 +1,7 @@
 // lib/mail/watch-inbox.ts in-process: "new unread mail" events for one agent, through the one
 // watch primitive. Each wait is on the event itself, with a generous bound.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { openStore } from "../../lib/core/config";
+import { openStore } from "../../lib/engine/open";
 import { closeWatches } from "../../lib/core/watch";
 import { allowSenders, setPolicyMode } from "../../lib/mail/policy";
 import type { ReceivedMessage } from "../../lib/mail/message";

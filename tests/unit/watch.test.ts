@@ -4,7 +4,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openStore } from "../../lib/core/config";
+import { openStore } from "../../lib/engine/open";
 import { ensureDir } from "../../lib/core/guard";
 import { slotsDir } from "../../lib/core/paths";
 import { closeWatches, subscribe } from "../../lib/core/watch";
