@@ -14,6 +14,8 @@
 import type { BlobStorage } from "../blobs/storage";
 import type { Channel } from "../core/channel";
 import type { Marker } from "../core/config";
+import type { Outcome } from "../core/outcome";
+import type { BusEvent, BusOptions } from "../dashboard/feed";
 import type { Part } from "../core/errors";
 import type { Listener } from "../core/watch";
 import type { LeaseStorage } from "../leases/storage";
@@ -67,6 +69,8 @@ export interface Engine {
   readonly search: SearchStorage;
   // Waking: calls `listener` for every change on `channel` until the returned function is called.
   watch(channel: Channel, listener: Listener): () => void;
+  // The dashboard's feed (lib/dashboard/feed.ts watchBus): every change as one stream of events.
+  feed(on: (e: BusEvent) => void, opts: BusOptions): Promise<Outcome<number>>;
   // `a2a gc`'s sweeps that are the engine's own: `tmpMaxAgeMs`, how old an abandoned temp file
   // must be to go (where an engine makes any).
   gc(tmpMaxAgeMs: number): Promise<EngineSweeps>;

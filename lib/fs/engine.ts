@@ -48,6 +48,7 @@ export function fileEngine(store: Store): Engine {
       return (require("./search") as typeof import("./search")).fileSearch(store);
     },
     watch: (channel, listener) => watchDirChannel(store, channel, listener),
+    feed: (on, opts) => (require("./feed") as typeof import("./feed")).watchDirFeed(store, on, opts),
     gc: async (tmpMaxAgeMs) => (require("./gc") as typeof import("./gc")).gcDirectory(store, tmpMaxAgeMs),
     checks: async () => undefined, // a directory has no server
     init: async (group) => ({ kind: "directory", ...(require("../core/init") as typeof import("../core/init")).initStore(store, group) }),

@@ -2,7 +2,7 @@
 // across the store: expired slot records (tombstoned), old tombstones, abandoned temp files,
 // chunk directories no record counts, stale locks, message claims of readers that died between
 // taking a message and marking it read (returned to unread), old topic messages, and task and
-// lease chains that are final and old (lib/tasks/sweep.ts). lib/maintenance/gc.ts runs them
+// lease chains that are final and old (lib/fs/task-sweep.ts). lib/maintenance/gc.ts runs them
 // (through the Engine) and then the sweeps every engine shares. Safe to run at any time, from
 // any process: each removal re-checks its condition under the lock it needs.
 //
@@ -21,7 +21,7 @@ import { fileMail } from "./mail";
 import { inboxNames } from "./mail-record";
 import { readSlotFile as readSlot, removeChunks } from "./slots";
 import { sweepExpired, TOMBSTONE_KEEP_SEC } from "../slots/slot";
-import { sweepTasksAndLeases } from "../tasks/sweep";
+import { sweepTasksAndLeases } from "./task-sweep";
 import type { EngineSweeps } from "../engine/engine";
 
 // The temp files lib/core/atomic.ts names: PID.HEX.tmp.

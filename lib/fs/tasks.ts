@@ -9,7 +9,7 @@
 //   whenever the task may have become claimable; removed once the task is done or dead.
 // - ID/@by.T.Q: T waits for ID; when ID ends, T's @open marker and @bell are replaced.
 // Keys: @keys/HASH(key) names the id an add with that key made; @claims/HASH(assignee, key)
-// the claim a claim with that key was handed. gc's sweep (lib/tasks/sweep.ts) uses the
+// the claim a claim with that key was handed. gc's sweep (lib/fs/task-sweep.ts) uses the
 // synchronous helpers here directly.
 
 import { rmdirSync } from "node:fs";

@@ -152,6 +152,8 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     reservations: pgReservations(client),
     blobs: pgBlobs(client),
     search: pgSearch(client),
+    // What a database notifies, read from each room's storage (the dashboard's, loaded for the ui only).
+    feed: async (on, opts) => (await import("../dashboard/feed-storage")).watchStorageFeed(store, on, opts),
     gc: () => gcDatabase(store, client, tasks),
     checks: async () => (await import("./doctor")).serverChecks(sql, target, recheckMs), // loaded for doctor only
     async init(group) {

@@ -1,5 +1,5 @@
 // `a2a gc` on PostgreSQL: the sweeps the file engine makes on files (old tombstones and orphan
-// chunks in lib/fs/gc.ts, lib/tasks/sweep.ts, trimTopic in lib/fs/topics.ts), made on
+// chunks in lib/fs/gc.ts, lib/fs/task-sweep.ts, trimTopic in lib/fs/topics.ts), made on
 // rows, with the same retention rules (docs/PROTOCOL.md §14). The sweeps that are rules of a room
 // (slot expiry, claim recovery) gcDatabase below runs through the rooms, as lib/fs/gc.ts does; what
 // the file engine sweeps that has no row here (temp files, lock state, pending task markers) is
@@ -25,7 +25,7 @@ import type { EngineSweeps } from "../engine/engine";
 import { readOf } from "../slots/storage";
 import type { DamagedChain } from "../tasks/state";
 import type { TaskStorage } from "../tasks/storage";
-import { DEAD_KEEP_SEC, LEASE_KEEP_SEC, TASK_KEEP_SEC } from "../tasks/sweep";
+import { DEAD_KEEP_SEC, LEASE_KEEP_SEC, TASK_KEEP_SEC } from "../tasks/retention";
 import type { PgClient } from "./engine";
 
 export interface PgGcOptions {
@@ -125,7 +125,7 @@ async function removeOrphanChunks(sql: SQL, absent: SlotRow[]): Promise<string[]
   }
 }
 
-// lib/tasks/sweep.ts on rows: a task done TASK_KEEP_SEC ago or dead DEAD_KEEP_SEC ago (by its
+// lib/fs/task-sweep.ts on rows: a task done TASK_KEEP_SEC ago or dead DEAD_KEEP_SEC ago (by its
 // record's updated_at, as the file engine reads it) goes, with its add key, the claim keys that
 // name it and its dependency rows, unless a task that is not done or dead, or a damaged one,
 // depends on it. Damage is the room's decoder's to judge, so damaged dependants are found here
