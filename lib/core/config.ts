@@ -15,16 +15,16 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { A2AError, arg, ioError, op, text, type Part } from "./errors";
+import { A2AError, arg, ioError, text, type Part } from "./errors";
 import { MAX_MAX_BYTES } from "./fs";
-import { redact, URL_SCHEME } from "./location";
+import { expandHome, redact, URL_SCHEME } from "./location";
 import type { Inotify } from "./inotify";
 import type { Engine } from "../engine/engine";
 import { platformFor, type Platform } from "./platform";
 import { checkDuration, parseDuration } from "./time";
 import type { DirWatch } from "./watch";
 
-export { redact }; // for lib/bus.ts, whose only static imports are this module and the errors
+export { expandHome, redact }; // for lib/bus.ts, whose only static imports are this module, the errors and the opening
 
 export type WatchMode = "auto" | "watch" | "poll";
 export type Env = Record<string, string | undefined>;
@@ -125,14 +125,6 @@ function positiveNumber(env: Env, key: string, dflt: number, unit: string): numb
     throw new A2AError("EUSAGE", `${key}=${JSON.stringify(raw)} is not a positive number of ${unit}: set it to e.g. ${dflt} or unset it`);
   }
   return n;
-}
-
-// "~" and "~/x" mean the home directory, as a shell would have expanded them: a path written
-// in JSON (an MCP config) or quoted in a script reaches us unexpanded.
-export function expandHome(path: string): string {
-  if (path === "~") return homedir();
-  if (path.startsWith("~/")) return join(homedir(), path.slice(2));
-  return path;
 }
 
 function maxBytes(env: Env): number {
@@ -304,19 +296,3 @@ function checkRoot(store: Store): void {
     return;
   }
 }
-
-// The UTF-8 size of `text`, or ETOOBIG when it is over the store's limit (nothing is written).
-// `attachable`: the record can carry files (a direct message, a published or finished result),
-// so the remedy is to attach the bytes; elsewhere (a chunk, a payload, a topic post) to store them
-// and name the digest.
-export function checkSize(store: Store, body: string, what: string, attachable = false): number {
-  const bytes = Buffer.byteLength(body, "utf8");
-  if (bytes > store.maxBytes) {
-    const fix = attachable
-      ? text`hand the bytes over as a file with ${arg("attach", "FILE")} (any size) and keep the text short, or raise A2A_MAX_BYTES`
-      : text`store the bytes with ${op("put", "FILE")} (any size) and send its sha256: digest instead, or raise A2A_MAX_BYTES`;
-    throw new A2AError("ETOOBIG", [`${what} is ${bytes} bytes, over the ${store.maxBytes}-byte limit: `, ...fix], { data: { bytes, limit: store.maxBytes } });
-  }
-  return bytes;
-}
-

@@ -1,5 +1,9 @@
 // Where a store is, as given and as shown: a directory path, or a database URL whose password
-// must never be shown. lib/core/config.ts opens the store named here; lib/bus.ts picks the engine.
+// must never be shown. lib/core/config.ts opens the store named here (by the dir option, else
+// $A2A_DIR, else ~/.a2a); the opening picks the engine.
+
+import { homedir } from "node:os";
+import { join } from "node:path";
 
 // A location naming a database rather than a directory (lib/bus.ts chooses the engine by it).
 export const URL_SCHEME = /^(postgres|postgresql):\/\//i;
@@ -21,4 +25,12 @@ export function redact(location: string): string {
   }
   // Parameters whose name speaks of a password, wherever they are (query or fragment).
   return out.replace(/([?&#])[^=&#]*pass[^=&#]*=[^&#]*&?/gi, "$1").replace(/[?&#]+$/, "");
+}
+
+// "~" and "~/x" mean the home directory, as a shell would have expanded them: a path written
+// in JSON (an MCP config) or quoted in a script reaches us unexpanded.
+export function expandHome(path: string): string {
+  if (path === "~") return homedir();
+  if (path.startsWith("~/")) return join(homedir(), path.slice(2));
+  return path;
 }

@@ -16,7 +16,8 @@
 
 import { checkAttachments } from "../blobs/room";
 import { cut } from "../core/cut";
-import { checkSize, type Store } from "../core/config";
+import type { Store } from "../core/config";
+import { checkSize } from "../core/size";
 import { checkStore } from "../core/guard";
 import { A2AError, arg, op, text } from "../core/errors";
 import { byName, checkName } from "../core/paths";
