@@ -51,7 +51,7 @@ export function fileEngine(store: Store): Engine {
     feed: (on, opts) => (require("./feed") as typeof import("./feed")).watchDirFeed(store, on, opts),
     gc: async (tmpMaxAgeMs) => (require("./gc") as typeof import("./gc")).gcDirectory(store, tmpMaxAgeMs),
     checks: async () => undefined, // a directory has no server
-    init: async (group) => ({ kind: "directory", ...(require("../core/init") as typeof import("../core/init")).initStore(store, group) }),
+    init: async (group) => ({ kind: "directory", ...(require("./init") as typeof import("./init")).initStore(store, group) }),
     script() {
       throw new A2AError("EUSAGE", text`${arg("printSql")} prints the SQL of a PostgreSQL store: name one with ${arg("dir")} postgres://USER@HOST:PORT/DATABASE, or leave ${arg("printSql")} out`);
     },

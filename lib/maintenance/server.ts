@@ -16,7 +16,7 @@ export async function serverChecks(store: Store): Promise<ServerReport | undefin
   return store.engine.checks();
 }
 
-// `a2a init`: a directory made with its marker (lib/core/init.ts), or the database's schema
+// `a2a init`: a directory made with its marker (lib/fs/init.ts), or the database's schema
 // made or migrated to this a2a's version.
 export async function initStore(store: Store, group?: string): Promise<InitResult> {
   return store.engine.init(group);
