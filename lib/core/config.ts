@@ -85,7 +85,7 @@ export interface Store extends Settings {
   readChecked: Set<string> | undefined; // directories lib/core/fs.ts checked for readers in this synchronous step
   gid: number; // a shared store's group (its root's gid), once guarded
   pendingMarker: Marker | undefined; // the marker lib/core/atomic.ts writes with the next write
-  listingMayLag: boolean | undefined; // the root is on a network filesystem (lib/core/chain.ts), once asked
+  listingMayLag: boolean | undefined; // the root is on a network filesystem (lib/fs/chain.ts), once asked
   spare: { path: string; fd: number } | undefined; // a temp file made ahead of need (lib/core/atomic.ts prepareSpare)
 }
 

@@ -10,7 +10,7 @@
 //   ROOT/subs/NAME/@subscriber.json, ROOT/subs/NAME/TOPIC   durable subscribers
 //   ROOT/peers/NAME.json               presence of running agents
 //   ROOT/identities/HASH.json          names handed out per directory
-//   ROOT/tasks/QUEUE/ID/NNNNNNNN.json  version N of task ID (a chain: lib/core/chain.ts)
+//   ROOT/tasks/QUEUE/ID/NNNNNNNN.json  version N of task ID (a chain: lib/fs/chain.ts)
 //   ROOT/tasks/QUEUE/ID/@by.T.Q        task T of queue Q waits for ID (wake-up hint)
 //   ROOT/tasks/QUEUE/ID/@bell          replaced to wake waiters on ID (a dependency died)
 //   ROOT/tasks/QUEUE/@open/ID          hint: ID may be claimable some day (not final)
@@ -141,7 +141,7 @@ export const peerNameOf = (file: string) => (file.endsWith(JSON_EXT) ? file.slic
 export const identitiesDir = (s: Store) => join(s.root, "identities");
 export const identityFile = (s: Store, hash: string) => join(identitiesDir(s), hash + JSON_EXT);
 
-// Chains: a record kept as one file per version, each created exclusively (lib/core/chain.ts).
+// Chains: a record kept as one file per version, each created exclusively (lib/fs/chain.ts).
 export const VERSION_DIGITS = 8;
 export const versionFile = (dir: string, n: number) => join(dir, String(n).padStart(VERSION_DIGITS, "0") + JSON_EXT);
 // The version number of a file in a chain directory, or undefined for anything else.

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { Store } from "../core/config";
 import { entries, lstatIf } from "../core/fs";
 import { checkStore, ensureDir, removeFile } from "../core/guard";
-import { removeStaleGuard, removeStaleLock, STALE_MS, withLock } from "../core/lock";
+import { removeStaleGuard, removeStaleLock, STALE_MS, withLock } from "./lock";
 import { isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir, topicsDir } from "../core/paths";
 import { trimTopic } from "./topics";
 import { fileMail } from "./mail";
@@ -58,7 +58,7 @@ export async function gcDirectory(store: Store, tmpMaxAgeMs: number): Promise<En
   }
   const locks = entries(store, locksDir(store));
   if (locks.length) ensureDir(store, locksDir(store)); // never rmdir through a link
-  // Dated on the filesystem's clock, not this host's (lib/core/lock.ts), and only if empty;
+  // Dated on the filesystem's clock, not this host's (lib/fs/lock.ts), and only if empty;
   // a dead breaker's guard first, since the lock behind it cannot be broken while it stands.
   for (const file of locks) {
     const name = file.endsWith(".break") ? lockNameOf(file.slice(0, -".break".length)) : undefined;

@@ -25,7 +25,7 @@
 import { lstatSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Store } from "../core/config";
-import { readHead } from "../core/chain";
+import { readHead } from "./chain";
 import { hashHex } from "../core/digest";
 import { entries, readJsonLine } from "../core/fs";
 import { removeFile } from "../core/guard";

@@ -1,5 +1,5 @@
 // The file engine's task storage (lib/tasks/storage.ts): a task is a chain,
-// tasks/QUEUE/ID/NNNNNNNN.json, one file per version, each created exclusively (lib/core/chain.ts:
+// tasks/QUEUE/ID/NNNNNNNN.json, one file per version, each created exclusively (lib/fs/chain.ts:
 // a compare-and-set by link that needs no lock, cannot be left held by a dead process, and
 // cannot be broken by a frozen one). docs/FILE-ENGINE.md §10 and §11 are the layout.
 //
@@ -16,7 +16,7 @@ import { rmdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Store } from "../core/config";
 import { createAtomic, dropSpare, prepareSpare, writeAtomic } from "../core/atomic";
-import { appendVersion, changeChain, damageOf, readHead } from "../core/chain";
+import { appendVersion, changeChain, damageOf, readHead } from "./chain";
 import { hashHex } from "../core/digest";
 import { A2AError } from "../core/errors";
 import { entries, exists, readJsonLine, unlinkQuiet } from "../core/fs";

@@ -67,7 +67,7 @@ const MISSING = new Set(["42P01", "42703", "42883", "3F000"]);
 const missing = (err: unknown) => MISSING.has((err as { errno?: string })?.errno ?? "");
 
 // How long a session may sit inside a transaction without a statement, and how long a change
-// waits for a row another writer holds (lib/core/lock.ts gives up after 30 s too).
+// waits for a row another writer holds (lib/fs/lock.ts gives up after 30 s too).
 export const IDLE_IN_CHANGE_MS = 10_000;
 const TURN_WAIT_MS = 30_000;
 

@@ -1,4 +1,4 @@
-// The task record, one version of a task's chain (lib/core/chain.ts): its fields, encoding,
+// The task record, one version of a task's chain (lib/fs/chain.ts): its fields, encoding,
 // ids, claim tokens and the input checks every task operation shares.
 //
 // A task is the directory ROOT/tasks/QUEUE/ID/ holding versions 00000001.json, 00000002.json...;
