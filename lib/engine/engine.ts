@@ -56,6 +56,9 @@ export type EngineSweeps = Omit<GcReport, "reservations_removed" | "blobs_remove
 
 export interface Engine {
   readonly name: EngineName;
+  // What vouches for a record's writer (lib/mail/policy.ts): the OS user owning a file, or the
+  // database role that wrote a row.
+  readonly writer: "OS user" | "role";
   // Each room's storage (lib/<room>/storage.ts is its interface).
   readonly slots: SlotStorage;
   readonly mail: MailStorage;

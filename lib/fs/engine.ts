@@ -17,6 +17,7 @@ import type { Engine } from "../engine/engine";
 export function fileEngine(store: Store): Engine {
   return {
     name: "file",
+    writer: "OS user",
     get slots() {
       return (require("./slots") as typeof import("./slots")).fileSlots(store);
     },

@@ -142,6 +142,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
   return {
     ...client,
     name: "postgres",
+    writer: "role",
     slots: pgSlots(client),
     mail: pgMail(client, store),
     tasks,
