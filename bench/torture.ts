@@ -23,9 +23,11 @@ import { networkFs } from "./torture/netfs";
 import { hostile } from "./torture/hostile";
 import { hostileStore } from "./torture/hostile-store";
 import { sharedStore } from "./torture/shared-store";
+import { pgRoles } from "./torture/pg-roles";
 import { mcp } from "./torture/mcp";
 import { rewind } from "./torture/rewind";
 import { tasks } from "./torture/tasks";
+import { hostileMember } from "./torture/hostile-member";
 
 const SCENARIOS: { name: string; what: string; run: (ctx: Ctx) => Promise<Outcome> }[] = [
   { name: "crash", what: "kill -9 writers (publish, start, append, a lib-level publish loop) at random points while a reader decodes every read", run: crash },
@@ -36,8 +38,10 @@ const SCENARIOS: { name: string; what: string; run: (ctx: Ctx) => Promise<Outcom
   { name: "hostile", what: "fuzzed names and payloads, garbage and foreign files in the store, wrong permissions", run: hostile },
   { name: "hostile-store", what: "publishers, waiters, mail, topics and task workers at work while a planter plants symlinks out of the store, FIFOs, devices, dirs for files, files for dirs, garbage, sparse giants and foreign owners at the names a2a is about to use", run: hostileStore },
   { name: "shared-store", what: "three OS users on a store made with init --shared, one hostile: she renames inboxes, new/, topics and their parents away, deletes and appends to others' files, replaces and plants policies and session records, and forges senders while the others mail, publish and run their prompt hooks", run: sharedStore },
+  { name: "pg-roles", what: "a member role on a PostgreSQL store, with and without row-level security, deletes, rewrites, appends to and plants blobs, swaps attachments and deletes send keys while another mails attachments with keyed retries; then runs gc two hours ahead", run: pgRoles },
   { name: "rewind", what: "a waiter chasing with --after-version across a clear and across a TTL expiry (versions must never go backwards)", run: rewind },
   { name: "tasks", what: "8 task workers under kill -9 and SIGSTOP/SIGCONT on a task graph added by an adder killed mid-way: done exactly once, dead letters exactly the exhausted, dependency order, fencing", run: tasks },
+  { name: "hostile-member", what: "a member against another's attachments and edit guards: blobs deleted, replaced, planted and gc'd on a shared directory store; every side door of the edit guards (links, link/.., nested repositories under A2A_REPO, big input, patch headers, origins, merge, cherry-pick, push)", run: hostileMember },
   { name: "mcp", what: "malformed JSON-RPC, unknown tools, wrong argument types, disconnect mid-wait, fds and RSS over many waits", run: mcp },
 ];
 

@@ -131,7 +131,8 @@ export function fastCall(recorder: Recorder, name: string, tokens: string[]): Fa
   }
   if (tokens[i++] !== name) return undefined;
   let cmd = recorder.children.get(name);
-  while (cmd?.children.size) cmd = cmd.children.get(tokens[i++]);
+  let leaf = name; // the command's own name, as commander's cmd.name() gives it
+  while (cmd?.children.size) cmd = cmd.children.get((leaf = tokens[i++]));
   if (!cmd?.fn || !cmd.plain) return undefined;
 
   const opts: Record<string, unknown> = {};
@@ -177,6 +178,6 @@ export function fastCall(recorder: Recorder, name: string, tokens: string[]): Fa
   if (k < positional.length) return undefined; // excess arguments: commander's error
   for (const o of cmd.opts) if (o.dflt !== undefined && !(o.key in opts)) opts[o.key] = o.dflt;
 
-  const command = { opts: () => opts, optsWithGlobals: () => ({ ...globals, ...opts }) };
+  const command = { name: () => leaf, opts: () => opts, optsWithGlobals: () => ({ ...globals, ...opts }) };
   return { fn: cmd.fn, args: [...args, opts, command as unknown as Command] };
 }

@@ -39,6 +39,13 @@ export interface Ctx {
 }
 
 const SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
+const SIGPIPE = 13;
+// Commands whose output is a stream that waits for nothing in particular: a reader done with it
+// is their normal end (`a2a watch | grep -m1 x`), exit 0. Every other blocking command waits
+// for something a script acts on (`ssh devbox 'a2a wait ready && deploy'`): its reader gone
+// before it came is exit 141, 128+SIGPIPE, as the shell reports a writer killed by a closed
+// pipe, so `&& deploy` never runs on a wait that did not end.
+const STREAMS = new Set(["watch", "sub", "tail", "ui"]);
 // "stdout gone": no signal, the reader of stdout went away while the command blocked.
 type SignalName = keyof typeof SIGNALS | "stdout gone";
 
@@ -114,7 +121,8 @@ export function action(run: (c: Ctx, ...args: any[]) => unknown) {
     } catch (e) {
       if (e instanceof Interrupted) {
         // Nobody reads what a command whose stdout is gone says: it ends as a closed pipe does.
-        if (e.signal !== "stdout gone") {
+        if (e.signal === "stdout gone") process.exitCode = STREAMS.has(cmd.name()) ? 0 : 128 + SIGPIPE;
+        else {
           if (e.note) err(`a2a: ${render(e.note, SHELL)}\n`);
           process.exitCode = 128 + SIGNALS[e.signal];
         }

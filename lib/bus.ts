@@ -134,6 +134,13 @@ const OPS = {
     stop: [SESSIONS, "stopDecision"],
     waitForWork: [SESSIONS, "waitForWork"],
     serve: [SESSIONS, "serveQueue"],
+    mark: [SESSIONS, "markState"],
+    holdTask: [SESSIONS, "holdTask"],
+    endWait: [SESSIONS, "endWait"],
+    state: [SESSIONS, "sessionState"],
+    peers: [SESSIONS, "peersWithState"],
+    waitState: [SESSIONS, "waitState"],
+    whileWaiting: [SESSIONS, "whileWaiting"],
   },
   dashboard: {
     agentRow: [DASHBOARD, "agentRow"],

@@ -14,7 +14,7 @@
 export type Scope = "user" | "project";
 
 // The a2a hook events, as a2a names them; each agent maps its own events onto these.
-export type A2AEvent = "session-start" | "user-prompt-submit" | "stop" | "pre-tool-use";
+export type A2AEvent = "session-start" | "user-prompt-submit" | "stop" | "pre-tool-use" | "notification";
 
 // How the agent's config runs a2a: this binary's path at user scope, the bare name in a project's
 // files (shared with a team whose a2a lives elsewhere); `pre` is `--dir STORE` when the store is
@@ -64,6 +64,7 @@ export interface HookInput {
   cwd?: string;
   continuation: boolean; // the stop follows a continuation a2a's stop hook asked for
   files?: string[]; // pre-tool-use: the files the tool call would write (as the tool names them); none: it writes none
+  asks?: string; // notification: what the agent asks its user (a permission prompt, a question); none: it asks nothing
 }
 
 // How an agent's hooks speak. Each answer is the whole stdout; undefined: print nothing (the agent

@@ -17,7 +17,7 @@ import { json } from "../io";
 
 const HOOK_TIMEOUT_SEC = 10;
 
-export const HOOK_EVENTS = { SessionStart: "session-start", UserPromptSubmit: "user-prompt-submit", Stop: "stop", PreToolUse: "pre-tool-use" } as const;
+export const HOOK_EVENTS = { SessionStart: "session-start", UserPromptSubmit: "user-prompt-submit", Stop: "stop", PreToolUse: "pre-tool-use", Notification: "notification" } as const;
 export type HookEvent = keyof typeof HOOK_EVENTS;
 // The tools an event's a2a hook is for (Claude Code's `matcher`); none: every occurrence. PreToolUse
 // checks file reservations, so only the tools that write a file (MultiEdit: Claude Code before 2.x).
@@ -92,7 +92,17 @@ export function toolHookInput(raw: Record<string, unknown>, fileOf: Record<strin
     cwd: typeof raw.cwd === "string" && raw.cwd ? raw.cwd : undefined,
     continuation: raw.stop_hook_active === true,
     files: typeof path === "string" && path ? [path] : undefined,
+    asks: asksOf(raw),
   };
+}
+
+// What a Notification asks the user (Claude Code: a permission prompt, "Claude is waiting for your
+// input"; Gemini CLI: a tool permission): its message. One that asks nothing (a login that
+// succeeded) is none.
+const QUIET_NOTIFICATIONS = ["auth_success"];
+function asksOf(raw: Record<string, unknown>): string | undefined {
+  if (typeof raw.notification_type === "string" && QUIET_NOTIFICATIONS.includes(raw.notification_type)) return undefined;
+  return typeof raw.message === "string" && raw.message ? raw.message : undefined;
 }
 
 export const claudeHook: HookFormat = {
@@ -160,8 +170,9 @@ export const registered = (title: string, scopes: string[], fix: string): Check 
 export function hooksCheck(title: string, id: string, events: Record<string, A2AEvent>, found: Record<string, string[]>): Check {
   const all = Object.keys(events);
   const missing = all.filter((ev) => !found[ev]?.length);
+  const cost = (ev: string) => (events[ev] === "pre-tool-use" ? "an edit of a file another agent reserved is not stopped" : events[ev] === "notification" ? "a session that asks its user something is not shown as needs-you" : "mail reaches a session only when it calls a tool");
   return missing.length
-    ? { check: `${title} hooks`, level: "problem", detail: `no a2a hook for ${missing.join(", ")}: ${missing.some((ev) => events[ev] !== "pre-tool-use") ? "mail reaches a session only when it calls a tool" : "an edit of a file another agent reserved is not stopped"}`, fix: `a2a setup ${id} (installs them with the MCP server)` }
+    ? { check: `${title} hooks`, level: "problem", detail: `no a2a hook for ${missing.join(", ")}: ${[...new Set(missing.map(cost))].join("; ")}`, fix: `a2a setup ${id} (installs them with the MCP server)` }
     : { check: `${title} hooks`, level: "ok", detail: `installed: ${all.map((ev) => `${ev}: ${found[ev]![0]}`).join("; ")}` };
 }
 

@@ -28,7 +28,7 @@ import { readJsonQuietly } from "./edit";
 import { jsoncChange } from "./jsonc-edit";
 import { json } from "../io";
 
-export const HOOK_EVENTS = { SessionStart: "session-start", BeforeAgent: "user-prompt-submit", AfterAgent: "stop", BeforeTool: "pre-tool-use" } as const satisfies Record<string, A2AEvent>;
+export const HOOK_EVENTS = { SessionStart: "session-start", BeforeAgent: "user-prompt-submit", AfterAgent: "stop", BeforeTool: "pre-tool-use", Notification: "notification" } as const satisfies Record<string, A2AEvent>;
 // BeforeTool's matcher is an unanchored regular expression over the tool name: anchored, so an
 // MCP tool whose name contains "replace" is not checked.
 export const HOOK_MATCHERS: Record<string, string | undefined> = { BeforeTool: "^(write_file|replace)$" };

@@ -6,7 +6,7 @@
 import { basename } from "node:path";
 import type { A2ACommand, A2AEvent } from "./agent";
 
-const EVENTS: readonly string[] = ["session-start", "user-prompt-submit", "stop", "pre-tool-use"] satisfies A2AEvent[];
+const EVENTS: readonly string[] = ["session-start", "user-prompt-submit", "stop", "pre-tool-use", "notification"] satisfies A2AEvent[];
 
 export const shellQuote = (s: string) => (/^[A-Za-z0-9_./=:@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 

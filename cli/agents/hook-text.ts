@@ -67,6 +67,6 @@ export function denyText(path: string, held: { path: string; by: Reservation }[]
   const others = held.length > 1 ? ` (and ${plural(held.length - 1, "more reservation")} of others)` : "";
   return (
     `a2a: ${inertLine(held[0].path)} is reserved by ${inertLine(by.holder)} (pattern ${inertLine(by.pattern)}, exclusive${reason}) until ${isoTime(by.expires_at)} (${mins} min from now)${others}, so this edit was not made. ` +
-    `Do not write the file another way: work on something else, reserve it after they release it (a2a reserve ${inertLine(path)}; --wait waits for the release), or message them (a2a send ${by.holder} "...").`
+    `Do not write the file another way: work on something else, reserve it after they release it (a2a reserve ${inertLine(path)}; --wait waits for the release), or message them (a2a send ${inertLine(by.holder)} "...").`
   );
 }

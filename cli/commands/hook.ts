@@ -9,6 +9,10 @@
 //                        "permissionDecisionReason":...}} when Edit, Write, MultiEdit or NotebookEdit
 //                        would write a file another agent reserved exclusively (lib/reservations/
 //                        reserve.ts blockers); nothing otherwise (Claude Code goes on as without a hook)
+//   notification         nothing; the session is marked needs-you, on what it asks its user
+// Each event also marks the session's state (lib/sessions/state.ts): session-start idle,
+// user-prompt-submit working, a stop let go idle (a blocked one stays working; a worker waiting
+// for work is waiting meanwhile), notification needs-you.
 // What is remembered is lib/sessions/hooks.ts, what is said cli/agents/hook-text.ts; the session's name is the one its
 // `a2a mcp` server has (lib/presence/session-name.ts), so mail sent to the name `a2a whoami`
 // prints is the mail announced here.
@@ -24,7 +28,7 @@
 //   the store is opened, and the session's name is worked out only when someone else holds
 //   the file;
 // - it runs on every prompt and stop, so it loads only what it needs and writes nothing
-//   unless something new is shown (lib/sessions/hooks.ts);
+//   unless something new is shown or the session's state changes (lib/sessions/hooks.ts, state.ts);
 // - `stop --wait DUR` waits at most DUR for the next message; SIGTERM (Claude Code's hook
 //   timeout) ends the wait and lets the session stop.
 
@@ -40,7 +44,7 @@ import { durationMs, err, isTTY, out, parseCount } from "../io";
 import { SHELL } from "../phrase";
 import { action, command, type Ctx } from "../run";
 
-const EVENTS: A2AEvent[] = ["session-start", "user-prompt-submit", "stop", "pre-tool-use"];
+const EVENTS: A2AEvent[] = ["session-start", "user-prompt-submit", "stop", "pre-tool-use", "notification"];
 
 const CHECK_DEADLINE_MS = 3000;
 
@@ -83,9 +87,9 @@ function undecided(format: HookFormat, e: unknown): string {
 export const commands = {
   hook: (p: Command) =>
     command(p, "hook", {
-      summary: "a coding agent's hook: announce mail at session start and prompts, hold a stop while mail waits, deny edits of reserved files",
+      summary: "a coding agent's hook: announce mail at session start and prompts, hold a stop while mail waits, deny edits of reserved files, keep the session's state",
       description:
-        "Run as a coding agent's command hook (a2a setup AGENT installs them): reads the event's JSON on stdin and answers in that agent's hook format: Claude Code's by default, --agent codex, gemini or opencode for theirs (their events are mapped onto these four; see README, Other coding agents). session-start: who this session is on the bus and how much mail waits. user-prompt-submit: the unread mail that arrived since the last prompt, as context framed as untrusted input (it stays unread). stop: while unread mail waits, block the stop with a reason telling the model to call check_messages; never twice for the same mail after a continuation, at most --max-blocks times in a row. stop --wait DUR (a worker session): claimable tasks of the queues the session serves (those it called task_claim on) hold it too, and when nothing waits, wait up to DUR for the next message or such a task before letting the session stop. pre-tool-use (for the tools that write files: Edit, Write, MultiEdit, NotebookEdit in Claude Code; apply_patch in Codex; write_file, replace in Gemini CLI; write, edit, multiedit, apply_patch in opencode, through its a2a plugin): deny the edit when another agent holds the file exclusively (a2a reserve), naming the holder, their pattern, reason and expiry; silent otherwise, and when the store cannot be read (one line on stderr, exit 1: the edit goes ahead). Input of any size is read (a long string keeps only its apply_patch header lines); input that cannot be read as JSON is denied, saying why. The session's name is the one its a2a mcp server has (see a2a whoami). Exit 0; 1 with one line on stderr when something failed (never 2, which Claude Code, Codex and Gemini CLI read as a block).",
+        "Run as a coding agent's command hook (a2a setup AGENT installs them): reads the event's JSON on stdin and answers in that agent's hook format: Claude Code's by default, --agent codex, gemini or opencode for theirs (their events are mapped onto these; see README, Other coding agents). session-start: who this session is on the bus and how much mail waits. user-prompt-submit: the unread mail that arrived since the last prompt, as context framed as untrusted input (it stays unread). stop: while unread mail waits, block the stop with a reason telling the model to call check_messages; never twice for the same mail after a continuation, at most --max-blocks times in a row. stop --wait DUR (a worker session): claimable tasks of the queues the session serves (those it called task_claim on) hold it too, and when nothing waits, wait up to DUR for the next message or such a task before letting the session stop. pre-tool-use (for the tools that write files: Edit, Write, MultiEdit, NotebookEdit in Claude Code; apply_patch in Codex; write_file, replace in Gemini CLI; write, edit, multiedit, apply_patch in opencode, through its a2a plugin): deny the edit when another agent holds the file exclusively (a2a reserve), naming the holder, their pattern, reason and expiry; silent otherwise, and when the store cannot be read (one line on stderr, exit 1: the edit goes ahead). Input of any size is read (a long string keeps only its apply_patch header lines); input that cannot be read as JSON is denied, saying why. notification (Claude Code's Notification, Gemini CLI's): the session asks its user something (a permission prompt, a question): it is marked needs-you. Every event keeps the session's state that a2a peers shows (session-start: idle; user-prompt-submit: working; a stop let go: idle; notification: needs-you). The session's name is the one its a2a mcp server has (see a2a whoami). Exit 0; 1 with one line on stderr when something failed (never 2, which Claude Code, Codex and Gemini CLI read as a block).",
       examples: [
         "echo '{\"cwd\":\"'$PWD'\"}' | a2a hook session-start",
         "a2a hook stop --wait 5m   # in the Stop hook of a worker session (hook timeout above 300)",
@@ -93,7 +97,7 @@ export const commands = {
       ],
       json: "accepted, as by every command: the answer is always the agent's hook JSON",
     })
-      .argument("<event>", "session-start, user-prompt-submit, stop or pre-tool-use")
+      .argument("<event>", "session-start, user-prompt-submit, stop, pre-tool-use or notification")
       .option("--wait <duration>", "stop only: wait this long for the next message when nothing waits (e.g. 5m)")
       .option("--agent <id>", `the agent whose hook this is: ${agentIds()} (default claude)`, "claude")
       .option("--max-blocks <n>", `stop only: at most this many blocks in a row (default ${MAX_BLOCKS}, or 100 with --wait)`)
@@ -101,7 +105,7 @@ export const commands = {
         try {
           const format = Object.hasOwn(AGENTS, o.agent) ? AGENTS[o.agent].hook : undefined;
           if (!format) throw new A2AError("EUSAGE", `unknown --agent ${JSON.stringify(o.agent)}: a2a hook speaks for ${Object.values(AGENTS).filter((a) => a.hook).map((a) => a.id).join(", ")}`);
-          if (!EVENTS.includes(event as A2AEvent)) throw new A2AError("EUSAGE", `unknown hook event ${JSON.stringify(event)}: use session-start, user-prompt-submit, stop or pre-tool-use`);
+          if (!EVENTS.includes(event as A2AEvent)) throw new A2AError("EUSAGE", `unknown hook event ${JSON.stringify(event)}: use session-start, user-prompt-submit, stop, pre-tool-use or notification`);
           const waitMs = durationMs(o.wait, "--wait");
           if (waitMs !== undefined && event !== "stop") throw new A2AError("EUSAGE", "--wait is for the stop hook only: a2a hook stop --wait 5m");
           const maxBlocks = o.maxBlocks === undefined ? (waitMs ? 100 : MAX_BLOCKS) : Math.max(1, parseCount(o.maxBlocks, "--max-blocks"));
@@ -118,17 +122,25 @@ export const commands = {
           if (ev === "pre-tool-use") return await preToolUse(c, format, input, cwd);
           const me = await c.bus.presence.sessionName(cwd);
           const say = (text: string | undefined) => (text ? out(text) : undefined);
-          if (ev === "session-start") return say(format.context(ev, sessionStartText(c.bus.where, me.name, me.why, await c.bus.sessions.start(me.name))));
+          if (ev === "notification") return input.asks ? void (await c.bus.sessions.mark(me.name, "needs-you", input.asks)) : undefined;
+          if (ev === "session-start") {
+            const text = sessionStartText(c.bus.where, me.name, me.why, await c.bus.sessions.start(me.name));
+            await c.bus.sessions.mark(me.name, "idle");
+            return say(format.context(ev, text));
+          }
           if (ev === "user-prompt-submit") {
             const text = promptText(me.name, await c.bus.sessions.prompt(me.name), writerNoun(c.bus.engine));
+            await c.bus.sessions.mark(me.name, "working");
             return text ? say(format.context(ev, text)) : undefined;
           }
           const continuation = input.continuation;
           let d = await c.bus.sessions.stop(me.name, continuation, maxBlocks, !!waitMs);
           if (!d.block && waitMs && d.unread === 0) {
+            await c.bus.sessions.mark(me.name, "waiting", "mail or tasks");
             const got = await c.bus.sessions.waitForWork(me.name, waitMs, c.signal());
             if (got.kind === "done") d = await c.bus.sessions.stop(me.name, continuation, maxBlocks, true);
           }
+          await c.bus.sessions.mark(me.name, d.block ? "working" : "idle");
           if (d.block) out(format.block(stopText(me.name, d)));
         } catch (e) {
           // Exit 1 whatever the failure (EIO's status): Claude Code reads 2 as "block".

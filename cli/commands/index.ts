@@ -40,6 +40,7 @@ export const COMMANDS: Record<string, Group> = {
   guard: "guard",
   whoami: "presence",
   peers: "presence",
+  "wait-state": "presence",
   gc: "gc",
   export: "move",
   import: "move",

@@ -73,7 +73,7 @@ export const commands = {
   recv: (p: Command) =>
     command(p, "recv", {
       summary: "print your oldest unread message (--all: every one) and mark it read",
-      description: "Print your oldest unread message (with --all: every unread one, oldest first), framed as untrusted input from its sender, and mark it read once it is written out. Several readers of one inbox never get the same message. Prints nothing when there is none (exit 0), unless --wait: then block until one arrives (exit 124 on --timeout, 128+N on a signal). If stdout closes before a message is out, it stays unread (exit 1).",
+      description: "Print your oldest unread message (with --all: every unread one, oldest first), framed as untrusted input from its sender, and mark it read once it is written out. Several readers of one inbox never get the same message. Prints nothing when there is none (exit 0), unless --wait: then block until one arrives (exit 124 on --timeout, 128+N on a signal; a live session whose name it is shows waiting on mail meanwhile, see a2a peers). If stdout closes before a message is out, it stays unread (exit 1).",
       examples: [
         "a2a recv --as bob",
         "A2A_AGENT=bob a2a recv --wait --timeout 5m",
@@ -91,13 +91,15 @@ export const commands = {
         if (o.timeout !== undefined && !o.wait) throw new A2AError("EUSAGE", "--timeout applies to --wait only: add --wait or drop --timeout");
         const line = o.wait ? await liveLine(() => `waiting for a message to ${me}`) : undefined;
         const damaged: string[] = [];
-        const outcome = await c.bus.mail.receive(me,
+        const receive = () => c.bus.mail.receive(me,
           { wait: !!o.wait, peek: !!o.peek, max: o.all ? Infinity : 1, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined, onDamaged: (f) => damaged.push(f) },
           (msgs) => {
             line?.stop();
             outStrict(msgs.map((m) => (c.json ? json(m) : frameMessage(m, writerNoun(c.bus.engine)))).join(c.json ? "" : "\n"));
           },
-        ).finally(() => {
+        );
+        // A session's shell waiting for its mail: the session shows waiting meanwhile (a2a peers).
+        const outcome = await ((o.wait ? c.bus.sessions.whileWaiting(me, "mail", receive) : receive()) as ReturnType<typeof receive>).finally(() => {
           line?.stop();
           if (damaged.length) err(`a2a: warning: set aside ${damaged.length} damaged message file(s), not valid messages, in ${dirname(damaged[0])}: ${damaged.map((f) => basename(f)).join(", ")}\n`);
         });

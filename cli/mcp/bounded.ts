@@ -3,7 +3,8 @@
 // outlives what a client tolerates; with a progressToken, a notifications/progress every
 // progressMs saying what is awaited; cancellation (the request's signal) or server shutdown
 // ends it at once. The outcome says done, timeout (the whole timeout ran out), still_waiting
-// (the cap came first: call again with `remaining`), or cancelled.
+// (the cap came first: call again with `remaining`), or cancelled. While it blocks, the session
+// is marked waiting, on what the first progress line says (cli/mcp/session.ts waiting).
 
 import type { Outcome } from "../../lib/core/outcome";
 import type { McpCtx } from "./context";
@@ -43,8 +44,9 @@ export async function bounded<T>(
       .catch(() => {}); // the client is gone: shutdown follows
   };
   const timer = token === undefined ? undefined : setInterval(() => void tick(), ctx.progressMs);
+  const on = async () => (await Promise.resolve().then(progress).catch(() => "a wait")).replace(/^waiting for /, "");
   try {
-    const o = await run(budget * 1000, stop.signal);
+    const o = await ctx.session.waiting(on, () => run(budget * 1000, stop.signal));
     if (o.kind === "done") return { kind: "done", value: o.value, waited: waited() };
     if (o.kind === "aborted") return { kind: "cancelled", waited: waited(), remaining: Math.max(0, timeout - waited()), pending: o.pending };
     return { kind: timeout > budget ? "still_waiting" : "timeout", waited: waited(), remaining: Math.max(0, timeout - budget), pending: o.pending };

@@ -24,6 +24,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import pkg from "../../package.json" with { type: "json" };
 import { openBus, type Bus } from "../../lib/bus";
 import { makeCtx, type McpCtx } from "./context";
+import { err } from "../io";
 import { oneLineValidationErrors } from "./args";
 import { Deliveries } from "./delivery";
 import { instructionsFor } from "./instructions";
@@ -79,7 +80,7 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
   }
   try {
     bus = openBus({ dir });
-    session = await openSession(bus, process.cwd());
+    session = await openSession(bus, process.cwd(), (line) => bus.settings.log && err(`a2a mcp: ${line}\n`));
   } catch (e) {
     return serveUnavailable(e, tools);
   }

@@ -7,7 +7,10 @@
 //   publish_topic, agent_send without an explicit sender) and the one whoami shows;
 // - the inbox of that name exists from the start, so pushes and check_messages never race
 //   its creation;
-// - close() removes the presence (a server outliving its client is a ghost peer).
+// - close() removes the presence (a server outliving its client is a ghost peer);
+// - a blocking tool marks the session waiting while it blocks (lib/sessions/state.ts): the first
+//   of several waits at once marks it, the last one to end puts back the mark found before; at
+//   the start, a waiting mark an earlier holder of the name left is put back to idle.
 
 import type { Bus } from "../../lib/bus";
 import type { Identity } from "../../lib/presence/identity";
@@ -21,15 +24,30 @@ export interface Session {
   // "2 unread messages: call check_messages", or "" when nothing waits (mail being read
   // right now by this or another reader does not count).
   unreadNote(): Promise<string>;
+  // Runs `wait` with the session marked waiting on what `on` says (a marking that fails is
+  // logged, never fails the tool).
+  waiting<T>(on: () => string | Promise<string>, wait: () => Promise<T>): Promise<T>;
+  // Runs `write`, a change of this session's record (the task it holds, the queues it serves),
+  // after the marks and changes before it: two read-modify-writes of one record never cross.
+  // A failure is logged as `what`, never thrown.
+  update(what: string, write: () => Promise<unknown>): Promise<void>;
   // Removes the presence (waiting for a heartbeat in flight). The process 'exit' hook that
   // lib/presence/presence.ts keeps until then removes it synchronously if this never runs.
   close(): Promise<void>;
 }
 
-export async function openSession(bus: Bus, cwd: string): Promise<Session> {
+export async function openSession(bus: Bus, cwd: string, log: (line: string) => void = () => {}): Promise<Session> {
   const presence = await bus.presence.start({ cwd });
   const me = presence.identity.name;
   await bus.mail.ensureInbox(me, true);
+  const marking = (what: string) => (e: unknown) => log(`marking the session ${what}: ${(e as Error).message}`);
+  await bus.sessions.endWait(me, { state: "idle", since: presence.record().started_at, on: null }).catch(marking("idle"));
+  // The marks a wait writes, one after another (a wait's end never overtakes the next wait's
+  // mark), and never awaited by the tool: an answer does not wait for bookkeeping.
+  let waits = 0;
+  let marks: Promise<unknown> = Promise.resolve();
+  let before: Promise<unknown> = Promise.resolve(undefined); // the mark found by the first wait
+  const serial = (f: () => Promise<unknown>, what: string) => (marks = marks.then(f).catch((e) => log(`${what}: ${(e as Error).message}`)));
   return {
     me,
     identity: presence.identity,
@@ -39,6 +57,18 @@ export async function openSession(bus: Bus, cwd: string): Promise<Session> {
       const n = await bus.mail.unread(me, false);
       return n ? `${n} unread message${n === 1 ? "" : "s"}: call check_messages` : "";
     },
+    async waiting(on, wait) {
+      if (waits++ === 0) before = serial(async () => bus.sessions.mark(me, "waiting", await on()), "marking the session waiting");
+      try {
+        return await wait();
+      } finally {
+        if (--waits === 0) {
+          const found = before;
+          void serial(async () => bus.sessions.endWait(me, (await found) as never), "marking the session as before its wait");
+        }
+      }
+    },
+    update: async (what, write) => void (await serial(write, what)),
     close: () => presence.close(),
   };
 }

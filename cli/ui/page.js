@@ -350,6 +350,23 @@
   });
 
   // ---- agents --------------------------------------------------------------------------------
+  // The sessions waiting on their user (a permission prompt, a question), longest first: what the
+  // person at this page should look at before anything else. Their words are the agent's: inert.
+  function renderNeeds(rows) {
+    const needs = rows.filter((a) => a.state === "needs-you").sort((a, b) => (a.state_since ?? 0) - (b.state_since ?? 0));
+    const ul = $("needs-list");
+    ul.replaceChildren();
+    for (const a of needs) {
+      const li = el("li");
+      li.dataset.agent = a.name;
+      li.append(el("b", "name", a.name), el("span", "sub-line", ` ${a.host} · ${a.cwd} · for ${age(a.state_since)}: `));
+      if (a.state_on) li.append(agentEl("span", oneLine(a.state_on, 160)));
+      ul.append(li);
+    }
+    $("needs-you").hidden = needs.length === 0;
+    put($("needs-count"), needs.length ? String(needs.length) : "");
+  }
+
   function renderAgents() {
     const tb = $("agents");
     tb.replaceChildren();
@@ -366,7 +383,10 @@
       dot.title = a.live ? "live: an a2a mcp session holds this name" : "not running: its inbox keeps mail";
       name.append(dot, a.name);
       if (a.live) name.append(el("div", "sub-line", `${a.host} · ${a.cwd}`));
-      tr.append(name, el("td", "num", a.live ? age(a.last_seen) : "-"), el("td", "num" + (a.unread ? " hot" : ""), a.unread), el("td", "num" + (a.held ? " held" : ""), a.held));
+      tr.dataset.state = a.state;
+      const st = el("td", "state " + a.state, a.live ? `${a.state} ${age(a.state_since)}` : "-");
+      if (a.state_on) st.append(el("div", "sub-line"), agentEl("span", oneLine(a.state_on, 60)));
+      tr.append(name, st, el("td", "num", a.live ? age(a.last_seen) : "-"), el("td", "num" + (a.unread ? " hot" : ""), a.unread), el("td", "num" + (a.held ? " held" : ""), a.held));
       const sum = el("td");
       if (a.summary) sum.append(agentEl("span", oneLine(a.summary, 60)));
       const act = el("td");
@@ -379,7 +399,7 @@
       if (a.waiting.length) {
         const w = el("tr", "waiting");
         const td = el("td");
-        td.colSpan = 6;
+        td.colSpan = 7;
         const ul = el("ul", "msgs");
         for (const m of a.waiting) {
           const li = el("li");
@@ -403,6 +423,7 @@
       names.append(o);
     }
     $("agents-empty").hidden = agents.size > 0;
+    renderNeeds(rows);
     const live = rows.filter((a) => a.live).length;
     put($("agents-count"), agents.size ? `${live} live · ${agents.size} with inboxes or presence` : "");
     summary();

@@ -18,6 +18,10 @@ import type { Store } from "../core/config";
 // The largest piece an engine writes or reads at once.
 export const CHUNK = 1024 * 1024;
 
+// gc's floor on the age of a blob it removes (lib/maintenance/blobs.ts says why); the
+// PostgreSQL engine's server holds every role's hand-made delete to it too (lib/pg/blob-trust.ts).
+export const BLOB_GRACE_FLOOR_MS = 10 * 60 * 1000;
+
 export interface BlobInfo {
   hex: string; // the SHA-256, lowercase hex
   size: number; // bytes

@@ -18,7 +18,8 @@ export type Channel =
   | { on: "topics" } // topics appearing; key: the topic's name
   | { on: "keys"; to: string } // idempotency key records of mail to `to`
   | { on: "lease"; name: string } // one leased name
-  | { on: "reservations"; repo: string }; // the reservations of one repository (its identity)
+  | { on: "reservations"; repo: string } // the reservations of one repository (its identity)
+  | { on: "session"; name: string }; // one session's record (its state: lib/sessions/state.ts)
 
 // A channel's name, as a notification system would name it ("inbox:bob"), and for messages.
 export function channelName(ch: Channel): string {
@@ -43,5 +44,7 @@ export function channelName(ch: Channel): string {
       return `lease:${ch.name}`;
     case "reservations":
       return `reservations:${ch.repo}`;
+    case "session":
+      return `session:${ch.name}`;
   }
 }

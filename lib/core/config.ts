@@ -187,6 +187,11 @@ export function readSettings(env: Env): Settings {
 
 // Anything that starts like a URL: a scheme, then "://".
 const ANY_URL = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
+// postgres: or postgresql: with other than two slashes after it (`postgres:/alice@db/team`):
+// a URL mistyped, not a directory name.
+const PG_MISTYPED = /^(postgres(?:ql)?):(?!\/\/)/i;
+// A path's `user:secret@` part hidden: a mistyped URL given as a path may carry a password.
+const hideSecret = (s: string) => s.replace(/:[^:@/]*@/g, ":***@");
 
 // The store named by the dir option, else $A2A_DIR, when that is a database URL rather than a
 // path. A URL of any other scheme is refused: taken as a path, a misspelt `postgress://` or a
@@ -195,6 +200,11 @@ const ANY_URL = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
 export function storeUrl(dir: string | undefined, env: Env): string | undefined {
   const named = dir ?? env.A2A_DIR;
   if (named === undefined || URL_SCHEME.test(named)) return named;
+  const mistyped = PG_MISTYPED.exec(named)?.[1];
+  if (mistyped !== undefined) {
+    const where = dir !== undefined ? text`${arg("dir")} names` : ["A2A_DIR names"];
+    throw new A2AError("EUSAGE", [...where, ...text` a ${mistyped}: URL without its two slashes: write ${mistyped}://USER@HOST:PORT/DB`], { data: { scheme: mistyped, from: dir !== undefined ? "dir" : "A2A_DIR" } });
+  }
   const scheme = ANY_URL.exec(named)?.[1];
   if (scheme !== undefined) {
     const where = dir !== undefined ? text`${arg("dir")} names` : ["A2A_DIR names"];
@@ -216,8 +226,9 @@ export function storeRoot(dir: string | undefined, env: Env): { root: string; fr
   // started in two directories would never meet. Refused, where a relative dir option (one
   // command's own) is resolved against the cwd as any path argument is.
   if (env.A2A_DIR !== undefined && !isAbsolute(expandHome(env.A2A_DIR))) {
-    throw new A2AError("EUSAGE", `A2A_DIR=${JSON.stringify(env.A2A_DIR)} is a relative path, which names a different store in every directory: set it to an absolute path (${resolve(env.A2A_DIR)} from here) or one starting with ~/`, {
-      data: { A2A_DIR: env.A2A_DIR },
+    const shown = hideSecret(env.A2A_DIR);
+    throw new A2AError("EUSAGE", `A2A_DIR=${JSON.stringify(shown)} is a relative path, which names a different store in every directory: set it to an absolute path (${resolve(shown)} from here) or one starting with ~/`, {
+      data: { A2A_DIR: shown },
     });
   }
   if (env.A2A_DIR !== undefined) return { root: resolve(expandHome(env.A2A_DIR)), from: "A2A_DIR" };

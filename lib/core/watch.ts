@@ -28,7 +28,7 @@ import { A2AError, arg, text } from "./errors";
 import { done, ended, type Outcome } from "./outcome";
 import type { Channel } from "./channel";
 import { ensureDir } from "./guard";
-import { idOfFile, inboxesDir, keysDir, leaseDir, newDir, reservationFileName, reservationsDir, openDir, slotNameOf, slotsDir, taskDir, topicDir, topicsDir } from "./paths";
+import { idOfFile, inboxesDir, keysDir, leaseDir, newDir, reservationFileName, reservationsDir, openDir, sessionsDir, slotNameOf, slotsDir, taskDir, topicDir, topicsDir } from "./paths";
 
 export type Listener = (file: string | undefined) => void;
 
@@ -120,6 +120,8 @@ function channelDir(store: Store, ch: Channel): { dir: string; key: (file: strin
       return { dir: leaseDir(store, ch.name), key: any };
     case "reservations":
       return { dir: reservationsDir(store), key: (f) => (f === reservationFileName(ch.repo) ? ch.repo : undefined), make: true };
+    case "session":
+      return { dir: sessionsDir(store), key: (f) => (f === ch.name + ".json" ? ch.name : undefined), make: true };
   }
 }
 

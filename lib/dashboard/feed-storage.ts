@@ -115,8 +115,14 @@ export async function watchStorageFeed(store: Store, on: (e: BusEvent) => void, 
 
   // Presence: the live names last time.
   let live = new Set<string>();
+  const stateWatched = new Set<string>(); // a live session's state changes re-read its row
   const lookPeers = async (report: boolean) => {
     const now = new Set((await livePeers(store)).map((p) => p.name));
+    for (const name of now) {
+      if (stateWatched.has(name)) continue;
+      stateWatched.add(name);
+      subs.push(watchChannel(store, { on: "session", name }, () => emit({ area: "agent", name })));
+    }
     const joined = [...now].filter((n) => !live.has(n));
     const left = [...live].filter((n) => !now.has(n));
     live = now;

@@ -22,7 +22,7 @@ export type MailKind = "sent" | "claimed" | "read" | "held";
 export type BusEvent =
   | { area: "slot"; event: SlotEvent }
   | { area: "mail"; kind: MailKind; agent: string; id: string; from: string | null; preview: string; at: number }
-  | { area: "agent"; name: string } // this agent's inbox changed: re-read its row
+  | { area: "agent"; name: string } // this agent's inbox or session state changed: re-read its row
   | { area: "peers"; joined: string[]; left: string[]; at: number } // presence changed: re-read all rows
   | { area: "topic"; message: TopicMessage }
   | { area: "board" };

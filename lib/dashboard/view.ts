@@ -17,6 +17,9 @@ import { byName, isValidName, topicsDir } from "../core/paths";
 import { listInbox } from "../mail/inbox";
 import { mailStorage } from "../mail/storage";
 import { listPeers, type Peer } from "../presence/peers";
+import { readRecord } from "../sessions/hooks";
+import type { SessionState } from "../sessions/mark";
+import { stateOf } from "../sessions/state";
 import { checkTopic, readTopic, type TopicMessage } from "../topics/log";
 import { topicStorage } from "../topics/storage";
 import { BODY_CHARS, cut, PREVIEW_CHARS } from "./rows";
@@ -31,6 +34,11 @@ export interface AgentRow {
   cwd: string | null;
   summary: string;
   last_seen: number | null; // the last heartbeat
+  // What the session is doing (lib/sessions/state.ts): working, idle, waiting, needs-you, or gone
+  // (not running); since when, and on what it waits or what it asks its user (cut).
+  state: SessionState;
+  state_since: number | null;
+  state_on: string | null;
   unread: number;
   held: number;
   read: number;
@@ -48,6 +56,7 @@ export async function livePeers(store: Store): Promise<Peer[]> {
 
 export async function agentRow(store: Store, name: string, peer?: Peer): Promise<AgentRow> {
   const l = await listInbox(store, name, WAITING);
+  const st = stateOf(store, peer, (await readRecord(store, name)).state);
   const waiting = [...l.unread, ...l.held].slice(0, WAITING).map((m) => ({ id: m.id, from: m.from, user: m.user, sent_at: m.sent_at, body: cut(m.body, PREVIEW_CHARS), state: m.state, reply_to: m.reply_to, thread: m.thread ?? null, attachments: m.attachments ?? [] }));
   return {
     name,
@@ -57,6 +66,9 @@ export async function agentRow(store: Store, name: string, peer?: Peer): Promise
     cwd: peer?.cwd ?? null,
     summary: cut(peer?.summary ?? "", PREVIEW_CHARS),
     last_seen: peer?.heartbeat ?? null,
+    state: st.state,
+    state_since: st.since,
+    state_on: st.on === null ? null : cut(st.on, PREVIEW_CHARS),
     unread: l.counts.unread,
     held: l.counts.held,
     read: l.counts.read,

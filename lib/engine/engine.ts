@@ -83,7 +83,7 @@ export interface Engine {
   init(group?: string): Promise<InitResult>;
   // The SQL that makes the store, for an administrator (`rls`: with row-level security); refused
   // where the engine has none.
-  script(group: string | undefined, rls: boolean): string;
+  script(group: string | undefined, rls: boolean): string; // rls: lib/pg/mail-trust.ts, lib/pg/blob-trust.ts
   // Lets go of what the engine holds in this process (watches, connections).
   close(): Promise<void>;
 }

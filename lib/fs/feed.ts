@@ -15,7 +15,7 @@ import type { Store } from "../core/config";
 import { entries } from "../core/fs";
 import { ensureDir } from "../core/guard";
 import { ended, type Outcome } from "../core/outcome";
-import { claimDir, curDir, heldDir, inboxDir, inboxesDir, msgFile, newDir, peersDir, topicDir, topicsDir } from "../core/paths";
+import { claimDir, curDir, heldDir, inboxDir, inboxesDir, isValidName, msgFile, newDir, peersDir, sessionsDir, topicDir, topicsDir } from "../core/paths";
 import { nowSec } from "../core/time";
 import { subscribe } from "../core/watch";
 import { idsIn, inboxNames, parseClaim, readMessageFile } from "./mail-record";
@@ -66,7 +66,7 @@ export async function watchDirFeed(store: Store, on: (e: BusEvent) => void, opts
       // not there (yet): its parent's event brings it
     }
   };
-  for (const d of [inboxesDir(store), topicsDir(store), peersDir(store)]) ensureDir(store, d);
+  for (const d of [inboxesDir(store), topicsDir(store), peersDir(store), sessionsDir(store)]) ensureDir(store, d);
 
   // Mail: per agent, which ids each directory held last time; what is new is an event.
   const seen = new Map<string, Map<MailKind, Set<string>>>();
@@ -151,6 +151,11 @@ export async function watchDirFeed(store: Store, on: (e: BusEvent) => void, opts
   watchDir(inboxesDir(store), () => lookInboxes(true));
   watchDir(topicsDir(store), () => lookTopics(true));
   watchDir(peersDir(store), () => lookPeers(true));
+  // A session's state (its session record) changed: its row is read again.
+  watchDir(sessionsDir(store), (file) => {
+    const name = file?.endsWith(".json") ? file.slice(0, -5) : undefined;
+    if (name && isValidName(name)) emit({ area: "agent", name });
+  });
   for (const d of await board.dirs(store)) watchDir(d, () => emit({ area: "board" }));
   let recheck: ReturnType<typeof setInterval> | undefined;
   try {

@@ -55,6 +55,7 @@ function read(store: Store, repo: string): Reservation[] {
 export function fileReservations(store: Store): ReservationStorage {
   return {
     live: async (repo) => read(store, repo),
+    liveMany: async (repos) => [...new Set(repos)].flatMap((repo) => read(store, repo)),
     change: async (repo, decide) => {
       const hash = reservationFileName(repo).slice(0, -5);
       ensureDir(store, reservationsDir(store));

@@ -15,13 +15,13 @@
 import type { Store } from "../core/config";
 import { A2AError, arg, text } from "../core/errors";
 import type { Attachment } from "../blobs/attachment";
-import { blobStorage } from "../blobs/storage";
+import { BLOB_GRACE_FLOOR_MS, blobStorage } from "../blobs/storage";
 import { mailStorage, type At, type Place } from "../mail/storage";
 import { slotStorage } from "../slots/storage";
 import { taskStorage } from "../tasks/storage";
 
 export const BLOB_GRACE_MS = 60 * 60 * 1000;
-export const BLOB_GRACE_FLOOR_MS = 10 * 60 * 1000;
+export { BLOB_GRACE_FLOOR_MS };
 
 // EUSAGE for a grace period under the floor, before gc removes anything.
 export function checkBlobGrace(graceMs: number): void {

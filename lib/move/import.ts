@@ -64,6 +64,7 @@ export async function importStore(store: Store, input: ImportInput, opts: Import
   const counts = Object.fromEntries(KINDS.map((k) => [k, { imported: 0, already: 0, kept: 0 }])) as ImportReport["counts"];
   const kept: ImportReport["kept"] = [];
   const count = (kind: Kind, v: Verdict, name: string) => {
+    if (kind === "slot_chunk" && v === "kept") return; // its slot's verdict says it, once
     counts[kind][v]++;
     if (v === "kept" && kept.length < KEPT_NAMED) kept.push({ kind, name });
   };

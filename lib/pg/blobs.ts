@@ -9,13 +9,20 @@
 // - the `blobs` row is the instant the blob exists: parts whose upload has no row are staging,
 //   which a reader never reaches and `sweep` removes once the upload has been quiet for its
 //   grace period (its newest part's time, so a slow upload is never swept from under itself);
+// - the commit names an upload only once it holds exactly the parts written here (their count,
+//   bytes and writer): another role's hand on an upload in flight fails the put, never a get;
 // - two uploads of one digest keep one copy: the second commit finds the row, moves its time
-//   on (gc's grace counts from the newest put) and drops its own parts;
+//   on (gc's grace counts from the newest put) and drops its own parts, unless the stored bytes
+//   are not the digest's (blob_touch 'replaced': its own parts are the blob now);
+// - a blob a record names is never removed, whoever asks, and what a role may read of blobs
+//   follows what it may read of records: lib/pg/blob-trust.ts;
 // - `remove` drops the row and its parts in one transaction.
 
 import type { SQL } from "bun";
 import { CHUNK, type BlobInfo, type BlobStorage, type Upload } from "../blobs/storage";
 import { randomHex } from "../core/digest";
+import { A2AError } from "../core/errors";
+import { BLOB_TRUST, HASHED_MAX } from "./blob-trust";
 import { transaction } from "./connect";
 import type { PgClient } from "./engine";
 
@@ -25,6 +32,7 @@ export const BLOB_TABLES = [
      n integer not null,
      data bytea not null,
      made_at timestamptz not null default now(),
+     writer text not null default current_user, -- row-level security's: an upload is its writer's until it is a blob
      primary key (upload, n))`,
   // Kept out of line and uncompressed: blobs are mostly compressed already (archives, images),
   // and pglz's failed try at each 1 MiB costs more than the write.
@@ -36,7 +44,10 @@ export const BLOB_TABLES = [
      stored_at timestamptz not null default now(),
      writer text not null default current_user,
      changed_at timestamptz not null default now())`,
-  `create trigger stamp before insert or update on $S.blobs for each row execute function $S.stamp()`,
+  `create unique index blobs_upload on $S.blobs (upload)`,
+  // Its first writer's for good: a later put moves only its time (blob_touch).
+  `create trigger stamp before insert on $S.blobs for each row execute function $S.stamp()`,
+  ...BLOB_TRUST,
 ];
 
 type Row = { hex: string; size: string | number; at: number };
@@ -88,9 +99,27 @@ function upload(pg: PgClient): Upload {
       await write();
       return pg.run("storing a blob", (sql) =>
         transaction(sql, async (tx) => {
-          const rows: { upload: string }[] = await tx`insert into blobs (hex, upload, size) values (${hex}, ${id}, ${size})
-            on conflict (hex) do update set stored_at = now() returning upload`;
-          if (rows[0].upload === id) return { fresh: true };
+          // The upload holds its parts whole, all its own (lib/pg/blob-trust.ts keep_parts keeps
+          // others' hands off; this is the proof): else name nothing.
+          const [held] = await tx`select count(*)::int as k, coalesce(max(n), -1)::int as top, coalesce(sum(octet_length(data)), 0)::text as bytes,
+              coalesce(bool_and(writer = current_user), true) as own from blob_parts where upload = ${id}`;
+          if (held.k !== n || held.top !== n - 1 || held.bytes !== String(size) || !held.own) {
+            throw new A2AError("EIO", `PostgreSQL at ${pg.target.where} (schema ${pg.target.schema}, table blob_parts) lost or changed parts of this upload of sha256:${hex} while it was written (${held.k} of ${n} parts, ${held.bytes} of ${size} bytes): another role's hand; put again`, {
+              data: { digest: `sha256:${hex}` },
+            });
+          }
+          for (;;) {
+            if ((await tx`insert into blobs (hex, upload, size) values (${hex}, ${id}, ${size}) on conflict (hex) do nothing returning 1`).length) return { fresh: true };
+            // Stored already (perhaps by a role row-level security hides it from): lib/pg/blob-trust.ts.
+            const [{ got }] = await tx`select blob_touch(${hex}, ${id}, ${size}) as got`.catch((err: unknown) => {
+              if ((err as { errno?: string })?.errno !== "A2AB1") throw err;
+              throw new A2AError("EIO", `PostgreSQL at ${pg.target.where} (schema ${pg.target.schema}, table blobs) holds other bytes under sha256:${hex} than the ones put now (damaged or planted), and ${size} bytes are more than the server checks (${HASHED_MAX}): have the database's administrator delete that row, then put again`, {
+                data: { digest: `sha256:${hex}` },
+              });
+            });
+            if (got === "replaced") return { fresh: true }; // the stored bytes were not the digest's: yours stand
+            if (got === "kept") break;
+          }
           await drop(tx);
           return { fresh: false };
         }),

@@ -224,7 +224,7 @@ export function pgError(err: unknown, t: Pick<Target, "where" | "user"> & Partia
       cause: err, data: { where: t.where, sqlstate: state },
     });
   }
-  // Another role's inbox, refused by its trigger (lib/pg/mail.ts owner_only) or by row-level
+  // Another role's inbox, refused by its trigger (lib/pg/mail-trust.ts owner_only) or by row-level
   // security (a2a init --print-sql --rls): no grant would help.
   if (state === "42501" && /row-level security|^the inbox of \S+ belongs to role/.test(said)) {
     return new A2AError("EDENIED", `PostgreSQL at ${t.where} keeps role ${t.user} from this while ${doing} (${said}): a role changes only the inboxes it owns and their mail; connect as the role that owns it`, {

@@ -98,6 +98,16 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
   const sql = new SQL(options);
   let migrated: Promise<number> | undefined;
   const waker = pgWaker((onclose) => new SQL({ ...options, onclose }), target.schema, recheckMs); // its own client: lib/pg/wake.ts
+  // An inbox's notification carries the message's arrival number, not its id (any role may
+  // listen: lib/pg/mail-tables.ts wake_inbox); the id is looked up as this reader, whom
+  // row-level security shows it. A number that names nothing now (moved on, not ours) is no event.
+  const byArrival = (agent: string, listener: Listener): Listener => (key) => {
+    if (key === undefined || !/^\d+$/.test(key)) return listener(undefined);
+    sql`select id from messages where agent = ${agent} and arrived = ${key}::bigint`.then(
+      (rows: { id: string }[]) => rows.length && listener(rows[0].id),
+      () => listener(undefined),
+    );
+  };
   const client: PgClient = {
     target,
     async run(doing, fn) {
@@ -132,7 +142,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
       }
       return answer as T;
     },
-    watch: (channel, listener) => waker.watch(channel, listener),
+    watch: (channel, listener) => waker.watch(channel, channel.on === "inbox" ? byArrival(channel.agent, listener) : listener),
     async close() {
       await waker.close();
       await sql.close({ timeout: 5 });

@@ -1,20 +1,24 @@
 // Who may change what in the PostgreSQL engine's mail (PROTOCOL.md §15), as the server enforces
-// it whatever statement a role sends: a sent message's words are its writer's for good
-// (keep_writer), an owned inbox is its owner's to change (owner_only), the unread limit is
-// counted as the owner sees it (inbox_load), and, optionally, row-level security hides the
-// mail of inboxes a role does not own (MAIL_ROW_SECURITY, a2a init --print-sql --rls).
-// lib/pg/mail.ts appends MAIL_TRUST to its tables; $S is the schema.
+// it whatever statement a role sends: a sent message (its words, attachments, every field) is
+// its writer's for good (keep_writer), an owned inbox is its owner's to change (owner_only), a
+// send's key its sender's (own_key), the unread limit is counted as the owner sees it
+// (inbox_load), and, optionally, row-level security hides the mail of inboxes a role does not
+// own and others' keys (MAIL_ROW_SECURITY, a2a init --print-sql --rls).
+// lib/pg/mail-tables.ts appends MAIL_TRUST to its tables; $S is the schema.
 //
 // Invariants: every function that decides pins its search_path (a caller's objects never run in
 // it); none of them is security definer but inbox_load, which only counts.
 
 export const MAIL_TRUST = [
   // A message's writer is kept by its moves, so what it vouches for must not move: an update
-  // that changes anything but the place and the claim is refused, whoever makes it.
+  // that changes anything but the place and the claim (and what a move sets with them: its
+  // arrival; the writer and time this trigger sets) is refused, whoever makes it. The columns
+  // are named (a row's jsonb would hex-encode the body twice a move);
+  // tests/e2e/pg-rls-blobs.test.ts tries every column the table has, so one added is not missed.
   `create function $S.keep_writer() returns trigger language plpgsql set search_path = pg_catalog, pg_temp as $$
    begin
-     if (new.agent, new.id, new.sender, new.body, new.size, new.sent_at, new.reply_to, new.thread, new.host, new.pid)
-        is distinct from (old.agent, old.id, old.sender, old.body, old.size, old.sent_at, old.reply_to, old.thread, old.host, old.pid) then
+     if (new.agent, new.id, new.sender, new.body, new.size, new.sent_at, new.reply_to, new.thread, new.host, new.pid, new.attachments)
+        is distinct from (old.agent, old.id, old.sender, old.body, old.size, old.sent_at, old.reply_to, old.thread, old.host, old.pid, old.attachments) then
        raise exception 'a sent message cannot be changed, only moved (its place and claim)' using errcode = '42501';
      end if;
      new.writer := old.writer; new.changed_at := now(); return new;
@@ -49,10 +53,22 @@ export const MAIL_TRUST = [
   `create trigger owner_only before update or delete on $S.inboxes for each row execute function $S.owner_only()`,
   `create trigger owner_only before update or delete on $S.messages for each row execute function $S.owner_only()`,
   `create trigger owner_only before insert or update or delete on $S.policies for each row execute function $S.owner_only()`,
+  // A send's key is its sender's: removed or rewritten by another role, a retry would deliver
+  // twice. An administrator (as above) may still.
+  `create function $S.own_key() returns trigger language plpgsql set search_path = pg_catalog, pg_temp as $$
+   begin
+     if old.writer <> current_user
+        and not pg_has_role(current_user, (select c.relowner from pg_catalog.pg_class c where c.oid = tg_relid), 'usage') then
+       raise exception 'the key of mail to % belongs to role %, not to %', old.agent, old.writer, current_user using errcode = '42501';
+     end if;
+     return case when tg_op = 'DELETE' then old else new end;
+   end $$`,
+  `create trigger own_key before update or delete on $S.mail_keys for each row execute function $S.own_key()`,
 ];
 
 // Optional (a2a init --print-sql --rls): each role reads, moves and removes only the mail of the
-// inboxes it owns (plus reads what it wrote), and writes only their policies; anyone may send,
+// inboxes it owns (plus reads what it wrote), writes only their policies and sees only its own
+// send keys (a key another role holds is a conflict it cannot read: lib/pg/mail.ts); anyone may send,
 // see which inboxes exist, read a policy (a sender checks it), and own an inbox nobody owns yet.
 // The schema's owner (and its members), superusers and BYPASSRLS roles see all. The triggers
 // need no security definer: they read no table (pg_notify needs no grant).
@@ -71,4 +87,6 @@ export const MAIL_ROW_SECURITY = [
   `alter table $S.policies enable row level security`,
   `create policy everyone_reads on $S.policies for select using (true)`,
   `create policy owner_writes on $S.policies for all using (${OWN}) with check (${OWN})`,
+  `alter table $S.mail_keys enable row level security`,
+  `create policy own_keys on $S.mail_keys for all using (writer = current_user) with check (writer = current_user)`,
 ];

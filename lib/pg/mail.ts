@@ -1,7 +1,7 @@
 // The PostgreSQL engine's mail storage (lib/mail/storage.ts): a message is a row of `messages`
 // whose `place` says where it is (unread, claimed, read, held, or bad: set aside); a claim is
 // the row's holder columns. Inboxes, policies and the keys of sends are rows of their own.
-// lib/pg/schema.ts makes the tables from MAIL_TABLES.
+// lib/pg/schema.ts makes the tables from MAIL_TABLES (lib/pg/mail-tables.ts).
 //
 // Invariants:
 // - a message moves by one update whose where clause names the place (and the claim) it must
@@ -12,7 +12,8 @@
 //   and claim (a trigger refuses any other, whoever makes it: no one rewrites another's words);
 // - a delivery is one transaction: the key (if any), the unread count and the insert; a key is
 //   a row whose insert waits for a concurrent one of the same key, so a key delivers once;
-// - a message entering unread wakes the inbox's channel at commit, with its id;
+// - a message entering unread wakes the inbox's channel at commit with its arrival number, never
+//   its id (any role may listen: the id is the inbox owner's to read);
 // - an inbox's owner is the role that first opened it as its own (a sender's delivery makes
 //   the inbox but owns nothing); a policy speaks for its agent when its writer is that owner,
 //   or when no owner is known yet;
@@ -31,71 +32,7 @@ import type { Policy } from "../mail/policy";
 import type { At, Claim, Filed, Found, Head, MailStorage, Place, PolicyRead, Stored } from "../mail/storage";
 import { attachmentsOf } from "../blobs/attachment";
 import { transaction } from "./connect";
-import { MAIL_TRUST } from "./mail-trust";
 import type { PgClient } from "./engine";
-
-export const MAIL_TABLES = [
-  `create table $S.inboxes (
-     agent text primary key,
-     owner text,
-     writer text not null default current_user,
-     changed_at timestamptz not null default now())`,
-  `create trigger stamp before insert on $S.inboxes for each row execute function $S.stamp()`,
-  `create function $S.wake_inboxes() returns trigger language plpgsql as $$
-   begin perform pg_notify($S.channel('inboxes'), new.agent); return null; end $$`,
-  `create trigger wake after insert on $S.inboxes for each row execute function $S.wake_inboxes()`,
-  `create sequence $S.arrivals`,
-  `create table $S.messages (
-     agent text not null,
-     id text not null,
-     place text not null check (place in ('unread', 'claimed', 'read', 'held', 'bad')),
-     sender text not null,
-     body bytea not null,
-     size integer not null,
-     sent_at double precision not null,
-     reply_to text,
-     thread text, -- the thread (lib/mail/message.ts namedThread): its own id when it answers nothing; null for a reply written before threads
-     host text not null,
-     pid integer not null,
-     attachments jsonb, -- the blobs handed over with it (lib/blobs/attachment.ts), or null
-     claim_host text,
-     claim_pid integer,
-     claim_ms double precision,
-     arrived bigint not null default nextval('$S.arrivals'),
-     writer text not null default current_user,
-     changed_at timestamptz not null default now(),
-     primary key (agent, id))`,
-  `create index messages_place on $S.messages (agent, place, id)`,
-  `create index messages_thread on $S.messages (thread, id)`,
-  `create index messages_answers on $S.messages (reply_to) where thread is null`, // replies written before threads, found through their parents
-  `create index messages_id on $S.messages (id)`, // locate: a message by its id alone, in whichever inbox
-  `create trigger stamp before insert on $S.messages for each row execute function $S.stamp()`,
-  `create function $S.wake_inbox() returns trigger language plpgsql as $$
-   begin
-     if new.place = 'unread' and (tg_op = 'INSERT' or old.place <> 'unread') then
-       perform pg_notify($S.channel('inbox:' || new.agent), new.id);
-     end if;
-     return null;
-   end $$`,
-  `create trigger wake after insert or update on $S.messages for each row execute function $S.wake_inbox()`,
-  `create table $S.mail_keys (
-     agent text not null,
-     sender text not null,
-     key text not null, -- the sha256 of the sender's key (a key may hold any character, NUL included)
-     id text not null,
-     writer text not null default current_user,
-     changed_at timestamptz not null default now(),
-     primary key (agent, sender, key))`,
-  `create trigger stamp before insert or update on $S.mail_keys for each row execute function $S.stamp()`,
-  `create table $S.policies (
-     agent text primary key,
-     record text not null,
-     writer text not null default current_user,
-     changed_at timestamptz not null default now())`,
-  `create trigger stamp before insert or update on $S.policies for each row execute function $S.stamp()`,
-  ...MAIL_TRUST,
-];
-
 
 interface Row {
   id: string;
@@ -201,10 +138,11 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
             const mine = await tx`insert into mail_keys (agent, sender, key, id) values (${to}, ${opts.key.from}, ${keyHash}, ${id})
                                   on conflict (agent, sender, key) do nothing returning id`;
             if (!mine.length) {
-              const [first] = await tx`select id, writer, current_user as me from mail_keys where agent = ${to} and sender = ${opts.key.from} and key = ${keyHash}`;
+              // No row seen: row-level security hides another role's key (lib/pg/mail-trust.ts).
+              const [first] = await tx`select k.id, k.writer, current_user as me from (select 1) one left join mail_keys k on k.agent = ${to} and k.sender = ${opts.key.from} and k.key = ${keyHash}`;
               if (first.writer !== first.me) {
-                throw new A2AError("EIO", text`the key ${opts.key.key} of mail to ${to} was recorded by role ${first.writer}, not by you (${first.me}): a key record is its sender's; send with another ${arg("key")}`, {
-                  data: { key: opts.key.key, to, user: first.writer },
+                throw new A2AError("EIO", text`the key ${opts.key.key} of mail to ${to} was recorded by ${first.writer ? `role ${first.writer}` : "another role"}, not by you (${first.me}): a key record is its sender's; send with another ${arg("key")}`, {
+                  data: { key: opts.key.key, to, user: first.writer ?? undefined },
                 });
               }
               return { kind: "duplicate" as const, id: first.id as string };

@@ -53,6 +53,13 @@ const same = (a: Reservation, b: Reservation) =>
 export function pgReservations(pg: PgClient): ReservationStorage {
   return {
     live: (repo) => pg.read(`reading the reservations of ${repo}`, (sql) => read(sql, repo)),
+    liveMany: async (repos) => {
+      const wanted = [...new Set(repos)];
+      if (!wanted.length) return [];
+      const rows = (await pg.read(`reading the reservations of ${wanted[0]}${wanted.length > 1 ? ` and ${wanted.length - 1} more` : ""}`, (sql) =>
+        sql`select repo, pattern, holder, exclusive, reason, created_at, expires_at, host, pid, writer from reservations where repo = any(${wanted})`)) as (Row & { repo: string })[];
+      return wanted.flatMap((repo) => rows.filter((r) => r.repo === repo).map((r) => recordOf(repo, r)));
+    },
     change: (repo, decide) => pg.run(`changing the reservations of ${repo}`, (sql) =>
       sql.begin(async (tx) => {
         await tx`select pg_advisory_xact_lock(hashtextextended(${"a2a reservations " + repo}, 0))`;

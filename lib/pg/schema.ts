@@ -19,8 +19,9 @@ import type { Target } from "./connect";
 import { BLOB_TABLES } from "./blobs";
 import { LEASE_TABLES } from "./leases";
 import { RESERVATION_TABLES } from "./reservations";
-import { MAIL_TABLES } from "./mail";
+import { MAIL_TABLES } from "./mail-tables";
 import { MAIL_ROW_SECURITY } from "./mail-trust";
+import { BLOB_ROW_SECURITY } from "./blob-trust";
 import { PRESENCE_TABLES } from "./presence";
 import { SESSION_TABLES } from "./sessions";
 import { SLOT_TABLES } from "./slots";
@@ -112,16 +113,17 @@ export async function migrateIn(tx: SQL, schema: string): Promise<number> {
 // What `migrate` runs on an empty database, as one script a database's administrator can read
 // and run instead (`a2a init --print-sql`), in one transaction under the same lock; then, as
 // comments, the grants a role needs to use the bus (ROLE to be filled in, once per role).
-// With `rls`, row-level security (MAIL_ROW_SECURITY) is part of the script, run with it.
+// With `rls`, row-level security (MAIL_ROW_SECURITY, BLOB_ROW_SECURITY) is part of the script, run with it.
 export function schemaScript(schema: string, rls = false): string {
   const statements = [fill(LOCK, schema), `create schema if not exists ${schema}`, fill(META, schema), ...STEPS.flat().map((s) => fill(s, schema)), `insert into ${schema}.meta (key, value) values ('version', '${SCHEMA_VERSION}')`];
   const security = rls
     ? [
       `-- Row-level security (--rls): each role reads, moves and removes only the mail of the inboxes it`,
       `-- owns (the first role to read an inbox as its own owns it), and reads the mail it wrote; anyone`,
-      `-- may send. The schema's owner and the roles that are members of it, superusers and roles with`,
-      `-- BYPASSRLS see everything: make an administrator with  grant OWNER to ADMIN;`,
-      ...MAIL_ROW_SECURITY.map((s) => `${fill(s, schema)};`),
+      `-- may send. A role reads an attachment (a blob) only when it may read a record naming it, or`,
+      `-- it stored it; its own send keys only. The schema's owner and the roles that are members of it,`,
+      `-- superusers and roles with BYPASSRLS see everything: make an administrator with  grant OWNER to ADMIN;`,
+      ...[...MAIL_ROW_SECURITY, ...BLOB_ROW_SECURITY].map((s) => `${fill(s, schema)};`),
     ]
     : [];
   return [

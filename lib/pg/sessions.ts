@@ -10,7 +10,8 @@
 //   (a superuser, as root may rename over a member's file in a sticky directory): one statement,
 //   whose conflict compares the writer on the locked row, so a record another role planted
 //   after it was read is never written over, and the write says so (false);
-// - nothing waits on a session record (no channel), so no trigger notifies.
+// - a session's state is waited on (a2a wait-state): every write of a row notifies its channel
+//   ("session:NAME", lib/core/channel.ts) from a trigger.
 
 import { sessionRecordOf, type SessionRead, type SessionStorage } from "../sessions/storage";
 import type { PgClient } from "./engine";
@@ -22,6 +23,9 @@ export const SESSION_TABLES = [
      writer text not null default current_user,
      changed_at timestamptz not null default now())`,
   `create trigger stamp before insert or update on $S.sessions for each row execute function $S.stamp()`,
+  `create function $S.wake_session() returns trigger language plpgsql as $$
+   begin perform pg_notify($S.channel('session:' || new.name), new.name); return null; end $$`,
+  `create trigger wake after insert or update on $S.sessions for each row execute function $S.wake_session()`,
 ];
 
 function readRow(name: string, row: { record: string; writer: string; ours: boolean }): SessionRead {

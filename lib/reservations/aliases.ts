@@ -11,15 +11,15 @@ import type { Reservation, ReservationStorage } from "./storage";
 const live = (rs: Reservation[], now: number) => rs.filter((r) => r.expires_at > now);
 
 // Every reservation under the aliases.
-export async function aliasSets(storage: ReservationStorage, repo: Repo): Promise<Reservation[]> {
-  return (await Promise.all(repo.aliases.map((a) => storage.live(a)))).flat();
-}
+export const aliasSets = (storage: ReservationStorage, repo: Repo): Promise<Reservation[]> => storage.liveMany(repo.aliases);
 
-// The repository's own set and its aliases', one (holder, pattern) once: its own first.
-export async function wholeSet(storage: ReservationStorage, repo: Repo): Promise<Reservation[]> {
-  const all = [...(await storage.live(repo.id)), ...(await aliasSets(storage, repo))];
+// The repository's own set and its aliases' (one read), one (holder, pattern) once: its own first.
+export const wholeSet = async (storage: ReservationStorage, repo: Repo): Promise<Reservation[]> => onceEach(await storage.liveMany([repo.id, ...repo.aliases]));
+
+// One (holder, pattern) once, the first kept.
+export function onceEach(rs: Reservation[]): Reservation[] {
   const seen = new Set<string>();
-  return all.filter((r) => !seen.has(`${r.holder}\0${r.pattern}`) && seen.add(`${r.holder}\0${r.pattern}`));
+  return rs.filter((r) => !seen.has(`${r.holder}\0${r.pattern}`) && seen.add(`${r.holder}\0${r.pattern}`));
 }
 
 

@@ -17,8 +17,9 @@
 //   A2A_REPO, or a new a2a, hides no reservation made under the old identity;
 // - outside git the repository is the current directory;
 // - paths are compared after resolving their symlinks (what an edit writes is the link's
-//   target): a path whose target leaves the repository is refused by `relativePath` (EUSAGE);
-//   `fileRepos` finds the repository of the file itself, not only the session directory's.
+//   target), a `..` after a link going up from its target as the kernel's does: a path whose
+//   target leaves the repository is refused by `relativePath` (EUSAGE); `fileRepos` finds the
+//   repository of the file itself, not only the session directory's.
 
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
@@ -35,8 +36,12 @@ export interface Repo {
 
 // The repository `cwd` is in. `repoName`: A2A_REPO (Store.repoName); `host`: this machine's name (Store.host).
 export function repoOf(cwd: string, host: string, settings: { repoName?: string } = {}): Repo {
-  const start = real(resolve(cwd));
-  const found = findGit(start);
+  const start = kernelPath(cwd, process.cwd());
+  return repoAt(start, findGit(start), host, settings);
+}
+
+// The repository of directory `start` (a real path), whose nearest .git `findGit` found.
+function repoAt(start: string, found: { root: string; common: string } | undefined, host: string, settings: { repoName?: string }): Repo {
   const named = settings.repoName?.trim();
   if (!found) return withAliases({ root: start, git: false }, [named && `name:${named}`, `dir:${host}:${start}`]);
   const url = originOf(found.common);
@@ -54,13 +59,17 @@ function withAliases(r: { root: string; git: boolean }, ids: (string | undefined
 // and its repository-relative path in each, its symlinks resolved: the git repository holding
 // the file, whatever the session's directory; and the session's own repository (`repoOf(cwd)`)
 // when the file is inside it too (a file of a submodule is also the superproject's; a file in no
-// git repository, only the session's). Empty: in no repository a2a knows.
-export function fileRepos(path: string, cwd: string, host: string, settings: { repoName?: string } = {}): { repo: Repo; rel: string }[] {
-  const target = resolvedPath(isAbsolute(path) ? path : join(resolve(cwd), path));
-  const own = repoOf(dirname(target), host, settings);
-  const session = repoOf(cwd, host, settings);
+// git repository, only the session's). Empty: in no repository a2a knows. `session`: repoOf(cwd),
+// when the caller has it already (the hook asks for several paths of one session); the file's
+// own repository's config is read only when it is not the session's.
+export function fileRepos(path: string, cwd: string, host: string, settings: { repoName?: string } = {}, session = repoOf(cwd, host, settings)): { repo: Repo; rel: string }[] {
+  const target = kernelPath(path, cwd);
+  const found = findGit(dirname(target));
+  const own = !found ? undefined : session.git && found.root === session.root ? session : repoAt(dirname(target), found, host, settings);
   const out: { repo: Repo; rel: string }[] = [];
-  for (const repo of own.git ? [own, ...(session.id !== own.id ? [session] : [])] : [session]) {
+  // Under A2A_REPO a nested repository has the session's identity but its own root: both are checked.
+  const both = own && (session.id !== own.id || session.root !== own.root);
+  for (const repo of own ? [own, ...(both ? [session] : [])] : [session]) {
     const rel = within(repo.root, target);
     if (rel) out.push({ repo, rel });
   }
@@ -71,23 +80,36 @@ export function fileRepos(path: string, cwd: string, host: string, settings: { r
 // normalised repository-relative pattern; EUSAGE when it leaves the repository.
 export function relativePath(repo: Repo, cwd: string, given: string): string {
   if (typeof given !== "string" || given === "") return normalisePattern(given);
-  const abs = isAbsolute(given) ? given : join(resolve(cwd), given);
-  const rel = inside(repo.root, abs);
+  const rel = within(repo.root, kernelPath(given, cwd));
   if (rel === undefined) {
     throw new A2AError("EUSAGE", `invalid pattern ${JSON.stringify(given)}: it is outside the repository at ${repo.root}`, { data: { pattern: given, root: repo.root } });
   }
   return normalisePattern(rel);
 }
 
-// `abs` relative to `root` through the symlinks of the part that exists (an edit through a link
-// writes its target; a path spelled through a link to the repository is in it). Undefined when
-// it leaves `root`.
-const inside = (root: string, abs: string): string | undefined => within(root, resolvedPath(abs));
+// `path` (absolute, or relative to `cwd`) as the kernel reaches it, its existing part's symlinks
+// resolved (an edit through a link writes its target; a path spelled through a link to the
+// repository is in it), the names below that kept as they are. Walked name by name: a `..` goes
+// up from the real path of what precedes it (`link/..` is the parent of the link's target, not
+// the directory holding the link), which path.resolve, folding `..` as text, gets wrong.
+export function kernelPath(path: string, cwd: string): string {
+  const base = isAbsolute(path) ? sep : walk(isAbsolute(cwd) ? sep : process.cwd(), cwd);
+  return resolvedPath(walk(base, path));
+}
 
-// `abs` with the symlinks of its existing part resolved; the names below that kept as they are.
+function walk(from: string, path: string): string {
+  let at = from;
+  for (const name of path.split(sep)) {
+    if (name === "" || name === ".") continue;
+    at = name === ".." ? dirname(resolvedPath(at)) : join(at, name);
+  }
+  return at;
+}
+
+// `abs` (no `..` in it) with the symlinks of its existing part resolved.
 function resolvedPath(abs: string): string {
-  const { head, tail } = existingHead(resolve(abs));
-  return join(real(head), ...tail);
+  const { head, tail } = existingHead(abs);
+  return tail.length ? join(real(head), ...tail) : real(head);
 }
 
 function within(root: string, abs: string): string | undefined {

@@ -31,7 +31,7 @@ import { actingAgent } from "../presence/session-name";
 import { RECHECK_MS } from "../tasks/state";
 import { covers, overlap } from "./patterns";
 import { fileRepos, relativePath, repoOf, type Repo } from "./repo";
-import { aliasSets, dropOwn, wholeSet } from "./aliases";
+import { aliasSets, dropOwn, onceEach, wholeSet } from "./aliases";
 import { reservationStorage, type Reservation } from "./storage";
 
 export type { Reservation } from "./storage";
@@ -211,18 +211,31 @@ export async function listReservations(store: Store, opts: { cwd: string; paths?
 
 // For each concrete path (relative to cwd, or absolute), the live EXCLUSIVE reservations of
 // another holder that cover it: what the guard and the PreToolUse hook refuse. A path outside
-// the repository is never blocked. One read of the set; the holder's name is worked out only
-// when someone else's reservation covers a path (the hook's common case is none).
+// the repository is never blocked. The hook asks on every edit, so: the session's repository is
+// worked out once, one read fetches the sets of every repository and alias the paths are in,
+// and the holder's name is worked out only when someone else's reservation covers a path (the
+// hook's common case is none).
 export async function blockers(store: Store, paths: string[], opts: { as?: string; cwd: string }): Promise<{ path: string; by: Reservation }[]> {
-  const storage = reservationStorage(store);
+  const settings = { repoName: store.repoName };
+  const session = repoOf(opts.cwd, store.host, settings);
+  const places = paths.map((path) => fileRepos(path, opts.cwd, store.host, settings, session));
+  const ids = places.flat().flatMap((at) => [at.repo.id, ...at.repo.aliases]);
+  if (!ids.length) return [];
   const now = nowSec();
-  const sets = new Map<string, Promise<Reservation[]>>();
+  const sets = new Map<string, Reservation[]>();
+  for (const r of await reservationStorage(store).liveMany(ids)) {
+    if (!sets.has(r.repo)) sets.set(r.repo, []);
+    sets.get(r.repo)!.push(r);
+  }
   const found: { path: string; by: Reservation }[] = [];
-  for (const path of paths) {
-    for (const at of fileRepos(path, opts.cwd, store.host, { repoName: store.repoName })) {
-      if (!sets.has(at.repo.id)) sets.set(at.repo.id, wholeSet(storage, at.repo));
-      const held = (await sets.get(at.repo.id)!).filter((r) => r.exclusive && r.expires_at > now);
-      for (const r of held) if (covers(r.pattern, at.rel)) found.push({ path: at.rel, by: r });
+  for (const at of places) {
+    // A repository's own set before its aliases', one (holder, pattern) once; a reservation met
+    // at two roots (a nested repository under A2A_REPO has the session's identity) counted once.
+    const seen = new Set<Reservation>();
+    for (const { repo, rel } of at) {
+      for (const r of onceEach([repo.id, ...repo.aliases].flatMap((id) => sets.get(id) ?? []))) {
+        if (r.exclusive && r.expires_at > now && !seen.has(r) && covers(r.pattern, rel)) found.push({ path: rel, by: r }), seen.add(r);
+      }
     }
   }
   if (!found.length) return [];

@@ -32,6 +32,10 @@ export interface ReservationStorage {
   // Every reservation of `repo` as the last change left it (expired ones too: the rules judge
   // expiry), with the writer the engine vouches for where it keeps one.
   live(repo: string): Promise<Reservation[]>;
+  // The same for several repositories in one read (one query on a database: the PreToolUse hook
+  // reads a repository's set and its aliases' on every edit), each set whole, in the order of
+  // `repos`; none read for an empty list.
+  liveMany(repos: string[]): Promise<Reservation[]>;
   // One change of `repo`'s set: `decide` gets the current set and returns the new one (or
   // throws: nothing written). SYNCHRONOUS: the engine calls it inside the repository's turn.
   change(repo: string, decide: (current: Reservation[]) => Reservation[]): Promise<Reservation[]>;

@@ -36,6 +36,7 @@ import { ensureInbox, waitingFor, withBodies, type Waiting } from "../mail/inbox
 import { isMessageId, type ListedMessage, type ReceivedMessage } from "../mail/message";
 import { claimable } from "../tasks/query";
 import { isTaskId, isValidName } from "../core/paths";
+import { markOf } from "./mark";
 import { sessionStorage, type SessionRecord as StoredRecord } from "./storage";
 
 export { MAX_BLOCKS, SHOWN_MAX };
@@ -43,7 +44,7 @@ const NAMED_MAX = 20; // messages whose senders a hook names ("from alice, bob a
 const BODY_MAX = 1500; // characters of each shown message (the context stays a few KB)
 const SERVES_MAX = 20; // queues a session is remembered to serve
 
-interface SessionRecord extends StoredRecord {
+export interface SessionRecord extends StoredRecord {
   theirs?: string; // not written: the OS user whose record sits under this name, not ours
 }
 
@@ -68,7 +69,7 @@ export async function serveQueue(store: Store, name: string, queue: string): Pro
   await writeRecord(store, { ...rec, serves: [...rec.serves!, queue].slice(-SERVES_MAX) });
 }
 
-async function readRecord(store: Store, name: string): Promise<SessionRecord> {
+export async function readRecord(store: Store, name: string): Promise<SessionRecord> {
   const r = await sessionStorage(store).read(name);
   const fresh: SessionRecord = { a2a: 1, name, announced: [], blocked: [], blocks: 0, serves: [] };
   // Trusted only when written by this user (or one who speaks for us): damage is judged by its writer too.
@@ -82,12 +83,14 @@ async function readRecord(store: Store, name: string): Promise<SessionRecord> {
     blocked: Array.isArray(v.blocked) ? v.blocked.filter((id) => isMessageId(id) || isTaskId(id)) : [],
     blocks: Number.isInteger(v.blocks) && v.blocks > 0 ? v.blocks : 0,
     serves: Array.isArray(v.serves) ? v.serves.filter((q) => typeof q === "string" && isValidName(q)).slice(-SERVES_MAX) : [],
+    ...(markOf(v.state) ? { state: markOf(v.state) } : {}),
+    ...(v.task && isValidName(v.task.queue) && isTaskId(v.task.id) ? { task: { queue: v.task.queue, id: v.task.id } } : {}),
   };
 }
 
 // A record another user wrote is never written over: the hooks remember nothing this time. One
 // planted after it was read is refused by the engine, and met the same way (write resolves false).
-async function writeRecord(store: Store, { theirs, ...rec }: SessionRecord): Promise<void> {
+export async function writeRecord(store: Store, { theirs, ...rec }: SessionRecord): Promise<void> {
   if (theirs !== undefined) return;
   await sessionStorage(store).write(rec);
 }

@@ -23,6 +23,16 @@ export interface SessionRecord {
   blocked: string[];
   blocks: number;
   serves?: string[]; // the queues the session called task_claim on (a worker's stop counts only these)
+  state?: StateMark; // what the session last said it is doing (lib/sessions/state.ts)
+  task?: { queue: string; id: string }; // the task it claimed through a2a mcp, until it finished it
+}
+
+// A session's own word on what it is doing: written by its hooks and its a2a mcp (state.ts).
+// `since`: unix seconds, when it entered the state; `on`: what it waits on, or what it asks.
+export interface StateMark {
+  state: "working" | "idle" | "waiting" | "needs-you";
+  since: number;
+  on: string | null;
 }
 
 // `writer`: who the store vouches wrote the record, and whether they speak for this process's

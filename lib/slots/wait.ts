@@ -31,7 +31,10 @@ export async function waitSlots(store: Store, names: string[], opts: WaitSlotsOp
       pending.delete(name);
     } else if (r.kind === "corrupt" && (await storage.read(name)).kind === "corrupt") {
       // A damaged record (not an a2a record, after the retries of a torn read) refuses every
-      // publish until it is cleared: waiting on it would wait forever, so the wait ends now.
+      // publish until it is cleared: waiting on it would wait forever, so the wait ends now;
+      // under --any, only once no other name is left to wait for.
+      pending.delete(name);
+      if (opts.any && pending.size > 0) return;
       const file = storage.locate(name);
       throw new A2AError("EIO", text`the record of slot ${name} is damaged (${file} is not a valid record), so nothing can be published there: ${op("clear", name)} removes it, then publish again and wait`, {
         data: { name, file, damaged: true },

@@ -31,6 +31,21 @@ async function damage(engine: string, bus: Bus, digest: string): Promise<void> {
     await psqlAs(url.href, `update ${schema}.blob_parts set data = set_byte(data, 0, get_byte(data, 0) # 1) where n = 0 and upload = (select upload from ${schema}.blobs where hex = '${hex}')`);
   }
 }
+// Stores `bytes` (not the digest's) under `digest` where the engine keeps it, as a member with
+// write access to the store could: a file, or a row and its part.
+async function plant(engine: string, bus: Bus, digest: string, bytes: Uint8Array): Promise<void> {
+  const hex = digest.slice("sha256:".length);
+  await bus.blobs.put(piecesOf(new TextEncoder().encode("a first blob makes where they go"), 64));
+  if (engine === "file") {
+    writeFileSync(join(bus.where, "blobs", "sha256", hex), bytes, { mode: 0o400 });
+  } else {
+    const url = new URL(bus.where);
+    const schema = url.searchParams.get("schema") ?? "a2a";
+    url.searchParams.delete("schema");
+    await psqlAs(url.href, `insert into ${schema}.blob_parts (upload, n, data) values ('planted', 0, '\\x${Buffer.from(bytes).toString("hex")}');
+      insert into ${schema}.blobs (hex, upload, size) values ('${hex}', 'planted', ${bytes.length})`);
+  }
+}
 // Sets blob `digest`'s time (gc counts its grace period from it) two hours back.
 async function age(engine: string, bus: Bus, digest: string): Promise<void> {
   const hex = digest.slice("sha256:".length);
@@ -190,6 +205,16 @@ for (const engine of enginesFor("blobs")) {
       expect(codeOf(e)).toEqual({ code: "EIO", exit: 1 });
       expect(e.message).toContain(`blob ${put.digest} is damaged in the store`);
       expect((await t.bus.mail.list("bob", 10)).counts.unread).toBe(1);
+    });
+
+    test("other bytes planted under a digest never make a put or a send of its true bytes fail: the true bytes take their place, for every reader", async () => {
+      const bytes = new TextEncoder().encode(`the true bytes ${crypto.randomUUID()}\n`);
+      const digest = sha(bytes);
+      await plant(engine.name, t.bus, digest, new TextEncoder().encode("planted bytes"));
+      expect(await t.reopen().blobs.put(piecesOf(bytes, 4))).toMatchObject({ digest, size: bytes.length });
+      const sent = await t.reopen().mail.send("alice", "bob", "see attached", { attach: [{ digest, name: "a.txt" }] });
+      expect(sent.attachments).toEqual([{ digest, name: "a.txt", size: bytes.length, type: "text/plain" }]);
+      expect(Buffer.compare(await got(t.reopen(), digest), bytes)).toBe(0);
     });
 
     test("a record naming a blob moves the blob's time to now: gc's grace period counts from the naming, not from an older put", async () => {

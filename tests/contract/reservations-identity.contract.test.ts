@@ -65,5 +65,20 @@ for (const engine of enginesFor("reservations")) {
       expect((await t.bus.reservations.list({ cwd: r })).reservations).toEqual([]);
       expect((await t.bus.reservations.reserve(["src/a.ts"], { as: "bob", cwd: r })).kind).toBe("done");
     });
+
+    test("one blockers call over files of two repositories, one with reservations under an alias and the current identity: each file's blockers, each reservation once, the holder's own left out", async () => {
+      using d = tempDir();
+      const a = repo(d.path, "a");
+      const b = repo(d.path, "b");
+      expect((await t.bus.reservations.reserve(["src/x.ts"], { as: "alice", cwd: a })).kind).toBe("done");
+      expect((await t.bus.reservations.reserve(["src/**"], { as: "carol", cwd: b })).kind).toBe("done");
+      git(a, "remote", "add", "origin", "git@example.com:team/a.git");
+      expect((await t.bus.reservations.reserve(["src/y.ts"], { as: "dave", cwd: a })).kind).toBe("done");
+      expect((await t.bus.reservations.reserve(["src/z.ts"], { as: "bob", cwd: a })).kind).toBe("done");
+      const files = [join(a, "src", "x.ts"), join(a, "src", "y.ts"), join(a, "src", "z.ts"), join(b, "src", "q.ts"), join(d.path, "nowhere.ts")];
+      const blocked = await t.reopen().reservations.blockers(files, { as: "bob", cwd: a });
+      expect(blocked.map((x) => [x.path, x.by.holder, x.by.pattern])).toEqual([["src/x.ts", "alice", "src/x.ts"], ["src/y.ts", "dave", "src/y.ts"], ["src/q.ts", "carol", "src/**"]]);
+      expect(await t.reopen().reservations.blockers([join(a, "README"), join(b, "README")], { as: "bob", cwd: b })).toEqual([]);
+    });
   });
 }

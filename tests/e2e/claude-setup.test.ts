@@ -211,7 +211,7 @@ describe("a2a hook", () => {
     expect(bad.stderr).toMatch(/^a2a: hook stop: the hook input on stdin is not JSON: .*\n$/);
     const ev = await a2a(["hook", "post-tool-use"], { dir: d.path, stdin: "{}" });
     expect(ev).toMatchObject({ code: 1, stdout: "" });
-    expect(ev.stderr).toMatch(/unknown hook event "post-tool-use": use session-start, user-prompt-submit, stop or pre-tool-use\n$/);
+    expect(ev.stderr).toMatch(/unknown hook event "post-tool-use": use session-start, user-prompt-submit, stop, pre-tool-use or notification\n$/);
   });
 });
 
@@ -246,6 +246,8 @@ describe("a2a setup claude", () => {
     expect(hooks.Stop.map((g: any) => g.hooks[0].command)).toEqual(["notify-send done", `${BIN} hook stop`]);
     expect(hooks.SessionStart[0].hooks[0]).toEqual({ type: "command", command: `${BIN} hook session-start`, timeout: 10 });
     expect(hooks.UserPromptSubmit[0].hooks[0].command).toBe(`${BIN} hook user-prompt-submit`);
+    // A permission prompt or a question to the user: the session is shown needs-you.
+    expect(hooks.Notification).toEqual([{ hooks: [{ type: "command", command: `${BIN} hook notification`, timeout: 10 }] }]);
     // The reservation check, for the tools that write a file only.
     expect(hooks.PreToolUse).toEqual([theirs.hooks.PreToolUse[0], { matcher: "Edit|Write|MultiEdit|NotebookEdit", hooks: [{ type: "command", command: `${BIN} hook pre-tool-use`, timeout: 10 }] }]);
 

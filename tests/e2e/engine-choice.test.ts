@@ -61,6 +61,29 @@ describe("a store that is neither a path a2a can use nor a URL it reads", () => 
     }
   }
 
+  // The review of issue 33's fix: a postgres URL with one slash was a relative path, made as a
+  // directory by --dir, and A2A_DIR's refusal printed its password twice.
+  for (const url of ["postgres:/alice:s3cret@db.example/team", "postgresql:alice:s3cret@db.example/team", "POSTGRES:alice:s3cret@db/team"]) {
+    for (const how of ["--dir", "A2A_DIR"] as const) {
+      test(`${JSON.stringify(url.replace("s3cret", "…"))} by ${how}: a mistyped URL, exit 2, its password not shown, nothing made`, async () => {
+        using cwd = tempDir();
+        const args = ["publish", "schema", "x"];
+        const r = how === "A2A_DIR" ? await a2a(args, { env: { A2A_DIR: url }, cwd: cwd.path }) : await a2a(["--dir", url, ...args], { cwd: cwd.path });
+        expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: "" });
+        const scheme = url.split(":")[0];
+        expect(r.stderr).toBe(`a2a: ${how} names a ${scheme}: URL without its two slashes: write ${scheme}://USER@HOST:PORT/DB\n`);
+        expect(readdirSync(cwd.path)).toEqual([]);
+      });
+    }
+  }
+  test("a relative A2A_DIR that looks like user:password@host is refused without the password", async () => {
+    using cwd = tempDir();
+    const r = await a2a(["publish", "x", "1"], { env: { A2A_DIR: "alice:s3cret@db/team" }, cwd: cwd.path });
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toContain("s3cret");
+    expect(r.stderr).toContain('A2A_DIR="alice:***@db/team" is a relative path');
+  });
+
   test("a relative A2A_DIR is refused, exit 2, naming the absolute path it would mean here; a relative --dir is one command's own and is used", async () => {
     using cwd = tempDir();
     const r = await a2a(["publish", "x", "1"], { env: { A2A_DIR: "team-bus" }, cwd: cwd.path });

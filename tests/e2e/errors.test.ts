@@ -296,6 +296,13 @@ describe.if(ON_FILES)("garbage in the store", () => {
     renameSync(join(d.path, "slots", ".bad.tmp"), file);
     expect(await exitWithin(w, 20_000)).toBe(1);
     expect(await new Response(w.stderr).text()).toBe(said);
+    // --any: a damaged name ends nothing while another can still come (the review of the fix:
+    // one damaged name ended the whole wait); once none is left, the same refusal.
+    const any = spawnA2A(["wait", "bad", "later", "--any", "--timeout", "60"], { dir: d.path });
+    await a2a(["publish", "later", "came"], { dir: d.path });
+    expect(await exitWithin(any, 20_000)).toBe(0);
+    expect(await new Response(any.stdout).text()).toContain("came");
+    expect(await a2a(["wait", "bad", "--any"], { dir: d.path })).toEqual({ code: 1, stdout: "", stderr: said });
     expect((await a2a(["clear", "bad"], { dir: d.path })).code).toBe(0);
     expect((await a2a(["publish", "bad", "fixed"], { dir: d.path })).code).toBe(0);
     expect(await a2a(["wait", "bad"], { dir: d.path })).toMatchObject({ code: 0, stdout: "fixed" });

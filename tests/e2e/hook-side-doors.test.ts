@@ -108,6 +108,52 @@ describe("the file's own repository, its links resolved", () => {
   });
 });
 
+describe("`..` after a symlink goes up from the link's target, as the kernel does (review finding 3)", () => {
+  test("link/../api.ts where link -> src/deep: an absolute Write from outside, a relative Edit, and a Codex patch header are denied; the same spelled through a plain directory is not the reserved file", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const repo = gitRepo(d.path);
+    mkdirSync(join(repo, "src", "deep"));
+    mkdirSync(join(repo, "plain"));
+    mkdirSync(join(d.path, "x"));
+    symlinkSync(join(repo, "src", "deep"), join(d.path, "x", "link"));
+    symlinkSync(join(repo, "src", "deep"), join(repo, "link"));
+    await reserve(s.path, repo, ["src/api.ts"]);
+    const outside = join(d.path, "x");
+    const cases: [string, string, object, string?][] = [
+      ["an absolute Write through an outside link", outside, { tool_name: "Write", tool_input: { file_path: `${outside}/link/../api.ts`, content: "x" } }],
+      ["an absolute Write through a link in the repository", repo, { tool_name: "Write", tool_input: { file_path: `${repo}/link/../api.ts`, content: "x" } }],
+      ["a relative Edit from outside", outside, { tool_name: "Edit", tool_input: { file_path: "link/../api.ts", old_string: "a", new_string: "b" } }],
+      ["two links up and down again", outside, { tool_name: "Edit", tool_input: { file_path: "link/../deep/../api.ts", old_string: "a", new_string: "b" } }],
+      ["a Codex patch header", repo, { tool_name: "apply_patch", tool_input: { command: "*** Begin Patch\n*** Update File: link/../api.ts\n@@\n-a\n+b\n*** End Patch\n" } }, "codex"],
+      ["a Codex Move to", repo, { tool_name: "apply_patch", tool_input: { command: "*** Begin Patch\n*** Update File: README\n*** Move to: link/../api.ts\n@@\n-a\n+b\n*** End Patch\n" } }, "codex"],
+    ];
+    for (const [what, cwd, event, agent] of cases) {
+      const r = await run(s.path, cwd, { cwd, hook_event_name: "PreToolUse", ...event }, agent);
+      expect({ what, code: r.code, stderr: r.stderr }).toEqual({ what, code: 0, stderr: "" });
+      expect({ what, why: denied(r.stdout) }).toEqual({ what, why: expect.stringMatching(/^a2a: src\/api\.ts is reserved by alice/) });
+    }
+    // plain/../api.ts is the repository's top api.ts, which nobody holds.
+    expect(await run(s.path, repo, claudeEdit(repo, `${repo}/plain/../api.ts`))).toMatchObject({ code: 0, stdout: "", stderr: "" });
+  });
+});
+
+describe("a nested repository under A2A_REPO (review finding 4)", () => {
+  test("with A2A_REPO set, an edit of a file of a nested repository is still checked against the session's repository: alice's reservation of sub/a.ts there denies it", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const top = gitRepo(d.path, "top");
+    const sub = gitRepo(top, "sub");
+    writeFileSync(join(sub, "a.ts"), "x\n");
+    const env = { A2A_REPO: "proj" };
+    const held = await a2a(["reserve", "sub/a.ts", "--as", "alice", "-q"], { dir: s.path, cwd: top, env });
+    expect(held).toMatchObject({ code: 0, stderr: "" });
+    const r = await a2a(["hook", "pre-tool-use"], { dir: s.path, cwd: top, stdin: JSON.stringify(claudeEdit(top, join(sub, "a.ts"))), env: { A2A_AGENT: "bob", ...env } });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(denied(r.stdout)).toMatch(/^a2a: sub\/a\.ts is reserved by alice/);
+  });
+});
+
 describe("one repository, one identity", () => {
   test("clones whose origins are https://host/Org/Repo.git and git@host:org/repo.git (quoted, in a second [remote] section): alice's reservation in one denies bob's edit in the other", async () => {
     using d = tempDir();

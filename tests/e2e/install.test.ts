@@ -101,10 +101,11 @@ describe.if(ON_FILES)("install.sh", () => {
     // Nothing of a2a's is left in the agents' settings to run a binary that is gone.
     expect(u.stdout).toContain("install.sh: claude: a2a removed from Claude Code");
     expect(JSON.parse(readFileSync(settings, "utf8"))).toEqual({ theme: "dark" });
-    expect(JSON.parse(readFileSync(claudeJson, "utf8")).mcpServers?.a2a).toBeUndefined();
+    // ~/.claude.json was setup's own (there was none): gone with its last a2a entry (issue 33.7).
+    expect(existsSync(claudeJson)).toBe(false);
     // Every agent's, not only Claude Code's.
     expect(u.stdout).toContain("install.sh: codex: a2a removed from Codex CLI");
-    expect(readFileSync(codexToml, "utf8")).not.toContain("a2a");
+    expect(existsSync(codexToml)).toBe(false); // setup's own file too
     expect(u.stdout).toContain(`install.sh: removed ${bin}\n`);
     expect(u.stdout).toContain(`install.sh: removed ${comp}\n`);
     expect(u.stdout).toContain(`left in place: your store (${s.home}/.a2a`);

@@ -250,7 +250,7 @@ describe("a2a peers", () => {
       const by = Object.fromEntries(l.peers.map((p: any) => [p.name, [p.agent, p.client]]));
       expect(by).toEqual({ mixed: ["Claude Code", "claude-code 1.0.0"], "mixed-2": ["some-mcp-client", "some-mcp-client 1.0.0"] });
       const table = (await a2a(["peers"], { dir: s.path, cwd })).stdout;
-      expect(table).toMatch(/^NAME\s+AGENT\s+HOST/);
+      expect(table).toMatch(/^NAME\s+AGENT\s+STATE\s+SINCE\s+HOLDS\s+HOST/);
       expect(table).toMatch(/\nmixed\s+Claude Code\s/);
       const listed = await other.json("list_peers", { scope: "machine" });
       expect(listed.peers.map((p: any) => [p.name, p.agent])).toEqual([["mixed", "Claude Code"]]);

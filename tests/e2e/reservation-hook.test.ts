@@ -6,7 +6,7 @@
 // (fixtures/claude.ts, offline against the Messages API stand-in): the denied Edit, its reason
 // in the model's next request, the file unchanged; and the edit after the release.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openBus } from "../../lib/bus";
 import { a2a, collect, tempDir, testStore } from "../harness/run";
@@ -86,6 +86,22 @@ describe("a2a hook pre-tool-use", () => {
     const sub = join(repo, "src");
     const rel = await hook(s.path, editEvent(sub, "Edit", { file_path: "api.ts", old_string: "a", new_string: "b" }), asBob);
     expect(JSON.parse(rel.stdout).hookSpecificOutput.permissionDecisionReason).toMatch(/^a2a: src\/api\.ts is reserved by alice/);
+  });
+
+  test("a holder name with terminal escapes (a record written by hand) reaches the deny reason inert, in the send hint too (review finding 14b)", async () => {
+    using d = tempDir();
+    using s = tempDir("a2a-store-"); // a file store: the record is rewritten by hand
+    const repo = gitRepo(d.path);
+    await reserve(s.path, repo, "alice", ["src/**"]);
+    const dir = join(s.path, "reservations");
+    const [name] = readdirSync(dir).filter((f) => f.endsWith(".json"));
+    const hostile = "al\u001b]0;owned\u0007\u001b[2Jice";
+    writeFileSync(join(dir, name), readFileSync(join(dir, name), "utf8").replace('"holder":"alice"', `"holder":${JSON.stringify(hostile)}`));
+    const r = await hook(s.path, editEvent(repo, "Edit", { file_path: join(repo, "src", "api.ts"), old_string: "a", new_string: "b" }), { A2A_AGENT: "bob" });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    const why: string = JSON.parse(r.stdout).hookSpecificOutput.permissionDecisionReason;
+    expect(why).toContain("a2a send al\\x1b]0;owned\\x07\\x1b[2Jice");
+    expect(why).not.toMatch(/[\u0000-\u001f\u007f]/);
   });
 
   test("silent (exit 0, nothing on stdout) for the holder, a shared reservation, a free file, a path outside the repository, a tool that writes no file", async () => {

@@ -96,8 +96,10 @@ describe.concurrent("a reader that closes stdout", () => {
 // Issue 33: Ctrl-C on `ssh devbox a2a wait NAME` left the remote wait running until the slot
 // was published: ssh's end of its stdout pipe was closed, and nothing was ever written to find
 // out. A blocking command whose stdout's reader goes away ends within a second, written to or
-// not, quietly (exit 0: nothing durable was consumed), on every blocking command. Its stdin
-// is /dev/null here and ends nothing (stdin at its end says nothing of the caller).
+// not, quietly: a stream (watch, tail --follow, sub --follow) exit 0, its reader being done;
+// a wait exit 141 (128+SIGPIPE), so `a2a wait x && deploy` never deploys on a wait that did
+// not end. Its stdin is /dev/null here and ends nothing (stdin at its end says nothing of the
+// caller).
 describe.concurrent("a blocking command whose stdout's reader goes away", () => {
   const more: { args: string[]; before?: string[][] }[] = [
     { args: ["task", "claim", "q", "--as", "w", "--wait"] },
@@ -105,7 +107,8 @@ describe.concurrent("a blocking command whose stdout's reader goes away", () => 
     { args: ["lease", "take", "db", "--as", "bob", "--wait"], before: [["lease", "take", "db", "--as", "alice", "--ttl", "1h"]] },
   ];
   for (const c of [...BLOCKING, ...more] as { args: string[]; before?: string[][] }[]) {
-    test(`a2a ${c.args.join(" ")}: ends by itself, exit 0, stdin /dev/null notwithstanding`, async () => {
+    const want = ["watch", "tail", "sub"].includes(c.args[0]) ? 0 : 141;
+    test(`a2a ${c.args.join(" ")}: ends by itself, exit ${want}, stdin /dev/null notwithstanding`, async () => {
       using d = testStore();
       let args = c.args;
       for (const b of c.before ?? []) {
@@ -118,11 +121,11 @@ describe.concurrent("a blocking command whose stdout's reader goes away", () => 
       await p.stdout.cancel(); // the reader is gone, as ssh's is when the connection goes
       const code = await Promise.race([p.exited, new Promise<string>((r) => setTimeout(() => r("still running after 10 s"), 10_000))]);
       if (typeof code === "string") p.kill();
-      expect({ code, stderr: await new Response(p.stderr).text() }).toEqual({ code: 0, stderr: "" });
+      expect({ code, stderr: await new Response(p.stderr).text() }).toEqual({ code: want, stderr: "" });
     });
   }
 
-  test("a2a reserve --wait in a repository: ends by itself, exit 0", async () => {
+  test("a2a reserve --wait in a repository: ends by itself, exit 141", async () => {
     using d = testStore();
     using repo = tempDir("a2a-hangup-repo-");
     const git = (...args: string[]) => expect(Bun.spawnSync(["git", ...args], { cwd: repo.path, env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" } }).exitCode).toBe(0);
@@ -136,7 +139,7 @@ describe.concurrent("a blocking command whose stdout's reader goes away", () => 
     await p.stdout.cancel();
     const code = await Promise.race([p.exited, new Promise<string>((r) => setTimeout(() => r("still running after 10 s"), 10_000))]);
     if (typeof code === "string") p.kill();
-    expect({ code, stderr: await new Response(p.stderr).text() }).toEqual({ code: 0, stderr: "" });
+    expect({ code, stderr: await new Response(p.stderr).text() }).toEqual({ code: 141, stderr: "" });
   });
 
   test("a reader that stays, and a stdin at its end, stop nothing: the wait gets its value", async () => {

@@ -359,12 +359,12 @@ describe.concurrent.if(ON_FILES)("a damaged task or lease file", () => {
     // A wait on its dependant ends at once: it can never become done.
     expectCleanError(await a2a(["task", "wait", b, "--timeout", "60"], { dir: d.path }), 1, /is dead: dependency .* is dead: its record is damaged/);
     expectCleanError(await a2a(["task", "claim", "q"], { dir: d.path }), 3, new RegExp(`\\(0 claimed, 0 blocked, 1 damaged: ${file} is not JSON \\(a2a task cancel ${a} marks it dead\\)\\)`));
-    // The hooks of every session still work, and see the other queue's work.
-    for (const [event, extra] of [["session-start", []], ["stop", ["--wait", "0.1s"]]] as const) {
-      const h = await hook(event, d.path, [...extra]);
-      expect({ event, code: h.code, stderr: h.stderr }).toEqual({ event, code: 0, stderr: "" });
-      expect(h.stdout).toContain(`r (1 claimable, oldest ${c})`);
-    }
+    // The hooks of every session still work: session-start sees the other queue's work; a
+    // worker's stop is held only by the queues it serves (issue 33.5), and this one serves none.
+    const start = await hook("session-start", d.path, []);
+    expect({ code: start.code, stderr: start.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(start.stdout).toContain(`r (1 claimable, oldest ${c})`);
+    expect(await hook("stop", d.path, ["--wait", "0.1s"])).toMatchObject({ code: 0, stderr: "", stdout: "" });
     const gc = await a2a(["gc", "--json"], { dir: d.path });
     expect({ code: gc.code, stderr: gc.stderr }).toEqual({ code: 0, stderr: warning });
     expect(JSON.parse(gc.stdout).damaged).toEqual([{ kind: "task", name: a, file, why: "not JSON" }]);

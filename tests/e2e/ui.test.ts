@@ -3,11 +3,12 @@
 // driven by playwright-core), that the page follows the store live and that hostile store
 // content stays inert text. Screenshots of each view are saved (kept with A2A_TEST_SHOTS=DIR).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { openBus } from "../../lib/bus";
 import { a2a, exitWithin, ON_FILES, ROOT, tempDir, testStore } from "../harness/run";
+import { connect } from "../harness/mcp";
 import { browserMissing, enter, launchBrowser, nextLink, rawRequest, screenshots, startUi, type Client, type RunningUi } from "../harness/ui";
 
 setDefaultTimeout(90_000);
@@ -548,6 +549,10 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
       expect(await inert()).toEqual({ pwned: null, injected: 0 });
       expect(await page.textContent(row("html"))).toContain("<img src=x onerror=");
       expect(await page.textContent(row("streamer"))).toContain("<script>");
+      // The agents and topics panes fill from their own feeds (on PostgreSQL after the slots'):
+      // wait for the text, then look.
+      await page.locator("#agents", { hasText: "<img src=x" }).waitFor({ timeout: 20_000 });
+      await page.locator("#topics", { hasText: "<script>window.__pwned=2</script>" }).waitFor({ timeout: 20_000 });
       expect(await page.textContent("#agents")).toContain("<img src=x");
       expect(await page.textContent("#topics")).toContain("<script>window.__pwned=2</script>");
       expect(await page.textContent(row("ansi"))).toContain("^[[31mred^[[0m ^Gbell ⟨U+202E⟩evil");
@@ -599,6 +604,38 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
     } finally {
       await page.close();
       await stop(u);
+    }
+  });
+
+  test("agents: each session's state; a permission prompt puts it in the needs-you list at the top, its answer and stop take it out", async () => {
+    using d = testStore();
+    using w = tempDir();
+    const cwd = join(w.path, "proj");
+    mkdirSync(cwd);
+    const alice = await connect(d.path, { A2A_AGENT: "alice" }, { cwd, tools: "" });
+    const hook = (event: string, input: object) => a2a(["hook", event], { dir: d.path, stdin: JSON.stringify({ cwd, ...input }), env: { A2A_AGENT: "alice" } });
+    const u = await startUi([], { dir: d.path });
+    const page = await open(u);
+    try {
+      await page.waitForSelector('#agents tr[data-agent="alice"][data-state="idle"]');
+      expect(await page.isHidden("#needs-you")).toBe(true);
+      await hook("user-prompt-submit", {});
+      await page.waitForSelector('#agents tr[data-agent="alice"][data-state="working"]');
+      const asked = "Claude needs your permission to use Bash <b>rm -rf /</b>";
+      await hook("notification", { hook_event_name: "Notification", message: asked, notification_type: "permission_prompt" });
+      await page.waitForSelector('#needs-list li[data-agent="alice"]');
+      expect(await page.isVisible("#needs-you")).toBe(true);
+      expect(await page.textContent("#needs-list")).toContain(asked); // the agent's words, as inert text
+      expect(await page.locator("#needs-list b").count()).toBe(1); // only the page's own name tag
+      await page.locator("#needs-you").screenshot({ path: join(shots, "needs-you.png") });
+      await hook("stop", { stop_hook_active: false });
+      await page.waitForSelector('#agents tr[data-agent="alice"][data-state="idle"]');
+      expect(await page.isHidden("#needs-you")).toBe(true);
+      expect(pageErrors(page)).toEqual([]);
+    } finally {
+      await page.close();
+      await stop(u);
+      await alice.close();
     }
   });
 

@@ -121,9 +121,11 @@ describe("architecture", () => {
       reservations: ["core", "engine", "presence", "tasks"],
       // a2a guard: git's hooks over the reservation rules, committer named as presence names it.
       guard: ["core", "presence", "reservations"],
-      sessions: ["core", "engine", "mail", "presence", "tasks"],
-      // fs: the file-only modules the next test names.
-      dashboard: ["core", "engine", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "blobs"],
+      // (and, for a session's state, the task and the reservations it holds)
+      sessions: ["core", "engine", "mail", "presence", "tasks", "reservations"],
+      // fs: the file-only modules the next test names; sessions: each session's state
+      // (lib/sessions/state.ts) on its agent's row.
+      dashboard: ["core", "engine", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "blobs", "sessions"],
       maintenance: ["core", "engine", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "sessions", "blobs"],
       // Search: a join over the rooms it reads (mail's visibility rule, each room's records).
       search: ["core", "engine", "mail"],

@@ -121,6 +121,11 @@ describe("a path given from anywhere in the repository", () => {
     symlinkSync(root, join(d.path, "alias"));
     expect(relativePath(repo, join(d.path, "alias", "src"), "api/x.ts")).toBe("src/api/x.ts");
     expect(relativePath(repo, d.path, join(d.path, "alias", "src", "new.ts"))).toBe("src/new.ts");
+    // `..` after a link goes up from its target, as the kernel does: escape/.. leaves the repository.
+    symlinkSync(join(root, "src", "api"), join(root, "deep"));
+    expect(relativePath(repo, root, "deep/../new.ts")).toBe("src/new.ts");
+    expect(relativePath(repo, sub, `${root}/deep/../api/x.ts`)).toBe("src/api/x.ts");
+    expect(() => relativePath(repo, root, "escape/../x")).toThrow(/outside the repository/);
     // (From a directory outside git the file is also in that directory's "repository".)
     expect(fileRepos(join(d.path, "alias", "link.ts"), d.path, "h")).toEqual([{ repo: repoOf(root, "h"), rel: "src/api/x.ts" }, { repo: repoOf(d.path, "h"), rel: "r/src/api/x.ts" }]);
     expect(fileRepos("/etc/passwd", root, "h")).toEqual([]);

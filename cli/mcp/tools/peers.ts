@@ -3,15 +3,16 @@
 
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { Peer, Scope } from "../../../lib/presence/peers";
+import type { Scope } from "../../../lib/presence/peers";
+import type { PeerWithState } from "../../../lib/sessions/state";
 import type { McpCtx } from "../context";
 import { handler } from "../result";
 import { agentOfClient } from "../../agents/index";
 
 export const messagingAnnotations = (readOnly: boolean) => ({ readOnlyHint: readOnly, destructiveHint: false, idempotentHint: readOnly, openWorldHint: true });
 
-const peerView = (p: Peer) => ({
-  id: p.name, name: p.name, host: p.host, pid: p.pid, cwd: p.cwd, git_root: p.git_root, tty: p.tty, summary: p.summary,
+const peerView = (p: PeerWithState) => ({
+  id: p.name, name: p.name, state: p.state, since: p.since, on: p.on, task: p.task, reserved: p.reserved, host: p.host, pid: p.pid, cwd: p.cwd, git_root: p.git_root, tty: p.tty, summary: p.summary,
   started_at: p.started_at, last_seen: p.heartbeat, client: p.client ?? null, agent: agentOfClient(p.client) || null,
 });
 
@@ -21,11 +22,11 @@ export function registerPeerTools(server: McpServer, ctx: McpCtx): void {
 
   server.registerTool("list_peers", {
     title: "List running agents",
-    description: "List the other agents (Claude Code, Codex, Gemini CLI, opencode ... sessions running a2a mcp) you can message: name (use it as to_id), agent (which coding agent it is), host, pid, working directory, git root, summary. Stale entries are removed as they are found.",
+    description: "List the other agents (Claude Code, Codex, Gemini CLI, opencode ... sessions running a2a mcp) you can message: name (use it as to_id), agent (which coding agent it is), state (working: in a turn; idle: at its prompt; waiting: blocked in a wait, `on` says on what; needs-you: asking its user something) and since when (unix seconds), task (the one it holds, {queue, id}, or null), reserved (the path patterns it holds), host, pid, working directory, git root, summary. Agents whose process is gone are removed as they are found.",
     inputSchema: { scope: z.enum(["machine", "directory", "repo", "all"]).default("machine").describe('"machine" = this computer, "directory" = same working directory, "repo" = same git repository, "all" = every host sharing the store') },
     annotations: messagingAnnotations(true),
   }, handler(ctx, "list_peers", async ({ scope }: { scope: string }) => {
-    const l = await bus.presence.peers(scope as Scope, { cwd: session.cwd }); // lib checks the scope
+    const l = await bus.sessions.peers(scope as Scope, { cwd: session.cwd }); // lib checks the scope
     const peers = l.peers.filter((p) => !(p.name === me && p.pid === process.pid && p.host === bus.host)).map(peerView);
     return { ok: true, scope, you: me, peers, count: peers.length };
   }));

@@ -123,16 +123,17 @@ export function registerTaskTools(server: McpServer, ctx: McpCtx): void {
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, ...shared },
   }, handler(ctx, "task_claim", async (a: { queue: string; wait: boolean; timeout: number; lease: number; key?: string }, extra) => {
     const opts = { as: session.me, key: a.key, leaseSec: a.lease };
-    const handOut = (c: TaskClaim) => {
+    const handOut = async (c: TaskClaim) => {
       if (!c.replayed) giveBackUnlessDelivered(ctx, extra, `claim of task ${c.id} (attempt ${c.attempt})`, () => bus.tasks.unclaim(c));
+      await session.update("remembering the task held", () => bus.sessions.holdTask(session.me, { queue: c.queue, id: c.id })); // a2a peers shows it
       return claimBody(c);
     };
     refuseIfStopping(ctx, "claimed");
-    await bus.sessions.serve(session.me, a.queue).catch((e) => ctx.log(`remembering the queue served: ${(e as Error).message}`)); // its worker stop counts it
+    await session.update("remembering the queue served", () => bus.sessions.serve(session.me, a.queue)); // its worker stop counts it
     if (!a.wait) {
       try {
         const o = await ctx.deliveries.track(bus.tasks.claim(a.queue, opts)); // a claim under way holds the exit (delivery.ts)
-        return handOut(o.value!);
+        return await handOut(o.value!);
       } catch (e) {
         if (e instanceof A2AError && e.code === "ENOTFOUND" && typeof e.data.reason === "string") {
           return { ok: false, queue: a.queue, error: e.data.reason === "no queue" ? "no_queue" : "nothing_claimable", ...e.data, message: phrase(e, MODEL) };
@@ -143,7 +144,7 @@ export function registerTaskTools(server: McpServer, ctx: McpCtx): void {
     const w = await bounded(ctx, extra, a.timeout, () => `waiting for a claimable task in ${a.queue}`, (timeoutMs, signal) =>
       ctx.deliveries.track(bus.tasks.claim(a.queue, { ...opts, wait: true, timeoutMs, signal })),
     );
-    if (w.kind === "done") return handOut(w.value!);
+    if (w.kind === "done") return await handOut(w.value!);
     return { queue: a.queue, ...notYet(w, cap, `task_claim(queue="${a.queue}", wait=true, timeout=TIMEOUT)`, `Nothing claimable in ${a.queue}`) };
   }));
 
@@ -164,6 +165,7 @@ export function registerTaskTools(server: McpServer, ctx: McpCtx): void {
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, ...shared },
   }, handler(ctx, "task_done", async (a: { id: string; token: string; result: string; attach?: string[] }) => {
     const r = await bus.tasks.complete(a.id, a.token, a.result, await attachFiles(bus, a.attach));
+    await session.update("forgetting the task held", () => bus.sessions.holdTask(session.me, null, a.id));
     return { ok: true, ...r, message: `Task ${r.id} is done.` };
   }));
 
@@ -178,6 +180,7 @@ export function registerTaskTools(server: McpServer, ctx: McpCtx): void {
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, ...shared },
   }, handler(ctx, "task_fail", async (a: { id: string; token: string; reason?: string; retry: boolean }) => {
     const r = await bus.tasks.fail(a.id, a.token, { reason: a.reason, retry: a.retry });
+    await session.update("forgetting the task held", () => bus.sessions.holdTask(session.me, null, a.id));
     return { ok: true, ...r, message: r.state === "dead" ? `Task ${r.id} is dead: ${r.reason}` : `Task ${r.id} is back in queue ${r.queue} for another attempt.` };
   }));
 
@@ -272,7 +275,7 @@ export function registerTaskTools(server: McpServer, ctx: McpCtx): void {
     refuseIfStopping(ctx, "taken");
     if (!a.wait) return handOut((await ctx.deliveries.track(bus.leases.takeUndoably(a.names, opts))).value!);
     const w = await bounded(ctx, extra, a.timeout, () => `waiting for ${a.names.join(", ")} to be free`, (timeoutMs, signal) => ctx.deliveries.track(bus.leases.takeUndoably(a.names, { ...opts, wait: true, timeoutMs, signal })));
-    if (w.kind === "done") return handOut(w.value!);
+    if (w.kind === "done") return await handOut(w.value!);
     return { names: a.names, held: w.pending, ...notYet(w, cap, `lease_take(names=${JSON.stringify(a.names)}, wait=true, timeout=TIMEOUT)`, `Still held: ${w.pending.join(", ")}`) };
   }));
 

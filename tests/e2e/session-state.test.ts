@@ -1,0 +1,202 @@
+// A session's state (issue 35, "Know each session's state") through the compiled binary and a
+// real MCP client: the hooks mark it (session-start idle, user-prompt-submit working, stop idle,
+// notification needs-you), a2a mcp marks it waiting while a tool blocks, a2a peers (and --json,
+// and list_peers) shows it, a2a wait-state waits for it, and a killed session is gone at once.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { a2a, exitWithin, spawnA2A, tempDir, testStore, collect } from "../harness/run";
+import { connect, type Session } from "../harness/mcp";
+
+setDefaultTimeout(120_000);
+
+const hook = (store: string, event: string, input: object, name = "alice") =>
+  a2a(["hook", event], { dir: store, stdin: JSON.stringify(input), env: { A2A_AGENT: name } });
+
+async function stateOf(store: string, name: string): Promise<{ state: string; on: string | null; since: number | null }> {
+  const r = await a2a(["peers", "--json"], { dir: store });
+  expect(r).toMatchObject({ code: 0, stderr: "" });
+  const p = JSON.parse(r.stdout).peers.find((x: any) => x.name === name);
+  return p ? { state: p.state, on: p.on, since: p.since } : { state: "gone", on: null, since: null };
+}
+
+// Resolves once a session shows waiting (its tool call has begun to block).
+async function whenWaiting(store: string, name: string): Promise<{ state: string; on: string | null }> {
+  const waiter = await a2a(["wait-state", name, "waiting", "--timeout", "60", "--json"], { dir: store });
+  expect(waiter).toMatchObject({ code: 0, stderr: "" });
+  return JSON.parse(waiter.stdout);
+}
+
+describe("session state", () => {
+  test("the hooks mark idle, working, needs-you and idle again; peers shows it; wait-state wakes on the stop", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const session: Session = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "all" });
+    try {
+      expect((await stateOf(s.path, "alice")).state).toBe("idle"); // a2a mcp up, nothing said yet
+      expect(await hook(s.path, "session-start", { cwd, hook_event_name: "SessionStart" })).toMatchObject({ code: 0, stderr: "" });
+      expect((await stateOf(s.path, "alice")).state).toBe("idle");
+      expect(await hook(s.path, "user-prompt-submit", { cwd, prompt: "go" })).toMatchObject({ code: 0, stdout: "", stderr: "" });
+      expect(await stateOf(s.path, "alice")).toMatchObject({ state: "working", on: null });
+
+      const table = await a2a(["peers"], { dir: s.path });
+      expect(table.stdout).toMatch(/^NAME\s+AGENT\s+STATE\s+SINCE\s+HOLDS\s+HOST/);
+      expect(table.stdout).toMatch(/\nalice\s+\S+\s+working\s+\d+s\s/);
+
+      const asked = "Claude needs your permission to use Bash";
+      expect(await hook(s.path, "notification", { cwd, hook_event_name: "Notification", message: asked, notification_type: "permission_prompt" })).toMatchObject({ code: 0, stdout: "", stderr: "" });
+      expect(await stateOf(s.path, "alice")).toMatchObject({ state: "needs-you", on: asked });
+      expect((await a2a(["peers"], { dir: s.path })).stdout).toContain(`needs-you (${asked.slice(0, 29)}`);
+      // A notification that asks nothing (a login that went through) changes nothing.
+      await hook(s.path, "notification", { cwd, message: "Logged in", notification_type: "auth_success" });
+      expect((await stateOf(s.path, "alice")).state).toBe("needs-you");
+
+      // A script waiting for the turn to end wakes on the stop.
+      const waiter = spawnA2A(["wait-state", "alice", "idle", "--timeout", "60"], { dir: s.path });
+      expect(await hook(s.path, "stop", { cwd, stop_hook_active: false })).toMatchObject({ code: 0, stdout: "", stderr: "" });
+      const woke = await collect(waiter);
+      expect(woke).toMatchObject({ code: 0, stderr: "" });
+      expect(woke.stdout).toMatch(/^alice idle for \d+s on \S+\n$/);
+
+      // A stop held for unread mail leaves the session working.
+      await hook(s.path, "user-prompt-submit", { cwd });
+      expect((await a2a(["send", "alice", "hi", "--as", "bob"], { dir: s.path })).code).toBe(0);
+      const held = await hook(s.path, "stop", { cwd, stop_hook_active: false });
+      expect(JSON.parse(held.stdout).decision).toBe("block");
+      expect((await stateOf(s.path, "alice")).state).toBe("working");
+    } finally {
+      await session.close();
+    }
+  });
+
+  test("a2a mcp marks the session waiting, on what, while task_claim blocks, and as before when it returns; list_peers shows it", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const alice = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "all" });
+    const bob = await connect(s.path, { A2A_AGENT: "bob" }, { cwd, tools: "all" });
+    try {
+      await hook(s.path, "user-prompt-submit", { cwd });
+      const claim = alice.json("task_claim", { queue: "build", wait: true, timeout: 60 });
+      expect(await whenWaiting(s.path, "alice")).toMatchObject({ name: "alice", state: "waiting", on: "a claimable task in build" });
+      const listed = (await bob.json("list_peers", { scope: "all" })).peers.find((p: any) => p.name === "alice");
+      expect(listed).toMatchObject({ state: "waiting", on: "a claimable task in build" });
+      expect(await a2a(["task", "add", "build", "compile"], { dir: s.path })).toMatchObject({ code: 0 });
+      const claimed = await claim;
+      expect(claimed.ok).toBe(true);
+      // The turn goes on: the mark the wait found is put back (just after the answer: it waits for no bookkeeping).
+      const back = await a2a(["wait-state", "alice", "working", "--timeout", "60", "--json"], { dir: s.path });
+      expect(JSON.parse(back.stdout)).toMatchObject({ state: "working", on: null });
+      // The task it holds, until it is done.
+      const held = (await bob.json("list_peers", { scope: "all" })).peers.find((p: any) => p.name === "alice");
+      expect(held.task).toEqual({ queue: "build", id: claimed.id });
+      expect((await a2a(["peers"], { dir: s.path })).stdout).toMatch(new RegExp(`\\nalice\\s+\\S+\\s+working\\s+\\d+s\\s+build/${claimed.id}\\s`));
+      await alice.json("task_done", { id: claimed.id, token: claimed.token, result: "built" });
+      expect(JSON.parse((await a2a(["peers", "--json"], { dir: s.path })).stdout).peers.find((p: any) => p.name === "alice").task).toBeNull();
+      // And the paths it reserved.
+      expect(await a2a(["reserve", "src/api/**", "--as", "alice"], { dir: s.path, cwd })).toMatchObject({ code: 0 });
+      expect(JSON.parse((await a2a(["peers", "--json"], { dir: s.path })).stdout).peers.find((p: any) => p.name === "alice").reserved).toEqual(["src/api/**"]);
+      expect((await a2a(["peers"], { dir: s.path })).stdout).toMatch(/\nalice\s+\S+\s+\S+\s+\d+s\s+src\/api\/\*\*\s/);
+    } finally {
+      await alice.close();
+      await bob.close();
+    }
+  });
+
+  test("Gemini CLI: a2a setup gemini installs the Notification hook (and --remove takes it out); its ToolPermission alert marks needs-you", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const home = join(d.path, "home");
+    const cwd = join(d.path, "proj");
+    mkdirSync(home);
+    mkdirSync(cwd);
+    const o = { dir: s.path, env: { HOME: home, GEMINI_CLI_HOME: undefined }, cwd: d.path };
+    expect(await a2a(["setup", "gemini"], o)).toMatchObject({ code: 0, stderr: "" });
+    const settings = join(home, ".gemini", "settings.json");
+    const hooks = JSON.parse(readFileSync(settings, "utf8")).hooks;
+    expect(hooks.Notification).toEqual([{ hooks: [{ type: "command", command: expect.stringMatching(/\/a2a --dir \S+ hook notification --agent gemini$/), timeout: 10000 }] }]);
+    expect(await a2a(["setup", "gemini", "--remove"], o)).toMatchObject({ code: 0, stderr: "" });
+    expect(existsSync(settings) ? JSON.parse(readFileSync(settings, "utf8")).hooks?.Notification : undefined).toBeUndefined();
+
+    const session = await connect(s.path, { A2A_AGENT: "gem" }, { cwd, tools: "" });
+    try {
+      const alert = { cwd, hook_event_name: "Notification", notification_type: "ToolPermission", message: "Tool write_file requires permission", details: { tool: "write_file" } };
+      const r = await a2a(["hook", "notification", "--agent", "gemini"], { dir: s.path, stdin: JSON.stringify(alert), env: { A2A_AGENT: "gem" } });
+      expect(r).toMatchObject({ code: 0, stdout: "", stderr: "" });
+      expect(await stateOf(s.path, "gem")).toMatchObject({ state: "needs-you", on: "Tool write_file requires permission" });
+    } finally {
+      await session.close();
+    }
+  });
+
+  test("a2a recv --wait in a session's shell shows the session waiting on mail until a message comes; a script's inbox is no session", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const alice = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "" });
+    try {
+      const recv = spawnA2A(["recv", "--wait", "--timeout", "60"], { dir: s.path, env: { A2A_AGENT: "alice" } });
+      expect(await whenWaiting(s.path, "alice")).toMatchObject({ state: "waiting", on: "mail" });
+      expect((await a2a(["send", "alice", "here you go", "--as", "bob"], { dir: s.path })).code).toBe(0);
+      const got = await collect(recv);
+      expect(got).toMatchObject({ code: 0, stderr: "" });
+      expect(got.stdout).toContain("here you go");
+      expect(JSON.parse((await a2a(["wait-state", "alice", "idle", "--timeout", "60", "--json"], { dir: s.path })).stdout)).toMatchObject({ state: "idle", on: null });
+      // No live session holds "worker": its recv --wait writes no session record.
+      const script = await a2a(["recv", "--wait", "--timeout", "0.1"], { dir: s.path, env: { A2A_AGENT: "worker" } });
+      expect(script.code).toBe(124);
+      expect(JSON.parse((await a2a(["wait-state", "worker", "gone", "--json"], { dir: s.path })).stdout)).toEqual({ name: "worker", state: "gone", since: null, on: null, host: null });
+    } finally {
+      await alice.close();
+    }
+  });
+
+  test("a killed session is gone at once: peers never shows it, wait-state gone returns", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const alice = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "" });
+    const waiter = spawnA2A(["wait-state", "alice", "gone", "--timeout", "60", "--json"], { dir: s.path });
+    try {
+      expect((await stateOf(s.path, "alice")).state).toBe("idle");
+      process.kill(alice.pid, "SIGKILL");
+      const woke = await collect(waiter);
+      expect(woke).toMatchObject({ code: 0, stderr: "" });
+      expect(JSON.parse(woke.stdout)).toMatchObject({ name: "alice", state: "gone" });
+      const r = await a2a(["peers", "--json"], { dir: s.path });
+      expect(JSON.parse(r.stdout).peers).toEqual([]);
+    } finally {
+      waiter.kill();
+      await alice.close().catch(() => {});
+    }
+  });
+
+  test("wait-state: 124 on --timeout, a warning for a name not on the bus yet, 2 for an unknown state, one line each", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const alice = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "" });
+    try {
+      const t = await a2a(["wait-state", "alice", "working", "--timeout", "0.2"], { dir: s.path });
+      expect(t).toMatchObject({ code: 124, stdout: "" });
+      expect(t.stderr).toMatch(/^a2a: alice was not working in time: raise --timeout, or see what it is doing \(a2a peers\)\n$/);
+      // A name not on the bus yet: a warning, and the wait goes on until it starts.
+      const nf = await a2a(["wait-state", "nobody", "idle", "--timeout", "0.2"], { dir: s.path });
+      expect(nf).toMatchObject({ code: 124, stdout: "" });
+      expect(nf.stderr).toMatch(/^a2a: warning: no session named nobody has been on the bus yet: waiting for it to start \(a2a peers lists the live ones\)\na2a: nobody was not idle in time/);
+      expect(await a2a(["wait-state", "nobody", "gone", "--json"], { dir: s.path })).toMatchObject({ code: 0, stderr: "", stdout: '{"name":"nobody","state":"gone","since":null,"on":null,"host":null}\n' });
+      const bad = await a2a(["wait-state", "alice", "asleep"], { dir: s.path });
+      expect(bad).toMatchObject({ code: 2, stdout: "" });
+      expect(bad.stderr).toMatch(/^a2a: unknown session state "asleep": use working, idle, waiting, needs-you, gone/);
+      expect(bad.stderr.split("\n").length).toBe(2);
+    } finally {
+      await alice.close();
+    }
+  });
+});
