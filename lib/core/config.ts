@@ -12,12 +12,11 @@
 // - the root and its subdirectories are created with mode 0700 (or 0770 + setgid when
 //   A2A_SHARED=1, for a group-shared team directory); files are 0600 (0640 shared).
 
-import { accessSync, constants, statSync } from "node:fs";
 import { homedir, hostname } from "node:os";
-import { dirname, isAbsolute, join, resolve } from "node:path";
-import { A2AError, arg, ioError, text, type Part } from "./errors";
+import { isAbsolute, join, resolve } from "node:path";
+import { A2AError, arg, text } from "./errors";
 import { MAX_MAX_BYTES } from "./fs";
-import { expandHome, redact, URL_SCHEME } from "./location";
+import { checkRoot, expandHome, redact, URL_SCHEME } from "./location";
 import type { Inotify } from "./inotify";
 import type { Engine } from "../engine/engine";
 import { platformFor, type Platform } from "./platform";
@@ -275,35 +274,4 @@ function unopened(): Engine {
       throw new A2AError("EIO", `the store's engine was used (${String(key)}) before it was opened: this is a bug in a2a, please report it`);
     },
   });
-}
-
-// The root must be a directory, or creatable as one: the nearest existing ancestor is a
-// directory this process may write. Nothing is created here (reads of a missing store create
-// nothing; the first write does), but a path that can never be a store fails every command
-// the same way, before anything else.
-function checkRoot(store: Store): void {
-  const where: Part[] = [`the store ${store.root} (from `, store.rootFrom === "dir" ? arg("dir") : store.rootFrom, ")"];
-  for (let p = store.root; ; p = dirname(p)) {
-    let st;
-    try {
-      st = statSync(p);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if ((code === "ENOENT" || code === "ENOTDIR") && dirname(p) !== p) continue;
-      throw ioError(err, ["opening ", ...where]);
-    }
-    if (!st.isDirectory()) {
-      throw new A2AError("EIO", [...where, ...text` cannot be a directory: ${p} is a file; point ${arg("dir")} or A2A_DIR at a directory`], {
-        data: { root: store.root, from: store.rootFrom, blocker: p },
-      });
-    }
-    if (p !== store.root) {
-      try {
-        accessSync(p, constants.W_OK | constants.X_OK);
-      } catch (err) {
-        throw ioError(err, ["creating ", ...where, ` in ${p}`]);
-      }
-    }
-    return;
-  }
 }
