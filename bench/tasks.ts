@@ -24,7 +24,7 @@ import { join } from "node:path";
 import { BIN, childEnv } from "../tests/harness/run";
 import { type Store } from "../lib/core/config";
 import { openStore } from "../lib/engine/open";
-import { closeWatches } from "../lib/core/watch";
+import { closeWatches } from "../lib/fs/watch";
 import { publishSlot } from "../lib/slots/slot";
 import { waitSlots } from "../lib/slots/wait";
 import { addTask, addTasks } from "../lib/tasks/add";

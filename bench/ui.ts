@@ -12,7 +12,7 @@ import { ensureBinary } from "../tests/build";
 import { BIN, tempDir } from "../tests/harness/run";
 import { browserMissing, launchBrowser, startUi } from "../tests/harness/ui";
 import { openStore } from "../lib/engine/open";
-import { closeWatches } from "../lib/core/watch";
+import { closeWatches } from "../lib/fs/watch";
 import { publishSlot } from "../lib/slots/slot";
 import { waitSlots } from "../lib/slots/wait";
 

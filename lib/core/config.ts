@@ -17,11 +17,11 @@ import { isAbsolute, join, resolve } from "node:path";
 import { A2AError, arg, text } from "./errors";
 import { MAX_MAX_BYTES } from "./fs";
 import { checkRoot, expandHome, redact, URL_SCHEME } from "./location";
-import type { Inotify } from "./inotify";
+import type { Inotify } from "../fs/inotify";
 import type { Engine } from "../engine/engine";
 import { platformFor, type Platform } from "./platform";
 import { checkDuration, parseDuration } from "./time";
-import type { DirWatch } from "./watch";
+import type { DirWatch } from "../fs/watch";
 
 export { expandHome, redact }; // for lib/bus.ts, whose only static imports are this module, the errors and the opening
 
@@ -76,7 +76,7 @@ export interface Store extends Settings {
   fileMode: number;
   host: string;
   // Runtime state of this process for this root.
-  watches: Map<string, DirWatch>; // one directory watch per directory (lib/core/watch.ts)
+  watches: Map<string, DirWatch>; // one directory watch per directory (lib/fs/watch.ts)
   inotify: Inotify | null | undefined; // their inotify instance on Linux (null: none to be had), once asked
   lastIdUs: number; // the last message id's microseconds: ids grow strictly (lib/mail/message.ts)
   users: Map<number, string> | undefined; // uid -> user name, read from /etc/passwd once

@@ -11,7 +11,7 @@
 
 import type { Store } from "../core/config";
 import { A2AError, arg, text } from "../core/errors";
-import { closeWatches, watchDirChannel } from "../core/watch";
+import { closeWatches, watchDirChannel } from "./watch";
 import type { Engine } from "../engine/engine";
 
 export function fileEngine(store: Store): Engine {

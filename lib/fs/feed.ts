@@ -5,7 +5,7 @@
 // Invariants:
 // - reading only, as lib/dashboard/view.ts: the only writes are the store's own directories made to be
 //   watched;
-// - every change is seen through lib/core/watch.ts (`subscribe`, and watchSlots on top of it):
+// - every change is seen through lib/fs/watch.ts (`subscribe`, and watchSlots on top of it):
 //   subscriptions are made before any baseline is read, so nothing that lands after the
 //   baseline is missed; a burst may fold into one event (re-read, not replayed);
 // - a read the store refuses ends the feed with that error (never a throw from a watch
@@ -17,7 +17,7 @@ import { ensureDir } from "../core/guard";
 import { ended, type Outcome } from "../core/outcome";
 import { claimDir, curDir, heldDir, inboxDir, inboxesDir, isValidName, msgFile, newDir, peersDir, sessionsDir, topicDir, topicsDir } from "../core/paths";
 import { nowSec } from "../core/time";
-import { subscribe } from "../core/watch";
+import { subscribe } from "./watch";
 import { idsIn, inboxNames, parseClaim, readMessageFile } from "./mail-record";
 import { watchSlots } from "../slots/events";
 import { readTopicFiles, topicIds } from "./topics";

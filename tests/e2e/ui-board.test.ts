@@ -10,7 +10,7 @@ import type { Board, BoardProvider, BoardTask } from "../../lib/dashboard/board"
 import { fileBus, openBus, type Bus } from "../../lib/bus";
 import { type Store } from "../../lib/core/config";
 import { openStore } from "../../lib/engine/open";
-import { closeWatches } from "../../lib/core/watch";
+import { closeWatches } from "../../lib/fs/watch";
 import { serveUi } from "../../cli/ui/server";
 import { a2a, ON_FILES, tempDir, testStore } from "../harness/run";
 import { browserMissing, launchBrowser, screenshots } from "../harness/ui";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Store } from "../../lib/core/config";
 import { openStore } from "../../lib/engine/open";
-import { closeWatches } from "../../lib/core/watch";
+import { closeWatches } from "../../lib/fs/watch";
 import { addTask } from "../../lib/tasks/add";
 import { claimTask, unclaimTask, type TaskClaim } from "../../lib/tasks/claim";
 import { completeTask, renewTask } from "../../lib/tasks/holder";

@@ -11,7 +11,7 @@ import { type Store } from "../../lib/core/config";
 import { openStore } from "../../lib/engine/open";
 import { A2AError } from "../../lib/core/errors";
 import { taskBell } from "../../lib/core/paths";
-import { closeWatches } from "../../lib/core/watch";
+import { closeWatches } from "../../lib/fs/watch";
 import { startSlot } from "../../lib/slots/slot";
 import { addTask, addTasks } from "../../lib/tasks/add";
 import { cancelTask, retryTask } from "../../lib/tasks/admin";
