@@ -26,35 +26,13 @@
 //
 // Names never start with "." so dot-files anywhere are foreign or temporary and are skipped.
 
-import { cut } from "./cut";
 import { hashHex } from "./digest";
 import { join } from "node:path";
-import { A2AError } from "./errors";
+import { isMessageId, isTaskId, isValidName } from "./names";
 import type { Store } from "./config";
 
-export const NAME_RULE = "names are 1-128 characters of letters, digits, '.', '_' and '-', not starting with '.'";
-const NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
-
-export function isValidName(name: unknown): name is string {
-  return typeof name === "string" && NAME_RE.test(name);
-}
-
-// The order names are listed in: by code unit (names are ASCII, NAME_RE), the same on every
-// machine whatever its locale, and without loading ICU's collator as localeCompare does
-// (half a millisecond of a command's start-up).
-export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-// Throws a usage error naming the rule; the only gate between user input and a path.
-export function checkName(name: unknown, what = "name"): string {
-  if (!isValidName(name)) {
-    const shown = typeof name === "string" ? JSON.stringify(cut(name, 60)) : String(name);
-    throw new A2AError("EUSAGE", `invalid ${what} ${shown}: ${NAME_RULE}`, { data: { what } });
-  }
-  return name;
-}
-
-// Agent names (senders, recipients, subscribers, peers) follow the slot name rule.
-export const checkAgent = (name: unknown, what = "agent name") => checkName(name, what);
+// The names and ids every engine checks (lib/core/names.ts), for the file engine's own callers.
+export { byName, checkAgent, checkName, isMessageId, isTaskId, isValidName, NAME_RULE } from "./names";
 
 const JSON_EXT = ".json";
 export const SLOT_EXT = JSON_EXT;
@@ -94,8 +72,6 @@ export function slotNameOf(fileName: string): string | undefined {
 }
 
 // Mail.
-const ID_RE = /^\d{16}-[0-9a-f]{4}-[0-9a-z]+-[0-9a-f]{6}$/;
-export const isMessageId = (id: unknown): id is string => typeof id === "string" && ID_RE.test(id);
 
 // The message id a file in an inbox directory holds, or undefined for temp/foreign files.
 export function idOfFile(file: string): string | undefined {
@@ -151,9 +127,7 @@ export function versionOf(file: string): number | undefined {
   return Number.isSafeInteger(n) && n > 0 ? n : undefined;
 }
 
-// Tasks. Task ids: 16-digit microseconds since the epoch, "-", 8 random hex digits.
-const TASK_ID_RE = /^\d{16}-[0-9a-f]{8}$/;
-export const isTaskId = (id: unknown): id is string => typeof id === "string" && TASK_ID_RE.test(id);
+// Tasks (ids: lib/core/names.ts isTaskId).
 export const tasksDir = (s: Store) => join(s.root, "tasks");
 export const queueDir = (s: Store, q: string) => join(tasksDir(s), q);
 export const taskDir = (s: Store, q: string, id: string) => join(queueDir(s, q), id);

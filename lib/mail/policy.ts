@@ -14,7 +14,7 @@
 
 import { type Store } from "../core/config";
 import { A2AError, arg, op, text } from "../core/errors";
-import { checkAgent } from "../core/paths";
+import { checkAgent } from "../core/names";
 import { nowSec } from "../core/time";
 import { mailStorage, type Place, type PolicyRead } from "./storage";
 

@@ -15,7 +15,7 @@ import { checkAttachments } from "../blobs/room";
 import type { Store } from "../core/config";
 import { checkSize } from "../core/size";
 import { A2AError, arg, op, text, unknownOutcome } from "../core/errors";
-import { checkAgent } from "../core/paths";
+import { checkAgent } from "../core/names";
 import { closest } from "../core/similar";
 import { nowSec } from "../core/time";
 import { presenceStorage } from "../presence/storage";

@@ -13,7 +13,7 @@
 import type { Store } from "../core/config";
 import { damageOf } from "../core/errors";
 import { RECORD_LIMIT } from "../core/fs";
-import { byName, isValidName } from "../core/paths";
+import { byName, isValidName } from "../core/names";
 import { nowSec } from "../core/time";
 import { blobStorage } from "../blobs/storage";
 import { leaseStorage } from "../leases/storage";

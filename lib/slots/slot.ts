@@ -20,7 +20,7 @@ import type { Store } from "../core/config";
 import { checkSize } from "../core/size";
 import { checkStore } from "../core/guard";
 import { A2AError, arg, op, text } from "../core/errors";
-import { byName, checkName } from "../core/paths";
+import { byName, checkName } from "../core/names";
 import { checkDuration, isoTime, nowSec } from "../core/time";
 import type { SlotRecord } from "./record";
 import { slotStorage, type Decision, type ReadResult } from "./storage";

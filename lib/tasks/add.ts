@@ -8,7 +8,7 @@
 import type { Store } from "../core/config";
 import { checkSize } from "../core/size";
 import { A2AError, arg, text } from "../core/errors";
-import { checkName, isTaskId } from "../core/paths";
+import { checkName, isTaskId } from "../core/names";
 import { checkDuration, nowSec } from "../core/time";
 import {
   checkMaxAttempts, checkQueue, checkText, DEFAULT_MAX_ATTEMPTS, newTaskId, type Dep,

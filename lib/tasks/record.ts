@@ -17,7 +17,7 @@ import { attachmentsOf, type Attachment } from "../blobs/attachment";
 import type { Store } from "../core/config";
 import { randomHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
-import { checkAgent, checkName, isTaskId } from "../core/paths";
+import { checkAgent, checkName, isTaskId } from "../core/names";
 import { hostTag } from "../core/owner";
 import type { StoredState } from "./states";
 export { TASK_STATES, type StoredState, type TaskState } from "./states";

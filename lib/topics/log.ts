@@ -9,7 +9,7 @@
 import type { Store } from "../core/config";
 import { checkSize } from "../core/size";
 import { A2AError } from "../core/errors";
-import { checkName, NAME_RULE } from "../core/paths";
+import { checkName, NAME_RULE } from "../core/names";
 import { topicStorage, type TopicMessage } from "./storage";
 
 export type { TopicMessage } from "./storage";
