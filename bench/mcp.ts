@@ -25,7 +25,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { connect } from "../tests/harness/mcp";
 import { BIN, childEnv } from "../tests/harness/run";
-import { openStore } from "../lib/core/config";
+import { openStore } from "../lib/engine/open";
 import { ensureDir } from "../lib/core/guard";
 import { slotFile, slotsDir, tmpDir } from "../lib/core/paths";
 import { nowSec } from "../lib/core/time";

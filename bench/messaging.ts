@@ -23,7 +23,7 @@ import { encodeMessage, newMessageId } from "../lib/mail/message";
 import { msgFile, newDir } from "../lib/core/paths";
 import { sendMessage } from "../lib/mail/send";
 import { receive } from "../lib/mail/receive";
-import { openStore } from "../lib/core/config";
+import { openStore } from "../lib/engine/open";
 import { ensureDir } from "../lib/core/guard";
 import { tmpDir } from "../lib/core/paths";
 

@@ -11,8 +11,8 @@ import { loadavg } from "node:os";
 import { ensureBinary } from "../tests/build";
 import { BIN, tempDir } from "../tests/harness/run";
 import { browserMissing, launchBrowser, startUi } from "../tests/harness/ui";
-import { openStore } from "../lib/core/config";
-import { closeWatches } from "../lib/core/watch";
+import { openStore } from "../lib/engine/open";
+import { closeWatches } from "../lib/fs/watch";
 import { publishSlot } from "../lib/slots/slot";
 import { waitSlots } from "../lib/slots/wait";
 

@@ -16,8 +16,10 @@
 //   path as it is; a URL without its password;
 // - settings are read once, when the bus is opened (lib/core/config.ts).
 
-import { closeStore, DEFAULT_POLL_MS, openStore, redact, storeUrl, type Env, type Settings, type Store } from "./core/config";
+import { DEFAULT_POLL_MS, redact, storeUrl, type Env, type Settings, type Store } from "./core/config";
 import { A2AError, arg, text } from "./core/errors";
+import type { EngineName } from "./engine/engine";
+import { openStore } from "./engine/open";
 
 // An operation: the function `name` of a room's module (or object), once loaded.
 type Fn = (store: Store, ...args: any[]) => unknown;
@@ -194,7 +196,7 @@ type Bound<L> = L extends readonly [() => Promise<infer M>, infer K]
 type Room<T> = { readonly [K in keyof T]: Bound<T[K]> };
 type Rooms = { readonly [C in keyof typeof OPS]: Room<(typeof OPS)[C]> };
 
-export type Engine = "file" | "postgres";
+export type Engine = EngineName;
 
 export interface Bus extends Rooms {
   readonly engine: Engine;
@@ -232,7 +234,7 @@ export function openBus(opts: BusOptions = {}): Bus {
   // The engine's code is loaded only here, for a database store (a file store never loads it);
   // every operation waits for it. The safety recheck is A2A_POLL_MS when set, else the engine's.
   const ready = import("./pg/engine").then((pg) => {
-    store.pg = pg.openPg(store, store.pollMs === DEFAULT_POLL_MS ? pg.PG_RECHECK_MS : store.pollMs);
+    store.engine = pg.openPg(store, store.pollMs === DEFAULT_POLL_MS ? pg.PG_RECHECK_MS : store.pollMs);
   });
   return busOver(store, "postgres", ready);
 }
@@ -243,9 +245,9 @@ export const fileBus = (store: Store): Bus => busOver(store, "file", undefined);
 
 function busOver(store: Store, engine: Engine, ready: Promise<void> | undefined): Bus {
   const close = async () => {
-    closeStore(store);
-    if (ready) await ready.catch(() => {});
-    await store.pg?.close();
+    // An engine that never loaded holds nothing to let go of.
+    if (ready && !(await ready.then(() => true, () => false))) return;
+    await store.engine.close();
   };
   const bus = { engine, where: store.root, from: store.rootFrom, host: store.host, settings: store as Settings, close };
   for (const c of Object.keys(OPS) as (keyof typeof OPS)[]) {

@@ -6,8 +6,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore } from "../../lib/core/config";
-import { initStore } from "../../lib/core/init";
+import { openStore } from "../../lib/engine/open";
+import { initStore } from "../../lib/fs/init";
 import { encodeMessage } from "../../lib/mail/message";
 import { nowSec } from "../../lib/core/time";
 import { encodeRecord, type SlotRecord } from "../../lib/slots/record";

@@ -1,7 +1,7 @@
 // Clock skew: writers whose clocks disagree, on one store, as NFS clients whose clocks differ
 // are. Made with faketime (Debian's faketime package): libfaketime shifts what a process
 // reads of the clock, not the times the kernel (or a file server) stamps on files, which is
-// what lib/core/lock.ts must judge a lock's age by.
+// what lib/fs/lock.ts must judge a lock's age by.
 //
 // 0. faketime works on the binary: a publish under `faketime -f +10s` records a time 10 s
 //    ahead (else every figure below would prove nothing: FAIL, not PASS).

@@ -16,14 +16,14 @@
 //    If B could not enter before A released (a very loaded machine), it says so: not judged.
 // D. Frozen lock holder (long form; reported, not judged): two lib-level writers publish in a
 //    loop while one is stopped (SIGSTOP) for 2.5 s now and then, longer than the 2 s after
-//    which lib/core/lock.ts treats a lock as stale. lib/core/lock.ts documents that such a holder's late
+//    which lib/fs/lock.ts treats a lock as stale. lib/fs/lock.ts documents that such a holder's late
 //    write can land on top of another's; this measures how often two publishes then report
 //    the same version (a lost update). Not a verdict: where the stop lands is timing.
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chunkFile } from "../../lib/core/paths";
-import { openStore } from "../../lib/core/config";
+import { openStore } from "../../lib/engine/open";
 import {
   a2a, type Ctx, finish, listDir, msLine, type Outcome, readerLine, readRecordFile, recordProblem, scenarioDir, short,
   startReader, stderrProblem, Verdict,

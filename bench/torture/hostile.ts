@@ -20,7 +20,7 @@
 import { chmodSync, chownSync, mkdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { A2AError } from "../../lib/core/errors";
-import { checkName } from "../../lib/core/paths";
+import { checkName } from "../../lib/core/names";
 import {
   a2a, type Ctx, commandExists, diffSnapshots, listDir, type Outcome, type RunOpts, type RunResult, scenarioDir, short,
   snapshot, stderrProblem, Verdict,

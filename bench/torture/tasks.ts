@@ -22,8 +22,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { openStore } from "../../lib/core/config";
-import { closeWatches } from "../../lib/core/watch";
+import { openStore } from "../../lib/engine/open";
+import { closeWatches } from "../../lib/fs/watch";
 import { listTasks } from "../../lib/tasks/query";
 import type { TaskRecord } from "../../lib/tasks/record";
 import { type Ctx, type Outcome, scenarioDir, Verdict } from "./common";

@@ -6,7 +6,7 @@
 import { cut } from "../../lib/core/cut";
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { NAME_RULE } from "../../lib/core/paths";
+import { NAME_RULE } from "../../lib/core/names";
 
 const numeric = (v: unknown) => (typeof v === "string" && /^\s*\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v);
 const boolish = (v: unknown) => (v === "true" ? true : v === "false" ? false : v);

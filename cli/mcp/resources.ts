@@ -12,7 +12,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { isValidName } from "../../lib/core/paths";
+import { isValidName } from "../../lib/core/names";
 import { turns } from "../in-turn";
 import type { McpCtx } from "./context";
 

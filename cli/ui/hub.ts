@@ -22,7 +22,7 @@ import { BODY_CHARS, PREVIEW_CHARS, slotRow, type SlotRow } from "../../lib/dash
 import type { AgentRow, TopicRow } from "../../lib/dashboard/view";
 import type { Peer } from "../../lib/presence/peers";
 import type { SlotRecord } from "../../lib/slots/record";
-import { byName } from "../../lib/core/paths";
+import { byName } from "../../lib/core/names";
 import { senderShown } from "../frame";
 import { turns } from "../in-turn";
 

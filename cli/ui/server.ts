@@ -17,7 +17,7 @@
 
 import type { Bus } from "../../lib/bus";
 import { A2AError, asA2AError, phrase } from "../../lib/core/errors";
-import { checkName } from "../../lib/core/paths";
+import { checkName } from "../../lib/core/names";
 import { err } from "../io";
 import { SHELL } from "../phrase";
 import { Gate, SECURITY_HEADERS, urlHost } from "./gate";

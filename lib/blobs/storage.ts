@@ -14,7 +14,6 @@
 // - a blob is removed only by `remove`, which gc calls with its own checks.
 
 import type { Store } from "../core/config";
-import { fileBlobs } from "../fs/blobs";
 
 // The largest piece an engine writes or reads at once.
 export const CHUNK = 1024 * 1024;
@@ -62,8 +61,7 @@ export interface BlobStorage {
   sweep(before: number): Promise<number>;
 }
 
-// The store's blob storage: the PostgreSQL engine's when the store is a database, else the
-// file engine's.
+// The store's blob storage, as its engine keeps it (lib/engine/engine.ts).
 export function blobStorage(store: Store): BlobStorage {
-  return store.pg ? store.pg.blobs : fileBlobs(store);
+  return store.engine.blobs;
 }

@@ -31,7 +31,7 @@ function tempName(store: Store): string {
 // `durable`: fsync the bytes before they are renamed into place (the default; off for a store
 // with A2A_DURABILITY=none, and for hints whose loss in a power cut costs nothing).
 // `beforeCommit`: runs after the bytes are written, just before the rename or link; throwing
-// stops the write with the store untouched (a lock holder's last check, lib/core/lock.ts).
+// stops the write with the store untouched (a lock holder's last check, lib/fs/lock.ts).
 export interface WriteOptions {
   durable?: boolean;
   beforeCommit?: () => void;

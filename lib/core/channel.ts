@@ -1,7 +1,7 @@
 // What a waiter waits on: a channel names a thing that changes (a slot, an inbox, a queue, one
 // task, a topic, a sender's key records, a lease), never where an engine keeps it. The file
 // engine maps a channel to a directory of its tree and its inotify/poll machinery
-// (lib/core/watch.ts); another engine to its own notifications (docs/ENGINE.md).
+// (lib/fs/watch.ts); another engine to its own notifications (docs/ENGINE.md).
 //
 // An event carries the key of the record that changed, when the engine knows it (a slot's name,
 // a message's id), or undefined: "anything may have changed, look at everything". An event is

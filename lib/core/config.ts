@@ -12,19 +12,18 @@
 // - the root and its subdirectories are created with mode 0700 (or 0770 + setgid when
 //   A2A_SHARED=1, for a group-shared team directory); files are 0600 (0640 shared).
 
-import { accessSync, constants, statSync } from "node:fs";
 import { homedir, hostname } from "node:os";
-import { dirname, isAbsolute, join, resolve } from "node:path";
-import { A2AError, arg, ioError, op, text, type Part } from "./errors";
+import { isAbsolute, join, resolve } from "node:path";
+import { A2AError, arg, text } from "./errors";
 import { MAX_MAX_BYTES } from "./fs";
-import { redact, URL_SCHEME } from "./location";
-import type { Inotify } from "./inotify";
-import type { PgEngine } from "../pg/engine";
+import { checkRoot, expandHome, redact, URL_SCHEME } from "./location";
+import type { Inotify } from "../fs/inotify";
+import type { Engine } from "../engine/engine";
 import { platformFor, type Platform } from "./platform";
 import { checkDuration, parseDuration } from "./time";
-import { closeWatches, type DirWatch } from "./watch";
+import type { DirWatch } from "../fs/watch";
 
-export { redact }; // for lib/bus.ts, whose only static imports are this module and the errors
+export { expandHome, redact }; // for lib/bus.ts, whose only static imports are this module, the errors and the opening
 
 export type WatchMode = "auto" | "watch" | "poll";
 export type Env = Record<string, string | undefined>;
@@ -66,9 +65,10 @@ export interface Store extends Settings {
   // never printed, logged or written (root is what is shown). Undefined for a directory.
   url: string | undefined;
   pgPassFile: string | undefined; // PGPASSFILE, else ~/.pgpass: where a database password may be kept
-  // The PostgreSQL engine's connection and storage, once lib/bus.ts has loaded it for a
-  // database store (lib/pg/engine.ts); undefined for a directory.
-  pg: PgEngine | undefined;
+  // What the store is kept in (lib/engine/engine.ts), chosen once when it is opened: the file
+  // engine for a directory (lib/engine/open.ts), the PostgreSQL engine once lib/bus.ts has
+  // loaded it for a database URL. Rooms ask it and never name an engine.
+  engine: Engine;
   rootFrom: "dir" | "A2A_DIR" | "default"; // where the root came from (the dir option, the variable, neither), for messages and doctor
   // The store's modes: from A2A_SHARED at first, then from its marker once lib/core/guard.ts
   // has read it (a shared store is shared for every member, whatever their environment).
@@ -76,7 +76,7 @@ export interface Store extends Settings {
   fileMode: number;
   host: string;
   // Runtime state of this process for this root.
-  watches: Map<string, DirWatch>; // one directory watch per directory (lib/core/watch.ts)
+  watches: Map<string, DirWatch>; // one directory watch per directory (lib/fs/watch.ts)
   inotify: Inotify | null | undefined; // their inotify instance on Linux (null: none to be had), once asked
   lastIdUs: number; // the last message id's microseconds: ids grow strictly (lib/mail/message.ts)
   users: Map<number, string> | undefined; // uid -> user name, read from /etc/passwd once
@@ -84,7 +84,7 @@ export interface Store extends Settings {
   readChecked: Set<string> | undefined; // directories lib/core/fs.ts checked for readers in this synchronous step
   gid: number; // a shared store's group (its root's gid), once guarded
   pendingMarker: Marker | undefined; // the marker lib/core/atomic.ts writes with the next write
-  listingMayLag: boolean | undefined; // the root is on a network filesystem (lib/core/chain.ts), once asked
+  listingMayLag: boolean | undefined; // the root is on a network filesystem (lib/fs/chain.ts), once asked
   spare: { path: string; fd: number } | undefined; // a temp file made ahead of need (lib/core/atomic.ts prepareSpare)
 }
 
@@ -124,14 +124,6 @@ function positiveNumber(env: Env, key: string, dflt: number, unit: string): numb
     throw new A2AError("EUSAGE", `${key}=${JSON.stringify(raw)} is not a positive number of ${unit}: set it to e.g. ${dflt} or unset it`);
   }
   return n;
-}
-
-// "~" and "~/x" mean the home directory, as a shell would have expanded them: a path written
-// in JSON (an MCP config) or quoted in a script reaches us unexpanded.
-export function expandHome(path: string): string {
-  if (path === "~") return homedir();
-  if (path.startsWith("~/")) return join(homedir(), path.slice(2));
-  return path;
 }
 
 function maxBytes(env: Env): number {
@@ -243,8 +235,9 @@ export function storeRoot(dir: string | undefined, env: Env): { root: string; fr
 }
 
 // Reads every setting and checks that the root is, or can become, a directory (a database URL
-// is checked when the engine connects); or throws.
-export function openStore(opts: StoreOptions = {}): Store {
+// is checked when the engine connects); or throws. The Store it gives has no engine yet:
+// lib/engine/open.ts openStore gives it one.
+export function readStore(opts: StoreOptions = {}): Store {
   const env = opts.env ?? process.env;
   const url = storeUrl(opts.dir, env);
   const { root, from } = url === undefined ? storeRoot(opts.dir, env) : { root: redact(url), from: opts.dir !== undefined ? ("dir" as const) : ("A2A_DIR" as const) };
@@ -254,7 +247,7 @@ export function openStore(opts: StoreOptions = {}): Store {
     root,
     url,
     pgPassFile: url === undefined ? undefined : env.PGPASSFILE || join(homedir(), ".pgpass"),
-    pg: undefined,
+    engine: unopened(),
     rootFrom: from,
     dirMode: settings.shared ? 0o2770 : 0o700,
     fileMode: settings.shared ? 0o640 : 0o600,
@@ -274,54 +267,11 @@ export function openStore(opts: StoreOptions = {}): Store {
   return store;
 }
 
-// The root must be a directory, or creatable as one: the nearest existing ancestor is a
-// directory this process may write. Nothing is created here (reads of a missing store create
-// nothing; the first write does), but a path that can never be a store fails every command
-// the same way, before anything else.
-function checkRoot(store: Store): void {
-  const where: Part[] = [`the store ${store.root} (from `, store.rootFrom === "dir" ? arg("dir") : store.rootFrom, ")"];
-  for (let p = store.root; ; p = dirname(p)) {
-    let st;
-    try {
-      st = statSync(p);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if ((code === "ENOENT" || code === "ENOTDIR") && dirname(p) !== p) continue;
-      throw ioError(err, ["opening ", ...where]);
-    }
-    if (!st.isDirectory()) {
-      throw new A2AError("EIO", [...where, ...text` cannot be a directory: ${p} is a file; point ${arg("dir")} or A2A_DIR at a directory`], {
-        data: { root: store.root, from: store.rootFrom, blocker: p },
-      });
-    }
-    if (p !== store.root) {
-      try {
-        accessSync(p, constants.W_OK | constants.X_OK);
-      } catch (err) {
-        throw ioError(err, ["creating ", ...where, ` in ${p}`]);
-      }
-    }
-    return;
-  }
-}
-
-// The UTF-8 size of `text`, or ETOOBIG when it is over the store's limit (nothing is written).
-// `attachable`: the record can carry files (a direct message, a published or finished result),
-// so the remedy is to attach the bytes; elsewhere (a chunk, a payload, a topic post) to store them
-// and name the digest.
-export function checkSize(store: Store, body: string, what: string, attachable = false): number {
-  const bytes = Buffer.byteLength(body, "utf8");
-  if (bytes > store.maxBytes) {
-    const fix = attachable
-      ? text`hand the bytes over as a file with ${arg("attach", "FILE")} (any size) and keep the text short, or raise A2A_MAX_BYTES`
-      : text`store the bytes with ${op("put", "FILE")} (any size) and send its sha256: digest instead, or raise A2A_MAX_BYTES`;
-    throw new A2AError("ETOOBIG", [`${what} is ${bytes} bytes, over the ${store.maxBytes}-byte limit: `, ...fix], { data: { bytes, limit: store.maxBytes } });
-  }
-  return bytes;
-}
-
-// Lets go of what an open store holds in this process (its watches, its inotify instance): a
-// front end calls it when it is done with the store, whatever the store is made of.
-export function closeStore(store: Store): void {
-  closeWatches(store);
+// The engine of a Store not opened yet: any use is a2a's own mistake, said as such.
+function unopened(): Engine {
+  return new Proxy({} as Engine, {
+    get(_, key) {
+      throw new A2AError("EIO", `the store's engine was used (${String(key)}) before it was opened: this is a bug in a2a, please report it`);
+    },
+  });
 }

@@ -25,7 +25,7 @@
 //   process may live for hours (`a2a mcp`), and a directory that was real at its first write
 //   can be a link by its hundredth. A command pays one lstat per path component per write.
 
-import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, type Stats } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, type Stats } from "node:fs";
 import { dirname, relative, sep } from "node:path";
 import type { Marker, Store } from "./config";
 import { A2AError, arg, ioError, op, text } from "./errors";
@@ -65,7 +65,7 @@ export function speaksFor(store: Store, fileUid: number, ownerUid: number | unde
 // A new directory of the store; below the root, its name is synced into its parent (the first
 // message to a new inbox must survive a power cut as any other does). The root's own parent is
 // outside the store, and a2a does nothing there.
-function makeDir(store: Store, path: string, mode: number): void {
+export function makeDir(store: Store, path: string, mode: number): void {
   try {
     mkdirSync(path, { mode });
     chmodSync(path, mode); // the umask must not decide who may read the store
@@ -96,7 +96,7 @@ const notInGroup = (store: Store, st: Stats) => {
   });
 };
 
-const readMarker = (store: Store) =>
+export const readMarker = (store: Store) =>
   readJsonLine(store, markerFile(store), (m) =>
     m.a2a === 1 && m.format === 1 && (m.mode === "private" || m.mode === "shared") ? (m as Marker) : undefined,
   );
@@ -185,42 +185,6 @@ function fixSharedRoot(store: Store, root: string): void {
 function makeTopDirs(store: Store): void {
   for (const name of STORE_NAMES) if (name !== "store.json") ensureDir(store, `${store.root}${sep}${name}`);
   ensureDir(store, blobsDir(store), "sticky");
-}
-
-// For `a2a init [--shared GROUP]` (lib/core/init.ts): makes the store at its root (missing or empty) with its
-// marker; shared: the root group-owned by GROUP, mode 2770 (setgid: everything created in it
-// stays in the group). An existing a2a store is left as it is (its marker says what it is).
-export function prepareStore(store: Store, group?: { name: string; gid: number }): { created: boolean; marker: Marker } {
-  if (lstatIf(store.root)) {
-    const marker = readMarker(store);
-    if (marker.kind === "ok") return { created: false, marker: marker.value };
-    if (readdirSync(store.root).some((f) => !f.startsWith("."))) {
-      throw new A2AError("EUSAGE", text`${store.root} is not empty and has no a2a marker: make a store in an empty or new directory (${arg("dir")})`, {
-        data: { root: store.root },
-      });
-    }
-  } else {
-    try {
-      mkdirSync(dirname(store.root), { recursive: true });
-    } catch (err) {
-      throw ioError(err, `creating the store ${store.root}`);
-    }
-    makeDir(store, store.root, group ? SHARED_DIR_MODE : PRIVATE_DIR_MODE);
-  }
-  if (group) {
-    try {
-      chownSync(store.root, -1, group.gid);
-      chmodSync(store.root, SHARED_ROOT_MODE);
-    } catch (err) {
-      throw ioError(err, `giving ${store.root} to group ${group.name} (you must be a member of it)`);
-    }
-  }
-  store.shared = !!group;
-  store.rootGuarded = false;
-  ensureDir(store, store.root); // shared: the root's mode and the top-level directories (fixSharedRoot)
-  const marker = store.pendingMarker!;
-  if (group) marker.group = group.name;
-  return { created: true, marker };
 }
 
 // The first entry of `root` that an a2a store of an earlier release could not hold, or

@@ -10,7 +10,7 @@
 //   ROOT/subs/NAME/@subscriber.json, ROOT/subs/NAME/TOPIC   durable subscribers
 //   ROOT/peers/NAME.json               presence of running agents
 //   ROOT/identities/HASH.json          names handed out per directory
-//   ROOT/tasks/QUEUE/ID/NNNNNNNN.json  version N of task ID (a chain: lib/core/chain.ts)
+//   ROOT/tasks/QUEUE/ID/NNNNNNNN.json  version N of task ID (a chain: lib/fs/chain.ts)
 //   ROOT/tasks/QUEUE/ID/@by.T.Q        task T of queue Q waits for ID (wake-up hint)
 //   ROOT/tasks/QUEUE/ID/@bell          replaced to wake waiters on ID (a dependency died)
 //   ROOT/tasks/QUEUE/@open/ID          hint: ID may be claimable some day (not final)
@@ -26,35 +26,13 @@
 //
 // Names never start with "." so dot-files anywhere are foreign or temporary and are skipped.
 
-import { cut } from "./cut";
 import { hashHex } from "./digest";
 import { join } from "node:path";
-import { A2AError } from "./errors";
+import { isMessageId, isTaskId, isValidName } from "./names";
 import type { Store } from "./config";
 
-export const NAME_RULE = "names are 1-128 characters of letters, digits, '.', '_' and '-', not starting with '.'";
-const NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
-
-export function isValidName(name: unknown): name is string {
-  return typeof name === "string" && NAME_RE.test(name);
-}
-
-// The order names are listed in: by code unit (names are ASCII, NAME_RE), the same on every
-// machine whatever its locale, and without loading ICU's collator as localeCompare does
-// (half a millisecond of a command's start-up).
-export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-// Throws a usage error naming the rule; the only gate between user input and a path.
-export function checkName(name: unknown, what = "name"): string {
-  if (!isValidName(name)) {
-    const shown = typeof name === "string" ? JSON.stringify(cut(name, 60)) : String(name);
-    throw new A2AError("EUSAGE", `invalid ${what} ${shown}: ${NAME_RULE}`, { data: { what } });
-  }
-  return name;
-}
-
-// Agent names (senders, recipients, subscribers, peers) follow the slot name rule.
-export const checkAgent = (name: unknown, what = "agent name") => checkName(name, what);
+// The names and ids every engine checks (lib/core/names.ts), for the file engine's own callers.
+export { byName, checkAgent, checkName, isMessageId, isTaskId, isValidName, NAME_RULE } from "./names";
 
 const JSON_EXT = ".json";
 export const SLOT_EXT = JSON_EXT;
@@ -94,8 +72,6 @@ export function slotNameOf(fileName: string): string | undefined {
 }
 
 // Mail.
-const ID_RE = /^\d{16}-[0-9a-f]{4}-[0-9a-z]+-[0-9a-f]{6}$/;
-export const isMessageId = (id: unknown): id is string => typeof id === "string" && ID_RE.test(id);
 
 // The message id a file in an inbox directory holds, or undefined for temp/foreign files.
 export function idOfFile(file: string): string | undefined {
@@ -141,7 +117,7 @@ export const peerNameOf = (file: string) => (file.endsWith(JSON_EXT) ? file.slic
 export const identitiesDir = (s: Store) => join(s.root, "identities");
 export const identityFile = (s: Store, hash: string) => join(identitiesDir(s), hash + JSON_EXT);
 
-// Chains: a record kept as one file per version, each created exclusively (lib/core/chain.ts).
+// Chains: a record kept as one file per version, each created exclusively (lib/fs/chain.ts).
 export const VERSION_DIGITS = 8;
 export const versionFile = (dir: string, n: number) => join(dir, String(n).padStart(VERSION_DIGITS, "0") + JSON_EXT);
 // The version number of a file in a chain directory, or undefined for anything else.
@@ -151,9 +127,7 @@ export function versionOf(file: string): number | undefined {
   return Number.isSafeInteger(n) && n > 0 ? n : undefined;
 }
 
-// Tasks. Task ids: 16-digit microseconds since the epoch, "-", 8 random hex digits.
-const TASK_ID_RE = /^\d{16}-[0-9a-f]{8}$/;
-export const isTaskId = (id: unknown): id is string => typeof id === "string" && TASK_ID_RE.test(id);
+// Tasks (ids: lib/core/names.ts isTaskId).
 export const tasksDir = (s: Store) => join(s.root, "tasks");
 export const queueDir = (s: Store, q: string) => join(tasksDir(s), q);
 export const taskDir = (s: Store, q: string, id: string) => join(queueDir(s, q), id);

@@ -6,7 +6,7 @@
 //   is DIR on a network filesystem?   statfs f_type magic numbers    unknown: wake by watch AND
 //                                                                    poll (the safe choice; doctor
 //                                                                    says so)
-//   may we read inotify ourselves?    yes (lib/core/inotify.ts)      no: fs.watch, then polling
+//   may we read inotify ourselves?    yes (lib/fs/inotify.ts)      no: fs.watch, then polling
 //   inotify limits (doctor)           /proc/sys/fs/inotify           not asked
 //   the parent of a process           /proc/PID/stat                 unknown: session naming skips
 //                                                                    its ancestry step

@@ -13,7 +13,8 @@
 import type { Attachment } from "../blobs/attachment";
 import type { Store } from "../core/config";
 import { entries } from "../core/fs";
-import { byName, isValidName, topicsDir } from "../core/paths";
+import { topicsDir } from "../core/paths";
+import { byName, isValidName } from "../core/names";
 import { listInbox } from "../mail/inbox";
 import { mailStorage } from "../mail/storage";
 import { listPeers, type Peer } from "../presence/peers";

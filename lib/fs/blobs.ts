@@ -202,7 +202,7 @@ export function fileBlobs(store: Store): BlobStorage {
       }
       return removed;
     },
-    // An unfinished put is a temp file of tmp/, which gc's sweep of temp files removes (lib/maintenance/gc.ts).
+    // An unfinished put is a temp file of tmp/, which gc's sweep of temp files removes (lib/fs/gc.ts).
     sweep: async () => 0,
   };
 }

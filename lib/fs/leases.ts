@@ -1,10 +1,10 @@
 // The file engine's lease storage (lib/leases/storage.ts): a leased name is a chain,
-// leases/NAME/NNNNNNNN.json, one file per version, each created exclusively (lib/core/chain.ts:
+// leases/NAME/NNNNNNNN.json, one file per version, each created exclusively (lib/fs/chain.ts:
 // a compare-and-set by link that needs no lock, cannot be left held by a dead process, and
 // cannot be broken by a frozen one). docs/FILE-ENGINE.md §10 and §12 are the layout.
 
 import type { Store } from "../core/config";
-import { appendVersion, changeChain, readHead } from "../core/chain";
+import { appendVersion, changeChain, readHead } from "./chain";
 import { entries } from "../core/fs";
 import { ensureDir } from "../core/guard";
 import { isValidName, leaseDir, leasesDir } from "../core/paths";

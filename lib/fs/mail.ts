@@ -14,7 +14,7 @@
 //     past the lease) may show the message after another reader did too: delivery is
 //     at-least-once, never at-most-once.
 //
-// The policy is ROOT/inbox/AGENT/policy.json, replaced whole under a lock (lib/core/lock.ts,
+// The policy is ROOT/inbox/AGENT/policy.json, replaced whole under a lock (lib/fs/lock.ts,
 // "@policy.AGENT"). In a shared store it speaks for its agent only when the owner of the agent's
 // inbox wrote it (mail-record.ts inboxOwner): one planted by another member where the agent had
 // none (the sticky inbox stops a replacement) is ignored, as if absent, and `a2a doctor` names it.
@@ -25,7 +25,7 @@ import type { Store } from "../core/config";
 import { A2AError, arg, text } from "../core/errors";
 import { entries, exists, readJsonLine } from "../core/fs";
 import { ensureDir, myUid, ownerOf, speaksFor } from "../core/guard";
-import { withLock } from "../core/lock";
+import { withLock } from "./lock";
 import { holderGone, hostTag, userName } from "../core/owner";
 import { badDir, claimDir, claimFile, curDir, heldDir, inboxDir, msgFile, newDir, policyFile } from "../core/paths";
 import type { Policy } from "../mail/policy";

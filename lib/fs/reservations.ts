@@ -4,7 +4,7 @@
 // docs/FILE-ENGINE.md §12 is the layout.
 //
 // Invariants:
-// - a change runs under the lock "@reservations.HASH" (lib/core/lock.ts) and replaces the file
+// - a change runs under the lock "@reservations.HASH" (lib/fs/lock.ts) and replaces the file
 //   with writeAtomic, its lock checked just before the rename: of two changes of one
 //   repository the second reads what the first wrote;
 // - a reader never locks: one bounded read of one file sees a whole set (the rename), which is
@@ -20,7 +20,7 @@ import type { Store } from "../core/config";
 import { A2AError } from "../core/errors";
 import { entries, fitRecord, readJsonLine } from "../core/fs";
 import { ensureDir, removeFile } from "../core/guard";
-import { withLock } from "../core/lock";
+import { withLock } from "./lock";
 import { reservationFile, reservationFileName, reservationsDir } from "../core/paths";
 import { join } from "node:path";
 import type { Reservation, ReservationStorage } from "../reservations/storage";

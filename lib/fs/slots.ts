@@ -1,6 +1,6 @@
 // The file engine's slot storage (lib/slots/storage.ts): a slot is one record file,
 // slots/NAME.json, replaced atomically (lib/core/atomic.ts) under the slot's lock
-// (lib/core/lock.ts); the chunks of its current run are files streams/NAME/NNNNNNNNNN.
+// (lib/fs/lock.ts); the chunks of its current run are files streams/NAME/NNNNNNNNNN.
 // docs/FILE-ENGINE.md §5 is the layout, step by step.
 //
 // Invariants:
@@ -22,7 +22,7 @@ import { MAX_MAX_BYTES, type Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
 import { entries, exists, fitRecord, readBounded, RECORD_LIMIT } from "../core/fs";
 import { ensureDir, removeFile } from "../core/guard";
-import { withLock } from "../core/lock";
+import { withLock } from "./lock";
 import { chunkFile, slotFile, slotNameOf, slotsDir, streamDir } from "../core/paths";
 import { decodeRecord, encodeRecord } from "../slots/record";
 import { readOf, type Decision, type ReadResult, type SlotStorage } from "../slots/storage";

@@ -1,5 +1,5 @@
 // The file engine's task storage (lib/tasks/storage.ts): a task is a chain,
-// tasks/QUEUE/ID/NNNNNNNN.json, one file per version, each created exclusively (lib/core/chain.ts:
+// tasks/QUEUE/ID/NNNNNNNN.json, one file per version, each created exclusively (lib/fs/chain.ts:
 // a compare-and-set by link that needs no lock, cannot be left held by a dead process, and
 // cannot be broken by a frozen one). docs/FILE-ENGINE.md §10 and §11 are the layout.
 //
@@ -9,14 +9,14 @@
 //   whenever the task may have become claimable; removed once the task is done or dead.
 // - ID/@by.T.Q: T waits for ID; when ID ends, T's @open marker and @bell are replaced.
 // Keys: @keys/HASH(key) names the id an add with that key made; @claims/HASH(assignee, key)
-// the claim a claim with that key was handed. gc's sweep (lib/tasks/sweep.ts) uses the
+// the claim a claim with that key was handed. gc's sweep (lib/fs/task-sweep.ts) uses the
 // synchronous helpers here directly.
 
 import { rmdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Store } from "../core/config";
 import { createAtomic, dropSpare, prepareSpare, writeAtomic } from "../core/atomic";
-import { appendVersion, changeChain, damageOf, readHead } from "../core/chain";
+import { appendVersion, changeChain, damageOf, readHead } from "./chain";
 import { hashHex } from "../core/digest";
 import { A2AError } from "../core/errors";
 import { entries, exists, readJsonLine, unlinkQuiet } from "../core/fs";

@@ -24,7 +24,7 @@
 
 import { lstatSync } from "node:fs";
 import { createAtomic, writeAtomic } from "../core/atomic";
-import { listingMayLag } from "../core/chain";
+import { listingMayLag } from "./chain";
 import type { Store } from "../core/config";
 import { A2AError } from "../core/errors";
 import { entries, fitRecord, lstatIf, readBounded, readJsonLine } from "../core/fs";

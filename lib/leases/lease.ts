@@ -27,7 +27,7 @@
 import { type Store } from "../core/config";
 import { A2AError, arg, damageOf, op, text } from "../core/errors";
 import { done, type Outcome } from "../core/outcome";
-import { checkAgent, checkName } from "../core/paths";
+import { checkAgent, checkName } from "../core/names";
 import { checkDuration, isoTime, nowSec } from "../core/time";
 import { checkTimeout, waitUntil } from "../core/watch";
 import { RECHECK_MS, type DamagedChain } from "../tasks/state";

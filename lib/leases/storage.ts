@@ -11,7 +11,6 @@
 //   above it, rather than refused.
 
 import type { Store } from "../core/config";
-import { fileLeases } from "../fs/leases";
 
 export interface LeaseRecord {
   a2a: 1;
@@ -53,8 +52,7 @@ export interface LeaseStorage {
   restore(rec: LeaseRecord): Promise<boolean>;
 }
 
-// The store's lease storage: the PostgreSQL engine's when the store is a database, else the
-// file engine's.
+// The store's lease storage, as its engine keeps it (lib/engine/engine.ts).
 export function leaseStorage(store: Store): LeaseStorage {
-  return store.pg ? store.pg.leases : fileLeases(store);
+  return store.engine.leases;
 }

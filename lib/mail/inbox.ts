@@ -4,7 +4,7 @@
 import { LIST_BODY_CHARS } from "./limits";
 import type { Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
-import { checkAgent } from "../core/paths";
+import { checkAgent } from "../core/names";
 import { checkMessageId, namedThread, type ListedMessage, type MessageState } from "./message";
 import { accepts, readPolicy, refusal, writerKind } from "./policy";
 import { mailStorage, type At, type Claim, type Head, type MailStorage, type Place } from "./storage";

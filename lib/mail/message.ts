@@ -9,7 +9,7 @@
 import { type Store } from "../core/config";
 import { hashHex, randomHex } from "../core/digest";
 import { A2AError } from "../core/errors";
-import { isMessageId } from "../core/paths";
+import { isMessageId } from "../core/names";
 import { attachmentsOf, type Attachment } from "../blobs/attachment";
 
 export interface Message {

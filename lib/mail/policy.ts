@@ -14,7 +14,7 @@
 
 import { type Store } from "../core/config";
 import { A2AError, arg, op, text } from "../core/errors";
-import { checkAgent } from "../core/paths";
+import { checkAgent } from "../core/names";
 import { nowSec } from "../core/time";
 import { mailStorage, type Place, type PolicyRead } from "./storage";
 
@@ -53,7 +53,7 @@ export async function readPolicy(store: Store, agent: string): Promise<Policy> {
 // What vouches for a writer, as messages name it: on files the OS user owning the file, on a
 // database the role the server saw (lib/pg/); a binding is to one of those.
 export type WriterKind = "OS user" | "role";
-export const writerKind = (store: Store): WriterKind => (store.url === undefined ? "OS user" : "role");
+export const writerKind = (store: Store): WriterKind => store.engine.writer;
 
 // Why `p` refuses mail claiming to be from `from`, written by `user` (an OS user or a role, as
 // `kind` says; when known), or undefined when it accepts it.

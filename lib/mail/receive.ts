@@ -17,7 +17,7 @@
 
 import { type Store } from "../core/config";
 import { done, ended, type Outcome } from "../core/outcome";
-import { checkAgent } from "../core/paths";
+import { checkAgent } from "../core/names";
 import { waitUntil, type WaitOptions } from "../core/watch";
 import type { Message, ReceivedMessage } from "./message";
 import { accepts, readPolicy } from "./policy";

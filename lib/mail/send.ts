@@ -12,9 +12,10 @@
 
 import type { Attachment } from "../blobs/attachment";
 import { checkAttachments } from "../blobs/room";
-import { checkSize, type Store } from "../core/config";
+import type { Store } from "../core/config";
+import { checkSize } from "../core/size";
 import { A2AError, arg, op, text, unknownOutcome } from "../core/errors";
-import { checkAgent } from "../core/paths";
+import { checkAgent } from "../core/names";
 import { closest } from "../core/similar";
 import { nowSec } from "../core/time";
 import { presenceStorage } from "../presence/storage";

@@ -17,7 +17,6 @@
 // - the writer of a message (`user`) is told by the engine, never by the message's sender.
 
 import type { Store } from "../core/config";
-import { fileMail } from "../fs/mail";
 import type { Message } from "./message";
 import type { Policy } from "./policy";
 
@@ -119,8 +118,7 @@ export interface MailStorage {
   changePolicy(agent: string, decide: (current: PolicyRead) => Policy): Promise<Policy>;
 }
 
-// The store's mail storage: the PostgreSQL engine's when the store is a database, else the
-// file engine's.
+// The store's mail storage, as its engine keeps it (lib/engine/engine.ts).
 export function mailStorage(store: Store): MailStorage {
-  return store.pg ? store.pg.mail : fileMail(store);
+  return store.engine.mail;
 }

@@ -13,7 +13,7 @@
 
 import type { Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
-import { checkAgent } from "../core/paths";
+import { checkAgent } from "../core/names";
 import { checkMessageId, namedThread, type Message, type MessageState, type ReceivedMessage } from "./message";
 import { accepts, readPolicy, type Policy } from "./policy";
 import { mailStorage, type At, type Filed, type MailStorage } from "./storage";

@@ -30,7 +30,8 @@ import { checkStore, myUid } from "../core/guard";
 import { GROUP_WRITE, STICKY } from "../core/modes";
 import { userName } from "../core/owner";
 import { blobFileHolds, hexOfName } from "../fs/blob-files";
-import { badDir, blobsDir, claimDir, curDir, heldDir, inboxDir, inboxesDir, isValidName, keysDir, newDir, peerNameOf, policyFile, sessionsDir, STICKY_NAMES, topicDir, topicsDir } from "../core/paths";
+import { badDir, blobsDir, claimDir, curDir, heldDir, inboxDir, inboxesDir, keysDir, newDir, peerNameOf, policyFile, sessionsDir, STICKY_NAMES, topicDir, topicsDir } from "../core/paths";
+import { isValidName } from "../core/names";
 
 export interface Finding {
   path: string;

@@ -12,7 +12,7 @@ import { checkStore } from "../core/guard";
 import { userName } from "../core/owner";
 import { markerFile, slotFile } from "../core/paths";
 import type { Filesystem } from "../core/platform";
-import { wakeMode } from "../core/watch";
+import { wakeMode } from "../fs/watch";
 
 export interface StoreDescription {
   exists: boolean;

@@ -13,7 +13,7 @@
 import type { Store } from "../core/config";
 import { damageOf } from "../core/errors";
 import { RECORD_LIMIT } from "../core/fs";
-import { byName, isValidName } from "../core/paths";
+import { byName, isValidName } from "../core/names";
 import { nowSec } from "../core/time";
 import { blobStorage } from "../blobs/storage";
 import { leaseStorage } from "../leases/storage";
@@ -75,7 +75,7 @@ export async function exportStore(store: Store, write: (line: string) => void | 
   const slots = slotStorage(store);
   const names = (await slots.names()).filter(isValidName).sort(byName);
   const runs = await anyRun(slots, names);
-  await write(JSON.stringify(header(store.pg ? "postgres" : "file", nowSec(), runs ? 3 : stored.length ? 2 : 1)) + "\n");
+  await write(JSON.stringify(header(store.engine.name, nowSec(), runs ? 3 : stored.length ? 2 : 1)) + "\n");
 
   // Blobs first, so that a record naming one finds it once imported. Each is read twice: once to
   // check it against its digest (a damaged blob is passed over and counted, never exported as

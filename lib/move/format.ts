@@ -13,7 +13,7 @@
 
 import { A2AError } from "../core/errors";
 import { RECORD_LIMIT } from "../core/fs";
-import { checkName, isMessageId, isTaskId } from "../core/paths";
+import { checkName, isMessageId, isTaskId } from "../core/names";
 import type { LeaseRecord } from "../leases/storage";
 import { asMessage, type Message } from "../mail/message";
 import type { Policy } from "../mail/policy";

@@ -15,21 +15,10 @@ import type { SQL } from "bun";
 import { randomHex } from "../core/digest";
 import { arg, op, text, type Part } from "../core/errors";
 import { pgError, type Target } from "./connect";
+import type { ServerCheck, ServerReport } from "../engine/engine";
 import { SCHEMA_VERSION } from "./schema";
 
-export interface ServerCheck {
-  check: string;
-  level: "ok" | "note" | "problem";
-  detail: Part[];
-  fix?: Part[];
-}
-
-export interface ServerReport {
-  checks: ServerCheck[];
-  // Whether the bus can be used as it is (reachable, schema current, the role's rights whole),
-  // so that checks which go through the rooms may run without making or migrating anything.
-  usable: boolean;
-}
+export type { ServerCheck, ServerReport }; // the Engine's (lib/engine/engine.ts)
 
 const SAMPLES = 5;
 const SKEW_LIMIT_SEC = 2;

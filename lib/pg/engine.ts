@@ -17,19 +17,10 @@ import { SQL } from "bun";
 import type { Store } from "../core/config";
 import type { Channel } from "../core/channel";
 import type { Listener } from "../core/watch";
-import type { BlobStorage } from "../blobs/storage";
-import type { MailStorage } from "../mail/storage";
-import type { PresenceStorage } from "../presence/storage";
-import type { SessionStorage } from "../sessions/storage";
-import type { LeaseStorage } from "../leases/storage";
-import type { ReservationStorage } from "../reservations/storage";
-import type { SlotStorage } from "../slots/storage";
-import type { TaskStorage } from "../tasks/storage";
-import type { TopicStorage } from "../topics/storage";
-import type { SearchStorage } from "../search/storage";
+import { A2AError, arg, text } from "../core/errors";
+import type { Engine } from "../engine/engine";
 import { pgError, targetOf, type Target } from "./connect";
-import { pgGc, type PgGcOptions, type PgGcReport } from "./gc";
-import type { ServerReport } from "./doctor";
+import { gcDatabase } from "./gc";
 import { pgBlobs } from "./blobs";
 import { pgLeases } from "./leases";
 import { pgReservations } from "./reservations";
@@ -59,24 +50,15 @@ export interface PgClient {
   close(): Promise<void>;
 }
 
-// And each room's storage on it.
-export interface PgEngine extends PgClient {
-  slots: SlotStorage;
-  mail: MailStorage;
-  tasks: TaskStorage;
-  presence: PresenceStorage;
-  sessions: SessionStorage;
-  topics: TopicStorage;
-  leases: LeaseStorage;
-  reservations: ReservationStorage;
-  blobs: BlobStorage;
-  search: SearchStorage;
-  gc(opts: PgGcOptions): Promise<PgGcReport>; // `a2a gc`'s sweeps of rows (lib/pg/gc.ts)
-  // The store's maintenance (lib/maintenance/server.ts): doctor's checks (lib/pg/doctor.ts),
-  // the schema made or migrated on purpose, and the SQL that makes it, for a DBA (no connection).
-  checks(): Promise<ServerReport>;
-  init(): Promise<{ schema: string; found: number; version: number }>;
-  script(rls?: boolean): string; // rls: with row-level security (lib/pg/mail-trust.ts, lib/pg/blob-trust.ts)
+// And the Engine on it (lib/engine/engine.ts): each room's storage on tables, waking by
+// LISTEN, gc on rows (lib/pg/gc.ts), doctor's checks of the server (lib/pg/doctor.ts), the
+// schema made or migrated on purpose, and the SQL that makes it, for a DBA (no connection).
+export type PgEngine = PgClient & Engine;
+
+// On a database, members are roles, not the OS users of a group.
+function noGroup(group: string | undefined): void {
+  if (group === undefined) return;
+  throw new A2AError("EUSAGE", text`${arg("shared")} is for a directory store: on PostgreSQL each member connects as a role of its own; leave ${arg("shared")} out, and give each role the grants that a2a init ${arg("printSql")} ends with`);
 }
 
 // SQLSTATEs of a schema that is not there yet, or older than this a2a: undefined table,
@@ -85,7 +67,7 @@ const MISSING = new Set(["42P01", "42703", "42883", "3F000"]);
 const missing = (err: unknown) => MISSING.has((err as { errno?: string })?.errno ?? "");
 
 // How long a session may sit inside a transaction without a statement, and how long a change
-// waits for a row another writer holds (lib/core/lock.ts gives up after 30 s too).
+// waits for a row another writer holds (lib/fs/lock.ts gives up after 30 s too).
 export const IDLE_IN_CHANGE_MS = 10_000;
 const TURN_WAIT_MS = 30_000;
 
@@ -169,6 +151,8 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
   const tasks = pgTasks(client, store);
   return {
     ...client,
+    name: "postgres",
+    writer: "role",
     slots: pgSlots(client),
     mail: pgMail(client, store),
     tasks,
@@ -179,9 +163,19 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     reservations: pgReservations(client),
     blobs: pgBlobs(client),
     search: pgSearch(client),
-    gc: (opts) => pgGc(client, tasks, opts),
+    // What a database notifies, read from each room's storage (the dashboard's, loaded for the ui only).
+    feed: async (on, opts) => (await import("../dashboard/feed-storage")).watchStorageFeed(store, on, opts),
+    gc: () => gcDatabase(store, client, tasks),
     checks: async () => (await import("./doctor")).serverChecks(sql, target, recheckMs), // loaded for doctor only
-    init: async () => ({ schema: target.schema, found: await client.run("making the schema", (s) => migrate(s, target)), version: SCHEMA_VERSION }),
-    script: (rls) => schemaScript(target.schema, rls),
+    async init(group) {
+      noGroup(group);
+      // A role that may not make the schema is told who can (lib/pg/schema.ts migrate).
+      const found = await client.run("making the schema", (s) => migrate(s, target));
+      return { kind: "database", created: found === 0, schema: target.schema, found, version: SCHEMA_VERSION };
+    },
+    script(group, rls) {
+      noGroup(group);
+      return schemaScript(target.schema, rls);
+    },
   };
 }

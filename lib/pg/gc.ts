@@ -1,7 +1,7 @@
 // `a2a gc` on PostgreSQL: the sweeps the file engine makes on files (old tombstones and orphan
-// chunks in lib/maintenance/gc.ts, lib/tasks/sweep.ts, trimTopic in lib/fs/topics.ts), made on
+// chunks in lib/fs/gc.ts, lib/fs/task-sweep.ts, trimTopic in lib/fs/topics.ts), made on
 // rows, with the same retention rules (docs/PROTOCOL.md §14). The sweeps that are rules of a room
-// (slot expiry, claim recovery) lib/maintenance/gc.ts runs through the room on any engine; what
+// (slot expiry, claim recovery) gcDatabase below runs through the rooms, as lib/fs/gc.ts does; what
 // the file engine sweeps that has no row here (temp files, lock state, pending task markers) is
 // never made on PostgreSQL.
 //
@@ -18,11 +18,14 @@
 
 import type { SQL } from "bun";
 import { decodeRecord } from "../slots/record";
-import { TOMBSTONE_KEEP_SEC } from "../slots/slot";
+import { sweepExpired, TOMBSTONE_KEEP_SEC } from "../slots/slot";
+import type { Store } from "../core/config";
+import { nowSec } from "../core/time";
+import type { EngineSweeps } from "../engine/engine";
 import { readOf } from "../slots/storage";
 import type { DamagedChain } from "../tasks/state";
 import type { TaskStorage } from "../tasks/storage";
-import { DEAD_KEEP_SEC, LEASE_KEEP_SEC, TASK_KEEP_SEC } from "../tasks/sweep";
+import { DEAD_KEEP_SEC, LEASE_KEEP_SEC, TASK_KEEP_SEC } from "../tasks/retention";
 import type { PgClient } from "./engine";
 
 export interface PgGcOptions {
@@ -38,6 +41,25 @@ export interface PgGcReport {
   leases_removed: number;
   topic_messages_removed: number;
   damaged: DamagedChain[];
+}
+
+// The engine's part of `a2a gc` (lib/maintenance/gc.ts adds reservations and blobs): the rooms'
+// own sweeps (slot expiry, claim recovery) as on files, then the sweeps of rows below. Temp files
+// and lock state are never made here.
+export async function gcDatabase(store: Store, pg: PgClient, tasks: TaskStorage): Promise<EngineSweeps> {
+  const slots = store.engine.slots;
+  const names = await slots.names();
+  const reads = await slots.readMany(names);
+  const expired: string[] = [];
+  for (const [i, name] of names.entries()) {
+    const r = reads[i];
+    if (r.kind === "absent" && r.expired && (await sweepExpired(store, name))) expired.push(name);
+  }
+  const mail = store.engine.mail;
+  let claims_recovered = 0;
+  for (const agent of await mail.agents()) claims_recovered += await mail.recover(agent);
+  const swept = await pgGc(pg, tasks, { now: nowSec(), topicKeepSec: store.topicKeepSec });
+  return { expired, tombstones: swept.tombstones, temp_files: 0, orphan_streams: swept.orphan_streams, stale_locks: [], claims_recovered, tasks_removed: swept.tasks_removed, leases_removed: swept.leases_removed, topic_messages_removed: swept.topic_messages_removed, damaged: swept.damaged };
 }
 
 export async function pgGc(pg: PgClient, tasks: TaskStorage, opts: PgGcOptions): Promise<PgGcReport> {
@@ -103,7 +125,7 @@ async function removeOrphanChunks(sql: SQL, absent: SlotRow[]): Promise<string[]
   }
 }
 
-// lib/tasks/sweep.ts on rows: a task done TASK_KEEP_SEC ago or dead DEAD_KEEP_SEC ago (by its
+// lib/fs/task-sweep.ts on rows: a task done TASK_KEEP_SEC ago or dead DEAD_KEEP_SEC ago (by its
 // record's updated_at, as the file engine reads it) goes, with its add key, the claim keys that
 // name it and its dependency rows, unless a task that is not done or dead, or a damaged one,
 // depends on it. Damage is the room's decoder's to judge, so damaged dependants are found here

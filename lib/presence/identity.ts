@@ -13,7 +13,7 @@
 import { gitRoot } from "./repo";
 import { basename, resolve } from "node:path";
 import { type Store } from "../core/config";
-import { checkAgent, isValidName } from "../core/paths";
+import { checkAgent, isValidName } from "../core/names";
 import { presenceStorage } from "./storage";
 
 // "given": by the caller (the CLI's --as); "session": the name the `a2a mcp` of the calling

@@ -15,7 +15,7 @@
 import { resolve } from "node:path";
 import { DEFAULT_HEARTBEAT_MS, type Store } from "../core/config";
 import { pidAlive } from "../core/owner";
-import { byName } from "../core/paths";
+import { byName } from "../core/names";
 import { nowSec } from "../core/time";
 import { gitRoot } from "./identity";
 import type { Peer } from "./record";

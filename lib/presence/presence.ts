@@ -18,7 +18,7 @@
 import { resolve } from "node:path";
 import { type Store } from "../core/config";
 import { A2AError, ioError } from "../core/errors";
-import { checkAgent } from "../core/paths";
+import { checkAgent } from "../core/names";
 import { nowSec } from "../core/time";
 import { gitRoot, nameFromDirectory, rememberedNames, rememberName, withSuffix, type Identity } from "./identity";
 import { isLive, type Peer } from "./peers";

@@ -18,7 +18,7 @@
 import { basename, resolve } from "node:path";
 import type { Store } from "../core/config";
 import type { Platform } from "../core/platform";
-import { checkAgent } from "../core/paths";
+import { checkAgent } from "../core/names";
 import { gitRoot, nameFromDirectory, optionalAgent, rememberedNames, withSuffix, type Identity } from "./identity";
 import { isLive, type Peer } from "./peers";
 import { presenceStorage, type PresenceStorage } from "./storage";

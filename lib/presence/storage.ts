@@ -16,7 +16,6 @@
 // engine need not vouch for their writer.
 
 import type { Store } from "../core/config";
-import { filePresence } from "../fs/presence";
 import type { Peer } from "./record";
 
 export interface PresenceStorage {
@@ -56,8 +55,7 @@ export interface PresenceStorage {
   identities(): Promise<{ host: string; cwd: string; names: string[] }[]>;
 }
 
-// The store's presence storage: the PostgreSQL engine's when the store is a database, else the
-// file engine's.
+// The store's presence storage, as its engine keeps it (lib/engine/engine.ts).
 export function presenceStorage(store: Store): PresenceStorage {
-  return store.pg ? store.pg.presence : filePresence(store);
+  return store.engine.presence;
 }

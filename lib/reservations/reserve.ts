@@ -24,7 +24,7 @@
 import type { Store } from "../core/config";
 import { A2AError, arg, op, text } from "../core/errors";
 import { done, type Outcome } from "../core/outcome";
-import { checkAgent } from "../core/paths";
+import { checkAgent } from "../core/names";
 import { checkDuration, isoTime, nowSec } from "../core/time";
 import { checkTimeout, waitUntil } from "../core/watch";
 import { actingAgent } from "../presence/session-name";

@@ -13,7 +13,6 @@
 // - every change wakes the channel { on: "reservations", repo }.
 
 import type { Store } from "../core/config";
-import { fileReservations } from "../fs/reservations";
 
 export interface Reservation {
   a2a: 1;
@@ -44,8 +43,7 @@ export interface ReservationStorage {
   repos(): Promise<string[]>;
 }
 
-// The store's reservation storage: the PostgreSQL engine's when the store is a database, else
-// the file engine's.
+// The store's reservation storage, as its engine keeps it (lib/engine/engine.ts).
 export function reservationStorage(store: Store): ReservationStorage {
-  return store.pg ? store.pg.reservations : fileReservations(store);
+  return store.engine.reservations;
 }

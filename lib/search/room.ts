@@ -11,7 +11,7 @@
 
 import type { Store } from "../core/config";
 import { A2AError, arg, text } from "../core/errors";
-import { checkAgent } from "../core/paths";
+import { checkAgent } from "../core/names";
 import { nowSec, parseDuration } from "../core/time";
 import { accepts, readPolicy } from "../mail/policy";
 import { mailStorage } from "../mail/storage";

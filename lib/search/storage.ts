@@ -15,7 +15,6 @@
 //   message ids and a topic's posts sort by when they were written).
 
 import type { Store } from "../core/config";
-import { fileSearch } from "../fs/search";
 import type { Term } from "./query";
 
 export type Kind = "message" | "topic" | "slot" | "task";
@@ -48,5 +47,5 @@ export interface SearchStorage {
 }
 
 export function searchStorage(store: Store): SearchStorage {
-  return store.pg ? store.pg.search : fileSearch(store);
+  return store.engine.search;
 }

@@ -35,7 +35,7 @@ import { waitUntil } from "../core/watch";
 import { ensureInbox, waitingFor, withBodies, type Waiting } from "../mail/inbox";
 import { isMessageId, type ListedMessage, type ReceivedMessage } from "../mail/message";
 import { claimable } from "../tasks/query";
-import { isTaskId, isValidName } from "../core/paths";
+import { isTaskId, isValidName } from "../core/names";
 import { markOf } from "./mark";
 import { sessionStorage, type SessionRecord as StoredRecord } from "./storage";
 

@@ -15,7 +15,6 @@
 // of its own, and its records are trusted by writer while peer records are not.
 
 import type { Store } from "../core/config";
-import { fileSessions } from "../fs/sessions";
 
 export interface SessionRecord {
   a2a: 1;
@@ -64,8 +63,7 @@ export interface SessionStorage {
   locate(name: string): string;
 }
 
-// The store's session storage: the PostgreSQL engine's when the store is a database, else the
-// file engine's.
+// The store's session storage, as its engine keeps it (lib/engine/engine.ts).
 export function sessionStorage(store: Store): SessionStorage {
-  return store.pg ? store.pg.sessions : fileSessions(store);
+  return store.engine.sessions;
 }

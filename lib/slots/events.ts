@@ -5,7 +5,7 @@
 
 import { type Store } from "../core/config";
 import { ended, type Outcome } from "../core/outcome";
-import { checkName } from "../core/paths";
+import { checkName } from "../core/names";
 import { waitUntil, watchChannel, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
 import { slotStorage } from "./storage";

@@ -3,7 +3,7 @@
 // expired, or fails its checks reads as absent or corrupt, never as an error or a wrong value.
 
 import type { Store } from "../core/config";
-import { checkName } from "../core/paths";
+import { checkName } from "../core/names";
 import { closest } from "../core/similar";
 import type { SlotRecord } from "./record";
 import { slotStorage, type ReadResult } from "./storage";

@@ -1,5 +1,5 @@
 // Slot operations: start, publish, clear, append, list (reads are read.ts; the sweep of old
-// tombstones is lib/maintenance/gc.ts). The rules are here; the engine keeps the records
+// tombstones is each engine's gc: lib/fs/gc.ts, lib/pg/gc.ts). The rules are here; the engine keeps the records
 // (storage.ts): every change is one exclusive change of the engine, decided here.
 //
 // Invariants:
@@ -16,10 +16,11 @@
 
 import { checkAttachments } from "../blobs/room";
 import { cut } from "../core/cut";
-import { checkSize, type Store } from "../core/config";
+import type { Store } from "../core/config";
+import { checkSize } from "../core/size";
 import { checkStore } from "../core/guard";
 import { A2AError, arg, op, text } from "../core/errors";
-import { byName, checkName } from "../core/paths";
+import { byName, checkName } from "../core/names";
 import { checkDuration, isoTime, nowSec } from "../core/time";
 import type { SlotRecord } from "./record";
 import { slotStorage, type Decision, type ReadResult } from "./storage";

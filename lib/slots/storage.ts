@@ -15,7 +15,6 @@
 // - chunks are immutable once counted, and read without waiting for anything.
 
 import type { Store } from "../core/config";
-import { fileSlots } from "../fs/slots";
 import { isExpired, type SlotRecord } from "./record";
 
 export type ReadResult =
@@ -63,8 +62,7 @@ export function readOf(record: SlotRecord): ReadResult {
   return isExpired(record) ? { kind: "absent", last: record, expired: true } : { kind: "ok", record };
 }
 
-// The store's slot storage: the PostgreSQL engine's when the store is a database, else the
-// file engine's.
+// The store's slot storage, as its engine keeps it (lib/engine/engine.ts).
 export function slotStorage(store: Store): SlotStorage {
-  return store.pg ? store.pg.slots : fileSlots(store);
+  return store.engine.slots;
 }

@@ -1,11 +1,12 @@
 // Waiting for slots to be published: one name, all of several, or the first of several.
-// Built on lib/core/watch.ts: one watch on slots/, and each event re-reads only the slot whose
+// Built on lib/core/watch.ts (waitUntil over the engine's watch; on files lib/fs/watch.ts): one
+// watch on slots/, and each event re-reads only the slot whose
 // file changed, so waiting on 1,000 names costs one read per change, not 1,000.
 
 import { type Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
 import { ended, type Outcome } from "../core/outcome";
-import { checkName } from "../core/paths";
+import { checkName } from "../core/names";
 import { waitUntil, type WaitOptions } from "../core/watch";
 import type { SlotRecord } from "./record";
 import { slotStorage } from "./storage";

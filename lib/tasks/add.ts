@@ -5,9 +5,10 @@
 // call leaves the store as it was; a failure it lives to see before the task exists (a full disk)
 // undoes what it made; two adders with one key both return the one id that was created.
 
-import { checkSize, type Store } from "../core/config";
+import type { Store } from "../core/config";
+import { checkSize } from "../core/size";
 import { A2AError, arg, text } from "../core/errors";
-import { checkName, isTaskId } from "../core/paths";
+import { checkName, isTaskId } from "../core/names";
 import { checkDuration, nowSec } from "../core/time";
 import {
   checkMaxAttempts, checkQueue, checkText, DEFAULT_MAX_ATTEMPTS, newTaskId, type Dep,

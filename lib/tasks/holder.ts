@@ -14,7 +14,8 @@
 // not a token at all is EUSAGE; an unknown task ENOTFOUND.
 
 import { checkAttachments } from "../blobs/room";
-import { checkSize, type Store } from "../core/config";
+import type { Store } from "../core/config";
+import { checkSize } from "../core/size";
 import { A2AError, op, text, unknownOutcome } from "../core/errors";
 import { checkDuration, nowSec } from "../core/time";
 import { checkText, checkToken, type TaskRecord } from "./record";

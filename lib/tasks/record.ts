@@ -1,4 +1,4 @@
-// The task record, one version of a task's chain (lib/core/chain.ts): its fields, encoding,
+// The task record, one version of a task's chain (lib/fs/chain.ts): its fields, encoding,
 // ids, claim tokens and the input checks every task operation shares.
 //
 // A task is the directory ROOT/tasks/QUEUE/ID/ holding versions 00000001.json, 00000002.json...;
@@ -17,7 +17,7 @@ import { attachmentsOf, type Attachment } from "../blobs/attachment";
 import type { Store } from "../core/config";
 import { randomHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
-import { checkAgent, checkName, isTaskId } from "../core/paths";
+import { checkAgent, checkName, isTaskId } from "../core/names";
 import { hostTag } from "../core/owner";
 import type { StoredState } from "./states";
 export { TASK_STATES, type StoredState, type TaskState } from "./states";

@@ -22,7 +22,7 @@ export async function readTask(store: Store, queue: string, id: string): Promise
   return (await taskStorage(store).head(queue, id)).record;
 }
 
-// A task or lease chain passed over because its head is damaged (lib/core/chain.ts): what
+// A task or lease chain passed over because its head is damaged (lib/fs/chain.ts): what
 // listings and gc name, and what `task cancel` / `lease release` repair.
 export interface DamagedChain extends Damage {
   kind: "task" | "lease";

@@ -22,7 +22,6 @@
 
 import type { Store } from "../core/config";
 import type { Damage } from "../core/errors";
-import { fileTasks } from "../fs/tasks";
 import type { Dep, TaskRecord } from "./record";
 import type { DamagedChain } from "./state";
 
@@ -98,8 +97,7 @@ export interface TaskStorage {
   restore(rec: TaskRecord): Promise<boolean>;
 }
 
-// The store's task storage: the PostgreSQL engine's when the store is a database, else the
-// file engine's.
+// The store's task storage, as its engine keeps it (lib/engine/engine.ts).
 export function taskStorage(store: Store): TaskStorage {
-  return store.pg ? store.pg.tasks : fileTasks(store);
+  return store.engine.tasks;
 }

@@ -6,9 +6,10 @@
 // A message as read carries `user`, who wrote it as the engine vouches (the OS user owning its
 // file on the file engine), as mail does: `from` is what the publisher claimed.
 
-import { checkSize, type Store } from "../core/config";
+import type { Store } from "../core/config";
+import { checkSize } from "../core/size";
 import { A2AError } from "../core/errors";
-import { checkName, NAME_RULE } from "../core/paths";
+import { checkName, NAME_RULE } from "../core/names";
 import { topicStorage, type TopicMessage } from "./storage";
 
 export type { TopicMessage } from "./storage";

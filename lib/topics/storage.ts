@@ -17,7 +17,6 @@
 //   the database role), never a value the writer put in the message's text.
 
 import type { Store } from "../core/config";
-import { fileTopics } from "../fs/topics";
 
 export interface TopicMessage {
   a2a: 1;
@@ -71,8 +70,7 @@ export interface TopicStorage {
   restoreSubscriber(name: string, at: number): Promise<boolean>;
 }
 
-// The store's topic storage: the PostgreSQL engine's when the store is a database, else the
-// file engine's.
+// The store's topic storage, as its engine keeps it (lib/engine/engine.ts).
 export function topicStorage(store: Store): TopicStorage {
-  return store.pg ? store.pg.topics : fileTopics(store);
+  return store.engine.topics;
 }

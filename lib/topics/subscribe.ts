@@ -19,7 +19,7 @@
 import { type Store } from "../core/config";
 import { A2AError } from "../core/errors";
 import { ended, done, type Outcome } from "../core/outcome";
-import { checkAgent } from "../core/paths";
+import { checkAgent } from "../core/names";
 import { nowSec } from "../core/time";
 import { waitUntil, watchChannel, type WaitOptions } from "../core/watch";
 import { readTopic } from "./log";

@@ -6,7 +6,7 @@ import { chmodSync, chownSync, existsSync, readdirSync, renameSync, writeFileSyn
 import { join } from "node:path";
 import { BIN, a2a, asUser, canRunAsOthers, exitWithin, ON_FILES, otherUserEnv, readUntil, spawnA2A, tempDir, testStore, until, type RunResult } from "../harness/run";
 import { expectCleanError, recordText, slotNames, snapshot } from "./fixtures/core";
-import { checkName } from "../../lib/core/paths";
+import { checkName } from "../../lib/core/names";
 
 setDefaultTimeout(120_000); // generous: the machine is shared and may be heavily loaded
 

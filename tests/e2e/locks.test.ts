@@ -1,4 +1,4 @@
-// The slot lock (lib/core/lock.ts, docs/FILE-ENGINE.md §4) when clocks disagree and when
+// The slot lock (lib/fs/lock.ts, docs/FILE-ENGINE.md §4) when clocks disagree and when
 // a holder stalls, through the compiled binary. Other clocks come from faketime (Debian's
 // faketime package), which shifts what a process reads of the clock but not the times the
 // kernel stamps on files, as hosts sharing a store over NFS differ. The faketime tests skip,

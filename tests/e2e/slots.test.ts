@@ -197,7 +197,7 @@ describe("concurrency", () => {
     await killGated(g);
     expect(existsSync(join(d.path, "locks", "w.lock"))).toBe(true);
     expect((await a2a(["wait", "w", "--timeout", "5"], { dir: d.path })).stdout).toBe("before");
-    // The next writer takes the dead writer's lock over once it is stale (lib/core/lock.ts).
+    // The next writer takes the dead writer's lock over once it is stale (lib/fs/lock.ts).
     const r = await a2a(["publish", "w", "after"], { dir: d.path });
     expect(r).toMatchObject({ code: 0, stderr: "" });
     expect(recordOf(d.path, "w")).toMatchObject({ result: "after", version: 2 });

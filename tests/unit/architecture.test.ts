@@ -1,6 +1,6 @@
 // The architecture rules of the developers' guide that a grep can check: lib/ is the engine and
 // imports no adapter library; store files are written only through lib/core/atomic.ts; the watch
-// primitive lives only in lib/core/watch.ts; lib/ throws only A2AError; no test is switched off.
+// primitive lives only in lib/fs/watch.ts; lib/ throws only A2AError; no test is switched off.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -66,8 +66,8 @@ describe("architecture", () => {
     expect(hits(others, /\bwriteSync\s*\((?!\s*[12]\s*,)/).filter((h) => !h.startsWith("cli/io.ts:"))).toEqual([]);
   });
 
-  test("only lib/core/watch.ts opens directory watches; chokidar stays out of the wake path", () => {
-    const others = [...LIB, ...CLI].filter((f) => !f.endsWith("lib/core/watch.ts"));
+  test("only lib/fs/watch.ts opens directory watches; chokidar stays out of the wake path", () => {
+    const others = [...LIB, ...CLI].filter((f) => !f.endsWith("lib/fs/watch.ts"));
     expect(hits(others, /\bfs\.(watch|watchFile)\s*\(/)).toEqual([]);
     expect(hits(others, /import\s*\{[^}]*\b(watch|watchFile)\b[^}]*\}\s*from\s*["'](node:)?fs["']/)).toEqual([]);
     expect(hits([...LIB, ...CLI], /["']chokidar["']/)).toEqual([]);
@@ -110,32 +110,37 @@ describe("architecture", () => {
       core: [],
       // The file engine's storage of each room whose rules reach storage through an interface
       // (lib/<room>/storage.ts): it implements that interface, with the room's record codec.
-      fs: ["core", "slots", "mail", "leases", "reservations", "topics", "presence", "sessions", "tasks", "blobs", "search"],
-      slots: ["core", "fs", "blobs"],
-      blobs: ["core", "fs"],
-      mail: ["core", "fs", "presence", "blobs"],
-      topics: ["core", "fs"],
-      presence: ["core", "fs"],
-      tasks: ["core", "fs", "blobs"],
-      leases: ["core", "fs", "tasks"],
-      reservations: ["core", "fs", "presence", "tasks"],
+      fs: ["core", "engine", "slots", "mail", "leases", "reservations", "topics", "presence", "sessions", "tasks", "blobs", "search", "dashboard"],
+      slots: ["core", "engine", "blobs"],
+      blobs: ["core", "engine"],
+      mail: ["core", "engine", "presence", "blobs"],
+      topics: ["core", "engine"],
+      presence: ["core", "engine"],
+      tasks: ["core", "engine", "blobs"],
+      leases: ["core", "engine", "tasks"],
+      reservations: ["core", "engine", "presence", "tasks"],
       // a2a guard: git's hooks over the reservation rules, committer named as presence names it.
       guard: ["core", "presence", "reservations"],
       // (and, for a session's state, the task and the reservations it holds)
-      sessions: ["core", "fs", "mail", "presence", "tasks", "reservations"],
-      // ... and each session's state (lib/sessions/state.ts) on its agent's row.
-      dashboard: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "blobs", "sessions"],
-      maintenance: ["core", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "sessions", "blobs"],
+      sessions: ["core", "engine", "mail", "presence", "tasks", "reservations"],
+      // fs: the file-only modules the next test names; sessions: each session's state
+      // (lib/sessions/state.ts) on its agent's row.
+      dashboard: ["core", "engine", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "blobs", "sessions"],
+      maintenance: ["core", "engine", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "sessions", "blobs"],
       // Search: a join over the rooms it reads (mail's visibility rule, each room's records).
-      search: ["core", "fs", "mail"],
+      search: ["core", "engine", "mail"],
       // a2a export and import: every room's storage, read and written through its interface.
-      move: ["core", "slots", "mail", "topics", "presence", "tasks", "leases", "blobs"],
-      // The PostgreSQL engine's storage of the rooms it keeps (issue 22), as fs/ is the file engine's.
-      pg: ["core", "slots", "mail", "tasks", "presence", "sessions", "topics", "leases", "reservations", "blobs", "search"],
+      move: ["core", "engine", "slots", "mail", "topics", "presence", "tasks", "leases", "blobs"],
+      // The PostgreSQL engine's storage of the rooms it keeps (issue 22), as fs/ is the file engine's;
+      // its gc and the dashboard's feed on a database (the rooms' own, loaded on demand).
+      pg: ["core", "engine", "slots", "mail", "tasks", "presence", "sessions", "topics", "leases", "reservations", "blobs", "search", "dashboard"],
+      // The Engine (lib/engine/engine.ts): the interface over every room's storage interface,
+      // types only; and the opening (open.ts), which gives a directory the file engine.
+      engine: ["core", "fs", "slots", "mail", "tasks", "presence", "sessions", "topics", "leases", "reservations", "blobs", "search", "maintenance", "dashboard"],
     };
-    // The Store (core/config.ts) holds the PostgreSQL engine's handle as runtime state, typed: a
-    // type import, which loads nothing (the engine is loaded by lib/bus.ts for a database store).
-    const typeOnly: Record<string, string[]> = { "core/config.ts": ["pg"] };
+    // The Store (core/config.ts) holds its Engine, and the file engine's runtime state (its
+    // directory watches, its inotify instance), typed: type imports, which load nothing.
+    const typeOnly: Record<string, string[]> = { "core/config.ts": ["engine", "fs"] };
     const bad: string[] = [];
     for (const f of LIB) {
       const rel = relative(join(ROOT, "lib"), f);
@@ -153,6 +158,40 @@ describe("architecture", () => {
       }
     }
     expect(bad).toEqual([]);
+  });
+
+  // Issue 34: the engine is chosen once, when the store is opened (lib/engine/open.ts, lib/bus.ts),
+  // and held by the Store (`store.engine`, lib/engine/engine.ts); a room asks it and never names
+  // an engine. So no room imports an engine's folder (lib/fs, lib/pg), at run time or for a type,
+  // statically or by import()/require(): no import circle between a room and an engine, and each
+  // engine is a folder that could be read, or deleted, alone (as a Kysely dialect or a Keyv
+  // adapter). The few modules below are the file engine's own still kept in a room, each named.
+  test("no room imports an engine, and only the opening and lib/pg name store.pg", () => {
+    const ENGINES = ["fs", "pg"];
+    const NOT_ROOMS = new Set(["core", "engine", ...ENGINES]);
+    const fileOnly: Record<string, string> = {
+      "lib/maintenance/room.ts": "removeTombstone: doctor's probe slot on a directory (lib/fs/gc.ts)",
+      "lib/maintenance/audit.ts": "doctor's audit of a shared directory's blob files",
+      "lib/maintenance/describe.ts": "doctor's description of a directory (how it is watched: lib/fs/watch.ts wakeMode)",
+      "lib/dashboard/tasks.ts": "the task board's directories, which the file engine's feed watches",
+    };
+    const bad: string[] = [];
+    for (const f of LIB) {
+      const rel = relative(ROOT, f);
+      const room = relative(join(ROOT, "lib"), f).split("/")[0];
+      if (!rel.slice(4).includes("/") || NOT_ROOMS.has(room) || rel in fileOnly) continue;
+      const specs = [...importsOf(f), ...[...code(f).matchAll(/from\s+["']([^"']+)["']/g)].map((m) => m[1])];
+      for (const spec of new Set(specs)) {
+        if (!spec.startsWith(".")) continue;
+        const to = relative(join(ROOT, "lib"), join(f, "..", spec)).split("/")[0];
+        if (ENGINES.includes(to)) bad.push(`${rel} imports ${spec}: ask the store's engine (store.engine, lib/engine/engine.ts) instead`);
+      }
+    }
+    expect(bad).toEqual([]);
+    const opening = ["lib/bus.ts", "lib/engine/open.ts"];
+    expect(hits(LIB, /\bstore\.pg\b/).filter((h) => !h.startsWith("lib/pg/") && !opening.some((o) => h.startsWith(o + ":")))).toEqual([]);
+    // The exceptions are still the file engine's (a stale one is taken off the list).
+    for (const f of Object.keys(fileOnly)) expect(importsOf(join(ROOT, f)).some((s) => relative(join(ROOT, "lib"), join(ROOT, f, "..", s)).startsWith("fs/"))).toBe(true);
   });
 
   // The front ends (cli/: commands, the MCP server, the dashboard, hooks, doctor, setup) reach a
@@ -205,8 +244,9 @@ describe("architecture", () => {
       }
     }
     expect(bad).toEqual([]);
-    // And the bus reaches every room only on demand (its static imports are config and errors).
-    expect(staticImportsOf(join(ROOT, "lib/bus.ts")).sort()).toEqual(["./core/config", "./core/errors"]);
+    // And the bus reaches every room only on demand (its static imports are config, errors and
+    // the opening, whose file engine loads each room's storage on first use).
+    expect(staticImportsOf(join(ROOT, "lib/bus.ts")).sort()).toEqual(["./core/config", "./core/errors", "./engine/open"]);
   });
 
   // tests/contract/ is the definition of an engine, driven through the Bus alone (docs/ENGINE.md):

@@ -7,8 +7,9 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   DEFAULT_CLAIM_LEASE_MS, DEFAULT_HEARTBEAT_MS, DEFAULT_MAX_BYTES, DEFAULT_MAX_UNREAD, DEFAULT_MAX_WAIT_SEC, DEFAULT_POLL_MS,
-  DEFAULT_PROGRESS_MS, DEFAULT_TOPIC_KEEP_SEC, expandHome, openStore, readSettings, storeRoot,
+  DEFAULT_PROGRESS_MS, DEFAULT_TOPIC_KEEP_SEC, expandHome, readSettings, storeRoot,
 } from "../../lib/core/config";
+import { openStore } from "../../lib/engine/open";
 import { platformFor } from "../../lib/core/platform";
 import { refusal } from "./support";
 

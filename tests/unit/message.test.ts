@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { variant as variantOf } from "./support";
-import { openStore } from "../../lib/core/config";
+import { openStore } from "../../lib/engine/open";
 import { parseClaim, readMessageFile, readMessageHead } from "../../lib/fs/mail-record";
 import { idOfFile } from "../../lib/core/paths";
 import { decodeMessage, encodeMessage, isMessageId, newMessageId, type Message } from "../../lib/mail/message";

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openStore } from "../../lib/core/config";
+import { openStore } from "../../lib/engine/open";
 import { A2AError } from "../../lib/core/errors";
 import { pgError, targetOf } from "../../lib/pg/connect";
 import { tempDir } from "../harness/run";

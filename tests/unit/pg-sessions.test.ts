@@ -5,7 +5,7 @@
 // The contract suite runs one role only, and its session tests need the mail room besides.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { SQL } from "bun";
-import { openStore } from "../../lib/core/config";
+import { openStore } from "../../lib/engine/open";
 import { openPg, type PgEngine } from "../../lib/pg/engine";
 import type { SessionRecord } from "../../lib/sessions/storage";
 import { createRole, freshDatabase, pgServer, pgSkipReason, urlAs, type Database, type PgServer } from "../harness/pg";

@@ -3,7 +3,7 @@
 // (lib/pg/engine.ts), so the next writer gets its turn, as a stale lock is broken on files.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { openBus, type Bus } from "../../lib/bus";
-import { openStore } from "../../lib/core/config";
+import { openStore } from "../../lib/engine/open";
 import { openPg, type PgEngine } from "../../lib/pg/engine";
 import { freshDatabase, pgServer, pgSkipReason, type Database, type PgServer } from "../harness/pg";
 

@@ -4,7 +4,8 @@
 // heartbeat re-creates a record that was swept while its holder was frozen.
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { openStore, type Store } from "../../lib/core/config";
+import { type Store } from "../../lib/core/config";
+import { openStore } from "../../lib/engine/open";
 import { openPg } from "../../lib/pg/engine";
 import type { Peer } from "../../lib/presence/record";
 import { presenceStorage } from "../../lib/presence/storage";
@@ -33,11 +34,11 @@ if (!pgSkipReason()) {
     async open() {
       const db = await freshDatabase((await pgServer())!);
       const store = openStore({ dir: db.url, env: {} });
-      store.pg = openPg(store);
+      store.engine = openPg(store);
       return {
         store,
         async dispose() {
-          await store.pg?.close();
+          await store.engine.close();
           await db.drop();
         },
       };

@@ -1,4 +1,4 @@
-// lib/tasks/sweep.ts (run by `a2a gc`): old final task chains and old free lease chains go as
+// lib/fs/task-sweep.ts (run by `a2a gc`): old final task chains and old free lease chains go as
 // a whole; a done task an unfinished task depends on stays, and so does anything recent,
 // claimed, held, or foreign. "Old" is decided by the `now` passed in, so nothing waits.
 // Also lib/tasks/query.ts claimable(): what a claim would find, without writing anything.
@@ -6,14 +6,15 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore, type Store } from "../../lib/core/config";
-import { closeWatches } from "../../lib/core/watch";
+import { type Store } from "../../lib/core/config";
+import { openStore } from "../../lib/engine/open";
+import { closeWatches } from "../../lib/fs/watch";
 import { addTask } from "../../lib/tasks/add";
 import { claimTask, type TaskClaim } from "../../lib/tasks/claim";
 import { completeTask, failTask } from "../../lib/tasks/holder";
 import { listLeases, releaseLeases, takeLeases } from "../../lib/leases/lease";
 import { claimable, listTasks } from "../../lib/tasks/query";
-import { DEAD_KEEP_SEC, LEASE_KEEP_SEC, sweepTasksAndLeases, TASK_KEEP_SEC } from "../../lib/tasks/sweep";
+import { DEAD_KEEP_SEC, LEASE_KEEP_SEC, sweepTasksAndLeases, TASK_KEEP_SEC } from "../../lib/fs/task-sweep";
 import { nowSec } from "../../lib/core/time";
 
 const stores: Store[] = [];

@@ -7,10 +7,11 @@ import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore, type Store } from "../../lib/core/config";
+import { type Store } from "../../lib/core/config";
+import { openStore } from "../../lib/engine/open";
 import { A2AError } from "../../lib/core/errors";
 import { taskBell } from "../../lib/core/paths";
-import { closeWatches } from "../../lib/core/watch";
+import { closeWatches } from "../../lib/fs/watch";
 import { startSlot } from "../../lib/slots/slot";
 import { addTask, addTasks } from "../../lib/tasks/add";
 import { cancelTask, retryTask } from "../../lib/tasks/admin";
@@ -517,7 +518,7 @@ describe("start exclusive", () => {
 
   test("two processes starting one slot exclusively: exactly one wins", async () => {
     const s = fresh();
-    const script = `import { openStore } from ${JSON.stringify(join(import.meta.dir, "..", "..", "lib", "core", "config.ts"))};
+    const script = `import { openStore } from ${JSON.stringify(join(import.meta.dir, "..", "..", "lib", "engine", "open.ts"))};
 import { startSlot } from ${JSON.stringify(join(import.meta.dir, "..", "..", "lib", "slots", "slot.ts"))};
 const s = openStore({ dir: process.argv[1], env: {} });
 try { await startSlot(s, "one", "x", { exclusive: true }); console.log("won"); } catch (e) { console.log(e.code); }`;

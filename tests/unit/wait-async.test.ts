@@ -6,8 +6,9 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { closeWatches, subscribe, waitUntil } from "../../lib/core/watch";
-import { openStore } from "../../lib/core/config";
+import { waitUntil } from "../../lib/core/watch";
+import { closeWatches, subscribe } from "../../lib/fs/watch";
+import { openStore } from "../../lib/engine/open";
 import { A2AError } from "../../lib/core/errors";
 import { ensureDir } from "../../lib/core/guard";
 import { tempDir } from "../harness/run";

@@ -1,8 +1,8 @@
 // lib/mail/watch-inbox.ts in-process: "new unread mail" events for one agent, through the one
 // watch primitive. Each wait is on the event itself, with a generous bound.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { openStore } from "../../lib/core/config";
-import { closeWatches } from "../../lib/core/watch";
+import { openStore } from "../../lib/engine/open";
+import { closeWatches } from "../../lib/fs/watch";
 import { allowSenders, setPolicyMode } from "../../lib/mail/policy";
 import type { ReceivedMessage } from "../../lib/mail/message";
 import { sendMessage } from "../../lib/mail/send";

@@ -1,13 +1,13 @@
-// lib/core/watch.ts and lib/core/inotify.ts: which event source a wait uses, and what happens
+// lib/fs/watch.ts and lib/fs/inotify.ts: which event source a wait uses, and what happens
 // when it fails. The compiled binary is checked through /proc (its watch is on its own
 // inotify instance, with no fs.watch thread); the fallbacks in-process, each wait bounded.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openStore } from "../../lib/core/config";
+import { openStore } from "../../lib/engine/open";
 import { ensureDir } from "../../lib/core/guard";
 import { slotsDir } from "../../lib/core/paths";
-import { closeWatches, subscribe } from "../../lib/core/watch";
+import { closeWatches, subscribe } from "../../lib/fs/watch";
 import { waitSlots } from "../../lib/slots/wait";
 import { a2a, inotifyWatches, spawnA2A, tempDir, until } from "../harness/run";
 

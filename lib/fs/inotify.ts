@@ -1,4 +1,4 @@
-// Linux inotify, called directly through bun:ffi: the event path of lib/core/watch.ts on Linux.
+// Linux inotify, called directly through bun:ffi: the event path of lib/fs/watch.ts on Linux.
 //
 // Why not fs.watch: Bun's fs.watch reads inotify on a watcher thread and hands each event to
 // the JS thread. Here the nonblocking inotify fd is read by Bun's own event loop

@@ -1,4 +1,5 @@
-// The sweeps `a2a gc` runs for tasks and leases: whole chains removed once they are final and
+// The file engine's sweeps `a2a gc` runs for tasks and leases (lib/fs/gc.ts; the retention is
+// the task room's, lib/tasks/retention.ts): whole chains removed once they are final and
 // old (docs/FILE-ENGINE.md §10: "a whole chain MAY be removed once it is final and old"; §13).
 //
 // What is removed, and why it is safe:
@@ -24,7 +25,7 @@
 import { lstatSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Store } from "../core/config";
-import { readHead } from "../core/chain";
+import { readHead } from "./chain";
 import { hashHex } from "../core/digest";
 import { entries, readJsonLine } from "../core/fs";
 import { removeFile } from "../core/guard";
@@ -34,12 +35,11 @@ import {
 } from "../core/paths";
 import { TMP_STALE_MS } from "../core/atomic";
 import { nowSec } from "../core/time";
-import { openIds, queues, readTasks } from "../fs/tasks";
-import type { DamagedChain } from "./state";
+import { openIds, queues, readTasks } from "./tasks";
+import type { DamagedChain } from "../tasks/state";
+import { DEAD_KEEP_SEC, LEASE_KEEP_SEC, TASK_KEEP_SEC } from "../tasks/retention";
 
-export const TASK_KEEP_SEC = 7 * 86400;
-export const DEAD_KEEP_SEC = 30 * 86400;
-export const LEASE_KEEP_SEC = 86400;
+export { DEAD_KEEP_SEC, LEASE_KEEP_SEC, TASK_KEEP_SEC };
 
 export interface SweepReport {
   tasks: number; // final task chains removed

@@ -38,11 +38,11 @@
 // system calls); docs/FILE-ENGINE.md §15 says so.
 
 import { lstatSync, mkdirSync, rmdirSync } from "node:fs";
-import { type Store } from "./config";
-import { ensureDir } from "./guard";
-import { A2AError, ioError } from "./errors";
-import { lockFile, locksDir } from "./paths";
-import { randomHex } from "./digest";
+import { type Store } from "../core/config";
+import { ensureDir } from "../core/guard";
+import { A2AError, ioError } from "../core/errors";
+import { lockFile, locksDir } from "../core/paths";
+import { randomHex } from "../core/digest";
 import { join } from "node:path";
 
 export const STALE_MS = 2000;

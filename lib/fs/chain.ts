@@ -25,11 +25,11 @@
 //   a repair (changeChain's `repair`) writes above it, from the newest whole version below.
 
 import { relative } from "node:path";
-import type { Store } from "./config";
-import { createAtomic, type WriteOptions } from "./atomic";
-import { A2AError, damageOf, type Damage } from "./errors";
-import { entries, fitRecord, readJsonLine } from "./fs";
-import { versionFile, versionOf } from "./paths";
+import type { Store } from "../core/config";
+import { createAtomic, type WriteOptions } from "../core/atomic";
+import { A2AError, damageOf, type Damage } from "../core/errors";
+import { entries, fitRecord, readJsonLine } from "../core/fs";
+import { versionFile, versionOf } from "../core/paths";
 
 export interface Versioned {
   version: number;
