@@ -10,9 +10,13 @@
 // - close() removes the presence (a server outliving its client is a ghost peer);
 // - a blocking tool marks the session waiting while it blocks (lib/sessions/state.ts): the first
 //   of several waits at once marks it, the last one to end puts back the mark found before; at
-//   the start, a waiting mark an earlier holder of the name left is put back to idle.
+//   the start, a waiting mark an earlier holder of the name left is put back to idle;
+// - a call that answers within MARK_AFTER_MS (refused arguments, a value already there) never
+//   blocked and writes nothing: a refused call leaves the store as it was.
 
 import type { Bus } from "../../lib/bus";
+
+const MARK_AFTER_MS = 100;
 import type { Identity } from "../../lib/presence/identity";
 import type { Presence } from "../../lib/presence/presence";
 
@@ -58,11 +62,16 @@ export async function openSession(bus: Bus, cwd: string, log: (line: string) => 
       return n ? `${n} unread message${n === 1 ? "" : "s"}: call check_messages` : "";
     },
     async waiting(on, wait) {
-      if (waits++ === 0) before = serial(async () => bus.sessions.mark(me, "waiting", await on()), "marking the session waiting");
+      let marked = false;
+      const timer = setTimeout(() => {
+        marked = true;
+        if (waits++ === 0) before = serial(async () => bus.sessions.mark(me, "waiting", await on()), "marking the session waiting");
+      }, MARK_AFTER_MS);
       try {
         return await wait();
       } finally {
-        if (--waits === 0) {
+        clearTimeout(timer);
+        if (marked && --waits === 0) {
           const found = before;
           void serial(async () => bus.sessions.endWait(me, (await found) as never), "marking the session as before its wait");
         }
