@@ -35,6 +35,7 @@ import { openSession } from "./session";
 import { DeliveryTransport } from "./transport";
 import { registerChannelTools } from "./tools/channels";
 import { registerFileTools } from "./tools/files";
+import { registerLeaseTools } from "./tools/leases";
 import { registerMessageTools } from "./tools/messages";
 import { registerPeerTools } from "./tools/peers";
 import { registerSearchTools } from "./tools/search";
@@ -54,6 +55,7 @@ const TOOL_GROUPS: ((server: McpServer, ctx: McpCtx) => void)[] = [
   registerMessageTools,
   registerTopicTools,
   registerTaskTools,
+  registerLeaseTools,
   registerFileTools,
   registerSearchTools,
 ];
