@@ -12,7 +12,7 @@
 
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
-import { writeUserFile } from "../../lib/core/atomic";
+import { writeUserFile } from "../../lib/core/user-file";
 import { A2AError } from "../../lib/core/errors";
 import { isoTime, nowSec } from "../../lib/core/time";
 

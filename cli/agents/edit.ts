@@ -12,7 +12,7 @@
 //   as the agents create theirs.
 
 import { readFileSync, unlinkSync } from "node:fs";
-import { writeUserFile } from "../../lib/core/atomic";
+import { writeUserFile } from "../../lib/core/user-file";
 import { A2AError } from "../../lib/core/errors";
 import type { FileChange } from "./agent";
 import { backUp, created, createFor, uncreate } from "./backups";

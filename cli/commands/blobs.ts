@@ -2,7 +2,7 @@
 // §19), streamed both ways, so `ssh host a2a put - < big.tar` and `a2a get sha256:... > x` work.
 
 import type { Command } from "commander";
-import { openUserFile } from "../../lib/core/atomic";
+import { openUserFile } from "../../lib/core/user-file";
 import { A2AError } from "../../lib/core/errors";
 import { fileSource } from "../attach";
 import { json, out } from "../io";

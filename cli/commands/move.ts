@@ -3,7 +3,7 @@
 
 import { statSync } from "node:fs";
 import type { Command } from "commander";
-import { openUserFile } from "../../lib/core/atomic";
+import { openUserFile } from "../../lib/core/user-file";
 import { A2AError } from "../../lib/core/errors";
 import type { ImportReport } from "../../lib/move/import";
 import { err, isTTY, json, out } from "../io";

@@ -1,4 +1,4 @@
-// The temp file a write of a user's file OUTSIDE any store goes through (lib/core/atomic.ts
+// The temp file a write of a user's file OUTSIDE any store goes through (lib/core/user-file.ts
 // openUserFile: `a2a get -o FILE`, `a2a export -o FILE`, an agent's settings): a dot-name beside
 // FILE, `.FILE.a2a-PID.HEX.tmp`, so the rename over FILE is atomic. A process killed before its
 // rename leaves that file behind; the next write of FILE removes such leftovers of FILE whose

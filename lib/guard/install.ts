@@ -27,7 +27,7 @@
 
 import { chmodSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { writeUserFile } from "../core/atomic";
+import { writeUserFile } from "../core/user-file";
 import { A2AError } from "../core/errors";
 import { hooksDir } from "./git";
 
