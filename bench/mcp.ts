@@ -5,7 +5,7 @@
 // server is blocked in its watch, publishes NAME, and stops the clock when the client holds
 // the result. Three publishers, interleaved at random so drift hits all alike:
 //   rename   this process writes the record to tmp/ and the clock starts just before the
-//            rename(2) into slots/: the publish instant itself (lib/core/atomic.ts step 3)
+//            rename(2) into slots/: the publish instant itself (lib/fs/atomic.ts step 3)
 //   lib      this process calls lib publishSlot (lock, temp write, fsync, rename, unlock)
 //   cli      this process spawns `a2a publish NAME RESULT`: what a shell script pays
 // Both clocks are read in this process (performance.now), so no cross-process clock is
@@ -26,8 +26,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { connect } from "../tests/harness/mcp";
 import { BIN, childEnv } from "../tests/harness/run";
 import { openStore } from "../lib/engine/open";
-import { ensureDir } from "../lib/core/guard";
-import { slotFile, slotsDir, tmpDir } from "../lib/core/paths";
+import { ensureDir } from "../lib/fs/guard";
+import { slotFile, slotsDir, tmpDir } from "../lib/fs/paths";
 import { nowSec } from "../lib/core/time";
 import { encodeRecord } from "../lib/slots/record";
 import { publishSlot } from "../lib/slots/slot";

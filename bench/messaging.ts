@@ -20,12 +20,12 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureInbox } from "../lib/mail/inbox";
 import { encodeMessage, newMessageId } from "../lib/mail/message";
-import { msgFile, newDir } from "../lib/core/paths";
+import { msgFile, newDir } from "../lib/fs/paths";
 import { sendMessage } from "../lib/mail/send";
 import { receive } from "../lib/mail/receive";
 import { openStore } from "../lib/engine/open";
-import { ensureDir } from "../lib/core/guard";
-import { tmpDir } from "../lib/core/paths";
+import { ensureDir } from "../lib/fs/guard";
+import { tmpDir } from "../lib/fs/paths";
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(name);

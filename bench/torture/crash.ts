@@ -16,7 +16,7 @@
 
 import { readFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { chunkFile } from "../../lib/core/paths";
+import { chunkFile } from "../../lib/fs/paths";
 import { openStore } from "../../lib/engine/open";
 import {
   a2a, type Ctx, finish, listDir, ms, msLine, type Outcome, readerLine, readRecordFile, recordProblem, type RunResult,

@@ -1,6 +1,6 @@
 // Planning and applying the file changes of `a2a setup AGENT` (agent.ts FileChange): read the
 // file, compute the next text, diff it, and (unless --dry-run) keep the old text as a backup
-// outside the user's tree (backups.ts) before replacing the file atomically (lib/core/atomic.ts
+// outside the user's tree (backups.ts) before replacing the file atomically (lib/fs/atomic.ts
 // writeUserFile). Also the JSON helpers the JSON-configured agents share (their edits: jsonc-edit.ts).
 //
 // Invariants:

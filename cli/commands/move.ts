@@ -17,7 +17,7 @@ const NOUNS: Record<string, string> = {
 };
 
 // Where the export goes: stdout, or FILE by way of a temp file beside it renamed over it once
-// whole (lib/core/atomic.ts openUserFile), so a cut-short export never stands where a whole one stood.
+// whole (lib/fs/atomic.ts openUserFile), so a cut-short export never stands where a whole one stood.
 function sink(file: string | undefined) {
   let buf: string[] = [];
   let size = 0;

@@ -8,7 +8,7 @@
   const TOKEN = document.querySelector('meta[name="a2a-token"]').content;
   const $ = (id) => document.getElementById(id);
   const q = (path, params = {}) => path + "?" + new URLSearchParams(params);
-  // Names in code-unit order, as the CLI lists them (lib/core/paths.ts byName).
+  // Names in code-unit order, as the CLI lists them (lib/fs/paths.ts byName).
   const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 
   // ---- rendering helpers -------------------------------------------------------------------

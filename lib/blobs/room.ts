@@ -16,10 +16,9 @@
 //   by reading it whole (checkAttachments).
 
 import type { Store } from "../core/config";
-import { scratchFile, type Scratch } from "../core/atomic";
 import { A2AError, op, text } from "../core/errors";
 import { isAttachmentName, MAX_ATTACHMENTS, mediaType, NAME_RULE, type Attachment } from "./attachment";
-import { blobStorage, CHUNK } from "./storage";
+import { blobStorage, CHUNK, type Scratch } from "./storage";
 
 export const DIGEST_RULE = "a blob is named sha256: and 64 hex digits, as a2a put prints it";
 const DIGEST = /^sha256:([0-9a-fA-F]{64})$/;
@@ -95,7 +94,7 @@ export async function getBlob(store: Store, digest: string, sink: (bytes: Uint8A
   if (storage.sealed?.(hex) === false) {
     // Another member's file can change between any two reads of it: it is read once, into a
     // scratch file only this process can reach, and what is handed out is that copy, checked.
-    const copy = scratchFile(store);
+    const copy = storage.scratch!();
     try {
       await pass(store, hex, info.size, (b) => copy.write(b));
       await check(hex, info.size, replay(copy), sink);

@@ -37,6 +37,14 @@ export interface Upload {
   abort(): Promise<void>; // drops what was written; safe after a failed write or commit
 }
 
+// A scratch file of this process alone: bytes written go to its end; read(pos, buf) reads from
+// any offset; close() frees it. No other user can open, change or remove it.
+export interface Scratch {
+  write(bytes: Uint8Array): void;
+  read(pos: number, buf: Uint8Array): number;
+  close(): void;
+}
+
 export interface BlobStorage {
   begin(): Promise<Upload>;
   stat(hex: string): Promise<BlobInfo | undefined>;
@@ -51,6 +59,9 @@ export interface BlobStorage {
   // shared store's blob another member put first): a reader then checks them before handing
   // any out. Missing: true.
   sealed?(hex: string): boolean;
+  // Where a reader of a blob that is not sealed copies its bytes before checking them: present
+  // wherever `sealed` can say false.
+  scratch?(): Scratch;
   list(): Promise<BlobInfo[]>;
   // Moves the blob's time to now where this user may (a record is about to name it: gc's
   // grace period counts from here). Missing: a put's time stands.

@@ -15,7 +15,7 @@
 import { homedir, hostname } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { A2AError, arg, text } from "./errors";
-import { MAX_MAX_BYTES } from "./fs";
+import { MAX_MAX_BYTES } from "./record";
 import { checkRoot, expandHome, redact, URL_SCHEME } from "./location";
 import type { Inotify } from "../fs/inotify";
 import type { Engine } from "../engine/engine";
@@ -47,7 +47,7 @@ export interface Settings {
   topicKeepSec: number | undefined; // A2A_TOPIC_KEEP: gc removes topic messages older than this; undefined: forever
 }
 
-// ROOT/store.json: what makes a directory an a2a store (lib/core/guard.ts).
+// ROOT/store.json: what makes a directory an a2a store (lib/fs/guard.ts).
 export interface Marker {
   a2a: 1;
   format: 1;
@@ -70,7 +70,7 @@ export interface Store extends Settings {
   // loaded it for a database URL. Rooms ask it and never name an engine.
   engine: Engine;
   rootFrom: "dir" | "A2A_DIR" | "default"; // where the root came from (the dir option, the variable, neither), for messages and doctor
-  // The store's modes: from A2A_SHARED at first, then from its marker once lib/core/guard.ts
+  // The store's modes: from A2A_SHARED at first, then from its marker once lib/fs/guard.ts
   // has read it (a shared store is shared for every member, whatever their environment).
   dirMode: number;
   fileMode: number;
@@ -80,12 +80,12 @@ export interface Store extends Settings {
   inotify: Inotify | null | undefined; // their inotify instance on Linux (null: none to be had), once asked
   lastIdUs: number; // the last message id's microseconds: ids grow strictly (lib/mail/message.ts)
   users: Map<number, string> | undefined; // uid -> user name, read from /etc/passwd once
-  rootGuarded: boolean; // the root was checked (or made) by lib/core/guard.ts in this process
-  readChecked: Set<string> | undefined; // directories lib/core/fs.ts checked for readers in this synchronous step
+  rootGuarded: boolean; // the root was checked (or made) by lib/fs/guard.ts in this process
+  readChecked: Set<string> | undefined; // directories lib/fs/io.ts checked for readers in this synchronous step
   gid: number; // a shared store's group (its root's gid), once guarded
-  pendingMarker: Marker | undefined; // the marker lib/core/atomic.ts writes with the next write
+  pendingMarker: Marker | undefined; // the marker lib/fs/atomic.ts writes with the next write
   listingMayLag: boolean | undefined; // the root is on a network filesystem (lib/fs/chain.ts), once asked
-  spare: { path: string; fd: number } | undefined; // a temp file made ahead of need (lib/core/atomic.ts prepareSpare)
+  spare: { path: string; fd: number } | undefined; // a temp file made ahead of need (lib/fs/atomic.ts prepareSpare)
 }
 
 export interface StoreOptions {
@@ -94,7 +94,7 @@ export interface StoreOptions {
 }
 
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
-// The most A2A_MAX_BYTES may be: lib/core/fs.ts, whose readers accept it whatever their own setting.
+// The most A2A_MAX_BYTES may be: lib/fs/io.ts, whose readers accept it whatever their own setting.
 export { MAX_MAX_BYTES };
 export const DEFAULT_POLL_MS = 100;
 export const DEFAULT_MAX_UNREAD = 10_000;

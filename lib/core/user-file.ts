@@ -1,12 +1,12 @@
 // Writing a user's own file OUTSIDE any store, for the commands that are asked to (`a2a setup`
 // editing an agent's settings, `a2a export -o FILE`, `a2a get -o FILE`, `a2a guard install`):
-// lib/core/atomic.ts's primitive for files that are not the store's: a temp file beside FILE
+// lib/fs/atomic.ts's primitive for files that are not the store's: a temp file beside FILE
 // (lib/core/user-temp.ts), written in full, fsynced, renamed over FILE. With atomic.ts, the only
 // module that writes file content (tests/unit/architecture.test.ts).
 
 import { closeSync, fsyncSync, linkSync, openSync, realpathSync, renameSync, statSync, writeSync } from "node:fs";
 import { ioError } from "./errors";
-import { unlinkQuiet } from "./fs";
+import { unlinkQuiet } from "./unlink";
 import { userTemp } from "./user-temp";
 
 // Replaces a file OUTSIDE any store, for the commands that are asked to (`a2a setup claude`,

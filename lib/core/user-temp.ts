@@ -8,7 +8,7 @@
 import { lstatSync, readdirSync, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { randomHex } from "./digest";
-import { pidAlive } from "./owner";
+import { pidAlive } from "./holder";
 
 const uid = () => process.getuid?.() ?? -1;
 

@@ -4,7 +4,7 @@
 // a2a lease release NAME --as HOLDER). Top-level because it joins tasks with the board.
 
 import type { Store } from "../core/config";
-import { leaseDir, leasesDir, openDir, queueDir, reservationsDir, taskDir, tasksDir } from "../core/paths";
+import { leaseDir, leasesDir, openDir, queueDir, reservationsDir, taskDir, tasksDir } from "../fs/paths";
 import { byName } from "../core/names";
 import { allReservations, dropReservation } from "../reservations/reserve";
 import type { Board, BoardProvider, BoardTask } from "./board";

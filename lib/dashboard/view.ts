@@ -12,8 +12,6 @@
 
 import type { Attachment } from "../blobs/attachment";
 import type { Store } from "../core/config";
-import { entries } from "../core/fs";
-import { topicsDir } from "../core/paths";
 import { byName, isValidName } from "../core/names";
 import { listInbox } from "../mail/inbox";
 import { mailStorage } from "../mail/storage";
@@ -98,7 +96,7 @@ export interface TopicRow {
 
 export const trimMessage = (m: TopicMessage): TopicMessage => ({ ...m, body: cut(m.body, BODY_CHARS) });
 
-const isTopic = (t: string) => {
+export const isTopic = (t: string) => {
   try {
     checkTopic(t);
     return true;
@@ -106,8 +104,6 @@ const isTopic = (t: string) => {
     return false;
   }
 };
-
-export const topicNames = (store: Store): string[] => entries(store, topicsDir(store)).filter(isTopic);
 
 export async function topicRow(store: Store, topic: string, recent = 20): Promise<TopicRow> {
   checkTopic(topic);

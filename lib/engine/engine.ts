@@ -75,8 +75,11 @@ export interface Engine {
   // The dashboard's feed (lib/dashboard/feed.ts watchBus): every change as one stream of events.
   feed(on: (e: BusEvent) => void, opts: BusOptions): Promise<Outcome<number>>;
   // `a2a gc`'s sweeps that are the engine's own: `tmpMaxAgeMs`, how old an abandoned temp file
-  // must be to go (where an engine makes any).
-  gc(tmpMaxAgeMs: number): Promise<EngineSweeps>;
+  // must be to go (where an engine makes any; else the engine's own rule).
+  gc(tmpMaxAgeMs?: number): Promise<EngineSweeps>;
+  // Before a command that may remove without writing first (gc, clear --all): refuses a place
+  // that holds no store of this engine, before anything is touched; nothing to do on a server.
+  assertStore(): void;
   // Doctor's checks of a server, or undefined: the engine has none.
   checks(): Promise<ServerReport | undefined>;
   // `a2a init`: the store made (or migrated) on purpose; `group`: a shared directory's group.

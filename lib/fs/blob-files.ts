@@ -14,9 +14,9 @@ import { join } from "node:path";
 import type { Store } from "../core/config";
 import { CHUNK } from "../blobs/storage";
 import { ioError } from "../core/errors";
-import { entries, lstatIf } from "../core/fs";
-import { checkStore, myUid } from "../core/guard";
-import { blobFile, blobsDir } from "../core/paths";
+import { entries, lstatIf } from "./io";
+import { checkStore, myUid } from "./guard";
+import { blobFile, blobsDir } from "./paths";
 
 export const HEX = /^[0-9a-f]{64}$/;
 const COPY = /^([0-9a-f]{64})\.\d+(?:\.[0-9a-f]{16})?$/;

@@ -5,7 +5,7 @@
 // A put streams into a temp file of tmp/ (the store's one staging place, on the same
 // filesystem), fsyncs it, and links it to its name: the link is the instant the blob exists,
 // whole. A put killed before it leaves only the temp file, which gc removes after an hour
-// (lib/core/atomic.ts TMP_STALE_MS). A second put of the same bytes finds the name taken
+// (lib/fs/atomic.ts TMP_STALE_MS). A second put of the same bytes finds the name taken
 // (EEXIST), checks that the file there holds those bytes, drops its copy and touches the
 // blob's time, so gc's grace period counts from the newest put. The file is read-only, so an
 // agent given its path (MCP) cannot change it in place by mistake.
@@ -22,12 +22,12 @@ import { dirname } from "node:path";
 import type { Store } from "../core/config";
 import type { BlobStorage, Upload } from "../blobs/storage";
 import { CHUNK } from "../blobs/storage";
-import { stageFile, type Staged } from "../core/atomic";
+import { scratchFile, stageFile, type Staged } from "./atomic";
 import { A2AError, op, text } from "../core/errors";
-import { entries, lstatIf } from "../core/fs";
-import { checkStore, ensureDir, myUid, removeFile } from "../core/guard";
-import { userName } from "../core/owner";
-import { blobFile, blobsDir } from "../core/paths";
+import { entries, lstatIf } from "./io";
+import { checkStore, ensureDir, myUid, removeFile } from "./guard";
+import { userName } from "./owner";
+import { blobFile, blobsDir } from "./paths";
 import { blobFileHolds, copyPath, filesOf, hexOfName, holdsSoon, openBlob, pick, pickSoon, sealedBy, sealedFile } from "./blob-files";
 
 export { blobFileHolds } from "./blob-files";
@@ -159,6 +159,7 @@ export function fileBlobs(store: Store): BlobStorage {
       return open && chunks(open.fd);
     },
     sealed: (hex) => find(hex)?.sealed ?? true,
+    scratch: () => scratchFile(store),
     // Handed out only when nobody else can change the file. This user's own (any, in a private
     // store) was checked by the put that made it, and is not read again: a result naming a 1 GB
     // attachment costs no hash. Root's, in a shared store, is checked, yielding as it reads.

@@ -1,5 +1,5 @@
 // A chain: a record kept as one file per version in its own directory, DIR/NNNNNNNN.json,
-// each created exclusively (lib/core/atomic.ts createAtomic = link) and never rewritten.
+// each created exclusively (lib/fs/atomic.ts createAtomic = link) and never rewritten.
 // The current record is the highest version. A change computed from version N is written as
 // version N + 1 and lands only if nobody else wrote N + 1 first: link(2) is exclusive on every
 // filesystem, NFS included, so this is a compare-and-set that needs no lock, cannot be left
@@ -26,10 +26,11 @@
 
 import { relative } from "node:path";
 import type { Store } from "../core/config";
-import { createAtomic, type WriteOptions } from "../core/atomic";
+import { createAtomic, type WriteOptions } from "./atomic";
 import { A2AError, damageOf, type Damage } from "../core/errors";
-import { entries, fitRecord, readJsonLine } from "../core/fs";
-import { versionFile, versionOf } from "../core/paths";
+import { entries, readJsonLine } from "./io";
+import { fitRecord } from "../core/record";
+import { versionFile, versionOf } from "./paths";
 
 export interface Versioned {
   version: number;

@@ -51,6 +51,7 @@ export function fileEngine(store: Store): Engine {
     watch: (channel, listener) => watchDirChannel(store, channel, listener),
     feed: (on, opts) => (require("./feed") as typeof import("./feed")).watchDirFeed(store, on, opts),
     gc: async (tmpMaxAgeMs) => (require("./gc") as typeof import("./gc")).gcDirectory(store, tmpMaxAgeMs),
+    assertStore: () => (require("./guard") as typeof import("./guard")).checkStore(store),
     checks: async () => undefined, // a directory has no server
     init: async (group) => ({ kind: "directory", ...(require("./init") as typeof import("./init")).initStore(store, group) }),
     script() {

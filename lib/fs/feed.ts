@@ -12,10 +12,10 @@
 //   callback, where nobody can catch it).
 
 import type { Store } from "../core/config";
-import { entries } from "../core/fs";
-import { ensureDir } from "../core/guard";
+import { entries } from "./io";
+import { ensureDir } from "./guard";
 import { ended, type Outcome } from "../core/outcome";
-import { claimDir, curDir, heldDir, inboxDir, inboxesDir, isValidName, msgFile, newDir, peersDir, sessionsDir, topicDir, topicsDir } from "../core/paths";
+import { claimDir, curDir, heldDir, inboxDir, inboxesDir, isValidName, msgFile, newDir, peersDir, sessionsDir, topicDir, topicsDir } from "./paths";
 import { nowSec } from "../core/time";
 import { subscribe } from "./watch";
 import { idsIn, inboxNames, parseClaim, readMessageFile } from "./mail-record";
@@ -24,7 +24,7 @@ import { readTopicFiles, topicIds } from "./topics";
 import type { BusEvent, BusOptions, MailKind } from "../dashboard/feed";
 import { cut, PREVIEW_CHARS } from "../dashboard/rows";
 import { TASK_BOARD } from "../dashboard/tasks";
-import { livePeers, topicNames, trimMessage } from "../dashboard/view";
+import { isTopic, livePeers, trimMessage } from "../dashboard/view";
 
 const MAIL_DIRS: [MailKind, (s: Store, a: string) => string][] = [
   ["sent", newDir],
@@ -119,7 +119,7 @@ export async function watchDirFeed(store: Store, on: (e: BusEvent) => void, opts
     }
   };
   const lookTopics = (report: boolean) => {
-    for (const t of topicNames(store)) {
+    for (const t of entries(store, topicsDir(store)).filter(isTopic)) {
       if (!last.has(t) && report) last.set(t, 0); // a topic born after the baseline: all of it is news
       if (report || !last.has(t)) lookTopic(t, report);
     }

@@ -12,10 +12,11 @@
 
 import { join } from "node:path";
 import type { Store } from "../core/config";
-import { entries, lstatIf } from "../core/fs";
-import { checkStore, ensureDir, removeFile } from "../core/guard";
+import { TMP_STALE_MS } from "./atomic";
+import { entries, lstatIf } from "./io";
+import { checkStore, ensureDir, removeFile } from "./guard";
 import { removeStaleGuard, removeStaleLock, STALE_MS, withLock } from "./lock";
-import { isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir, topicsDir } from "../core/paths";
+import { isValidName, lockNameOf, locksDir, slotFile, slotNameOf, slotsDir, streamsDir, tmpDir, topicsDir } from "./paths";
 import { trimTopic } from "./topics";
 import { fileMail } from "./mail";
 import { inboxNames } from "./mail-record";
@@ -24,10 +25,10 @@ import { sweepExpired, TOMBSTONE_KEEP_SEC } from "../slots/slot";
 import { sweepTasksAndLeases } from "./task-sweep";
 import type { EngineSweeps } from "../engine/engine";
 
-// The temp files lib/core/atomic.ts names: PID.HEX.tmp.
+// The temp files lib/fs/atomic.ts names: PID.HEX.tmp.
 const TEMP_RE = /^\d+\.[0-9a-f]+\.tmp$/;
 
-export async function gcDirectory(store: Store, tmpMaxAgeMs: number): Promise<EngineSweeps> {
+export async function gcDirectory(store: Store, tmpMaxAgeMs = TMP_STALE_MS): Promise<EngineSweeps> {
   checkStore(store);
   const report: EngineSweeps = { expired: [], tombstones: 0, temp_files: 0, orphan_streams: [], stale_locks: [], claims_recovered: 0, tasks_removed: 0, leases_removed: 0, topic_messages_removed: 0, damaged: [] };
   const now = Date.now();

@@ -6,13 +6,13 @@
 
 import { chmodSync, chownSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { writePendingMarker } from "../core/atomic";
+import { writePendingMarker } from "./atomic";
 import type { Marker, Store } from "../core/config";
 import { A2AError, arg, ioError, notOnDatabase, text } from "../core/errors";
-import { lstatIf } from "../core/fs";
-import { ensureDir, makeDir, readMarker } from "../core/guard";
-import { PRIVATE_DIR_MODE, SHARED_DIR_MODE, SHARED_ROOT_MODE } from "../core/modes";
-import { groupId } from "../core/owner";
+import { lstatIf } from "./io";
+import { ensureDir, makeDir, readMarker } from "./guard";
+import { PRIVATE_DIR_MODE, SHARED_DIR_MODE, SHARED_ROOT_MODE } from "./modes";
+import { groupId } from "./owner";
 
 export function initStore(store: Store, groupName?: string): { created: boolean; marker: Marker } {
   if (store.url !== undefined) throw notOnDatabase("a2a init");

@@ -5,9 +5,9 @@
 
 import type { Store } from "../core/config";
 import { appendVersion, changeChain, readHead } from "./chain";
-import { entries } from "../core/fs";
-import { ensureDir } from "../core/guard";
-import { isValidName, leaseDir, leasesDir } from "../core/paths";
+import { entries } from "./io";
+import { ensureDir } from "./guard";
+import { isValidName, leaseDir, leasesDir } from "./paths";
 import type { LeaseHead, LeaseRecord, LeaseStorage } from "../leases/storage";
 
 const decoder = (name: string) => (r: any): LeaseRecord | undefined =>

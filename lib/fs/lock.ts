@@ -5,7 +5,7 @@
 // be torn. This is the protocol's own lock (docs/FILE-ENGINE.md §4), no library's.
 //
 // Calling sequence: withLock(store, name, fn): acquire, run fn(lock), release in finally.
-// Readers never lock: they rely on the atomic rename (lib/core/atomic.ts) to see old or new.
+// Readers never lock: they rely on the atomic rename (lib/fs/atomic.ts) to see old or new.
 //
 // No host's clock judges a lock. Machines sharing a store over NFS disagree about the time,
 // and any clock can be stepped, but a lock's mtime is stamped by the filesystem (the file
@@ -26,7 +26,7 @@
 //            breaker's: removed (if still the same), then the waiter tries again.
 //   commit:  fn gets `lock.check`, which throws unless NAME.lock is still ours; a writer runs
 //            it just before the rename that makes its write visible, so a holder frozen past
-//            STALE_MS and taken over writes nothing (lib/core/atomic.ts `beforeCommit`).
+//            STALE_MS and taken over writes nothing (lib/fs/atomic.ts `beforeCommit`).
 //   release: rmdir NAME.lock only if it is still ours (same identity). A holder that was
 //            frozen past STALE_MS and taken over finds another identity and leaves it, so it
 //            cannot free the lock of whoever took over (which would let a third writer in
@@ -39,9 +39,9 @@
 
 import { lstatSync, mkdirSync, rmdirSync } from "node:fs";
 import { type Store } from "../core/config";
-import { ensureDir } from "../core/guard";
+import { ensureDir } from "./guard";
 import { A2AError, ioError } from "../core/errors";
-import { lockFile, locksDir } from "../core/paths";
+import { lockFile, locksDir } from "./paths";
 import { randomHex } from "../core/digest";
 import { join } from "node:path";
 

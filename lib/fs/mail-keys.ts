@@ -6,25 +6,26 @@
 //   {"a2a":1,"id":ID,"host":H,"pid":P,"at":MS,"delivered":false|true}
 //
 // Calling sequence (mail.ts deliver):
-//   1. reserveKey: create the key record exclusively (lib/core/atomic.ts createAtomic = link), with a
+//   1. reserveKey: create the key record exclusively (lib/fs/atomic.ts createAtomic = link), with a
 //      fresh id and delivered=false. Created -> "fresh": go on and deliver under that id.
 //   2. It existed: if delivered, or the message with its id is in new/, claim/, cur/ or held/
 //      -> "duplicate" (nothing is written). If its holder is alive, wait (it is between 1 and
 //      3, normally microseconds), woken by the watch on keys/; if the holder is gone
-//      (lib/core/owner.ts: rechecked every KEY_RECHECK_MS), take the record over
+//      (lib/core/holder.ts: rechecked every KEY_RECHECK_MS), take the record over
 //      (replace it with our host/pid) -> "takeover": deliver under the recorded id, exclusively.
 //   3. markDelivered: replace the record with delivered=true.
 // Key records are kept as long as the inbox (they are small); a key is never reused for
 // another message.
 
-import { createAtomic, writeAtomic } from "../core/atomic";
+import { createAtomic, writeAtomic } from "./atomic";
 import { type Store } from "../core/config";
-import { ensureDir, myUid, removeFile, speaksFor } from "../core/guard";
+import { ensureDir, myUid, removeFile, speaksFor } from "./guard";
 import { hashHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
-import { entries, exists, readJsonLine } from "../core/fs";
-import { holderGone, userName } from "../core/owner";
-import { claimDir, curDir, heldDir, isMessageId, keyFile as keyPath, keysDir, msgFile, newDir } from "../core/paths";
+import { entries, exists, readJsonLine } from "./io";
+import { holderGone } from "../core/holder";
+import { userName } from "./owner";
+import { claimDir, curDir, heldDir, isMessageId, keyFile as keyPath, keysDir, msgFile, newDir } from "./paths";
 import { waitUntil } from "../core/watch";
 
 import { parseClaim } from "./mail-record";

@@ -10,17 +10,18 @@
 //   ROOT/inbox/AGENT/policy.json                  who may write to AGENT (mail.ts)
 //
 // A message file is one line of JSON plus "\n" (keys in the order of `Message`), written once
-// through lib/core/atomic.ts and then only renamed between new/, claim/, cur/ and held/, never
+// through lib/fs/atomic.ts and then only renamed between new/, claim/, cur/ and held/, never
 // rewritten. A reader accepts it only if it ends in "\n", parses, has a2a = 1, an `id` equal to
 // its file name's, and `size` equal to the UTF-8 byte length of `body`. A listing reads only
 // the file's two ends (readMessageHead), which that key order makes enough. Names starting
 // with "." are never messages.
 
 import type { Store } from "../core/config";
-import { ensureDir, moveFile, ownerOf } from "../core/guard";
-import { entries, readEnds, readJsonLine, RECORD_LIMIT } from "../core/fs";
-import { userName } from "../core/owner";
-import { badDir, claimDir, curDir, heldDir, idOfFile, inboxDir, inboxesDir, isMessageId, isValidName, keysDir, newDir } from "../core/paths";
+import { ensureDir, moveFile, ownerOf } from "./guard";
+import { entries, readEnds, readJsonLine } from "./io";
+import { RECORD_LIMIT } from "../core/record";
+import { userName } from "./owner";
+import { badDir, claimDir, curDir, heldDir, idOfFile, inboxDir, inboxesDir, isMessageId, isValidName, keysDir, newDir } from "./paths";
 import { asMessage, decodeMessage, type Message } from "../mail/message";
 import type { Found, Head, Stored } from "../mail/storage";
 

@@ -7,7 +7,7 @@
 //   - claim: rename new/ID.json -> claim/ID,HOST,PID,MS (the rename is the claim: of several
 //     readers exactly one succeeds; the others get ENOENT and move on);
 //   - settle: rename claim/... -> cur/ID.json (read) or held/ID.json; release: back to new/;
-//   - recovery: a claim whose holder is gone (lib/core/owner.ts holderGone: same host and pid
+//   - recovery: a claim whose holder is gone (lib/core/holder.ts holderGone: same host and pid
 //     dead, or older than the claim lease) is renamed back to new/ID.json, so a reader killed
 //     between claiming and settling leaves the message unread. The claim's MS is the claim
 //     time: a rename keeps the file's mtime. A holder judged gone while still alive (frozen
@@ -20,14 +20,15 @@
 // none (the sticky inbox stops a replacement) is ignored, as if absent, and `a2a doctor` names it.
 
 import { statSync } from "node:fs";
-import { createAtomic, writeAtomic } from "../core/atomic";
+import { createAtomic, writeAtomic } from "./atomic";
 import type { Store } from "../core/config";
 import { A2AError, arg, text } from "../core/errors";
-import { entries, exists, readJsonLine } from "../core/fs";
-import { ensureDir, myUid, ownerOf, speaksFor } from "../core/guard";
+import { entries, exists, readJsonLine } from "./io";
+import { ensureDir, myUid, ownerOf, speaksFor } from "./guard";
 import { withLock } from "./lock";
-import { holderGone, hostTag, userName } from "../core/owner";
-import { badDir, claimDir, claimFile, curDir, heldDir, inboxDir, msgFile, newDir, policyFile } from "../core/paths";
+import { holderGone, hostTag } from "../core/holder";
+import { userName } from "./owner";
+import { badDir, claimDir, claimFile, curDir, heldDir, inboxDir, msgFile, newDir, policyFile } from "./paths";
 import type { Policy } from "../mail/policy";
 import type { At, Claim, Filed, MailStorage, Place, PolicyRead } from "../mail/storage";
 import { dropKey, markDelivered, reserveKey } from "./mail-keys";

@@ -1,5 +1,5 @@
 // The file engine's presence storage (lib/presence/storage.ts): a peer is a file,
-// peers/NAME.json, taken by an exclusive create (lib/core/atomic.ts createAtomic: link, so of two
+// peers/NAME.json, taken by an exclusive create (lib/fs/atomic.ts createAtomic: link, so of two
 // takers exactly one gets it); the names remembered per directory are identities/HASH.json,
 // HASH = first 16 hex of sha256(HOST "\0" CWD), replaced atomically. docs/FILE-ENGINE.md §9 is
 // the layout.
@@ -15,12 +15,12 @@
 
 import { linkSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { createAtomic, writeAtomic } from "../core/atomic";
+import { createAtomic, writeAtomic } from "./atomic";
 import type { Store } from "../core/config";
 import { hashHex, randomHex } from "../core/digest";
-import { entries, readJsonLine } from "../core/fs";
-import { ensureDir, moveFile, removeFile } from "../core/guard";
-import { identitiesDir, identityFile as identityPath, peerFile, peerNameOf, peersDir } from "../core/paths";
+import { entries, readJsonLine } from "./io";
+import { ensureDir, moveFile, removeFile } from "./guard";
+import { identitiesDir, identityFile as identityPath, peerFile, peerNameOf, peersDir } from "./paths";
 import { encodePeer, peerOf, samePeer, type Peer } from "../presence/record";
 import type { PresenceStorage } from "../presence/storage";
 

@@ -15,13 +15,14 @@
 //   leaves nothing behind;
 // - the directory is the repository's channel: every change renames or removes in it.
 
-import { writeAtomic } from "../core/atomic";
+import { writeAtomic } from "./atomic";
 import type { Store } from "../core/config";
 import { A2AError } from "../core/errors";
-import { entries, fitRecord, readJsonLine } from "../core/fs";
-import { ensureDir, removeFile } from "../core/guard";
+import { entries, readJsonLine } from "./io";
+import { fitRecord } from "../core/record";
+import { ensureDir, removeFile } from "./guard";
 import { withLock } from "./lock";
-import { reservationFile, reservationFileName, reservationsDir } from "../core/paths";
+import { reservationFile, reservationFileName, reservationsDir } from "./paths";
 import { join } from "node:path";
 import type { Reservation, ReservationStorage } from "../reservations/storage";
 

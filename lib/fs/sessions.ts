@@ -4,17 +4,17 @@
 // Invariants:
 // - who wrote a record is the owner of its file (the OS vouches for it: a member cannot make a
 //   file another user's);
-// - sessions/ is sticky in a shared store (lib/core/paths.ts STICKY_NAMES, made so by ensureDir
+// - sessions/ is sticky in a shared store (lib/fs/paths.ts STICKY_NAMES, made so by ensureDir
 //   on the first write), so a record another member planted cannot be replaced by ours: the
 //   rename fails, and the write reports it instead of failing the hook.
 
-import { writeAtomic } from "../core/atomic";
+import { writeAtomic } from "./atomic";
 import type { Store } from "../core/config";
 import { A2AError } from "../core/errors";
-import { readJsonLine } from "../core/fs";
-import { myUid, ownerOf, speaksFor } from "../core/guard";
-import { userName } from "../core/owner";
-import { sessionFile } from "../core/paths";
+import { readJsonLine } from "./io";
+import { myUid, ownerOf, speaksFor } from "./guard";
+import { userName } from "./owner";
+import { sessionFile } from "./paths";
 import { sessionRecordOf, type SessionRead, type SessionRecord, type SessionStorage, type Writer } from "../sessions/storage";
 
 function read(store: Store, name: string): SessionRead {

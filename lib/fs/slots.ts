@@ -1,5 +1,5 @@
 // The file engine's slot storage (lib/slots/storage.ts): a slot is one record file,
-// slots/NAME.json, replaced atomically (lib/core/atomic.ts) under the slot's lock
+// slots/NAME.json, replaced atomically (lib/fs/atomic.ts) under the slot's lock
 // (lib/fs/lock.ts); the chunks of its current run are files streams/NAME/NNNNNNNNNN.
 // docs/FILE-ENGINE.md §5 is the layout, step by step.
 //
@@ -17,13 +17,14 @@
 
 import { rmdirSync } from "node:fs";
 import { join } from "node:path";
-import { writeAtomic } from "../core/atomic";
+import { writeAtomic } from "./atomic";
 import { MAX_MAX_BYTES, type Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
-import { entries, exists, fitRecord, readBounded, RECORD_LIMIT } from "../core/fs";
-import { ensureDir, removeFile } from "../core/guard";
+import { entries, exists, readBounded } from "./io";
+import { fitRecord, RECORD_LIMIT } from "../core/record";
+import { ensureDir, removeFile } from "./guard";
 import { withLock } from "./lock";
-import { chunkFile, slotFile, slotNameOf, slotsDir, streamDir } from "../core/paths";
+import { chunkFile, slotFile, slotNameOf, slotsDir, streamDir } from "./paths";
 import { decodeRecord, encodeRecord } from "../slots/record";
 import { readOf, type Decision, type ReadResult, type SlotStorage } from "../slots/storage";
 

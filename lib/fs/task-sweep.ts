@@ -27,13 +27,13 @@ import { join } from "node:path";
 import type { Store } from "../core/config";
 import { readHead } from "./chain";
 import { hashHex } from "../core/digest";
-import { entries, readJsonLine } from "../core/fs";
-import { removeFile } from "../core/guard";
+import { entries, readJsonLine } from "./io";
+import { removeFile } from "./guard";
 import {
   addKeyFile, claimKeysDir, dependantOf, isTaskId, isValidName, leaseDir, leasesDir, openDir, openFile, pendingOpenFile, queueDir, taskBell, taskDir,
   versionFile, versionOf,
-} from "../core/paths";
-import { TMP_STALE_MS } from "../core/atomic";
+} from "./paths";
+import { TMP_STALE_MS } from "./atomic";
 import { nowSec } from "../core/time";
 import { openIds, queues, readTasks } from "./tasks";
 import type { DamagedChain } from "../tasks/state";

@@ -15,16 +15,17 @@
 import { rmdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Store } from "../core/config";
-import { createAtomic, dropSpare, prepareSpare, writeAtomic } from "../core/atomic";
+import { createAtomic, dropSpare, prepareSpare, writeAtomic } from "./atomic";
 import { appendVersion, changeChain, damageOf, readHead } from "./chain";
 import { hashHex } from "../core/digest";
 import { A2AError } from "../core/errors";
-import { entries, exists, readJsonLine, unlinkQuiet } from "../core/fs";
-import { ensureDir, moveFile } from "../core/guard";
+import { entries, exists, readJsonLine } from "./io";
+import { unlinkQuiet } from "../core/unlink";
+import { ensureDir, moveFile } from "./guard";
 import {
   addKeyFile, addKeysDir, claimKeyFile, claimKeysDir, dependantFile, dependantOf, isTaskId, isValidName, openDir, openFile, pendingOpenFile, queueDir,
   taskBell, taskDir, tasksDir, versionFile,
-} from "../core/paths";
+} from "./paths";
 import { nowSec } from "../core/time";
 import { encodeTask, taskDecoder, type Dep, type TaskRecord } from "../tasks/record";
 import type { DamagedChain } from "../tasks/state";

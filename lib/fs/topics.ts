@@ -9,7 +9,7 @@
 //
 // Numbering needs no lock: a publisher lists the directory, takes the highest message's id + 1
 // (foreign entries passed over), and creates that
-// file with link() (lib/core/atomic.ts createAtomic), which fails with EEXIST if another publisher
+// file with link() (lib/fs/atomic.ts createAtomic), which fails with EEXIST if another publisher
 // got there first; it then tries the next number. A number is only ever taken after every
 // smaller one exists, so the ids a reader sees are dense: having read up to N, nothing below
 // N can still appear. Files are never rewritten, so even a caching network filesystem cannot
@@ -18,19 +18,20 @@
 // the publisher claimed, the owner is what the filesystem vouches for. In a shared store the
 // topics and topics/ itself are sticky, so no member renames or removes another's messages
 // (the member who made a topic's directory can, as the owner of any sticky directory can).
-// A cursor file is replaced atomically (lib/core/atomic.ts), read bounded.
+// A cursor file is replaced atomically (lib/fs/atomic.ts), read bounded.
 //
 // The dashboard's feed and gc use the synchronous functions below directly (file-engine-only).
 
 import { lstatSync } from "node:fs";
-import { createAtomic, writeAtomic } from "../core/atomic";
+import { createAtomic, writeAtomic } from "./atomic";
 import { listingMayLag } from "./chain";
 import type { Store } from "../core/config";
 import { A2AError } from "../core/errors";
-import { entries, fitRecord, lstatIf, readBounded, readJsonLine } from "../core/fs";
-import { ensureDir, myUid, removeFile } from "../core/guard";
-import { userName } from "../core/owner";
-import { cursorFile, subsDir, subscriberDir, subscriberFile, topicDir, topicIdOf, topicMessageFile, topicsDir } from "../core/paths";
+import { entries, lstatIf, readBounded, readJsonLine } from "./io";
+import { fitRecord } from "../core/record";
+import { ensureDir, myUid, removeFile } from "./guard";
+import { userName } from "./owner";
+import { cursorFile, subsDir, subscriberDir, subscriberFile, topicDir, topicIdOf, topicMessageFile, topicsDir } from "./paths";
 import { nowSec } from "../core/time";
 import type { TopicMessage, TopicStorage } from "../topics/storage";
 

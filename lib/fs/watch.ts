@@ -16,8 +16,8 @@ import { watch, type FSWatcher } from "node:fs";
 import type { Store } from "../core/config";
 import { openInotify } from "./inotify";
 import type { Channel } from "../core/channel";
-import { ensureDir } from "../core/guard";
-import { idOfFile, inboxesDir, keysDir, leaseDir, newDir, reservationFileName, reservationsDir, openDir, sessionsDir, slotNameOf, slotsDir, taskDir, topicDir, topicsDir } from "../core/paths";
+import { ensureDir } from "./guard";
+import { idOfFile, inboxesDir, keysDir, leaseDir, newDir, reservationFileName, reservationsDir, openDir, sessionsDir, slotNameOf, slotsDir, taskDir, topicDir, topicsDir } from "./paths";
 import type { Listener } from "../core/watch";
 
 export interface DirWatch {

@@ -1,5 +1,5 @@
 // Who owns what in a shared store, against what a2a makes: the findings `a2a doctor` reports,
-// each with its fix. a2a fixes what its own user can (lib/core/guard.ts gives a directory of
+// each with its fix. a2a fixes what its own user can (lib/fs/guard.ts gives a directory of
 // its user the sticky bit it lacks); what is left needs another member or root. Top-level
 // because it looks across mail, topics and the hooks' session state.
 //
@@ -25,12 +25,12 @@ import { notOnDatabase } from "../core/errors";
 import type { Stats } from "node:fs";
 import { join } from "node:path";
 import type { Store } from "../core/config";
-import { entries, lstatIf } from "../core/fs";
-import { checkStore, myUid } from "../core/guard";
-import { GROUP_WRITE, STICKY } from "../core/modes";
-import { userName } from "../core/owner";
+import { entries, lstatIf } from "../fs/io";
+import { checkStore, myUid } from "../fs/guard";
+import { GROUP_WRITE, STICKY } from "../fs/modes";
+import { userName } from "../fs/owner";
 import { blobFileHolds, hexOfName } from "../fs/blob-files";
-import { badDir, blobsDir, claimDir, curDir, heldDir, inboxDir, inboxesDir, keysDir, newDir, peerNameOf, policyFile, sessionsDir, STICKY_NAMES, topicDir, topicsDir } from "../core/paths";
+import { badDir, blobsDir, claimDir, curDir, heldDir, inboxDir, inboxesDir, keysDir, newDir, peerNameOf, policyFile, sessionsDir, STICKY_NAMES, topicDir, topicsDir } from "../fs/paths";
 import { isValidName } from "../core/names";
 
 export interface Finding {

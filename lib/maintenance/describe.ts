@@ -7,10 +7,10 @@ import { notOnDatabase } from "../core/errors";
 import { statSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Marker, Store } from "../core/config";
-import { readJsonLine } from "../core/fs";
-import { checkStore } from "../core/guard";
-import { userName } from "../core/owner";
-import { markerFile, slotFile } from "../core/paths";
+import { readJsonLine } from "../fs/io";
+import { checkStore } from "../fs/guard";
+import { userName } from "../fs/owner";
+import { markerFile, slotFile } from "../fs/paths";
 import type { Filesystem } from "../core/platform";
 import { wakeMode } from "../fs/watch";
 

@@ -5,7 +5,6 @@
 // process: each removal re-checks its condition where it is made.
 
 import { BLOB_GRACE_MS, checkBlobGrace, sweepBlobs } from "./blobs";
-import { TMP_STALE_MS } from "../core/atomic";
 import type { Store } from "../core/config";
 import { sweepReservations } from "../reservations/reserve";
 import type { DamagedChain } from "../tasks/state";
@@ -13,7 +12,7 @@ import type { DamagedChain } from "../tasks/state";
 export interface GcReport {
   expired: string[]; // slots past their TTL, replaced by tombstones
   tombstones: number; // tombstones older than TOMBSTONE_KEEP_SEC, removed
-  temp_files: number; // abandoned temp files older than TMP_STALE_MS, removed
+  temp_files: number; // abandoned temp files (an hour old on a directory: lib/fs/atomic.ts TMP_STALE_MS), removed
   orphan_streams: string[]; // chunk directories of slots that no longer exist, removed
   stale_locks: string[]; // lock directories older than the stale limit, removed
   claims_recovered: number; // messages of dead readers put back to unread
@@ -28,7 +27,7 @@ export interface GcReport {
 // `blobGraceMs`: how old a blob no record names must be to go (BLOB_GRACE_FLOOR_MS at least),
 // counted to this host's clock: a test looks ahead with faketime, never through an argument a
 // caller could use to step around the floor.
-export async function gcStore(store: Store, tmpMaxAgeMs = TMP_STALE_MS, blobGraceMs = BLOB_GRACE_MS): Promise<GcReport> {
+export async function gcStore(store: Store, tmpMaxAgeMs?: number, blobGraceMs = BLOB_GRACE_MS): Promise<GcReport> {
   checkBlobGrace(blobGraceMs);
   const s = await store.engine.gc(tmpMaxAgeMs);
   const reservations_removed = await sweepReservations(store);

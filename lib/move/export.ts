@@ -12,7 +12,7 @@
 
 import type { Store } from "../core/config";
 import { damageOf } from "../core/errors";
-import { RECORD_LIMIT } from "../core/fs";
+import { RECORD_LIMIT } from "../core/record";
 import { byName, isValidName } from "../core/names";
 import { nowSec } from "../core/time";
 import { blobStorage } from "../blobs/storage";

@@ -12,7 +12,7 @@
 //   a whole one.
 
 import { A2AError } from "../core/errors";
-import { RECORD_LIMIT } from "../core/fs";
+import { RECORD_LIMIT } from "../core/record";
 import { checkName, isMessageId, isTaskId } from "../core/names";
 import type { LeaseRecord } from "../leases/storage";
 import { asMessage, type Message } from "../mail/message";
@@ -28,7 +28,7 @@ import { checkTopic } from "../topics/log";
 export const EXPORT_VERSION = 3;
 
 // The longest line a2a export writes: one record (each within RECORD_LIMIT, which every writer
-// checks: lib/core/fs.ts fitRecord) and the few fields around it. A blob's part and a stream's
+// checks: lib/core/record.ts fitRecord) and the few fields around it. A blob's part and a stream's
 // chunk are lines of their own for that reason; an import refuses a longer line as it passes
 // the bound (lib/move/lines.ts). An export of an a2a before version 3 holds a stream's whole
 // run in its slot line: one over the bound is refused too (export the store again).

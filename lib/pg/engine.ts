@@ -166,6 +166,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     // What a database notifies, read from each room's storage (the dashboard's, loaded for the ui only).
     feed: async (on, opts) => (await import("../dashboard/feed-storage")).watchStorageFeed(store, on, opts),
     gc: () => gcDatabase(store, client, tasks),
+    assertStore: () => undefined, // a server holds the store: nothing to find missing before a removal
     checks: async () => (await import("./doctor")).serverChecks(sql, target, recheckMs), // loaded for doctor only
     async init(group) {
       noGroup(group);

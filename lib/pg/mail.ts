@@ -26,7 +26,7 @@ import type { SQL } from "bun";
 import type { Store } from "../core/config";
 import { hashHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
-import { holderGone, hostTag } from "../core/owner";
+import { holderGone, hostTag } from "../core/holder";
 import { namedThread, type Message } from "../mail/message";
 import type { Policy } from "../mail/policy";
 import type { At, Claim, Filed, Found, Head, MailStorage, Place, PolicyRead, Stored } from "../mail/storage";

@@ -19,7 +19,7 @@
 //   written ready wakes its queue's; one written done wakes the queues and channels of its
 //   unfinished dependants, one written dead their channels, down the whole graph (they die
 //   with it);
-// - a version is at most RECORD_LIMIT bytes encoded (lib/core/fs.ts fitRecord), as on files;
+// - a version is at most RECORD_LIMIT bytes encoded (lib/core/record.ts fitRecord), as on files;
 // - durable: every change is a synchronous commit, a claim too (the file engine leaves claims
 //   unsynced; an asynchronous commit here could lose one and write its version number again);
 // - readers never lock: they see the row before a change or after it.
@@ -28,7 +28,7 @@ import type { SQL } from "bun";
 import type { Store } from "../core/config";
 import { hashHex } from "../core/digest";
 import { A2AError, type Damage } from "../core/errors";
-import { fitRecord } from "../core/fs";
+import { fitRecord } from "../core/record";
 import { encodeTask, taskDecoder, type Dep, type TaskRecord } from "../tasks/record";
 import type { DamagedChain } from "../tasks/state";
 import type { TaskHead, TaskStorage } from "../tasks/storage";

@@ -14,7 +14,7 @@
 
 import { resolve } from "node:path";
 import { DEFAULT_HEARTBEAT_MS, type Store } from "../core/config";
-import { pidAlive } from "../core/owner";
+import { pidAlive } from "../core/holder";
 import { byName } from "../core/names";
 import { nowSec } from "../core/time";
 import { gitRoot } from "./identity";

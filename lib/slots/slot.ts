@@ -18,7 +18,6 @@ import { checkAttachments } from "../blobs/room";
 import { cut } from "../core/cut";
 import type { Store } from "../core/config";
 import { checkSize } from "../core/size";
-import { checkStore } from "../core/guard";
 import { A2AError, arg, op, text } from "../core/errors";
 import { byName, checkName } from "../core/names";
 import { checkDuration, isoTime, nowSec } from "../core/time";
@@ -200,7 +199,7 @@ export async function listSlots(store: Store, only?: string[]): Promise<SlotList
   const wanted = only ?? (await storage.names());
   // Nothing listed may be a directory that is no store, which every write refuses: say so
   // rather than "no slots yet" (a store's own listing pays nothing for it).
-  if (!only && wanted.length === 0) checkStore(store);
+  if (!only && wanted.length === 0) store.engine.assertStore();
   const records: SlotRecord[] = [];
   const skipped: string[] = [];
   const read = await storage.readMany(wanted);
@@ -222,7 +221,7 @@ export async function sweepExpired(store: Store, name: string): Promise<boolean>
 
 // Clears every slot; returns the names that held a live record.
 export async function clearAll(store: Store): Promise<string[]> {
-  checkStore(store);
+  store.engine.assertStore();
   const cleared: string[] = [];
   for (const name of await slotStorage(store).names()) {
     if (await clearSlot(store, name, false)) cleared.push(name);

@@ -18,7 +18,7 @@ import type { Store } from "../core/config";
 import { randomHex } from "../core/digest";
 import { A2AError, arg, text } from "../core/errors";
 import { checkAgent, checkName, isTaskId } from "../core/names";
-import { hostTag } from "../core/owner";
+import { hostTag } from "../core/holder";
 import type { StoredState } from "./states";
 export { TASK_STATES, type StoredState, type TaskState } from "./states";
 
@@ -80,7 +80,7 @@ export const MAX_ATTEMPTS_LIMIT = 1000;
 export const MAX_TEXT_FIELD = 4096; // keys, assignee names' companions, reasons
 // Attempts a record keeps: older ones are dropped (their count lives on in `attempt`), so a
 // record's fields besides payload and result stay within RECORD_LIMIT's slack whatever a task
-// goes through, and a claim or an expiry can always be written (lib/core/fs.ts fitRecord).
+// goes through, and a claim or an expiry can always be written (lib/core/record.ts fitRecord).
 export const ATTEMPTS_KEPT = 20;
 export const keptAttempts = (attempts: Attempt[]): Attempt[] => attempts.slice(-ATTEMPTS_KEPT);
 

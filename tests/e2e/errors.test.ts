@@ -91,7 +91,7 @@ describe.concurrent("bad names", () => {
 
   test("a NUL in a name is refused by the name gate (argv cannot carry one)", () => {
     // execve() refuses NUL bytes in arguments, so no CLI call can pass one; MCP input can, and
-    // goes through the same lib/core/paths.ts checkName.
+    // goes through the same lib/fs/paths.ts checkName.
     expect(() => Bun.spawnSync({ cmd: [BIN, "publish", "a\0b", "x"] })).toThrow();
     expect(() => checkName("a\0b")).toThrow(RULE);
     expect(() => checkName("nul\0")).toThrow(RULE);

@@ -5,7 +5,7 @@
 // trigger stamps, with triggers off for that session).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { hostname } from "node:os";
-import { hostTag } from "../../lib/core/owner";
+import { hostTag } from "../../lib/core/holder";
 import { createRole, freshDatabase, literal, pgServer, pgSkipReason, type Database, type PgServer, urlAs } from "../harness/pg";
 import { a2a } from "../harness/run";
 

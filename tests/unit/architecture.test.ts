@@ -1,5 +1,5 @@
 // The architecture rules of the developers' guide that a grep can check: lib/ is the engine and
-// imports no adapter library; store files are written only through lib/core/atomic.ts; the watch
+// imports no adapter library; store files are written only through lib/fs/atomic.ts; the watch
 // primitive lives only in lib/fs/watch.ts; lib/ throws only A2AError; no test is switched off.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
@@ -46,7 +46,7 @@ const CLI = sources("cli");
 
 describe("architecture", () => {
   test("there is something to check", () => {
-    expect(LIB.map((f) => relative(ROOT, f))).toEqual(expect.arrayContaining(["lib/core/atomic.ts", "lib/slots/slot.ts", "lib/core/watch.ts", "lib/core/paths.ts"]));
+    expect(LIB.map((f) => relative(ROOT, f))).toEqual(expect.arrayContaining(["lib/fs/atomic.ts", "lib/slots/slot.ts", "lib/core/watch.ts", "lib/fs/paths.ts"]));
     expect(CLI.length).toBeGreaterThan(0);
   });
 
@@ -56,8 +56,8 @@ describe("architecture", () => {
 
   // Moving a complete file (rename/link, e.g. a message from new/ to cur/) writes no content
   // and is atomic, so it is allowed; putting bytes into a file is atomic.ts's job alone.
-  test("only lib/core/atomic.ts (and user-file.ts, its twin for files outside a store) writes file content: no other write API in lib/ or cli/", () => {
-    const others = [...LIB, ...CLI].filter((f) => !f.endsWith("lib/core/atomic.ts") && !f.endsWith("lib/core/user-file.ts"));
+  test("only lib/fs/atomic.ts (and user-file.ts, its twin for files outside a store) writes file content: no other write API in lib/ or cli/", () => {
+    const others = [...LIB, ...CLI].filter((f) => !f.endsWith("lib/fs/atomic.ts") && !f.endsWith("lib/core/user-file.ts"));
     const writers = /\b(writeFileSync|appendFileSync|symlinkSync|copyFileSync|cpSync|truncateSync|ftruncateSync|createWriteStream|writeFile|appendFile|copyFile)\s*\(|Bun\.write\s*\((?!\s*Bun\.std(out|err)\b)|node:fs\/promises|\bfs\/promises/;
     expect(hits(others, writers)).toEqual([]);
     // Opening for writing counts too (reading through openSync is fine).
@@ -192,6 +192,25 @@ describe("architecture", () => {
     expect(hits(LIB, /\bstore\.pg\b/).filter((h) => !h.startsWith("lib/pg/") && !opening.some((o) => h.startsWith(o + ":")))).toEqual([]);
     // The exceptions are still the file engine's (a stale one is taken off the list).
     for (const f of Object.keys(fileOnly)) expect(importsOf(join(ROOT, f)).some((s) => relative(join(ROOT, "lib"), join(ROOT, f, "..", s)).startsWith("fs/"))).toBe(true);
+  });
+
+  // lib/core is what every room and engine may use (errors, time, names, outcomes, channels, the
+  // record bound, whether a holder is alive): it keeps no store. The file engine's plumbing
+  // (atomic writes, the directory guard, paths, modes, bounded reads, locks, watches) lives in
+  // lib/fs. The few core modules that reach the filesystem are named, each about files that are
+  // no store's.
+  test("lib/core reaches the filesystem only where it is no store's", () => {
+    const named: Record<string, string> = {
+      "lib/core/location.ts": "where the user says the store is (A2A_DIR): its path checked before any engine is chosen",
+      "lib/core/platform.ts": "the OS's answers (a filesystem's type, terminal width)",
+      "lib/core/unlink.ts": "removing a file that may be gone, for every writer of files",
+      "lib/core/user-file.ts": "writing a user's own file outside any store",
+      "lib/core/user-temp.ts": "the temp file beside a user's own file",
+    };
+    const core = LIB.filter((f) => relative(ROOT, f).startsWith("lib/core/"));
+    const touching = core.filter((f) => /from\s+["'](node:)?(fs|fs\/promises)["']|bun:(ffi|sqlite)|\bBun\.(file|write|spawn)\b/.test(code(f))).map((f) => relative(ROOT, f));
+    expect(touching.filter((f) => !(f in named))).toEqual([]);
+    expect(Object.keys(named).filter((f) => !touching.includes(f))).toEqual([]); // a stale name is taken off the list
   });
 
   // The front ends (cli/: commands, the MCP server, the dashboard, hooks, doctor, setup) reach a

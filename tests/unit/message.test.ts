@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { variant as variantOf } from "./support";
 import { openStore } from "../../lib/engine/open";
 import { parseClaim, readMessageFile, readMessageHead } from "../../lib/fs/mail-record";
-import { idOfFile } from "../../lib/core/paths";
+import { idOfFile } from "../../lib/fs/paths";
 import { decodeMessage, encodeMessage, isMessageId, newMessageId, type Message } from "../../lib/mail/message";
-import { hostTag } from "../../lib/core/owner";
+import { hostTag } from "../../lib/core/holder";
 
 const ID = "1764507972123000-3f2a-1k3d-a9c2e1";
 const msg: Message = { a2a: 1, id: ID, from: "alice", to: "bob", body: "héllo\nworld", size: 12, sent_at: 1764507972.123, reply_to: null, host: "box", pid: 4242 };

@@ -1,7 +1,7 @@
-// Name checks (lib/core/paths.ts): the only gate between user input and a path in the store.
+// Name checks (lib/fs/paths.ts): the only gate between user input and a path in the store.
 import { describe, expect, test } from "bun:test";
 import { A2AError } from "../../lib/core/errors";
-import { chunkFile, slotFile, slotNameOf } from "../../lib/core/paths";
+import { chunkFile, slotFile, slotNameOf } from "../../lib/fs/paths";
 import { checkName, isValidName, NAME_RULE } from "../../lib/core/names";
 
 const store = { root: "/r" } as unknown as Parameters<typeof slotFile>[0];

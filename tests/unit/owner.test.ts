@@ -1,8 +1,8 @@
-// Whether the holder of a claim, key or presence can still be acting (lib/core/owner.ts) and
+// Whether the holder of a claim, key or presence can still be acting (lib/core/holder.ts) and
 // whether a peer counts as live (lib/presence/peers.ts). Stores here are only what these read:
 // the host name.
 import { describe, expect, test } from "bun:test";
-import { holderGone, hostTag, LOCAL_LEASE_FACTOR, pidAlive } from "../../lib/core/owner";
+import { holderGone, hostTag, LOCAL_LEASE_FACTOR, pidAlive } from "../../lib/core/holder";
 import { DEFAULT_HEARTBEAT_MS } from "../../lib/core/config";
 import { isLive, type Peer } from "../../lib/presence/peers";
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { type Store } from "../../lib/core/config";
 import { openStore } from "../../lib/engine/open";
 import { A2AError } from "../../lib/core/errors";
-import { taskBell } from "../../lib/core/paths";
+import { taskBell } from "../../lib/fs/paths";
 import { closeWatches } from "../../lib/fs/watch";
 import { startSlot } from "../../lib/slots/slot";
 import { addTask, addTasks } from "../../lib/tasks/add";

@@ -10,7 +10,7 @@ import { waitUntil } from "../../lib/core/watch";
 import { closeWatches, subscribe } from "../../lib/fs/watch";
 import { openStore } from "../../lib/engine/open";
 import { A2AError } from "../../lib/core/errors";
-import { ensureDir } from "../../lib/core/guard";
+import { ensureDir } from "../../lib/fs/guard";
 import { tempDir } from "../harness/run";
 
 // A check whose calls the test sees and answers one at a time.

@@ -13,12 +13,14 @@
 // fsync and 4 are skipped with A2A_DURABILITY=none and for writes marked `durable: false`.
 
 import { closeSync, constants, fchmodSync, fsyncSync, linkSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
-import { randomHex } from "./digest";
-import { ioError } from "./errors";
-import { syncDir, unlinkQuiet } from "./fs";
+import { randomHex } from "../core/digest";
+import { ioError } from "../core/errors";
+import { syncDir } from "./io";
+import { unlinkQuiet } from "../core/unlink";
 import { markerFile, tempFile, tmpDir } from "./paths";
 import { basename, dirname } from "node:path";
-import { type Store } from "./config";
+import { type Store } from "../core/config";
+import type { Scratch } from "../blobs/storage";
 import { ensureDir } from "./guard";
 
 export const TMP_STALE_MS = 60 * 60 * 1000;
@@ -123,15 +125,9 @@ export function stageFile(store: Store): Staged {
   };
 }
 
-// A scratch file of this process alone: made in tmp/ and unlinked at once, so no other user
-// can open, change or remove it (a crash between the two leaves a temp file gc removes).
-// Bytes written go to its end; read(pos, buf) reads from any offset; close() frees it.
-export interface Scratch {
-  write(bytes: Uint8Array): void;
-  read(pos: number, buf: Uint8Array): number;
-  close(): void;
-}
-
+// A scratch file of this process alone (lib/blobs/storage.ts Scratch): made in tmp/ and unlinked
+// at once, so no other user can open, change or remove it (a crash between the two leaves a temp
+// file gc removes).
 export function scratchFile(store: Store): Scratch {
   ensureDir(store, tmpDir(store), "sticky");
   const temp = tempName(store);
@@ -198,7 +194,7 @@ export function dropSpare(store: Store): void {
 }
 
 // The first write of a process into a store that has no marker yet writes the marker first
-// (lib/core/guard.ts decided it may be one). Exclusive: a concurrent first writer's is as good.
+// (lib/fs/guard.ts decided it may be one). Exclusive: a concurrent first writer's is as good.
 export function writePendingMarker(store: Store): void {
   const marker = store.pendingMarker;
   if (!marker) return;

@@ -1,12 +1,12 @@
 // The modes of the store's directories and files, and the two repairs a directory of this
 // user's gets when it lacks its mode (a store made by an earlier release): the sticky bit, and
 // closing it to the group's writes. Who must own what, and what a2a does about another's, is
-// lib/core/guard.ts (its checks) and lib/maintenance/audit.ts (doctor's report).
+// lib/fs/guard.ts (its checks) and lib/maintenance/audit.ts (doctor's report).
 
 import { chmodSync, type Stats } from "node:fs";
 import { basename, dirname } from "node:path";
-import type { Store } from "./config";
-import { ioError } from "./errors";
+import type { Store } from "../core/config";
+import { ioError } from "../core/errors";
 import { STICKY_NAMES } from "./paths";
 
 const uid = () => process.getuid?.() ?? -1;

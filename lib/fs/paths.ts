@@ -22,17 +22,17 @@
 //   ROOT/blobs/sha256/HEX              a blob: the bytes whose SHA-256 is HEX, read-only (lib/fs/blobs.ts)
 //   ROOT/index/UID.sqlite              OS user UID's search index: a cache of the files, mode 0600 (lib/fs/search.ts)
 //
-//   ROOT/store.json                    the marker: this directory is an a2a store (lib/core/guard.ts)
+//   ROOT/store.json                    the marker: this directory is an a2a store (lib/fs/guard.ts)
 //
 // Names never start with "." so dot-files anywhere are foreign or temporary and are skipped.
 
-import { hashHex } from "./digest";
+import { hashHex } from "../core/digest";
 import { join } from "node:path";
-import { isMessageId, isTaskId, isValidName } from "./names";
-import type { Store } from "./config";
+import { isMessageId, isTaskId, isValidName } from "../core/names";
+import type { Store } from "../core/config";
 
 // The names and ids every engine checks (lib/core/names.ts), for the file engine's own callers.
-export { byName, checkAgent, checkName, isMessageId, isTaskId, isValidName, NAME_RULE } from "./names";
+export { byName, checkAgent, checkName, isMessageId, isTaskId, isValidName, NAME_RULE } from "../core/names";
 
 const JSON_EXT = ".json";
 export const SLOT_EXT = JSON_EXT;

@@ -1,5 +1,5 @@
-// The filesystem helpers every concept shares: listing a directory, removing a file that
-// may be gone, and the one bounded read of a record file.
+// The file engine's filesystem helpers: listing a directory, syncing it, and the one bounded
+// read of a record file (the bound itself is engine-neutral: lib/core/record.ts).
 //
 // Invariants of readBounded / readEnds / readJsonLine (every record, message, policy, peer, key
 // and cursor is read through them):
@@ -12,16 +12,17 @@
 //
 // Invariant of every read (entries, readBounded, readJsonLine): the directories from the root
 // down to what is read are lstat'ed first, and a symbolic link or a non-directory among them is
-// refused with the line lib/core/guard.ts gives writers. A reader never follows a link out of
+// refused with the line lib/fs/guard.ts gives writers. A reader never follows a link out of
 // the store: `a2a status` in a store whose slots/ points into a project does not list the
 // project, and `a2a wait` does not read its files. (The root itself may be a link the user made:
 // it is where the user put the store. Ownership is the writers' check: a directory another
 // user made cannot lead a reader out of the store.)
 
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, readSync, unlinkSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, readSync, type Stats } from "node:fs";
 import { dirname, sep } from "node:path";
-import type { Store } from "./config";
-import { A2AError, ioError } from "./errors";
+import type { Store } from "../core/config";
+import { A2AError, ioError } from "../core/errors";
+import { RECORD_LIMIT } from "../core/record";
 
 // The one refusal of a store directory that is not what a2a made (writers and readers alike).
 export function refuseDir(path: string, what: string): never {
@@ -123,16 +124,6 @@ export function syncDir(store: Store, dir: string): void {
     if (code !== "EINVAL" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "EROFS") throw ioError(err, `syncing ${dir}`);
   } finally {
     if (fd !== undefined) closeSync(fd);
-  }
-}
-
-// Removes `path`; true when this call removed it, false when it was not there (or not ours).
-export function unlinkQuiet(path: string): boolean {
-  try {
-    unlinkSync(path);
-    return true;
-  } catch {
-    return false;
   }
 }
 
@@ -243,33 +234,4 @@ export function readJsonLine<T>(store: Store, path: string, decode: (value: any)
   }
   const value = parsed && typeof parsed === "object" ? decode(parsed) : undefined;
   return value === undefined ? { kind: "invalid", why: "not an a2a record" } : { kind: "ok", value, uid: r.uid, mtimeMs: r.mtimeMs };
-}
-
-// The most A2A_MAX_BYTES may be (lib/core/config.ts refuses more). Each process reads the
-// setting from its own environment, so a reader's bound cannot follow the writer's setting:
-// every reader accepts a record of this payload instead (RECORD_LIMIT), whatever its own.
-export const MAX_MAX_BYTES = 16 * 1024 * 1024;
-
-// The size bound every reader applies to a record, whatever its own A2A_MAX_BYTES (a writer's
-// may be higher): a payload of the most A2A_MAX_BYTES may be, JSON-escaped at worst six bytes
-// a byte, plus 1 MiB for its other fields (a task's 20 kept attempts with their reasons, its
-// key and dependencies). A file over it is not read past it (readBounded).
-export const RECORD_LIMIT = MAX_MAX_BYTES * 6 + 1024 * 1024;
-
-// `line`, the encoded record about to be written, if a reader will accept it; else ETOOBIG,
-// before anything is written. Each field's own check (checkSize) bounds what a user sends; a
-// record holding two large fields (a slot's task and result, a task's payload and result) or
-// control characters (each escaped as six bytes) can still pass those and come out over the
-// readers' bound, and a record no reader accepts is a lost record. So the writer checks the
-// bytes it is about to write against the same bound the readers use (docs/FILE-ENGINE.md §3 step 0).
-export function fitRecord(store: Store, line: string, what: string): string {
-  const limit = RECORD_LIMIT;
-  if (line.length * 3 <= limit) return line; // a UTF-16 unit is at most 3 UTF-8 bytes
-  const bytes = Buffer.byteLength(line, "utf8");
-  if (bytes <= limit) return line;
-  throw new A2AError(
-    "ETOOBIG",
-    `${what} would be ${bytes} bytes once encoded, over the ${limit} bytes every reader accepts (6 x 16 MiB + 1 MiB; JSON writes each control character as 6 bytes): make it smaller, or encode binary data (base64) first; nothing was changed`,
-    { data: { bytes, limit } },
-  );
 }

@@ -27,12 +27,12 @@
 
 import { chmodSync, lstatSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, type Stats } from "node:fs";
 import { dirname, relative, sep } from "node:path";
-import type { Marker, Store } from "./config";
-import { A2AError, arg, ioError, op, text } from "./errors";
-import { lstatIf, readJsonLine, refuseDir, syncDir } from "./fs";
+import type { Marker, Store } from "../core/config";
+import { A2AError, arg, ioError, op, text } from "../core/errors";
+import { lstatIf, readJsonLine, refuseDir, syncDir } from "./io";
 import { groupName, userName } from "./owner";
 import { blobsDir, STORE_NAMES, markerFile } from "./paths";
-import { nowSec } from "./time";
+import { nowSec } from "../core/time";
 import { closeToGroup, GROUP_WRITE, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, SHARED_DIR_MODE, SHARED_FILE_MODE, SHARED_ROOT_MODE, stick, stickyExpected, STICKY } from "./modes";
 
 const uid = () => process.getuid?.() ?? -1;
@@ -163,7 +163,7 @@ function guardRoot(store: Store): void {
     });
   }
   if (store.shared) fixSharedRoot(store, root);
-  // Written by lib/core/atomic.ts with the next write (it is the only writer): a command that
+  // Written by lib/fs/atomic.ts with the next write (it is the only writer): a command that
   // only reads or deletes in a recognised store of an earlier release writes nothing.
   store.pendingMarker = { a2a: 1, format: 1, mode: store.shared ? "shared" : "private", created_by: userName(store, uid()), created_at: nowSec() };
 }
