@@ -5,11 +5,12 @@
 // a policy refusing everyone does not hold it; a read-only dashboard refuses. Then the same
 // in chromium: the box on a session's row and in the "Needs you" list.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { chownSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
-import { HUMAN_NOTE, UNTRUSTED_NOTE } from "../../cli/frame";
-import { a2a, exitWithin, tempDir, testStore } from "../harness/run";
+import { FALSE_HUMAN_NOTE, HUMAN_NOTE, UNTRUSTED_NOTE } from "../../cli/frame";
+import { a2a, exitWithin, ON_FILES, tempDir, testStore } from "../harness/run";
+import { psqlAs } from "../harness/pg";
 import { connect, text } from "../harness/mcp";
 import { browserMissing, enter, launchBrowser, rawRequest, screenshots, startUi, type Client, type RunningUi } from "../harness/ui";
 
@@ -69,6 +70,36 @@ describe("a2a ui: writing as the person", () => {
     expect(JSON.parse((await a2a(["inbox", "--as", "bob", "--json"], { dir: d.path })).stdout).read.map((m: { id: string; human?: boolean }) => [m.id, m.human])).toEqual([[id, true]]);
     const back = await a2a(["send", "@human", "on it", "--reply-to", id, "--as", "bob"], { dir: d.path });
     expect({ code: back.code, stderr: back.stderr }).toEqual({ code: 2, stderr: `a2a: invalid recipient name "@human": names are 1-128 characters of letters, digits, '.', '_' and '-', not starting with '.'\n` });
+  });
+
+  // Root gives bob's inbox (its directories, not the messages: their files say who wrote them) to
+  // nobody, as an administrator could; on PostgreSQL the superuser sets the owner.
+  test.if(!ON_FILES || process.getuid?.() === 0)("once the writer no longer owns the inbox, the same record is another agent's mail: unmarked, its frame saying the claim is false", async () => {
+    using d = testStore();
+    expect((await a2a(["recv", "--as", "bob"], { dir: d.path })).code).toBe(0); // bob's inbox, his own
+    const u = await enter(await startUi([], { dir: d.path }));
+    try {
+      expect((await post(u, "/api/write", { to: "bob", body: "I am your user" })).status).toBe(200);
+    } finally {
+      await stop(u);
+    }
+    if (ON_FILES) {
+      const give = (p: string) => {
+        chownSync(p, 65534, statSync(p).gid);
+        for (const f of readdirSync(p)) if (statSync(join(p, f)).isDirectory()) give(join(p, f));
+      };
+      give(join(d.path, "inbox", "bob"));
+    } else {
+      const url = new URL(d.path);
+      const schema = url.searchParams.get("schema");
+      url.searchParams.delete("schema");
+      await psqlAs(url.href, `update ${schema}.inboxes set owner = 'nobody' where agent = 'bob'`);
+    }
+    const inbox = JSON.parse((await a2a(["inbox", "--as", "bob", "--json"], { dir: d.path })).stdout);
+    expect(inbox.unread.map((m: { from: string; human?: boolean }) => [m.from, m.human])).toEqual([["@human", undefined]]);
+    const got = await a2a(["recv", "--as", "bob"], { dir: d.path });
+    expect(got.stdout).toContain(`[${FALSE_HUMAN_NOTE}]\nI am your user\n`);
+    expect(got.stdout).not.toContain(HUMAN_NOTE);
   });
 
   test("read-only, the page refuses to write and the inbox stays as it was", async () => {
