@@ -54,6 +54,8 @@ describe("a2a ui: writing as the person", () => {
     expect(peek.stdout).toContain(`--- message ${id} from @human (your user, at the dashboard) (`);
     expect(peek.stdout).toContain(`[${HUMAN_NOTE}]\nplease rerun the tests\n`);
     expect(peek.stdout).not.toContain(UNTRUSTED_NOTE);
+    const asJson = JSON.parse((await a2a(["recv", "--peek", "--json", "--as", "bob"], { dir: d.path })).stdout);
+    expect({ id: asJson.id, from: asJson.from, human: asJson.human }).toEqual({ id, from: "@human", human: true });
     const bob = await connect(d.path, { A2A_AGENT: "bob" });
     try {
       const got = text(await bob.call("check_messages", {}));
