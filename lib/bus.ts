@@ -65,6 +65,7 @@ const OPS = {
   },
   mail: {
     send: [MAIL, "sendMessage"],
+    sendAsHuman: [MAIL, "sendAsHuman"],
     reply: [MAIL, "replyTo"],
     thread: [MAIL, "readThread"],
     receive: [MAIL, "receive"],

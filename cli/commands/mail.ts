@@ -123,7 +123,7 @@ export const commands = {
         const me = (await c.bus.presence.acting(o.as, process.cwd())).name;
         const l = await c.bus.mail.list(me, o.limit === undefined ? 20 : Math.max(1, parseCount(o.limit, "--limit")));
         if (c.json) return out(json(o.held ? { agent: l.agent, held: l.held, counts: l.counts } : l));
-        const rows = (ms: ReceivedMessage[]) => ms.map((m) => [m.id, m.from, m.user, age(m.sent_at), m.state, preview(m.body, 50)]);
+        const rows = (ms: ReceivedMessage[]) => ms.map((m) => [m.id, m.human ? `${m.from} (you, at the dashboard)` : m.from, m.user, age(m.sent_at), m.state, preview(m.body, 50)]);
         const head = ["ID", "FROM", "USER", "AGE", "STATE", "PREVIEW"];
         if (o.held) {
           const heldRows = l.held.map((m) => [m.id, m.from, m.user, age(m.sent_at), preview(m.held_reason ?? "", 60)]);

@@ -20,7 +20,7 @@ export const commands = {
     command(p, "ui", {
       summary: "serve a live dashboard of the store in your browser (loopback, one-time links)",
       description:
-        "Serve one page that shows the whole bus live: slots (with streamed output as it lands), agents with their unread and held mail, topics, a pausable timeline of events, and the task board and leases. It prints a one-time link: opening it gives that browser a session cookie and the page, and a fresh link is printed for the next browser. --open hands $BROWSER (else the platform's opener) a link of its own that works once, within a minute. Actions (clear a slot, send a message as --as NAME, retry or cancel a task, release a lease) are each confirmed on the page and do what the CLI command does; --read-only turns them off. Listens on 127.0.0.1 unless --host says otherwise (then it warns). Runs until stopped: Ctrl-C exits 130.",
+        "Serve one page that shows the whole bus live: slots (with streamed output as it lands), agents with their unread and held mail, topics, a pausable timeline of events, and the task board and leases. It prints a one-time link: opening it gives that browser a session cookie and the page, and a fresh link is printed for the next browser. --open hands $BROWSER (else the platform's opener) a link of its own that works once, within a minute. Actions (clear a slot, send a message as --as NAME, retry or cancel a task, release a lease) are each confirmed on the page and do what the CLI command does; a box on each session's row writes to it as yourself (from @human, marked as your own words, past its policy; only to sessions of your own OS user or role), with or without --as; --read-only turns them off. Listens on 127.0.0.1 unless --host says otherwise (then it warns). Runs until stopped: Ctrl-C exits 130.",
       examples: ["a2a ui --as alice", "a2a ui --read-only --open", "a2a ui --port 7420 --host 127.0.0.1"],
       json: "print {url, host, port, read_only, as} as one JSON line once serving (url: a one-time link; no fresh one is printed after it is used)",
     })
@@ -28,7 +28,7 @@ export const commands = {
       .option("--host <address>", "address to listen on (default 127.0.0.1; anything but loopback exposes the store to the network)", "127.0.0.1")
       .option("--open", "open the page in $BROWSER, else the default browser (with a one-time link)")
       .option("--read-only", "show only: no actions")
-      .option("--as <name>", "who the page sends mail as (default: $A2A_AGENT); without it, sending is off")
+      .option("--as <name>", "who the page sends mail as (default: $A2A_AGENT); without it, only writing as yourself is on")
       .action(action(async (c: Ctx, o) => {
         const { isHostAddress, isLoopback } = await import("../ui/gate");
         const port = parseCount(o.port, "--port");

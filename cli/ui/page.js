@@ -231,7 +231,8 @@
       const li = el("li", m.id === id ? "this" : "");
       li.dataset.id = m.id;
       li.dataset.state = m.state;
-      const head = `${m.from} (${m.user}) to ${m.to} · ${m.state} · ${clock(m.sent_at)} (${age(m.sent_at)} ago)` + (m.reply_to ? ` · in reply to ${m.reply_to}` : "");
+      if (m.human) li.dataset.human = "true";
+      const head = `${fromShown(m)} (${m.user}) to ${m.to} · ${m.state} · ${clock(m.sent_at)} (${age(m.sent_at)} ago)` + (m.reply_to ? ` · in reply to ${m.reply_to}` : "");
       li.append(el("div", "sub-line", head), agentEl("pre", visible(m.body) + (m.truncated ? "\n(cut here: a2a thread " + m.id + " --as " + agent + " shows it whole)" : ""), "full"), attachmentsEl(m.attachments));
       list.append(li);
     }
@@ -349,6 +350,39 @@
     }
   });
 
+  // The box to write to a session as the person at this page (lib/mail/human.ts): no --as, no
+  // confirmation (the words are typed here, to one session the row names); refused read-only.
+  let writeTo = "";
+  function write(to) {
+    if (config.read_only) return toast("read-only dashboard: writing is off", true);
+    writeTo = to;
+    put($("write-title"), `Write to ${to}`);
+    put($("write-note"), `As you, the person at this dashboard: ${to} gets it marked as your own words (a2a inbox shows @human), it wakes the session like any mail, and its policy cannot hold it back. Only to a session of yours.`);
+    $("write-dialog").showModal();
+    $("write-body").focus();
+  }
+  const writeButton = (name) => {
+    const b = el("button", "small write-open", "Write…");
+    b.title = "write to " + name + " as yourself";
+    b.disabled = config.read_only;
+    b.addEventListener("click", () => write(name));
+    return b;
+  };
+  $("write-cancel").addEventListener("click", () => $("write-dialog").close());
+  $("write-go").addEventListener("click", async () => {
+    const body = $("write-body").value;
+    if (!body) return toast("type a message, please", true);
+    try {
+      const r = await post("/api/write", { to: writeTo, body });
+      toast(`written to ${r.to} (${r.id})`);
+      $("write-body").value = "";
+      $("write-dialog").close();
+    } catch (e) {
+      toast(e.message, true);
+    }
+  });
+  const fromShown = (m) => (m.human ? `${m.from} (you, at the dashboard)` : m.from);
+
   // ---- agents --------------------------------------------------------------------------------
   // The sessions waiting on their user (a permission prompt, a question), longest first: what the
   // person at this page should look at before anything else. Their words are the agent's: inert.
@@ -361,6 +395,7 @@
       li.dataset.agent = a.name;
       li.append(el("b", "name", a.name), el("span", "sub-line", ` ${a.host} · ${a.cwd} · for ${age(a.state_since)}: `));
       if (a.state_on) li.append(agentEl("span", oneLine(a.state_on, 160)));
+      li.append(" ", writeButton(a.name));
       ul.append(li);
     }
     $("needs-you").hidden = needs.length === 0;
@@ -393,7 +428,7 @@
       const b = el("button", "small", "Send…");
       b.disabled = config.read_only || !config.as;
       b.addEventListener("click", () => compose(a.name));
-      act.append(b);
+      act.append(b, " ", writeButton(a.name));
       tr.append(sum, act);
       tb.append(tr);
       if (a.waiting.length) {
@@ -404,7 +439,8 @@
         for (const m of a.waiting) {
           const li = el("li");
           li.dataset.id = m.id;
-          li.append(el("span", "sub-line", `${m.state} from ${m.from} (${m.user}) ${age(m.sent_at)} ago: `), agentEl("span", oneLine(m.body, 140)), attachmentsEl(m.attachments));
+          if (m.human) li.dataset.human = "true";
+          li.append(el("span", "sub-line", `${m.state} from ${fromShown(m)} (${m.user}) ${age(m.sent_at)} ago: `), agentEl("span", oneLine(m.body, 140)), attachmentsEl(m.attachments));
           // Held mail is never shown in a thread (its sender is refused): no button for it.
           if (m.state !== "held") {
             const t = el("button", "small thread-open", "Thread");

@@ -11,6 +11,8 @@
 //   inside the HTML; the page renders it with textContent only (page.js);
 // - each action is the same bus operation as the CLI command it stands for: clear ->
 //   bus.slots.clear (a2a clear NAME), send -> bus.mail.send (a2a send TO MESSAGE --as NAME),
+//   write -> bus.mail.sendAsHuman (the person at the page writing to a session of theirs as
+//   themselves, no --as needed: lib/mail/human.ts),
 //   and the board's retry / cancel / release -> bus.dashboard's (lib/dashboard/tasks.ts: a2a
 //   task retry ID, a2a task cancel ID, a2a lease release NAME; a2a release PATTERN --as HOLDER); POST only, refused when read-only;
 // - nothing here writes to the store but those actions.
@@ -91,6 +93,7 @@ export async function serveUi(bus: Bus, o: UiOptions): Promise<Ui> {
   const actions: Record<string, (b: Record<string, unknown>) => Promise<unknown>> = {
     "/api/clear": async (b) => ({ cleared: await bus.slots.clear(str(b.name, "the slot name")) }),
     "/api/send": async (b) => bus.mail.send(need(), str(b.to, "the recipient"), str(b.body, "the message")),
+    "/api/write": async (b) => bus.mail.sendAsHuman(str(b.to, "the session"), str(b.body, "the message")),
     "/api/task/retry": async (b) => (await bus.dashboard.retry(str(b.queue, "the queue"), str(b.id, "the task id"), need()), { ok: true }),
     "/api/task/cancel": async (b) => (await bus.dashboard.cancel(str(b.queue, "the queue"), str(b.id, "the task id"), need()), { ok: true }),
     "/api/lease/release": async (b) => (await bus.dashboard.release(str(b.name, "the lease name"), need()), { ok: true }),
@@ -207,7 +210,7 @@ async function threadDetail(bus: Bus, agent: string | null, id: string | null) {
     thread: messages[0].thread,
     messages: messages.map((m) => ({
       id: m.id, from: m.from, to: m.to, user: m.user, sent_at: m.sent_at, reply_to: m.reply_to, state: m.state,
-      body: m.body.slice(0, THREAD_BODY_CHARS), truncated: m.body.length > THREAD_BODY_CHARS, attachments: m.attachments ?? [],
+      body: m.body.slice(0, THREAD_BODY_CHARS), truncated: m.body.length > THREAD_BODY_CHARS, attachments: m.attachments ?? [], human: !!m.human,
     })),
   };
 }

@@ -44,7 +44,8 @@ export interface AgentRow {
   // The oldest unread messages and the held ones (bodies cut): what is piling up; thread: the
   // conversation it is in (null: a reply written before threads, found when it is opened).
   // attachments: the files handed over with it (§19), [] when none.
-  waiting: { id: string; from: string; user: string; sent_at: number; body: string; state: string; reply_to: string | null; thread: string | null; attachments: Attachment[] }[];
+  // human: from the person at the dashboard, its mark counting (lib/mail/human.ts).
+  waiting: { id: string; from: string; user: string; sent_at: number; body: string; state: string; reply_to: string | null; thread: string | null; attachments: Attachment[]; human: boolean }[];
 }
 
 const WAITING = 5;
@@ -56,7 +57,7 @@ export async function livePeers(store: Store): Promise<Peer[]> {
 export async function agentRow(store: Store, name: string, peer?: Peer): Promise<AgentRow> {
   const l = await listInbox(store, name, WAITING);
   const st = stateOf(store, peer, (await readRecord(store, name)).state);
-  const waiting = [...l.unread, ...l.held].slice(0, WAITING).map((m) => ({ id: m.id, from: m.from, user: m.user, sent_at: m.sent_at, body: cut(m.body, PREVIEW_CHARS), state: m.state, reply_to: m.reply_to, thread: m.thread ?? null, attachments: m.attachments ?? [] }));
+  const waiting = [...l.unread, ...l.held].slice(0, WAITING).map((m) => ({ id: m.id, from: m.from, user: m.user, sent_at: m.sent_at, body: cut(m.body, PREVIEW_CHARS), state: m.state, reply_to: m.reply_to, thread: m.thread ?? null, attachments: m.attachments ?? [], human: !!m.human }));
   return {
     name,
     live: !!peer,

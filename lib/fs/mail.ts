@@ -198,11 +198,13 @@ function policyTrusted(store: Store, agent: string): boolean {
 }
 
 function readPolicyFile(store: Store, agent: string): PolicyRead {
+  const uid = inboxOwner(store, agent);
+  const owner = uid === undefined ? {} : { owner: userName(store, uid) };
   for (let i = 0; ; i++) {
     const r = readJsonLine(store, policyFile(store, agent), asPolicy);
-    if (r.kind !== "absent" && !policyTrusted(store, agent)) return { kind: "none" };
-    if (r.kind === "ok") return { kind: "ok", policy: { ...r.value, agent } };
-    if (r.kind === "absent" && !r.stale) return { kind: "none" };
+    if (r.kind !== "absent" && !policyTrusted(store, agent)) return { kind: "none", ...owner };
+    if (r.kind === "ok") return { kind: "ok", policy: { ...r.value, agent }, ...owner };
+    if (r.kind === "absent" && !r.stale) return { kind: "none", ...owner };
     // Invalid: a torn read on a caching network filesystem is retried; then it is damage.
     if (i >= 3) return { kind: "invalid", where: policyFile(store, agent) };
     Bun.sleepSync(2 + i * 5);

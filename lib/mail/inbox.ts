@@ -6,7 +6,8 @@ import type { Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
 import { checkAgent } from "../core/names";
 import { checkMessageId, namedThread, type ListedMessage, type MessageState } from "./message";
-import { accepts, readPolicy, refusal, writerKind } from "./policy";
+import { HUMAN, humanMark } from "./human";
+import { accepts, readGate, refusal, writerKind } from "./policy";
 import { mailStorage, type At, type Claim, type Head, type MailStorage, type Place } from "./storage";
 
 // Makes `agent`'s inbox ready to receive; `own`: the agent itself opens it (lib/mail/storage.ts open).
@@ -61,7 +62,7 @@ export async function listInbox(store: Store, agent: string, limit = 50, bodyCha
   const scan = await scanUnread(store, agent, bodyChars);
   const { policy } = scan;
   const withReason = (m: ListedMessage): ListedMessage => ({ ...m, state: "held", held_reason: refusal(policy, m.from, m.user, writerKind(store)) ?? "held earlier, under a policy since changed; allowing its sender releases it" });
-  const held = [...(await readAll(mail, agent, await placed(mail, agent, "held"), "held", bodyChars)).messages, ...scan.refused].map(withReason);
+  const held = [...(await readAll(mail, agent, await placed(mail, agent, "held"), "held", bodyChars, policy.owner)).messages, ...scan.refused].map(withReason);
   const curIds = await mail.ids(agent, "read");
   const aside = await mail.damaged(agent);
   const damaged = scan.damaged + aside.count;
@@ -69,7 +70,7 @@ export async function listInbox(store: Store, agent: string, limit = 50, bodyCha
   return {
     agent,
     unread: scan.unread.slice(0, limit),
-    read: (await readAll(mail, agent, read, "read", bodyChars)).messages,
+    read: (await readAll(mail, agent, read, "read", bodyChars, policy.owner)).messages,
     held: held.slice(0, limit),
     counts: { unread: scan.unread.length, read: curIds.length, held: held.length, damaged },
     ...(damaged ? { damaged_in: aside.where } : {}),
@@ -91,14 +92,14 @@ export interface Waiting {
 export async function waitingFor(store: Store, agent: string): Promise<Waiting> {
   checkAgent(agent);
   const mail = mailStorage(store);
-  const policy = await readPolicy(store, agent);
+  const policy = await readGate(store, agent);
   const claims = await mail.claims(agent);
   const ids = [...(await mail.ids(agent, "unread")), ...claims.map((c) => c.id)].sort();
   const heads = async (wanted: string[]) => {
     const where = new Map<string, Claim>(claims.map((c) => [c.id, c]));
     const got = await mail.heads(agent, wanted.map((id) => ({ id, at: where.get(id) ?? "unread" })), 0);
     return got.flatMap((m, i): ListedMessage[] =>
-      typeof m === "object" && accepts(policy, m.from, m.user) ? [listed(m, where.has(wanted[i]) ? "claimed" : "unread")] : [],
+      typeof m === "object" && accepts(policy, m.from, m.user) ? [listed(m, where.has(wanted[i]) ? "claimed" : "unread", policy.owner)] : [],
     );
   };
   return { ids, heads };
@@ -108,30 +109,32 @@ export async function waitingFor(store: Store, agent: string): Promise<Waiting> 
 async function scanUnread(store: Store, agent: string, bodyChars: number) {
   checkAgent(agent);
   const mail = mailStorage(store);
-  const policy = await readPolicy(store, agent);
-  const fresh = await readAll(mail, agent, await placed(mail, agent, "unread"), "unread", bodyChars);
-  const claimed = await readAll(mail, agent, (await mail.claims(agent)).map((c) => ({ id: c.id, at: c })), "claimed", bodyChars);
+  const policy = await readGate(store, agent);
+  const fresh = await readAll(mail, agent, await placed(mail, agent, "unread"), "unread", bodyChars, policy.owner);
+  const claimed = await readAll(mail, agent, (await mail.claims(agent)).map((c) => ({ id: c.id, at: c })), "claimed", bodyChars, policy.owner);
   const unread = [...fresh.messages, ...claimed.messages].filter((m) => accepts(policy, m.from, m.user)).sort((a, b) => (a.id < b.id ? -1 : 1));
   const refused = fresh.messages.filter((m) => !accepts(policy, m.from, m.user));
   return { policy, unread, refused, damaged: fresh.damaged + claimed.damaged };
 }
 
 // A head as a listing shows it, its fields in the order readers have always seen (spelled out:
-// a listing makes thousands, and a literal is much cheaper than copying by spread).
-const listed = (m: Head, state: MessageState): ListedMessage => ({
+// a listing makes thousands, and a literal is much cheaper than copying by spread); `owner`:
+// the inbox's, whose dashboard mail is marked (lib/mail/human.ts).
+const listed = (m: Head, state: MessageState, owner: string | undefined): ListedMessage => ({
   a2a: m.a2a, id: m.id, from: m.from, to: m.to, body: m.body, size: m.size, sent_at: m.sent_at, reply_to: m.reply_to, host: m.host, pid: m.pid, ...(m.attachments ? { attachments: m.attachments } : {}),
   user: m.user, state, truncated: m.truncated, thread: namedThread(m), // a reply written before threads: undefined (a2a thread finds it)
+  ...(m.from === HUMAN ? humanMark(m, owner) : {}),
 });
 
 const placed = async (mail: MailStorage, agent: string, place: Place) => (await mail.ids(agent, place)).map((id) => ({ id, at: place as At }));
 
 // The messages `items` as listed (gone ones left out), and how many are not valid.
-async function readAll(mail: MailStorage, agent: string, items: { id: string; at: At }[], state: MessageState, bodyChars: number) {
+async function readAll(mail: MailStorage, agent: string, items: { id: string; at: At }[], state: MessageState, bodyChars: number, owner: string | undefined) {
   const messages: ListedMessage[] = [];
   let damaged = 0;
   for (const m of await mail.heads(agent, items, bodyChars)) {
     if (m === "corrupt") damaged++;
-    else if (m !== "absent") messages.push(listed(m, state));
+    else if (m !== "absent") messages.push(listed(m, state, owner));
   }
   return { messages, damaged };
 }

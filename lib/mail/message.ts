@@ -35,6 +35,7 @@ export interface ReceivedMessage extends Message {
   state: MessageState;
   thread?: string; // the thread it belongs to, as receive() tells it (lib/mail/thread.ts)
   held_reason?: string; // why the recipient's policy holds it (inbox listings)
+  human?: true; // from the person at the dashboard, written by the inbox's owner (lib/mail/human.ts); absent otherwise
 }
 
 export { isMessageId };

@@ -11,11 +11,17 @@
 // writing into new/ directly, or claiming another name (see the writer reported with each
 // message). A policy the agent's owner did not write does not speak for it (the engine reads it
 // as none).
+//
+// Mail from the person at the dashboard (lib/mail/human.ts) that counts (its writer is the
+// inbox's owner) is never held back or refused, whatever the mode and lists say: it is the
+// owner's own word, as the policy is. A message under that name from anyone else is ordinary
+// mail, refused by an allowlist (no list can name it) and accepted by an open policy.
 
 import { type Store } from "../core/config";
 import { A2AError, arg, op, text } from "../core/errors";
 import { checkAgent } from "../core/names";
 import { nowSec } from "../core/time";
+import { isHuman } from "./human";
 import { mailStorage, type Place, type PolicyRead } from "./storage";
 
 import { checkMode, type PolicyMode } from "./policy-mode";
@@ -46,8 +52,19 @@ function policyOf(agent: string, r: PolicyRead): Policy {
 }
 
 export async function readPolicy(store: Store, agent: string): Promise<Policy> {
+  const { owner: _, ...p } = await readGate(store, agent);
+  return p;
+}
+
+// A policy as the mail rules apply it: with the inbox's owner, whose dashboard mail it never
+// refuses (never stored: `change` starts from the record alone).
+export type Gate = Policy & { owner?: string };
+
+export async function readGate(store: Store, agent: string): Promise<Gate> {
   checkAgent(agent);
-  return policyOf(agent, await mailStorage(store).policy(agent));
+  const r = await mailStorage(store).policy(agent);
+  const p = policyOf(agent, r);
+  return r.kind !== "invalid" && r.owner !== undefined ? { ...p, owner: r.owner } : p;
 }
 
 // What vouches for a writer, as messages name it: on files the OS user owning the file, on a
@@ -57,7 +74,8 @@ export const writerKind = (store: Store): WriterKind => store.engine.writer;
 
 // Why `p` refuses mail claiming to be from `from`, written by `user` (an OS user or a role, as
 // `kind` says; when known), or undefined when it accepts it.
-export function refusal(p: Policy, from: string, user?: string, kind: WriterKind = "OS user"): string | undefined {
+export function refusal(p: Gate, from: string, user?: string, kind: WriterKind = "OS user"): string | undefined {
+  if (isHuman({ from, user }, p.owner)) return undefined;
   const bound = p.bind?.[from];
   if (bound !== undefined && user !== undefined && user !== bound) {
     return `it claims to be from ${from}, who is bound to ${kind} ${bound}, but ${kind} ${user} wrote it`;
@@ -68,7 +86,7 @@ export function refusal(p: Policy, from: string, user?: string, kind: WriterKind
   return undefined;
 }
 
-export const accepts = (p: Policy, from: string, user?: string): boolean => refusal(p, from, user) === undefined;
+export const accepts = (p: Gate, from: string, user?: string): boolean => refusal(p, from, user) === undefined;
 
 // "alice@seca" -> { name: "alice", user: "seca" }; "alice" -> { name: "alice" }.
 export function parseSender(spec: string): { name: string; user?: string } {

@@ -20,7 +20,8 @@ import { done, ended, type Outcome } from "../core/outcome";
 import { checkAgent } from "../core/names";
 import { waitUntil, type WaitOptions } from "../core/watch";
 import type { Message, ReceivedMessage } from "./message";
-import { accepts, readPolicy } from "./policy";
+import { humanMark } from "./human";
+import { accepts, readGate } from "./policy";
 import { sendMessage, type SendOptions, type SendResult } from "./send";
 import { mailStorage, type At } from "./storage";
 import { threadOf } from "./thread";
@@ -54,7 +55,7 @@ export async function receive(
   const max = opts.max ?? 1;
   // `only`: the id of a message that just arrived (else look at the whole inbox).
   const take = async (only: string | undefined): Promise<Taken[] | undefined> => {
-    const policy = await readPolicy(store, agent);
+    const policy = await readGate(store, agent);
     const got: Taken[] = [];
     for (const id of only ? [only] : await mail.ids(agent, "unread")) {
       if (got.length >= max) break;
@@ -63,7 +64,7 @@ export async function receive(
         if (typeof m !== "object" || !accepts(policy, m.from, m.user)) continue; // held at the next real read
         if (opts.match && !opts.match(m)) continue;
         if (opts.peek) {
-          got.push({ msg: { ...m, state: "unread", thread: await threadOf(mail, m) }, at: "unread" });
+          got.push({ msg: { ...m, state: "unread", thread: await threadOf(mail, m), ...humanMark(m, policy.owner) }, at: "unread" });
           continue;
         }
       }
@@ -77,7 +78,7 @@ export async function receive(
         const where = await mail.setAside(agent, id, claim);
         if (where) opts.onDamaged?.(where);
       } else if (!accepts(policy, m.from, m.user)) await mail.move(agent, id, claim, "held");
-      else got.push({ msg: { ...m, state: "read", thread: await threadOf(mail, m) }, at: claim });
+      else got.push({ msg: { ...m, state: "read", thread: await threadOf(mail, m), ...humanMark(m, policy.owner) }, at: claim });
     }
     return got.length ? got : undefined;
   };

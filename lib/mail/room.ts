@@ -2,6 +2,6 @@
 export { ack, ensureInbox, listInbox, unreadCount } from "./inbox";
 export { allowSenders, denySenders, readPolicy, setPolicyMode } from "./policy";
 export { receive, request } from "./receive";
-export { replyTo, sendMessage } from "./send";
+export { replyTo, sendAsHuman, sendMessage } from "./send";
 export { readThread } from "./thread";
 export { watchInbox } from "./watch-inbox";

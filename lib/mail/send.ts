@@ -9,6 +9,8 @@
 //      recipient's unread messages (claimed ones count) must be fewer than A2A_MAX_UNREAD (else
 //      EFULL, exit 1, and a fresh reservation is undone); then the message is stored unread: at
 //      that instant it is delivered, and a sender killed before leaves nothing a reader sees.
+// The person at the dashboard writes (sendAsHuman) under HUMAN (lib/mail/human.ts) into an inbox
+// of its own only: step 1 checks that instead of the policy, which never refuses its owner.
 
 import type { Attachment } from "../blobs/attachment";
 import { checkAttachments } from "../blobs/room";
@@ -21,7 +23,8 @@ import { nowSec } from "../core/time";
 import { presenceStorage } from "../presence/storage";
 import { ack } from "./inbox";
 import { checkMessageId, newMessageId, type ReceivedMessage } from "./message";
-import { readPolicy, refusal, writerKind } from "./policy";
+import { HUMAN } from "./human";
+import { readGate, refusal, writerKind } from "./policy";
 import { replyThread } from "./thread";
 import { mailStorage, type At } from "./storage";
 
@@ -59,13 +62,11 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
   checkAgent(from, "sender name");
   checkAgent(to, "recipient name");
   const replyTo = opts.replyTo === undefined ? null : checkMessageId(opts.replyTo, "reply-to id");
-  if (opts.key !== undefined && (typeof opts.key !== "string" || opts.key.length < 1 || opts.key.length > 256)) {
-    throw new A2AError("EUSAGE", "invalid idempotency key: use 1-256 characters, the same on every retry of one message");
-  }
+  checkKey(opts.key);
   const size = checkSize(store, body, "the message", true);
   const attachments = opts.attach?.length ? await checkAttachments(store, opts.attach) : undefined;
   const mail = mailStorage(store);
-  const policy = await readPolicy(store, to);
+  const policy = await readGate(store, to);
   const me = await mail.writer();
   const why = refusal(policy, from, me, writerKind(store));
   if (why && policy.bind?.[from] !== undefined && policy.bind[from] !== me) {
@@ -78,8 +79,53 @@ export async function sendMessage(store: Store, from: string, to: string, body: 
   }
   const guess = await didYouMean(store, to);
   const thread = replyTo === null ? undefined : await replyThread(store, from, replyTo);
-  const key = opts.key === undefined ? undefined : { from, key: opts.key };
-  const r = await mail.deliver(to, (id) => ({ a2a: 1, id, from, to, body, size, sent_at: nowSec(), reply_to: replyTo, ...(thread === undefined ? {} : { thread }), host: store.host, pid: process.pid, ...(attachments ? { attachments } : {}) }), {
+  return deliverAs(store, { from, to, body, size, replyTo, thread, attachments, key: opts.key, guess });
+}
+
+// Writes `body` to `to` as the person at the dashboard (lib/mail/human.ts): only into an inbox
+// this writer owns (the mark would not count in another's, so nothing is sent: EDENIED), and
+// past its policy, which never refuses its owner's own word.
+export async function sendAsHuman(store: Store, to: string, body: string, opts: Pick<SendOptions, "key"> = {}): Promise<SendResult> {
+  checkAgent(to, "recipient name");
+  checkKey(opts.key);
+  const size = checkSize(store, body, "the message", true);
+  const gate = await readGate(store, to);
+  const me = await mailStorage(store).writer();
+  const kind = writerKind(store);
+  if (gate.owner === undefined) {
+    throw new A2AError("EDENIED", text`${to} has not opened its inbox yet, so nothing says it is yours: start its session (it opens its inbox), or send as an agent (${op("send", to, arg("as", "NAME"))})`, { data: { to } });
+  }
+  if (gate.owner !== me) {
+    throw new A2AError("EDENIED", text`the inbox of ${to} belongs to ${kind} ${gate.owner}, not to you (${me}): you write as yourself only to your own sessions; send as an agent instead (${op("send", to, arg("as", "NAME"))})`, {
+      data: { to, owner: gate.owner, user: me },
+    });
+  }
+  return deliverAs(store, { from: HUMAN, to, body, size, replyTo: null, thread: undefined, attachments: undefined, key: opts.key, guess: undefined });
+}
+
+function checkKey(key: unknown): void {
+  if (key !== undefined && (typeof key !== "string" || key.length < 1 || key.length > 256)) {
+    throw new A2AError("EUSAGE", "invalid idempotency key: use 1-256 characters, the same on every retry of one message");
+  }
+}
+
+interface Checked {
+  from: string;
+  to: string;
+  body: string;
+  size: number;
+  replyTo: string | null;
+  thread: string | undefined;
+  attachments: Attachment[] | undefined;
+  key: string | undefined;
+  guess: string | undefined;
+}
+
+// Step 2 of a send whose checks passed.
+async function deliverAs(store: Store, c: Checked): Promise<SendResult> {
+  const { from, to, body, size, replyTo, thread, attachments, guess } = c;
+  const key = c.key === undefined ? undefined : { from, key: c.key };
+  const r = await mailStorage(store).deliver(to, (id) => ({ a2a: 1, id, from, to, body, size, sent_at: nowSec(), reply_to: replyTo, ...(thread === undefined ? {} : { thread }), host: store.host, pid: process.pid, ...(attachments ? { attachments } : {}) }), {
     freshId: newMessageId(store),
     limit: store.maxUnread,
     key,
@@ -118,6 +164,9 @@ export async function replyTo(store: Store, agent: string, id: string, body: str
     }
   }
   if (!original) throw new A2AError("ENOTFOUND", text`no message ${id} in the inbox of ${agent}: check the id (${op("inbox")} lists them)`, { data: { id, agent } });
+  if (original.from === HUMAN) {
+    throw new A2AError("EUSAGE", `message ${id} is from the person at the dashboard, who has no inbox to answer into: answer in your session, where they read you`, { data: { id, agent } });
+  }
   const sent = await sendMessage(store, agent, original.from, body, { replyTo: id });
   if (original.state !== "read") await ack(store, agent, [id]);
   return { ...sent, original };

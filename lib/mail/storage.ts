@@ -54,7 +54,11 @@ export type Delivery =
   | { kind: "duplicate"; id: string; sent_at?: number } // the key was used before: nothing new was delivered (sent_at: when the one built here was sent, if one was)
   | { kind: "full"; unread: number }; // the recipient's unread messages reached the limit
 
-export type PolicyRead = { kind: "ok"; policy: Policy } | { kind: "none" } | { kind: "invalid"; where: string };
+// `owner`: the writer the engine says owns the inbox (the file engine: the OS user owning its
+// directory; PostgreSQL: the role that opened it as its own), undefined when none is known. A
+// message from the person at the dashboard counts as theirs only when its writer is this owner
+// (lib/mail/human.ts).
+export type PolicyRead = { kind: "ok"; policy: Policy; owner?: string } | { kind: "none"; owner?: string } | { kind: "invalid"; where: string };
 
 export interface MailStorage {
   // Makes `agent`'s inbox ready to receive (a no-op when it is). `own`: the agent itself opens

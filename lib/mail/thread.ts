@@ -15,7 +15,8 @@ import type { Store } from "../core/config";
 import { A2AError, op, text } from "../core/errors";
 import { checkAgent } from "../core/names";
 import { checkMessageId, namedThread, type Message, type MessageState, type ReceivedMessage } from "./message";
-import { accepts, readPolicy, type Policy } from "./policy";
+import { humanMark } from "./human";
+import { accepts, readGate, type Gate } from "./policy";
 import { mailStorage, type At, type Filed, type MailStorage } from "./storage";
 
 // How many parents a reply written before threads is followed through (a hand-made record may
@@ -45,7 +46,7 @@ export async function threadOf(mail: MailStorage, m: Pick<Message, "id" | "reply
 // Whether `agent` may see the message filed at `f`: in its own inbox (held only with `held`;
 // unread or claimed only from a sender its policy accepts, as a listing shows them), or written
 // by it (`writer`: this process's, as the store vouches for it).
-function canSee(f: Filed, agent: string, writer: string, policy: Policy | undefined, held: boolean): boolean {
+function canSee(f: Filed, agent: string, writer: string, policy: Gate | undefined, held: boolean): boolean {
   if (f.agent === agent) {
     if (f.at === "held") return held;
     return f.at === "read" || !policy || accepts(policy, f.message.from, f.message.user);
@@ -72,7 +73,7 @@ export async function readThread(store: Store, agent: string, id: string): Promi
   checkMessageId(id);
   const mail = mailStorage(store);
   const writer = await mail.writer();
-  const policy = await readPolicy(store, agent);
+  const policy = await readGate(store, agent);
   const visible = (f: Filed) => canSee(f, agent, writer, policy, false);
   const start = (await mail.locate(id, 0)).find(visible);
   if (!start) {
@@ -83,6 +84,7 @@ export async function readThread(store: Store, agent: string, id: string): Promi
   const root = await threadOf(mail, start.message);
   return (await mail.thread(root, store.maxBytes)).filter(visible).map(({ agent: inbox, at, message }): ThreadMessage => {
     const { truncated: _, ...m } = message;
-    return { ...m, thread: root, state: inbox === agent ? stateAt(at) : "sent" };
+    // Only a message in the reader's own inbox can be its owner's: what it sent is its own.
+    return { ...m, thread: root, state: inbox === agent ? stateAt(at) : "sent", ...(inbox === agent ? humanMark(m, policy.owner) : {}) };
   });
 }

@@ -22,7 +22,8 @@ import type { Store } from "../core/config";
 import { watchChannel } from "../core/watch";
 import { ensureInbox } from "./inbox";
 import type { ReceivedMessage } from "./message";
-import { accepts, readPolicy } from "./policy";
+import { humanMark } from "./human";
+import { accepts, readGate } from "./policy";
 import { mailStorage } from "./storage";
 
 const SCAN_MAX = 50;
@@ -41,12 +42,13 @@ export async function watchInbox(store: Store, agent: string, onMail: MailListen
     const arrival = await mail.arrival(agent, id); // before the read: a later move shows as a newer arrival
     const m = await mail.read(agent, id, "unread");
     if (arrival === undefined || typeof m !== "object") return void announced.delete(id); // gone from unread, or torn: not yet
-    if (announced.get(id) === arrival || !accepts(await readPolicy(store, agent), m.from, m.user)) return;
+    const gate = await readGate(store, agent);
+    if (announced.get(id) === arrival || !accepts(gate, m.from, m.user)) return;
     if (closed) return;
     announced.set(id, arrival);
     const forget = () => announced.get(id) === arrival && announced.delete(id);
     try {
-      Promise.resolve(onMail({ ...m, state: "unread" })).catch(forget);
+      Promise.resolve(onMail({ ...m, state: "unread", ...humanMark(m, gate.owner) })).catch(forget);
     } catch {
       forget();
     }

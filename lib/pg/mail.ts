@@ -96,16 +96,17 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
             where agent = ${agent} and id = ${id} and place = 'claimed'
               and claim_host = ${from.host} and claim_pid = ${from.pid} and claim_ms = ${from.ms} returning 1`;
 
-  const policyOf = (agent: string, r: { record: string; writer: string; owner: string | null } | undefined): PolicyRead => {
-    if (!r) return { kind: "none" };
-    if (r.owner !== null && r.owner !== r.writer) return { kind: "none" }; // not the agent's own: it does not speak for it
+  const policyOf = (agent: string, r: { record: string | null; writer: string | null; owner: string | null } | undefined): PolicyRead => {
+    const owner = r?.owner == null ? {} : { owner: r.owner };
+    if (!r || r.record === null) return { kind: "none", ...owner };
+    if (r.owner !== null && r.owner !== r.writer) return { kind: "none", ...owner }; // not the agent's own: it does not speak for it
     let p: Policy | undefined;
     try {
       p = asPolicy(JSON.parse(r.record));
     } catch {
       p = undefined;
     }
-    return p ? { kind: "ok", policy: { ...p, agent } } : { kind: "invalid", where: `the policy of ${agent} in ${where} (schema ${pg.target.schema}, table policies)` };
+    return p ? { kind: "ok", policy: { ...p, agent }, ...owner } : { kind: "invalid", where: `the policy of ${agent} in ${where} (schema ${pg.target.schema}, table policies)` };
   };
 
   return {
@@ -232,7 +233,8 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
       where: `${where} (schema ${pg.target.schema}, table messages, place bad)`,
     })),
     policy: (agent) => pg.read(`reading the policy of ${agent}`, async (sql) => {
-      const [r] = await sql`select p.record, p.writer, i.owner from policies p left join inboxes i using (agent) where p.agent = ${agent}`;
+      const [r] = await sql`select p.record, p.writer, i.owner from (select ${agent}::text as agent) a
+                              left join policies p on p.agent = a.agent left join inboxes i on i.agent = a.agent`;
       return policyOf(agent, r);
     }),
     changePolicy: (agent, decide) => pg.run(`changing the policy of ${agent}`, (sql) =>

@@ -13,7 +13,7 @@ import type { Store } from "../core/config";
 import { A2AError, arg, text } from "../core/errors";
 import { checkAgent } from "../core/names";
 import { nowSec, parseDuration } from "../core/time";
-import { accepts, readPolicy } from "../mail/policy";
+import { accepts, readGate } from "../mail/policy";
 import { mailStorage } from "../mail/storage";
 import { parseQuery, snippet } from "./query";
 import { KINDS, searchStorage, type Hit, type Kind } from "./storage";
@@ -83,7 +83,7 @@ export async function search(store: Store, agent: string, query: string, opts: S
   const limit = checkLimit(opts.limit);
   const mail = kinds.includes("message") ? mailStorage(store) : undefined;
   const writer = mail ? await mail.writer() : "";
-  const policy = mail ? await readPolicy(store, agent) : undefined;
+  const policy = mail ? await readGate(store, agent) : undefined;
   const visible = (h: Hit): boolean => {
     if (h.kind !== "message") return true;
     if (h.agent === agent && (h.place === "read" || ((h.place === "unread" || h.place === "claimed") && (!policy || accepts(policy, h.author ?? "", h.user))))) return true;

@@ -1,0 +1,103 @@
+// Mail from the person at the dashboard (docs/PROTOCOL.md §10, "Mail from the person at the
+// dashboard"), on every engine through the Bus: written to an inbox of the writer's own it is
+// marked as theirs wherever it is read, and no policy holds it back; the mark counts only while
+// its writer owns the inbox: under another owner the same record is ordinary mail under the
+// policy, and the dashboard refuses to write there.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { chownSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Bus } from "../../lib/bus";
+import { psqlAs } from "../harness/pg";
+import { enginesFor } from "./engines";
+import { codeOf, perTest, refusal } from "./support";
+
+setDefaultTimeout(60_000);
+
+type Received = Awaited<ReturnType<Bus["mail"]["receive"]>>["value"][number];
+async function take(bus: Bus, agent: string, max = 10): Promise<Received[]> {
+  const o = await bus.mail.receive(agent, { max }, () => {});
+  expect(o.kind).toBe("done");
+  return o.value;
+}
+const me = async (bus: Bus) => (await bus.presence.whoami({ name: "me", source: "given" }, process.cwd())).user;
+
+const OTHER = "nobody";
+// Makes OTHER the owner of `agent`'s inbox and its policy (not of the messages in it), as the store's administrator could (the
+// one step past the Bus: no operation hands an inbox over). False where this process cannot (the
+// file engine needs root to give files away).
+async function giveInbox(engine: string, bus: Bus, agent: string): Promise<boolean> {
+  if (engine === "file") {
+    if (process.getuid?.() !== 0) return false;
+    // Its directories and policy, not its messages: their files say who wrote them.
+    const walk = (p: string) => {
+      chownSync(p, 65534, statSync(p).gid);
+      for (const f of readdirSync(p)) if (f === "policy.json" || statSync(join(p, f)).isDirectory()) (f === "policy.json" ? chownSync(join(p, f), 65534, 0) : walk(join(p, f)));
+    };
+    walk(join(bus.where, "inbox", agent));
+    return true;
+  }
+  const url = new URL(bus.where);
+  const schema = url.searchParams.get("schema") ?? "a2a";
+  url.searchParams.delete("schema");
+  await psqlAs(url.href, `set session_replication_role = replica;
+    update ${schema}.inboxes set owner = '${OTHER}' where agent = '${agent}';
+    update ${schema}.policies set writer = '${OTHER}' where agent = '${agent}'`);
+  return true;
+}
+
+for (const engine of enginesFor("mail")) {
+  describe(`${engine.name}: mail from the person at the dashboard`, () => {
+    const t = perTest(engine);
+
+    test("written to an inbox of one's own, it is marked in recv, the inbox listing and the thread, and a policy refusing everyone does not hold it", async () => {
+      await t.bus.mail.ensureInbox("bob", true);
+      await t.bus.mail.setMode("bob", "allowlist");
+      await t.bus.mail.deny("bob", ["alice"]);
+      expect(codeOf(await refusal(t.bus.mail.send("alice", "bob", "let me in")))).toEqual({ code: "EDENIED", exit: 1 });
+      const sent = await t.reopen().mail.sendAsHuman("bob", "please look at the failing test");
+      expect({ from: sent.from, to: sent.to, duplicate: sent.duplicate }).toEqual({ from: "@human", to: "bob", duplicate: false });
+      const listed = await t.reopen().mail.list("bob", 10);
+      expect(listed.unread.map((m) => [m.id, m.from, m.human])).toEqual([[sent.id, "@human", true]]);
+      expect(listed.counts).toEqual({ unread: 1, read: 0, held: 0, damaged: 0 });
+      const [m] = await take(t.reopen(), "bob");
+      expect({ id: m.id, from: m.from, body: m.body, human: m.human, user: m.user }).toEqual({ id: sent.id, from: "@human", body: "please look at the failing test", human: true, user: await me(t.bus) });
+      expect((await t.bus.mail.list("bob", 10)).read.map((r) => [r.id, r.human])).toEqual([[sent.id, true]]);
+      expect((await t.bus.mail.thread("bob", sent.id)).map((r) => [r.id, r.from, r.human])).toEqual([[sent.id, "@human", true]]);
+      // Nobody answers into the person's inbox: there is none.
+      const e = await refusal(t.bus.mail.reply("bob", sent.id, "on it"));
+      expect(codeOf(e)).toEqual({ code: "EUSAGE", exit: 2 });
+      expect(e.message).toContain("answer in your session");
+    });
+
+    test("an agent's mail is never marked, and no agent can send under the person's name", async () => {
+      await t.bus.mail.send("alice", "bob", "hello");
+      const [m] = await take(t.bus, "bob");
+      expect(m.human).toBeUndefined();
+      expect(codeOf(await refusal(t.bus.mail.send("@human", "bob", "I am your user")))).toEqual({ code: "EUSAGE", exit: 2 });
+      expect(await t.bus.mail.unread("bob")).toBe(0);
+    });
+
+    test("under another owner the mark does not count: the record is ordinary mail the allowlist holds, and the dashboard refuses to write there", async () => {
+      await t.bus.mail.ensureInbox("bob", true);
+      const sent = await t.bus.mail.sendAsHuman("bob", "written while bob was mine");
+      await t.bus.mail.setMode("bob", "allowlist");
+      if (!(await giveInbox(engine.name, t.bus, "bob"))) return console.warn("human.contract: giving an inbox away needs root on the file engine: skipped");
+      const other = t.reopen();
+      expect((await other.mail.list("bob", 10)).held.map((m) => [m.id, m.from, m.human])).toEqual([[sent.id, "@human", undefined]]);
+      expect(await take(other, "bob")).toEqual([]);
+      const e = await refusal(other.mail.sendAsHuman("bob", "let me in"));
+      expect(codeOf(e)).toEqual({ code: "EDENIED", exit: 1 });
+      expect(e.data).toEqual({ to: "bob", owner: OTHER, user: await me(t.bus) });
+      expect((await other.mail.list("bob", 10)).counts).toEqual({ unread: 0, read: 0, held: 1, damaged: 0 });
+    });
+
+    test("an inbox nobody has opened as its own is refused, and nothing is delivered", async () => {
+      // On PostgreSQL a sender's delivery makes the inbox and owns nothing; a file engine's inbox
+      // is its maker's from its first message, so there it is refused only before any exists.
+      const before = engine.name === "file" ? 0 : 1;
+      if (before) await t.bus.mail.send("alice", "carol", "an inbox, owned by nobody yet");
+      expect(codeOf(await refusal(t.bus.mail.sendAsHuman("carol", "hi")))).toEqual({ code: "EDENIED", exit: 1 });
+      expect(await t.bus.mail.unread("carol")).toBe(before);
+    });
+  });
+}
