@@ -12,14 +12,21 @@
 //          then a waiting `a2a wait` woken by `a2a publish` and by a lib publish (goal: <= 1/10
 //          of agent2agent's ~30 ms, measured from a publish call to the waiter's wake).
 //   mcp    agent_wait in `a2a mcp` woken by a lib publish in this process (goal: p50 <= 3 ms).
+//   import `a2a import FILE` of an export of 20,000 tasks (tests/harness/task-export.ts) into a
+//          fresh schema, spawn -> exit (goal: p50 <= 4 s; --n caps the runs at 5).
+// `--only wake,cli,mcp,import` runs those sections alone.
 // Nothing asserts on time. Run it alone: the machine's other work moves every figure.
 
 import { SQL } from "bun";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { openBus } from "../lib/bus";
 import { BIN, childEnv } from "../tests/harness/run";
 import { connect } from "../tests/harness/mcp";
 import { freshDatabase, pgServer, pgSkipReason } from "../tests/harness/pg";
+import { taskExport } from "../tests/harness/task-export";
 import { ensureBinary } from "../tests/build";
 import { mono } from "./lib/clock";
 import { buildReference, freshCopy } from "./lib/reference";
@@ -27,8 +34,10 @@ import { lineReader } from "./lib/proc";
 import { timeSpawn } from "./lib/spawn";
 import { summarize, type Summary } from "./lib/stats";
 
-const { values: opt } = parseArgs({ args: Bun.argv.slice(2), options: { n: { type: "string" } } });
+const { values: opt } = parseArgs({ args: Bun.argv.slice(2), options: { n: { type: "string" }, only: { type: "string" } } });
 const N = Number(opt.n ?? 100);
+const only = opt.only?.split(",");
+const runs = (section: string) => !only || only.includes(section);
 
 const skip = pgSkipReason();
 if (skip) {
@@ -44,7 +53,7 @@ const fmt = (x: number) => (x < 10 ? x.toFixed(3) : x.toFixed(1));
 const row = (what: string, s: Summary, note = "") => rows.push([what, s, note]);
 
 // ---- wake floors: one process, two clients ---------------------------------------------
-{
+if (runs("wake")) {
   const a = new SQL({ url: db.url, max: 1 });
   const b = new SQL({ url: db.url, max: 1 });
   await a`create table if not exists floor (k text primary key, v int)`;
@@ -73,7 +82,7 @@ const row = (what: string, s: Summary, note = "") => rows.push([what, s, note]);
 }
 
 // ---- lib publish in this process -> lib wait in another ------------------------------------
-{
+if (runs("wake")) {
   const bus = openBus({ dir: url, env: {} });
   await bus.slots.list();
   const waiter = Bun.spawn({ cmd: [process.execPath, "bench/fixtures/pg-waiter.ts", url, String(N + 10)], stdout: "pipe", stderr: "inherit" });
@@ -93,7 +102,7 @@ const row = (what: string, s: Summary, note = "") => rows.push([what, s, note]);
 }
 
 // ---- CLI: floor, status, publish, wait; and CLI publish -> waiting CLI wait ----------------
-{
+if (runs("cli")) {
   const env = childEnv({ dir: url });
   const floorBin = freshCopy(buildReference("pg-floor"), "pg-floor");
   const a2a = freshCopy(BIN, "a2a-pg");
@@ -150,7 +159,7 @@ const row = (what: string, s: Summary, note = "") => rows.push([what, s, note]);
 }
 
 // ---- agent_wait through `a2a mcp` ----------------------------------------------------------
-{
+if (runs("mcp")) {
   const bus = openBus({ dir: url, env: {} });
   const { client } = await connect(url, {}, { stderr: "inherit", name: "a2a-bench-pg" });
   const lat: number[] = [];
@@ -168,6 +177,18 @@ const row = (what: string, s: Summary, note = "") => rows.push([what, s, note]);
   await client.close();
   await bus.close();
   row("agent_wait in `a2a mcp` woken by a lib publish (clock: before the call)", summarize(lat), "goal: p50 <= 3 ms");
+}
+
+// ---- a2a import of 20,000 tasks --------------------------------------------------------------
+if (runs("import")) {
+  const dir = mkdtempSync(join(tmpdir(), "a2a-bench-import-"));
+  const file = join(dir, "tasks.jsonl");
+  writeFileSync(file, taskExport(20_000).join("\n") + "\n");
+  const a2a = freshCopy(BIN, "a2a-pg-import");
+  const wall: number[] = [];
+  for (let i = 0; i < Math.min(N, 5); i++) wall.push((await timeSpawn([a2a, "import", file], childEnv({ dir: `${db.url}?schema=import${i}` }))).wall);
+  rmSync(dir, { recursive: true, force: true });
+  row("`a2a import FILE`: 20,000 tasks into a fresh schema", summarize(wall), "goal: p50 <= 4000 ms");
 }
 
 await db.drop();

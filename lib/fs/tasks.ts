@@ -237,7 +237,8 @@ export function fileTasks(store: Store): TaskStorage {
     readyToWrite: () => prepareSpare(store),
     doneWaiting: () => dropSpare(store),
     locate: (queue, id) => taskDir(store, queue, id),
-    restore: async (rec) => restoreTask(store, rec),
+    heads: async (tasks) => tasks.map(({ queue, id }) => headOf(readHead(store, taskDir(store, queue, id), taskDecoder(id, queue), true))),
+    restore: async (recs) => recs.map((rec) => restoreTask(store, rec)),
   };
 }
 

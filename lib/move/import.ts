@@ -15,7 +15,8 @@
 //   nothing. From a pipe each line is checked before it is written, and a damaged line stops
 //   the import there: the records before it are whole, and running the import again (on a
 //   whole export) completes it, as it completes one that was killed;
-// - memory holds one line and one inbox's ids, never the export.
+// - memory holds one line, one inbox's ids and a batch of tasks (lib/move/tasks.ts), never the
+//   export.
 
 import type { Store } from "../core/config";
 import { A2AError } from "../core/errors";
@@ -26,11 +27,11 @@ import type { Policy } from "../mail/policy";
 import { mailStorage, type MailStorage, type Place } from "../mail/storage";
 import { presenceStorage } from "../presence/storage";
 import { slotStorage } from "../slots/storage";
-import type { TaskRecord } from "../tasks/record";
 import { taskStorage } from "../tasks/storage";
 import { topicStorage } from "../topics/storage";
 import { blobSequence, blobWriter } from "./blobs";
 import { slotSequence, slotWriter } from "./slots";
+import { taskWriter } from "./tasks";
 import { exportLines } from "./lines";
 import { KINDS, nameOf, parseHeader, parseLine, type Header, type Kind, type ExportRecord, type TopicEntry } from "./format";
 
@@ -68,17 +69,22 @@ export async function importStore(store: Store, input: ImportInput, opts: Import
     counts[kind][v]++;
     if (v === "kept" && kept.length < KEPT_NAMED) kept.push({ kind, name });
   };
-  const into = importer(store, opts.replaceOlder === true, (v, name) => count("slot", v, name));
-  const { header, records } = await scan(input.open(), async (r) => {
-    const v = await into.write(r);
+  const into = importer(store, opts.replaceOlder === true, (kind, v, name) => count(kind, v, name));
+  const { header, records } = await scan(input.open(), async (r, size) => {
+    const v = await into.write(r, size);
     if (v) count(r.kind, v, nameOf(r));
+  }).catch(async (err: unknown) => {
+    // A damaged line stops the import there: what came before it goes in first (header).
+    if (err instanceof A2AError && err.code === "EUSAGE") await into.finish();
+    throw err;
   });
   await into.finish();
   return { from: header.engine, records, counts, kept };
 }
 
-// Reads the export line by line, checking each, and hands each record to `each` in order.
-async function scan(bytes: AsyncIterable<Uint8Array>, each: (r: ExportRecord, line: number) => Promise<void>): Promise<{ header: Header; records: number }> {
+// Reads the export line by line, checking each, and hands each record to `each` in order, with
+// its line's length.
+async function scan(bytes: AsyncIterable<Uint8Array>, each: (r: ExportRecord, size: number) => Promise<void>): Promise<{ header: Header; records: number }> {
   let n = 0;
   let header: Header | undefined;
   let ended = false;
@@ -103,7 +109,7 @@ async function scan(bytes: AsyncIterable<Uint8Array>, each: (r: ExportRecord, li
       continue;
     }
     records++;
-    await each(r, n);
+    await each(r, text.length);
   }
   if (!header) return { header: parseHeader(undefined), records };
   if (!ended) {
@@ -120,18 +126,18 @@ const canon = (v: unknown): string =>
 const same = (a: unknown, b: unknown) => canon(a) === canon(b);
 
 // Writes any record into `store`, with the storages it needs: a verdict per line, but for a
-// slot line, whose verdict goes to `slotCounted` once the chunk lines after it are written
-// (`finish` after the last line).
-function importer(store: Store, replaceOlder: boolean, slotCounted: (v: Verdict, name: string) => void): { write(r: ExportRecord): Promise<Verdict | undefined>; finish(): Promise<void> } {
+// slot line, whose verdict goes to `counted` once the chunk lines after it are written, and a
+// task line, whose verdict goes there once its batch is (`finish` after the last line).
+function importer(store: Store, replaceOlder: boolean, counted: (kind: Kind, v: Verdict, name: string) => void): { write(r: ExportRecord, size: number): Promise<Verdict | undefined>; finish(): Promise<void> } {
   // What the store holds against a versioned record: undefined when it holds nothing (or, with
   // replaceOlder, an older version): write it; else the verdict.
   const against = (have: { version: number } | undefined, rec: { version: number }): Verdict | undefined =>
     !have || (replaceOlder && have.version < rec.version) ? undefined : have.version === rec.version && same(have, rec) ? "already" : "kept";
 
-  const slots = slotWriter(slotStorage(store), against, slotCounted);
+  const slots = slotWriter(slotStorage(store), against, (v, name) => counted("slot", v, name));
+  const tasks = taskWriter(taskStorage(store), against, (v, rec) => counted("task", v, nameOf({ kind: "task", record: rec })));
   const mail = mailStorage(store);
   const topics = topicStorage(store);
-  const tasks = taskStorage(store);
   const leases = leaseStorage(store);
   const presence = presenceStorage(store);
   const inbox = inboxIndex(mail);
@@ -168,13 +174,6 @@ function importer(store: Store, replaceOlder: boolean, slotCounted: (v: Verdict,
     return wrote ? "imported" : kept ? "kept" : "already";
   };
 
-  const task = async (rec: TaskRecord): Promise<Verdict> => {
-    const h = await tasks.head(rec.queue, rec.id, true);
-    const v = h.damaged ? "kept" : against(h.record, rec);
-    if (v) return v;
-    return (await tasks.restore(rec)) ? "imported" : "kept";
-  };
-
   const policy = async (agent: string, p: Policy): Promise<Verdict> => {
     const cur = await mail.policy(agent);
     if (cur.kind === "ok" && same({ ...cur.policy, agent }, { ...p, agent })) return "already";
@@ -199,7 +198,8 @@ function importer(store: Store, replaceOlder: boolean, slotCounted: (v: Verdict,
     return "imported";
   };
 
-  const write = async (r: ExportRecord): Promise<Verdict | undefined> => {
+  const write = async (r: ExportRecord, size: number): Promise<Verdict | undefined> => {
+    if (r.kind !== "task") await tasks.flush();
     if (r.kind === "slot_chunk") return slots.chunk(r.n, r.text);
     await slots.finish();
     switch (r.kind) {
@@ -219,7 +219,8 @@ function importer(store: Store, replaceOlder: boolean, slotCounted: (v: Verdict,
       case "subscriber":
         return subscriber(r.name, r.created_at, r.cursors);
       case "task":
-        return task(r.record);
+        await tasks.task(r.record, size);
+        return undefined;
       case "lease": {
         const h = await leases.head(r.record.name, true);
         const v = h.damaged ? "kept" : against(h.record, r.record);
@@ -233,7 +234,7 @@ function importer(store: Store, replaceOlder: boolean, slotCounted: (v: Verdict,
         return blob.end(r.digest, r.size);
     }
   };
-  return { write, finish: () => slots.finish() };
+  return { write, finish: async () => (await slots.finish(), await tasks.flush()) };
 }
 
 // Messages written into inboxes: where each id of the inbox being filled is (an export lists

@@ -34,6 +34,7 @@ import type { DamagedChain } from "../tasks/state";
 import type { TaskHead, TaskStorage } from "../tasks/storage";
 import { transaction } from "./connect";
 import type { PgClient } from "./engine";
+import { pgTaskRestore } from "./task-restore";
 
 // The room's tables (lib/pg/schema.ts runs them; $S is the schema). Ids and queues compare by
 // code unit (collate "C"), as the file engine sorts them: oldest id first. Rows carry their writer
@@ -269,15 +270,6 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
     readyToWrite: () => {},
     doneWaiting: () => {},
     locate,
-    restore: (rec) => pg.run(`restoring task ${rec.id}`, (sql) =>
-      sql.begin(async (tx) => {
-        const { queue, id } = rec;
-        if (rec.key !== null) await tx`insert into task_keys (queue, key_hash, id) values (${queue}, ${keyHash(rec.key)}, ${id}) on conflict (queue, key_hash) do nothing`;
-        if (rec.after.length) await tx`insert into task_deps ${tx(rec.after.map((d) => ({ dep_queue: d.queue, dep_id: d.id, queue, id })))} on conflict do nothing`;
-        const made = await tx`insert into tasks (queue, id, version, state, record) values (${queue}, ${id}, ${rec.version}, ${rec.state}, ${encoded(queue, id, rec)})
-          on conflict (queue, id) do update set version = excluded.version, state = excluded.state, record = excluded.record where tasks.version < excluded.version
-          returning id`;
-        return made.length > 0;
-      })),
+    ...pgTaskRestore(pg, { encoded, headOf, keyHash }), // a2a import's, in batches
   };
 }

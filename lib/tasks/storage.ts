@@ -89,12 +89,17 @@ export interface TaskStorage {
   doneWaiting(): void;
   // Where the task is, for messages.
   locate(queue: string, id: string): string;
-  // For a2a export and import (lib/move/): `rec` written as the task's head at its own version,
-  // where the head is below it (no task: 0), with what an add makes around it (its add key's
-  // record where the key names no task yet, its dependants hints, its candidate while it is not
-  // final); the head's version then jumps, which only a restore does. False when the head is at
-  // or above `rec.version`: nothing written but hints. Run again after a crash, it completes.
-  restore(rec: TaskRecord): Promise<boolean>;
+  // For a2a import (lib/move/): the head of each task named, in the order given, as
+  // head(queue, id, true) gives it (one read where the engine can: an import checks a batch).
+  heads(tasks: { queue: string; id: string }[]): Promise<TaskHead[]>;
+  // For a2a export and import (lib/move/): each of `recs` (no task twice) written as the task's
+  // head at its own version, where the head is below it (no task: 0), with what an add makes
+  // around it (its add key's record where the key names no task yet, its dependants hints, its
+  // candidate while it is not final); the head's version then jumps, which only a restore does.
+  // For each, false when the head is at or above its version: nothing written but hints. The
+  // batch is one durable step where the engine can (PostgreSQL: one transaction, all or none),
+  // else one task after another (files); either way, run again after a crash, it completes.
+  restore(recs: TaskRecord[]): Promise<boolean[]>;
 }
 
 // The store's task storage, as its engine keeps it (lib/engine/engine.ts).

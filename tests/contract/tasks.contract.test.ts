@@ -396,5 +396,21 @@ for (const engine of enginesFor("tasks")) {
       expect((await move(t.bus, target)).report.counts.task).toEqual({ imported: 0, already: 0, kept: 2 }); // newer there
       expect((await target.tasks.show(a.id)).state).toBe("done");
     });
+
+    test("from a pipe, a damaged line after tasks stops the import there: the tasks before it are in (a batch is written before the damage is told), and the whole export again completes it", async () => {
+      const a = await t.bus.tasks.add("q", "first", { key: "k-a" });
+      const b = await t.bus.tasks.add("q", "second", { after: [a.id] });
+      const lines: string[] = [];
+      await t.bus.move.exportStore((l) => void lines.push(l));
+      const text = lines.join("");
+      const rows = text.trimEnd().split("\n"); // the header, a, b, the end line
+      expect(rows).toHaveLength(4);
+      const pipe = (s: string) => ({ open: async function* () { yield Buffer.from(s, "utf8"); }, again: false });
+      const target = (await t.open({})).bus;
+      const err = await refusal(target.move.importStore(pipe([...rows.slice(0, 3), '{"kind":"task","record":{}}'].join("\n") + "\n")));
+      expect({ code: err.code, line: (err.data as { line?: number }).line }).toEqual({ code: "EUSAGE", line: 4 });
+      for (const id of [a.id, b.id]) expect(await target.tasks.show(id)).toEqual(await t.bus.tasks.show(id));
+      expect((await target.move.importStore(pipe(text))).counts.task).toEqual({ imported: 0, already: 2, kept: 0 });
+    });
   });
 }

@@ -247,10 +247,11 @@ async function startIn(at: Place, bin: string, dir: string, data: string, log: s
 }
 
 // Restarts our cluster as `pg_ctl -m fast restart` does: every session is cut, the server is
-// back (accepting connections) when this resolves.
-export async function restart(server: PgServer): Promise<void> {
+// back (accepting connections) when this resolves. "immediate": as a crash leaves it, no
+// checkpoint and nothing flushed at the stop; the start replays the WAL on disk.
+export async function restart(server: PgServer, mode: "fast" | "immediate" = "fast"): Promise<void> {
   const c = own(server, "restart()");
-  const code = await pgCtl(c.bin, ["-D", c.data, "-l", c.log, "-w", "-t", "60", "-m", "fast", "restart"], c.prefix);
+  const code = await pgCtl(c.bin, ["-D", c.data, "-l", c.log, "-w", "-t", "60", "-m", mode, "restart"], c.prefix);
   if (code !== 0) throw new Error(`pg_ctl restart failed (exit ${code}); the end of its log:\n${tail(c.log)}`);
 }
 
