@@ -29,6 +29,8 @@ const PLACES = [
   ["read", curDir],
 ] as const;
 
+const MANY = 256;
+
 export interface MailChanges {
   add: Doc[];
   drop: number[];
@@ -54,6 +56,7 @@ export async function mailChanges(store: Store, db: Database, read: Iterable<str
   // its holder too): compared whole with a listing, no name parsed or sliced but the new ones.
   const indexed = db.query("select group_concat(substr(key, ?) || ?, char(10)) as names from docs where agent = ? and place = ?");
   const row = db.query("select id, place from docs where key = ?");
+  const all = db.query("select key, id, place from docs where agent = ?");
   for (const agent of agents) {
     const arrived = new Map<string, { at: At; place: string }>(); // found where the index does not have it
     const gone: string[] = []; // indexed at a place read, not found there (file names)
@@ -80,15 +83,22 @@ export async function mailChanges(store: Store, db: Database, read: Iterable<str
       }
       for (const f of had) gone.push(claims ? f : f.slice(0, -5));
     }
+    // Where the index has what moved or went: a lookup each, or, when many (a first reading),
+    // the inbox's rows at once.
+    let lookup = (key: string) => row.get(key) as { id: number; place: string } | null;
+    if (arrived.size + gone.length > MANY) {
+      const rows = new Map((all.all(agent) as { key: string; id: number; place: string }[]).map((r) => [r.key, r]));
+      lookup = (key) => rows.get(key) ?? null;
+    }
     const fresh: { id: string; at: At; place: string }[] = [];
     for (const [id, a] of arrived) {
-      const k = row.get(`${agent}/${id}`) as { id: number; place: string } | null;
+      const k = lookup(`${agent}/${id}`);
       if (!k) fresh.push({ id, ...a });
       else if (k.place !== a.place) out.moved.push({ id: k.id, place: a.place });
     }
     for (const id of gone) {
       if (arrived.has(id)) continue; // moved: it has its new place
-      const k = row.get(`${agent}/${id}`) as { id: number } | null;
+      const k = lookup(`${agent}/${id}`);
       if (k) out.drop.push(k.id);
     }
     if (!fresh.length) continue;
