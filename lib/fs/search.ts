@@ -1,6 +1,6 @@
 // The file engine's search (lib/search/storage.ts): an SQLite FTS5 index (bun:sqlite) that is a
 // derived, rebuildable cache of the files, ROOT/index/UID.sqlite, one per OS user (it holds
-// the mail that user can read: mode 0600). docs/FILE-ENGINE.md §15 has the layout.
+// the mail that user can read: mode 0600). docs/FILE-ENGINE.md §15a has the layout.
 //
 // Invariants:
 // - the files stay the truth: no writer touches the index, so no write can fail or wait
