@@ -37,7 +37,10 @@ export function wakeMode(store: Store, dir: string): "watch" | "poll" | "both" {
 
 function open(store: Store, dir: string): DirWatch {
   const w: DirWatch = { listeners: new Set() };
+  // Over a copy, as a listener may add or remove listeners; one alone (every wake of a single
+  // waiter) is called without making one.
   const fire = (file: string | undefined) => {
+    if (w.listeners.size === 1) for (const l of w.listeners) return l(file);
     for (const l of [...w.listeners]) l(file);
   };
   const mode = wakeMode(store, dir);

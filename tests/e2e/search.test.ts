@@ -3,12 +3,14 @@
 // line), and on the file engine the index as a cache: deleted or damaged, it is built again and
 // the search answers as before; never written by a send.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, ON_FILES, testStore } from "../harness/run";
+import { a2a, collect, ON_FILES, spawnA2A, tempDir, testStore } from "../harness/run";
 import { connect } from "../harness/mcp";
 
 setDefaultTimeout(90_000);
+
+const STRACE = Bun.which("strace");
 
 function walkDirs(dir: string, visit: (path: string) => void): void {
   visit(dir);
@@ -107,6 +109,24 @@ describe("a2a search", () => {
     expect(JSON.parse(await ok(["search", "drift", "--as", "bob", "--json"], d.path))).toHaveLength(2);
     await ok(["recv", "--as", "bob", "--all"], d.path); // moves bob's mail to read: still his
     expect(JSON.parse(await ok(["search", "drift", "--in", "mail", "--as", "bob", "--json"], d.path)).map((r: any) => r.id)).toEqual([m.id]);
+  });
+
+  // Proportional to what changed: one new message lists the new/ it landed in, not the inbox's
+  // read mail in cur/ nor the other places (strace lists every directory the search opens).
+  test.if(ON_FILES && !!STRACE)("after one new message the file engine lists only the directory it landed in", async () => {
+    using d = testStore();
+    await seed(d.path);
+    await ok(["recv", "--as", "bob", "--all"], d.path); // bob's first message in cur/
+    const old = new Date(Date.now() - 3600_000);
+    walkDirs(d.path, (p) => utimesSync(p, old, old));
+    expect(JSON.parse(await ok(["search", "schema", "--as", "bob", "--json"], d.path))).toHaveLength(2);
+    const m = JSON.parse(await ok(["send", "bob", "schema drift", "--as", "alice", "--json"], d.path));
+    using t = tempDir("a2a-search-strace-");
+    const log = join(t.path, "search.strace");
+    const r = await collect(spawnA2A(["search", "drift", "--as", "bob", "--json"], { dir: d.path, prefix: [STRACE!, "-f", "-qq", "-e", "trace=open,openat", "-o", log] }));
+    expect([r.code, JSON.parse(r.stdout).map((x: any) => x.id)]).toEqual([0, [m.id]]);
+    const listed = readFileSync(log, "utf8").split("\n").filter((l) => l.includes("O_DIRECTORY")).map((l) => /"([^"]*)"/.exec(l)?.[1] ?? "").filter((p) => p.includes("/inbox/bob/"));
+    expect(listed.map((p) => p.slice(p.indexOf("/inbox/bob/") + 1))).toEqual(["inbox/bob/new"]);
   });
 
   test("MCP search: the same rows for the session's agent, snippets framed as untrusted; bad query is a tool error", async () => {
