@@ -251,7 +251,16 @@ function busOver(store: Store, engine: Engine, ready: Promise<void> | undefined)
     if (ready && !(await ready.then(() => true, () => false))) return;
     await store.engine.close();
   };
-  const bus = { engine, where: store.root, from: store.rootFrom, host: store.host, settings: store as Settings, close };
+  const bus = {
+    engine,
+    where: store.root,
+    from: store.rootFrom,
+    get host() {
+      return store.host; // asked for only when shown (lib/core/config.ts: node:os)
+    },
+    settings: store as Settings,
+    close,
+  };
   for (const c of Object.keys(OPS) as (keyof typeof OPS)[]) {
     Object.defineProperty(bus, c, {
       configurable: true,
