@@ -17,7 +17,8 @@
 //   as the value is out), then the store's watches (which can take milliseconds);
 // - a reader that closed stdout early ends the command quietly, exit 0 (io.ts StdoutClosed);
 //   while a command blocks, a stdout whose reader is gone (an ssh connection closed) stops it
-//   the same way within a fraction of a second, written to or not (hangup.ts).
+//   the same way within a fraction of a second, written to or not (hangup.ts), watched from
+//   HANGUP_ARM_MS after it started blocking.
 
 import type { Command } from "commander";
 import { openBus, type Bus } from "../lib/bus";
@@ -40,6 +41,9 @@ export interface Ctx {
 
 const SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
 const SIGPIPE = 13;
+// How long a command blocks before its stdout is watched for a reader gone (cli/hangup.ts looks
+// every 200 ms once armed).
+const HANGUP_ARM_MS = 50;
 // Commands whose output is a stream that waits for nothing in particular: a reader done with it
 // is their normal end (`a2a watch | grep -m1 x`), exit 0. Every other blocking command waits
 // for something a script acts on (`ssh devbox 'a2a wait ready && deploy'`): its reader gone
@@ -84,7 +88,10 @@ class Context implements Ctx {
     if (!this.#abort) {
       const ac = (this.#abort = new AbortController());
       for (const sig of Object.keys(SIGNALS) as (keyof typeof SIGNALS)[]) process.once(sig, () => ac.abort(sig));
-      this.unwatch = watchStdoutHangup(() => ac.abort("stdout gone"));
+      // Watching stdout costs bun:ffi and a dlopen (~5% of a start-up): armed once the command
+      // has blocked a moment, so a wait that finds its answer at once never pays for it.
+      const arm = setTimeout(() => (this.unwatch = watchStdoutHangup(() => ac.abort("stdout gone"))), HANGUP_ARM_MS);
+      this.unwatch = () => clearTimeout(arm);
     }
     return this.#abort.signal;
   }

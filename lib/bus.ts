@@ -213,13 +213,15 @@ export interface BusOptions {
   env?: Env;
 }
 
-function bind<T extends Record<string, Op>>(store: Store, ops: T, ready: Promise<void> | undefined): Room<T> {
+function bind<T extends Record<string, Op>>(store: Store, concept: string, ops: T, ready: Promise<void> | undefined): Room<T> {
   const room: Record<string, unknown> = {};
   // A synchronous throw becomes a rejected promise: one way to fail for every operation.
   for (const [k, [load, name]] of Object.entries(ops)) {
     room[k] = async (...args: unknown[]) => {
       if (ready) await ready;
-      return ((await load()) as Record<string, Fn>)[name](store, ...args);
+      // The room's code and its storage's, loaded side by side (lib/fs/engine.ts prepare).
+      const [m] = await Promise.all([load(), store.engine.prepare?.(concept)]);
+      return (m as Record<string, Fn>)[name](store, ...args);
     };
   }
   return room as Room<T>;
@@ -250,13 +252,22 @@ function busOver(store: Store, engine: Engine, ready: Promise<void> | undefined)
     if (ready && !(await ready.then(() => true, () => false))) return;
     await store.engine.close();
   };
-  const bus = { engine, where: store.root, from: store.rootFrom, host: store.host, settings: store as Settings, close };
+  const bus = {
+    engine,
+    where: store.root,
+    from: store.rootFrom,
+    get host() {
+      return store.host; // asked for only when shown (lib/core/config.ts: node:os)
+    },
+    settings: store as Settings,
+    close,
+  };
   for (const c of Object.keys(OPS) as (keyof typeof OPS)[]) {
     Object.defineProperty(bus, c, {
       configurable: true,
       enumerable: true,
       get: () => {
-        const room = bind(store, OPS[c], ready);
+        const room = bind(store, c, OPS[c], ready);
         Object.defineProperty(bus, c, { value: room, enumerable: true });
         return room;
       },

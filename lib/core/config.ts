@@ -12,11 +12,10 @@
 // - the root and its subdirectories are created with mode 0700 (or 0770 + setgid when
 //   A2A_SHARED=1, for a group-shared team directory); files are 0600 (0640 shared).
 
-import { homedir, hostname } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { A2AError, arg, text } from "./errors";
 import { MAX_MAX_BYTES } from "./record";
-import { checkRoot, expandHome, redact, URL_SCHEME } from "./location";
+import { checkRoot, expandHome, homedir, redact, URL_SCHEME } from "./location";
 import type { Inotify } from "../fs/inotify";
 import type { Engine } from "../engine/engine";
 import { platformFor, type Platform } from "./platform";
@@ -242,6 +241,7 @@ export function readStore(opts: StoreOptions = {}): Store {
   const url = storeUrl(opts.dir, env);
   const { root, from } = url === undefined ? storeRoot(opts.dir, env) : { root: redact(url), from: opts.dir !== undefined ? ("dir" as const) : ("A2A_DIR" as const) };
   const settings = readSettings(env);
+  let host: string | undefined;
   const store: Store = {
     ...settings,
     root,
@@ -251,7 +251,9 @@ export function readStore(opts: StoreOptions = {}): Store {
     rootFrom: from,
     dirMode: settings.shared ? 0o2770 : 0o700,
     fileMode: settings.shared ? 0o640 : 0o600,
-    host: hostname(),
+    get host() {
+      return (host ??= settings.platform.hostname()); // only a command that writes a record asks
+    },
     watches: new Map(),
     inotify: undefined,
     lastIdUs: 0,

@@ -15,6 +15,8 @@
 //                                                                    argument cannot be told apart
 //   is a character device memory?     major number 1 (/dev/null)     unknown: ask node:tty
 //   the command that opens a URL      xdg-open                       macOS: open; else xdg-open
+//   this machine's name               /proc/sys/kernel/hostname      os.hostname() (node:os, whose
+//                                     (os.hostname() without it)     load costs ~3% of a start-up)
 //
 // macOS numbers statfs types differently (there 0x6969 is not NFS), so a magic-number answer
 // there would be wrong, not merely missing: "unknown" is the honest one. A2A_PLATFORM=portable
@@ -36,7 +38,10 @@ export interface Platform {
   terminalOf(pid: number): string | null; // "pts/3", from the process's stdin
   rawArgv(): Buffer | undefined; // NUL-separated, as the kernel holds it
   isMemoryDevice(st: Stats): boolean | undefined;
+  hostname(): string; // as os.hostname() says it (the kernel's nodename)
 }
+
+const osHostname = () => (require("node:os") as typeof import("node:os")).hostname();
 
 const NETWORK_FS: Record<number, string> = {
   0x6969: "nfs",
@@ -100,6 +105,7 @@ const LINUX: Platform = {
     }
   },
   isMemoryDevice: (st) => Number(st.rdev) >> 8 === 1,
+  hostname: () => read("/proc/sys/kernel/hostname")?.replace(/\n$/, "") || osHostname(),
 };
 
 const PORTABLE: Platform = {
@@ -111,6 +117,7 @@ const PORTABLE: Platform = {
   terminalOf: () => null,
   rawArgv: () => undefined,
   isMemoryDevice: () => undefined,
+  hostname: osHostname,
 };
 
 // The desktop's "open this URL" command (a2a ui --open, when $BROWSER is not set).

@@ -70,6 +70,10 @@ export interface Engine {
   readonly reservations: ReservationStorage;
   readonly blobs: BlobStorage;
   readonly search: SearchStorage;
+  // Loads the code of room `room`'s storage ahead of its first (synchronous) use, when an engine
+  // loads it lazily (lib/fs/engine.ts); a room it has no storage for is nothing to do. Optional:
+  // an engine that holds every storage from the start has nothing to prepare.
+  prepare?(room: string): Promise<void>;
   // Waking: calls `listener` for every change on `channel` until the returned function is called.
   watch(channel: Channel, listener: Listener): () => void;
   // The dashboard's feed (lib/dashboard/feed.ts watchBus): every change as one stream of events.

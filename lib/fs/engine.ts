@@ -7,46 +7,74 @@
 //   required on first use (a synchronous require, so a room asks `store.engine.mail` as it
 //   would read a field), which keeps `a2a publish` free of mail code (tests/e2e/startup.test.ts);
 // - each access builds the storage afresh over the store, as the rooms' accessors always did:
-//   its state lives in the Store, never in the engine.
+//   its state lives in the Store, never in the engine;
+// - a room about to be used has its storage imported ahead (prepare, from lib/bus.ts, alongside
+//   the room's own code): Bun's first require() in a process costs ~0.4 ms, a tenth of a
+//   command's own start-up; the require stays for a storage used without it (one room's code
+//   reaching another's storage).
 
 import type { Store } from "../core/config";
 import { A2AError, arg, text } from "../core/errors";
 import { closeWatches, watchDirChannel } from "./watch";
 import type { Engine } from "../engine/engine";
 
+// The storage modules, by room: imported ahead by prepare, else required on first use. Loaded
+// once per process (a module is), whichever store asks.
+const IMPORT = {
+  slots: () => import("./slots"),
+  mail: () => import("./mail"),
+  tasks: () => import("./tasks"),
+  presence: () => import("./presence"),
+  sessions: () => import("./sessions"),
+  topics: () => import("./topics"),
+  leases: () => import("./leases"),
+  reservations: () => import("./reservations"),
+  blobs: () => import("./blobs"),
+  search: () => import("./search"),
+};
+type Storages = { [R in keyof typeof IMPORT]: Awaited<ReturnType<(typeof IMPORT)[R]>> };
+const loaded: Partial<Storages> = {};
+
+async function prepare(room: string): Promise<void> {
+  if (!Object.hasOwn(IMPORT, room)) return; // a room with no storage of its own (dashboard, admin)
+  const r = room as keyof Storages;
+  (loaded as Record<string, unknown>)[r] ??= await IMPORT[r]();
+}
+
 export function fileEngine(store: Store): Engine {
   return {
     name: "file",
     writer: "OS user",
+    prepare,
     get slots() {
-      return (require("./slots") as typeof import("./slots")).fileSlots(store);
+      return (loaded.slots ??= require("./slots") as Storages["slots"]).fileSlots(store);
     },
     get mail() {
-      return (require("./mail") as typeof import("./mail")).fileMail(store);
+      return (loaded.mail ??= require("./mail") as Storages["mail"]).fileMail(store);
     },
     get tasks() {
-      return (require("./tasks") as typeof import("./tasks")).fileTasks(store);
+      return (loaded.tasks ??= require("./tasks") as Storages["tasks"]).fileTasks(store);
     },
     get presence() {
-      return (require("./presence") as typeof import("./presence")).filePresence(store);
+      return (loaded.presence ??= require("./presence") as Storages["presence"]).filePresence(store);
     },
     get sessions() {
-      return (require("./sessions") as typeof import("./sessions")).fileSessions(store);
+      return (loaded.sessions ??= require("./sessions") as Storages["sessions"]).fileSessions(store);
     },
     get topics() {
-      return (require("./topics") as typeof import("./topics")).fileTopics(store);
+      return (loaded.topics ??= require("./topics") as Storages["topics"]).fileTopics(store);
     },
     get leases() {
-      return (require("./leases") as typeof import("./leases")).fileLeases(store);
+      return (loaded.leases ??= require("./leases") as Storages["leases"]).fileLeases(store);
     },
     get reservations() {
-      return (require("./reservations") as typeof import("./reservations")).fileReservations(store);
+      return (loaded.reservations ??= require("./reservations") as Storages["reservations"]).fileReservations(store);
     },
     get blobs() {
-      return (require("./blobs") as typeof import("./blobs")).fileBlobs(store);
+      return (loaded.blobs ??= require("./blobs") as Storages["blobs"]).fileBlobs(store);
     },
     get search() {
-      return (require("./search") as typeof import("./search")).fileSearch(store);
+      return (loaded.search ??= require("./search") as Storages["search"]).fileSearch(store);
     },
     watch: (channel, listener) => watchDirChannel(store, channel, listener),
     feed: (on, opts) => (require("./feed") as typeof import("./feed")).watchDirFeed(store, on, opts),

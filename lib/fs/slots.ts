@@ -33,6 +33,7 @@ export function fileSlots(store: Store): SlotStorage {
     read: async (name, retries) => readSlotFile(store, name, retries),
     readMany: async (names) => names.map((name) => readSlotFile(store, name)),
     names: async () => slotNames(store),
+    readAll: async () => slotNames(store).map((name) => ({ name, read: readSlotFile(store, name) })),
     has: async (name) => exists(store, slotFile(store, name)),
     change: (name, decide) => change(store, name, decide),
     chunks: async (name, after, upTo) => readChunks(store, name, after, upTo),

@@ -78,6 +78,9 @@ export function pgSlots(pg: PgClient): SlotStorage {
       const got = new Map<string, unknown>(rows.map((r: { name: string; record: string }) => [r.name, r.record]));
       return names.map((n) => (got.has(n) ? readRow(n, got.get(n)) : { kind: "absent" }));
     }),
+    readAll: () => pg.read("listing slots", async (sql) =>
+      (await sql`select name, record from slots`).map((r: { name: string; record: string }) => ({ name: r.name, read: readRow(r.name, r.record) })),
+    ),
     names: () => pg.read("listing slots", async (sql) => (await sql`select name from slots`).map((r: { name: string }) => r.name)),
     has: (name) => pg.read(`reading slot ${name}`, async (sql) => (await sql`select 1 from slots where name = ${name}`).length > 0),
     change: (name, decide) => pg.run(`changing slot ${name}`, (sql) => change(sql, name, decide)),

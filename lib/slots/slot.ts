@@ -196,15 +196,13 @@ export interface SlotListing {
 export async function listSlots(store: Store, only?: string[]): Promise<SlotListing> {
   only?.forEach((n) => checkName(n));
   const storage = slotStorage(store);
-  const wanted = only ?? (await storage.names());
+  const all = only ? (await storage.readMany(only)).map((read, i) => ({ name: only[i], read })) : await storage.readAll();
   // Nothing listed may be a directory that is no store, which every write refuses: say so
   // rather than "no slots yet" (a store's own listing pays nothing for it).
-  if (!only && wanted.length === 0) store.engine.assertStore();
+  if (!only && all.length === 0) store.engine.assertStore();
   const records: SlotRecord[] = [];
   const skipped: string[] = [];
-  const read = await storage.readMany(wanted);
-  for (const [i, name] of wanted.entries()) {
-    const r = read[i];
+  for (const { name, read: r } of all) {
     if (r.kind === "ok") records.push(r.record);
     else if (r.kind === "corrupt") skipped.push(name);
     // The lazy sweep is housekeeping: a store this process cannot write must still list.

@@ -43,6 +43,10 @@ export interface SlotStorage {
   readMany(names: string[]): Promise<ReadResult[]>;
   // Every name that has a record (live, tombstone or damaged), in no particular order.
   names(): Promise<string[]>;
+  // Every record there is, each as `read` would give it, in no particular order: what `a2a
+  // status` lists. One pass (on a database one statement: names() then readMany() were two
+  // round trips more on every status).
+  readAll(): Promise<{ name: string; read: ReadResult }[]>;
   // Whether `name` has a record of any kind (a tombstone counts).
   has(name: string): Promise<boolean>;
   // One change of `name`: `decide` sees the record (never torn: a corrupt one is damage) and

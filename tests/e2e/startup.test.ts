@@ -115,6 +115,18 @@ describe.concurrent("start-up loads only what the command needs", () => {
     });
   }
 
+  // A wait's stdout is usually a pipe (x=$(a2a wait ready)): watching it for a reader gone costs
+  // bun:ffi and a dlopen, armed only once the command has blocked (cli/run.ts), never for an
+  // answer already there. The same wait that blocks does arm it.
+  test("a2a wait on a published name, its stdout a pipe, never loads bun:ffi; one that blocks does", async () => {
+    using d = testStore();
+    expect((await a2a(["publish", "ready", "v"], { dir: d.path })).code).toBe(0);
+    const at = await loaded(["wait", "ready"], d.path);
+    expect({ code: at.code, stdout: at.stdout, ffi: at.modules.some((m) => m.endsWith("bun:ffi")) }).toEqual({ code: 0, stdout: "v", ffi: false });
+    const blocked = await loaded(["wait", "never", "--timeout", "1s"], d.path, undefined, { A2A_WATCH: "poll" });
+    expect({ code: blocked.code, ffi: blocked.modules.some((m) => m.endsWith("bun:ffi")) }).toEqual({ code: 124, ffi: true });
+  });
+
   test("a2a --version loads nothing but the entry and package.json", async () => {
     using d = testStore();
     const r = await loaded(["--version"], d.path);

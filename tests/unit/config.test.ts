@@ -3,7 +3,7 @@
 // store the same error on every command.
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { homedir, hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   DEFAULT_CLAIM_LEASE_MS, DEFAULT_HEARTBEAT_MS, DEFAULT_MAX_BYTES, DEFAULT_MAX_UNREAD, DEFAULT_MAX_WAIT_SEC, DEFAULT_POLL_MS,
@@ -11,6 +11,7 @@ import {
 } from "../../lib/core/config";
 import { openStore } from "../../lib/engine/open";
 import { platformFor } from "../../lib/core/platform";
+import { homedir as homeOf } from "../../lib/core/location";
 import { refusal } from "./support";
 
 function scratch(): { path: string; [Symbol.dispose](): void } {
@@ -118,5 +119,30 @@ describe("openStore", () => {
     using d = scratch();
     expect(openStore({ dir: d.path, env: { A2A_SHARED: "1" } })).toMatchObject({ dirMode: 0o2770, fileMode: 0o640, shared: true });
     expect(openStore({ dir: d.path, env: {} })).toMatchObject({ dirMode: 0o700, fileMode: 0o600, shared: false });
+  });
+});
+
+// node:os is loaded only when asked (its load is ~3% of a command's start-up): the answers that
+// replace it must be its own.
+describe("this machine's name and the home directory, without node:os until needed", () => {
+  test("the store's host is os.hostname(), from /proc on Linux and from node:os elsewhere", () => {
+    using d = scratch();
+    expect(openStore({ dir: d.path, env: {} }).host).toBe(hostname());
+    expect(platformFor("linux").hostname()).toBe(hostname());
+    expect(platformFor("linux", "portable").hostname()).toBe(hostname());
+  });
+
+  test("the home directory is os.homedir(): $HOME when set, else the password database's", () => {
+    expect(homeOf()).toBe(homedir());
+    const saved = process.env.HOME;
+    try {
+      process.env.HOME = "/somewhere/else";
+      expect(homeOf()).toBe("/somewhere/else");
+      expect(expandHome("~/x")).toBe("/somewhere/else/x");
+      process.env.HOME = "";
+      expect(homeOf()).toBe(homedir());
+    } finally {
+      process.env.HOME = saved;
+    }
   });
 });
