@@ -14,7 +14,7 @@
 import type { Attachment } from "../lib/blobs/attachment";
 import { randomHex } from "../lib/core/digest";
 import { isoTime } from "../lib/core/time";
-import { HUMAN } from "../lib/mail/human";
+import { HUMAN } from "../lib/core/names";
 import type { ReceivedMessage } from "../lib/mail/message";
 import type { WriterKind } from "../lib/mail/policy";
 import type { TopicMessage } from "../lib/topics/log";

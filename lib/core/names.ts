@@ -14,6 +14,10 @@ export function isValidName(name: unknown): name is string {
 // The order names are listed in: by code unit (names are ASCII, NAME_RE), the same on every
 // machine whatever its locale, and without loading ICU's collator as localeCompare does
 // (half a millisecond of a command's start-up).
+// The sender name of the person at the dashboard (lib/mail/human.ts): no agent can take it,
+// since no name may start with "@" (NAME_RULE).
+export const HUMAN = "@human";
+
 export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 // Throws a usage error naming the rule; the only gate between user input and a path.

@@ -12,9 +12,10 @@
 //   (lib/mail/policy.ts refusal), and readers are told so (`human: true` on the message);
 // - nothing is answered to HUMAN: it has no inbox (lib/mail/send.ts replyTo says where to answer).
 
+import { HUMAN } from "../core/names";
 import type { Message } from "./message";
 
-export const HUMAN = "@human";
+export { HUMAN };
 
 // Whether `m`, in an inbox owned by `owner`, is the person's own message.
 export const isHuman = (m: Pick<Message, "from"> & { user?: string }, owner: string | undefined): boolean =>
