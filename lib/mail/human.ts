@@ -6,8 +6,10 @@
 // Invariants:
 // - the mark counts only when the message's writer (the OS user owning its file; the role the
 //   server saw) is the owner of the inbox it is in, as the engine tells it (lib/mail/storage.ts
-//   PolicyRead owner): the same person the session runs as. Written by anyone else it is
-//   ordinary mail under the recipient's policy, from a name no allowlist can hold;
+//   PolicyRead owner) and that owner is the one reading (lib/mail/policy.ts readGate): the
+//   same person the session runs as. The owner alone is not enough: it is whoever opened the
+//   inbox first, which may be another user. Otherwise it is ordinary mail under the
+//   recipient's policy, from a name no allowlist can hold;
 // - a message whose mark counts is never held or refused by the recipient's policy
 //   (lib/mail/policy.ts refusal), and readers are told so (`human: true` on the message);
 // - nothing is answered to HUMAN: it has no inbox (lib/mail/send.ts replyTo says where to answer).
