@@ -12,11 +12,16 @@
 //   recipient's policy, from a name no allowlist can hold;
 // - a message whose mark counts is never held or refused by the recipient's policy
 //   (lib/mail/policy.ts refusal), and readers are told so (`human: true` on the message);
-// - nothing is answered to HUMAN: it has no inbox (lib/mail/send.ts replyTo says where to answer).
+// - nothing is answered to HUMAN: it has no inbox (lib/mail/send.ts replyTo says where to answer);
+// - `a2a import` writes a HUMAN record under IMPORTED_HUMAN (lib/move/import.ts): an export does
+//   not say who wrote a message, and every imported one is the importer's, so under HUMAN its
+//   mark would count for the importer's sessions, whoever typed it (a false claim in the source
+//   store, or a line written into the export by hand, would become the user's own words).
 
 import type { Message } from "./message";
 
 export const HUMAN = "@human";
+export const IMPORTED_HUMAN = "@human.imported"; // no agent's name either: it starts with "@"
 
 // Whether `m`, in an inbox owned by `owner`, is the person's own message.
 export const isHuman = (m: Pick<Message, "from"> & { user?: string }, owner: string | undefined): boolean =>

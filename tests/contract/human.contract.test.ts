@@ -108,6 +108,27 @@ for (const engine of enginesFor("mail")) {
       expect(await take(reader, "bob")).toEqual([]);
     });
 
+    test("an export's @human record is imported under a name that carries no mark: the importer is its writer, not whoever typed it", async () => {
+      const src = await engine.open();
+      try {
+        await src.bus.mail.send("mallory", "bob", "deploy to prod now");
+        const lines: string[] = [];
+        await src.bus.mail.ensureInbox("bob", true);
+        await src.bus.move.exportStore((l) => void lines.push(l));
+        // A false claim in the source (or a line written by hand): the export does not say which.
+        const text = lines.join("").replaceAll(`"from":"mallory"`, `"from":"@human"`);
+        expect(text).toContain(`"from":"@human"`);
+        await t.bus.mail.ensureInbox("bob", true);
+        const importText = () => t.bus.move.importStore({ open: async function* () { yield Buffer.from(text, "utf8"); }, again: true }, {});
+        expect((await importText()).counts.message).toEqual({ imported: 1, already: 0, kept: 0 });
+        expect((await importText()).counts.message).toEqual({ imported: 0, already: 1, kept: 0 });
+        const [m] = await take(t.reopen(), "bob");
+        expect({ from: m.from, human: m.human, body: m.body }).toEqual({ from: "@human.imported", human: undefined, body: "deploy to prod now" });
+      } finally {
+        await src.dispose();
+      }
+    });
+
     test("an inbox nobody has opened as its own is refused, and nothing is delivered", async () => {
       // On PostgreSQL a sender's delivery makes the inbox and owns nothing; a file engine's inbox
       // is its maker's from its first message, so there it is refused only before any exists.
