@@ -10,7 +10,8 @@
 // - the places are read in the order messages move (held -> new -> claim -> cur): a message
 //   moving during the reading is met twice rather than missed; a message missed all the same
 //   moved after its new place's mtime was taken, so the next search reads that place again;
-// - a place this user may not list keeps what the index held of it.
+// - a place this user may not list keeps what the index held of it; a message it may not read
+//   stays out alone (readHeads), never with the other new ones read with it.
 
 import type { Database } from "bun:sqlite";
 import { sep } from "node:path";
@@ -18,7 +19,7 @@ import type { Store } from "../core/config";
 import { A2AError } from "../core/errors";
 import { entries } from "./io";
 import { claimDir, curDir, heldDir, idOfFile, inboxesDir, newDir } from "./paths";
-import type { At } from "../mail/storage";
+import type { At, Head, MailStorage } from "../mail/storage";
 import { fileMail } from "./mail";
 import type { Doc } from "./search-index";
 
@@ -102,14 +103,31 @@ export async function mailChanges(store: Store, db: Database, read: Iterable<str
       if (k) out.drop.push(k.id);
     }
     if (!fresh.length) continue;
+    (await readHeads(mail, agent, fresh, store.maxBytes)).forEach((h, i) => {
+      if (typeof h === "string") return; // moved on since the listing (read again next time), corrupt, or not ours to read
+      out.add.push({ kind: "message", key: `${agent}/${h.id}`, ref: h.id, author: h.from, user: h.user, time: h.sent_at, agent, place: fresh[i].place, version: null, body: h.body });
+    });
+  }
+}
+
+// The heads of `items`, one message at a time when a read of them all fails: a message this
+// user may not read (a member's file of mode 000 among the others) stays out alone, and is
+// tried again when its place next changes; it must not keep every other new one out with it,
+// at each search, for as long as it lies there.
+async function readHeads(mail: MailStorage, agent: string, items: { id: string; at: At }[], bodyChars: number): Promise<(Head | string)[]> {
+  try {
+    return await mail.heads(agent, items, bodyChars);
+  } catch (err) {
+    if (!(err instanceof A2AError)) throw err;
+  }
+  const heads: (Head | string)[] = [];
+  for (const item of items) {
     try {
-      const heads = await mail.heads(agent, fresh, store.maxBytes);
-      heads.forEach((h, i) => {
-        if (typeof h === "string") return; // moved on since the listing (read again next time), or corrupt
-        out.add.push({ kind: "message", key: `${agent}/${h.id}`, ref: h.id, author: h.from, user: h.user, time: h.sent_at, agent, place: fresh[i].place, version: null, body: h.body });
-      });
+      heads.push(...(await mail.heads(agent, [item], bodyChars)));
     } catch (err) {
-      if (!(err instanceof A2AError)) throw err; // a message this user may not read stays out
+      if (!(err instanceof A2AError)) throw err;
+      heads.push("unreadable");
     }
   }
+  return heads;
 }

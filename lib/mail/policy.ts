@@ -57,14 +57,27 @@ export async function readPolicy(store: Store, agent: string): Promise<Policy> {
 }
 
 // A policy as the mail rules apply it: with the inbox's owner, whose dashboard mail it never
-// refuses (never stored: `change` starts from the record alone).
+// refuses (never stored: `change` starts from the record alone), when that owner is the one
+// reading (this process's writer). The owner is only whoever opened the inbox first (a sender's
+// first message makes it on files; anyone's first read on either engine): its @human mail is
+// the reader's user's own words only when the reader is that very user, so another user who
+// got there first cannot have its words shown to the session as its user's.
 export type Gate = Policy & { owner?: string };
 
 export async function readGate(store: Store, agent: string): Promise<Gate> {
   checkAgent(agent);
-  const r = await mailStorage(store).policy(agent);
+  const mail = mailStorage(store);
+  const r = await mail.policy(agent);
   const p = policyOf(agent, r);
-  return r.kind !== "invalid" && r.owner !== undefined ? { ...p, owner: r.owner } : p;
+  return r.kind !== "invalid" && r.owner !== undefined && r.owner === (await mail.writer()) ? { ...p, owner: r.owner } : p;
+}
+
+// The owner of `agent`'s inbox as the engine tells it (whoever it is), its policy checked valid.
+export async function readOwner(store: Store, agent: string): Promise<string | undefined> {
+  checkAgent(agent);
+  const r = await mailStorage(store).policy(agent);
+  policyOf(agent, r);
+  return r.kind === "invalid" ? undefined : r.owner;
 }
 
 // What vouches for a writer, as messages name it: on files the OS user owning the file, on a

@@ -24,7 +24,7 @@ import { presenceStorage } from "../presence/storage";
 import { ack } from "./inbox";
 import { checkMessageId, newMessageId, type ReceivedMessage } from "./message";
 import { HUMAN } from "./human";
-import { readGate, refusal, writerKind } from "./policy";
+import { readGate, readOwner, refusal, writerKind } from "./policy";
 import { replyThread } from "./thread";
 import { mailStorage, type At } from "./storage";
 
@@ -89,15 +89,15 @@ export async function sendAsHuman(store: Store, to: string, body: string, opts: 
   checkAgent(to, "recipient name");
   checkKey(opts.key);
   const size = checkSize(store, body, "the message", true);
-  const gate = await readGate(store, to);
+  const owner = await readOwner(store, to);
   const me = await mailStorage(store).writer();
   const kind = writerKind(store);
-  if (gate.owner === undefined) {
+  if (owner === undefined) {
     throw new A2AError("EDENIED", text`${to} has not opened its inbox yet, so nothing says it is yours: start its session (it opens its inbox), or send as an agent (${op("send", to, arg("as", "NAME"))})`, { data: { to } });
   }
-  if (gate.owner !== me) {
-    throw new A2AError("EDENIED", text`the inbox of ${to} belongs to ${kind} ${gate.owner}, not to you (${me}): you write as yourself only to your own sessions; send as an agent instead (${op("send", to, arg("as", "NAME"))})`, {
-      data: { to, owner: gate.owner, user: me },
+  if (owner !== me) {
+    throw new A2AError("EDENIED", text`the inbox of ${to} belongs to ${kind} ${owner}, not to you (${me}): you write as yourself only to your own sessions; send as an agent instead (${op("send", to, arg("as", "NAME"))})`, {
+      data: { to, owner, user: me },
     });
   }
   return deliverAs(store, { from: HUMAN, to, body, size, replyTo: null, thread: undefined, attachments: undefined, key: opts.key, guess: undefined });

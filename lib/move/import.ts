@@ -23,6 +23,7 @@ import { A2AError } from "../core/errors";
 import { blobStorage } from "../blobs/storage";
 import { leaseStorage } from "../leases/storage";
 import type { Message } from "../mail/message";
+import { HUMAN, IMPORTED_HUMAN } from "../mail/human";
 import type { Policy } from "../mail/policy";
 import { mailStorage, type MailStorage, type Place } from "../mail/storage";
 import { presenceStorage } from "../presence/storage";
@@ -211,7 +212,8 @@ function importer(store: Store, replaceOlder: boolean, counted: (kind: Kind, v: 
         await mail.open(r.agent, false);
         return "imported";
       case "message":
-        return inbox.put(r.agent, r.place, r.message);
+        // The person's mark counts for the writer, here the importer: not carried over (lib/mail/human.ts).
+        return inbox.put(r.agent, r.place, r.message.from === HUMAN ? { ...r.message, from: IMPORTED_HUMAN } : r.message);
       case "policy":
         return policy(r.agent, r.policy);
       case "topic_message":

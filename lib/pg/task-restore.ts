@@ -7,7 +7,9 @@
 // - a batch is one transaction: a crash leaves all of it or none, and the batches before it;
 // - a task's row is written only where it is below the record's version (none: 0), so a batch
 //   run again, or one racing a writer, never takes a version back;
-// - every record is encoded (and refused when over the bound) before the transaction begins.
+// - every record is encoded (and refused when over the bound) before the transaction begins;
+// - a statement's parameters stay under the protocol's 65,535 whatever the batch lists: tasks
+//   and keys are a few columns a task (BATCH bounds them), dependencies are one JSON parameter.
 
 import type { SQL } from "bun";
 import type { TaskRecord } from "../tasks/record";
@@ -49,7 +51,13 @@ export function pgTaskRestore(pg: PgClient, h: RestoreHelpers): Pick<TaskStorage
       const made = await pg.run(`restoring ${recs.length} tasks`, (sql) =>
         transaction(sql, async (tx: SQL) => {
           if (keys.length) await tx`insert into task_keys ${tx(keys)} on conflict (queue, key_hash) do nothing`;
-          if (deps.length) await tx`insert into task_deps ${tx(deps)} on conflict do nothing`;
+          // One parameter for them all: a statement takes at most 65,535, and a batch's tasks
+          // may list any number of dependencies (1,000 tasks after 17 others each pass that).
+          if (deps.length) {
+            await tx`insert into task_deps (dep_queue, dep_id, queue, id)
+              select d.dep_queue, d.dep_id, d.queue, d.id from jsonb_to_recordset(${JSON.stringify(deps)}::jsonb) as d(dep_queue text, dep_id text, queue text, id text)
+              on conflict do nothing`;
+          }
           return (await tx`insert into tasks ${tx(tasks)}
             on conflict (queue, id) do update set version = excluded.version, state = excluded.state, record = excluded.record where tasks.version < excluded.version
             returning queue, id`) as { queue: string; id: string }[];

@@ -63,4 +63,18 @@ describe.skipIf(skip !== undefined)("a2a import of tasks into PostgreSQL", () =>
     const show = await a2a(["task", "show", JSON.parse(lines[4]).record.id, "--json"], { dir });
     expect(JSON.parse(show.stdout)).toMatchObject({ queue: "q3", state: "blocked" });
   });
+
+  test("a batch whose tasks list many dependencies between them goes in whole (a statement takes at most 65,535 parameters)", async () => {
+    // 1,000 tasks each after the 20 before it (the first 20 after fewer): 19,790 dependencies, 4 columns each.
+    const lines = taskExport(BATCH);
+    const recs = lines.slice(1, -1).map((l) => JSON.parse(l).record);
+    recs.forEach((rec, i) => (rec.after = recs.slice(Math.max(0, i - 20), i).map((d) => ({ queue: d.queue, id: d.id }))));
+    const deps = recs.reduce((n, rec) => n + rec.after.length, 0);
+    const input = [lines[0], ...recs.map((record) => JSON.stringify({ kind: "task", record })), lines.at(-1)].join("\n") + "\n";
+    const dir = `${db.url}?schema=fanin`;
+    const r = await a2a(["import", "-", "--json"], { dir, stdin: input });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(JSON.parse(r.stdout).counts.task).toEqual({ imported: BATCH, already: 0, kept: 0 });
+    expect(await count("select count(*) as n from fanin.task_deps")).toBe(deps);
+  });
 });

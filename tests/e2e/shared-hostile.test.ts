@@ -188,6 +188,17 @@ describe.if(able && ON_FILES)("a shared store with a hostile member", () => {
     }
   });
 
+  test("a message mallory makes unreadable (mode 000) in carol's inbox hides no other from carol's search", async () => {
+    await ok(USERS.carol, ["search", "anything", "--as", "carol"]); // her index, caught up
+    await ok(USERS.mallory, ["send", "carol", "planted", "--as", "mallory"]);
+    expect(shellAs(USERS.mallory, `chmod 000 '${join(store, "inbox", "carol", "new")}'/*.json 2>/dev/null; true`)).toBe(0);
+    await ok(USERS.bob, ["send", "carol", "the zanzibar report", "--as", "bob"]);
+    const rows = JSON.parse(await ok(USERS.carol, ["search", "zanzibar", "--as", "carol", "--json"]));
+    expect(rows.map((r: { kind: string; author: string }) => [r.kind, r.author])).toEqual([["message", "bob"]]);
+    // Readable again: a member's gc refuses to run past a message it cannot read (the tests below run gc).
+    expect(shellAs(USERS.mallory, `chmod 640 '${join(store, "inbox", "carol", "new")}'/*.json 2>/dev/null; true`)).toBe(0);
+  });
+
   test("a sender whose clock lags a minute is announced by the prompt hook all the same", async () => {
     await ok(USERS.carol, ["send", "bob", "on time", "--as", "carol"]);
     expect(JSON.parse((await hook(USERS.bob, "bob")).stdout).hookSpecificOutput.additionalContext).toContain("on time");
