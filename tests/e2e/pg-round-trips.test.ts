@@ -1,0 +1,53 @@
+// What a change costs on PostgreSQL, counted in round trips through a relay (tests/harness/pg-wire.ts):
+// a number, not a time, so it can be held here while bench/pg.ts and bench/pg-load.ts measure
+// the times (issue 34). A round trip is a wake-up of the server and of the client; on a loaded
+// machine each costs far more than its work. Counts are for a whole command: connecting, the
+// statements the command runs, and closing; the first command makes the schema and is not counted.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { a2a } from "../harness/run";
+import { freshDatabase, pgServer, pgSkipReason, type Database } from "../harness/pg";
+import { wireCounter, type WireCounter } from "../harness/pg-wire";
+
+setDefaultTimeout(60_000);
+
+const skip = pgSkipReason();
+if (skip) console.warn(`pg-round-trips.test.ts: skipped: ${skip}`);
+
+describe.skipIf(skip !== undefined)("round trips of a change on PostgreSQL", () => {
+  let db: Database;
+  let wire: WireCounter;
+  beforeAll(async () => {
+    const server = (await pgServer())!;
+    db = await freshDatabase(server);
+    wire = await wireCounter(server.url);
+  });
+  afterAll(async () => {
+    wire?.close();
+    await db?.drop();
+  });
+  // The round trips `args` took, and its result.
+  const counted = async (dir: string, args: string[]) => {
+    const before = wire.roundTrips();
+    const r = await a2a(args, { dir });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    return { trips: wire.roundTrips() - before, stdout: r.stdout };
+  };
+
+  test("a publish is a read and one statement that writes where the record is still the one read: 2 round trips (it was 4)", async () => {
+    const dir = wire.url(db.name, "publish");
+    await counted(dir, ["publish", "result", "first"]);
+    expect((await counted(dir, ["publish", "result", "second"])).trips).toBeLessThanOrEqual(2);
+    expect((await a2a(["wait", "result"], { dir })).stdout).toBe("second");
+    // A stream's chunk is stored in that statement too (append reads the slot once before: 3,
+    // it was 5); a start drops the run's chunks in it.
+    expect((await counted(dir, ["start", "stream"])).trips).toBeLessThanOrEqual(2);
+    expect((await counted(dir, ["append", "stream", "one "])).trips).toBeLessThanOrEqual(3);
+    expect((await counted(dir, ["append", "stream", "two"])).trips).toBeLessThanOrEqual(3);
+    expect((await counted(dir, ["start", "stream"])).trips).toBeLessThanOrEqual(2);
+    expect((await a2a(["tail", "stream"], { dir })).stdout).toBe("");
+    expect((await counted(dir, ["append", "stream", "one "])).trips).toBeLessThanOrEqual(3);
+    expect((await counted(dir, ["append", "stream", "two"])).trips).toBeLessThanOrEqual(3);
+    expect((await a2a(["tail", "stream"], { dir })).stdout).toBe("one two");
+  });
+});
