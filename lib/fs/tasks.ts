@@ -211,7 +211,7 @@ export function fileTasks(store: Store): TaskStorage {
     ids: async (queue) => entries(store, queueDir(store, queue)).filter(isTaskId),
     open: async (queue) => entries(store, openDir(store, queue)).filter(isTaskId),
     candidates: async function* (queue) {
-      yield openIds(store, queue);
+      yield openIds(store, queue).map((id) => ({ id }));
     },
     records: async (queue, ids, damaged) => readTasks(store, queue, ids, damaged),
     head: async (queue, id, repair = false) => headOf(readHead(store, taskDir(store, queue, id), taskDecoder(id, queue), repair)),

@@ -78,7 +78,7 @@ export async function changeTask(
     if (!cur) throw new A2AError("EIO", `task ${rec.id} vanished from ${tasks.locate(rec.queue, rec.id)}: check the store`);
     const n = next(cur, head.damaged);
     return n && { ...n, updated_at: nowSec(), host: store.host, pid: process.pid };
-  }, repair, ifFree);
+  }, repair, ifFree, "a2a" in rec ? (rec as TaskRecord) : undefined); // a head read: the engine's guess
   return { rec: r.head.record!, changed: r.changed, ...(r.busy ? { busy: r.busy } : {}) };
 }
 

@@ -50,4 +50,25 @@ describe.skipIf(skip !== undefined)("round trips of a change on PostgreSQL", () 
     expect((await counted(dir, ["append", "stream", "two"])).trips).toBeLessThanOrEqual(3);
     expect((await a2a(["tail", "stream"], { dir })).stdout).toBe("one two");
   });
+
+  test("a claim is its candidates' page and one change: 4 round trips (it was 7); its done 5 (it was 6)", async () => {
+    const dir = wire.url(db.name, "claim");
+    await counted(dir, ["task", "add", "q", "one"]);
+    await counted(dir, ["task", "add", "q", "two"]);
+    const claim = await counted(dir, ["task", "claim", "q", "--as", "w", "--json"]);
+    expect(claim.trips).toBeLessThanOrEqual(4);
+    const c = JSON.parse(claim.stdout);
+    expect(c).toMatchObject({ payload: "one", attempt: 1 });
+    expect((await counted(dir, ["task", "done", c.id, c.token, "ok"])).trips).toBeLessThanOrEqual(5);
+    expect(JSON.parse((await a2a(["task", "show", c.id, "--json"], { dir })).stdout)).toMatchObject({ state: "done", result: "ok" });
+  });
+
+  test("a claim passes over the live claims in front of it without reading each (4 claimed in front: it was 11)", async () => {
+    const dir = wire.url(db.name, "front");
+    for (let i = 1; i <= 5; i++) await counted(dir, ["task", "add", "q", `t${i}`]);
+    for (let i = 1; i <= 4; i++) await counted(dir, ["task", "claim", "q", "--as", `other${i}`, "--json"]);
+    const claim = await counted(dir, ["task", "claim", "q", "--as", "w", "--json"]);
+    expect(JSON.parse(claim.stdout)).toMatchObject({ payload: "t5" });
+    expect(claim.trips).toBeLessThanOrEqual(4);
+  });
 });
