@@ -205,6 +205,10 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
     queues: () => pg.read("listing queues", async (sql) => ((await sql`select distinct queue from tasks order by queue`) as { queue: string }[]).map((r) => r.queue)),
     queueExists: (queue) => pg.read(`reading queue ${queue}`, async (sql) => (await sql`select 1 from tasks where queue = ${queue} limit 1`).length > 0),
     queueOf: (id) => pg.read(`finding task ${id}`, async (sql) => ((await sql`select queue from tasks where id = ${id} order by queue limit 1`) as { queue: string }[])[0]?.queue),
+    find: (id) => pg.read(`finding task ${id}`, async (sql) => {
+      const row = ((await sql`select queue, id, version, record from tasks where id = ${id} order by queue limit 1`) as (Row & { queue: string })[])[0];
+      return row && { queue: row.queue, head: headOf(row.queue, row, false) };
+    }),
     ids: (queue) => pg.read(`listing the tasks of queue ${queue}`, async (sql) => ((await sql`select id from tasks where queue = ${queue}`) as Row[]).map((r) => r.id)),
     open: openIds,
     candidates: async function* (queue) {

@@ -128,21 +128,28 @@ async function claimOnce(store: Store, queue: string, assignee: string, key: str
     }
   };
   for await (const page of taskStorage(store).candidates(queue)) {
+    // Once another claimer has been met here (busy, or it wrote first), the page's heads are
+    // likely stale for the ids after it: each is read again, one round trip, rather than tried
+    // on, a transaction.
+    let fresh = true;
     for (const { id, head } of page) {
-      const c = await tryOne(id, true, head);
+      const c = await tryOne(id, true, fresh ? head : undefined);
+      if (c === "busy" || c === "lost") fresh = false;
       if (c === "busy") busy.push(id);
-      else if (c) return c;
+      else if (c && c !== "lost") return c;
     }
   }
   for (const id of busy) {
     const c = await tryOne(id, false);
-    if (c && c !== "busy") return c;
+    if (c && c !== "busy" && c !== "lost") return c;
   }
   return undefined;
 }
 
 // `head`: the task's head as the candidates' listing read it, if it did (storage.ts candidates).
-async function claimOne(store: Store, queue: string, id: string, resolver: Resolver, assignee: string, key: string | null, leaseSec: number, ifFree: boolean, head?: TaskRecord): Promise<TaskClaim | "busy" | undefined> {
+// "lost": not claimed because another writer changed it first (nothing claimable there now).
+async function claimOne(store: Store, queue: string, id: string, resolver: Resolver, assignee: string, key: string | null, leaseSec: number, ifFree: boolean, head?: TaskRecord): Promise<TaskClaim | "busy" | "lost" | undefined> {
+  let lost = false;
   let rec = head ?? (await readTask(store, queue, id)); // none: a marker left by an older release's add
   while (rec) {
     if (rec.state === "done" || rec.state === "dead") {
@@ -175,8 +182,9 @@ async function claimOne(store: Store, queue: string, id: string, resolver: Resol
       return claimOf(r.rec, false);
     }
     rec = r.rec; // someone else changed it first: decide again on what they wrote
+    lost = true;
   }
-  return undefined;
+  return lost ? "lost" : undefined;
 }
 
 // Takes back `claim` (see the header): lands only while the task's head is that very claim

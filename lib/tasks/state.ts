@@ -41,10 +41,10 @@ const notFound = (id: string) => new A2AError("ENOTFOUND", text`no task ${id} in
 
 // The task `id` (checked), or ENOTFOUND; a damaged one is EIO naming its file and the repair.
 export async function findTask(store: Store, id: string): Promise<TaskRecord> {
-  const { queue } = await locateTask(store, id);
+  checkTaskId(id);
   let rec: TaskRecord | undefined;
   try {
-    rec = await readTask(store, queue, id);
+    rec = (await taskStorage(store).find(id))?.head.record; // where and what, one step
   } catch (err) {
     const d = damageOf(err);
     if (!d) throw err;

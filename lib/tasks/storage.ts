@@ -44,6 +44,9 @@ export interface TaskStorage {
   queueExists(queue: string): Promise<boolean>;
   // The queue holding task `id` (one with a version 1), or undefined.
   queueOf(id: string): Promise<string | undefined>;
+  // queueOf, and the head of the task there (as `head`, damage thrown), in one step where the
+  // engine can (PostgreSQL: one statement; files: the two reads). Undefined: no such task.
+  find(id: string): Promise<{ queue: string; head: TaskHead } | undefined>;
   // Every task id of `queue` (unsorted; ids sort oldest first).
   ids(queue: string): Promise<string[]>;
   // The candidates a reader looks at (unsorted), without changing anything.
