@@ -11,7 +11,8 @@
 //          (published) on the same server (goal: p50 <= 1.3x the floor), spawns alternated;
 //          then a waiting `a2a wait` woken by `a2a publish` and by a lib publish (goal: <= 1/10
 //          of agent2agent's ~30 ms, measured from a publish call to the waiter's wake).
-//   mcp    agent_wait in `a2a mcp` woken by a lib publish in this process (goal: p50 <= 3 ms).
+//   mcp    agent_wait in `a2a mcp` woken by a lib publish in this process (goal: p50 <= 2 ms,
+//          issue 34).
 // Nothing asserts on time. Run it alone: the machine's other work moves every figure.
 
 import { SQL } from "bun";
@@ -167,7 +168,7 @@ const row = (what: string, s: Summary, note = "") => rows.push([what, s, note]);
   }
   await client.close();
   await bus.close();
-  row("agent_wait in `a2a mcp` woken by a lib publish (clock: before the call)", summarize(lat), "goal: p50 <= 3 ms");
+  row("agent_wait in `a2a mcp` woken by a lib publish (clock: before the call)", summarize(lat), "goal: p50 <= 2 ms");
 }
 
 await db.drop();
