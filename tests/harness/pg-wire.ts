@@ -13,6 +13,8 @@ import type { Socket, TCPSocketListener } from "bun";
 export interface WireCounter {
   url(database: string, schema: string): string; // a URL that connects through the relay
   roundTrips(): number; // exchanges since the relay started, over every connection
+  connections(): number; // connections made through the relay so far
+  simpleQueries(): string[]; // the text of every simple query ('Q') so far, in order (BEGIN, LISTEN ...)
   close(): void;
 }
 
@@ -22,6 +24,8 @@ const GSS_REQUEST = 80877104;
 export async function wireCounter(serverUrl: string): Promise<WireCounter> {
   const target = new URL(serverUrl);
   let trips = 0;
+  let connections = 0;
+  const simple: string[] = [];
   type Side = { peer?: Socket<Side>; pending: Uint8Array[]; buf: Buffer; started: boolean; client: boolean };
   // Counts the client's messages that end an exchange; `started` once its startup message passed.
   const parse = (s: Side, data: Uint8Array) => {
@@ -41,6 +45,7 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
       if (s.buf.length < 1 + len) return;
       const type = String.fromCharCode(s.buf[0]);
       if (type === "Q" || type === "S") trips++;
+      if (type === "Q") simple.push(s.buf.subarray(5, 1 + len).toString("utf8").replace(/\0$/, ""));
       s.buf = s.buf.subarray(1 + len);
     }
   };
@@ -53,6 +58,7 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
     port: 0,
     socket: {
       open(client) {
+        connections++;
         client.data = { pending: [], buf: Buffer.alloc(0), started: false, client: true };
         void Bun.connect<Side>({
           hostname: target.hostname,
@@ -97,6 +103,8 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
       return u.toString();
     },
     roundTrips: () => trips,
+    connections: () => connections,
+    simpleQueries: () => [...simple],
     close: () => listener.stop(true),
   };
 }
