@@ -209,10 +209,14 @@ export function fileTasks(store: Store): TaskStorage {
     queues: async () => queues(store),
     queueExists: async (queue) => queueExists(store, queue),
     queueOf: async (id) => queueOf(store, id),
+    find: async (id) => {
+      const queue = queueOf(store, id);
+      return queue === undefined ? undefined : { queue, head: headOf(readHead(store, taskDir(store, queue, id), taskDecoder(id, queue), false)) };
+    },
     ids: async (queue) => entries(store, queueDir(store, queue)).filter(isTaskId),
     open: async (queue) => entries(store, openDir(store, queue)).filter(isTaskId),
     candidates: async function* (queue) {
-      yield openIds(store, queue);
+      yield openIds(store, queue).map((id) => ({ id }));
     },
     records: async (queue, ids, damaged) => readTasks(store, queue, ids, damaged),
     head: async (queue, id, repair = false) => headOf(readHead(store, taskDir(store, queue, id), taskDecoder(id, queue), repair)),

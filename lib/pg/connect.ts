@@ -132,6 +132,16 @@ export async function transaction<T>(sql: SQL, fn: (tx: SQL) => Promise<T>): Pro
   }
 }
 
+// A statement that changes nothing (the read before a compare-and-set): a connection lost under
+// it is told as "nothing was changed", as one lost before a COMMIT.
+export async function unchanged<T>(statement: Promise<T>): Promise<T> {
+  try {
+    return await statement;
+  } catch (err) {
+    throw lostConnection(err) ? new RolledBack(err) : err;
+  }
+}
+
 class RolledBack {
   constructor(readonly cause: unknown) {}
 }

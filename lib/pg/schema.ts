@@ -25,7 +25,7 @@ import { BLOB_ROW_SECURITY } from "./blob-trust";
 import { PRESENCE_TABLES } from "./presence";
 import { SESSION_TABLES } from "./sessions";
 import { SLOT_TABLES } from "./slots";
-import { TASK_TABLES } from "./tasks";
+import { TASK_TABLES } from "./task-tables";
 import { TOPIC_TABLES } from "./topics";
 import { SEARCH_TABLES } from "./search";
 

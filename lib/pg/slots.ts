@@ -3,18 +3,23 @@
 // chunks of its current run rows of `slot_chunks`. lib/pg/schema.ts makes them.
 //
 // Invariants:
-// - a change is one transaction: the row is locked (select ... for update) while `decide` runs,
-//   so changes of one name are one at a time across every client; a name with no row yet is
-//   created by an insert that a concurrent creator may win, and then the whole change runs
-//   again on the row that won (decide is synchronous and pure: running it twice is safe);
-// - what a change writes (chunk, record, dropped chunks) commits at once or not at all, and the
-//   row's trigger wakes the slots channel at that commit;
+// - a change is a compare-and-set: the record is read (no lock), `decide` runs on it, and one
+//   statement writes the new record only where the row still holds the record read (an insert
+//   only where there is no row); where it does not, another change came first and the whole
+//   change runs again on what it wrote (decide is synchronous and pure: running it twice is
+//   safe). Two round trips, not four (BEGIN, select ... for update, write, COMMIT): the lock
+//   held across a round trip bought nothing a compare on the record does not;
+// - what a change writes (chunk, record, dropped chunks) is that one statement (data-modifying
+//   CTEs that write only where the record was written), so it commits at once or not at all, and
+//   the row's trigger wakes the slots channel at that commit. The rare decisions one statement
+//   cannot say (a clear of damage; a chunk with its run's chunks dropped) run as a transaction
+//   with the row locked, as every change once did;
 // - readers never lock: they see the row before a change or after it.
 
 import type { SQL } from "bun";
 import { decodeRecord, encodeRecord } from "../slots/record";
 import { readOf, type Decision, type ReadResult, type SlotStorage } from "../slots/storage";
-import { transaction } from "./connect";
+import { transaction, unchanged } from "./connect";
 import type { PgClient } from "./engine";
 
 // A row's record: a2a's own (name and checks included), or damage someone wrote by hand.
@@ -44,8 +49,29 @@ export const SLOT_TABLES = [
 
 const AGAIN = new Error("a concurrent change created the slot first");
 
+// The one statement of a change: the record written where the row holds `old` (or, with `old`
+// undefined, created where there is no row), with the decision's chunk stored and the run's
+// chunks dropped only where it was. The count of rows written: 0 when another change came first.
+async function compareAndSet(sql: SQL, name: string, old: string | undefined, text: string, chunk: Decision<unknown>["chunk"], drop: boolean): Promise<number> {
+  const n = chunk ? chunk.n : null;
+  const body = chunk ? Buffer.from(chunk.text, "utf8") : null;
+  const rows = old === undefined
+    ? await sql`with w as (insert into slots (name, record) values (${name}, ${text}) on conflict (name) do nothing returning name),
+                c as (insert into slot_chunks (name, n, body) select name, ${n}::integer, ${body}::bytea from w where ${n}::integer is not null
+                      on conflict (name, n) do update set body = excluded.body),
+                d as (delete from slot_chunks where name = ${name} and ${drop}::boolean and exists (select 1 from w))
+           select count(*)::int as n from w`
+    : await sql`with w as (update slots set record = ${text} where name = ${name} and record = ${old} returning name),
+                c as (insert into slot_chunks (name, n, body) select name, ${n}::integer, ${body}::bytea from w where ${n}::integer is not null
+                      on conflict (name, n) do update set body = excluded.body),
+                d as (delete from slot_chunks where name = ${name} and ${drop}::boolean and exists (select 1 from w))
+           select count(*)::int as n from w`;
+  return rows[0].n;
+}
+
 export function pgSlots(pg: PgClient): SlotStorage {
-  const change = async <T>(sql: SQL, name: string, decide: (current: ReadResult) => Decision<T>): Promise<T> => {
+  // The rare decisions one statement cannot say, with the row locked while `decide` runs.
+  const locked = async <T>(sql: SQL, name: string, decide: (current: ReadResult) => Decision<T>): Promise<T> => {
     for (;;) {
       try {
         return await transaction(sql, async (tx) => {
@@ -66,6 +92,17 @@ export function pgSlots(pg: PgClient): SlotStorage {
       } catch (err) {
         if (err !== AGAIN) throw err;
       }
+    }
+  };
+  const change = async <T>(sql: SQL, name: string, decide: (current: ReadResult) => Decision<T>): Promise<T> => {
+    for (;;) {
+      // A connection lost under this read changed nothing (unchanged: the command says so).
+      const rows = await unchanged(sql`select record from slots where name = ${name}`);
+      const old = rows.length ? (rows[0].record as string) : undefined;
+      const d = decide(old !== undefined ? readRow(name, old) : { kind: "absent" });
+      if (d.removeDamaged || (d.chunk && d.dropChunks) || (!d.record && (d.chunk || d.dropChunks))) return locked(sql, name, decide);
+      if (!d.record) return d.value; // nothing to write: the record read is the answer
+      if (await compareAndSet(sql, name, old, encodeRecord(d.record), d.chunk, !!d.dropChunks)) return d.value;
     }
   };
   return {

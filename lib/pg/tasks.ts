@@ -2,14 +2,20 @@
 // holding its head as a2a encodes it (lib/tasks/record.ts, checked again on every read), with
 // its version and stored state as columns; `task_deps` says who waits for whom, `task_keys` and
 // `task_claim_keys` hold the add and claim keys, by hash as the file engine names their files (a
-// key is any text, and a text column cannot hold a NUL). lib/pg/schema.ts makes them.
+// key is any text, and a text column cannot hold a NUL). lib/pg/task-tables.ts has them.
 //
 // Invariants:
 // - a change is one transaction: the row is locked (select ... for update) while `next` decides,
 //   and the version written is the one read + 1, so versions only grow and of two changes
 //   computed from one head the second decides again on what the first wrote; a row that is not
 //   there yet is created by an insert a concurrent creator may win, and then the whole change
-//   runs again (next is synchronous and pure: running it twice is safe);
+//   runs again (next is synchronous and pure: running it twice is safe). With the caller's
+//   guess of the head (TaskStorage.change `seen`), taking the turn and writing are one statement
+//   that writes only where the row is still that head: BEGIN, it, COMMIT. The COMMIT stays a
+//   round trip of its own: a connection lost before it was sent changed nothing, and the
+//   command can say so (PROTOCOL.md §8 Connection loss);
+// - a claim's candidates are read with their heads (up to CANDIDATE_RECORD_BYTES each), so a
+//   claim passes over a live claim in front of it without a round trip;
 // - an add is one transaction (key, dependencies, version 1): a failed add leaves nothing, and
 //   a second add with the key waits at the key's row for the first to commit, then returns its id;
 // - the candidates are the rows whose state column is ready or claimed: the column is written
@@ -35,71 +41,6 @@ import type { TaskHead, TaskStorage } from "../tasks/storage";
 import { transaction } from "./connect";
 import type { PgClient } from "./engine";
 import { pgTaskRestore } from "./task-restore";
-
-// The room's tables (lib/pg/schema.ts runs them; $S is the schema). Ids and queues compare by
-// code unit (collate "C"), as the file engine sorts them: oldest id first. Rows carry their writer
-// as the server saw it ($S.stamp).
-export const TASK_TABLES = [
-  `create table $S.tasks (
-     queue text collate "C" not null,
-     id text collate "C" not null,
-     version integer not null,
-     state text not null,
-     record text not null,
-     writer text not null default current_user,
-     changed_at timestamptz not null default now(),
-     primary key (queue, id))`,
-  `create index tasks_open on $S.tasks (queue, id) where state in ('ready', 'claimed')`,
-  `create index tasks_by_id on $S.tasks (id)`,
-  `create table $S.task_deps (
-     dep_queue text collate "C" not null,
-     dep_id text collate "C" not null,
-     queue text collate "C" not null,
-     id text collate "C" not null,
-     primary key (dep_queue, dep_id, queue, id))`,
-  `create table $S.task_keys (
-     queue text collate "C" not null,
-     key_hash text not null,
-     id text collate "C" not null,
-     writer text not null default current_user,
-     changed_at timestamptz not null default now(),
-     primary key (queue, key_hash))`,
-  `create table $S.task_claim_keys (
-     queue text collate "C" not null,
-     key_hash text not null,
-     assignee text not null,
-     id text collate "C" not null,
-     token text not null,
-     at double precision not null,
-     writer text not null default current_user,
-     changed_at timestamptz not null default now(),
-     primary key (queue, key_hash))`,
-  `create trigger stamp before insert or update on $S.tasks for each row execute function $S.stamp()`,
-  `create trigger stamp before insert or update on $S.task_keys for each row execute function $S.stamp()`,
-  `create trigger stamp before insert or update on $S.task_claim_keys for each row execute function $S.stamp()`,
-  // What the file engine's @open markers and @bell files wake (lib/fs/tasks.ts afterChange).
-  `create function $S.wake_task() returns trigger language plpgsql as $$
-   declare d record;
-   begin
-     perform pg_notify($S.channel('task:' || new.queue || '/' || new.id), '');
-     if new.state = 'ready' then
-       perform pg_notify($S.channel('queue:' || new.queue), new.id);
-     elsif new.state in ('done', 'dead') then
-       for d in
-         with recursive down (queue, id) as (
-           select k.queue, k.id from $S.task_deps k where k.dep_queue = new.queue and k.dep_id = new.id
-           union
-           select k.queue, k.id from down join $S.task_deps k on k.dep_queue = down.queue and k.dep_id = down.id where new.state = 'dead')
-         select t.queue, t.id from down join $S.tasks t on t.queue = down.queue and t.id = down.id where t.state not in ('done', 'dead')
-       loop
-         perform pg_notify($S.channel('task:' || d.queue || '/' || d.id), '');
-         if new.state = 'done' then perform pg_notify($S.channel('queue:' || d.queue), d.id); end if;
-       end loop;
-     end if;
-     return null;
-   end $$`,
-  `create trigger wake after insert or update on $S.tasks for each row execute function $S.wake_task()`,
-];
 
 // A key's row, hashed as the file engine names a key's file (lib/fs/tasks.ts).
 const keyHash = (key: string) => hashHex("sha256", key).slice(0, 32);
@@ -135,6 +76,7 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
     const rec = parsed && typeof parsed === "object" ? taskDecoder(row.id, queue)(parsed) : undefined;
     return rec && rec.version === row.version ? rec : { file: locate(queue, row.id), why: "not an a2a record" };
   };
+  const whole = (r: TaskRecord | Damage): TaskRecord | undefined => ("a2a" in r ? r : undefined);
   const damage = (d: Damage) =>
     new A2AError("EIO", `${d.file} is ${d.why}: check the row; a2a never writes one like it`, { data: { ...d, damaged: true } });
 
@@ -146,17 +88,57 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
     throw damage(r);
   };
 
-  const change = async (sql: SQL, queue: string, id: string, next: (head: TaskHead) => TaskRecord | undefined, repair: boolean, ifFree: boolean) => {
+  // The guess of a change (the head its caller read): its next record written in the statement
+  // that takes the row's turn, where the row is still that head. Else the row as it is now:
+  // `mine` with its turn held, or (ifFree) not, as last committed, when another writer holds
+  // it; no row when there is none. One round trip for what took three (take the turn, write;
+  // with ifFree and a busy row, look again); a stale guess costs what no guess would.
+  const guessed = async (tx: SQL, queue: string, id: string, seen: TaskRecord, written: TaskRecord, ifFree: boolean) => {
+    const text = encoded(queue, id, written);
+    const was = encodeTask(seen);
+    return (await (ifFree
+      ? tx`with l as (select version, record from tasks where queue = ${queue} and id = ${id} for update skip locked),
+               w as (update tasks t set version = ${written.version}, state = ${written.state}, record = ${text} from l
+                     where t.queue = ${queue} and t.id = ${id} and l.version = ${seen.version} and l.record = ${was} returning t.id)
+           select t.id, coalesce(l.version, t.version) as version, coalesce(l.record, t.record) as record, l.version is not null as mine,
+                  exists (select 1 from w) as written
+           from tasks t left join l on true where t.queue = ${queue} and t.id = ${id}`
+      : tx`with l as (select version, record from tasks where queue = ${queue} and id = ${id} for update),
+               w as (update tasks t set version = ${written.version}, state = ${written.state}, record = ${text} from l
+                     where t.queue = ${queue} and t.id = ${id} and l.version = ${seen.version} and l.record = ${was} returning t.id)
+           select ${id}::text as id, l.version, l.record, true as mine, exists (select 1 from w) as written from l`)) as (Row & { mine: boolean; written: boolean })[];
+  };
+
+  const change = async (sql: SQL, queue: string, id: string, next: (head: TaskHead) => TaskRecord | undefined, repair: boolean, ifFree: boolean, seen?: TaskRecord) => {
+    // What `next` makes of the guess, when it makes a change of it (a refusal is decided again
+    // on the head as it is: the guess may be stale).
+    let guess: TaskRecord | undefined;
+    if (seen && !repair) {
+      try {
+        const value = next({ version: seen.version, record: seen });
+        if (value) guess = { ...value, version: seen.version + 1 };
+      } catch {
+        guess = undefined;
+      }
+    }
     for (;;) {
       try {
         return await transaction(sql, async (tx): Promise<{ head: TaskHead; changed: boolean; busy?: true }> => {
-          const rows = (await (ifFree
-            ? tx`select id, version, record from tasks where queue = ${queue} and id = ${id} for update skip locked`
-            : tx`select id, version, record from tasks where queue = ${queue} and id = ${id} for update`)) as Row[];
+          let rows: Row[];
+          if (guess) {
+            const got = await guessed(tx, queue, id, seen!, guess, ifFree);
+            if (got[0]?.written) return { head: { version: guess.version, record: guess }, changed: true };
+            if (got[0] && !got[0].mine) return { head: headOf(queue, got[0], repair), changed: false, busy: true };
+            rows = got;
+          } else {
+            rows = (await (ifFree
+              ? tx`select id, version, record from tasks where queue = ${queue} and id = ${id} for update skip locked`
+              : tx`select id, version, record from tasks where queue = ${queue} and id = ${id} for update`)) as Row[];
+          }
           if (ifFree && !rows.length) {
             // Locked by another writer, or not there: the head as last committed says which.
-            const seen = (await tx`select id, version, record from tasks where queue = ${queue} and id = ${id}`) as Row[];
-            if (seen.length) return { head: headOf(queue, seen[0], repair), changed: false, busy: true };
+            const seenNow = (await tx`select id, version, record from tasks where queue = ${queue} and id = ${id}`) as Row[];
+            if (seenNow.length) return { head: headOf(queue, seenNow[0], repair), changed: false, busy: true };
           }
           const head = headOf(queue, rows[0], repair);
           const value = next(head);
@@ -173,6 +155,7 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
         });
       } catch (err) {
         if (err !== AGAIN) throw err;
+        guess = undefined;
       }
     }
   };
@@ -211,8 +194,10 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
     }
   };
 
-  // Candidates a claim reads at a time (TaskStorage.candidates).
+  // Candidates a claim reads at a time (TaskStorage.candidates), and the largest record read
+  // with them (a larger one is read on its own when a claim comes to it: a page stays small).
   const CANDIDATE_PAGE = 32;
+  const CANDIDATE_RECORD_BYTES = 8192;
   const openIds = (queue: string) =>
     pg.read(`listing the open tasks of queue ${queue}`, async (sql) =>
       ((await sql`select id from tasks where queue = ${queue} and state in ('ready', 'claimed') order by id`) as Row[]).map((r) => r.id));
@@ -221,16 +206,22 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
     queues: () => pg.read("listing queues", async (sql) => ((await sql`select distinct queue from tasks order by queue`) as { queue: string }[]).map((r) => r.queue)),
     queueExists: (queue) => pg.read(`reading queue ${queue}`, async (sql) => (await sql`select 1 from tasks where queue = ${queue} limit 1`).length > 0),
     queueOf: (id) => pg.read(`finding task ${id}`, async (sql) => ((await sql`select queue from tasks where id = ${id} order by queue limit 1`) as { queue: string }[])[0]?.queue),
+    find: (id) => pg.read(`finding task ${id}`, async (sql) => {
+      const row = ((await sql`select queue, id, version, record from tasks where id = ${id} order by queue limit 1`) as (Row & { queue: string })[])[0];
+      return row && { queue: row.queue, head: headOf(row.queue, row, false) };
+    }),
     ids: (queue) => pg.read(`listing the tasks of queue ${queue}`, async (sql) => ((await sql`select id from tasks where queue = ${queue}`) as Row[]).map((r) => r.id)),
     open: openIds,
     candidates: async function* (queue) {
       let after = "";
       for (;;) {
-        const page = await pg.read(`listing the open tasks of queue ${queue}`, async (sql) =>
-          ((await sql`select id from tasks where queue = ${queue} and state in ('ready', 'claimed') and id > ${after} order by id limit ${CANDIDATE_PAGE}`) as Row[]).map((r) => r.id));
-        if (page.length) yield page;
-        if (page.length < CANDIDATE_PAGE) return;
-        after = page[page.length - 1];
+        const rows = await pg.read(`listing the open tasks of queue ${queue}`, async (sql) =>
+          (await sql`select id, version, case when octet_length(record) <= ${CANDIDATE_RECORD_BYTES} then record end as record
+                     from tasks where queue = ${queue} and state in ('ready', 'claimed') and id > ${after} order by id limit ${CANDIDATE_PAGE}`) as (Row | { id: string; version: number; record: null })[]);
+        // A head that is not a whole a2a record (damage) is left for the claim to read and pass over.
+        if (rows.length) yield rows.map((r) => ({ id: r.id, head: r.record === null ? undefined : whole(decode(queue, r as Row)) }));
+        if (rows.length < CANDIDATE_PAGE) return;
+        after = rows[rows.length - 1].id;
       }
     },
     records: (queue, ids, damaged) =>
@@ -251,7 +242,7 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
     head: (queue, id, repair = false) =>
       pg.read(`reading task ${id}`, async (sql) => headOf(queue, ((await sql`select id, version, record from tasks where queue = ${queue} and id = ${id}`) as Row[])[0], repair)),
     add: (queue, key, fresh, after, build) => pg.run(`adding a task to queue ${queue}`, (sql) => add(sql, queue, key, fresh, after, build)),
-    change: (queue, id, next, repair = false, ifFree = false) => pg.run(`changing task ${id}`, (sql) => change(sql, queue, id, next, repair, ifFree)),
+    change: (queue, id, next, repair = false, ifFree = false, seen) => pg.run(`changing task ${id}`, (sql) => change(sql, queue, id, next, repair, ifFree, seen)),
     // The state column is the candidate set, written with the record: nothing to drop.
     dropCandidate: async () => {},
     claimKey: (queue, assignee, key) =>

@@ -12,6 +12,11 @@
 //   check after it is what misses nothing;
 // - and every `recheckMs` besides, the slow safety net for notifications that never come (a
 //   pooler in transaction mode drops LISTEN, a listener that has not noticed it is cut off);
+// - a channel's LISTEN stays LINGER_MS after its last waiter leaves: a process that waits again
+//   (a lib caller's loop of waits, a claimer's next claim) finds it in place. Without it the
+//   last UNLISTEN closes the client's LISTEN connection (Bun.SQL ends it when it holds no
+//   channel), and the next wait connects again (startup, authentication) and LISTENs: several
+//   round trips, and a wake that came meanwhile is found only by the check after the LISTEN;
 // - the waker owns its reconnects: when the LISTENs' connection closes it drops them and
 //   LISTENs again with backoff (RETRY_MIN_MS doubling to RETRY_MAX_MS) until it is back.
 //   Bun.SQL would re-LISTEN by itself, but prints `bun:sql LISTEN ... failed, retrying` on
@@ -26,6 +31,7 @@ import type { Listener } from "../core/watch";
 const MAX_CHANNEL_BYTES = 63;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5_000;
+const LINGER_MS = 10_000;
 
 export function pgChannel(schema: string, ch: Channel): string {
   const name = `${schema}.${channelName(ch)}`;
@@ -37,6 +43,7 @@ interface Listening {
   timer: ReturnType<typeof setInterval>;
   sub?: { unlisten(): Promise<void> }; // its LISTEN, while in place
   pending: boolean; // a LISTEN is being sent
+  linger?: ReturnType<typeof setTimeout>; // no waiter left: when its LISTEN ends
 }
 
 export interface Waker {
@@ -93,6 +100,7 @@ export function pgWaker(connect: (onclose: () => void) => SQL, schema: string, r
   const end = async (name: string, l: Listening) => {
     channels.delete(name);
     clearInterval(l.timer);
+    clearTimeout(l.linger);
     const sub = l.sub;
     l.sub = undefined;
     await sub?.unlisten();
@@ -106,11 +114,20 @@ export function pgWaker(connect: (onclose: () => void) => SQL, schema: string, r
         channels.set(name, (l = fresh));
         listen(name, fresh);
       }
+      if (l.linger) {
+        clearTimeout(l.linger);
+        l.linger = undefined;
+        l.timer.ref?.();
+      }
       l.listeners.add(listener);
       const mine = l;
       return () => {
         mine.listeners.delete(listener);
-        if (!mine.listeners.size && channels.get(name) === mine) void end(name, mine).catch(() => {});
+        if (mine.listeners.size || channels.get(name) !== mine || mine.linger) return;
+        // Neither lingers a process alive: close() ends them, and an exit needs no UNLISTEN.
+        mine.linger = setTimeout(() => void end(name, mine).catch(() => {}), LINGER_MS);
+        mine.linger.unref?.();
+        mine.timer.unref?.();
       };
     },
     async close() {

@@ -74,13 +74,15 @@ export async function claimTask(store: Store, queue: string, opts: ClaimOptions 
   const key = opts.key;
   const attempt = async () => (key !== undefined && (await replay(store, queue, assignee, key))) || claimOnce(store, queue, assignee, key ?? null, leaseSec);
   if (!opts.wait) {
+    // A queue that does not exist has nothing to claim: asked only when nothing was, which
+    // spares a claim that finds a task a round trip (a database's).
+    const c = await attempt();
+    if (c) return done(c);
     if (!(await queueExists(store, queue))) {
       throw new A2AError("ENOTFOUND", text`no queue ${queue} in this store: add a task to it first (${op("task add", queue)}), or wait for one with ${arg("wait")}`, {
         data: { queue, reason: "no queue" },
       });
     }
-    const c = await attempt();
-    if (c) return done(c);
     throw await nothingClaimable(store, queue);
   }
   const tasks = taskStorage(store);
@@ -115,9 +117,9 @@ async function replay(store: Store, queue: string, assignee: string, key: string
 async function claimOnce(store: Store, queue: string, assignee: string, key: string | null, leaseSec: number): Promise<TaskClaim | undefined> {
   const resolver = new Resolver(store);
   const busy: string[] = [];
-  const tryOne = async (id: string, ifFree: boolean) => {
+  const tryOne = async (id: string, ifFree: boolean, head?: TaskRecord) => {
     try {
-      return await claimOne(store, queue, id, resolver, assignee, key, leaseSec, ifFree);
+      return await claimOne(store, queue, id, resolver, assignee, key, leaseSec, ifFree, head);
     } catch (err) {
       // One damaged chain (a foreign file at its head) must not stop the queue: its task
       // cannot be claimed, every other one still can (task show names the file to fix).
@@ -126,21 +128,29 @@ async function claimOnce(store: Store, queue: string, assignee: string, key: str
     }
   };
   for await (const page of taskStorage(store).candidates(queue)) {
-    for (const id of page) {
-      const c = await tryOne(id, true);
+    // Once another claimer has been met here (busy, or it wrote first), the page's heads are
+    // likely stale for the ids after it: each is read again, one round trip, rather than tried
+    // on, a transaction.
+    let fresh = true;
+    for (const { id, head } of page) {
+      const c = await tryOne(id, true, fresh ? head : undefined);
+      if (c === "busy" || c === "lost") fresh = false;
       if (c === "busy") busy.push(id);
-      else if (c) return c;
+      else if (c && c !== "lost") return c;
     }
   }
   for (const id of busy) {
     const c = await tryOne(id, false);
-    if (c && c !== "busy") return c;
+    if (c && c !== "busy" && c !== "lost") return c;
   }
   return undefined;
 }
 
-async function claimOne(store: Store, queue: string, id: string, resolver: Resolver, assignee: string, key: string | null, leaseSec: number, ifFree: boolean): Promise<TaskClaim | "busy" | undefined> {
-  let rec = await readTask(store, queue, id); // none: a marker left by an older release's add
+// `head`: the task's head as the candidates' listing read it, if it did (storage.ts candidates).
+// "lost": not claimed because another writer changed it first (nothing claimable there now).
+async function claimOne(store: Store, queue: string, id: string, resolver: Resolver, assignee: string, key: string | null, leaseSec: number, ifFree: boolean, head?: TaskRecord): Promise<TaskClaim | "busy" | "lost" | undefined> {
+  let lost = false;
+  let rec = head ?? (await readTask(store, queue, id)); // none: a marker left by an older release's add
   while (rec) {
     if (rec.state === "done" || rec.state === "dead") {
       await taskStorage(store).dropCandidate(rec);
@@ -172,8 +182,9 @@ async function claimOne(store: Store, queue: string, id: string, resolver: Resol
       return claimOf(r.rec, false);
     }
     rec = r.rec; // someone else changed it first: decide again on what they wrote
+    lost = true;
   }
-  return undefined;
+  return lost ? "lost" : undefined;
 }
 
 // Takes back `claim` (see the header): lands only while the task's head is that very claim

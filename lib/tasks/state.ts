@@ -41,10 +41,10 @@ const notFound = (id: string) => new A2AError("ENOTFOUND", text`no task ${id} in
 
 // The task `id` (checked), or ENOTFOUND; a damaged one is EIO naming its file and the repair.
 export async function findTask(store: Store, id: string): Promise<TaskRecord> {
-  const { queue } = await locateTask(store, id);
+  checkTaskId(id);
   let rec: TaskRecord | undefined;
   try {
-    rec = await readTask(store, queue, id);
+    rec = (await taskStorage(store).find(id))?.head.record; // where and what, one step
   } catch (err) {
     const d = damageOf(err);
     if (!d) throw err;
@@ -78,7 +78,7 @@ export async function changeTask(
     if (!cur) throw new A2AError("EIO", `task ${rec.id} vanished from ${tasks.locate(rec.queue, rec.id)}: check the store`);
     const n = next(cur, head.damaged);
     return n && { ...n, updated_at: nowSec(), host: store.host, pid: process.pid };
-  }, repair, ifFree);
+  }, repair, ifFree, "a2a" in rec ? (rec as TaskRecord) : undefined); // a head read: the engine's guess
   return { rec: r.head.record!, changed: r.changed, ...(r.busy ? { busy: r.busy } : {}) };
 }
 

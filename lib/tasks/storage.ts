@@ -31,6 +31,12 @@ export interface TaskHead {
   damaged?: Damage;
 }
 
+// A candidate of a claim: its id, and its head when the engine read it with the id.
+export interface Candidate {
+  id: string;
+  head?: TaskRecord;
+}
+
 export interface TaskStorage {
   // Queues present in the store, and whether one is: one a task was added to (the file engine
   // also counts one a claimer waited on, whose directory the wait made).
@@ -38,6 +44,9 @@ export interface TaskStorage {
   queueExists(queue: string): Promise<boolean>;
   // The queue holding task `id` (one with a version 1), or undefined.
   queueOf(id: string): Promise<string | undefined>;
+  // queueOf, and the head of the task there (as `head`, damage thrown), in one step where the
+  // engine can (PostgreSQL: one statement; files: the two reads). Undefined: no such task.
+  find(id: string): Promise<{ queue: string; head: TaskHead } | undefined>;
   // Every task id of `queue` (unsorted; ids sort oldest first).
   ids(queue: string): Promise<string[]>;
   // The candidates a reader looks at (unsorted), without changing anything.
@@ -47,8 +56,12 @@ export interface TaskStorage {
   // at a time; the file engine lists its directory once, as one page). The file engine
   // promotes a pending marker whose task has its version 1 (an add that crashed between its
   // steps 5 and 6, or is between them now): promoting early is harmless, the adder's own
-  // rename then finds nothing to move.
-  candidates(queue: string): AsyncIterable<string[]>;
+  // rename then finds nothing to move. An engine that reads the candidates' heads in the same
+  // pass (PostgreSQL: the page is one statement) gives each with its id: a claim decides on it
+  // as on a head just read (and passes over a live claim without reading it again); the change
+  // that claims decides again on the head it writes over, so a head given here that is stale
+  // costs a decision, never a wrong claim. A candidate without one is read on its own.
+  candidates(queue: string): AsyncIterable<Candidate[]>;
   // The head record of each of `ids` in `queue` that has a version, in the order given; one
   // whose head is damaged is passed over into `damaged` (when given): one damaged task must not
   // stop a listing of the others.
@@ -72,7 +85,10 @@ export interface TaskStorage {
   // `busy` (with the head as last written) instead of waiting for it: a claimer moves on to
   // the next candidate, as PostgreSQL's FOR UPDATE SKIP LOCKED lets claimers spread over a
   // queue; an engine whose changes never wait for a turn is never busy.
-  change(queue: string, id: string, next: (head: TaskHead) => TaskRecord | undefined, repair?: boolean, ifFree?: boolean): Promise<{ head: TaskHead; changed: boolean; busy?: true }>;
+  // `seen`: the head the caller read, as a guess an engine may write over in the same step that
+  // takes the turn (PostgreSQL: one statement), where the task is still at it; `next` then runs
+  // on it first, and again on the head as it is when the guess was stale.
+  change(queue: string, id: string, next: (head: TaskHead) => TaskRecord | undefined, repair?: boolean, ifFree?: boolean, seen?: TaskRecord): Promise<{ head: TaskHead; changed: boolean; busy?: true }>;
   // The candidate of a task a claimer read as done or dead, dropped (re-checked against a
   // retry racing the drop: the task stays a candidate if it came back). Nothing to do for an
   // engine whose candidates are written with the record (PostgreSQL).
