@@ -131,6 +131,7 @@ export const commands = {
           if (ev === "user-prompt-submit") {
             const text = promptText(me.name, await c.bus.sessions.prompt(me.name), writerNoun(c.bus.engine));
             await c.bus.sessions.mark(me.name, "working");
+            await c.bus.sessions.prompted(me.name, input.prompt); // the user's prompt starts the wake loop guard over
             return text ? say(format.context(ev, text)) : undefined;
           }
           const continuation = input.continuation;

@@ -114,6 +114,7 @@ describe("the wake's text", () => {
   test("a prompt hook tells a wake from the user's own prompt", () => {
     expect(isWakePrompt(wakeText(1, ["alice"], "check_messages"))).toBe(true);
     expect(isWakePrompt(`  ${WAKE_TAG} x`)).toBe(true);
+    expect(isWakePrompt(`<channel source="a2a" kind="wake" from="bob">\n${WAKE_TAG} 1 new message`)).toBe(true);
     for (const p of ["fix the build", `please read ${WAKE_TAG}`, undefined, 3]) expect(isWakePrompt(p)).toBe(false);
   });
 });
