@@ -5,51 +5,19 @@
 // per batch, with no keystroke; the session reads the mail itself (check_messages), goes working
 // and idle again; a half-typed line of the user's is left as it was; the loop guard stops the
 // wakes of a session that is mailed back each time it answers, until its user prompts.
-//
-// Channels are behind the account's feature flag (`tengu_harbor`, set by Anthropic for an account,
-// and read only while Claude Code may fetch flags): the sandbox's ~/.claude.json holds it cached,
-// as an account's would, and the test leaves flag reading on (no DISABLE_TELEMETRY here).
+// (fixtures/claude-channel.ts says how the account's channel flag stands in.)
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, childEnv, collect, tempDir, testStore } from "../harness/run";
-import { CLAUDE, claudeEnv, setup, skipped } from "./fixtures/claude";
+import { a2a, tempDir, testStore } from "../harness/run";
+import { skipped } from "./fixtures/claude";
+import { sandbox, startClaude, untilTrue } from "./fixtures/claude-channel";
 import { newText, standIn, toolResults, type Request } from "./fixtures/messages-api";
-import { onPty, shq } from "./fixtures/pty";
 
 setDefaultTimeout(240_000);
 
 const WAKE = "[a2a wake]";
 const isWake = (r: Request) => newText(r).includes(WAKE) && !toolResults(r).length;
-
-// A sandbox HOME with `a2a setup claude` done and what an interactive start would ask answered.
-async function sandbox(root: string, store: string) {
-  const home = join(root, "home");
-  const proj = join(root, "proj");
-  mkdirSync(home);
-  mkdirSync(proj);
-  expect((await collect(setup({ home, store }))).code).toBe(0);
-  const cfgFile = join(home, ".claude.json");
-  const cfg = JSON.parse(readFileSync(cfgFile, "utf8"));
-  writeFileSync(cfgFile, JSON.stringify({
-    ...cfg, hasCompletedOnboarding: true, theme: "dark", cachedGrowthBookFeatures: { tengu_harbor: true },
-    customApiKeyResponses: { approved: ["test-key-offline"], rejected: [] }, projects: { [proj]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true } },
-  }));
-  return { home, proj };
-}
-
-// Claude Code in `proj` with a2a's channel on, at its prompt and idle on the bus.
-async function startClaude(o: { home: string; proj: string; store: string; apiUrl: string }) {
-  const env = childEnv({ dir: o.store, env: { ...claudeEnv(o), TERM: "xterm", SHELL: "/bin/sh", DISABLE_TELEMETRY: "", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "" } });
-  const debug = join(o.home, "claude-debug.log");
-  const s = onPty(`${shq(CLAUDE)} --dangerously-load-development-channels server:a2a --permission-mode default --allowedTools 'mcp__a2a__*' --debug-file ${shq(debug)}`, o.proj, env);
-  await s.screen.waitFor(/I am using this for local development/);
-  s.type("\r");
-  await s.screen.waitFor(/shift\+tab to cycle|for shortcuts/);
-  // Its channel handler for a2a is there (registered a little after the MCP handshake).
-  await untilTrue(() => existsSync(debug) && readFileSync(debug, "utf8").includes(`MCP server "a2a": Channel notifications registered`), "the channel registered");
-  return s;
-}
 
 const waitState = async (store: string, state: string) => {
   const r = await a2a(["wait-state", "proj", state, "--timeout", "90", "--json"], { dir: store });
@@ -160,15 +128,6 @@ describe("real Claude Code, idle at its prompt", () => {
     }
   });
 });
-
-// Polls `ok` (a file another process writes, requests the stand-in keeps) until it holds, within a generous bound.
-async function untilTrue(ok: () => boolean, what: string, limitMs = 90_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`never: ${what}`);
-    await Bun.sleep(50);
-  }
-}
 
 // The first request `ok` accepts, once it has come.
 async function untilRequest(requests: Request[], ok: (r: Request) => boolean): Promise<Request> {
