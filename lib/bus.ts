@@ -144,6 +144,8 @@ const OPS = {
     wakeCheck: [SESSIONS, "wakeCheck"],
     keepWake: [SESSIONS, "keepWake"],
     prompted: [SESSIONS, "promptedBy"],
+    noteThread: [SESSIONS, "noteThread"],
+    thread: [SESSIONS, "threadOf"],
   },
   dashboard: {
     agentRow: [DASHBOARD, "agentRow"],

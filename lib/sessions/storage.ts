@@ -26,6 +26,7 @@ export interface SessionRecord {
   state?: StateMark; // what the session last said it is doing (lib/sessions/state.ts)
   task?: { queue: string; id: string }; // the task it claimed through a2a mcp, until it finished it
   wake?: WakeMark; // a2a's wakes of the idle session (lib/sessions/wake-rule.ts)
+  thread?: string; // the agent's own id of the session, as its hooks give it (Codex: the thread `codex queue` takes)
 }
 
 // A session's own word on what it is doing: written by its hooks and its a2a mcp (state.ts).
