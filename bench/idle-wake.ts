@@ -15,6 +15,7 @@ interface Driver {
 
 const AGENTS: { file: string; agent: string; load: () => Promise<Driver> }[] = [
   { file: "claude", agent: "Claude Code", load: () => import("./idle-wake/claude") },
+  { file: "codex", agent: "Codex CLI", load: () => import("./idle-wake/codex") },
 ];
 
 const GOAL_MS = 2000;
