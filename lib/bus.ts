@@ -142,6 +142,11 @@ const OPS = {
     peers: [SESSIONS, "peersWithState"],
     waitState: [SESSIONS, "waitState"],
     whileWaiting: [SESSIONS, "whileWaiting"],
+    wakeCheck: [SESSIONS, "wakeCheck"],
+    keepWake: [SESSIONS, "keepWake"],
+    prompted: [SESSIONS, "promptedBy"],
+    noteThread: [SESSIONS, "noteThread"],
+    thread: [SESSIONS, "threadOf"],
   },
   dashboard: {
     agentRow: [DASHBOARD, "agentRow"],

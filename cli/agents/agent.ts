@@ -65,6 +65,8 @@ export interface HookInput {
   continuation: boolean; // the stop follows a continuation a2a's stop hook asked for
   files?: string[]; // pre-tool-use: the files the tool call would write (as the tool names them); none: it writes none
   asks?: string; // notification: what the agent asks its user (a permission prompt, a question); none: it asks nothing
+  session?: string; // the agent's own id of the session (its hooks' session_id)
+  prompt?: string; // user-prompt-submit: the prompt (the user's, or a2a's wake: lib/sessions/wake-rule.ts)
 }
 
 // How an agent's hooks speak. Each answer is the whole stdout; undefined: print nothing (the agent

@@ -93,6 +93,8 @@ export function toolHookInput(raw: Record<string, unknown>, fileOf: Record<strin
     continuation: raw.stop_hook_active === true,
     files: typeof path === "string" && path ? [path] : undefined,
     asks: asksOf(raw),
+    prompt: typeof raw.prompt === "string" ? raw.prompt : undefined,
+    session: typeof raw.session_id === "string" ? raw.session_id : undefined,
   };
 }
 
@@ -142,6 +144,8 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
   } else checks.push(registered("Claude Code", scopes, fix));
   if (scopes.length > 1) checks.push({ check: "Claude Code MCP scopes", level: "note", detail: `a2a is registered in ${scopes.join(" and ")}: the narrowest one wins in its directory` });
   checks.push(hooksCheck("Claude Code", "claude", HOOK_EVENTS, found));
+  // The wake (issue 35) rides Claude Code's channels, which only a flag of each start turns on.
+  if (scopes.length) checks.push({ check: "Claude Code idle wake", level: "note", detail: "mail wakes a session idle at its prompt only when it was started with a2a's channel on (Anthropic API accounts whose channels are on; not Bedrock, Vertex or Foundry)", fix: "claude --dangerously-load-development-channels server:a2a (confirm its warning once per start)" });
   return checks;
 }
 

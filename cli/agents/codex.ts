@@ -12,11 +12,13 @@
 // runs a hook only once its trusted_hash (sha256 of the hook's normalised identity) is
 // recorded; setup records it for a2a's own hooks, as the user's "trust" in /hooks would.
 // PreToolUse: Codex edits files with apply_patch, whose tool_input.command is the patch text.
-// Codex cannot: deliver into a session that sits idle at its prompt (no hook fires there; `codex
-// queue` needs a thread id a2a does not know), so mail waits for the next prompt, stop or tool call.
+// Idle at its prompt no hook fires: the session's a2a mcp wakes it with `codex queue --thread ID
+// --resume` (cli/mcp/wake-ways.ts), the thread id kept from the hooks' session_id; that needs
+// Codex's local app-server daemon (doctor says when it is not running).
 
 import { hashHex } from "../../lib/core/digest";
 import { join } from "node:path";
+import { existsSync } from "node:fs";
 import type { A2AEvent, Agent, Check, DoctorContext, HookFormat, Scope, SetupOptions } from "./agent";
 import { a2aHooks, claudeHook, notSetUp, withHookGroups } from "./claude";
 import { parseJsonObject, readJsonQuietly, readText } from "./edit";
@@ -167,6 +169,11 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
     checks.push(untrusted.length
       ? { check: "Codex CLI hooks", level: "problem", detail: `${untrusted.length} a2a hook(s) in ${user.hooks} are not trusted: Codex skips them`, fix: "a2a setup codex (records their trust), or trust them in codex's /hooks" }
       : { check: "Codex CLI hooks", level: "ok", detail: `installed: ${events.map((ev) => `${ev}: ${found[ev]![0]}`).join("; ")}` });
+  }
+  // The wake (issue 35) asks Codex's local daemon to resume the session's thread (cli/mcp/wake-ways.ts).
+  const codexHome = process.env.CODEX_HOME || join(d.home, ".codex");
+  if (scopes.length && !existsSync(join(codexHome, "app-server-control", "app-server-control.sock"))) {
+    checks.push({ check: "Codex CLI idle wake", level: "note", detail: "Codex's local app-server daemon is not running: mail does not wake a session idle at its prompt (it comes at the next prompt, stop or tool call)", fix: "codex app-server daemon start (interactive codex sessions then use it)" });
   }
   return checks;
 }

@@ -123,6 +123,8 @@ export const commands = {
           const me = await c.bus.presence.sessionName(cwd);
           const say = (text: string | undefined) => (text ? out(text) : undefined);
           if (ev === "notification") return input.asks ? void (await c.bus.sessions.mark(me.name, "needs-you", input.asks)) : undefined;
+          // Codex's thread id, for its wake (codex queue --thread): from the first event that gives it.
+          if (o.agent === "codex" && (ev === "session-start" || ev === "user-prompt-submit")) await c.bus.sessions.noteThread(me.name, input.session);
           if (ev === "session-start") {
             const text = sessionStartText(c.bus.where, me.name, me.why, await c.bus.sessions.start(me.name));
             await c.bus.sessions.mark(me.name, "idle");
@@ -131,6 +133,7 @@ export const commands = {
           if (ev === "user-prompt-submit") {
             const text = promptText(me.name, await c.bus.sessions.prompt(me.name), writerNoun(c.bus.engine));
             await c.bus.sessions.mark(me.name, "working");
+            await c.bus.sessions.prompted(me.name, input.prompt); // the user's prompt starts the wake loop guard over
             return text ? say(format.context(ev, text)) : undefined;
           }
           const continuation = input.continuation;

@@ -1,6 +1,7 @@
 // Inbox push: lib's "new unread mail for AGENT" events (lib/mail/watch-inbox.ts) become
 // `notifications/claude/channel` {content, meta} notifications, one per message, from the
-// moment the client has finished initializing. A push is not a delivery: the message stays
+// moment the client has finished initializing; a client a2a can wake (wake-ways.ts: Claude Code,
+// Codex CLI) gets the wake rule's one wake per batch instead (wake.ts). A push is not a delivery: the message stays
 // unread until check_messages returns it, reply answers it, or ack_messages marks it read.
 // A notification that cannot be sent (not connected, gone) is forgotten by watchInbox and
 // sent again on the next event or tick; the unread note on every result tells meanwhile.
@@ -9,6 +10,8 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { frameMessage, writerNoun, type Writer } from "../frame";
 import type { ReceivedMessage } from "../../lib/mail/message";
 import type { McpCtx } from "./context";
+import { startWake } from "./wake";
+import { wayFor } from "./wake-ways";
 
 function channelNotification(m: ReceivedMessage, writer: Writer) {
   const meta: Record<string, string> = { from: m.from, message_id: m.id, sent_at: new Date(m.sent_at * 1000).toISOString() };
@@ -27,6 +30,9 @@ export function startPush(server: McpServer, ctx: McpCtx): () => void {
     prev?.();
     if (closed || started) return;
     started = true;
+    // An agent a2a can wake gets one wake per batch of mail (wake.ts), not a push per message.
+    const way = wayFor(server, ctx);
+    if (way) return void (stop = startWake(ctx, way));
     const onError = (e: unknown) => ctx.log(`inbox push: ${(e as Error).message}`);
     ctx.bus.mail
       .watch(

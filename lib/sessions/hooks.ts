@@ -13,6 +13,8 @@
 //                about; blocks: consecutive blocks
 //     serves     the queues the session asked to claim from (MCP task_claim, serveQueue): the
 //                only ones whose claimable tasks hold a worker's stop, the newest SERVES_MAX
+//     state, task, wake   the session's state mark (state.ts), its task, a2a's wakes of it
+//                (wake-rule.ts): kept through every write here
 //
 // Invariants:
 // - reading mail here never moves it: what a hook shows stays unread until check_messages
@@ -37,12 +39,24 @@ import { isMessageId, type ListedMessage, type ReceivedMessage } from "../mail/m
 import { claimable } from "../tasks/query";
 import { isTaskId, isValidName } from "../core/names";
 import { markOf } from "./mark";
+import { wakeOf } from "./wake-rule";
 import { sessionStorage, type SessionRecord as StoredRecord } from "./storage";
 
 export { MAX_BLOCKS, SHOWN_MAX };
 const NAMED_MAX = 20; // messages whose senders a hook names ("from alice, bob and others")
 const BODY_MAX = 1500; // characters of each shown message (the context stays a few KB)
 const SERVES_MAX = 20; // queues a session is remembered to serve
+const THREAD_RE = /^[0-9A-Za-z][0-9A-Za-z_-]{0,99}$/; // an agent's session id (a UUID)
+
+// The agent's own id of session `name` (its hooks' session_id): kept for a wake that needs it
+// (Codex: `codex queue --thread`). Writes only when it changed; an id of another shape is ignored.
+export async function noteThread(store: Store, name: string, thread: string | undefined): Promise<void> {
+  if (!thread || !THREAD_RE.test(thread)) return;
+  const rec = await readRecord(store, name);
+  if (rec.thread !== thread) await writeRecord(store, { ...rec, thread });
+}
+
+export const threadOf = async (store: Store, name: string): Promise<string | undefined> => (await readRecord(store, name)).thread;
 
 export interface SessionRecord extends StoredRecord {
   theirs?: string; // not written: the OS user whose record sits under this name, not ours
@@ -84,6 +98,8 @@ export async function readRecord(store: Store, name: string): Promise<SessionRec
     blocks: Number.isInteger(v.blocks) && v.blocks > 0 ? v.blocks : 0,
     serves: Array.isArray(v.serves) ? v.serves.filter((q) => typeof q === "string" && isValidName(q)).slice(-SERVES_MAX) : [],
     ...(markOf(v.state) ? { state: markOf(v.state) } : {}),
+    ...(wakeOf(v.wake) ? { wake: wakeOf(v.wake) } : {}),
+    ...(typeof v.thread === "string" && THREAD_RE.test(v.thread) ? { thread: v.thread } : {}),
     ...(v.task && isValidName(v.task.queue) && isTaskId(v.task.id) ? { task: { queue: v.task.queue, id: v.task.id } } : {}),
   };
 }

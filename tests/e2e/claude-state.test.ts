@@ -9,10 +9,9 @@ import { join } from "node:path";
 import { a2a, childEnv, collect, descendants, tempDir, testStore } from "../harness/run";
 import { CLAUDE, claudeEnv, setup, skipped } from "./fixtures/claude";
 import { newText, standIn, toolResults } from "./fixtures/messages-api";
+import { shq, watchScreen } from "./fixtures/pty";
 
 setDefaultTimeout(180_000);
-
-const shq = (a: string) => "'" + a.replace(/'/g, "'\\''") + "'";
 
 // The Claude Code process under `pid` (script runs it through a shell), or 0.
 function claudeBelow(pid: number): number {
@@ -24,30 +23,6 @@ function claudeBelow(pid: number): number {
       return false;
     }
   }) ?? 0;
-}
-
-// What a terminal program has shown so far, escape sequences taken out, and a wait for a pattern
-// in it (read as it comes: the screen's own output is the event).
-function watchScreen(stream: ReadableStream<Uint8Array>) {
-  let text = "";
-  const waiters = new Set<() => void>();
-  void (async () => {
-    const dec = new TextDecoder();
-    for await (const chunk of stream) {
-      text += dec.decode(chunk, { stream: true }).replace(/\x1b\[[0-9;?>]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[78=>]/g, " ");
-      for (const w of [...waiters]) w();
-    }
-  })();
-  return {
-    text: () => text,
-    waitFor: (re: RegExp, limitMs = 60_000) =>
-      new Promise<void>((resolve, reject) => {
-        const check = () => re.test(text) && (waiters.delete(check), clearTimeout(timer), resolve());
-        const timer = setTimeout(() => (waiters.delete(check), reject(new Error(`the screen never showed ${re}: ${text.slice(-1500)}`))), limitMs);
-        waiters.add(check);
-        check();
-      }),
-  };
 }
 
 describe("real Claude Code, interactive", () => {
