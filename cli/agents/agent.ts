@@ -14,7 +14,8 @@
 export type Scope = "user" | "project";
 
 // The a2a hook events, as a2a names them; each agent maps its own events onto these.
-export type A2AEvent = "session-start" | "user-prompt-submit" | "stop" | "pre-tool-use" | "notification";
+// "wake": not an agent's event but a waiter's (opencode's plugin runs it while a session sits idle).
+export type A2AEvent = "session-start" | "user-prompt-submit" | "stop" | "pre-tool-use" | "notification" | "wake";
 
 // How the agent's config runs a2a: this binary's path at user scope, the bare name in a project's
 // files (shared with a team whose a2a lives elsewhere); `pre` is `--dir STORE` when the store is

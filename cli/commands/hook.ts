@@ -40,11 +40,12 @@ import { denyText, promptText, sessionStartText, stopText } from "../agents/hook
 import { AGENTS, agentIds } from "../agents/index";
 import { writerNoun } from "../frame";
 import { readHookInput } from "../hook-input";
+import { nextWake } from "../hook-wake";
 import { durationMs, err, isTTY, out, parseCount } from "../io";
 import { SHELL } from "../phrase";
 import { action, command, type Ctx } from "../run";
 
-const EVENTS: A2AEvent[] = ["session-start", "user-prompt-submit", "stop", "pre-tool-use", "notification"];
+const EVENTS: A2AEvent[] = ["session-start", "user-prompt-submit", "stop", "pre-tool-use", "notification", "wake"];
 
 const CHECK_DEADLINE_MS = 3000;
 
@@ -97,7 +98,7 @@ export const commands = {
       ],
       json: "accepted, as by every command: the answer is always the agent's hook JSON",
     })
-      .argument("<event>", "session-start, user-prompt-submit, stop, pre-tool-use or notification")
+      .argument("<event>", "session-start, user-prompt-submit, stop, pre-tool-use, notification or wake")
       .option("--wait <duration>", "stop only: wait this long for the next message when nothing waits (e.g. 5m)")
       .option("--agent <id>", `the agent whose hook this is: ${agentIds()} (default claude)`, "claude")
       .option("--max-blocks <n>", `stop only: at most this many blocks in a row (default ${MAX_BLOCKS}, or 100 with --wait)`)
@@ -105,7 +106,7 @@ export const commands = {
         try {
           const format = Object.hasOwn(AGENTS, o.agent) ? AGENTS[o.agent].hook : undefined;
           if (!format) throw new A2AError("EUSAGE", `unknown --agent ${JSON.stringify(o.agent)}: a2a hook speaks for ${Object.values(AGENTS).filter((a) => a.hook).map((a) => a.id).join(", ")}`);
-          if (!EVENTS.includes(event as A2AEvent)) throw new A2AError("EUSAGE", `unknown hook event ${JSON.stringify(event)}: use session-start, user-prompt-submit, stop, pre-tool-use or notification`);
+          if (!EVENTS.includes(event as A2AEvent)) throw new A2AError("EUSAGE", `unknown hook event ${JSON.stringify(event)}: use session-start, user-prompt-submit, stop, pre-tool-use, notification or wake`);
           const waitMs = durationMs(o.wait, "--wait");
           if (waitMs !== undefined && event !== "stop") throw new A2AError("EUSAGE", "--wait is for the stop hook only: a2a hook stop --wait 5m");
           const maxBlocks = o.maxBlocks === undefined ? (waitMs ? 100 : MAX_BLOCKS) : Math.max(1, parseCount(o.maxBlocks, "--max-blocks"));
@@ -132,6 +133,10 @@ export const commands = {
             const text = promptText(me.name, await c.bus.sessions.prompt(me.name), writerNoun(c.bus.engine));
             await c.bus.sessions.mark(me.name, "working");
             return text ? say(format.context(ev, text)) : undefined;
+          }
+          if (ev === "wake") {
+            const text = await nextWake(c, me.name);
+            return text ? out(format.block(text)) : undefined;
           }
           const continuation = input.continuation;
           let d = await c.bus.sessions.stop(me.name, continuation, maxBlocks, !!waitMs);

@@ -1,0 +1,20 @@
+// `a2a hook wake --agent opencode`: run by a2a's opencode plugin while a session sits idle at its
+// prompt (cli/agents/opencode-plugin.asset.js); it waits until mail should wake the session, then
+// answers the reason to look ({block}), which the plugin sends as the session's next prompt. The
+// plugin ends it (SIGTERM) when a turn starts first: the user's prompt always goes before a wake.
+// A wake is a reason to look, never a delivery: the mail stays unread until the session reads it.
+
+import { MAX_BLOCKS } from "../lib/sessions/limits";
+import { stopText } from "./agents/hook-text";
+import type { Ctx } from "./run";
+
+// The wake's text for session `name`, once mail should wake it; undefined when the wait was ended.
+export async function nextWake(c: Ctx, name: string): Promise<string | undefined> {
+  const signal = c.signal();
+  for (;;) {
+    const got = await c.bus.sessions.waitForWork(name, Number.POSITIVE_INFINITY, signal);
+    if (got.kind !== "done") return undefined;
+    const d = await c.bus.sessions.stop(name, false, MAX_BLOCKS, false);
+    if (d.block) return stopText(name, d);
+  }
+}
