@@ -8,9 +8,19 @@ import { MAX_BLOCKS } from "../lib/sessions/limits";
 import { stopText } from "./agents/hook-text";
 import type { Ctx } from "./run";
 
+// `signal`, aborted too once the process that started this one is gone (opencode killed: it ends
+// its hook processes only when it exits), looked at every second: the waiter must not outlive it.
+function orphaned(signal: AbortSignal): AbortSignal {
+  const parent = process.ppid;
+  const ac = new AbortController();
+  const timer = setInterval(() => process.ppid !== parent && ac.abort(), 1000);
+  timer.unref();
+  return AbortSignal.any([signal, ac.signal]);
+}
+
 // The wake's text for session `name`, once mail should wake it; undefined when the wait was ended.
 export async function nextWake(c: Ctx, name: string): Promise<string | undefined> {
-  const signal = c.signal();
+  const signal = orphaned(c.signal());
   for (;;) {
     const got = await c.bus.sessions.waitForWork(name, Number.POSITIVE_INFINITY, signal);
     if (got.kind !== "done") return undefined;

@@ -6,9 +6,9 @@
 // idle; two idle sessions mailing each other stop at the loop guard; a user's half-typed line is
 // left as it was.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { a2a, tempDir, testStore } from "../harness/run";
+import { a2a, childEnv, tempDir, testStore } from "../harness/run";
 import { standIn, toolNames, toolResults, type Request } from "./fixtures/openai-chat";
-import { serve, sessionSandbox, skipped, type Sandbox } from "./fixtures/opencode";
+import { env, OPENCODE, serve, sessionSandbox, skipped, type Sandbox } from "./fixtures/opencode";
 
 setDefaultTimeout(180_000);
 
@@ -20,6 +20,54 @@ function within<T>(p: Promise<T>, ms: number, what: () => string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(what())), ms)));
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+// The session's model requests as they come, and a wait for one that `pred` picks (the stand-in's
+// call for it is the event).
+function requests() {
+  const all: Request[] = [];
+  const waiters = new Set<() => void>();
+  return {
+    seen(r: Request) {
+      all.push(r);
+      for (const w of [...waiters]) w();
+    },
+    asked: (pred: (r: Request) => boolean) =>
+      new Promise<Request>((resolve) => {
+        const check = () => {
+          const r = all.find(pred);
+          if (r) waiters.delete(check), resolve(r);
+        };
+        waiters.add(check);
+        check();
+      }),
+  };
+}
+
+const shq = (a: string) => "'" + a.replace(/'/g, "'\\''") + "'";
+
+// What a terminal program has shown so far, escape sequences taken out, and a wait for a pattern
+// in it (read as it comes: the screen's own output is the event).
+function watchScreen(stream: ReadableStream<Uint8Array>) {
+  let text = "";
+  const waiters = new Set<() => void>();
+  void (async () => {
+    const dec = new TextDecoder();
+    for await (const chunk of stream) {
+      text += dec.decode(chunk, { stream: true }).replace(/\x1b\[[0-9;?>]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[78=>]/g, " ");
+      for (const w of [...waiters]) w();
+    }
+  })();
+  return {
+    text: () => text,
+    waitFor: (re: RegExp, limitMs = 60_000) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => re.test(text) && (waiters.delete(check), clearTimeout(timer), resolve());
+        const timer = setTimeout(() => (waiters.delete(check), reject(new Error(`the screen never showed ${re}: ${text.slice(-1500)}`))), limitMs);
+        waiters.add(check);
+        check();
+      }),
+  };
 }
 
 async function waitState(s: Sandbox, name: string, state: string) {
@@ -75,6 +123,50 @@ describe("opencode: mail wakes an idle session", () => {
       expect(await waitState(s, "proj", "idle")).toMatchObject({ state: "idle" });
     } finally {
       await oc.stop();
+      api.close();
+    }
+  });
+
+  test("the TUI on a pseudo-terminal: a wake comes while the user has half a line typed; the line is left as it was, and sent whole when the user ends it", async () => {
+    if (skipped("the idle wake in the TUI")) return;
+    using d = tempDir();
+    using store = testStore();
+    let s!: Sandbox;
+    const models = requests();
+    const api = standIn(async (r) => {
+      if (!byTools(r)) return [{ text: "a title" }];
+      models.seen(r);
+      if (toolResults(r).length) return [{ text: "read it" }];
+      if (userTexts(r).at(-1)?.includes("unread a2a message")) return [{ tool: "a2a_check_messages", input: {} }];
+      return [{ text: "ok" }];
+    });
+    s = await sessionSandbox(d.path, store.path, api.url);
+    const tty = Bun.spawn({ cmd: ["script", "-q", "-e", "-c", shq(OPENCODE), "/dev/null"], cwd: s.proj, env: childEnv({ dir: s.store, env: { ...env(s, s.proj), TERM: "xterm-256color", SHELL: "/bin/sh" } }), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const screen = watchScreen(tty.stdout);
+    const type = (keys: string) => {
+      tty.stdin.write(keys);
+      tty.stdin.flush();
+    };
+    const asked = (pred: (r: Request) => boolean) => within(models.asked(pred), 60_000, () => `no such model request; the screen: ${screen.text().slice(-1500)}`);
+    try {
+      await screen.waitFor(/ask anything|tab agents|ctrl\+p/i);
+      type("say hello\r");
+      await asked((r) => userTexts(r).some((t) => t.includes("say hello")));
+      await waitState(s, "proj", "working");
+      await waitState(s, "proj", "idle");
+      type("half a li");
+      await screen.waitFor(/half a li/);
+      expect((await a2a(["send", "proj", "the build is broken", "--as", "alice"], { dir: s.store })).code).toBe(0);
+      const wake = await asked((r) => userTexts(r).at(-1)?.includes("unread a2a message") ?? false);
+      expect(userTexts(wake).some((t) => t.includes("half a li"))).toBe(false); // not taken from the user
+      await asked((r) => toolResults(r).some((t) => t.includes("the build is broken")));
+      await waitState(s, "proj", "idle");
+      type("ne\r");
+      const mine = await asked((r) => userTexts(r).some((t) => t.includes("half a line")));
+      expect(userTexts(mine).at(-1)).toContain("half a line");
+    } finally {
+      tty.kill("SIGKILL");
+      await tty.exited;
       api.close();
     }
   });
