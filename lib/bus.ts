@@ -141,6 +141,9 @@ const OPS = {
     peers: [SESSIONS, "peersWithState"],
     waitState: [SESSIONS, "waitState"],
     whileWaiting: [SESSIONS, "whileWaiting"],
+    wakeCheck: [SESSIONS, "wakeCheck"],
+    keepWake: [SESSIONS, "keepWake"],
+    prompted: [SESSIONS, "promptedBy"],
   },
   dashboard: {
     agentRow: [DASHBOARD, "agentRow"],

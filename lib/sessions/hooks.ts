@@ -13,6 +13,8 @@
 //                about; blocks: consecutive blocks
 //     serves     the queues the session asked to claim from (MCP task_claim, serveQueue): the
 //                only ones whose claimable tasks hold a worker's stop, the newest SERVES_MAX
+//     state, task, wake   the session's state mark (state.ts), its task, a2a's wakes of it
+//                (wake-rule.ts): kept through every write here
 //
 // Invariants:
 // - reading mail here never moves it: what a hook shows stays unread until check_messages
@@ -37,6 +39,7 @@ import { isMessageId, type ListedMessage, type ReceivedMessage } from "../mail/m
 import { claimable } from "../tasks/query";
 import { isTaskId, isValidName } from "../core/names";
 import { markOf } from "./mark";
+import { wakeOf } from "./wake-rule";
 import { sessionStorage, type SessionRecord as StoredRecord } from "./storage";
 
 export { MAX_BLOCKS, SHOWN_MAX };
@@ -84,6 +87,7 @@ export async function readRecord(store: Store, name: string): Promise<SessionRec
     blocks: Number.isInteger(v.blocks) && v.blocks > 0 ? v.blocks : 0,
     serves: Array.isArray(v.serves) ? v.serves.filter((q) => typeof q === "string" && isValidName(q)).slice(-SERVES_MAX) : [],
     ...(markOf(v.state) ? { state: markOf(v.state) } : {}),
+    ...(wakeOf(v.wake) ? { wake: wakeOf(v.wake) } : {}),
     ...(v.task && isValidName(v.task.queue) && isTaskId(v.task.id) ? { task: { queue: v.task.queue, id: v.task.id } } : {}),
   };
 }

@@ -2,3 +2,4 @@
 export { promptSubmit, serveQueue, sessionStart, stopDecision, waitForWork } from "./hooks";
 export { endWait, holdTask, markState, peersWithState, sessionState, waitState, whileWaiting } from "./state";
 export { whoami } from "./whoami";
+export { keepWake, promptedBy, wakeCheck } from "./wake";

@@ -25,6 +25,7 @@ export interface SessionRecord {
   serves?: string[]; // the queues the session called task_claim on (a worker's stop counts only these)
   state?: StateMark; // what the session last said it is doing (lib/sessions/state.ts)
   task?: { queue: string; id: string }; // the task it claimed through a2a mcp, until it finished it
+  wake?: WakeMark; // a2a's wakes of the idle session (lib/sessions/wake-rule.ts)
 }
 
 // A session's own word on what it is doing: written by its hooks and its a2a mcp (state.ts).
@@ -33,6 +34,16 @@ export interface StateMark {
   state: "working" | "idle" | "waiting" | "needs-you";
   since: number;
   on: string | null;
+}
+
+// What the wake rule (wake-rule.ts) keeps of a session's wakes: written by its a2a mcp when it
+// wakes the session, the loop guard reset by the prompt hook when the user prompts.
+export interface WakeMark {
+  at: number; // unix seconds of the last wake (0: none yet)
+  ids: string[]; // unread messages a wake was about (its batch, and earlier ones still unread)
+  run: number; // wakes since the user last prompted
+  held: boolean; // the loop guard has held a wake since then (said once)
+  senders: Record<string, number[]>; // per sender, when its mail caused a wake (within the window)
 }
 
 // `writer`: who the store vouches wrote the record, and whether they speak for this process's
