@@ -66,6 +66,7 @@ export interface HookInput {
   continuation: boolean; // the stop follows a continuation a2a's stop hook asked for
   files?: string[]; // pre-tool-use: the files the tool call would write (as the tool names them); none: it writes none
   asks?: string; // notification: what the agent asks its user (a permission prompt, a question); none: it asks nothing
+  prompt?: string; // user-prompt-submit: the prompt, when the agent says it (a wake's starts the loop guard over not)
 }
 
 // How an agent's hooks speak. Each answer is the whole stdout; undefined: print nothing (the agent
@@ -75,6 +76,9 @@ export interface HookFormat {
   context(event: "session-start" | "user-prompt-submit", text: string): string | undefined;
   block(reason: string): string; // hold a stop: the reason is the model's next instruction
   deny(reason: string): string; // refuse a tool call: the reason is the call's result
+  // `a2a hook wake`, for an agent woken by a waiter's end (cli/hook-wake.ts): how its model reads
+  // mail (said in the wake), whether the loop guard's hold ends the waiter, and the answer.
+  wake?: { read: string; endOnHold: boolean; answer(a: { wake: string } | { held: string }): string };
 }
 
 export interface Agent {

@@ -4,7 +4,8 @@
 //   each model request      session-start (first), user-prompt-submit: a2a's words join the system prompt
 //   session idle            stop: while unread mail waits, prompt the session with the reason;
 //                           else wake: one a2a waiter while the session sits idle (ended when a
-//                           turn starts), whose answer prompts the session with a wake
+//                           turn starts), whose answer prompts the session with a wake (or says
+//                           in opencode's log that the loop guard holds)
 //   write/edit/apply_patch  pre-tool-use: refuse the edit of a file another agent reserved
 import { spawn } from "node:child_process";
 
@@ -57,6 +58,7 @@ export const A2ABus = async ({ client, directory }) => {
   const turns = new Map(); // session id -> Promise of what a2a said this turn (in order, one hook at a time)
   const prompted = new Set(); // sessions a2a just prompted: their next message is a2a's continuation
   const continued = new Set(); // sessions whose turn is a2a's continuation
+  const prompts = new Map(); // session id -> the text of the prompt that started its turn
   const running = new Set(); // hook processes not ended yet: a stop --wait outlives `opencode run` otherwise
   process.once("exit", () => running.forEach((child) => child.kill()));
   const hook = (event, input, spawned) => runHook(event, input, log, running, spawned);
@@ -86,21 +88,26 @@ export const A2ABus = async ({ client, directory }) => {
       if (waiter !== me) return; // ended: a turn started
       waiter = undefined;
       if (answer?.block) prompt(id, answer.block);
+      else if (answer?.held) log(answer.held);
     });
   };
   return {
-    "chat.message": async ({ sessionID }) => {
+    "chat.message": async ({ sessionID }, output) => {
       endWait();
       turns.set(sessionID, (turns.get(sessionID) ?? Promise.resolve(null)).then((said) => (said === null ? null : [])));
       if (prompted.delete(sessionID)) continued.add(sessionID);
       else continued.delete(sessionID);
+      const text = (output?.parts ?? []).filter((p) => p.type === "text" && !p.synthetic).map((p) => p.text).join("\n");
+      prompts.set(sessionID, text);
     },
     "experimental.chat.system.transform": async ({ sessionID }, output) => {
       if (!sessionID) return;
       const next = (turns.get(sessionID) ?? Promise.resolve(null)).then(async (said) => {
         const now = said ?? [];
         for (const event of said === null ? ["session-start", "user-prompt-submit"] : ["user-prompt-submit"]) {
-          const answer = await hook(event, { cwd: directory, continuation: continued.has(sessionID) });
+          // The user's prompt (not a2a's continuation or wake) starts a2a's loop guard over.
+          const prompt = continued.has(sessionID) ? undefined : prompts.get(sessionID) ?? "";
+          const answer = await hook(event, { cwd: directory, continuation: continued.has(sessionID), prompt });
           if (answer?.context) now.push(answer.context);
         }
         return now;

@@ -132,11 +132,14 @@ export const commands = {
           if (ev === "user-prompt-submit") {
             const text = promptText(me.name, await c.bus.sessions.prompt(me.name), writerNoun(c.bus.engine));
             await c.bus.sessions.mark(me.name, "working");
+            // A prompt that is not a2a's wake is the user's: the wakes' loop guard starts over.
+            if (input.prompt !== undefined) await c.bus.sessions.prompted(me.name, input.prompt);
             return text ? say(format.context(ev, text)) : undefined;
           }
           if (ev === "wake") {
-            const text = await nextWake(c, me.name);
-            return text ? out(format.block(text)) : undefined;
+            if (!format.wake) throw new A2AError("EUSAGE", `a2a hook wake is for opencode and gemini: ${o.agent} has its wakes from its a2a mcp`);
+            const a = await nextWake(c, me.name, format.wake.read, format.wake.endOnHold);
+            return a ? out(format.wake.answer(a)) : undefined;
           }
           const continuation = input.continuation;
           let d = await c.bus.sessions.stop(me.name, continuation, maxBlocks, !!waitMs);
