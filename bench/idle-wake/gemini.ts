@@ -27,9 +27,9 @@ const GEMINI = join(ROOT, "node_modules", ".bin", "gemini");
 const shq = (a: string) => "'" + a.replace(/'/g, "'\\''") + "'";
 const userText = (r: Request): string => JSON.stringify(r.body.contents.filter((c: any) => c.role === "user").at(-1) ?? {});
 
-// `n` samples in ms, or undefined when Gemini CLI is not installed.
-export async function measure(n: number): Promise<number[] | undefined> {
-  if (!existsSync(GEMINI)) return undefined;
+// `n` samples in ms (at most 5: the loop guard); throws why it cannot run.
+export async function measure(n: number): Promise<number[]> {
+  if (!existsSync(GEMINI)) throw new Error(`${GEMINI} is missing (bun install installs @google/gemini-cli)`);
   const dir = mkdtempSync(join(tmpdir(), "a2a-bench-wake-"));
   const store = join(dir, "store");
   const proj = join(dir, "proj");
@@ -99,6 +99,5 @@ export async function measure(n: number): Promise<number[] | undefined> {
 if (import.meta.main) {
   const { values } = parseArgs({ options: { n: { type: "string", short: "n", default: "5" } } });
   const xs = await measure(Number(values.n));
-  if (xs) console.log(`${agent}: ${xs.map((x) => x.toFixed(0)).join(" ")} ms; p50 ${[...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)].toFixed(0)} ms`);
-  else console.log(`${agent}: not installed (bun install installs @google/gemini-cli)`);
+  console.log(`${agent}: ${xs.map((x) => x.toFixed(0)).join(" ")} ms; p50 ${[...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)].toFixed(0)} ms`);
 }

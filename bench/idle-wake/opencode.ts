@@ -8,23 +8,23 @@
 // time: the per-sender bound never holds) and stops when the stand-in receives the request whose
 // last user message is the wake. At least the rule's per-session gap (2 s) lies between two
 // wakes, so no sample waits on it. Nothing asserts on time.
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { WAKE_LIMITS } from "../../lib/sessions/wake-rule";
 import { a2a } from "../../tests/harness/run";
 import { standIn, toolResults, type Request } from "../../tests/e2e/fixtures/openai-chat";
-import { serve, sessionSandbox, skipped } from "../../tests/e2e/fixtures/opencode";
+import { OPENCODE, serve, sessionSandbox } from "../../tests/e2e/fixtures/opencode";
 import { arrivals, idle } from "./common";
 
 export const agent = "opencode";
 
 const userText = (r: Request): string => JSON.stringify(r.body.messages.filter((m: any) => m.role === "user").at(-1)?.content ?? "");
 
-// `n` samples in ms, or undefined when opencode is not installed.
-export async function measure(n: number): Promise<number[] | undefined> {
-  if (skipped("the opencode idle wake figure")) return undefined;
+// `n` samples in ms; throws why it cannot run.
+export async function measure(n: number): Promise<number[]> {
+  if (!existsSync(OPENCODE)) throw new Error(`${OPENCODE} is missing (bun install installs opencode-ai)`);
   const dir = mkdtempSync(join(tmpdir(), "a2a-bench-wake-"));
   const store = join(dir, "store");
   const seen = arrivals<Request>();
@@ -69,5 +69,5 @@ export async function measure(n: number): Promise<number[] | undefined> {
 if (import.meta.main) {
   const { values } = parseArgs({ options: { n: { type: "string", short: "n", default: "5" } } });
   const xs = await measure(Number(values.n));
-  if (xs) console.log(`${agent}: ${xs.map((x) => x.toFixed(0)).join(" ")} ms; p50 ${[...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)].toFixed(0)} ms`);
+  console.log(`${agent}: ${xs.map((x) => x.toFixed(0)).join(" ")} ms; p50 ${[...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)].toFixed(0)} ms`);
 }
