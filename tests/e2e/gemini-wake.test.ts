@@ -8,7 +8,8 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { a2a, BIN, childEnv, ROOT, tempDir, testStore } from "../harness/run";
+import { connect } from "../harness/mcp";
+import { a2a, BIN, childEnv, ROOT, spawnA2A, tempDir, testStore } from "../harness/run";
 import { newText, standIn, toolResults, type Request } from "./fixtures/gemini-api";
 import { watchText } from "./fixtures/opencode";
 
@@ -117,6 +118,45 @@ describe("Gemini CLI: mail wakes an idle session", () => {
       tty.kill("SIGKILL");
       await tty.exited;
       api.close();
+    }
+  });
+
+  test("the loop guard counts Gemini CLI's wake turns (the wake inside its steering update is not the user's prompt): the 6th wake in a row is held, said once on the waiter's stderr, until the user prompts", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const proj = join(d.path, "proj");
+    mkdirSync(proj);
+    // The session: its a2a mcp (so it is live) and its hooks as Gemini CLI runs them, in its folder.
+    const mcp = await connect(store.path, {}, { cwd: proj });
+    const hook = (event: string, input: object = {}) => a2a(["hook", event, "--agent", "gemini"], { dir: store.path, cwd: proj, stdin: JSON.stringify({ cwd: proj, ...input }), env: { A2A_AGENT: "proj" } });
+    // Gemini CLI's prompt for a background command's end: its output inside a steering update.
+    const steering = (out: string) => `User steering update:\n<user_input>\n<output> [Background command completed successfully. Output saved to /tmp/x.log] ${out} </output>\n</user_input>\nInternal instruction: Re-evaluate the active plan.`;
+    const waiter = () => spawnA2A(["hook", "wake", "--agent", "gemini"], { dir: store.path, cwd: proj, env: { A2A_AGENT: "proj" } });
+    try {
+      expect((await hook("session-start")).code).toBe(0);
+      for (let i = 1; i <= 5; i++) {
+        const w = waiter(); // within the rule's per-session gap of the last wake it waits that out
+        expect((await a2a(["send", "proj", `ping ${i}`, "--as", `agent-${i}`], { dir: store.path })).code).toBe(0);
+        const out = await new Response(w.stdout).text();
+        expect(out).toStartWith(`[a2a wake] 1 new message in your a2a inbox from agent-${i} (other agents).`);
+        expect((await hook("user-prompt-submit", { prompt: steering(out.trim()) })).code).toBe(0);
+        expect((await a2a(["recv", "--as", "proj"], { dir: store.path })).code).toBe(0);
+        expect((await hook("stop")).code).toBe(0);
+      }
+      const held = waiter();
+      const stderr = watchText(held.stderr);
+      expect((await a2a(["send", "proj", "ping 6", "--as", "agent-6"], { dir: store.path })).code).toBe(0);
+      await stderr.waitFor(/proj was woken 5 times in a row with no prompt from its user: no more wakes until the user prompts/);
+      // The user prompts (the model reads the held mail in that turn): the guard starts over, and
+      // the next mail wakes the idle session again, through the same waiter.
+      expect((await hook("user-prompt-submit", { prompt: "what is new?" })).code).toBe(0);
+      expect((await a2a(["recv", "--as", "proj"], { dir: store.path })).code).toBe(0);
+      expect((await hook("stop")).code).toBe(0);
+      expect((await a2a(["send", "proj", "ping 7", "--as", "agent-7"], { dir: store.path })).code).toBe(0);
+      expect(await new Response(held.stdout).text()).toStartWith("[a2a wake] 1 new message in your a2a inbox from agent-7");
+      expect(stderr.text().match(/no more wakes/g)).toHaveLength(1); // said once
+    } finally {
+      await mcp.close();
     }
   });
 });
