@@ -18,7 +18,7 @@ import { parseArgs } from "node:util";
 import { WAKE_LIMITS } from "../../lib/sessions/wake-rule";
 import { a2a, BIN, childEnv, ROOT } from "../../tests/harness/run";
 import { standIn, toolResults, type Request } from "../../tests/e2e/fixtures/gemini-api";
-import { watchText } from "../../tests/e2e/fixtures/opencode";
+import { endTree, watchText } from "../../tests/e2e/fixtures/opencode";
 import { arrivals, idle } from "./common";
 
 export const agent = "Gemini CLI";
@@ -88,7 +88,7 @@ export async function measure(n: number): Promise<number[]> {
       step(`read ${i}`);
     }
   } finally {
-    tty.kill("SIGKILL");
+    await endTree(tty.pid);
     await tty.exited;
     api.close();
     rmSync(dir, { recursive: true, force: true });

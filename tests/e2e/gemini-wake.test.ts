@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { connect } from "../harness/mcp";
 import { a2a, BIN, childEnv, ROOT, spawnA2A, tempDir, testStore } from "../harness/run";
 import { newText, standIn, toolResults, type Request } from "./fixtures/gemini-api";
-import { watchText } from "./fixtures/opencode";
+import { endTree, watchText } from "./fixtures/opencode";
 
 setDefaultTimeout(180_000);
 
@@ -115,7 +115,7 @@ describe("Gemini CLI: mail wakes an idle session", () => {
       await screen.waitFor(/\*\s+half a li\s/, 60_000, at);
       expect(api.requests.some((r) => lastUserText(r).includes("half a li"))).toBe(false);
     } finally {
-      tty.kill("SIGKILL");
+      await endTree(tty.pid);
       await tty.exited;
       api.close();
     }

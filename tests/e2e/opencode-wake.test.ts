@@ -9,7 +9,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { a2a, childEnv, tempDir, testStore } from "../harness/run";
 import { standIn, toolNames, toolResults, type Request } from "./fixtures/openai-chat";
-import { env, OPENCODE, serve, sessionSandbox, skipped, watchText, type Sandbox } from "./fixtures/opencode";
+import { endTree, env, OPENCODE, serve, sessionSandbox, skipped, watchText, type Sandbox } from "./fixtures/opencode";
 
 setDefaultTimeout(180_000);
 
@@ -147,7 +147,7 @@ describe("opencode: mail wakes an idle session", () => {
       const mine = await asked((r) => userTexts(r).some((t) => t.includes("half a line")));
       expect(userTexts(mine).at(-1)).toContain("half a line");
     } finally {
-      tty.kill("SIGKILL");
+      await endTree(tty.pid);
       await tty.exited;
       api.close();
     }
