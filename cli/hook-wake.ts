@@ -32,8 +32,12 @@ function orphaned(signal: AbortSignal): AbortSignal {
 // What ends one wait: new mail, `ms` (none: no timer), or the end of the waiter.
 function until(signal: AbortSignal, ms: number | undefined, mail: { next: Promise<void> }): Promise<void> {
   return new Promise<void>((resolve) => {
-    const timer = ms === undefined ? undefined : setTimeout(resolve, Math.max(0, ms));
-    const done = () => (clearTimeout(timer), resolve());
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done); // a waiter looks again each second for hours: no listener piles up
+      resolve();
+    };
+    const timer = ms === undefined ? undefined : setTimeout(done, Math.max(0, ms));
     signal.addEventListener("abort", done, { once: true });
     mail.next.then(done);
   });
