@@ -16,6 +16,8 @@ interface Driver {
 const AGENTS: { file: string; agent: string; load: () => Promise<Driver> }[] = [
   { file: "claude", agent: "Claude Code", load: () => import("./idle-wake/claude") },
   { file: "codex", agent: "Codex CLI", load: () => import("./idle-wake/codex") },
+  { file: "opencode", agent: "opencode", load: () => import("./idle-wake/opencode") },
+  { file: "gemini", agent: "Gemini CLI", load: () => import("./idle-wake/gemini") },
 ];
 
 const GOAL_MS = 2000;

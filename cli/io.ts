@@ -213,6 +213,8 @@ function strictArg(arg: string, what: string): string {
 // A duration flag's value in the unit lib/ takes; undefined when the flag was not given.
 export const durationSec = (text: string | undefined, flag: string) => (text === undefined ? undefined : parseDuration(text, flag));
 export const durationMs = (text: string | undefined, flag: string) => (text === undefined ? undefined : parseDuration(text, flag) * 1000);
+// Milliseconds from now until unix second `at` (a time lib/ decided), for a timer.
+export const msUntil = (at: number) => Math.max(0, at * 1000 - Date.now());
 
 export function parseCount(text: string, flag: string): number {
   const n = Number(text);

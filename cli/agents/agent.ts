@@ -14,7 +14,8 @@
 export type Scope = "user" | "project";
 
 // The a2a hook events, as a2a names them; each agent maps its own events onto these.
-export type A2AEvent = "session-start" | "user-prompt-submit" | "stop" | "pre-tool-use" | "notification";
+// "wake": not an agent's event but a waiter's (opencode's plugin runs it while a session sits idle).
+export type A2AEvent = "session-start" | "user-prompt-submit" | "stop" | "pre-tool-use" | "notification" | "wake";
 
 // How the agent's config runs a2a: this binary's path at user scope, the bare name in a project's
 // files (shared with a team whose a2a lives elsewhere); `pre` is `--dir STORE` when the store is
@@ -66,7 +67,7 @@ export interface HookInput {
   files?: string[]; // pre-tool-use: the files the tool call would write (as the tool names them); none: it writes none
   asks?: string; // notification: what the agent asks its user (a permission prompt, a question); none: it asks nothing
   session?: string; // the agent's own id of the session (its hooks' session_id)
-  prompt?: string; // user-prompt-submit: the prompt (the user's, or a2a's wake: lib/sessions/wake-rule.ts)
+  prompt?: string; // user-prompt-submit: the prompt (the user's, or a2a's wake: lib/sessions/wake-rule.ts); none: the agent did not say it (opencode's own continuations and wakes), which starts the loop guard over not
 }
 
 // How an agent's hooks speak. Each answer is the whole stdout; undefined: print nothing (the agent
@@ -76,6 +77,9 @@ export interface HookFormat {
   context(event: "session-start" | "user-prompt-submit", text: string): string | undefined;
   block(reason: string): string; // hold a stop: the reason is the model's next instruction
   deny(reason: string): string; // refuse a tool call: the reason is the call's result
+  // `a2a hook wake`, for an agent woken by a waiter's end (cli/hook-wake.ts): how its model reads
+  // mail (said in the wake), whether the loop guard's hold ends the waiter, and the answer.
+  wake?: { read: string; endOnHold: boolean; answer(a: { wake: string } | { held: string }): string };
 }
 
 export interface Agent {

@@ -22,6 +22,7 @@
 // mail waits for the next prompt or stop, as with Claude Code.
 
 import { join } from "node:path";
+import { WAKE_TAG } from "../../lib/sessions/wake-rule";
 import type { A2ACommand, A2AEvent, Agent, Check, DoctorContext, HookFormat, Scope, SetupOptions } from "./agent";
 import { a2aHooks, hooksCheck, mcpList, notSetUp, registered, toolHookInput, withHookGroups } from "./claude";
 import { readJsonQuietly } from "./edit";
@@ -60,11 +61,22 @@ function withMcp(value: Record<string, any>, cmd: A2ACommand, tools: string | un
 // (absolute, or relative to the project: a2a resolves it against the hook's cwd).
 const FILE_OF: Record<string, string> = { write_file: "file_path", replace: "file_path" };
 
+// Gemini CLI brings a background command's end into an idle session as a "user steering update"
+// wrapping its output: the prompt of a2a's wake is the wake's text inside, so that turn is not
+// taken for the user's (the loop guard counts it).
+function promptOf(raw: Record<string, unknown>): string | undefined {
+  if (typeof raw.prompt !== "string") return undefined;
+  const at = raw.prompt.indexOf(WAKE_TAG);
+  return at > 0 && raw.prompt.includes("[Background command completed") ? raw.prompt.slice(at) : raw.prompt;
+}
+
 export const geminiHook: HookFormat = {
-  input: (raw) => toolHookInput(raw, FILE_OF),
+  input: (raw) => ({ ...toolHookInput(raw, FILE_OF), prompt: promptOf(raw) }),
   context: (event, text) => json({ hookSpecificOutput: { hookEventName: event === "session-start" ? "SessionStart" : "BeforeAgent", additionalContext: text } }),
   block: (reason) => json({ decision: "block", reason }),
   deny: (reason) => json({ decision: "deny", reason }),
+  // The waiter is a background shell command the model starts: its output is what the model reads.
+  wake: { read: "check_messages (the a2a MCP tool)", endOnHold: false, answer: (a) => ("wake" in a ? a.wake : a.held) + "\n" },
 };
 
 const FIX_SETUP = "a2a setup gemini (every project of yours) or a2a setup gemini --scope project (this repository)";

@@ -90,15 +90,18 @@ function filesOf(tool: unknown, args: Record<string, unknown>): string[] | undef
   return undefined;
 }
 
-// The plugin's JSON: {cwd, continuation, tool, args}; the answers: {context}, {block}, {deny}.
+// The plugin's JSON: {cwd, continuation, prompt, tool, args}; the answers: {context}, {block},
+// {deny}, and a wake's {block} (the session's next prompt) or {held} (a line for opencode's log).
 export const opencodeHook: HookFormat = {
   input(raw) {
     const args = raw.args && typeof raw.args === "object" ? (raw.args as Record<string, unknown>) : {};
-    return { cwd: typeof raw.cwd === "string" && raw.cwd ? raw.cwd : undefined, continuation: raw.continuation === true, files: filesOf(raw.tool, args) };
+    const prompt = typeof raw.prompt === "string" ? raw.prompt : undefined;
+    return { cwd: typeof raw.cwd === "string" && raw.cwd ? raw.cwd : undefined, continuation: raw.continuation === true, files: filesOf(raw.tool, args), prompt };
   },
   context: (_event, text) => json({ context: text }),
   block: (reason) => json({ block: reason }),
   deny: (reason) => json({ deny: reason }),
+  wake: { read: "check_messages (the a2a_check_messages tool)", endOnHold: true, answer: (a) => json("wake" in a ? { block: a.wake } : a) },
 };
 
 const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "");

@@ -10,6 +10,8 @@
 //                        would write a file another agent reserved exclusively (lib/reservations/
 //                        reserve.ts blockers); nothing otherwise (Claude Code goes on as without a hook)
 //   notification         nothing; the session is marked needs-you, on what it asks its user
+//   wake                 opencode and Gemini CLI only: waits while the session sits idle until mail
+//                        should wake it (cli/hook-wake.ts), then answers the wake
 // Each event also marks the session's state (lib/sessions/state.ts): session-start idle,
 // user-prompt-submit working, a stop let go idle (a blocked one stays working; a worker waiting
 // for work is waiting meanwhile), notification needs-you.
@@ -40,11 +42,12 @@ import { denyText, promptText, sessionStartText, stopText } from "../agents/hook
 import { AGENTS, agentIds } from "../agents/index";
 import { writerNoun } from "../frame";
 import { readHookInput } from "../hook-input";
+import { nextWake } from "../hook-wake";
 import { durationMs, err, isTTY, out, parseCount } from "../io";
 import { SHELL } from "../phrase";
 import { action, command, type Ctx } from "../run";
 
-const EVENTS: A2AEvent[] = ["session-start", "user-prompt-submit", "stop", "pre-tool-use", "notification"];
+const EVENTS: A2AEvent[] = ["session-start", "user-prompt-submit", "stop", "pre-tool-use", "notification", "wake"];
 
 const CHECK_DEADLINE_MS = 3000;
 
@@ -89,7 +92,7 @@ export const commands = {
     command(p, "hook", {
       summary: "a coding agent's hook: announce mail at session start and prompts, hold a stop while mail waits, deny edits of reserved files, keep the session's state",
       description:
-        "Run as a coding agent's command hook (a2a setup AGENT installs them): reads the event's JSON on stdin and answers in that agent's hook format: Claude Code's by default, --agent codex, gemini or opencode for theirs (their events are mapped onto these; see README, Other coding agents). session-start: who this session is on the bus and how much mail waits. user-prompt-submit: the unread mail that arrived since the last prompt, as context framed as untrusted input (it stays unread). stop: while unread mail waits, block the stop with a reason telling the model to call check_messages; never twice for the same mail after a continuation, at most --max-blocks times in a row. stop --wait DUR (a worker session): claimable tasks of the queues the session serves (those it called task_claim on) hold it too, and when nothing waits, wait up to DUR for the next message or such a task before letting the session stop. pre-tool-use (for the tools that write files: Edit, Write, MultiEdit, NotebookEdit in Claude Code; apply_patch in Codex; write_file, replace in Gemini CLI; write, edit, multiedit, apply_patch in opencode, through its a2a plugin): deny the edit when another agent holds the file exclusively (a2a reserve), naming the holder, their pattern, reason and expiry; silent otherwise, and when the store cannot be read (one line on stderr, exit 1: the edit goes ahead). Input of any size is read (a long string keeps only its apply_patch header lines); input that cannot be read as JSON is denied, saying why. notification (Claude Code's Notification, Gemini CLI's): the session asks its user something (a permission prompt, a question): it is marked needs-you. Every event keeps the session's state that a2a peers shows (session-start: idle; user-prompt-submit: working; a stop let go: idle; notification: needs-you). The session's name is the one its a2a mcp server has (see a2a whoami). Exit 0; 1 with one line on stderr when something failed (never 2, which Claude Code, Codex and Gemini CLI read as a block).",
+        "Run as a coding agent's command hook (a2a setup AGENT installs them): reads the event's JSON on stdin and answers in that agent's hook format: Claude Code's by default, --agent codex, gemini or opencode for theirs (their events are mapped onto these; see README, Other coding agents). session-start: who this session is on the bus and how much mail waits. user-prompt-submit: the unread mail that arrived since the last prompt, as context framed as untrusted input (it stays unread). stop: while unread mail waits, block the stop with a reason telling the model to call check_messages; never twice for the same mail after a continuation, at most --max-blocks times in a row. stop --wait DUR (a worker session): claimable tasks of the queues the session serves (those it called task_claim on) hold it too, and when nothing waits, wait up to DUR for the next message or such a task before letting the session stop. pre-tool-use (for the tools that write files: Edit, Write, MultiEdit, NotebookEdit in Claude Code; apply_patch in Codex; write_file, replace in Gemini CLI; write, edit, multiedit, apply_patch in opencode, through its a2a plugin): deny the edit when another agent holds the file exclusively (a2a reserve), naming the holder, their pattern, reason and expiry; silent otherwise, and when the store cannot be read (one line on stderr, exit 1: the edit goes ahead). Input of any size is read (a long string keeps only its apply_patch header lines); input that cannot be read as JSON is denied, saying why. notification (Claude Code's Notification, Gemini CLI's): the session asks its user something (a permission prompt, a question): it is marked needs-you. wake (--agent opencode: a2a's plugin runs it while a session sits idle; --agent gemini: the model runs it as a background shell command, whose end Gemini CLI brings into the idle session): wait until the wake rule says new mail should wake the idle session (one wake per batch, a loop guard, rate bounds), then answer the wake's text, which says the mail is another agent's data and how to read it, never its body. Every event keeps the session's state that a2a peers shows (session-start: idle; user-prompt-submit: working; a stop let go: idle; notification: needs-you). The session's name is the one its a2a mcp server has (see a2a whoami). Exit 0; 1 with one line on stderr when something failed (never 2, which Claude Code, Codex and Gemini CLI read as a block).",
       examples: [
         "echo '{\"cwd\":\"'$PWD'\"}' | a2a hook session-start",
         "a2a hook stop --wait 5m   # in the Stop hook of a worker session (hook timeout above 300)",
@@ -97,7 +100,7 @@ export const commands = {
       ],
       json: "accepted, as by every command: the answer is always the agent's hook JSON",
     })
-      .argument("<event>", "session-start, user-prompt-submit, stop, pre-tool-use or notification")
+      .argument("<event>", "session-start, user-prompt-submit, stop, pre-tool-use, notification or wake")
       .option("--wait <duration>", "stop only: wait this long for the next message when nothing waits (e.g. 5m)")
       .option("--agent <id>", `the agent whose hook this is: ${agentIds()} (default claude)`, "claude")
       .option("--max-blocks <n>", `stop only: at most this many blocks in a row (default ${MAX_BLOCKS}, or 100 with --wait)`)
@@ -105,7 +108,7 @@ export const commands = {
         try {
           const format = Object.hasOwn(AGENTS, o.agent) ? AGENTS[o.agent].hook : undefined;
           if (!format) throw new A2AError("EUSAGE", `unknown --agent ${JSON.stringify(o.agent)}: a2a hook speaks for ${Object.values(AGENTS).filter((a) => a.hook).map((a) => a.id).join(", ")}`);
-          if (!EVENTS.includes(event as A2AEvent)) throw new A2AError("EUSAGE", `unknown hook event ${JSON.stringify(event)}: use session-start, user-prompt-submit, stop, pre-tool-use or notification`);
+          if (!EVENTS.includes(event as A2AEvent)) throw new A2AError("EUSAGE", `unknown hook event ${JSON.stringify(event)}: use session-start, user-prompt-submit, stop, pre-tool-use, notification or wake`);
           const waitMs = durationMs(o.wait, "--wait");
           if (waitMs !== undefined && event !== "stop") throw new A2AError("EUSAGE", "--wait is for the stop hook only: a2a hook stop --wait 5m");
           const maxBlocks = o.maxBlocks === undefined ? (waitMs ? 100 : MAX_BLOCKS) : Math.max(1, parseCount(o.maxBlocks, "--max-blocks"));
@@ -133,8 +136,14 @@ export const commands = {
           if (ev === "user-prompt-submit") {
             const text = promptText(me.name, await c.bus.sessions.prompt(me.name), writerNoun(c.bus.engine));
             await c.bus.sessions.mark(me.name, "working");
-            await c.bus.sessions.prompted(me.name, input.prompt); // the user's prompt starts the wake loop guard over
+            // A prompt that is not a2a's wake is the user's: the wakes' loop guard starts over.
+            if (input.prompt !== undefined) await c.bus.sessions.prompted(me.name, input.prompt);
             return text ? say(format.context(ev, text)) : undefined;
+          }
+          if (ev === "wake") {
+            if (!format.wake) throw new A2AError("EUSAGE", `a2a hook wake is for opencode and gemini: ${o.agent} has its wakes from its a2a mcp`);
+            const a = await nextWake(c, me.name, format.wake.read, format.wake.endOnHold);
+            return a ? out(format.wake.answer(a)) : undefined;
           }
           const continuation = input.continuation;
           let d = await c.bus.sessions.stop(me.name, continuation, maxBlocks, !!waitMs);

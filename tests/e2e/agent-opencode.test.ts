@@ -9,76 +9,15 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { a2a, BIN, setupBackups, childEnv, readUntil, ROOT, tempDir, testStore } from "../harness/run";
 import { standIn, systemText, toolNames, toolResults, type Request } from "./fixtures/openai-chat";
+import { env, OPENCODE, opencode, provider, sandbox, sessionSandbox, setup, skipPluginInstall, skipped, type Sandbox } from "./fixtures/opencode";
 
 setDefaultTimeout(120_000);
-
-const OPENCODE = join(ROOT, "node_modules", ".bin", "opencode");
-
-function skipped(what: string): boolean {
-  if (existsSync(OPENCODE)) return false;
-  console.log(`SKIPPED ${what}: ${OPENCODE} is missing (bun install installs opencode-ai)`);
-  return true;
-}
-
-interface Sandbox {
-  home: string;
-  config: string; // ~/.config/opencode
-  proj: string; // a git repository
-  store: string;
-}
-
-// opencode installs @opencode-ai/plugin into each config directory it reads (from the npm
-// registry, ~30 s, which plugin loading waits for) unless node_modules exists and the lock file
-// lists it: so each directory gets both, and no test downloads anything.
-function skipPluginInstall(dir: string): void {
-  mkdirSync(join(dir, "node_modules"), { recursive: true });
-  writeFileSync(join(dir, "package-lock.json"), JSON.stringify({ packages: { "": { dependencies: { "@opencode-ai/plugin": "*" } } } }));
-}
-
-function sandbox(path: string, store: string): Sandbox {
-  const home = join(path, "home");
-  const config = join(home, ".config", "opencode");
-  const proj = join(path, "proj");
-  mkdirSync(config, { recursive: true });
-  mkdirSync(join(home, "tmp"));
-  mkdirSync(join(proj, "src"), { recursive: true });
-  const r = Bun.spawnSync({ cmd: ["git", "init", "-q", proj], stderr: "pipe" });
-  if (r.exitCode !== 0) throw new Error(`git init: ${r.stderr}`);
-  writeFileSync(join(proj, "src", "api.ts"), "export {};\n");
-  skipPluginInstall(config);
-  return { home, config, proj, store };
-}
-
-// The environment of opencode (and of a2a setup) in the sandbox: its HOME, no XDG_* or OPENCODE_*
-// of the developer's, no update check or model list download; PWD is the directory opencode works in.
-function env(s: Sandbox, cwd: string): Record<string, string | undefined> {
-  // TMPDIR too: opencode makes $TMPDIR/opencode (/tmp/opencode without it).
-  const e: Record<string, string | undefined> = { HOME: s.home, TMPDIR: join(s.home, "tmp"), PWD: cwd, PATH: `${join(BIN, "..")}:${process.env.PATH}`, OPENCODE_DISABLE_AUTOUPDATE: "1", OPENCODE_DISABLE_MODELS_FETCH: "1" };
-  for (const k of Object.keys(process.env)) if (k.startsWith("XDG_") || (k.startsWith("OPENCODE") && !(k in e))) e[k] = undefined;
-  return e;
-}
-
-async function opencode(args: string[], cwd: string, s: Sandbox): Promise<{ stdout: string; stderr: string; code: number }> {
-  const p = Bun.spawn({ cmd: [OPENCODE, ...args], cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe", env: childEnv({ dir: s.store, env: env(s, cwd) }) });
-  const timer = setTimeout(() => p.kill(), 100_000);
-  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  clearTimeout(timer);
-  return { stdout, stderr, code };
-}
-
-const setup = (s: Sandbox, extra: string[] = [], cwd = s.proj) => a2a(["setup", "opencode", ...extra], { dir: s.store, cwd, env: env(s, cwd) });
 
 // `opencode mcp list`'s line for a2a, without colours ("✓ a2a connected"), or undefined.
 async function listed(s: Sandbox, cwd = s.proj): Promise<string | undefined> {
   const r = await opencode(["mcp", "list"], cwd, s);
   return r.stdout.replace(/\x1b\[[0-9;]*m/g, "").split("\n").find((l) => / a2a( |$)/.test(l));
 }
-
-// The stand-in as opencode's model: a custom provider (@ai-sdk/openai-compatible, bundled in opencode).
-const provider = (url: string) => ({
-  provider: { standin: { npm: "@ai-sdk/openai-compatible", name: "Stand-in", options: { baseURL: url, apiKey: "test-key-offline" }, models: { m: { name: "m", tool_call: true } } } },
-  model: "standin/m",
-});
 
 // A user's opencode.json with comments, a trailing comma and settings of their own.
 const USER_CONFIG = `{
@@ -233,14 +172,6 @@ describe("opencode: a2a setup opencode", () => {
 });
 
 // A sandbox whose user config has the user's settings and the stand-in as model, then a2a set up.
-async function sessionSandbox(path: string, store: string, apiUrl: string): Promise<Sandbox> {
-  const s = sandbox(path, store);
-  writeFileSync(join(s.config, "opencode.json"), JSON.stringify(provider(apiUrl), null, 2));
-  const r = await setup(s);
-  if (r.code !== 0) throw new Error(`a2a setup opencode failed: ${r.stderr}`);
-  return s;
-}
-
 const run = (prompt: string, s: Sandbox) => opencode(["run", "--format", "json", prompt], s.proj, s);
 
 describe("opencode: a real session", () => {

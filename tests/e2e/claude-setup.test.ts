@@ -211,7 +211,7 @@ describe("a2a hook", () => {
     expect(bad.stderr).toMatch(/^a2a: hook stop: the hook input on stdin is not JSON: .*\n$/);
     const ev = await a2a(["hook", "post-tool-use"], { dir: d.path, stdin: "{}" });
     expect(ev).toMatchObject({ code: 1, stdout: "" });
-    expect(ev.stderr).toMatch(/unknown hook event "post-tool-use": use session-start, user-prompt-submit, stop, pre-tool-use or notification\n$/);
+    expect(ev.stderr).toMatch(/unknown hook event "post-tool-use": use session-start, user-prompt-submit, stop, pre-tool-use, notification or wake\n$/);
   });
 });
 
