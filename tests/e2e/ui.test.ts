@@ -607,12 +607,12 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
     }
   });
 
-  test("agents: each session's state; a permission prompt puts it in the needs-you list at the top, its answer and stop take it out", async () => {
+  test("agents: each session's five states; a permission prompt puts it in the needs-you list at the top, its answer and stop take it out", async () => {
     using d = testStore();
     using w = tempDir();
     const cwd = join(w.path, "proj");
     mkdirSync(cwd);
-    const alice = await connect(d.path, { A2A_AGENT: "alice" }, { cwd, tools: "" });
+    const alice = await connect(d.path, { A2A_AGENT: "alice" }, { cwd, tools: "all" });
     const hook = (event: string, input: object) => a2a(["hook", event], { dir: d.path, stdin: JSON.stringify({ cwd, ...input }), env: { A2A_AGENT: "alice" } });
     const u = await startUi([], { dir: d.path });
     const page = await open(u);
@@ -631,11 +631,22 @@ describe.skipIf(!!missing)("a2a ui in chromium", () => {
       await hook("stop", { stop_hook_active: false });
       await page.waitForSelector('#agents tr[data-agent="alice"][data-state="idle"]');
       expect(await page.isHidden("#needs-you")).toBe(true);
+      // Blocked in a claim: waiting, on what; the task comes and it is idle again.
+      const claim = alice.json("task_claim", { queue: "build", wait: true, timeout: 60 });
+      await page.waitForSelector('#agents tr[data-agent="alice"][data-state="waiting"]');
+      expect(await page.textContent('#agents tr[data-agent="alice"] td.state')).toContain("a claimable task in build");
+      expect((await a2a(["task", "add", "build", "compile"], { dir: d.path })).code).toBe(0);
+      expect((await claim).ok).toBe(true);
+      await page.waitForSelector('#agents tr[data-agent="alice"][data-state="idle"]');
+      // Its process killed: gone at once, never shown as live.
+      process.kill(alice.pid, "SIGKILL");
+      await page.waitForSelector('#agents tr[data-agent="alice"][data-state="gone"]');
+      expect(await page.locator('#agents tr[data-agent="alice"] .live-dot.on').count()).toBe(0);
       expect(pageErrors(page)).toEqual([]);
     } finally {
       await page.close();
       await stop(u);
-      await alice.close();
+      await alice.close().catch(() => undefined);
     }
   });
 
