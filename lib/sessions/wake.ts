@@ -25,10 +25,14 @@ export async function wakeCheck(store: Store, name: string, limits?: WakeLimits)
   const v = stateOf(store, peer, rec.state);
   const known = new Set(rec.wake?.ids ?? []);
   const fresh = mail.ids.filter((id) => !known.has(id)).slice(0, HEADS_MAX);
-  const from = new Map((fresh.length ? await mail.heads(fresh) : []).map((m) => [m.id, m.from]));
+  const heads = fresh.length ? await mail.heads(fresh) : [];
+  const from = new Map(heads.map((m) => [m.id, m.from]));
+  // The person's own message (lib/mail/human.ts: marked only when its writer owns the inbox) is
+  // the user speaking, as a prompt is: the loop guard starts over for it.
+  const wake = heads.some((m) => m.human) ? (userPrompted(rec.wake) ?? rec.wake) : rec.wake;
   // Known ids need no sender; a fresh one whose head was refused (a policy) or is gone wakes nothing.
   const unread: Mail[] = mail.ids.flatMap((id) => (known.has(id) ? [{ id, from: "" }] : from.has(id) ? [{ id, from: from.get(id)! }] : []));
-  return decideWake({ now: nowSec(), state: v.state, since: v.since, unread, wake: rec.wake }, limits);
+  return decideWake({ now: nowSec(), state: v.state, since: v.since, unread, wake }, limits);
 }
 
 // Keeps `mark` as the session's wake bookkeeping (after a wake was sent, or a decision that

@@ -61,5 +61,28 @@ for (const engine of enginesFor("sessions")) {
         rmSync(work, { recursive: true, force: true });
       }
     });
+
+    it("the loop guard holds agents' mail, and the person's own message (the dashboard's @human) starts it over, as a prompt does", async () => {
+      const work = tempDir("a2a-contract-wake-").path;
+      let p: Presence | undefined;
+      try {
+        const cwd = join(work, "proj");
+        mkdirSync(cwd, { recursive: true });
+        p = await t.reopen({ A2A_AGENT: "alice" }).presence.start({ cwd });
+        await t.bus.mail.ensureInbox("alice", true);
+        await past(p.record().started_at);
+        // Five wakes in a row with no prompt: the guard holds the next one.
+        await t.bus.sessions.keepWake("alice", { at: 1, ids: [], run: LIMITS.run, held: true, senders: {} });
+        await t.bus.mail.send("bob", "alice", "ping");
+        expect(await t.reopen().sessions.wakeCheck("alice")).toEqual({ wake: false, why: "loop-guard" });
+        const typed = await t.reopen().mail.sendAsHuman("alice", "stop and review the plan");
+        const d = await t.reopen().sessions.wakeCheck("alice");
+        expect(d).toMatchObject({ wake: true, senders: expect.arrayContaining(["@human"]), mark: { run: 1, held: false } });
+        expect(d.wake && d.ids).toContain(typed.id);
+      } finally {
+        await p?.close();
+        rmSync(work, { recursive: true, force: true });
+      }
+    });
   });
 }
