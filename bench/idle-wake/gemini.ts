@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { WAKE_LIMITS } from "../../lib/sessions/wake-rule";
-import { a2a, BIN, childEnv, ROOT } from "../../tests/harness/run";
+import { a2a, BIN, childEnv, notCI, ROOT } from "../../tests/harness/run";
 import { standIn, toolResults, type Request } from "../../tests/e2e/fixtures/gemini-api";
 import { endTree, watchText } from "../../tests/e2e/fixtures/opencode";
 import { arrivals, idle } from "./common";
@@ -53,7 +53,7 @@ export async function measure(n: number): Promise<number[]> {
     if (t.includes("mcp_a2a_check_messages") || t.includes("wait for mail")) return waiter;
     return [{ text: "ok" }];
   });
-  const env = childEnv({ dir: store, env: { HOME: home, PATH: `${dirname(BIN)}:${process.env.PATH}`, GEMINI_API_KEY: "test-key-offline", GOOGLE_GEMINI_BASE_URL: api.url, GITHUB_SHA: undefined, SURFACE: undefined, TERM: "xterm-256color", SHELL: "/bin/sh" } });
+  const env = childEnv({ dir: store, env: { HOME: home, PATH: `${dirname(BIN)}:${process.env.PATH}`, GEMINI_API_KEY: "test-key-offline", GOOGLE_GEMINI_BASE_URL: api.url, ...notCI(), GITHUB_SHA: undefined, SURFACE: undefined, TERM: "xterm-256color", SHELL: "/bin/sh" } });
   const tty = Bun.spawn({ cmd: ["script", "-q", "-e", "-c", `stty rows 40 cols 120; exec ${shq(GEMINI)} -m gemini-2.5-flash --approval-mode yolo`, "/dev/null"], cwd: proj, env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
   const screen = watchText(tty.stdout);
   const samples: number[] = [];

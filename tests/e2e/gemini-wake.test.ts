@@ -9,7 +9,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { connect } from "../harness/mcp";
-import { a2a, BIN, childEnv, ROOT, spawnA2A, tempDir, testStore } from "../harness/run";
+import { a2a, BIN, childEnv, notCI, ROOT, spawnA2A, tempDir, testStore } from "../harness/run";
 import { newText, standIn, toolResults, type Request } from "./fixtures/gemini-api";
 import { endTree, watchText } from "./fixtures/opencode";
 
@@ -82,7 +82,7 @@ describe("Gemini CLI: mail wakes an idle session", () => {
       if (t.includes("wait for mail")) return [{ call: "run_shell_command", args: { command: `${BIN} --dir ${store.path} hook wake --agent gemini`, description: "wait for a2a mail", is_background: true } }];
       return [{ text: "ok" }];
     });
-    const env = childEnv({ dir: store.path, env: { HOME: home, PATH: `${dirname(BIN)}:${process.env.PATH}`, GEMINI_API_KEY: "test-key-offline", GOOGLE_GEMINI_BASE_URL: api.url, GITHUB_SHA: undefined, SURFACE: undefined, TERM: "xterm-256color", SHELL: "/bin/sh" } });
+    const env = childEnv({ dir: store.path, env: { HOME: home, PATH: `${dirname(BIN)}:${process.env.PATH}`, GEMINI_API_KEY: "test-key-offline", GOOGLE_GEMINI_BASE_URL: api.url, ...notCI(), GITHUB_SHA: undefined, SURFACE: undefined, TERM: "xterm-256color", SHELL: "/bin/sh" } });
     // A size for the pseudo-terminal: with none (0 columns) Gemini CLI never draws its prompt.
     const tty = Bun.spawn({ cmd: ["script", "-q", "-e", "-c", `stty rows 40 cols 120; exec ${shq(GEMINI)} -m gemini-2.5-flash --approval-mode yolo`, "/dev/null"], cwd: proj, env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
     const screen = watchText(tty.stdout);

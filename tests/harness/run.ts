@@ -47,6 +47,15 @@ export function childEnv(o: EnvOptions = {}): Record<string, string> {
   return env;
 }
 
+// Settings that take away what tells a CLI it runs under CI (CI, CONTINUOUS_INTEGRATION, CI_*:
+// the is-in-ci rule): Gemini CLI will not start its interactive prompt under them, and the
+// tests that need an idle prompt run its TUI on a pty. CI itself runs with CI=true.
+export function notCI(): Record<string, undefined> {
+  const out: Record<string, undefined> = { CI: undefined, CONTINUOUS_INTEGRATION: undefined };
+  for (const k of Object.keys(process.env)) if (k.startsWith("CI_")) out[k] = undefined;
+  return out;
+}
+
 // The settings of a child that may start a coding agent's CLI (a2a doctor runs their
 // `mcp list`, which writes to ~/.config, ~/.local and /tmp): a HOME of its own under `dir`,
 // none of the developer's XDG_* directories, its own TMPDIR.
