@@ -106,6 +106,19 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
   // The project's setting wins over the user's; on by default.
   const off = values.project.hooksConfig?.enabled === false ? files.project : values.project.hooksConfig?.enabled === undefined && values.user.hooksConfig?.enabled === false ? files.user : undefined;
   if (off) checks.push({ check: "Gemini CLI hooks", level: "problem", detail: `hooksConfig.enabled is false in ${off}: Gemini CLI runs no hook`, fix: `set hooksConfig.enabled to true in ${off} (or take it out)` });
+  // Its only way into an idle session (issue 35, docs/AGENTS.md) rests on two experimental
+  // settings a2a leaves to the user; the project's value wins over the user's.
+  const setting = (get: (v: any) => unknown) => get(values.project) ?? get(values.user);
+  const steering = setting((v) => v.experimental?.modelSteering) === true;
+  const inject = setting((v) => v.tools?.shell?.backgroundCompletionBehavior) === "inject";
+  if (!steering || !inject) {
+    checks.push({
+      check: "Gemini CLI idle wake",
+      level: "note",
+      detail: `mail does not wake a session idle at its prompt (it comes at the next prompt or stop): Gemini CLI's one way in, a background command's end, needs ${[!steering && "experimental.modelSteering: true", !inject && 'tools.shell.backgroundCompletionBehavior: "inject"'].filter(Boolean).join(" and ")}, both experimental`,
+      fix: `to have it: set them in ${files.user}, and have the model run a2a hook wake --agent gemini in the background (docs/AGENTS.md)`,
+    });
+  }
   return checks;
 }
 

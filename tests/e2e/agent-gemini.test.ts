@@ -131,6 +131,11 @@ describe("a2a setup gemini with the real Gemini CLI", () => {
     expect(after[1]).toMatchObject({ level: "problem", detail: expect.stringMatching(/^○ a2a: .* - Disabled: Gemini CLI starts no MCP server in a folder you have not trusted/) });
     expect(after[1].fix).toMatch(/trust this folder in Gemini CLI/);
     expect(after[2]).toMatchObject({ level: "ok", detail: expect.stringMatching(/^installed: SessionStart: .*hook session-start --agent gemini/) });
+    // The idle wake's two experimental settings: named while either is missing, quiet once both are set.
+    expect(files.find((c: any) => c.check === "Gemini CLI idle wake")).toMatchObject({ level: "note", detail: expect.stringContaining('experimental.modelSteering: true and tools.shell.backgroundCompletionBehavior: "inject"') });
+    const set = readFileSync(o.settings, "utf8"); // JSONC, as setup left it: the two keys go first
+    writeFileSync(o.settings, set.replace("{", '{ "experimental": { "modelSteering": true }, "tools": { "shell": { "backgroundCompletionBehavior": "inject" } },'));
+    expect(checks(await run([BIN, "doctor", "--json"], untrusted, geminiEnv(o, undefined, path))).map((c: any) => c.check)).not.toContain("Gemini CLI idle wake");
   });
 
   test("a settings file that is not JSON is left alone: exit 2, one line naming it", async () => {
