@@ -64,6 +64,7 @@ export class Hub {
   #stop = new AbortController();
   #inTurn = turns();
   #boardRead: Promise<void>;
+  #feedReady: Promise<void>;
   readonly done: Promise<unknown>;
 
   // The hub of `bus`, once the board has been read: that read's error is thrown, the feed stopped.
@@ -71,6 +72,9 @@ export class Hub {
     const hub = new Hub(bus, recheckMs);
     try {
       await hub.#boardRead;
+      // A page is served only once the feed has its baseline: a change made after the page
+      // loaded is then an event, never folded silently into what the feed found at its start.
+      await Promise.race([hub.#feedReady, hub.done.then(() => undefined)]);
     } catch (e) {
       await hub.stop().catch(() => {}); // the board's error is the one to tell
       throw e;
@@ -87,7 +91,9 @@ export class Hub {
     // command then stops with that one line (it is always awaited, never left unhandled).
     let fail!: (e: unknown) => void;
     const failed = new Promise<never>((_, reject) => (fail = reject));
-    this.done = Promise.race([bus.dashboard.watch((e) => this.#on(e), { signal: this.#stop.signal, recheckMs }), failed]);
+    let ready!: () => void;
+    this.#feedReady = new Promise<void>((resolve) => (ready = resolve));
+    this.done = Promise.race([bus.dashboard.watch((e) => this.#on(e), { signal: this.#stop.signal, recheckMs, onReady: ready }), failed]);
     this.done.catch(() => {});
     this.#boardRead = this.#inTurn(async () => {
       this.board = await bus.dashboard.board();

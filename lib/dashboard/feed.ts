@@ -30,6 +30,7 @@ export type BusEvent =
 export interface BusOptions extends WaitOptions {
   recheckMs?: number; // re-read presence (and the board) this often: liveness lapses without an event
   board?: BoardProvider; // whose directories move the board (default: the task queue, tasks.ts)
+  onReady?: () => void; // called once the feed watches and has taken its baseline: a change after it is reported
 }
 
 // Calls `on` for every change on the bus until the signal aborts or the time runs out (it never

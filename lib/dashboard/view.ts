@@ -60,7 +60,7 @@ export async function agentRow(store: Store, name: string, peer?: Peer): Promise
   const waiting = [...l.unread, ...l.held].slice(0, WAITING).map((m) => ({ id: m.id, from: m.from, user: m.user, sent_at: m.sent_at, body: cut(m.body, PREVIEW_CHARS), state: m.state, reply_to: m.reply_to, thread: m.thread ?? null, attachments: m.attachments ?? [], human: !!m.human }));
   return {
     name,
-    live: !!peer,
+    live: !!peer && st.state !== "gone", // a record its dead process left is no live session (stateOf looks at the pid)
     host: peer?.host ?? null,
     pid: peer?.pid ?? null,
     cwd: peer?.cwd ?? null,

@@ -21,7 +21,7 @@ import type { Platform } from "../core/platform";
 import { checkAgent } from "../core/names";
 import { gitRoot, nameFromDirectory, optionalAgent, rememberedNames, withSuffix, type Identity } from "./identity";
 import { isLive, type Peer } from "./peers";
-import { presenceStorage, type PresenceStorage } from "./storage";
+import { presenceStorage } from "./storage";
 
 export interface SessionName extends Identity {
   why: string; // one clause: where the name comes from
@@ -47,13 +47,23 @@ export async function sessionName(store: Store, cwd: string, lineage: number[] =
     if (rank >= 0 && (!best || rank < best.rank)) best = { peer, rank };
   }
   if (best) return { name: best.peer.name, source: "session", why: `the a2a mcp server of this session (pid ${best.peer.pid}) holds it` };
-  const heldHere = (name: string) => isHeld(store, storage, name);
+  const ours = (peer: Peer) => peer.host === store.host && peer.cwd === dir && lineage.includes(store.platform.parentPid(peer.pid) ?? -1);
+  // A name held since the listing above may be held by this session's own server, which started
+  // meanwhile (a hook runs beside it at a session's start): then it is this session's name.
+  let late: Peer | undefined;
+  const heldHere = async (name: string) => {
+    const p = await storage.read(name);
+    if (!p || !isLive(store, p)) return false;
+    if (ours(p)) late = p;
+    return true;
+  };
   let remembered: string | undefined;
   for (const n of await rememberedNames(store, dir)) {
     if (!(await heldHere(n))) {
       remembered = n;
       break;
     }
+    if (late) return { name: late.name, source: "session", why: `the a2a mcp server of this session (pid ${late.pid}) holds it` };
   }
   if (remembered) return { name: remembered, source: "directory", why: `a2a mcp started in ${dir} takes it: remembered for this directory` };
   const derived = nameFromDirectory(dir);
@@ -62,6 +72,7 @@ export async function sessionName(store: Store, cwd: string, lineage: number[] =
   for (let i = 1; i <= 1000; i++) {
     const name = withSuffix(derived, i);
     if (!(await heldHere(name))) return { name, source: "directory", why: `a2a mcp started in ${dir} takes it: from ${from}${i > 1 ? `, ${derived} being held by a live peer` : ""}` };
+    if (late) return { name: late.name, source: "session", why: `the a2a mcp server of this session (pid ${late.pid}) holds it` };
   }
   return { name: derived, source: "directory", why: `from ${from}` };
 }
@@ -73,9 +84,4 @@ export async function actingAgent(store: Store, given: string | undefined, cwd: 
   const id = optionalAgent(store, given);
   if (id) return { ...id, why: id.source === "given" ? "given" : "A2A_AGENT is set" };
   return sessionName(store, cwd);
-}
-
-async function isHeld(store: Store, storage: PresenceStorage, name: string): Promise<boolean> {
-  const p = await storage.read(name);
-  return !!p && isLive(store, p);
 }
