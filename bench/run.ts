@@ -582,7 +582,7 @@ function resultsMarkdown(): string {
     "",
   );
   for (const e of external) {
-    L.push(`## ${{ mcp: "MCP", messaging: "Messaging", tasks: "Work queues", pg: "PostgreSQL engine" }[e.name]} (bench/${e.name}.ts)`, "");
+    L.push(`## ${{ mcp: "MCP", messaging: "Messaging", tasks: "Work queues", pg: "PostgreSQL engine", "pg-load": "PostgreSQL under load", reservations: "File reservations", search: "Search", blobs: "Attachments (blobs)" }[e.name]} (bench/${e.name}.ts)`, "");
     if (e.note) L.push(`_${e.note}_`, "");
     // Markdown (a table) goes in as it is; aligned text keeps its columns in a code block.
     // Markdown goes in with its headings moved below this section's; aligned text keeps its
