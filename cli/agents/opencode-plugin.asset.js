@@ -7,6 +7,8 @@
 //                           turn starts), whose answer prompts the session with a wake (or says
 //                           in opencode's log that the loop guard holds)
 //   write/edit/apply_patch  pre-tool-use: refuse the edit of a file another agent reserved
+//   permission/question     notification: the session asks its user (a2a peers: needs-you), and
+//                           when answered, works again
 import { spawn } from "node:child_process";
 
 const A2A = __A2A__;
@@ -51,6 +53,13 @@ function runHook(event, input, log, running, spawned = () => {}) {
     });
     child.stdin.end(JSON.stringify(input));
   });
+}
+
+// What a permission prompt or a question asks the user, as a2a peers shows it.
+function asked(event) {
+  const p = event.properties ?? {};
+  if (event.type === "question.asked") return `question: ${p.questions?.[0]?.question ?? p.questions?.[0]?.header ?? "a question"}`;
+  return `permission: ${p.permission ?? "a tool"}${p.patterns?.length ? ` (${p.patterns.join(", ")})` : ""}`;
 }
 
 export const A2ABus = async ({ client, directory }) => {
@@ -117,6 +126,8 @@ export const A2ABus = async ({ client, directory }) => {
     },
     event: async ({ event }) => {
       if (event.type === "session.status" && event.properties.status?.type === "busy") return endWait();
+      if (event.type === "permission.asked" || event.type === "question.asked") return void hook("notification", { cwd: directory, asks: asked(event) });
+      if (["permission.replied", "question.replied", "question.rejected"].includes(event.type)) return void hook("notification", { cwd: directory, answered: true });
       if (event.type !== "session.idle") return;
       const id = event.properties.sessionID;
       const answer = await hook("stop", { cwd: directory, continuation: continued.has(id) });

@@ -90,13 +90,14 @@ function filesOf(tool: unknown, args: Record<string, unknown>): string[] | undef
   return undefined;
 }
 
-// The plugin's JSON: {cwd, continuation, prompt, tool, args}; the answers: {context}, {block},
+// The plugin's JSON: {cwd, continuation, prompt, tool, args, asks, answered}; the answers: {context}, {block},
 // {deny}, and a wake's {block} (the session's next prompt) or {held} (a line for opencode's log).
 export const opencodeHook: HookFormat = {
   input(raw) {
     const args = raw.args && typeof raw.args === "object" ? (raw.args as Record<string, unknown>) : {};
     const prompt = typeof raw.prompt === "string" ? raw.prompt : undefined;
-    return { cwd: typeof raw.cwd === "string" && raw.cwd ? raw.cwd : undefined, continuation: raw.continuation === true, files: filesOf(raw.tool, args), prompt };
+    const asks = typeof raw.asks === "string" && raw.asks ? raw.asks : undefined;
+    return { cwd: typeof raw.cwd === "string" && raw.cwd ? raw.cwd : undefined, continuation: raw.continuation === true, files: filesOf(raw.tool, args), prompt, asks, answered: raw.answered === true };
   },
   context: (_event, text) => json({ context: text }),
   block: (reason) => json({ block: reason }),

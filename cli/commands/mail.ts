@@ -17,6 +17,7 @@ import { age, preview, table } from "../format";
 import { durationMs, err, json, out, outStrict, parseCount, payload } from "../io";
 import { liveLine } from "../progress";
 import { action, command, end, type Ctx } from "../run";
+import { shellWait } from "../shell-wait";
 
 export const AS = ["--as <name>", "who you are (default: $A2A_AGENT, else this session's name: see a2a whoami)"] as const;
 
@@ -99,7 +100,7 @@ export const commands = {
           },
         );
         // A session's shell waiting for its mail: the session shows waiting meanwhile (a2a peers).
-        const outcome = await ((o.wait ? c.bus.sessions.whileWaiting(me, "mail", receive) : receive()) as ReturnType<typeof receive>).finally(() => {
+        const outcome = await (o.wait ? shellWait(c, me, "mail", receive) : receive()).finally(() => {
           line?.stop();
           if (damaged.length) err(`a2a: warning: set aside ${damaged.length} damaged message file(s), not valid messages, in ${dirname(damaged[0])}: ${damaged.map((f) => basename(f)).join(", ")}\n`);
         });

@@ -13,6 +13,7 @@ import { liveLine } from "../progress";
 import { preview, size } from "../format";
 import { columns, durationMs, durationSec, err, json, out, parseCount, payload } from "../io";
 import { action, command, end, type Ctx } from "../run";
+import { shellWait } from "../shell-wait";
 import { appendLines } from "../append-lines";
 import { statusTable } from "../format";
 
@@ -72,7 +73,7 @@ export const commands = {
         const unique = [...new Set(names)];
         const line = await liveLine(async () => `waiting for ${(await Promise.all(unique.map((n) => slotState(c.bus, n)))).join(", ")}`);
         const opts = { any: !!o.any, afterVersion: count(o.afterVersion, "--after-version"), timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() };
-        const outcome = await c.bus.slots.wait(unique, opts).finally(line.stop);
+        const outcome = await shellWait(c, undefined, unique.length === 1 ? `slot ${unique[0]}` : `${o.any ? "any of" : "all of"} slots ${unique.join(", ")}`, () => c.bus.slots.wait(unique, opts)).finally(line.stop);
         // Waiting before the publisher starts is the usual case: a name close to another is
         // only worth a word once the wait has run out.
         const meant: string[] = [];

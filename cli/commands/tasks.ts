@@ -19,6 +19,7 @@ import type { DamagedChain, TaskView } from "../../lib/tasks/state";
 import { age, damagedWarning, preview, table } from "../format";
 import { durationMs, durationSec, err, json, out, parseCount, payload } from "../io";
 import { action, command, end, type Ctx } from "../run";
+import { shellWait } from "../shell-wait";
 
 const AS_TASK = ["--as <name>", "who claims (default: $A2A_AGENT, else HOST.PID)"] as const;
 
@@ -101,9 +102,11 @@ function taskCommands(t: Command): void {
     .action(action(async (c: Ctx, queue: string, o) => {
       if (o.timeout !== undefined && !o.wait) throw new A2AError("EUSAGE", "--timeout applies to --wait only: add --wait or drop --timeout");
       if (o.sh && c.json) throw new A2AError("EUSAGE", "both --sh and --json given: use one");
-      const outcome = await c.bus.tasks.claim(queue, {
+      const claim = () => c.bus.tasks.claim(queue, {
         as: o.as, key: o.key, leaseSec: durationSec(o.lease, "--lease"), wait: !!o.wait, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.wait ? c.signal() : undefined,
       });
+      // The session whose shell waits shows waiting on the queue meanwhile (a2a peers).
+      const outcome = await (o.wait ? shellWait(c, o.as, `a claimable task in ${queue}`, claim) : claim());
       const got = end(c, outcome, {
         timeout: () => text`nothing became claimable in queue ${queue} in time: raise ${arg("timeout")}, or see what is left with ${op("task list", queue)}`,
       })!;

@@ -5,8 +5,10 @@
 // Steps, who writes what:
 //   1. the hooks: session-start marks idle; user-prompt-submit working; a stop that is let go
 //      idle (a blocked one leaves working); notification (a permission prompt, a question to the
-//      user) needs-you, on what it asks; a worker's stop --wait marks waiting while it waits;
-//   2. a2a mcp: a blocking tool (agent_wait, task_claim wait, ...) marks waiting, on what it
+//      user) needs-you, on what it asks, and its answer (where the agent tells: opencode) working
+//      again; a worker's stop --wait marks waiting while it waits;
+//   2. a2a mcp: a blocking tool (agent_wait, task_claim wait, ...), and a blocking command in the
+//      session's shell (a2a wait, recv --wait, task claim --wait: cli/shell-wait.ts), marks waiting, on what it
 //      awaits, and puts the mark it found back when the wait ends (unless something else marked
 //      the session meanwhile); at its start, a waiting mark an earlier holder left becomes idle;
 //   3. a mark equal to the one kept (same state, same `on`) writes nothing: `since` is when the
@@ -26,6 +28,7 @@ import type { Outcome } from "../core/outcome";
 import { nowSec } from "../core/time";
 import { waitUntil } from "../core/watch";
 import { isLive, listPeers, type Here, type Peer } from "../presence/peers";
+import { actingAgent } from "../presence/session-name";
 import type { Scope } from "../presence/scope";
 import { presenceStorage } from "../presence/storage";
 import { reservationStorage } from "../reservations/storage";
@@ -55,6 +58,13 @@ export async function markState(store: Store, name: string, state: LiveState, on
   return was;
 }
 
+// The user answered what session `name` asked (opencode's permission.replied): it works again,
+// unless a hook marked it otherwise since (the turn ended: idle has the last word).
+export async function markAnswered(store: Store, name: string): Promise<void> {
+  const rec = await readRecord(store, name);
+  if (rec.state?.state === "needs-you") await writeRecord(store, { ...rec, state: mark("working", nowSec(), null) });
+}
+
 // Ends a wait: puts `before` back (none: no mark, read as idle) while the mark is still `waiting`,
 // the one the wait wrote; a hook that marked the session since has the last word.
 export async function endWait(store: Store, name: string, before: StateMark | undefined): Promise<void> {
@@ -64,18 +74,17 @@ export async function endWait(store: Store, name: string, before: StateMark | un
   await writeRecord(store, before && before.state !== "waiting" ? { ...rest, state: before } : rest);
 }
 
-// Runs `wait` (a CLI wait of session `name`: `a2a recv --wait` in its shell) with the session marked
-// waiting on `on`, and its mark put back after, as a2a mcp's waits do; only a name a live session
-// holds is marked (a script's inbox is no session). Marking never fails the wait.
-export async function whileWaiting<T>(store: Store, name: string, on: string, wait: () => Promise<T>): Promise<T> {
-  const peer = await presenceStorage(store).read(name).catch(() => undefined);
-  if (!peer || !isLive(store, peer)) return wait();
-  const before = await markState(store, name, "waiting", on).catch(() => undefined);
-  try {
-    return await wait();
-  } finally {
-    await endWait(store, name, before).catch(() => {});
-  }
+// A CLI wait in a session's shell (`a2a wait`, `recv --wait`, `task claim --wait`): marks the
+// session it runs in waiting on `on`, and returns what endWait needs to put its mark back; none
+// (nothing written) when the session cannot be told: only a name given, A2A_AGENT, or the a2a mcp
+// of a session this process runs under counts (a name merely derived from the directory may be
+// another terminal's), and only one a live session holds (a script's inbox is no session).
+export async function markShellWait(store: Store, given: string | undefined, cwd: string, on: string): Promise<{ name: string; before: StateMark | undefined } | undefined> {
+  const me = await actingAgent(store, given, cwd).catch(() => undefined);
+  if (!me || me.source === "directory") return undefined;
+  const peer = await presenceStorage(store).read(me.name).catch(() => undefined);
+  if (!peer || !isLive(store, peer)) return undefined;
+  return { name: me.name, before: await markState(store, me.name, "waiting", on) };
 }
 
 // The task session `name` holds now (`task`: one it claimed; null: it finished `done`, or none).

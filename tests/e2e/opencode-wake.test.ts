@@ -6,6 +6,7 @@
 // idle; two idle sessions mailing each other stop at the loop guard; a user's half-typed line is
 // left as it was.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, childEnv, tempDir, testStore } from "../harness/run";
 import { standIn, toolNames, toolResults, type Request } from "./fixtures/openai-chat";
@@ -196,6 +197,55 @@ describe("opencode: mail wakes an idle session", () => {
       await servers.bob.stop();
       apis.ann.close();
       apis.bob.close();
+    }
+  });
+});
+
+describe("opencode: a permission prompt is needs-you", () => {
+  test("a tool call that asks permission marks the session needs-you, on what it asks; the user's answer marks it working, and the turn's end idle", async () => {
+    if (skipped("needs-you")) return;
+    using d = tempDir();
+    using store = testStore();
+    let s!: Sandbox;
+    let ran!: (r: Request) => void;
+    const bashRan = new Promise<Request>((res) => (ran = res));
+    let release!: () => void;
+    const released = new Promise<void>((res) => (release = res));
+    const api = standIn(async (r) => {
+      if (!byTools(r)) return [{ text: "a title" }];
+      if (toolResults(r).length) {
+        ran(r);
+        await released; // the turn stays open while the test looks at the state
+        return [{ text: "done" }];
+      }
+      return [{ tool: "bash", input: { command: "echo hello-from-bash", description: "say hello" } }];
+    });
+    s = await sessionSandbox(d.path, store.path, api.url);
+    // The user's choice: bash asks first.
+    const file = join(s.config, "opencode.json");
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, "utf8")), permission: { bash: "ask" } }, null, 2));
+    const oc = await serve(s);
+    try {
+      const id = await oc.newSession();
+      await oc.prompt(id, "say hello");
+      const asked = await waitState(s, "proj", "needs-you");
+      expect(asked).toMatchObject({ state: "needs-you", on: "permission: bash (echo hello-from-bash)" });
+      const pending = (await (await fetch(`${oc.url}/permission`)).json()) as { id: string; sessionID: string }[];
+      expect(pending.map((p) => p.sessionID)).toEqual([id]);
+      const reply = await fetch(`${oc.url}/permission/${pending[0].id}/reply`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ reply: "once" }) });
+      expect(reply.ok).toBe(true);
+      // Answered: the turn goes on (the bash result reaches the model), and its end is idle.
+      const r = await within(bashRan, 60_000, () => `the bash result never reached the model: ${api.requests.length} requests`);
+      expect(toolResults(r).join("\n")).toContain("hello-from-bash");
+      // Mid-turn (the model's answer is held), after the user's: working again, as the plugin says
+      // (its hook runs beside the turn: waited for, not read once).
+      expect(await waitState(s, "proj", "working")).toMatchObject({ state: "working", on: null });
+      release();
+      expect(await waitState(s, "proj", "idle")).toMatchObject({ state: "idle", on: null });
+    } finally {
+      release();
+      await oc.stop();
+      api.close();
     }
   });
 });

@@ -155,6 +155,39 @@ describe("session state", () => {
     }
   });
 
+  test("a2a wait and task claim --wait in a session's shell show it waiting, on the slot or the queue, and its mark back after", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const alice = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "" });
+    try {
+      expect((await hook(s.path, "user-prompt-submit", { cwd, prompt: "go" })).code).toBe(0);
+      const marked = await stateOf(s.path, "alice");
+      expect(marked.state).toBe("working");
+      const wait = spawnA2A(["wait", "report", "--timeout", "60"], { dir: s.path, env: { A2A_AGENT: "alice" } });
+      expect(await whenWaiting(s.path, "alice")).toMatchObject({ state: "waiting", on: "slot report" });
+      expect((await a2a(["publish", "report", "all green"], { dir: s.path })).code).toBe(0);
+      expect(await collect(wait)).toMatchObject({ code: 0, stdout: "all green", stderr: "" });
+      // Put back as it was: working, since the prompt (not since the wait).
+      expect(await stateOf(s.path, "alice")).toEqual(marked);
+
+      const claim = spawnA2A(["task", "claim", "build", "--wait", "--timeout", "60", "--json"], { dir: s.path, env: { A2A_AGENT: "alice" } });
+      expect(await whenWaiting(s.path, "alice")).toMatchObject({ state: "waiting", on: "a claimable task in build" });
+      expect((await a2a(["task", "add", "build", "make all"], { dir: s.path })).code).toBe(0);
+      const got = await collect(claim);
+      expect(got).toMatchObject({ code: 0, stderr: "" });
+      expect(JSON.parse(got.stdout)).toMatchObject({ queue: "build", payload: "make all", assignee: "alice" });
+      expect(await stateOf(s.path, "alice")).toEqual(marked);
+
+      // Published already: the wait returns at once, and the state is as it was.
+      expect((await a2a(["wait", "report"], { dir: s.path, env: { A2A_AGENT: "alice" } })).stdout).toBe("all green");
+      expect(await stateOf(s.path, "alice")).toEqual(marked);
+    } finally {
+      await alice.close();
+    }
+  });
+
   test("a killed session is gone at once: peers never shows it, wait-state gone returns", async () => {
     using d = tempDir();
     using s = testStore();
