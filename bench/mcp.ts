@@ -34,6 +34,7 @@ import { publishSlot } from "../lib/slots/slot";
 import { buildReference, freshCopy } from "./lib/reference";
 import { fmtMs, randBetween, shuffle, summarize } from "./lib/stats";
 import { textTable } from "./lib/table";
+import { LIST_BUDGET } from "../cli/mcp/toolsets";
 
 const { values: opt } = parseArgs({
   args: Bun.argv.slice(2),
@@ -177,5 +178,15 @@ const grown = afterRss.total - idleRss.total;
 process.stdout.write(`server RSS (VmRSS): idle after start-up ${fmtRss(idleRss)}; after ${waits} agent_wait calls ${fmtRss(afterRss)}, +${grown.toFixed(1)} MiB\n`);
 process.stdout.write(`reference: the same binary as a blocked \`a2a wait\` (no MCP SDK): ${fmtRss(cliRss)}\n`);
 process.stdout.write(`floor: the smallest server on the same SDK and zod, one tool (bench/fixtures/mcp-floor.ts): ${fmtRss(floorRss)}; a2a mcp is ${(idleRss.total - floorRss.total).toFixed(1)} MiB above it\n`);
+// What each tool set costs a model's context (issue 37): tools/list's `tools` as JSON, and what a
+// model is shown of it (name, description, input schema), at about 4 bytes a token.
+for (const set of Object.keys(LIST_BUDGET)) {
+  const s = await connect(dir, {}, { tools: set, name: "a2a-bench" });
+  const { tools } = await s.client.listTools();
+  await s.close();
+  const bytes = JSON.stringify(tools).length;
+  const shown = JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }))).length;
+  process.stdout.write(`tools/list --tools ${set}: ${tools.length} tools, ${bytes} bytes (budget ${LIST_BUDGET[set]}: ${bytes <= LIST_BUDGET[set] ? "met" : "MISSED"}); a model is shown ${shown} bytes, ~${Math.round(shown / 4)} tokens\n`);
+}
 process.stdout.write(`goals (issue 10): idle <= 45 MiB: ${idleRss.total <= 45 ? "met" : "MISSED"}; after >= 1,000 waits <= +15 MiB: ${waits < 1000 ? "not measured (fewer waits)" : grown <= 15 ? "met" : "MISSED"}\n`);
 process.exit(failed ? 1 : 0);

@@ -6,13 +6,13 @@
 import { cut } from "../../lib/core/cut";
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { NAME_RULE } from "../../lib/core/names";
 
 const numeric = (v: unknown) => (typeof v === "string" && /^\s*\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v);
 const boolish = (v: unknown) => (v === "true" ? true : v === "false" ? false : v);
 
-const RULE = NAME_RULE[0].toUpperCase() + NAME_RULE.slice(1);
-export const slotName = (what: string) => z.string().describe(`${what}. ${RULE}`);
+// Without the naming rule: every tool list would carry it, and a name that breaks it is refused
+// with the whole rule (lib/core/names.ts NAME_RULE), which is when a model needs it.
+export const slotName = (what: string) => z.string().describe(what);
 
 export const seconds = (dflt: number, what: string) => z.preprocess(numeric, z.number().min(0).default(dflt)).describe(what);
 

@@ -22,7 +22,7 @@ export const attachParam = z
   .array(z.string())
   .max(64)
   .optional()
-  .describe("Optional: paths of files to hand over with it (any size; each is stored once by its SHA-256, and the reader gets its digest and a path or a2a://blob/ resource)");
+  .describe("Files to hand over");
 
 // The attachments of a record as a result shows them; with `bus`, each with its local path.
 export async function attachmentViews(bus: Bus, list: readonly Attachment[] | undefined): Promise<{ attachments?: object[] }> {

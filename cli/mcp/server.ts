@@ -23,6 +23,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import pkg from "../../package.json" with { type: "json" };
 import { openBus, type Bus } from "../../lib/bus";
+import { compactToolList } from "./compact";
 import { makeCtx, type McpCtx } from "./context";
 import { err } from "../io";
 import { oneLineValidationErrors } from "./args";
@@ -104,6 +105,7 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
   );
   oneLineValidationErrors(server);
   for (const register of TOOL_GROUPS) register(only(server, tools), ctx);
+  compactToolList(server);
   const resources = registerResources(server, ctx);
   registerBlobResource(server, ctx);
   const stopPush = tools.has("check_messages") ? startPush(server, ctx) : () => {};

@@ -21,9 +21,9 @@ export function registerPeerTools(server: McpServer, ctx: McpCtx): void {
   const { me } = session;
 
   server.registerTool("list_peers", {
-    title: "List running agents",
-    description: "List the other agents (Claude Code, Codex, Gemini CLI, opencode ... sessions running a2a mcp) you can message: name (use it as to_id), agent (which coding agent it is), state (working: in a turn; idle: at its prompt; waiting: blocked in a wait, `on` says on what; needs-you: asking its user something) and since when (unix seconds), task (the one it holds, {queue, id}, or null), reserved (the path patterns it holds), host, pid, working directory, git root, summary. Agents whose process is gone are removed as they are found.",
-    inputSchema: { scope: z.enum(["machine", "directory", "repo", "all"]).default("machine").describe('"machine" = this computer, "directory" = same working directory, "repo" = same git repository, "all" = every host sharing the store') },
+    title: "List peers",
+    description: "Other agents on the bus: name (to_id), agent, state (working, idle, waiting on `on`, needs-you) and since, task, reserved paths, host, cwd, summary.",
+    inputSchema: { scope: z.enum(["machine", "directory", "repo", "all"]).default("machine").describe("all: every host") },
     annotations: messagingAnnotations(true),
   }, handler(ctx, "list_peers", async ({ scope }: { scope: string }) => {
     const l = await bus.sessions.peers(scope as Scope, { cwd: session.cwd }); // lib checks the scope
@@ -32,9 +32,9 @@ export function registerPeerTools(server: McpServer, ctx: McpCtx): void {
   }));
 
   server.registerTool("set_summary", {
-    title: "Say what you are working on",
-    description: "Set a 1-2 sentence summary of your current work, shown to other agents in list_peers. Call it when you start and when your focus changes.",
-    inputSchema: { summary: z.string().describe("A 1-2 sentence summary of your current work") },
+    title: "Set your summary",
+    description: "1-2 sentences on your work, shown in list_peers.",
+    inputSchema: { summary: z.string() },
     annotations: { ...messagingAnnotations(false), idempotentHint: true },
   }, handler(ctx, "set_summary", async ({ summary }: { summary: string }) => {
     await session.presence.setSummary(summary);
@@ -43,7 +43,7 @@ export function registerPeerTools(server: McpServer, ctx: McpCtx): void {
 
   server.registerTool("whoami", {
     title: "Who am I",
-    description: "Your agent name (what others pass as to_id), host, OS user, working directory, unread count and inbox policy.",
+    description: "Your agent name (others' to_id), host, user, cwd, unread count, inbox policy.",
     inputSchema: {},
     annotations: messagingAnnotations(true),
   }, handler(ctx, "whoami", async () => {
