@@ -41,6 +41,7 @@ export const COMMANDS: Record<string, Group> = {
   whoami: "presence",
   peers: "presence",
   "wait-state": "presence",
+  primer: "presence",
   gc: "gc",
   export: "move",
   import: "move",

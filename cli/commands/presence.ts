@@ -9,6 +9,7 @@ import { age, preview, table } from "../format";
 import { writerNoun } from "../frame";
 import { durationMs, err, json, out } from "../io";
 import { action, command, end, type Ctx } from "../run";
+import PRIMER from "../primer/primer.md" with { type: "text" };
 
 export const commands = {
   whoami: (p: Command) =>
@@ -24,6 +25,22 @@ export const commands = {
         // lib says "given"; here that is --as.
         const w = { ...await c.bus.presence.whoami(id, process.cwd()), ...(id.source === "given" ? { source: "--as", why: "--as is given" } : { why: id.why }) };
         out(c.json ? json(w) : `${w.name} (from ${w.source}: ${w.why}) on ${w.host} as ${writerNoun(c.bus.engine)} ${w.user}: ${w.unread} unread, policy ${w.policy}, store ${w.store}\n`);
+      })),
+
+  primer: (p: Command) =>
+    command(p, "primer", {
+      summary: "the whole bus in one page, for an agent that has a shell (under 3 KB)",
+      description: "Print a2a explained in one page for a coding agent that works from its shell rather than MCP: who it is on the bus, and the commands for results, mail, peers, work queues, file reservations, topics and search, with the exit codes. Point an agent's instructions file at it (a2a setup AGENT --primer writes one line saying to run it). Under 3 KB, so it costs little context.",
+      examples: ["a2a primer", "a2a primer --as worker-1"],
+      json: "print {name, store, text}",
+    })
+      .option("--as <name>", "who you are (default: as a2a whoami says)")
+      .action(action(async (c: Ctx, o) => {
+        // The page is the point: a store that cannot be read still gets it, with the name unsaid.
+        const me = await c.bus.presence.acting(o.as, process.cwd()).then((id) => id.name, () => "the name `a2a whoami` says");
+        const where = await Promise.resolve().then(() => c.bus.where).catch(() => "its store");
+        const text = PRIMER.replace("{NAME}", me).replace("{STORE}", where);
+        out(c.json ? json({ name: me, store: where, text }) : text);
       })),
 
   peers: (p: Command) =>

@@ -12,3 +12,7 @@ declare module "*/opencode-plugin.asset.js" {
   const text: string;
   export default text;
 }
+declare module "*/primer.md" {
+  const text: string;
+  export default text;
+}
