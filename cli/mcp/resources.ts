@@ -8,6 +8,9 @@
 // filesystem, never sends a notification for nothing. The reads behind it run one at a time,
 // in the order the events came (a baseline taken by resources/subscribe included), so an older
 // read never overtakes a newer one.
+// Once a client has read resources/list, the same watch tells it when a slot appears or goes
+// away (notifications/resources/list_changed); the tool list never changes in a session, so
+// tools are declared without listChanged (server.ts).
 
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -37,14 +40,19 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
   server.registerResource(
     "slot",
     new ResourceTemplate(PREFIX + "{name}", {
-      list: async () => ({
-        resources: (await bus.slots.list()).records.map((r) => ({
-          uri: slotUri(r.name),
-          name: r.name,
-          description: `${r.state}${r.task ? ": " + r.task.slice(0, 100) : ""} (version ${r.version})`,
-          mimeType: "application/json",
-        })),
-      }),
+      list: async () => {
+        await (watching ??= bus.slots.onChange(onChange)); // up before the read: nothing made meanwhile is missed
+        const { records } = await bus.slots.list();
+        await listed(records.map((r) => r.name));
+        return {
+          resources: records.map((r) => ({
+            uri: slotUri(r.name),
+            name: r.name,
+            description: `${r.state}${r.task ? ": " + r.task.slice(0, 100) : ""} (version ${r.version})`,
+            mimeType: "application/json",
+          })),
+        };
+      },
     }),
     {
       title: "Agent slot",
@@ -74,12 +82,37 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
     last.set(name, sig);
     server.server.sendResourceUpdated({ uri: slotUri(name) }).catch(() => {});
   };
+  // The list a client has read: once it has (resources/list), a slot that appears or goes away
+  // sends notifications/resources/list_changed, at most once per change of the set of names.
+  let known: Set<string> | undefined;
+  const listChanged = () => server.sendResourceListChanged();
+  const track = async (name: string | undefined) => {
+    if (!known) return;
+    if (name === undefined) {
+      const now = new Set((await bus.slots.list()).records.map((r) => r.name));
+      if (now.size !== known.size || [...now].some((n) => !known!.has(n))) (known = now), listChanged();
+      return;
+    }
+    const r = await bus.slots.read(name, 0);
+    if (r.kind === "corrupt") return; // torn read: the next event re-reads it
+    const there = r.kind !== "absent";
+    if (there === known.has(name)) return;
+    if (there) known.add(name);
+    else known.delete(name);
+    listChanged();
+  };
   const onChange = (name: string | undefined) => {
     inTurn(async () => {
+      await track(name);
       if (name === undefined) for (const n of [...last.keys()]) await check(n);
       else if (last.has(name)) await check(name);
     }).catch((e) => ctx.log(`resource watch: ${(e as Error).message}`)); // never let one slot break the shared watch
   };
+  // What resources/list answers is the client's baseline.
+  const listed = (names: string[]) =>
+    inTurn(async () => {
+      known = new Set(names);
+    });
   // Closes a watch; one that failed to start holds nothing (its error went to its subscriber).
   const unwatch = (w: Promise<() => void>): Promise<void> =>
     w.then((off) => off(), () => {}).catch((e) => ctx.log(`resource watch: ${(e as Error).message}`));
@@ -95,7 +128,7 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
         if (!last.has(name)) last.set(name, (await signature(name)) ?? "");
       });
     } catch (e) {
-      if (watching === w && last.size === 0 && subscribing === 1) {
+      if (watching === w && last.size === 0 && subscribing === 1 && !known) {
         watching = undefined; // nobody uses it: the next subscribe starts afresh
         void unwatch(w);
       }
@@ -108,7 +141,7 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
   });
   server.server.setRequestHandler(UnsubscribeRequestSchema, async (req) => {
     last.delete(nameOfUri(req.params.uri));
-    if (last.size === 0 && subscribing === 0 && watching) {
+    if (last.size === 0 && subscribing === 0 && !known && watching) {
       const w = watching;
       watching = undefined;
       await unwatch(w);

@@ -106,6 +106,9 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
   oneLineValidationErrors(server);
   for (const register of TOOL_GROUPS) register(only(server, tools), ctx);
   compactToolList(server);
+  // The SDK declares listChanged for tools as it registers them; a session's tool list never
+  // changes (--tools is read once), so no notification will ever come: say so.
+  server.server.registerCapabilities({ tools: { listChanged: false } });
   const resources = registerResources(server, ctx);
   registerBlobResource(server, ctx);
   const stopPush = tools.has("check_messages") ? startPush(server, ctx) : () => {};
