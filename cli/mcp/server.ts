@@ -27,6 +27,7 @@ import { compactToolList } from "./compact";
 import { makeCtx, type McpCtx } from "./context";
 import { err } from "../io";
 import { oneLineValidationErrors } from "./args";
+import { protocolErrors } from "./protocol-errors";
 import { Deliveries } from "./delivery";
 import { instructionsFor } from "./instructions";
 import { startPush } from "./push";
@@ -154,6 +155,7 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
   process.on("uncaughtException", (e) => ctx.log(`uncaught: ${e?.stack ?? e}`));
   process.on("unhandledRejection", (e) => ctx.log(`unhandled: ${(e as Error)?.stack ?? e}`));
 
+  protocolErrors(server); // last: every handler is registered by now
   await server.connect(new DeliveryTransport(deliveries, process.stdout, process.stdin, ctx.log));
   ctx.log(`serving on stdio, store ${bus.where}, max wait ${ctx.maxWaitSec} s`);
   await new Promise<never>(() => {}); // runs until shutdown exits the process
