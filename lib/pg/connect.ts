@@ -171,7 +171,15 @@ export function pgError(err: unknown, t: Pick<Target, "where" | "user"> & Partia
   const state = typeof e?.errno === "string" ? e.errno : "";
   const said = String(e?.message ?? err).split("\n")[0];
   const server = t.where.replace(/\/.*/, "");
-  if (/CONNECTION_(REFUSED|FAILED|TIMEOUT)|ECONNREFUSED|ETIMEDOUT|ENOTFOUND/.test(code) || state === "57P03" || state === "53300") {
+  // Full: every connection the server (max_connections, less those kept for superusers) or the
+  // role (CONNECTION LIMIT) may have is taken. Passing, for a wait under way (one closes soon).
+  if (state === "53300") {
+    const forRole = /for role/.test(said);
+    return new A2AError("EIO", `PostgreSQL at ${t.where} is full${forRole ? ` for role ${t.user}` : ""} while ${doing} (${said}): every live a2a mcp session holds two connections (its statements and its LISTEN) and every command one while it runs; ${forRole ? `raise the role's limit (ALTER ROLE ${t.user} CONNECTION LIMIT n) or end sessions of it` : "raise max_connections on the server (postgresql.conf, then a restart) or end sessions"}; a pooler can carry commands in transaction mode, never a session's waits (LISTEN needs session mode); a2a doctor shows connections used and free`, {
+      cause: err, data: { where: t.where, code, sqlstate: state, transient: true },
+    });
+  }
+  if (/CONNECTION_(REFUSED|FAILED|TIMEOUT)|ECONNREFUSED|ETIMEDOUT|ENOTFOUND/.test(code) || state === "57P03") {
     return new A2AError("EIO", text`cannot reach PostgreSQL at ${t.where} while ${doing} (${said}): check that the server runs and that ${arg("dir")} or A2A_DIR names it`, {
       cause: err, data: { where: t.where, code, transient: true },
     });

@@ -66,6 +66,7 @@ export async function serverChecks(sql: SQL, target: Target, recheckMs: number):
     const sorted = [...samples].sort((a, b) => a - b);
     checks.push({ check: "round trip", level: "ok", detail: [`median ${ms(sorted[SAMPLES >> 1])} of ${SAMPLES} queries (${ms(sorted[0])} to ${ms(sorted[SAMPLES - 1])})`] });
 
+    checks.push(await connectionsCheck(sql, who.superuser));
     checks.push(await notifyCheck(sql, target, recheckMs));
     const path = await searchPathCheck(sql, target);
     if (path) checks.push(path);
@@ -86,6 +87,23 @@ export async function serverChecks(sql: SQL, target: Target, recheckMs: number):
   }
   const usable = checks.every((c) => c.level !== "problem") && checks.some((c) => c.check === "schema" && c.level === "ok");
   return { checks, usable };
+}
+
+// Connections used and free: each live a2a mcp session holds two (statements, LISTEN), each command one
+// while it runs; a server that is full refuses the next session or command (lib/pg/connect.ts).
+// Those kept for superusers (and, from PostgreSQL 16, reserved_connections) are not free to others.
+async function connectionsCheck(sql: SQL, superuser: boolean): Promise<ServerCheck> {
+  const [c] = await sql`select current_setting('max_connections')::int as max,
+                               current_setting('superuser_reserved_connections')::int
+                                 + coalesce(nullif(current_setting('reserved_connections', true), ''), '0')::int as kept,
+                               (select count(*) from pg_stat_activity where backend_type = 'client backend')::int as used`;
+  const open = superuser ? c.max : c.max - c.kept;
+  const free = Math.max(0, open - c.used);
+  const detail = [`${c.used} of ${c.max} in use (${c.kept} kept for superusers), ${free} free${superuser ? "" : " to this role"}: each live a2a mcp session holds two, each command one while it runs`];
+  const fix = ["raise max_connections on the server (postgresql.conf, then a restart), or end sessions; README, PostgreSQL: sizing"];
+  if (free === 0) return { check: "connections", level: "problem", detail: [...detail, ": the next session or command is refused"], fix };
+  if (free < Math.max(5, open / 10)) return { check: "connections", level: "note", detail: [...detail, ": nearly full"], fix };
+  return { check: "connections", level: "ok", detail };
 }
 
 // A NOTIFY from the operations' connection to a LISTEN on the listeners' own, as a wake goes.

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { dirname } from "node:path";
 import { SCHEMA_VERSION } from "../../lib/pg/schema";
 import { a2a, BIN, tempDir, type RunResult } from "../harness/run";
+import { connect } from "../harness/mcp";
 import { createRole, freshDatabase, pgServer, pgSkipReason, urlAs, type Database, type PgServer } from "../harness/pg";
 
 setDefaultTimeout(60_000);
@@ -165,6 +166,7 @@ describe.skipIf(skip !== undefined)("a2a init and a2a doctor on PostgreSQL", () 
       expect(line(r, "store")).toBe(`ok      store         ${shown} (from A2A_DIR): PostgreSQL`);
       expect(line(r, "server")).toMatch(/^ok +server +PostgreSQL \d+(\.\d+)? .*at 127\.0\.0\.1:\d+\/a2a_t_\w+$/);
       expect(line(r, "round trip")).toMatch(/^ok +round trip +median [\d.]+ ms of 5 queries \([\d.]+ ms to [\d.]+ ms\)$/);
+      expect(line(r, "connections")).toMatch(/^ok +connections +\d+ of \d+ in use \(\d+ kept for superusers\), \d+ free to this role: each live a2a mcp session holds two, each command one while it runs$/);
       expect(line(r, "notify")).toMatch(/^ok +notify +a NOTIFY reached a LISTEN on another connection in [\d.]+ ms: waiters wake by it/);
       expect(line(r, "encryption")).toMatch(/^ok +encryption +off \(no sslmode in the URL\): the server is on this machine$/);
       expect(line(r, "clock skew")).toMatch(/^ok +clock skew +-?\d+\.\d\d s between this host and the server's now\(\)$/);
@@ -180,6 +182,32 @@ describe.skipIf(skip !== undefined)("a2a init and a2a doctor on PostgreSQL", () 
     }
     // Doctor wrote nothing: no slot, no presence.
     expect((await server.admin(`select (select count(*) from a2a.slots) + (select count(*) from a2a.peers)`, db.name)).trim()).toBe("0");
+  });
+
+  test("a role at its connection limit: a new command says the server is full for it, with the fix, exit 1, nothing written; a session already connected keeps working", async () => {
+    const db = await fresh();
+    const member = await role();
+    const sql = await run(["init", "--print-sql"], db.url);
+    await server.admin(sql.stdout + grantsFor(sql.stdout, member), db.name);
+    const url = urlAs(db.url, member);
+    const s = await connect(url, { PGPASSWORD: PASSWORD, HOME: home.path }, { cwd: home.path });
+    try {
+      await s.json("agent_publish", { name: "before", result: "made while there was room" });
+      await server.admin(`alter role ${member} connection limit 0`);
+      const count = () => server.admin(`select count(*) from a2a.slots`, db.name);
+      const slots = await count();
+      const r = await run(["publish", "after", "x"], url, { PGPASSWORD: PASSWORD });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`^a2a: PostgreSQL at 127\\.0\\.0\\.1:\\d+/a2a_t_\\w+ is full for role ${member} while [^\n]*: every live a2a mcp session holds two connections \\(its statements and its LISTEN\\) and every command one while it runs; raise the role's limit \\(ALTER ROLE ${member} CONNECTION LIMIT n\\) or end sessions of it; a pooler can carry commands in transaction mode, never a session's waits \\(LISTEN needs session mode\\); a2a doctor shows connections used and free\n$`));
+      expect(r.stderr + r.stdout).not.toContain(PASSWORD);
+      expect(await count()).toBe(slots);
+      // The session holds its connections: it goes on.
+      expect((await s.json("agent_publish", { name: "during", result: "still here" })).ok).toBe(true);
+      expect((await s.json("agent_wait", { name: "before", timeout: 5 })).result).toBe("made while there was room");
+    } finally {
+      await s.close();
+      await server.admin(`alter role ${member} connection limit -1`);
+    }
   });
 
   test("doctor before the schema exists says so, creates nothing, and a role that may not create it is told how", async () => {
