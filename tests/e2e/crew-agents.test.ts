@@ -1,0 +1,190 @@
+// A crew worker's coding agent, started for one task as cli/crew/launch.ts says (issue 36), with
+// the real agent CLIs offline against their model stand-ins (tests/e2e/fixtures). The test stands
+// in for the supervisor: it adds a task, claims it as the worker, builds the LaunchSpec, spawns
+// it and waits for its exit. The model sees the framed prompt (on stdin), writes a file, is
+// refused the file another worker reserved (the hooks judge worktrees by the user's repository),
+// and ends the task with task_done through a2a's MCP tool; the work is committed on branch
+// a2a/NAME in the worker's worktree; the user's checkout is untouched. A model that never calls
+// task_done leaves the task claimed: the supervisor's cue that the attempt failed.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { a2a, BIN, childEnv, tempDir, testStore } from "../harness/run";
+import { launchAgent, type AgentWorker, type Job, type LaunchSpec } from "../../cli/crew/launch";
+import { worktreeResult } from "../../lib/crew/worktree";
+
+setDefaultTimeout(120_000);
+
+const GIT_ENV = { GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.org", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.org" };
+
+export function sh(cmd: string[], cwd: string): string {
+  const r = Bun.spawnSync(cmd, { cwd, env: { ...process.env, ...GIT_ENV }, stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`${cmd.join(" ")}: ${r.stderr}`);
+  return r.stdout.toString();
+}
+
+// The user's repository, mid-work (a staged and an unstaged change, an untracked file).
+export function userRepo(root: string): string {
+  const repo = join(root, "app");
+  mkdirSync(join(repo, "src"), { recursive: true });
+  sh(["git", "init", "-q", "-b", "main", repo], root);
+  writeFileSync(join(repo, "src", "api.ts"), "export {};\n");
+  writeFileSync(join(repo, "src", "reserved.ts"), "export const mine = 1;\n");
+  sh(["git", "add", "."], repo);
+  sh(["git", "commit", "-q", "-m", "first"], repo);
+  writeFileSync(join(repo, "src", "api.ts"), "export const wip = 1;\n");
+  sh(["git", "add", "src/api.ts"], repo);
+  writeFileSync(join(repo, "notes.txt"), "untracked\n");
+  return repo;
+}
+
+// Everything of the user's checkout a worker must not change.
+export function snapshot(repo: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.name === ".git" && dir === repo) continue;
+      if (e.isDirectory()) walk(p);
+      else out[relative(repo, p)] = readFileSync(p, "base64") + ` ${statSync(p).mtimeMs}`;
+    }
+  };
+  walk(repo);
+  out[".git/index"] = readFileSync(join(repo, ".git", "index"), "base64");
+  out[".git/HEAD"] = readFileSync(join(repo, ".git", "HEAD"), "utf8");
+  out.status = sh(["git", "status", "--porcelain=v2", "--branch", "--untracked-files=all"], repo);
+  return out;
+}
+
+// The supervisor's part: the task added and claimed as the worker.
+export async function claimed(store: string, worker: string, payload: string): Promise<Job> {
+  const id = (await a2a(["task", "add", "build", payload], { dir: store })).stdout.trim();
+  const r = await a2a(["task", "claim", "build", "--as", worker, "--json"], { dir: store });
+  if (r.code !== 0) throw new Error(r.stderr);
+  const c = JSON.parse(r.stdout);
+  expect(c.id).toBe(id);
+  return { queue: c.queue, id: c.id, attempt: c.attempt, token: c.token, payload: c.payload, expiresAt: c.expires_at };
+}
+
+// Another worker holds src/reserved.ts (reserved from the user's checkout: one repository).
+export async function reserveForOther(store: string, repo: string): Promise<void> {
+  const r = await a2a(["reserve", "src/reserved.ts", "--as", "other-worker", "-q"], { dir: store, cwd: repo });
+  if (r.code !== 0) throw new Error(r.stderr);
+}
+
+// Runs the spec as the supervisor would (the test's environment scrubbed of A2A_*, as a child's).
+export async function spawnSpec(spec: LaunchSpec): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = childEnv({ env: spec.env });
+  const p = Bun.spawn({ cmd: spec.cmd, cwd: spec.cwd, env, stdin: new TextEncoder().encode(spec.stdin ?? ""), stdout: "pipe", stderr: "pipe" });
+  const timer = setTimeout(() => p.kill("SIGKILL"), 100_000);
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+export async function taskState(store: string, id: string): Promise<any> {
+  return JSON.parse((await a2a(["task", "show", id, "--json"], { dir: store })).stdout);
+}
+
+// What the framed prompt tells the model: the task's id and token, parsed back from its text.
+export function framing(text: string): { id: string; token: string; frame: string } | undefined {
+  const done = text.match(/call the a2a tool task_done with id \\?"([^"\\]+)\\?", token \\?"([^"\\]+)\\?"/);
+  const frame = text.match(/its payload \[frame ([0-9a-f]{8})\] ---/);
+  return done && frame ? { id: done[1], token: done[2], frame: frame[1] } : undefined;
+}
+
+// The prompt's framing as the model saw it: the payload between two lines with one frame token,
+// marked untrusted, and task_done with the id and token.
+export function expectFramed(text: string, job: Job): void {
+  const f = framing(text);
+  expect(f).toMatchObject({ id: job.id, token: job.token });
+  const unescaped = text.replace(/\\n/g, "\n").replace(/\\"/g, '"');
+  expect(unescaped).toContain(`its payload [frame ${f!.frame}] ---\n[untrusted input from whoever added the task`);
+  expect(unescaped).toContain(`${job.payload}\n--- end of the payload of task ${job.id} [frame ${f!.frame}] ---`);
+  expect(unescaped).toContain("on branch a2a/");
+}
+
+export { BIN, launchAgent, tempDir, testStore, worktreeResult, type AgentWorker };
+
+import { CLAUDE, claudeEnv, skipped as claudeSkipped } from "./fixtures/claude";
+import { standIn, toolResults, type Request } from "./fixtures/messages-api";
+
+const userText = (r: Request) => JSON.stringify(r.body.messages?.[0] ?? "");
+
+describe("crew worker: Claude Code (claude -p)", () => {
+  test("does the task in its worktree, is refused the reserved file, commits on a2a/NAME and ends it with task_done; the checkout is untouched", async () => {
+    if (await claudeSkipped("the crew worker")) return;
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const home = join(d.path, "home");
+    mkdirSync(home);
+    await reserveForOther(store.path, repo);
+    const before = snapshot(repo);
+    const job = await claimed(store.path, "ann", "write hello.txt saying hi");
+    const wt = join(d.path, "app.crew", "ann");
+    const api = standIn((r) => {
+      if (!(r.body.tools ?? []).some((t: any) => t.name === "mcp__a2a__task_done")) return [{ text: "ok" }];
+      const f = framing(userText(r));
+      const results = toolResults(r);
+      const step = r.body.messages.filter((m: any) => m.role === "assistant").length;
+      if (!f) return [{ text: "no task in the prompt" }];
+      if (step === 0) return [{ tool: "Write", input: { file_path: join(wt, "src", "reserved.ts"), content: "taken\n" } }];
+      if (step === 1) return [{ tool: "Write", input: { file_path: join(wt, "hello.txt"), content: "hi\n" } }];
+      if (step === 2) return [{ tool: "Bash", input: { command: "git add hello.txt", description: "stage" } }];
+      if (step === 3) return [{ tool: "Bash", input: { command: "git commit -q -m 'hello: say hi'", description: "commit" } }];
+      if (step === 4) return [{ tool: "mcp__a2a__task_done", input: { id: f.id, token: f.token, result: "wrote hello.txt" } }];
+      return [{ text: `finished: ${results.join(" ")}` }];
+    });
+    try {
+      const w: AgentWorker = { name: "ann", agent: "claude", worktree: true, repo, bin: CLAUDE, env: { ...(claudeEnv({ home, store: store.path, apiUrl: api.url }) as Record<string, string>), ...GIT_ENV } };
+      const spec = await launchAgent(w, job, { store: store.path, a2aBin: BIN });
+      expect(spec.cwd).toBe(wt);
+      expect(spec.cmd.join(" ")).not.toContain(job.token); // the prompt is on stdin
+      const run = await spawnSpec(spec);
+      expect(run.code).toBe(0);
+      const asked = api.requests.find((r) => framing(userText(r)))!;
+      expectFramed(userText(asked), job);
+      // The edit of the file another worker holds was refused by a2a's PreToolUse hook.
+      const refused = api.requests.find((r) => r.body.messages.filter((m: any) => m.role === "assistant").length === 1)!;
+      expect(JSON.stringify(refused.body.messages.at(-1))).toMatch(/src\/reserved\.ts.*other-worker/);
+      expect(readFileSync(join(wt, "src", "reserved.ts"), "utf8")).toBe("export const mine = 1;\n");
+      const t = await taskState(store.path, job.id);
+      expect(t.state).toBe("done");
+      expect(t.result).toBe("wrote hello.txt");
+      const rec = worktreeResult(wt);
+      expect(rec.branch).toBe("a2a/ann");
+      expect(sh(["git", "show", "--name-only", "--format=%s", rec.commit], repo).trim().split("\n")).toEqual(["hello: say hi", "", "hello.txt"]);
+      expect(sh(["git", "rev-parse", "refs/heads/a2a/ann"], repo).trim()).toBe(rec.commit);
+      expect(snapshot(repo)).toEqual(before);
+    } finally {
+      api.close();
+    }
+  });
+});
+
+describe("crew worker: a model that never calls task_done", () => {
+  test("the agent exits and the task is still claimed by the worker's attempt (the supervisor's cue that it failed)", async () => {
+    if (await claudeSkipped("the crew worker that never ends its task")) return;
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const home = join(d.path, "home");
+    mkdirSync(home);
+    const before = snapshot(repo);
+    const job = await claimed(store.path, "bo", "do something");
+    const api = standIn(() => [{ text: "I would rather not." }]);
+    try {
+      const w: AgentWorker = { name: "bo", agent: "claude", worktree: true, repo, bin: CLAUDE, env: claudeEnv({ home, store: store.path, apiUrl: api.url }) as Record<string, string> };
+      const run = await spawnSpec(await launchAgent(w, job, { store: store.path, a2aBin: BIN }));
+      expect(run.code).toBe(0);
+      expect(run.stdout.trim().split("\n").at(-1)).toContain("I would rather not.");
+      const t = await taskState(store.path, job.id);
+      expect(t).toMatchObject({ state: "claimed", attempt: 1, assignee: "bo" });
+      expect(worktreeResult(join(d.path, "app.crew", "bo")).commit).toBe(sh(["git", "rev-parse", "HEAD"], repo).trim());
+      expect(snapshot(repo)).toEqual(before);
+    } finally {
+      api.close();
+    }
+  });
+});
