@@ -96,6 +96,7 @@ export interface HeadlessOptions {
   tools: string; // --tools of its a2a mcp
   permissions: Permissions;
   cwd: string; // where it works (its worktree)
+  pass: string[]; // the environment's names its a2a mcp needs (A2A_*, PG*), for agents that filter it
 }
 
 // One task, headless: the agent's arguments after its command (the prompt comes on stdin), and

@@ -55,6 +55,7 @@ export async function launchAgent(w: AgentWorker, job: Job, ctx: LaunchContext):
   const prompt = taskPrompt(job, { name: w.name, branch: wt?.branch, worktree: cwd }, w.prompt);
   // The user's own settings (A2A_REPO among them) pass; the store and the name are the crew's.
   const env: Record<string, string | undefined> = { ...process.env, ...w.env, A2A_DIR: ctx.store, A2A_AGENT: w.name, PWD: cwd };
-  const run = AGENTS[w.agent].headless!({ a2a: ctx.a2aBin, tools: WORKER_TOOLS, permissions: w.permissions ?? "edits", cwd });
+  const pass = Object.keys(env).filter((k) => k.startsWith("A2A_") || k.startsWith("PG")).sort();
+  const run = AGENTS[w.agent].headless!({ a2a: ctx.a2aBin, tools: WORKER_TOOLS, permissions: w.permissions ?? "edits", cwd, pass });
   return { cmd: [w.bin ?? w.agent, ...run.args, ...(w.args ?? [])], cwd, env: { ...env, ...run.env }, stdin: prompt };
 }

@@ -161,6 +161,18 @@ export function removeWorktree(repo: string, name: string, o: { dir?: string; fo
   return true;
 }
 
+// Commits what the agent left in its worktree uncommitted (an agent whose sandbox keeps the git
+// directory read-only, as Codex's does, cannot commit itself), with `message`; git's hooks run
+// (a2a guard judges it as any commit). The user's git identity when they have one, else the
+// worker's. Returns whether there was anything to commit.
+export function commitLeftovers(path: string, name: string, message: string): boolean {
+  if (!git(["status", "--porcelain", "--untracked-files=all"], path)) return false;
+  git(["add", "--all"], path);
+  const who = tryGit(["var", "GIT_AUTHOR_IDENT"], path) === undefined ? ["-c", `user.name=${name}`, "-c", `user.email=${name}@a2a.invalid`] : [];
+  git([...who, "commit", "--quiet", "-m", message], path);
+  return true;
+}
+
 // What an attempt left, for the task's record: the worker's branch and its commit.
 export function worktreeResult(path: string): { branch: string; commit: string } {
   return { branch: git(["symbolic-ref", "--short", "HEAD"], path), commit: git(["rev-parse", "HEAD"], path) };

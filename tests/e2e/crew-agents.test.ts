@@ -11,7 +11,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "n
 import { join, relative } from "node:path";
 import { a2a, BIN, childEnv, tempDir, testStore } from "../harness/run";
 import { launchAgent, type AgentWorker, type Job, type LaunchSpec } from "../../cli/crew/launch";
-import { worktreeResult } from "../../lib/crew/worktree";
+import { commitLeftovers, worktreeResult } from "../../lib/crew/worktree";
 
 setDefaultTimeout(120_000);
 
@@ -182,6 +182,64 @@ describe("crew worker: a model that never calls task_done", () => {
       const t = await taskState(store.path, job.id);
       expect(t).toMatchObject({ state: "claimed", attempt: 1, assignee: "bo" });
       expect(worktreeResult(join(d.path, "app.crew", "bo")).commit).toBe(sh(["git", "rev-parse", "HEAD"], repo).trim());
+      expect(snapshot(repo)).toEqual(before);
+    } finally {
+      api.close();
+    }
+  });
+});
+
+import { CODEX, codexEnv, skipped as codexSkipped } from "./fixtures/codex";
+import { standIn as responsesStandIn, toolOutputs } from "./fixtures/openai-responses";
+
+// Codex's model provider: the stand-in, through the worker's own arguments and environment.
+const codexProvider = (url: string, model: string) => ["-c", `model="${model}"`, "-c", `model_provider="standin"`, "-c", `model_providers.standin={ name = "standin", base_url = "${url}", wire_api = "responses", env_key = "STANDIN_API_KEY", request_max_retries = 0, stream_max_retries = 0 }`];
+
+describe("crew worker: Codex CLI (codex exec)", () => {
+  test("does the task in its worktree, is refused the reserved file, commits on a2a/NAME and ends it with task_done; the checkout is untouched", async () => {
+    if (await codexSkipped("the crew worker")) return;
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const home = join(d.path, "home");
+    mkdirSync(home);
+    await reserveForOther(store.path, repo);
+    const before = snapshot(repo);
+    const job = await claimed(store.path, "cy", "write hello.txt saying hi");
+    const wt = join(d.path, "app.crew", "cy");
+    const reservedPatch = "*** Begin Patch\n*** Update File: src/reserved.ts\n@@\n-export const mine = 1;\n+taken\n*** End Patch\n";
+    const helloPatch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
+    let step = 0;
+    const api = responsesStandIn((r) => {
+      const f = framing(JSON.stringify(r.body.input?.[0] ?? "") + JSON.stringify(r.body.input ?? ""));
+      if (!f) return [{ text: "no task in the prompt" }];
+      step++;
+      if (step === 1) return [{ patch: reservedPatch }];
+      if (step === 2) return [{ patch: helloPatch }];
+      // Codex's sandbox keeps .git read-only: the commit fails, and the supervisor commits after the run.
+      if (step === 3) return [{ tool: "exec_command", input: { cmd: "git add hello.txt && git commit -q -m 'hello: say hi'", workdir: wt } }];
+      if (step === 4) return [{ tool: "mcp__a2a__task_done", input: { id: f.id, token: f.token, result: "wrote hello.txt" } }];
+      return [{ text: `finished: ${toolOutputs(r).join(" ")}` }];
+    });
+    try {
+      const w: AgentWorker = { name: "cy", agent: "codex", worktree: true, repo, bin: CODEX, args: codexProvider(api.url, "gpt-5.5"), env: { ...(codexEnv({ home, store: store.path }) as Record<string, string>), ...GIT_ENV } };
+      const spec = await launchAgent(w, job, { store: store.path, a2aBin: BIN });
+      expect(spec.cmd.join(" ")).not.toContain(job.token);
+      const run = await spawnSpec(spec);
+      expect(run.code).toBe(0);
+      const asked = api.requests.find((r) => framing(JSON.stringify(r.body.input)))!;
+      expectFramed(JSON.stringify(asked.body.input), job);
+      expect(toolOutputs(api.requests[1])[0]).toMatch(/src\/reserved\.ts is reserved by other-worker/);
+      expect(readFileSync(join(wt, "src", "reserved.ts"), "utf8")).toBe("export const mine = 1;\n");
+      const t = await taskState(store.path, job.id);
+      expect(t.state).toBe("done");
+      expect(t.result).toBe("wrote hello.txt");
+      expect(toolOutputs(api.requests[3])[0]).toMatch(/Read-only file system/);
+      expect(commitLeftovers(wt, "cy", `task ${job.id} attempt 1`)).toBe(true);
+      const rec = worktreeResult(wt);
+      expect(rec.branch).toBe("a2a/cy");
+      expect(sh(["git", "show", "--name-only", "--format=%s", rec.commit], repo).trim().split("\n")).toEqual([`task ${job.id} attempt 1`, "", "hello.txt"]);
+      expect(commitLeftovers(wt, "cy", "again")).toBe(false);
       expect(snapshot(repo)).toEqual(before);
     } finally {
       api.close();
