@@ -104,6 +104,7 @@ export interface HeadlessOptions {
 export interface Headless {
   args: string[];
   env: Record<string, string>;
+  edits?: FileChange[]; // files in the work tree changed before the run (an agent that reads its settings from files only), kept out of the worker's commits
 }
 
 export interface Agent {

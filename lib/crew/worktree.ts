@@ -15,7 +15,7 @@
 // - git runs without the caller's GIT_DIR, GIT_WORK_TREE and the like (a supervisor started from a
 //   git hook must not aim git at another repository), never through a shell.
 
-import { existsSync, lstatSync, readFileSync, realpathSync, rmdirSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmdirSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { A2AError } from "../core/errors";
 import { writeUserFile } from "../core/user-file";
@@ -171,6 +171,27 @@ export function commitLeftovers(path: string, name: string, message: string): bo
   const who = tryGit(["var", "GIT_AUTHOR_IDENT"], path) === undefined ? ["-c", `user.name=${name}`, "-c", `user.email=${name}@a2a.invalid`] : [];
   git([...who, "commit", "--quiet", "-m", message], path);
   return true;
+}
+
+// Keeps file `rel` (work-tree relative) of the worktree at `path` out of the worker's commits and
+// status, by what is the worktree's alone (its index; an ignore file in the work tree), never the
+// repository's shared info/exclude, which the user's checkout reads too: a tracked file is
+// marked skip-worktree in the worktree's own index; an untracked one is named in a .gitignore
+// beside it, which names itself too (or, when that .gitignore is tracked, is marked so as well).
+export function keepOutOfCommits(path: string, rel: string): void {
+  const tracked = (f: string) => tryGit(["ls-files", "--error-unmatch", "--", f], path) !== undefined;
+  if (tracked(rel)) {
+    git(["update-index", "--skip-worktree", "--", rel], path);
+    return;
+  }
+  const ignoreRel = join(dirname(rel), ".gitignore");
+  const ignore = join(path, ignoreRel);
+  const had = existsSync(ignore) ? readFileSync(ignore, "utf8") : "";
+  const lines = [`/${basename(rel)}`, ...(tracked(ignoreRel) ? [] : ["/.gitignore"])].filter((l) => !had.split("\n").includes(l));
+  if (!lines.length) return;
+  if (tracked(ignoreRel)) git(["update-index", "--skip-worktree", "--", ignoreRel], path);
+  mkdirSync(dirname(ignore), { recursive: true });
+  writeUserFile(ignore, `${had}${had && !had.endsWith("\n") ? "\n" : ""}# a2a crew: this worker's own settings, kept out of its commits\n${lines.join("\n")}\n`);
 }
 
 // What an attempt left, for the task's record: the worker's branch and its commit.

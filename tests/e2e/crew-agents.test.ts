@@ -246,3 +246,61 @@ describe("crew worker: Codex CLI (codex exec)", () => {
     }
   });
 });
+
+import { standIn as geminiStandIn, toolResults as geminiResults } from "./fixtures/gemini-api";
+import { ROOT } from "../harness/run";
+import { existsSync, writeFileSync as write } from "node:fs";
+
+const GEMINI = join(ROOT, "node_modules", ".bin", "gemini");
+
+describe("crew worker: Gemini CLI (gemini -p)", () => {
+  test("does the task in its worktree, is refused the reserved file, commits on a2a/NAME and ends it with task_done; the checkout is untouched", async () => {
+    if (!existsSync(GEMINI)) return void console.log(`SKIPPED the crew worker: ${GEMINI} is missing (bun install installs @google/gemini-cli)`);
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    // The user's own Gemini CLI settings: an API key as its auth (so the base URL is honoured).
+    const home = join(d.path, "home");
+    mkdirSync(join(home, ".gemini"), { recursive: true });
+    write(join(home, ".gemini", "settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, privacy: { usageStatisticsEnabled: false } }));
+    await reserveForOther(store.path, repo);
+    const before = snapshot(repo);
+    const job = await claimed(store.path, "di", "write hello.txt saying hi");
+    const wt = join(d.path, "app.crew", "di");
+    let step = 0;
+    const api = geminiStandIn((r) => {
+      const f = framing(JSON.stringify(r.body.contents ?? ""));
+      if (!f) return [{ text: "no task in the prompt" }];
+      step++;
+      if (step === 1) return [{ call: "write_file", args: { file_path: join(wt, "src", "reserved.ts"), content: "taken\n" } }];
+      if (step === 2) return [{ call: "write_file", args: { file_path: join(wt, "hello.txt"), content: "hi\n" } }];
+      if (step === 3) return [{ call: "run_shell_command", args: { command: "git add hello.txt", description: "stage" } }];
+      if (step === 4) return [{ call: "run_shell_command", args: { command: "git commit -q -m 'hello: say hi'", description: "commit" } }];
+      if (step === 5) return [{ call: "mcp_a2a_task_done", args: { id: f.id, token: f.token, result: "wrote hello.txt" } }];
+      return [{ text: `finished: ${geminiResults(r).join(" ")}` }];
+    });
+    try {
+      const env = { HOME: home, PATH: `${join(BIN, "..")}:${process.env.PATH}`, GEMINI_API_KEY: "test-key-offline", GOOGLE_GEMINI_BASE_URL: api.url, NO_COLOR: "1", ...GIT_ENV };
+      const w: AgentWorker = { name: "di", agent: "gemini", worktree: true, repo, bin: GEMINI, args: ["-m", "gemini-2.5-flash"], env };
+      const spec = await launchAgent(w, job, { store: store.path, a2aBin: BIN });
+      expect(spec.cmd.join(" ")).not.toContain(job.token);
+      const run = await spawnSpec({ ...spec, env: { ...spec.env, GITHUB_SHA: undefined, SURFACE: undefined } });
+      expect(run.code).toBe(0);
+      const asked = api.requests.find((r) => framing(JSON.stringify(r.body.contents)))!;
+      expectFramed(JSON.stringify(asked.body.contents), job);
+      expect(geminiResults(api.requests[1])[0]).toMatch(/src\/reserved\.ts is reserved by other-worker/);
+      expect(readFileSync(join(wt, "src", "reserved.ts"), "utf8")).toBe("export const mine = 1;\n");
+      const t = await taskState(store.path, job.id);
+      expect(t.state).toBe("done");
+      expect(t.result).toBe("wrote hello.txt");
+      const rec = worktreeResult(wt);
+      expect(rec.branch).toBe("a2a/di");
+      expect(sh(["git", "show", "--name-only", "--format=%s", rec.commit], repo).trim().split("\n")).toEqual(["hello: say hi", "", "hello.txt"]);
+      expect(sh(["git", "status", "--porcelain", "--untracked-files=all"], wt)).toBe(""); // a2a's settings file stays out of the commits
+      expect(JSON.parse(readFileSync(join(wt, ".gemini", "settings.json"), "utf8")).mcpServers.a2a.command).toBe(BIN);
+      expect(snapshot(repo)).toEqual(before);
+    } finally {
+      api.close();
+    }
+  });
+});

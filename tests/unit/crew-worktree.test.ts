@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join, relative } from "node:path";
 import { tempDir } from "../harness/run";
 import { A2AError } from "../../lib/core/errors";
-import { ensureWorktree, isCrewWorktree, checkoutOf, removeWorktree, worktreePath, worktreeResult } from "../../lib/crew/worktree";
+import { commitLeftovers, ensureWorktree, isCrewWorktree, checkoutOf, keepOutOfCommits, removeWorktree, worktreePath, worktreeResult } from "../../lib/crew/worktree";
 
 const GIT_ENV = { GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.org", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.org" };
 
@@ -131,5 +131,30 @@ describe("a crew worker's worktree", () => {
     const plain = join(d.path, "plain");
     mkdirSync(plain);
     expect(() => ensureWorktree(plain, "x")).toThrow(/is not in a git repository, so a worker cannot have a worktree there/);
+  });
+
+  test("a run's own settings files stay out of the worker's commits and status, by what is the worktree's alone; what the agent left is committed after", () => {
+    using d = tempDir();
+    const repo = userRepo(d.path);
+    writeFileSync(join(repo, "tool.json"), "{}\n");
+    sh(["git", "add", "tool.json"], repo);
+    sh(["git", "commit", "-q", "-m", "tool"], repo);
+    const before = snapshot(repo);
+    const w = ensureWorktree(repo, "fay");
+    // Untracked: a .gitignore beside it names it and itself. Tracked: skip-worktree in the worktree's index.
+    mkdirSync(join(w.path, ".agent"));
+    writeFileSync(join(w.path, ".agent", "settings.json"), "{\"a2a\": 1}\n");
+    keepOutOfCommits(w.path, ".agent/settings.json");
+    keepOutOfCommits(w.path, ".agent/settings.json"); // twice changes nothing
+    expect(readFileSync(join(w.path, ".agent", ".gitignore"), "utf8")).toBe("# a2a crew: this worker's own settings, kept out of its commits\n/settings.json\n/.gitignore\n");
+    writeFileSync(join(w.path, "tool.json"), "{\"a2a\": 1}\n");
+    keepOutOfCommits(w.path, "tool.json");
+    expect(sh(["git", "status", "--porcelain", "--untracked-files=all"], w.path)).toBe("");
+    writeFileSync(join(w.path, "work.txt"), "done\n");
+    expect(commitLeftovers(w.path, "fay", "task t attempt 1")).toBe(true);
+    expect(sh(["git", "show", "--name-only", "--format=%s", "HEAD"], w.path).trim().split("\n")).toEqual(["task t attempt 1", "", "work.txt"]);
+    expect(commitLeftovers(w.path, "fay", "again")).toBe(false);
+    expect(snapshot(repo)).toEqual(before); // the user's checkout ignores nothing new
+    expect(removeWorktree(repo, "fay")).toBe(true); // its ignored and skip-worktree files go with it
   });
 });
