@@ -97,6 +97,7 @@ export interface HeadlessOptions {
   permissions: Permissions;
   cwd: string; // where it works (its worktree)
   pass: string[]; // the environment's names its a2a mcp needs (A2A_*, PG*), for agents that filter it
+  privateDir: string; // the work tree's own git directory: files of the run that are no file of the work tree
 }
 
 // One task, headless: the agent's arguments after its command (the prompt comes on stdin), and
@@ -104,7 +105,7 @@ export interface HeadlessOptions {
 export interface Headless {
   args: string[];
   env: Record<string, string>;
-  edits?: FileChange[]; // files in the work tree changed before the run (an agent that reads its settings from files only), kept out of the worker's commits
+  edits?: FileChange[]; // files changed before the run (an agent that reads some settings from files only); one in the work tree is kept out of the worker's commits
 }
 
 export interface Agent {

@@ -8,11 +8,11 @@
 // its a2a mcp) or still claimed (the attempt failed). Each agent's command: its `headless` in
 // cli/agents/AGENT.ts.
 
-import { ensureWorktree, keepOutOfCommits } from "../../lib/crew/worktree";
+import { ensureWorktree, gitDirOf, keepOutOfCommits } from "../../lib/crew/worktree";
 import { readText } from "../agents/edit";
 import { writeUserFile } from "../../lib/core/user-file";
 import { A2AError } from "../../lib/core/errors";
-import { relative } from "node:path";
+import { isAbsolute, relative } from "node:path";
 import { taskPrompt, type Job } from "../../lib/crew/prompt";
 import { AGENTS } from "../agents";
 import type { Permissions } from "../agents/agent";
@@ -60,13 +60,15 @@ export async function launchAgent(w: AgentWorker, job: Job, ctx: LaunchContext):
   // The user's own settings (A2A_REPO among them) pass; the store and the name are the crew's.
   const env: Record<string, string | undefined> = { ...process.env, ...w.env, A2A_DIR: ctx.store, A2A_AGENT: w.name, PWD: cwd };
   const pass = Object.keys(env).filter((k) => k.startsWith("A2A_") || k.startsWith("PG")).sort();
-  const run = AGENTS[w.agent].headless!({ a2a: ctx.a2aBin, tools: WORKER_TOOLS, permissions: w.permissions ?? "edits", cwd, pass });
+  const run = AGENTS[w.agent].headless!({ a2a: ctx.a2aBin, tools: WORKER_TOOLS, permissions: w.permissions ?? "edits", cwd, pass, privateDir: gitDirOf(cwd) });
   for (const e of run.edits ?? []) {
-    if (!wt) throw new A2AError("EUSAGE", `${AGENTS[w.agent].title} reads a2a's settings from a file in its directory: give worker ${w.name} a worktree of its own`);
+    const rel = relative(cwd, e.path);
+    const inTree = !rel.startsWith("..") && !isAbsolute(rel);
+    if (inTree && !wt) throw new A2AError("EUSAGE", `${AGENTS[w.agent].title} reads a2a's settings from a file in its directory: give worker ${w.name} a worktree of its own`);
     const before = readText(e.path);
     const next = e.change(before);
     if (next !== null && next !== before) {
-      keepOutOfCommits(cwd, relative(cwd, e.path));
+      if (inTree) keepOutOfCommits(cwd, rel);
       writeUserFile(e.path, next);
     }
   }

@@ -194,6 +194,10 @@ export function keepOutOfCommits(path: string, rel: string): void {
   writeUserFile(ignore, `${had}${had && !had.endsWith("\n") ? "\n" : ""}# a2a crew: this worker's own settings, kept out of its commits\n${lines.join("\n")}\n`);
 }
 
+// The git directory of the work tree at `path` (a worktree's own, private one): where a run keeps
+// files that are no file of the work tree (git never shows them).
+export const gitDirOf = (path: string): string => git(["rev-parse", "--absolute-git-dir"], path);
+
 // What an attempt left, for the task's record: the worker's branch and its commit.
 export function worktreeResult(path: string): { branch: string; commit: string } {
   return { branch: git(["symbolic-ref", "--short", "HEAD"], path), commit: git(["rev-parse", "HEAD"], path) };

@@ -304,3 +304,61 @@ describe("crew worker: Gemini CLI (gemini -p)", () => {
     }
   });
 });
+
+import { OPENCODE, env as opencodeEnv, provider as opencodeProvider, skipPluginInstall, skipped as opencodeSkipped, type Sandbox as OpencodeSandbox } from "./fixtures/opencode";
+import { standIn as chatStandIn, toolResults as chatResults } from "./fixtures/openai-chat";
+
+describe("crew worker: opencode (opencode run)", () => {
+  test("does the task in its worktree, is refused the reserved file, commits on a2a/NAME and ends it with task_done; the checkout is untouched", async () => {
+    if (opencodeSkipped("the crew worker")) return;
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    await reserveForOther(store.path, repo);
+    const before = snapshot(repo);
+    const job = await claimed(store.path, "eli", "write hello.txt saying hi");
+    const wt = join(d.path, "app.crew", "eli");
+    let step = 0;
+    const api = chatStandIn((r) => {
+      const f = framing(JSON.stringify(r.body.messages ?? ""));
+      if (!f || !(r.body.tools ?? []).length) return [{ text: "no task in the prompt" }];
+      step++;
+      if (step === 1) return [{ tool: "write", input: { filePath: join(wt, "src", "reserved.ts"), content: "taken\n" } }];
+      if (step === 2) return [{ tool: "write", input: { filePath: join(wt, "hello.txt"), content: "hi\n" } }];
+      if (step === 3) return [{ tool: "bash", input: { command: "git add hello.txt", description: "stage" } }];
+      if (step === 4) return [{ tool: "bash", input: { command: "git commit -q -m 'hello: say hi'", description: "commit" } }];
+      if (step === 5) return [{ tool: "a2a_task_done", input: { id: f.id, token: f.token, result: "wrote hello.txt" } }];
+      return [{ text: `finished: ${chatResults(r).join(" ")}` }];
+    });
+    try {
+      // The user's own opencode config: the stand-in as its model.
+      const home = join(d.path, "home");
+      const config = join(home, ".config", "opencode");
+      mkdirSync(config, { recursive: true });
+      mkdirSync(join(home, "tmp"));
+      skipPluginInstall(config);
+      write(join(config, "opencode.json"), JSON.stringify(opencodeProvider(api.url), null, 2));
+      const s: OpencodeSandbox = { home, config, proj: wt, store: store.path };
+      const env = { ...(opencodeEnv(s, wt) as Record<string, string>), ...GIT_ENV };
+      const w: AgentWorker = { name: "eli", agent: "opencode", worktree: true, repo, bin: OPENCODE, args: ["-m", "standin/m"], env };
+      const spec = await launchAgent(w, job, { store: store.path, a2aBin: BIN });
+      expect(spec.cmd.join(" ")).not.toContain(job.token);
+      const run = await spawnSpec(spec);
+      expect(run.code).toBe(0);
+      const asked = api.requests.find((r) => framing(JSON.stringify(r.body.messages)))!;
+      expectFramed(JSON.stringify(asked.body.messages), job);
+      expect(api.requests.flatMap(chatResults).find((t) => /reserved by/.test(t))).toMatch(/^a2a: src\/reserved\.ts is reserved by other-worker/);
+      expect(readFileSync(join(wt, "src", "reserved.ts"), "utf8")).toBe("export const mine = 1;\n");
+      const t = await taskState(store.path, job.id);
+      expect(t.state).toBe("done");
+      expect(t.result).toBe("wrote hello.txt");
+      const rec = worktreeResult(wt);
+      expect(rec.branch).toBe("a2a/eli");
+      expect(sh(["git", "show", "--name-only", "--format=%s", rec.commit], repo).trim().split("\n")).toEqual(["hello: say hi", "", "hello.txt"]);
+      expect(sh(["git", "status", "--porcelain", "--untracked-files=all"], wt)).toBe("");
+      expect(snapshot(repo)).toEqual(before);
+    } finally {
+      api.close();
+    }
+  });
+});
