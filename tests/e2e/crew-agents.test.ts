@@ -1,113 +1,28 @@
 // A crew worker's coding agent, started for one task as cli/crew/launch.ts says (issue 36), with
 // the real agent CLIs offline against their model stand-ins (tests/e2e/fixtures). The test stands
 // in for the supervisor: it adds a task, claims it as the worker, builds the LaunchSpec, spawns
-// it and waits for its exit. The model sees the framed prompt (on stdin), writes a file, is
-// refused the file another worker reserved (the hooks judge worktrees by the user's repository),
-// and ends the task with task_done through a2a's MCP tool; the work is committed on branch
+// it and waits for its exit. The model sees the framed prompt (on stdin), is refused the file
+// another worker reserved (the hooks judge a worktree by the user's repository), writes a file,
+// commits it, and ends the task with task_done through a2a's MCP tool; the work is on branch
 // a2a/NAME in the worker's worktree; the user's checkout is untouched. A model that never calls
 // task_done leaves the task claimed: the supervisor's cue that the attempt failed.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
-import { a2a, BIN, childEnv, tempDir, testStore } from "../harness/run";
-import { launchAgent, type AgentWorker, type Job, type LaunchSpec } from "../../cli/crew/launch";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BIN, ROOT, tempDir, testStore } from "../harness/run";
+import { launchAgent, type AgentWorker } from "../../cli/crew/launch";
 import { commitLeftovers, worktreeResult } from "../../lib/crew/worktree";
+import { claimed, expectFramed, framing, GIT_ENV, reserveForOther, sh, snapshot, spawnSpec, taskState, userRepo } from "./fixtures/crew";
+import { CLAUDE, claudeEnv, skipped as claudeSkipped } from "./fixtures/claude";
+import { standIn, toolResults, type Request } from "./fixtures/messages-api";
+import { CODEX, codexEnv, skipped as codexSkipped } from "./fixtures/codex";
+import { standIn as responsesStandIn, toolOutputs } from "./fixtures/openai-responses";
+import { standIn as geminiStandIn, toolResults as geminiResults } from "./fixtures/gemini-api";
+import { OPENCODE, env as opencodeEnv, provider as opencodeProvider, skipPluginInstall, skipped as opencodeSkipped, type Sandbox as OpencodeSandbox } from "./fixtures/opencode";
+import { standIn as chatStandIn, toolResults as chatResults } from "./fixtures/openai-chat";
 
 setDefaultTimeout(120_000);
 
-const GIT_ENV = { GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.org", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.org" };
-
-export function sh(cmd: string[], cwd: string): string {
-  const r = Bun.spawnSync(cmd, { cwd, env: { ...process.env, ...GIT_ENV }, stdout: "pipe", stderr: "pipe" });
-  if (r.exitCode !== 0) throw new Error(`${cmd.join(" ")}: ${r.stderr}`);
-  return r.stdout.toString();
-}
-
-// The user's repository, mid-work (a staged and an unstaged change, an untracked file).
-export function userRepo(root: string): string {
-  const repo = join(root, "app");
-  mkdirSync(join(repo, "src"), { recursive: true });
-  sh(["git", "init", "-q", "-b", "main", repo], root);
-  writeFileSync(join(repo, "src", "api.ts"), "export {};\n");
-  writeFileSync(join(repo, "src", "reserved.ts"), "export const mine = 1;\n");
-  sh(["git", "add", "."], repo);
-  sh(["git", "commit", "-q", "-m", "first"], repo);
-  writeFileSync(join(repo, "src", "api.ts"), "export const wip = 1;\n");
-  sh(["git", "add", "src/api.ts"], repo);
-  writeFileSync(join(repo, "notes.txt"), "untracked\n");
-  return repo;
-}
-
-// Everything of the user's checkout a worker must not change.
-export function snapshot(repo: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (dir: string) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.name === ".git" && dir === repo) continue;
-      if (e.isDirectory()) walk(p);
-      else out[relative(repo, p)] = readFileSync(p, "base64") + ` ${statSync(p).mtimeMs}`;
-    }
-  };
-  walk(repo);
-  out[".git/index"] = readFileSync(join(repo, ".git", "index"), "base64");
-  out[".git/HEAD"] = readFileSync(join(repo, ".git", "HEAD"), "utf8");
-  out.status = sh(["git", "status", "--porcelain=v2", "--branch", "--untracked-files=all"], repo);
-  return out;
-}
-
-// The supervisor's part: the task added and claimed as the worker.
-export async function claimed(store: string, worker: string, payload: string): Promise<Job> {
-  const id = (await a2a(["task", "add", "build", payload], { dir: store })).stdout.trim();
-  const r = await a2a(["task", "claim", "build", "--as", worker, "--json"], { dir: store });
-  if (r.code !== 0) throw new Error(r.stderr);
-  const c = JSON.parse(r.stdout);
-  expect(c.id).toBe(id);
-  return { queue: c.queue, id: c.id, attempt: c.attempt, token: c.token, payload: c.payload, expiresAt: c.expires_at };
-}
-
-// Another worker holds src/reserved.ts (reserved from the user's checkout: one repository).
-export async function reserveForOther(store: string, repo: string): Promise<void> {
-  const r = await a2a(["reserve", "src/reserved.ts", "--as", "other-worker", "-q"], { dir: store, cwd: repo });
-  if (r.code !== 0) throw new Error(r.stderr);
-}
-
-// Runs the spec as the supervisor would (the test's environment scrubbed of A2A_*, as a child's).
-export async function spawnSpec(spec: LaunchSpec): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = childEnv({ env: spec.env });
-  const p = Bun.spawn({ cmd: spec.cmd, cwd: spec.cwd, env, stdin: new TextEncoder().encode(spec.stdin ?? ""), stdout: "pipe", stderr: "pipe" });
-  const timer = setTimeout(() => p.kill("SIGKILL"), 100_000);
-  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  clearTimeout(timer);
-  return { code, stdout, stderr };
-}
-
-export async function taskState(store: string, id: string): Promise<any> {
-  return JSON.parse((await a2a(["task", "show", id, "--json"], { dir: store })).stdout);
-}
-
-// What the framed prompt tells the model: the task's id and token, parsed back from its text.
-export function framing(text: string): { id: string; token: string; frame: string } | undefined {
-  const done = text.match(/call the a2a tool task_done with id \\?"([^"\\]+)\\?", token \\?"([^"\\]+)\\?"/);
-  const frame = text.match(/its payload \[frame ([0-9a-f]{8})\] ---/);
-  return done && frame ? { id: done[1], token: done[2], frame: frame[1] } : undefined;
-}
-
-// The prompt's framing as the model saw it: the payload between two lines with one frame token,
-// marked untrusted, and task_done with the id and token.
-export function expectFramed(text: string, job: Job): void {
-  const f = framing(text);
-  expect(f).toMatchObject({ id: job.id, token: job.token });
-  const unescaped = text.replace(/\\n/g, "\n").replace(/\\"/g, '"');
-  expect(unescaped).toContain(`its payload [frame ${f!.frame}] ---\n[untrusted input from whoever added the task`);
-  expect(unescaped).toContain(`${job.payload}\n--- end of the payload of task ${job.id} [frame ${f!.frame}] ---`);
-  expect(unescaped).toContain("on branch a2a/");
-}
-
-export { BIN, launchAgent, tempDir, testStore, worktreeResult, type AgentWorker };
-
-import { CLAUDE, claudeEnv, skipped as claudeSkipped } from "./fixtures/claude";
-import { standIn, toolResults, type Request } from "./fixtures/messages-api";
 
 const userText = (r: Request) => JSON.stringify(r.body.messages?.[0] ?? "");
 
@@ -189,8 +104,6 @@ describe("crew worker: a model that never calls task_done", () => {
   });
 });
 
-import { CODEX, codexEnv, skipped as codexSkipped } from "./fixtures/codex";
-import { standIn as responsesStandIn, toolOutputs } from "./fixtures/openai-responses";
 
 // Codex's model provider: the stand-in, through the worker's own arguments and environment.
 const codexProvider = (url: string, model: string) => ["-c", `model="${model}"`, "-c", `model_provider="standin"`, "-c", `model_providers.standin={ name = "standin", base_url = "${url}", wire_api = "responses", env_key = "STANDIN_API_KEY", request_max_retries = 0, stream_max_retries = 0 }`];
@@ -247,9 +160,6 @@ describe("crew worker: Codex CLI (codex exec)", () => {
   });
 });
 
-import { standIn as geminiStandIn, toolResults as geminiResults } from "./fixtures/gemini-api";
-import { ROOT } from "../harness/run";
-import { existsSync, writeFileSync as write } from "node:fs";
 
 const GEMINI = join(ROOT, "node_modules", ".bin", "gemini");
 
@@ -262,7 +172,7 @@ describe("crew worker: Gemini CLI (gemini -p)", () => {
     // The user's own Gemini CLI settings: an API key as its auth (so the base URL is honoured).
     const home = join(d.path, "home");
     mkdirSync(join(home, ".gemini"), { recursive: true });
-    write(join(home, ".gemini", "settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, privacy: { usageStatisticsEnabled: false } }));
+    writeFileSync(join(home, ".gemini", "settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, privacy: { usageStatisticsEnabled: false } }));
     await reserveForOther(store.path, repo);
     const before = snapshot(repo);
     const job = await claimed(store.path, "di", "write hello.txt saying hi");
@@ -305,8 +215,6 @@ describe("crew worker: Gemini CLI (gemini -p)", () => {
   });
 });
 
-import { OPENCODE, env as opencodeEnv, provider as opencodeProvider, skipPluginInstall, skipped as opencodeSkipped, type Sandbox as OpencodeSandbox } from "./fixtures/opencode";
-import { standIn as chatStandIn, toolResults as chatResults } from "./fixtures/openai-chat";
 
 describe("crew worker: opencode (opencode run)", () => {
   test("does the task in its worktree, is refused the reserved file, commits on a2a/NAME and ends it with task_done; the checkout is untouched", async () => {
@@ -337,7 +245,7 @@ describe("crew worker: opencode (opencode run)", () => {
       mkdirSync(config, { recursive: true });
       mkdirSync(join(home, "tmp"));
       skipPluginInstall(config);
-      write(join(config, "opencode.json"), JSON.stringify(opencodeProvider(api.url), null, 2));
+      writeFileSync(join(config, "opencode.json"), JSON.stringify(opencodeProvider(api.url), null, 2));
       const s: OpencodeSandbox = { home, config, proj: wt, store: store.path };
       const env = { ...(opencodeEnv(s, wt) as Record<string, string>), ...GIT_ENV };
       const w: AgentWorker = { name: "eli", agent: "opencode", worktree: true, repo, bin: OPENCODE, args: ["-m", "standin/m"], env };
