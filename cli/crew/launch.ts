@@ -52,7 +52,13 @@ export interface LaunchContext {
 // The tools a worker's a2a mcp offers: the usual ones, the queue's, and file reservations.
 export const WORKER_TOOLS = "default,tasks,files";
 
+// Refused before anything is made (EUSAGE, one line with the fix): an agent a2a does not know, or
+// one not installed.
 export async function launchAgent(w: AgentWorker, job: Job, ctx: LaunchContext): Promise<LaunchSpec> {
+  const agent = Object.hasOwn(AGENTS, w.agent) ? AGENTS[w.agent] : undefined;
+  if (!agent?.headless) throw new A2AError("EUSAGE", `worker ${w.name}: unknown agent ${JSON.stringify(w.agent)}: use one of ${Object.keys(AGENTS).join(", ")}`);
+  const bin = w.bin ?? agent.bin;
+  if (!Bun.which(bin, { PATH: w.env?.PATH ?? process.env.PATH ?? "" })) throw new A2AError("EUSAGE", `worker ${w.name}: ${agent.title} is not installed (no ${bin} on PATH): npm install -g ${agent.npm}, or give the worker its path`);
   const repo = w.repo ?? process.cwd();
   const wt = w.worktree ? ensureWorktree(repo, w.name, { dir: w.worktreeDir, base: w.base }) : undefined;
   const cwd = wt?.path ?? repo;
@@ -60,11 +66,11 @@ export async function launchAgent(w: AgentWorker, job: Job, ctx: LaunchContext):
   // The user's own settings (A2A_REPO among them) pass; the store and the name are the crew's.
   const env: Record<string, string | undefined> = { ...process.env, ...w.env, A2A_DIR: ctx.store, A2A_AGENT: w.name, PWD: cwd };
   const pass = Object.keys(env).filter((k) => k.startsWith("A2A_") || k.startsWith("PG")).sort();
-  const run = AGENTS[w.agent].headless!({ a2a: ctx.a2aBin, tools: WORKER_TOOLS, permissions: w.permissions ?? "edits", cwd, pass, privateDir: gitDirOf(cwd) });
+  const run = agent.headless({ a2a: ctx.a2aBin, tools: WORKER_TOOLS, permissions: w.permissions ?? "edits", cwd, pass, privateDir: gitDirOf(cwd) });
   for (const e of run.edits ?? []) {
     const rel = relative(cwd, e.path);
     const inTree = !rel.startsWith("..") && !isAbsolute(rel);
-    if (inTree && !wt) throw new A2AError("EUSAGE", `${AGENTS[w.agent].title} reads a2a's settings from a file in its directory: give worker ${w.name} a worktree of its own`);
+    if (inTree && !wt) throw new A2AError("EUSAGE", `${agent.title} reads a2a's settings from a file in its directory: give worker ${w.name} a worktree of its own`);
     const before = readText(e.path);
     const next = e.change(before);
     if (next !== null && next !== before) {
@@ -72,5 +78,5 @@ export async function launchAgent(w: AgentWorker, job: Job, ctx: LaunchContext):
       writeUserFile(e.path, next);
     }
   }
-  return { cmd: [w.bin ?? w.agent, ...run.args, ...(w.args ?? [])], cwd, env: { ...env, ...run.env }, stdin: prompt };
+  return { cmd: [bin, ...run.args, ...(w.args ?? [])], cwd, env: { ...env, ...run.env }, stdin: prompt };
 }

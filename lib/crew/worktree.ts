@@ -18,6 +18,7 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmdirSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { A2AError } from "../core/errors";
+import { isValidName, NAME_RULE } from "../core/names";
 import { writeUserFile } from "../core/user-file";
 
 export const MARKER = "a2a-crew";
@@ -114,6 +115,7 @@ export interface Worktree {
 // `base`, else the checkout's HEAD; a branch a2a/NAME kept from before is checked out as it is),
 // reused when it is a2a's, refused when the path holds anything else.
 export function ensureWorktree(repo: string, name: string, o: { dir?: string; base?: string } = {}): Worktree {
+  checkWorkerName(name);
   const c = checkoutOf(repo);
   const path = worktreePath(c, name, o.dir);
   const branch = branchOf(name);
@@ -129,6 +131,14 @@ export function ensureWorktree(repo: string, name: string, o: { dir?: string; ba
   if (!gitDir) throw new A2AError("EIO", `git worktree add made no linked worktree at ${path}: remove it, then try again`, { data: { path } });
   writeUserFile(join(gitDir, MARKER), JSON.stringify({ name, branch, checkout: c.root }) + "\n", { exclusive: true });
   return { path, branch, created: true };
+}
+
+// A worker's name is a directory and a branch (a2a/NAME): an a2a name git takes as a branch name.
+function checkWorkerName(name: string): void {
+  if (!isValidName(name)) throw new A2AError("EUSAGE", `worker name ${JSON.stringify(name)} is not valid: ${NAME_RULE}`, { data: { name } });
+  if (tryGit(["check-ref-format", `refs/heads/${branchOf(name)}`], process.cwd()) === undefined) {
+    throw new A2AError("EUSAGE", `worker name ${JSON.stringify(name)} cannot be a git branch (${branchOf(name)}): take out ".." and a ".lock" ending`, { data: { name } });
+  }
 }
 
 // A dangling symlink is something at the path too (existsSync follows links).

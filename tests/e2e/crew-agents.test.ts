@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, ROOT, tempDir, testStore } from "../harness/run";
 import { launchAgent, type AgentWorker } from "../../cli/crew/launch";
+import type { A2AError } from "../../lib/core/errors";
 import { commitLeftovers, worktreeResult } from "../../lib/crew/worktree";
 import { claimed, expectFramed, framing, GIT_ENV, reserveForOther, sh, snapshot, spawnSpec, taskState, userRepo } from "./fixtures/crew";
 import { CLAUDE, claudeEnv, skipped as claudeSkipped } from "./fixtures/claude";
@@ -268,5 +269,44 @@ describe("crew worker: opencode (opencode run)", () => {
     } finally {
       api.close();
     }
+  });
+});
+
+describe("crew worker: bad input is refused before anything is made", () => {
+  test("an unknown agent, an agent not installed, a name git cannot branch, a worktree path taken by the user: one line each, nothing changed", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const before = snapshot(repo);
+    const job = { queue: "build", id: "1796552822166000-177dbdcc", attempt: 1, token: "1-11b0c9ee062321e2", payload: "x", expiresAt: 1_900_000_000 };
+    const ctx = { store: store.path, a2aBin: BIN };
+    const refusal = async (w: AgentWorker) => {
+      try {
+        await launchAgent(w, job, ctx);
+      } catch (e) {
+        return e as A2AError;
+      }
+      throw new Error("not refused");
+    };
+    const cases: [AgentWorker, RegExp][] = [
+      [{ name: "ann", agent: "aider" as AgentWorker["agent"], worktree: true, repo }, /^worker ann: unknown agent "aider": use one of claude, codex, gemini, opencode$/],
+      [{ name: "ann", agent: "codex", worktree: true, repo, bin: "no-such-codex" }, /^worker ann: Codex CLI is not installed \(no no-such-codex on PATH\): npm install -g @openai\/codex, or give the worker its path$/],
+      [{ name: "a..b", agent: "claude", worktree: true, repo, bin: "true" }, /^worker name "a\.\.b" cannot be a git branch \(a2a\/a\.\.b\): take out "\.\." and a "\.lock" ending$/],
+      [{ name: "../up", agent: "claude", worktree: true, repo, bin: "true" }, /^worker name "\.\.\/up" is not valid: names are/],
+    ];
+    for (const [w, said] of cases) {
+      const e = await refusal(w);
+      expect(e.code).toBe("EUSAGE");
+      expect(e.message).toMatch(said);
+    }
+    const taken = join(d.path, "app.crew", "bob");
+    mkdirSync(taken, { recursive: true });
+    writeFileSync(join(taken, "mine.txt"), "the user's\n");
+    const e = await refusal({ name: "bob", agent: "claude", worktree: true, repo, bin: "true" });
+    expect(e.message).toBe(`${taken} exists and is not an a2a crew worktree: move it aside, or give the crew another worktree directory; nothing was changed`);
+    expect(readFileSync(join(taken, "mine.txt"), "utf8")).toBe("the user's\n");
+    expect(sh(["git", "branch", "--list", "a2a/*"], repo)).toBe("");
+    expect(sh(["git", "worktree", "list", "--porcelain"], repo).match(/^worktree /gm)!.length).toBe(1);
+    expect(snapshot(repo)).toEqual(before);
   });
 });
