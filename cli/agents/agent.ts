@@ -83,6 +83,32 @@ export interface HookFormat {
   wake?: { read: string; endOnHold: boolean; answer(a: { wake: string } | { held: string }): string };
 }
 
+// What a crew worker's agent may do without a human (cli/crew/launch.ts):
+// - "edits" (the default): edit files in its working directory, run git's add/commit/status/diff/
+//   log, and call a2a's tools; anything else is refused without a prompt (the agent carries on
+//   without it): a worker can do and commit its task, and nothing the user did not expect;
+// - "all": everything the agent can do, with no prompt (Claude Code's bypassPermissions, Codex
+//   without its sandbox, Gemini CLI's yolo, opencode's allow-all): where the machine or container
+//   is itself the sandbox.
+export type Permissions = "edits" | "all";
+
+export interface HeadlessOptions {
+  a2a: string; // the a2a binary its MCP server and hooks run (the store and name: A2A_DIR, A2A_AGENT)
+  tools: string; // --tools of its a2a mcp
+  permissions: Permissions;
+  cwd: string; // where it works (its worktree)
+  pass: string[]; // the environment's names its a2a mcp needs (A2A_*, PG*), for agents that filter it
+  privateDir: string; // the work tree's own git directory: files of the run that are no file of the work tree
+}
+
+// One task, headless: the agent's arguments after its command (the prompt comes on stdin), and
+// the environment it needs on top of the worker's; a2a's server and hooks for this run only.
+export interface Headless {
+  args: string[];
+  env: Record<string, string>;
+  edits?: FileChange[]; // files changed before the run (an agent that reads some settings from files only); one in the work tree is kept out of the worker's commits
+}
+
 export interface Agent {
   id: string; // `a2a setup ID`, `a2a hook --agent ID`
   title: string; // "Codex CLI"
@@ -93,4 +119,5 @@ export interface Agent {
   doctor(d: DoctorContext): Promise<Check[]>;
   hook?: HookFormat; // absent: the agent runs no command hooks (its mail comes another way)
   done(o: SetupOptions): string; // the line after a setup that changed something
+  headless?(o: HeadlessOptions): Headless; // a crew worker's one-task run
 }

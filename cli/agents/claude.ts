@@ -9,7 +9,7 @@
 // permissionDecision "deny" for PreToolUse); exit 2 would mean "block", so a2a never uses it.
 
 import { join } from "node:path";
-import type { A2ACommand, A2AEvent, Agent, Check, DoctorContext, HookFormat, HookInput, Scope, SetupOptions } from "./agent";
+import type { A2ACommand, A2AEvent, Agent, Check, DoctorContext, Headless, HeadlessOptions, HookFormat, HookInput, Scope, SetupOptions } from "./agent";
 import { readJsonQuietly } from "./edit";
 import { jsoncChange } from "./jsonc-edit";
 import { a2aHookEvent, hookCommand } from "./hook-command";
@@ -180,6 +180,24 @@ export function hooksCheck(title: string, id: string, events: Record<string, A2A
     : { check: `${title} hooks`, level: "ok", detail: `installed: ${all.map((ev) => `${ev}: ${found[ev]![0]}`).join("; ")}` };
 }
 
+// The git commands a crew worker runs to record its work (permissions "edits").
+export const WORKER_GIT = ["add", "commit", "status", "diff", "log"];
+
+// A crew worker's run: `claude -p` (the prompt on stdin), a2a's server (--mcp-config) and hooks
+// (--settings: added to the user's own, for this run only), stream-json so the supervisor's log
+// shows each step and the last line carries the cost. "edits": acceptEdits (file edits in its
+// directory) and an allow-list (a2a's tools, git's recording commands); -p refuses what is not
+// allowed instead of asking. "all": bypassPermissions (Claude Code refuses it as root unless
+// IS_SANDBOX=1). Flags as --flag=VALUE: the variadic ones would swallow a worker's own arguments.
+function headless(o: HeadlessOptions): Headless {
+  const a2a = { command: o.a2a, pre: [] };
+  const mcp = { mcpServers: { a2a: { type: "stdio", command: o.a2a, args: ["mcp", "--tools", o.tools] } } };
+  const settings = withHookGroups({}, HOOK_EVENTS, HOOK_MATCHERS, a2a, { remove: false });
+  const allow = ["mcp__a2a__*", ...WORKER_GIT.map((c) => `Bash(git ${c}:*)`)].join(",");
+  const perms = o.permissions === "all" ? ["--permission-mode", "bypassPermissions"] : ["--permission-mode", "acceptEdits", `--allowedTools=${allow}`];
+  return { args: ["-p", "--output-format", "stream-json", "--verbose", `--mcp-config=${JSON.stringify(mcp)}`, "--settings", JSON.stringify(settings), ...perms], env: {} };
+}
+
 export const claude: Agent = {
   id: "claude",
   title: "Claude Code",
@@ -195,6 +213,7 @@ export const claude: Agent = {
   },
   doctor,
   hook: claudeHook,
+  headless,
   done: (o) =>
     o.remove
       ? "a2a removed from Claude Code; sessions already running keep it until they restart"

@@ -19,13 +19,13 @@
 import { hashHex } from "../../lib/core/digest";
 import { join } from "node:path";
 import { existsSync } from "node:fs";
-import type { A2AEvent, Agent, Check, DoctorContext, HookFormat, Scope, SetupOptions } from "./agent";
+import type { A2AEvent, Agent, Check, DoctorContext, Headless, HeadlessOptions, HookFormat, Scope, SetupOptions } from "./agent";
 import { a2aHooks, claudeHook, notSetUp, withHookGroups } from "./claude";
 import { parseJsonObject, readJsonQuietly, readText } from "./edit";
 import { jsoncChange } from "./jsonc-edit";
 import { a2aHookEvent } from "./hook-command";
 import { codexPatchFiles } from "./patch-files";
-import { parseToml, replaceTables, tableText, tomlHeader, tomlString } from "./toml";
+import { parseToml, replaceTables, tableText, tomlHeader, tomlKey, tomlString } from "./toml";
 
 const HOOK_EVENTS = { SessionStart: "session-start", UserPromptSubmit: "user-prompt-submit", Stop: "stop", PreToolUse: "pre-tool-use" } as const satisfies Record<string, A2AEvent>;
 // Codex's labels in hook trust keys and hashes.
@@ -178,6 +178,35 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
   return checks;
 }
 
+// A JSON value as a TOML inline value (strings, numbers, booleans, arrays, tables).
+const inlineToml = (v: unknown): string =>
+  Array.isArray(v) ? `[${v.map(inlineToml).join(", ")}]` : v && typeof v === "object" ? `{ ${Object.entries(v).map(([k, x]) => `${tomlKey(k)} = ${inlineToml(x)}`).join(", ")} }` : typeof v === "string" ? tomlString(v) : String(v);
+
+// A crew worker's run: `codex exec -` (the prompt on stdin), --json (its events, with token
+// counts, for the supervisor's log), a2a's server and hooks as -c settings for this run only.
+// Hooks given so (Codex's session-flags layer) run only under --dangerously-bypass-hook-trust:
+// trust recorded for them there is ignored, and recording it in the user's config.toml would
+// outlast the run. That flag also runs the user's own enabled hooks without their review.
+// Codex hands an MCP server only a few variables of its own: `env_vars` names the store's.
+// "edits": the workspace-write sandbox, which keeps every .git read-only (even one given with
+// --add-dir): the agent cannot commit, so its work is committed after the run (lib/crew/worktree.ts
+// commitLeftovers); "all": no sandbox, no approvals.
+function headless(o: HeadlessOptions): Headless {
+  const set = (key: string, value: unknown) => ["-c", `${key}=${inlineToml(value)}`];
+  const hooks = withHookGroups({}, HOOK_EVENTS, HOOK_MATCHERS, { command: o.a2a, pre: [] }, { remove: false, agent: "codex" }).hooks as Record<string, unknown>;
+  const perms = o.permissions === "all" ? ["--dangerously-bypass-approvals-and-sandbox"] : ["-s", "workspace-write"];
+  return {
+    args: [
+      "exec", "--json", "--skip-git-repo-check", ...perms,
+      ...set("mcp_servers.a2a", { command: o.a2a, args: ["mcp", "--tools", o.tools], env_vars: o.pass, tool_timeout_sec: TOOL_TIMEOUT_SEC, default_tools_approval_mode: "approve" }),
+      ...Object.entries(hooks).flatMap(([ev, groups]) => set(`hooks.${ev}`, groups)),
+      "--dangerously-bypass-hook-trust",
+      "-",
+    ],
+    env: {},
+  };
+}
+
 export const codex: Agent = {
   id: "codex",
   title: "Codex CLI",
@@ -187,6 +216,7 @@ export const codex: Agent = {
   setup,
   doctor,
   hook: codexHook,
+  headless,
   done: (o) =>
     o.remove
       ? "a2a removed from Codex CLI; sessions already running keep it until they restart"

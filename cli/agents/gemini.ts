@@ -23,8 +23,8 @@
 
 import { join } from "node:path";
 import { WAKE_TAG } from "../../lib/sessions/wake-rule";
-import type { A2ACommand, A2AEvent, Agent, Check, DoctorContext, HookFormat, Scope, SetupOptions } from "./agent";
-import { a2aHooks, hooksCheck, mcpList, notSetUp, registered, toolHookInput, withHookGroups } from "./claude";
+import type { A2ACommand, A2AEvent, Agent, Check, DoctorContext, Headless, HeadlessOptions, HookFormat, Scope, SetupOptions } from "./agent";
+import { a2aHooks, hooksCheck, mcpList, notSetUp, registered, toolHookInput, withHookGroups, WORKER_GIT } from "./claude";
 import { readJsonQuietly } from "./edit";
 import { jsoncChange } from "./jsonc-edit";
 import { json } from "../io";
@@ -122,6 +122,30 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
   return checks;
 }
 
+// A crew worker's run: `gemini -p` (the prompt on stdin), stream-json output. Gemini CLI reads
+// MCP servers and hooks from settings files only, and a file it is pointed at by variable
+// (GEMINI_CLI_SYSTEM_DEFAULTS_PATH) must be root's in directories only root writes: so a2a's go
+// into the worktree's project settings, .gemini/settings.json (a2a's members only, the
+// project's own kept, as `a2a setup gemini --scope project` does), which cli/crew/launch.ts keeps
+// out of the worker's commits. The store's variables reach the server as $NAME references,
+// which Gemini CLI expands (no value in the file). GEMINI_CLI_TRUST_WORKSPACE: a new worktree is
+// a folder no one trusted, where Gemini CLI reads no project settings (its --skip-trust sets the
+// same variable, but only after the settings were read). It warns on stderr of the project hooks.
+// "edits": auto_edit, a2a's tools trusted, git's recording commands allowed (tools.allowed:
+// deprecated for its policy engine, still honoured by 0.61); "all": yolo.
+function headless(o: HeadlessOptions): Headless {
+  const a2a = { command: o.a2a, pre: [] };
+  const worker = (v: Record<string, any>) => {
+    const next = withMcp(v, a2a, o.tools, false);
+    next.mcpServers.a2a = { ...next.mcpServers.a2a, env: Object.fromEntries(o.pass.map((k) => [k, `$${k}`])), trust: true, timeout: 600_000 };
+    const allowed: string[] = Array.isArray(v.tools?.allowed) ? v.tools.allowed : [];
+    const mine = WORKER_GIT.map((c) => `run_shell_command(git ${c})`).filter((t) => !allowed.includes(t));
+    return withHookGroups({ ...next, tools: { ...(v.tools ?? {}), allowed: [...allowed, ...mine] } }, HOOK_EVENTS, HOOK_MATCHERS, a2a, { remove: false, agent: "gemini", timeoutScale: 1000 });
+  };
+  const perms = o.permissions === "all" ? ["--approval-mode", "yolo"] : ["--approval-mode", "auto_edit"];
+  return { args: ["-p", "", "-o", "stream-json", ...perms], env: { GEMINI_CLI_TRUST_WORKSPACE: "true" }, edits: [jsoncChange(settingsFile("project", o.cwd, ""), "gemini", worker)] };
+}
+
 export const gemini: Agent = {
   id: "gemini",
   title: "Gemini CLI",
@@ -133,6 +157,7 @@ export const gemini: Agent = {
   },
   doctor,
   hook: geminiHook,
+  headless,
   done: (o) =>
     o.remove
       ? "a2a removed from Gemini CLI; sessions already running keep it until they restart"

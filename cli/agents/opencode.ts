@@ -19,9 +19,9 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { A2AError } from "../../lib/core/errors";
-import type { A2ACommand, Agent, Check, DoctorContext, FileChange, HookFormat, Scope, SetupOptions } from "./agent";
+import type { A2ACommand, Agent, Check, DoctorContext, FileChange, Headless, HeadlessOptions, HookFormat, Scope, SetupOptions } from "./agent";
 import { parseJsonObject, readJsonQuietly, readText } from "./edit";
-import { mcpList, notSetUp, registered } from "./claude";
+import { mcpList, notSetUp, registered, WORKER_GIT } from "./claude";
 import { jsoncChange } from "./jsonc-edit";
 import { PLUGIN_MARK, pluginText } from "./opencode-plugin";
 import { opencodePatchFiles } from "./patch-files";
@@ -131,6 +131,29 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
   return checks;
 }
 
+// A crew worker's run: `opencode run` (the prompt on stdin) with --format json (its events),
+// a2a's server, plugin and permissions in OPENCODE_CONFIG_CONTENT (a layer over the user's and
+// the project's config, for this run only). The plugin is a file opencode loads by URL: a2a's,
+// written into the work tree's own git directory, never into the work tree. What `opencode run`
+// cannot do: hold a stop (it exits at its first idle), so mail that comes after the model's last
+// tool call waits for the next task. "edits": edits allowed, bash denied but git's recording
+// commands; "all": --auto (every permission not explicitly denied).
+function headless(o: HeadlessOptions): Headless {
+  const a2a = { command: o.a2a, pre: [] };
+  const plugin = join(o.privateDir, "a2a-crew-opencode.js");
+  const bash = Object.fromEntries([["*", "deny"], ...WORKER_GIT.map((c) => [`git ${c}*`, "allow"])]);
+  const config = {
+    mcp: { a2a: serverEntry(a2a, o.tools, undefined) },
+    plugin: [`file://${plugin}`],
+    ...(o.permissions === "all" ? {} : { permission: { edit: "allow", bash, webfetch: "deny" } }),
+  };
+  return {
+    args: ["run", "--format", "json", ...(o.permissions === "all" ? ["--auto"] : [])],
+    env: { OPENCODE_CONFIG_CONTENT: JSON.stringify(config) },
+    edits: [{ path: plugin, change: () => pluginText(a2a) }],
+  };
+}
+
 export const opencode: Agent = {
   id: "opencode",
   title: "opencode",
@@ -146,6 +169,7 @@ export const opencode: Agent = {
   },
   doctor,
   hook: opencodeHook,
+  headless,
   done: (o) =>
     o.remove
       ? "a2a removed from opencode; sessions already running keep it until they restart"

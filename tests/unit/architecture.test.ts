@@ -137,6 +137,8 @@ describe("architecture", () => {
       // The Engine (lib/engine/engine.ts): the interface over every room's storage interface,
       // types only; and the opening (open.ts), which gives a directory the file engine.
       engine: ["core", "fs", "slots", "mail", "tasks", "presence", "sessions", "topics", "leases", "reservations", "blobs", "search", "maintenance", "dashboard"],
+      // A crew (issue 36): its workers' prompts and git worktrees.
+      crew: ["core"],
     };
     // The Store (core/config.ts) holds its Engine, and the file engine's runtime state (its
     // directory watches, its inotify instance), typed: type imports, which load nothing.
@@ -227,6 +229,7 @@ describe("architecture", () => {
       "lib/core/platform.ts": "the OS's answers (terminal width, the browser opener), not a store",
       "lib/presence/repo.ts": "which git work tree the user is in: reads their working tree, not the store",
       "lib/guard/install.ts": "a2a guard install: the repository's git hook files, not a store",
+      "lib/crew/worktree.ts": "a crew worker's git worktree beside the user's checkout, made and removed by git, not a store",
       "lib/core/user-file.ts": "cli/commands/setup.ts's writeUserFile and export's openUserFile: an agent's settings file, an export, outside any store",
     };
     const SYSTEM = /^(node:)?(fs|fs\/promises|child_process)$|^bun:(ffi|sqlite)$/;
