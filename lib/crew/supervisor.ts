@@ -112,7 +112,7 @@ export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {})
     }
   })();
 
-  say(`crew ${spec.name} up: ${spec.workers.map((w) => w.name).join(", ")} (pid ${process.pid}; stop with Ctrl-C or a2a crew down ${spec.name})`);
+  say(`crew ${spec.name} up: ${spec.workers.map((w) => w.name).join(", ")} (pid ${process.pid} on ${store.host})`);
   publish();
   await Promise.all(spec.workers.map((w) => {
     const stop = AbortSignal.any([stopAll.signal, stops.get(w.name)!.signal]);
