@@ -61,15 +61,6 @@ export async function runProcess(spec: LaunchSpec, o: RunOptions): Promise<RunEn
   const onStop = () => end("stop");
   if (o.stop.aborted) onStop();
   else o.stop.addEventListener("abort", onStop, { once: true });
-  if (spec.stdin !== undefined) {
-    const sink = p.stdin as import("bun").FileSink;
-    try {
-      sink.write(spec.stdin);
-      await sink.end();
-    } catch {
-      // it did not read its stdin: its exit tells the story
-    }
-  }
   let tail = "";
   const out: Uint8Array[] = [];
   let kept = 0;
@@ -87,6 +78,19 @@ export async function runProcess(spec: LaunchSpec, o: RunOptions): Promise<RunEn
       o.onOutput(s);
     }
   };
+  // stdin is fed while the output is read: a process that writes before it has read all of its
+  // input must not wait on a full pipe that nobody empties.
+  const feed = async () => {
+    if (spec.stdin === undefined) return;
+    const sink = p.stdin as import("bun").FileSink;
+    try {
+      sink.write(spec.stdin);
+      await sink.end();
+    } catch {
+      // it did not read its stdin: its exit tells the story
+    }
+  };
+  void feed(); // not awaited: a process that exits without reading its input ends the run all the same
   const pumps = Promise.all([pump(p.stdout as ReadableStream<Uint8Array>, true), pump(p.stderr as ReadableStream<Uint8Array>, false)]);
   await p.exited;
   // The process is gone; anything it left behind in its group goes with it (and lets go of the

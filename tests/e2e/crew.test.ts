@@ -32,7 +32,7 @@ function crewFile(root: string, body: string, name = "crew.toml"): string {
 // `a2a crew up FILE`, with its stderr read as it comes: `until(pred)` resolves once the lines so
 // far satisfy it.
 function up(file: string, store: string) {
-  const p = spawnA2A(["crew", "up", file], { dir: store, env: { A2A_HEARTBEAT_MS: "500" } });
+  const p = spawnA2A(["crew", "up", file], { dir: store, env: { A2A_HEARTBEAT_MS: "500", A2A_MAX_BYTES: "262144" } });
   let seen = "";
   const stderr = p.stderr as ReadableStream<Uint8Array>;
   return {
@@ -120,6 +120,29 @@ command = 'echo "boom on attempt $A2A_TASK_ATTEMPT" >&2; [ "$A2A_TASK_ATTEMPT" -
     const t = await js(["task", "show", id], d.path);
     expect(t.attempt).toBe(2);
     expect(t.attempts).toMatchObject([{ attempt: 1, outcome: "failed", assignee: "flaky", reason: "exited with exit 1: boom on attempt 1" }]);
+    c.p.kill("SIGINT");
+    expect(await exitWithin(c.p, 30_000)).toBe(130);
+  });
+
+  test("a payload larger than a pipe goes in whole while the output comes out; stdout over the bus's limit fails the attempt, saying so", async () => {
+    using d = testStore();
+    using w = tempDir();
+    const big = "y".repeat(200_000); // more than a pipe holds, both ways
+    const added = await a2a(["task", "add", "q", "-"], { dir: d.path, stdin: big, pipeStdin: true });
+    expect(added.code).toBe(0);
+    const echoed = added.stdout.trim();
+    const over = await add(d.path, "over", "--max-attempts", "1");
+    const file = crewFile(w.path, `
+[[worker]]
+name = "bulk"
+queues = ["q"]
+backoff = "10ms"
+command = 'if [ "$(head -c 4)" = over ]; then head -c 300000 /dev/zero | tr "\\0" x; else cat; fi'
+`);
+    const c = up(file, d.path);
+    expect(await ok(["task", "wait", echoed], d.path)).toBe(big.slice(4)); // the rest after the 4 bytes it looked at
+    expect((await a2a(["task", "wait", over], { dir: d.path })).code).toBe(1);
+    expect((await js(["task", "show", over], d.path)).attempts[0].reason).toBe(`its output is over the bus's limit of 262144 bytes (A2A_MAX_BYTES): write less to stdout, or put the result in a file and print its name`);
     c.p.kill("SIGINT");
     expect(await exitWithin(c.p, 30_000)).toBe(130);
   });
