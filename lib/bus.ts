@@ -190,6 +190,7 @@ const OPS = {
     up: [CREW, "runCrew"],
     list: [CREW, "listCrews"],
     worker: [CREW, "findWorker"],
+    logs: [CREW, "followLog"],
     control: [CREW, "controlCrew"],
   },
   // a2a export and import (lib/move/): a whole store as JSON lines, and loaded back.

@@ -8,6 +8,7 @@ import { readFileSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { A2AError, arg, op, text } from "../../lib/core/errors";
 import { parseCrew } from "../../lib/crew/file";
+import type { LogPart } from "../../lib/crew/follow";
 import type { CrewStatus } from "../../lib/crew/status";
 import type { Launcher } from "../../lib/crew/worker";
 import { age, preview, table } from "../format";
@@ -63,22 +64,24 @@ function crewCommands(t: Command): void {
     }));
 
   command(t, "logs", {
-    summary: "print a worker's output (its current or last task); -f: follow it",
-    description: "Print the output of worker NAME's current task (or its last one), as it came. With --follow, keep printing as it comes until the task ends. The log is on the bus (the slot crew.CREW.NAME: `a2a status` and `a2a tail` read it too), so it can be read from any terminal, and on PostgreSQL from any machine. Exit 3 if no crew has a worker NAME.",
+    summary: "print a worker's output (its current or last task); -f: follow it, task after task",
+    description: "Print the output of worker NAME's current task (or its last one) as it came, headed by the task and ended by how it ended. With --follow, keep printing as it comes, task after task, until the worker stops (crew stop, crew down, gave up) or its supervisor is gone. The log is on the bus (the slot crew.CREW.NAME: `a2a status` and `a2a tail` read it too), so it can be read from any terminal, and on PostgreSQL from any machine. Exit 3 if no crew has a worker NAME, 124 on --timeout.",
     examples: ["a2a crew logs builder-1", "a2a crew logs builder-1 -f"],
-    json: "one JSON object per chunk: {name, n, text}",
+    json: "one JSON object per part: {worker, task} at a task's start, {worker, n, text} per chunk of output, {worker, end} at its end",
   })
     .argument("<name>", "the worker")
-    .option("-f, --follow", "keep printing until its task ends")
+    .option("-f, --follow", "keep printing, task after task, until the worker stops")
     .option(...TIMEOUT)
     .action(action(async (c: Ctx, name: string, o) => {
-      const { log } = await c.bus.crew.worker(name);
-      const print = (chunk: string, n: number) => out(c.json ? json({ name, n, text: chunk }) : chunk);
-      const outcome = await c.bus.slots.tail(log, { after: 0, follow: !!o.follow, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.follow ? c.signal() : undefined }, print);
-      const res = end(c, outcome, { timeout: () => text`timed out following ${name}'s task: it did not end in time; raise ${arg("timeout")}` });
-      if (res.state === "absent") return out(c.json ? "" : `${name} has no output yet\n`);
-      const rec = await c.bus.slots.get(log);
-      if (!c.json && rec?.state === "done") out(`-- ${rec.result}\n`);
+      let bare = true; // the output so far ends a line
+      const show = (p: LogPart) => {
+        if (c.json) return out(json(p.kind === "output" ? { worker: name, n: p.n, text: p.text } : { worker: name, [p.kind]: p.text }));
+        const text = p.kind === "output" ? p.text : `${bare ? "" : "\n"}-- ${p.text}\n`;
+        if (text) bare = text.endsWith("\n");
+        out(text);
+      };
+      const outcome = await c.bus.crew.logs(name, show, { follow: !!o.follow, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.follow ? c.signal() : undefined });
+      end(c, outcome, { timeout: () => text`timed out following ${name}: it did not stop in time; raise ${arg("timeout")}` });
     }));
 
   command(t, "stop", {

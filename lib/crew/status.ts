@@ -81,6 +81,14 @@ async function lastLine(store: Store, slot: string): Promise<string> {
   return text.trimEnd().split("\n").pop() ?? "";
 }
 
+// The status of crew `name` as it stands (no last lines), or undefined: no such crew.
+export async function crewStatus(store: Store, name: string): Promise<CrewStatus | undefined> {
+  const s = statusOf((await getSlot(store, statusName(name)))?.result ?? null);
+  if (!s) return undefined;
+  const held = new Set((await listLeases(store, [leaseName(name)])).map((l) => l.name));
+  return live(store, s, held, false);
+}
+
 // Every crew the bus knows of (or `only`), by name.
 export async function listCrews(store: Store, only?: string): Promise<CrewStatus[]> {
   const slots = (await listSlots(store)).records.filter((r) => r.name.startsWith("crew.") && (only === undefined || r.name === statusName(only)));

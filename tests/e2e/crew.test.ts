@@ -61,6 +61,15 @@ function procsWith(marker: string): number[] {
   return found;
 }
 
+// Whether `pid` is a process that runs (a zombie has ended: only its parent has yet to look).
+function running(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1][0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
 // Nothing the crew held is left: no claim, no lease, none of its workers on the bus.
 async function nothingHeld(store: string, workers: string[]) {
   expect(await js(["task", "list", "--state", "claimed"], store)).toEqual([]);
@@ -96,7 +105,7 @@ command = 'printf "%s by %s token=%s" "$(cat)" "$A2A_AGENT" "\${A2A_TASK_TOKEN:-
     const worker = tasks[5].result.split(" ")[2];
     const logs = await a2a(["crew", "logs", worker], { dir: d.path });
     expect(logs.code).toBe(0);
-    expect(logs.stdout).toMatch(/^p6 by drain-[12] token=nonelog of \S+\n-- done: task \S+\n$/);
+    expect(logs.stdout).toMatch(/^-- task (\S+) attempt 1 \(queue q\)\np6 by drain-[12] token=nonelog of \1\n-- done: task \1\n$/);
     // crew down from another process: the supervisor ends, exit 0, nothing left.
     expect(await a2a(["crew", "down"], { dir: d.path })).toEqual({ code: 0, stdout: "crew crew is down\n", stderr: "" });
     expect(await exitWithin(c.p, 30_000)).toBe(0);
@@ -179,14 +188,17 @@ command = 'p=$(cat); echo "working on $p"; [ "$p" = good ] && "${BIN}" task done
 name = "slow"
 queues = ["q"]
 time_limit = "1s"
-command = 'sleep 971.5 & sleep 971.5; echo never'
+command = 'sleep 971.5 & echo $! > pids; sleep 971.5 & echo $! >> pids; wait'
 `);
     const c = up(file, d.path);
-    await until(() => procsWith("971.5").length === 2, 60_000, "the worker's two sleeps");
     const r = await a2a(["task", "wait", id], { dir: d.path });
     expect(r.code).toBe(1);
     expect((await js(["task", "show", id], d.path)).attempts[0]).toMatchObject({ outcome: "failed", reason: "time limit 1s reached" });
-    expect(procsWith("971.5")).toEqual([]); // the background sleep went with its group
+    // Both sleeps ran, and went with their group (the shell's background one too).
+    const pids = readFileSync(join(w.path, "pids"), "utf8").trim().split("\n").map(Number);
+    expect(pids.length).toBe(2);
+    for (const pid of pids) expect(running(pid)).toBe(false);
+    expect(procsWith("971.5")).toEqual([]);
     c.p.kill("SIGINT");
     expect(await exitWithin(c.p, 30_000)).toBe(130);
   });
@@ -253,8 +265,12 @@ command = 'sleep 973.5'
 `);
     const c = up(file, d.path);
     await until(() => procsWith("973.5").length === 2, 60_000, "both workers' sleeps");
+    const follower = spawnA2A(["crew", "logs", "pair-2", "--follow"], { dir: d.path });
     expect(await a2a(["crew", "stop", "pair-2"], { dir: d.path })).toEqual({ code: 0, stdout: "stopped pair-2 (crew crew)\n", stderr: "" });
     await until(() => procsWith("973.5").length === 1, 30_000, "pair-2's sleep to end");
+    // Its follower saw the task start and end, and ended with the worker.
+    const [followed, code] = await Promise.all([new Response(follower.stdout).text(), exitWithin(follower, 30_000)]);
+    expect({ followed, code }).toEqual({ followed: expect.stringMatching(/^-- task (\S+) attempt 1 \(queue q\)\n-- stopped: task \1 given back\n$/), code: 0 });
     const crew = (await js(["crew"], d.path))[0];
     expect(crew.workers.map((x: any) => x.state)).toEqual(["working", "stopped"]);
     expect((await js(["task", "list", "q", "--state", "claimed"], d.path)).map((t: any) => t.assignee)).toEqual(["pair-1"]);
