@@ -105,8 +105,9 @@ export async function claimFor(store: Store, w: WorkerSpec, leaseSec: number, st
   const onStop = () => ac.abort();
   stop.addEventListener("abort", onStop, { once: true });
   let winner: Job | undefined;
-  try {
-    await Promise.all(w.queues.map(async (q) => {
+  let failed: unknown;
+  const one = async (q: string) => {
+    try {
       const o = await claimTask(store, q, { as: w.name, leaseSec, wait: true, signal: ac.signal });
       const c = o.kind === "done" ? o.value : undefined;
       if (!c) return;
@@ -115,12 +116,20 @@ export async function claimFor(store: Store, w: WorkerSpec, leaseSec: number, st
         winner = { queue: c.queue, id: c.id, attempt: c.attempt, token: c.token, payload: c.payload, expiresAt: c.expires_at };
         ac.abort();
       }
-    }));
+    } catch (e) {
+      // one wait failed: the others end too (nothing is left waiting), and the caller hears of it
+      failed ??= e;
+      ac.abort();
+    }
+  };
+  try {
+    await Promise.all(w.queues.map(one));
   } finally {
     stop.removeEventListener("abort", onStop);
   }
-  if (winner && stop.aborted) {
-    await unclaimTask(store, { ...winner }).catch(() => false);
+  if (failed !== undefined || (winner && stop.aborted)) {
+    if (winner) await unclaimTask(store, { ...winner }).catch(() => false);
+    if (failed !== undefined) throw failed;
     return undefined;
   }
   return winner;

@@ -121,11 +121,16 @@ export async function upCrew(store: Store, crew: string | undefined): Promise<Cr
 }
 
 export type Control = { stop: string } | { down: true };
+const ENDED: WorkerState[] = ["stopped", "gave-up", "gone"];
 
 // Asks `crew`'s supervisor to stop one worker, or the whole crew, and waits until it has.
 export async function controlCrew(store: Store, crew: string | undefined, what: { stop: string } | { down: true }, o: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<Outcome<CrewStatus | undefined>> {
-  const c = "stop" in what ? (await findWorker(store, what.stop)).crew : await upCrew(store, crew);
+  const found = "stop" in what ? await findWorker(store, what.stop) : undefined;
+  const c = found ? found.crew : await upCrew(store, crew);
   if (c.state !== "up") throw new A2AError("ENOTFOUND", text`crew ${c.crew} is not up: nothing to stop`, { data: { crew: c.crew } });
+  if (found && ENDED.includes(found.worker.state)) {
+    throw new A2AError("ENOTFOUND", text`worker ${found.worker.name} of crew ${c.crew} is not running (${found.worker.state}): nothing to stop`, { data: { crew: c.crew, worker: found.worker.name, state: found.worker.state } });
+  }
   await sendMessage(store, controlName(c.crew), controlName(c.crew), JSON.stringify(what));
   const slot = statusName(c.crew);
   const check = async () => {
@@ -133,7 +138,7 @@ export async function controlCrew(store: Store, crew: string | undefined, what: 
     const s = statusOf(rec?.result ?? null);
     if (!s || s.started_at !== c.started_at) return s ? { ...s } : undefined; // taken over, or cleared: not ours to wait for
     if (s.state === "stopped") return s;
-    if ("stop" in what && s.workers.find((w) => w.name === what.stop)?.state === "stopped") return s;
+    if ("stop" in what && ENDED.includes(s.workers.find((w) => w.name === what.stop)?.state ?? "gone")) return s;
     const held = await listLeases(store, [leaseName(c.crew)]);
     return held.length ? undefined : (await live(store, s, new Set(), false)); // its supervisor died meanwhile
   };

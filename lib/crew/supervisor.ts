@@ -89,43 +89,53 @@ export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {})
 
   // Control mail: anything already there was meant for an earlier supervisor.
   const inbox = controlName(spec.name);
-  await receive(store, inbox, { max: 1000 }, () => {}).catch(() => {});
   const stops = new Map(spec.workers.map((w) => [w.name, new AbortController()]));
-  const control = (async () => {
-    while (!stopAll.signal.aborted) {
-      const got = await receive(store, inbox, { wait: true, max: 100, signal: stopAll.signal }, () => {}).catch(() => undefined);
-      for (const m of got?.kind === "done" ? got.value : []) {
-        let c: Control | undefined;
-        try {
-          c = JSON.parse(m.body);
-        } catch {
-          continue;
-        }
-        if (c && "down" in c) {
-          say("crew down: stopping every worker");
-          stopAll.abort("down");
-        } else if (c && "stop" in c && stops.has(c.stop)) {
-          say(`crew stop ${c.stop}`);
-          stops.get(c.stop)!.abort();
+  let control: Promise<void> = Promise.resolve();
+  try {
+    await receive(store, inbox, { max: 1000 }, () => {});
+    control = (async () => {
+      while (!stopAll.signal.aborted) {
+        const got = await receive(store, inbox, { wait: true, max: 100, signal: stopAll.signal }, () => {}).catch(() => undefined);
+        // The store unreachable for now: look again after a pause, not in a tight loop.
+        if (!got && !(await pause(1000, stopAll.signal))) break;
+        for (const m of got?.kind === "done" ? got.value : []) {
+          let c: Control | undefined;
+          try {
+            c = JSON.parse(m.body);
+          } catch {
+            continue;
+          }
+          if (c && "down" in c) {
+            say("crew down: stopping every worker");
+            stopAll.abort("down");
+          } else if (c && "stop" in c && stops.has(c.stop)) {
+            say(`crew stop ${c.stop}`);
+            stops.get(c.stop)!.abort();
+          }
         }
       }
-    }
-  })();
-
-  say(`crew ${spec.name} up: ${spec.workers.map((w) => w.name).join(", ")} (pid ${process.pid} on ${store.host})`);
-  publish();
-  await Promise.all(spec.workers.map((w) => {
-    const stop = AbortSignal.any([stopAll.signal, stops.get(w.name)!.signal]);
-    return workerLoop(store, spec, w, launchers[w.agent]!, stop, set, say);
-  }));
-  stopAll.abort("done");
-  clearInterval(renewal);
-  await control;
-  await publish("stopped");
-  await releaseLeases(store, [lease], { as: holder }).catch(() => []);
-  o.signal?.removeEventListener("abort", onSignal);
+    })();
+    say(`crew ${spec.name} up: ${spec.workers.map((w) => w.name).join(", ")} (pid ${process.pid} on ${store.host})`);
+    publish();
+    await Promise.all(spec.workers.map((w) => {
+      const stop = AbortSignal.any([stopAll.signal, stops.get(w.name)!.signal]);
+      return workerLoop(store, spec, w, launchers[w.agent]!, stop, set, say);
+    }));
+  } finally {
+    // Whatever ended the crew, nothing it holds is left: the workers have stopped (their loops
+    // give back their claims), then the status says so and the lease goes.
+    if (!stopAll.signal.aborted) stopAll.abort("done");
+    clearInterval(renewal);
+    await control;
+    await publish("stopped");
+    await releaseLeases(store, [lease], { as: holder }).catch(() => []);
+    o.signal?.removeEventListener("abort", onSignal);
+  }
   const workers = [...states.values()];
   const end = { crew: spec.name, workers, gaveUp: workers.filter((w) => w.state === "gave-up").map((w) => w.name) };
+  if (stopAll.signal.reason === "lease") {
+    throw new A2AError("EFAILED", text`crew ${spec.name} stopped: its lease ${lease} was taken over while this supervisor could not renew it (frozen, or cut off from the store); every worker was stopped`, { data: { crew: spec.name } });
+  }
   return stopAll.signal.reason === "signal" ? ended("aborted", end, [spec.name]) : done(end);
 }
 

@@ -7,7 +7,7 @@
 // Nothing sleeps for a condition: tests wait on the supervisor's lines, `task wait`, a process's
 // exit or /proc, each with a generous bound.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, BIN, exitWithin, readUntil, spawnA2A, tempDir, testStore, until } from "../harness/run";
 import { expectCleanError, snapshot } from "./fixtures/core";
@@ -102,6 +102,8 @@ command = 'printf "%s by %s token=%s" "$(cat)" "$A2A_AGENT" "\${A2A_TASK_TOKEN:-
     const crews = await js(["crew"], d.path);
     expect(crews).toMatchObject([{ crew: "crew", state: "up", pid: c.p.pid, workers: [{ name: "drain-1", agent: "exec" }, { name: "drain-2", agent: "exec" }] }]);
     expect(crews[0].workers.reduce((n: number, x: any) => n + x.done, 0)).toBe(6);
+    const table = await ok(["crew"], d.path);
+    expect(table).toMatch(new RegExp(`^crew crew: up, supervisor pid ${c.p.pid} on \\S+, \\S+/crew\\.toml\nWORKER +AGENT +STATE +SINCE +TASK +DONE +FAILED +LAST\ndrain-1 +exec +`));
     const worker = tasks[5].result.split(" ")[2];
     const logs = await a2a(["crew", "logs", worker], { dir: d.path });
     expect(logs.code).toBe(0);
@@ -273,6 +275,7 @@ command = 'sleep 973.5'
     expect({ followed, code }).toEqual({ followed: expect.stringMatching(/^-- task (\S+) attempt 1 \(queue q\)\n-- stopped: task \1 given back\n$/), code: 0 });
     const crew = (await js(["crew"], d.path))[0];
     expect(crew.workers.map((x: any) => x.state)).toEqual(["working", "stopped"]);
+    expectCleanError(await a2a(["crew", "stop", "pair-2"], { dir: d.path }), 3, /^a2a: worker pair-2 of crew crew is not running \(stopped\): nothing to stop\n$/);
     expect((await js(["task", "list", "q", "--state", "claimed"], d.path)).map((t: any) => t.assignee)).toEqual(["pair-1"]);
     expect((await js(["task", "list", "q", "--state", "ready"], d.path)).map((t: any) => t.attempt)).toEqual([0]);
     const down = spawnA2A(["crew", "down", "crew", "--timeout", "60"], { dir: d.path });
@@ -303,6 +306,7 @@ command = 'if [ -e "${go}" ]; then cat; else exec sleep 974.5; fi'
     // What a kill -9 cannot stop: the run it left (in a group of its own). The test ends it.
     for (const pid of procsWith("974.5")) process.kill(-pid, "SIGKILL");
     expect((await js(["crew"], d.path))[0]).toMatchObject({ state: "gone", workers: [{ name: "phoenix", state: "gone" }] });
+    expectCleanError(await a2a(["crew", "down"], { dir: d.path }), 3, /^a2a: no crew is up: start one with a2a crew up FILE\n$/);
     writeFileSync(go, "");
     // The dead supervisor's lease runs out (a wait on it, not a sleep), then a new one takes over.
     await ok(["lease", "take", "crew.crew", "--as", "probe", "--wait", "--timeout", "60"], d.path);
@@ -344,6 +348,20 @@ describe.concurrent("crew: bad crew files", () => {
       expect(snapshot(d.path)).toEqual(before);
     });
   }
+
+  test("a coding agent's worker, installed: accepted by the file, refused by crew up until its launch is in", async () => {
+    using d = testStore();
+    using w = tempDir();
+    const bin = join(w.path, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "claude"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    await add(d.path, "x");
+    const before = snapshot(d.path);
+    const file = crewFile(w.path, '[[worker]]\nname = "w"\nagent = "claude"\nqueues = ["q"]\nprompt = "do {payload}"\nkeep_session = true\n');
+    const r = await a2a(["crew", "up", file], { dir: d.path, env: { PATH: `${bin}:${process.env.PATH}` } });
+    expectCleanError(r, 2, /^a2a: \S+crew\.toml: worker w is a claude worker, which crew up cannot start yet: use agent = "exec" for now\n$/);
+    expect(snapshot(d.path)).toEqual(before);
+  });
 
   test("a crew file that is not there", async () => {
     using d = testStore();
