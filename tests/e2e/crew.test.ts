@@ -115,6 +115,31 @@ command = 'printf "%s by %s token=%s" "$(cat)" "$A2A_AGENT" "\${A2A_TASK_TOKEN:-
     expect((await js(["crew"], d.path))[0]).toMatchObject({ state: "stopped", workers: [{ state: "stopped" }, { state: "stopped" }] });
   });
 
+  test("a worker of several queues takes from each, and leaves no claim in the queues it did not take from", async () => {
+    using d = testStore();
+    using w = tempDir();
+    const ids = [];
+    for (const q of ["red", "blue", "red", "blue"]) ids.push((await ok(["task", "add", q, `${q} job`], d.path)).trim());
+    const file = crewFile(w.path, `
+[[worker]]
+name = "both"
+queues = ["red", "blue"]
+command = 'printf "%s from %s" "$(cat)" "$A2A_TASK_QUEUE"'
+`);
+    const c = up(file, d.path);
+    await ok(["task", "wait", ...ids], d.path);
+    const done = [...(await js(["task", "list", "red"], d.path)), ...(await js(["task", "list", "blue"], d.path))];
+    expect(done.map((t: any) => [t.state, t.attempt, t.result]).sort()).toEqual([
+      ["done", 1, "blue job from blue"], ["done", 1, "blue job from blue"], ["done", 1, "red job from red"], ["done", 1, "red job from red"],
+    ]);
+    // A new task in either queue is taken at once (both waits are live again).
+    const late = (await ok(["task", "add", "blue", "late"], d.path)).trim();
+    expect(await ok(["task", "wait", late], d.path)).toBe("late from blue");
+    c.p.kill("SIGINT");
+    expect(await exitWithin(c.p, 30_000)).toBe(130);
+    await nothingHeld(d.path, ["both"]);
+  });
+
   test("a command that exits 1 fails the attempt with its stderr's tail, and the queue retries it", async () => {
     using d = testStore();
     using w = tempDir();
