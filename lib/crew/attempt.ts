@@ -101,6 +101,7 @@ async function fail(store: Store, job: Job, reason: string): Promise<AttemptEnd>
 // does; undefined when `stop` ends the wait. Several queues: one wait each, the first claim
 // wins and a claim another wait made meanwhile is given back.
 export async function claimFor(store: Store, w: WorkerSpec, leaseSec: number, stop: AbortSignal): Promise<Job | undefined> {
+  if (stop.aborted) return undefined; // a listener added now would never hear of it
   const ac = new AbortController();
   const onStop = () => ac.abort();
   stop.addEventListener("abort", onStop, { once: true });

@@ -17,12 +17,11 @@ import { done, ended, type Outcome } from "../core/outcome";
 import { isoTime, nowSec } from "../core/time";
 import { listLeases, releaseLeases, renewLeases, takeLeases } from "../leases/lease";
 import { receive } from "../mail/receive";
-import { getSlot } from "../slots/read";
 import { claimFor, runAttempt } from "./attempt";
 import type { AgentKind, CrewSpec, WorkerSpec } from "./file";
 import { logName, openLog } from "./log";
 import { workerPresence } from "./presence";
-import { controlName, leaseName, publishStatus, statusName, type Control, type CrewStatus, type WorkerStatus } from "./status";
+import { controlName, crewStatus, leaseName, publishStatus, type Control, type CrewStatus, type WorkerStatus } from "./status";
 import { execLauncher, type Launcher } from "./worker";
 
 export const BACKOFF_CAP_SEC = 60;
@@ -55,7 +54,7 @@ export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {})
   } catch (e) {
     if (!(e instanceof A2AError) || e.code !== "ECONFLICT") throw e;
     const held = (await listLeases(store, [lease]))[0];
-    const s = JSON.parse((await getSlot(store, statusName(spec.name)))?.result ?? "{}");
+    const s = (await crewStatus(store, spec.name).catch(() => undefined)) ?? { pid: 0, host: null };
     const who = s.pid ? `its supervisor, pid ${s.pid} on ${s.host}, holds ${lease}` : `${held?.holder ?? "another supervisor"} holds ${lease}`;
     throw new A2AError("ECONFLICT", text`crew ${spec.name} is already up (${who} until ${isoTime(held?.expires_at ?? nowSec())}): stop it with ${op("crew down", spec.name)} (or Ctrl-C where it runs); a supervisor that died is taken over once its lease runs out`, {
       data: { crew: spec.name, holder: held?.holder ?? null, host: s.host ?? null, pid: s.pid ?? null },
