@@ -37,7 +37,7 @@ function why(w: WorkerSpec, r: RunEnd, what: string): string {
   return tail ? `${how}: ${tail}` : how;
 }
 
-export async function runAttempt(store: Store, w: WorkerSpec, job: Job, launcher: Launcher, leaseSec: number, stop: AbortSignal, log: Log): Promise<AttemptEnd> {
+export async function runAttempt(store: Store, w: WorkerSpec, job: Job, launcher: Launcher, leaseSec: number, stop: AbortSignal, log: Log, onStart: (pid: number) => void): Promise<AttemptEnd> {
   // Renewed at a third of the lease, so two renewals can be late before the task is taken away.
   let renewing: Promise<unknown> = Promise.resolve();
   let renew = true;
@@ -51,7 +51,7 @@ export async function runAttempt(store: Store, w: WorkerSpec, job: Job, launcher
   let r: RunEnd;
   try {
     const spec = await launcher(w, job);
-    r = await runProcess(spec, { keep: store.maxBytes, timeLimitMs: w.timeLimitSec === null ? null : w.timeLimitSec * 1000, stop, onOutput: (s) => log.write(s) });
+    r = await runProcess(spec, { keep: store.maxBytes, timeLimitMs: w.timeLimitSec === null ? null : w.timeLimitSec * 1000, stop, onOutput: (s) => log.write(s), onStart });
   } catch (e) {
     r = { code: null, signal: null, stdout: "", overflow: false, tail: e instanceof Error ? e.message : String(e), stopped: null };
     if (stop.aborted) r.stopped = "stop";

@@ -3,6 +3,7 @@
 // grace); its stdout kept up to a bound (the result of an exec), the tail of its output kept for
 // a reason, and every line handed to `onOutput` (the worker's log on the bus).
 
+import { readFileSync } from "node:fs";
 import { A2AError } from "../core/errors";
 import type { LaunchSpec } from "./worker";
 
@@ -31,6 +32,17 @@ function envOf(spec: LaunchSpec): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, ...spec.env })) if (v !== undefined) env[k] = v;
   return env;
+}
+
+// When process `pid` started, as the kernel counts it (Linux: /proc/PID/stat's starttime), or
+// null where that cannot be read: with the pid, it names one process, never a later one that
+// was given the same pid.
+export function procStart(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
 }
 
 export function killGroup(pid: number, signal: "SIGTERM" | "SIGKILL"): void {

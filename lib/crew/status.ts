@@ -30,6 +30,7 @@ export interface WorkerStatus {
   failed: number; // attempts that failed
   failures: number; // failed attempts in a row (restarts: the bound)
   reason: string | null; // the last failed attempt's, or why it stopped
+  proc?: { pid: number; start: string | null } | null; // the run's process (group leader), while it runs
   last?: string; // the last line of its log (added by the reader)
 }
 

@@ -17,10 +17,12 @@ import { done, ended, type Outcome } from "../core/outcome";
 import { isoTime, nowSec } from "../core/time";
 import { listLeases, releaseLeases, renewLeases, takeLeases } from "../leases/lease";
 import { receive } from "../mail/receive";
+import { pidAlive } from "../core/holder";
 import { claimFor, runAttempt } from "./attempt";
 import type { AgentKind, CrewSpec, WorkerSpec } from "./file";
 import { logName, openLog } from "./log";
 import { workerPresence } from "./presence";
+import { killGroup, procStart } from "./process";
 import { controlName, crewStatus, leaseName, publishStatus, type Control, type CrewStatus, type WorkerStatus } from "./status";
 import { execLauncher, type Launcher } from "./worker";
 
@@ -60,6 +62,7 @@ export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {})
       data: { crew: spec.name, holder: held?.holder ?? null, host: s.host ?? null, pid: s.pid ?? null },
     });
   }
+  await takeOver(store, spec.name, say);
   const stopAll = new AbortController();
   const onSignal = () => stopAll.abort("signal");
   if (o.signal?.aborted) onSignal();
@@ -72,8 +75,9 @@ export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {})
   });
   const publish = (state: "up" | "stopped" = "up") => (publishing = publishing.then(() => publishStatus(store, status(state))).catch(() => {}));
   const set = (w: string, patch: Partial<WorkerStatus>) => {
-    states.set(w, { ...states.get(w)!, since: nowSec(), ...patch });
-    publish();
+    const was = states.get(w)!;
+    states.set(w, { ...was, ...(patch.state && patch.state !== was.state ? { since: nowSec() } : {}), ...patch });
+    return publish();
   };
 
   // The lease, renewed; lost: every worker stops (another supervisor may have it now).
@@ -138,7 +142,7 @@ export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {})
   return stopAll.signal.reason === "signal" ? ended("aborted", end, [spec.name]) : done(end);
 }
 
-async function workerLoop(store: Store, spec: CrewSpec, w: WorkerSpec, launcher: Launcher, stop: AbortSignal, set: (w: string, p: Partial<WorkerStatus>) => void, say: (l: string) => void): Promise<void> {
+async function workerLoop(store: Store, spec: CrewSpec, w: WorkerSpec, launcher: Launcher, stop: AbortSignal, set: (w: string, p: Partial<WorkerStatus>) => Promise<unknown>, say: (l: string) => void): Promise<void> {
   const presence = workerPresence(store, w);
   let failures = 0;
   let done = 0;
@@ -159,9 +163,14 @@ async function workerLoop(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
       if (!job) break;
       set(w.name, { state: "working", task: { queue: job.queue, id: job.id, attempt: job.attempt } });
       await presence.working(job);
-      say(`${w.name}: task ${job.id} attempt ${job.attempt}`);
+
       const log = await openLog(store, logName(spec.name, w.name), `task ${job.id} attempt ${job.attempt} (queue ${job.queue})`);
-      const end = await runAttempt(store, w, job, launcher, spec.leaseSec, stop, log);
+      // Its process is in the status before it is said to run: a supervisor that takes over
+      // after a kill -9 here ends what it finds there (takeOver).
+      const end = await runAttempt(store, w, job, launcher, spec.leaseSec, stop, log, (pid) => {
+        set(w.name, { proc: { pid, start: procStart(pid) } }).then(() => say(`${w.name}: task ${job.id} attempt ${job.attempt}, pid ${pid}`));
+      });
+      set(w.name, { proc: null });
       await log.end(end.stopped ? `stopped: task ${job.id} given back` : end.ok ? `done: task ${job.id}` : `failed: task ${job.id}: ${end.reason}`);
       if (end.stopped) break;
       if (end.ok) {
@@ -183,6 +192,20 @@ async function workerLoop(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
     set(w.name, { state: "stopped", task: null });
   } finally {
     await presence.close();
+  }
+}
+
+// A supervisor of this crew killed on this host (its pid gone) left its workers' runs going, in
+// process groups of their own: each one its status names, and that is still the same process
+// (same start time), is ended, so no run of a dead supervisor goes on beside the new ones.
+// Elsewhere nothing can be done from here: those runs end by themselves (docs/PROTOCOL.md §21).
+async function takeOver(store: Store, crew: string, say: (l: string) => void): Promise<void> {
+  const prev = await crewStatus(store, crew).catch(() => undefined);
+  if (!prev || prev.host !== store.host || prev.pid === process.pid || pidAlive(prev.pid)) return;
+  for (const w of prev.workers) {
+    if (!w.proc || w.proc.start === null || procStart(w.proc.pid) !== w.proc.start) continue;
+    killGroup(w.proc.pid, "SIGKILL");
+    say(`ended the run of ${w.name} (pid ${w.proc.pid}) that supervisor pid ${prev.pid} left`);
   }
 }
 

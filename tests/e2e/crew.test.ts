@@ -325,18 +325,22 @@ queues = ["q"]
 command = 'if [ -e "${go}" ]; then cat; else exec sleep 974.5; fi'
 `);
     const first = up(file, d.path);
-    await until(() => procsWith("974.5").length === 1, 60_000, "the first attempt's sleep");
+    await first.until((t) => / phoenix: task \S+ attempt 1, pid \d+\n/.test(t), "the first attempt's pid");
+    const run = Number(/ phoenix: task \S+ attempt 1, pid (\d+)\n/.exec(first.seen)![1]);
+    await until(() => procsWith("974.5").includes(run), 30_000, "the run to be the sleep"); // exec: the run's process itself
     first.p.kill("SIGKILL");
     await first.p.exited;
-    // What a kill -9 cannot stop: the run it left (in a group of its own). The test ends it.
-    for (const pid of procsWith("974.5")) process.kill(-pid, "SIGKILL");
-    expect((await js(["crew"], d.path))[0]).toMatchObject({ state: "gone", workers: [{ name: "phoenix", state: "gone" }] });
+    expect((await js(["crew"], d.path))[0]).toMatchObject({ state: "gone", workers: [{ name: "phoenix", state: "gone", proc: { pid: run } }] });
     expectCleanError(await a2a(["crew", "down"], { dir: d.path }), 3, /^a2a: no crew is up: start one with a2a crew up FILE\n$/);
+    expect(procsWith("974.5")).toEqual([run]); // a kill -9 stops nothing else
     writeFileSync(go, "");
-    // The dead supervisor's lease runs out (a wait on it, not a sleep), then a new one takes over.
+    // The dead supervisor's lease runs out (a wait on it, not a sleep), then a new one takes
+    // over: it ends the run the dead one left (on this host), and finishes both tasks.
     await ok(["lease", "take", "crew.crew", "--as", "probe", "--wait", "--timeout", "60"], d.path);
     await ok(["lease", "release", "crew.crew", "--as", "probe"], d.path);
     const second = up(file, d.path);
+    await second.until((t) => t.includes(`ended the run of phoenix (pid ${run}) that supervisor pid ${first.p.pid} left`), "that it ended the old run");
+    await until(() => procsWith("974.5").length === 0, 10_000, "the old run to end");
     expect(await ok(["task", "wait", ...ids], d.path)).toBe(`==> ${ids[0]} <==\none\n\n==> ${ids[1]} <==\ntwo\n`);
     const first_ = await js(["task", "show", ids[0]], d.path);
     expect(first_).toMatchObject({ state: "done", attempt: 2, attempts: [{ attempt: 1, outcome: "expired", assignee: "phoenix" }] });
