@@ -21,7 +21,7 @@ export function workerPresence(store: Store, w: WorkerSpec): WorkerPresence {
   const now = nowSec();
   let rec: Peer = {
     a2a: 1, name: w.name, host: store.host, pid: process.pid, cwd: w.cwd, git_root: null, tty: null,
-    summary: `crew ${w.crew}: ${w.agent} worker on ${w.queues.join(", ")}`, started_at: now, heartbeat: now, heartbeat_ms: store.heartbeatMs, client: "a2a crew",
+    summary: `crew ${w.crew}: ${w.agent} worker on ${w.queues.join(", ")}`, started_at: now, heartbeat: now, heartbeat_ms: store.heartbeatMs, client: `a2a-crew ${w.agent}`, // what a2a peers shows as its agent
   };
   let beating: Promise<unknown> = storage.put(rec).catch(() => {});
   const timer = setInterval(() => {

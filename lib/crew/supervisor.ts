@@ -163,7 +163,6 @@ async function workerLoop(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
       if (!job) break;
       set(w.name, { state: "working", task: { queue: job.queue, id: job.id, attempt: job.attempt } });
       await presence.working(job);
-
       const log = await openLog(store, logName(spec.name, w.name), `task ${job.id} attempt ${job.attempt} (queue ${job.queue})`);
       // Its process is in the status before it is said to run: a supervisor that takes over
       // after a kill -9 here ends what it finds there (takeOver).
