@@ -31,9 +31,11 @@ export const shortDuration = (sec: number) =>
 
 const tailOf = (s: string) => s.trim().split("\n").slice(-5).join("\n").slice(-1000);
 
-function why(w: WorkerSpec, r: RunEnd, what: string): string {
+// Why a run failed: how it ended, and the tail of what it said (`errors`: of its stderr, where
+// its stdout is its result; else of all its output), so the reason shows the error.
+function why(w: WorkerSpec, r: RunEnd, what: string, errors = false): string {
   const how = r.stopped === "time" ? `time limit ${shortDuration(w.timeLimitSec!)} reached` : r.code !== null ? `${what} with exit ${r.code}` : `killed by ${r.signal}`;
-  const tail = tailOf(r.tail);
+  const tail = tailOf(errors && r.errTail.trim() ? r.errTail : r.tail);
   return tail ? `${how}: ${tail}` : how;
 }
 
@@ -53,7 +55,8 @@ export async function runAttempt(store: Store, w: WorkerSpec, job: Job, launcher
     const spec = await launcher(w, job);
     r = await runProcess(spec, { keep: store.maxBytes, timeLimitMs: w.timeLimitSec === null ? null : w.timeLimitSec * 1000, stop, onOutput: (s) => log.write(s), onStart });
   } catch (e) {
-    r = { code: null, signal: null, stdout: "", overflow: false, tail: e instanceof Error ? e.message : String(e), stopped: null };
+    const said = e instanceof Error ? e.message : String(e);
+    r = { code: null, signal: null, stdout: "", overflow: false, tail: said, errTail: said, stopped: null };
     if (stop.aborted) r.stopped = "stop";
   } finally {
     clearInterval(timer);
@@ -77,7 +80,7 @@ async function endByStdout(store: Store, w: WorkerSpec, job: Job, r: RunEnd): Pr
     }
   }
   if (r.stopped === null && r.code === 0) reason = `its output is over the bus's limit of ${store.maxBytes} bytes (A2A_MAX_BYTES): write less to stdout, or put the result in a file and print its name`;
-  else reason = why(w, r, "exited");
+  else reason = why(w, r, "exited", true);
   return fail(store, job, reason);
 }
 

@@ -16,6 +16,7 @@ export interface RunEnd {
   stdout: string; // up to `keep` bytes
   overflow: boolean; // stdout went over `keep`
   tail: string; // the last TAIL_BYTES of stderr and stdout, as they came
+  errTail: string; // the last TAIL_BYTES of stderr alone
   stopped: "time" | "stop" | null; // why we ended it, if we did
 }
 
@@ -74,6 +75,7 @@ export async function runProcess(spec: LaunchSpec, o: RunOptions): Promise<RunEn
   if (o.stop.aborted) onStop();
   else o.stop.addEventListener("abort", onStop, { once: true });
   let tail = "";
+  let errTail = "";
   const out: Uint8Array[] = [];
   let kept = 0;
   let overflow = false;
@@ -87,6 +89,7 @@ export async function runProcess(spec: LaunchSpec, o: RunOptions): Promise<RunEn
       }
       const s = dec.decode(chunk, { stream: true });
       tail = (tail + s).slice(-TAIL_BYTES);
+      if (!isOut) errTail = (errTail + s).slice(-TAIL_BYTES);
       o.onOutput(s);
     }
   };
@@ -113,5 +116,5 @@ export async function runProcess(spec: LaunchSpec, o: RunOptions): Promise<RunEn
   clearTimeout(killer);
   o.stop.removeEventListener("abort", onStop);
   const stdout = new TextDecoder().decode(Buffer.concat(out));
-  return { code: p.signalCode ? null : p.exitCode, signal: p.signalCode ? String(p.signalCode) : null, stdout, overflow, tail, stopped };
+  return { code: p.signalCode ? null : p.exitCode, signal: p.signalCode ? String(p.signalCode) : null, stdout, overflow, tail, errTail, stopped };
 }

@@ -149,10 +149,10 @@ command = 'printf "%s from %s" "$(cat)" "$A2A_TASK_QUEUE"'
 name = "flaky"
 queues = "q"
 backoff = "10ms"
-command = 'echo "boom on attempt $A2A_TASK_ATTEMPT" >&2; [ "$A2A_TASK_ATTEMPT" -ge 2 ] || exit 1; echo fine'
+command = 'echo "boom on attempt $A2A_TASK_ATTEMPT" >&2; echo "half a result"; [ "$A2A_TASK_ATTEMPT" -ge 2 ] || exit 1; echo fine'
 `);
     const c = up(file, d.path);
-    expect(await ok(["task", "wait", id], d.path)).toBe("fine\n");
+    expect(await ok(["task", "wait", id], d.path)).toBe("half a result\nfine\n");
     const t = await js(["task", "show", id], d.path);
     expect(t.attempt).toBe(2);
     expect(t.attempts).toMatchObject([{ attempt: 1, outcome: "failed", assignee: "flaky", reason: "exited with exit 1: boom on attempt 1" }]);
