@@ -51,7 +51,7 @@ function crewCommands(t: Command): void {
   })
     .argument("<file>", "the crew file (TOML)")
     .action(action(async (c: Ctx, file: string) => {
-      const spec = parseCrew(readCrewFile(file), file, { dir: dirname(resolve(file)), which: (cmd, cwd) => Bun.which(cmd, { cwd }) });
+      const spec = parseCrew(readCrewFile(file), file, { dir: dirname(resolve(file)), which: (cmd, cwd) => Bun.which(cmd, { cwd }), isDir: (p) => !!statSync(p, { throwIfNoEntry: false })?.isDirectory() });
       // The coding agents' launchers (claude, codex, gemini, opencode) join here.
       const launchers: Record<string, Launcher> = {};
       const outcome = await c.bus.crew.up(spec, { launchers, signal: c.signal(), onLine: (l) => err(`a2a crew: ${l}\n`) });

@@ -58,6 +58,7 @@ const WORKER_KEYS = ["name", "agent", "count", "queues", "command", "self_finish
 export interface ParseEnv {
   dir: string; // the crew file's directory (for cwd and relative commands)
   which: (cmd: string, cwd: string) => string | null; // a program on PATH, or null
+  isDir: (path: string) => boolean;
 }
 
 // The line of `key = ` in the file: the n-th such line counted from the n-th [[worker]] table.
@@ -111,6 +112,7 @@ export function parseCrew(text: string, file: string, env: ParseEnv): CrewSpec {
     const selfFinish = bool("self_finish");
     const keepSession = bool("keep_session");
     const cwd = w.cwd === undefined ? env.dir : typeof w.cwd === "string" ? (w.cwd.startsWith("/") ? w.cwd : `${env.dir}/${w.cwd}`) : fail(`cwd in ${where} must be a path`, at("cwd"));
+    if (!env.isDir(cwd)) fail(`cwd ${cwd} of ${where} is not a directory: make it, or fix the path (relative paths are from the crew file's directory)`, at("cwd") ?? tableLine(text, i));
     let command: string[] | null = null;
     let prompt: string | null = null;
     if (agent === "exec") {

@@ -361,6 +361,7 @@ describe.concurrent("crew: bad crew files", () => {
     ["invalid worker name", '[[worker]]\nname = "../w"\nqueues = ["q"]\ncommand = "true"\n', /^a2a: \S+crew\.toml:2: invalid worker name "..\/w": names are/],
     ["duplicate names", '[[worker]]\nname = "w"\ncount = 2\nqueues = ["q"]\ncommand = "true"\n[[worker]]\nname = "w-2"\nqueues = ["q"]\ncommand = "true"\n', /^a2a: \S+crew\.toml:7: two workers are named w-2 \(workers 1 and 2\): give each a name of its own\n$/],
     ["bad duration", '[[worker]]\nname = "w"\nqueues = ["q"]\ncommand = "true"\ntime_limit = "soon"\n', /^a2a: \S+crew\.toml:5: time_limit in worker w "soon" is not a duration: use e\.g\. "90s", "30m", "2h" \(or "none"\)\n$/],
+    ["cwd not a directory", '[[worker]]\nname = "w"\nqueues = ["q"]\ncommand = "true"\ncwd = "nope"\n', /^a2a: \S+crew\.toml:5: cwd \S+\/nope of worker w is not a directory: make it, or fix the path/],
     ["no workers", 'name = "x"\n', /^a2a: \S+crew\.toml: no workers: add a \[\[worker\]\] table with name, queues and command\n$/],
     ["not TOML", '[[worker]\nname = \n', /^a2a: \S+crew\.toml: not valid TOML \(.*\): fix the file's syntax\n$/],
     ["exec without a command", '[[worker]]\nname = "w"\nqueues = ["q"]\n', /^a2a: \S+crew\.toml:1: worker w \(exec\) has no command: add command = /],
