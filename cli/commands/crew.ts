@@ -52,7 +52,11 @@ function crewCommands(t: Command): void {
     .argument("<file>", "the crew file (TOML)")
     .action(action(async (c: Ctx, file: string) => {
       const spec = parseCrew(readCrewFile(file), file, { dir: dirname(resolve(file)), which: (cmd, cwd) => Bun.which(cmd, { cwd }), isDir: (p) => !!statSync(p, { throwIfNoEntry: false })?.isDirectory() });
-      // The coding agents' launchers (claude, codex, gemini, opencode) join here.
+      // The coding agents' launchers join here (cli/crew/launch.ts): one Launcher per agent kind,
+      // { claude, codex, gemini, opencode }; an agent without one is refused by crew up ("cannot
+      // start yet"). exec's is lib/crew/worker.ts's own. A launcher's LaunchSpec.env goes on top
+      // of the supervisor's environment (undefined removes a variable); lib/crew/worker.ts jobEnv
+      // gives what every worker gets (A2A_DIR, A2A_AGENT, A2A_TASK_*), the token included.
       const launchers: Record<string, Launcher> = {};
       const outcome = await c.bus.crew.up(spec, { launchers, signal: c.signal(), onLine: (l) => err(`a2a crew: ${l}\n`) });
       const r = end(c, outcome, { timeout: "ok", aborted: () => text`crew ${spec.name} stopped: every worker's process ended and its task was given back` });
