@@ -9,7 +9,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, BIN, exitWithin, readUntil, spawnA2A, tempDir, testStore, until } from "../harness/run";
+import { a2a, BIN, descendants, exitWithin, readUntil, spawnA2A, tempDir, testStore, until } from "../harness/run";
 import { expectCleanError, snapshot } from "./fixtures/core";
 
 setDefaultTimeout(120_000); // generous: the machine is shared
@@ -43,6 +43,18 @@ function up(file: string, store: string) {
     async until(pred: (s: string) => boolean, what: string) {
       if (!pred(seen)) seen += await readUntil(stderr, (t) => pred(seen + t), 60_000);
       if (!pred(seen)) throw new Error(`crew up never said ${what}; it said:\n${seen}`);
+    },
+    // A test that failed before its supervisor ended leaves nothing running: its runs, then it.
+    [Symbol.dispose]() {
+      if (p.exitCode !== null || p.signalCode !== null) return;
+      for (const pid of descendants(p.pid)) {
+        try {
+          process.kill(-pid, "SIGKILL");
+        } catch {
+          // not a group leader, or gone
+        }
+      }
+      p.kill("SIGKILL");
     },
   };
 }
@@ -92,7 +104,7 @@ count = 2
 queues = ["q"]
 command = 'printf "%s by %s token=%s" "$(cat)" "$A2A_AGENT" "\${A2A_TASK_TOKEN:-none}"; echo "log of $A2A_TASK_ID" >&2'
 `);
-    const c = up(file, d.path);
+    using c = up(file, d.path);
     await ok(["task", "wait", ...ids], d.path);
     const tasks = await js(["task", "list", "q"], d.path);
     expect(tasks.map((t: any) => [t.state, t.attempt])).toEqual(ids.map(() => ["done", 1]));
@@ -126,7 +138,7 @@ name = "both"
 queues = ["red", "blue"]
 command = 'printf "%s from %s" "$(cat)" "$A2A_TASK_QUEUE"'
 `);
-    const c = up(file, d.path);
+    using c = up(file, d.path);
     await ok(["task", "wait", ...ids], d.path);
     const done = [...(await js(["task", "list", "red"], d.path)), ...(await js(["task", "list", "blue"], d.path))];
     expect(done.map((t: any) => [t.state, t.attempt, t.result]).sort()).toEqual([
@@ -151,7 +163,7 @@ queues = "q"
 backoff = "10ms"
 command = 'echo "boom on attempt $A2A_TASK_ATTEMPT" >&2; echo "half a result"; [ "$A2A_TASK_ATTEMPT" -ge 2 ] || exit 1; echo fine'
 `);
-    const c = up(file, d.path);
+    using c = up(file, d.path);
     expect(await ok(["task", "wait", id], d.path)).toBe("half a result\nfine\n");
     const t = await js(["task", "show", id], d.path);
     expect(t.attempt).toBe(2);
@@ -175,7 +187,7 @@ queues = ["q"]
 backoff = "10ms"
 command = 'if [ "$(head -c 4)" = over ]; then head -c 300000 /dev/zero | tr "\\0" x; else cat; fi'
 `);
-    const c = up(file, d.path);
+    using c = up(file, d.path);
     expect(await ok(["task", "wait", echoed], d.path)).toBe(big.slice(4)); // the rest after the 4 bytes it looked at
     expect((await a2a(["task", "wait", over], { dir: d.path })).code).toBe(1);
     expect((await js(["task", "show", over], d.path)).attempts[0].reason).toBe(`its output is over the bus's limit of 262144 bytes (A2A_MAX_BYTES): write less to stdout, or put the result in a file and print its name`);
@@ -196,7 +208,7 @@ self_finish = true
 backoff = "10ms"
 command = 'p=$(cat); echo "working on $p"; [ "$p" = good ] && "${BIN}" task done "$A2A_TASK_ID" "$A2A_TASK_TOKEN" "finished $p by $A2A_AGENT" >/dev/null; exit 0'
 `);
-    const c = up(file, d.path);
+    using c = up(file, d.path);
     expect(await ok(["task", "wait", good], d.path)).toBe("finished good by selfie");
     const r = await a2a(["task", "wait", bad], { dir: d.path });
     expect(r.code).toBe(1);
@@ -217,7 +229,7 @@ queues = ["q"]
 time_limit = "1s"
 command = 'sleep 971.5 & echo $! > pids; sleep 971.5 & echo $! >> pids; wait'
 `);
-    const c = up(file, d.path);
+    using c = up(file, d.path);
     const r = await a2a(["task", "wait", id], { dir: d.path });
     expect(r.code).toBe(1);
     expect((await js(["task", "show", id], d.path)).attempts[0]).toMatchObject({ outcome: "failed", reason: "time limit 1s reached" });
@@ -242,7 +254,7 @@ restarts = 2
 backoff = "10ms"
 command = 'echo "no luck" >&2; exit 7'
 `);
-    const c = up(file, d.path);
+    using c = up(file, d.path);
     expect(await exitWithin(c.p, 60_000)).toBe(1);
     await c.until((s) => s.includes("doomed: gave up after 2 failed attempts in a row"), "that the worker gave up");
     const crews = await js(["crew"], d.path);
@@ -263,7 +275,7 @@ name = "sleeper"
 queues = ["q"]
 command = 'sleep 972.5 & sleep 972.5'
 `, "solo.toml");
-    const c = up(file, d.path);
+    using c = up(file, d.path);
     await until(() => procsWith("972.5").length === 2, 60_000, "the worker's sleeps");
     // Working, as any terminal sees it.
     expect((await js(["crew", "solo"], d.path))[0].workers[0]).toMatchObject({ name: "sleeper", state: "working", task: { id, attempt: 1 } });
@@ -290,7 +302,7 @@ count = 2
 queues = ["q"]
 command = 'sleep 973.5'
 `);
-    const c = up(file, d.path);
+    using c = up(file, d.path);
     await until(() => procsWith("973.5").length === 2, 60_000, "both workers' sleeps");
     const follower = spawnA2A(["crew", "logs", "pair-2", "--follow"], { dir: d.path });
     expect(await a2a(["crew", "stop", "pair-2"], { dir: d.path })).toEqual({ code: 0, stdout: "stopped pair-2 (crew crew)\n", stderr: "" });
@@ -324,7 +336,7 @@ name = "phoenix"
 queues = ["q"]
 command = 'if [ -e "${go}" ]; then cat; else exec sleep 974.5; fi'
 `);
-    const first = up(file, d.path);
+    using first = up(file, d.path);
     await first.until((t) => / phoenix: task \S+ attempt 1, pid \d+\n/.test(t), "the first attempt's pid");
     const run = Number(/ phoenix: task \S+ attempt 1, pid (\d+)\n/.exec(first.seen)![1]);
     await until(() => procsWith("974.5").includes(run), 30_000, "the run to be the sleep"); // exec: the run's process itself
@@ -338,7 +350,7 @@ command = 'if [ -e "${go}" ]; then cat; else exec sleep 974.5; fi'
     // over: it ends the run the dead one left (on this host), and finishes both tasks.
     await ok(["lease", "take", "crew.crew", "--as", "probe", "--wait", "--timeout", "60"], d.path);
     await ok(["lease", "release", "crew.crew", "--as", "probe"], d.path);
-    const second = up(file, d.path);
+    using second = up(file, d.path);
     await second.until((t) => t.includes(`ended the run of phoenix (pid ${run}) that supervisor pid ${first.p.pid} left`), "that it ended the old run");
     await until(() => procsWith("974.5").length === 0, 10_000, "the old run to end");
     expect(await ok(["task", "wait", ...ids], d.path)).toBe(`==> ${ids[0]} <==\none\n\n==> ${ids[1]} <==\ntwo\n`);
