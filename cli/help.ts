@@ -44,8 +44,8 @@ const EXIT_CODES: [string, string][] = [
   ["0", "success (also: a reader closed stdout early, as with | head)"],
   ["1", "failure: I/O, permissions, disk full; refused by the recipient's policy; inbox full; mail or a topic position left unread because stdout closed; task wait: a task is dead"],
   ["2", "usage: bad command, flag, name or value; too large; not UTF-8; a malformed claim token; an unknown --after id (nothing added)"],
-  ["3", "not found: no such slot, message, queue or task; task claim: nothing claimable"],
-  ["4", "conflict: --if-version mismatch; append to a published slot; start --exclusive on a running slot; a claim token that is no longer current; retry of a task that is not dead, cancel of a done one; a lease held by someone else; a path reserved by someone else (reserve, release); import kept records of the store's own"],
+  ["3", "not found: no such slot, message, queue or task; task claim: nothing claimable; crew stop/down: the crew is not up"],
+  ["4", "conflict: --if-version mismatch; append to a published slot; start --exclusive on a running slot; a claim token that is no longer current; retry of a task that is not dead, cancel of a done one; a lease held by someone else; a path reserved by someone else (reserve, release); import kept records of the store's own; crew up of a crew already up"],
   ["124", "timed out: what was waited for did not happen (wait, tail -f, recv --wait, send --wait-reply, task claim --wait, task wait, lease take --wait, reserve --wait); watch and sub --follow take --timeout as a run length and exit 0"],
   ["128+N", "stopped by signal N while blocking: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; 141 when a wait's stdout reader went away first"],
 ];

@@ -42,6 +42,7 @@ const MAINTENANCE = () => import("./maintenance/room");
 const MOVE = () => import("./move/room");
 const BLOBS = () => import("./blobs/room");
 const SEARCH = () => import("./search/room");
+const CREW = () => import("./crew/room");
 const BOARD = () => DASHBOARD().then((m) => m.TASK_BOARD);
 
 // The operations of each concept, as its room defines them (the first argument, the store, is
@@ -184,6 +185,14 @@ const OPS = {
   // a2a search, MCP search (lib/search/): what the caller may read, ranked.
   search: {
     find: [SEARCH, "search"],
+  },
+  // a2a crew (lib/crew/): the supervisor of a crew of workers, their status and its control.
+  crew: {
+    up: [CREW, "runCrew"],
+    list: [CREW, "listCrews"],
+    worker: [CREW, "findWorker"],
+    logs: [CREW, "followLog"],
+    control: [CREW, "controlCrew"],
   },
   // a2a export and import (lib/move/): a whole store as JSON lines, and loaded back.
   move: {

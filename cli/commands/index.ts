@@ -9,7 +9,7 @@
 
 import type { Command } from "commander";
 
-export type Group = "slots" | "mail" | "search" | "topics" | "tasks" | "leases" | "reservations" | "guard" | "presence" | "gc" | "move" | "blobs" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
+export type Group = "slots" | "mail" | "search" | "topics" | "tasks" | "crew" | "leases" | "reservations" | "guard" | "presence" | "gc" | "move" | "blobs" | "mcp" | "init" | "hook" | "setup" | "doctor" | "ui" | "completion";
 
 export const COMMANDS: Record<string, Group> = {
   start: "slots",
@@ -33,6 +33,7 @@ export const COMMANDS: Record<string, Group> = {
   sub: "topics",
   topics: "topics",
   task: "tasks",
+  crew: "crew",
   lease: "leases",
   reserve: "reservations",
   release: "reservations",
@@ -67,6 +68,7 @@ const LOAD: Record<Group, () => Promise<GroupModule>> = {
   search: () => import("./search"),
   topics: () => import("./topics"),
   tasks: () => import("./tasks"),
+  crew: () => import("./crew"),
   leases: () => import("./leases"),
   reservations: () => import("./reservations"),
   guard: () => import("./guard"),

@@ -127,6 +127,9 @@ describe("architecture", () => {
       // (lib/sessions/state.ts) on its agent's row.
       dashboard: ["core", "engine", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "blobs", "sessions"],
       maintenance: ["core", "engine", "fs", "slots", "mail", "topics", "presence", "tasks", "leases", "reservations", "sessions", "blobs"],
+      // a2a crew: a supervisor over the rooms it composes (a lease, task claims, the workers'
+      // presence and state, their logs in slots, its control by mail).
+      crew: ["core", "engine", "slots", "mail", "tasks", "leases", "presence", "sessions"],
       // Search: a join over the rooms it reads (mail's visibility rule, each room's records).
       search: ["core", "engine", "mail"],
       // a2a export and import: every room's storage, read and written through its interface.

@@ -1,0 +1,137 @@
+// `a2a crew`: a crew of workers that a2a starts, feeds from queues and watches (lib/crew/,
+// docs/PROTOCOL.md "Crew"). `crew up FILE` is the supervisor, in the foreground until Ctrl-C or
+// `crew down`; `crew` lists the crews and their workers from any terminal; `crew logs`, `crew
+// stop`, `crew down` reach a crew through the bus (on PostgreSQL from any machine).
+
+import type { Command } from "commander";
+import { readFileSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { A2AError, arg, op, text } from "../../lib/core/errors";
+import { parseCrew } from "../../lib/crew/file";
+import type { LogPart } from "../../lib/crew/follow";
+import type { CrewStatus } from "../../lib/crew/status";
+import type { Launcher } from "../../lib/crew/worker";
+import { age, preview, table } from "../format";
+import { durationMs, err, json, out } from "../io";
+import { action, command, end, type Ctx } from "../run";
+
+const MAX_FILE = 1024 * 1024;
+
+// The crew file as text: one line naming the problem when it cannot be read.
+function readCrewFile(path: string): string {
+  try {
+    if (statSync(path).size > MAX_FILE) throw new A2AError("EUSAGE", `${path} is over ${MAX_FILE} bytes: that is no crew file; give the path of one`);
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    if (e instanceof A2AError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new A2AError("EUSAGE", `cannot read crew file ${path}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : code ?? "unreadable"}; give the path of a crew file (a2a crew up --help shows one)`);
+  }
+}
+
+function crewTable(crews: CrewStatus[]): string {
+  if (!crews.length) return "no crews: a2a crew up FILE starts one\n";
+  return crews.map((s) => {
+    const head = `crew ${s.crew}: ${s.state}${s.state === "gone" ? " (its supervisor is gone: its tasks go back when their leases run out)" : ""}, supervisor pid ${s.pid} on ${s.host}, ${s.file}\n`;
+    const rows = s.workers.map((w) => [
+      w.name, w.agent, w.state, age(w.since), w.task ? `${w.task.id} #${w.task.attempt}` : "-", String(w.done), String(w.failed), preview(w.state === "gave-up" || w.state === "backoff" ? (w.reason ?? "") : (w.last ?? ""), 50),
+    ]);
+    return head + table(["WORKER", "AGENT", "STATE", "SINCE", "TASK", "DONE", "FAILED", "LAST"], rows);
+  }).join("\n");
+}
+
+const TIMEOUT = ["--timeout <seconds>", "give up waiting after this long (exit 124)"] as const;
+
+function crewCommands(t: Command): void {
+  command(t, "up", {
+    summary: "start a crew from FILE and watch its workers, until Ctrl-C or crew down",
+    description: "Start the workers a crew file (TOML) names and supervise them in the foreground: each worker claims a task from its queues (as its own name), runs it, ends it; a failed attempt backs off and is retried by the queue, and after `restarts` failed attempts in a row the worker is stopped. A run over its time_limit is stopped and its attempt failed. Ctrl-C (or SIGTERM, or `a2a crew down` from anywhere) stops every worker's processes, gives back their tasks (not counted as attempts) and every lease the crew holds; exit 130 for Ctrl-C, 0 after crew down. A crew file that is not valid is refused with one line and exit 2, nothing started; a crew that is already up is refused with exit 4, naming its supervisor.\n\nA crew file:\n  name = \"build\"          # default: the file's name\n  lease = \"30s\"           # the crew's lease and each task claim's\n  [[worker]]\n  name = \"builder\"         # count = 2: builder-1, builder-2\n  count = 2\n  queues = [\"build\"]\n  command = [\"make\", \"-s\", \"step\"]   # or a shell line; the payload on stdin\n  time_limit = \"30m\"      # restarts = 3, backoff = \"1s\", self_finish = false, cwd = \".\"",
+    examples: ["a2a crew up crew.toml", "a2a crew up crew.toml 2>crew.log &"],
+    json: "print {crew, workers, gaveUp} when it ends",
+  })
+    .argument("<file>", "the crew file (TOML)")
+    .action(action(async (c: Ctx, file: string) => {
+      const spec = parseCrew(readCrewFile(file), file, { dir: dirname(resolve(file)), which: (cmd, cwd) => Bun.which(cmd, { cwd }), isDir: (p) => !!statSync(p, { throwIfNoEntry: false })?.isDirectory() });
+      // The coding agents' launchers join here (cli/crew/launch.ts): one Launcher per agent kind,
+      // { claude, codex, gemini, opencode }; an agent without one is refused by crew up ("cannot
+      // start yet"). exec's is lib/crew/worker.ts's own. A launcher's LaunchSpec.env goes on top
+      // of the supervisor's environment (undefined removes a variable); lib/crew/worker.ts jobEnv
+      // gives what every worker gets (A2A_DIR, A2A_AGENT, A2A_TASK_*), the token included.
+      const launchers: Record<string, Launcher> = {};
+      const outcome = await c.bus.crew.up(spec, { launchers, signal: c.signal(), onLine: (l) => err(`a2a crew: ${l}\n`) });
+      const r = end(c, outcome, { timeout: "ok", aborted: () => text`crew ${spec.name} stopped: every worker's process ended and its task was given back` });
+      if (c.json) out(json(r));
+      if (r.gaveUp.length) {
+        const w = r.workers.find((x) => x.name === r.gaveUp[0])!;
+        throw new A2AError("EFAILED", text`crew ${spec.name} ended: ${r.gaveUp.join(", ")} ${w.reason ?? "gave up"}; see the attempts with ${op("task list", "--state", "dead")}`, { data: { gave_up: r.gaveUp } });
+      }
+    }));
+
+  command(t, "logs", {
+    summary: "print a worker's output (its current or last task); -f: follow it, task after task",
+    description: "Print the output of worker NAME's current task (or its last one) as it came, headed by the task and ended by how it ended. With --follow, keep printing as it comes, task after task, until the worker stops (crew stop, crew down, gave up) or its supervisor is gone. The log is on the bus (the slot crew.CREW.NAME: `a2a status` and `a2a tail` read it too), so it can be read from any terminal, and on PostgreSQL from any machine. Exit 3 if no crew has a worker NAME, 124 on --timeout.",
+    examples: ["a2a crew logs builder-1", "a2a crew logs builder-1 -f"],
+    json: "one JSON object per part: {worker, task} at a task's start, {worker, n, text} per chunk of output, {worker, end} at its end",
+  })
+    .argument("<name>", "the worker")
+    .option("-f, --follow", "keep printing, task after task, until the worker stops")
+    .option(...TIMEOUT)
+    .action(action(async (c: Ctx, name: string, o) => {
+      let bare = true; // the output so far ends a line
+      const show = (p: LogPart) => {
+        if (c.json) return out(json(p.kind === "output" ? { worker: name, n: p.n, text: p.text } : { worker: name, [p.kind]: p.text }));
+        const text = p.kind === "output" ? p.text : `${bare ? "" : "\n"}-- ${p.text}\n`;
+        if (text) bare = text.endsWith("\n");
+        out(text);
+      };
+      const outcome = await c.bus.crew.logs(name, show, { follow: !!o.follow, timeoutMs: durationMs(o.timeout, "--timeout"), signal: o.follow ? c.signal() : undefined });
+      end(c, outcome, { timeout: () => text`timed out following ${name}: it did not stop in time; raise ${arg("timeout")}` });
+    }));
+
+  command(t, "stop", {
+    summary: "stop one worker of a crew that is up",
+    description: "Ask the supervisor of worker NAME's crew to stop it: its process group ends, its task goes back to the queue (not counted as an attempt) and it takes no more tasks; the rest of the crew goes on. Waits until it has stopped. Exit 3 if no crew that is up has a worker NAME, 124 on --timeout.",
+    examples: ["a2a crew stop builder-2"],
+    json: "print the crew's status once the worker has stopped",
+  })
+    .argument("<name>", "the worker")
+    .option(...TIMEOUT)
+    .action(action(async (c: Ctx, name: string, o) => {
+      const outcome = await c.bus.crew.control(undefined, { stop: name }, { timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() });
+      const s = end(c, outcome, { timeout: () => text`timed out waiting for ${name} to stop: see ${op("crew")}` })!;
+      c.confirm(s, `stopped ${name} (crew ${s.crew})`);
+    }));
+
+  command(t, "down", {
+    summary: "stop a crew that is up: every worker, its tasks given back, its leases released",
+    description: "Ask the supervisor of crew CREW (or of the only crew that is up) to stop, from any terminal (on PostgreSQL from any machine): every worker's process group ends, each task it held goes back to its queue (not counted as an attempt), the workers leave the bus and the crew's lease is released. Waits until it has. Exit 3 if the crew is not up, 124 on --timeout.",
+    examples: ["a2a crew down", "a2a crew down build --timeout 1m"],
+    json: "print the crew's last status",
+  })
+    .argument("[crew]", "the crew (default: the only one up)")
+    .option(...TIMEOUT)
+    .action(action(async (c: Ctx, crew: string | undefined, o) => {
+      const outcome = await c.bus.crew.control(crew, { down: true }, { timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() });
+      const s = end(c, outcome, { timeout: () => text`timed out waiting for crew ${crew ?? ""} to stop: see ${op("crew")}` })!;
+      c.confirm(s, `crew ${s.crew} is down`);
+    }));
+}
+
+export const commands = {
+  crew: (p: Command) => {
+    const t = command(p, "crew", {
+      summary: "a crew of workers a2a starts, feeds from queues and watches: up, logs, stop, down",
+      description: "Show the crews and their workers: each worker's agent, state (waiting for a task, working, backoff after a failed attempt, gave-up, stopped; gone when its supervisor is), since when, its task and attempt, tasks done and attempts failed, and the last line of its output. Subcommands: up FILE (start a crew), logs NAME [-f], stop NAME, down [CREW].",
+      examples: ["a2a crew up crew.toml", "a2a crew", "a2a crew --json | jq '.[].workers[] | {name, state}'", "a2a crew logs builder-1 -f", "a2a crew down"],
+      json: "print the crews as a JSON array: {crew, host, pid, state, workers: [{name, agent, state, since, task, done, failed, reason, last}]}",
+    })
+      .argument("[crew]", "only this crew")
+      .action(action(async (c: Ctx, crew: string | undefined) => {
+        const crews = await c.bus.crew.list(crew);
+        if (crew !== undefined && !crews.length) throw new A2AError("ENOTFOUND", text`no crew named ${crew}: ${op("crew")} lists them`, { data: { crew } });
+        out(c.json ? json(crews) : crewTable(crews));
+      }));
+    crewCommands(t);
+    return t;
+  },
+};

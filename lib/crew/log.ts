@@ -1,0 +1,55 @@
+// A worker's log on the bus: one slot per worker (logName), so `a2a crew logs`, `a2a tail -f`
+// and `a2a status` read it from any terminal, and on PostgreSQL from any machine. Each task
+// starts the slot again (the previous task's output goes), its output is appended as it comes
+// (what arrived within FLUSH_MS as one chunk), and its end is published. Bounded: at most
+// LOG_MAX bytes of one task's output are kept (then one line says the rest was left out), and
+// the slot expires LOG_TTL_SEC after its last task. A log that cannot be written never stops
+// the worker.
+
+import type { Store } from "../core/config";
+import { appendChunk, publishSlot, startSlot } from "../slots/slot";
+
+export const FLUSH_MS = 200;
+export const LOG_MAX = 256 * 1024;
+export const LOG_TTL_SEC = 7 * 86400;
+
+export const logName = (crew: string, worker: string) => `crew.${crew}.${worker}`;
+
+export interface Log {
+  write(text: string): void;
+  end(result: string): Promise<void>;
+}
+
+export async function openLog(store: Store, slot: string, task: string): Promise<Log> {
+  await startSlot(store, slot, task, { ttlSec: LOG_TTL_SEC }).catch(() => {});
+  const limit = Math.min(LOG_MAX, store.maxBytes);
+  let buf = "";
+  let written = 0;
+  let cut = false;
+  let chain: Promise<unknown> = Promise.resolve();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const flush = () => {
+    timer = undefined;
+    const chunk = buf;
+    buf = "";
+    if (chunk) chain = chain.then(() => appendChunk(store, slot, chunk)).catch(() => {});
+  };
+  return {
+    write(text: string) {
+      if (cut) return;
+      if (written + Buffer.byteLength(text) > limit) {
+        cut = true;
+        text = `\n[a2a crew: the rest of this task's output is left out of the log (over ${limit} bytes)]\n`;
+      }
+      written += Buffer.byteLength(text);
+      buf += text;
+      timer ??= setTimeout(flush, FLUSH_MS);
+    },
+    async end(result: string) {
+      clearTimeout(timer);
+      flush();
+      await chain;
+      await publishSlot(store, slot, result, { ttlSec: LOG_TTL_SEC }).catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,120 @@
+// Running one worker process: started in a process group of its own (detached), so that a time
+// limit or a stop ends everything it started (kill -TERM the group, then -KILL after a bounded
+// grace); its stdout kept up to a bound (the result of an exec), the tail of its output kept for
+// a reason, and every line handed to `onOutput` (the worker's log on the bus).
+
+import { readFileSync } from "node:fs";
+import { A2AError } from "../core/errors";
+import type { LaunchSpec } from "./worker";
+
+export const GRACE_MS = 3000; // between TERM and KILL of a stopped process group
+export const TAIL_BYTES = 2000; // of output, in a failed attempt's reason
+
+export interface RunEnd {
+  code: number | null; // exit status; null: ended by a signal
+  signal: string | null;
+  stdout: string; // up to `keep` bytes
+  overflow: boolean; // stdout went over `keep`
+  tail: string; // the last TAIL_BYTES of stderr and stdout, as they came
+  errTail: string; // the last TAIL_BYTES of stderr alone
+  stopped: "time" | "stop" | null; // why we ended it, if we did
+}
+
+export interface RunOptions {
+  keep: number; // bytes of stdout to keep
+  timeLimitMs: number | null;
+  stop: AbortSignal; // a stop of the worker or the crew
+  onOutput: (text: string) => void;
+  onStart?: (pid: number) => void;
+}
+
+// The environment a worker gets: the supervisor's, with the launch's on top (undefined removes).
+function envOf(spec: LaunchSpec): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ ...process.env, ...spec.env })) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+// When process `pid` started, as the kernel counts it (Linux: /proc/PID/stat's starttime), or
+// null where that cannot be read: with the pid, it names one process, never a later one that
+// was given the same pid.
+export function procStart(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+export function killGroup(pid: number, signal: "SIGTERM" | "SIGKILL"): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // the group is gone already
+  }
+}
+
+export async function runProcess(spec: LaunchSpec, o: RunOptions): Promise<RunEnd> {
+  let p: ReturnType<typeof Bun.spawn>;
+  try {
+    p = Bun.spawn({ cmd: spec.cmd, cwd: spec.cwd, env: envOf(spec), stdin: spec.stdin === undefined ? "ignore" : "pipe", stdout: "pipe", stderr: "pipe", detached: true });
+  } catch (e) {
+    throw new A2AError("EFAILED", `cannot start ${spec.cmd[0]}: ${(e as Error).message}`, { data: { cmd: spec.cmd[0] } });
+  }
+  o.onStart?.(p.pid);
+  let stopped: RunEnd["stopped"] = null;
+  let killer: ReturnType<typeof setTimeout> | undefined;
+  const end = (why: "time" | "stop") => {
+    if (stopped) return;
+    stopped = why;
+    killGroup(p.pid, "SIGTERM");
+    killer = setTimeout(() => killGroup(p.pid, "SIGKILL"), GRACE_MS);
+  };
+  const limit = o.timeLimitMs === null ? undefined : setTimeout(() => end("time"), o.timeLimitMs);
+  const onStop = () => end("stop");
+  if (o.stop.aborted) onStop();
+  else o.stop.addEventListener("abort", onStop, { once: true });
+  let tail = "";
+  let errTail = "";
+  const out: Uint8Array[] = [];
+  let kept = 0;
+  let overflow = false;
+  const pump = async (stream: ReadableStream<Uint8Array>, isOut: boolean) => {
+    const dec = new TextDecoder();
+    for await (const chunk of stream) {
+      if (isOut) {
+        if (kept + chunk.length > o.keep) overflow = true;
+        if (kept < o.keep) out.push(chunk.subarray(0, o.keep - kept));
+        kept += chunk.length;
+      }
+      const s = dec.decode(chunk, { stream: true });
+      tail = (tail + s).slice(-TAIL_BYTES);
+      if (!isOut) errTail = (errTail + s).slice(-TAIL_BYTES);
+      o.onOutput(s);
+    }
+  };
+  // stdin is fed while the output is read: a process that writes before it has read all of its
+  // input must not wait on a full pipe that nobody empties.
+  const feed = async () => {
+    if (spec.stdin === undefined) return;
+    const sink = p.stdin as import("bun").FileSink;
+    try {
+      sink.write(spec.stdin);
+      await sink.end();
+    } catch {
+      // it did not read its stdin: its exit tells the story
+    }
+  };
+  void feed(); // not awaited: a process that exits without reading its input ends the run all the same
+  const pumps = Promise.all([pump(p.stdout as ReadableStream<Uint8Array>, true), pump(p.stderr as ReadableStream<Uint8Array>, false)]);
+  await p.exited;
+  // The process is gone; anything it left behind in its group goes with it (and lets go of the
+  // pipes, so its output ends).
+  killGroup(p.pid, "SIGKILL");
+  await pumps;
+  clearTimeout(limit);
+  clearTimeout(killer);
+  o.stop.removeEventListener("abort", onStop);
+  const stdout = new TextDecoder().decode(Buffer.concat(out));
+  return { code: p.signalCode ? null : p.exitCode, signal: p.signalCode ? String(p.signalCode) : null, stdout, overflow, tail, errTail, stopped };
+}
