@@ -11,6 +11,8 @@ import { parseCrew } from "../../lib/crew/file";
 import type { LogPart } from "../../lib/crew/follow";
 import type { CrewStatus } from "../../lib/crew/status";
 import type { Launcher } from "../../lib/crew/worker";
+import { launchAgent, type AgentId } from "../crew/launch";
+import { checkWorktree } from "../../lib/crew/worktree";
 import { age, preview, table } from "../format";
 import { durationMs, err, json, out } from "../io";
 import { action, command, end, type Ctx } from "../run";
@@ -52,12 +54,14 @@ function crewCommands(t: Command): void {
     .argument("<file>", "the crew file (TOML)")
     .action(action(async (c: Ctx, file: string) => {
       const spec = parseCrew(readCrewFile(file), file, { dir: dirname(resolve(file)), which: (cmd, cwd) => Bun.which(cmd, { cwd }), isDir: (p) => !!statSync(p, { throwIfNoEntry: false })?.isDirectory() });
-      // The coding agents' launchers join here (cli/crew/launch.ts): one Launcher per agent kind,
-      // { claude, codex, gemini, opencode }; an agent without one is refused by crew up ("cannot
-      // start yet"). exec's is lib/crew/worker.ts's own. A launcher's LaunchSpec.env goes on top
-      // of the supervisor's environment (undefined removes a variable); lib/crew/worker.ts jobEnv
-      // gives what every worker gets (A2A_DIR, A2A_AGENT, A2A_TASK_*), the token included.
-      const launchers: Record<string, Launcher> = {};
+      // The coding agents' launcher (cli/crew/launch.ts): the agent's headless one-task run in its
+      // worktree, set up for a2a for that run only; exec's is lib/crew/worker.ts's own.
+      // Every agent worker's worktree is checked before anything starts: one line and exit 2 for
+      // a directory outside a repository, or a path that holds something not a2a's.
+      for (const w of spec.workers) if (w.agent !== "exec" && w.worktree) checkWorktree(w.cwd, w.name);
+      const agent: Launcher = (w, job, store) =>
+        launchAgent({ name: w.name, agent: w.agent as AgentId, prompt: w.prompt ?? undefined, worktree: w.worktree, repo: w.cwd, permissions: w.permissions, env: w.env, args: w.args }, job, { store, a2aBin: process.execPath });
+      const launchers: Record<string, Launcher> = { claude: agent, codex: agent, gemini: agent, opencode: agent };
       const outcome = await c.bus.crew.up(spec, { launchers, signal: c.signal(), onLine: (l) => err(`a2a crew: ${l}\n`) });
       const r = end(c, outcome, { timeout: "ok", aborted: () => text`crew ${spec.name} stopped: every worker's process ended and its task was given back` });
       if (c.json) out(json(r));

@@ -8,23 +8,19 @@
 // its a2a mcp) or still claimed (the attempt failed). Each agent's command: its `headless` in
 // cli/agents/AGENT.ts.
 
-import { ensureWorktree, gitDirOf, keepOutOfCommits } from "../../lib/crew/worktree";
+import { commitLeftovers, ensureWorktree, gitDirOf, keepOutOfCommits, worktreeResult } from "../../lib/crew/worktree";
 import { readText } from "../agents/edit";
 import { writeUserFile } from "../../lib/core/user-file";
 import { A2AError } from "../../lib/core/errors";
 import { isAbsolute, relative } from "node:path";
 import { taskPrompt, type Job } from "../../lib/crew/prompt";
+import type { LaunchSpec } from "../../lib/crew/worker";
 import { AGENTS } from "../agents";
 import type { Permissions } from "../agents/agent";
 
 export type { Job };
 
-export interface LaunchSpec {
-  cmd: string[];
-  cwd: string;
-  env: Record<string, string | undefined>;
-  stdin?: string;
-}
+export type { LaunchSpec };
 
 export type AgentId = "claude" | "codex" | "gemini" | "opencode";
 
@@ -78,5 +74,14 @@ export async function launchAgent(w: AgentWorker, job: Job, ctx: LaunchContext):
       writeUserFile(e.path, next);
     }
   }
-  return { cmd: [bin, ...run.args, ...(w.args ?? [])], cwd, env: { ...env, ...run.env }, stdin: prompt };
+  // What the run left: anything the agent did not commit (Codex's sandbox keeps .git read-only),
+  // committed on its branch; the branch and commit, for the worker's log.
+  const after = wt
+    ? () => {
+        const committed = commitLeftovers(cwd, w.name, `a2a crew: what ${w.name} left uncommitted in task ${job.id} (attempt ${job.attempt})`);
+        const r = worktreeResult(cwd);
+        return `[a2a crew] task ${job.id}: the work is on ${r.branch} at ${r.commit.slice(0, 12)}${committed ? " (what was left uncommitted was committed)" : ""}`;
+      }
+    : undefined;
+  return { cmd: [bin, ...run.args, ...(w.args ?? [])], cwd, env: { ...env, ...run.env }, stdin: prompt, after };
 }

@@ -54,8 +54,16 @@ export async function runAttempt(store: Store, w: WorkerSpec, job: Job, launcher
   }, (leaseSec * 1000) / 3);
   let r: RunEnd;
   try {
-    const spec = await launcher(w, job);
+    const spec = await launcher(w, job, store.url ?? store.root);
     r = await runProcess(spec, { keep: store.maxBytes, timeLimitMs: w.timeLimitSec === null ? null : w.timeLimitSec * 1000, stop, onOutput: (s) => log.write(s), onStart });
+    if (spec.after && r.stopped !== "stop") {
+      try {
+        const note = spec.after();
+        if (note) log.write(`${note}\n`);
+      } catch (e) {
+        log.write(`[a2a crew] after the run: ${e instanceof Error ? e.message : String(e)}\n`); // the attempt's end is still decided
+      }
+    }
   } catch (e) {
     const said = e instanceof Error ? e.message : String(e);
     r = { code: null, signal: null, stdout: "", overflow: false, tail: said, errTail: said, stopped: null };

@@ -12,6 +12,10 @@
 //   self_finish = false          # exec: true = the command ends the task itself (a2a task done/fail)
 //   prompt = "..."               # agents: the task prompt template
 //   keep_session = false         # agents: one long session instead of one per task
+//   worktree = true              # agents: its own git worktree, branch a2a/NAME beside the checkout
+//   permissions = "edits"        # agents: "edits" (its worktree, git, a2a's tools) or "all" (no prompts at all)
+//   env = { K = "v" }            # agents: more environment (its model, its key)
+//   args = ["--model", "m"]      # agents: more arguments for its command
 //   time_limit = "30m"           # per task; "0" or "none": no limit
 //   restarts = 3                 # consecutive failed attempts before the worker is stopped
 //   backoff = "1s"               # the first wait after a failed attempt (doubled each time, at most 1m)
@@ -36,6 +40,10 @@ export interface WorkerSpec {
   selfFinish: boolean; // exec: the command ends the task itself; agents always do
   prompt: string | null; // agents only
   keepSession: boolean;
+  worktree: boolean; // agents: in its own git worktree (default), else in cwd itself
+  permissions: "edits" | "all"; // agents: what it may do without a human (cli/agents/agent.ts Permissions)
+  env: Record<string, string>; // agents: on top of the supervisor's environment
+  args: string[]; // agents: more arguments for its command
   timeLimitSec: number | null;
   restarts: number;
   backoffSec: number;
@@ -53,7 +61,8 @@ export const DEFAULT_LEASE_SEC = 30;
 const DEFAULTS = { timeLimit: 30 * 60, restarts: 3, backoff: 1 };
 const MAX_COUNT = 100;
 const TOP_KEYS = ["name", "lease", "worker"];
-const WORKER_KEYS = ["name", "agent", "count", "queues", "command", "self_finish", "prompt", "keep_session", "time_limit", "restarts", "backoff", "cwd"];
+const WORKER_KEYS = ["name", "agent", "count", "queues", "command", "self_finish", "prompt", "keep_session", "worktree", "permissions", "env", "args", "time_limit", "restarts", "backoff", "cwd"];
+const AGENT_KEYS = ["prompt", "keep_session", "worktree", "permissions", "env", "args"];
 
 export interface ParseEnv {
   dir: string; // the crew file's directory (for cwd and relative commands)
@@ -111,6 +120,13 @@ export function parseCrew(text: string, file: string, env: ParseEnv): CrewSpec {
     };
     const selfFinish = bool("self_finish");
     const keepSession = bool("keep_session");
+    const worktree = w.worktree === undefined ? true : bool("worktree");
+    const permissions = w.permissions ?? "edits";
+    if (permissions !== "edits" && permissions !== "all") fail(`permissions in ${where} must be "edits" (its worktree, git and a2a's tools) or "all" (no prompts at all)`, at("permissions"));
+    const extraEnv = w.env ?? {};
+    if (typeof extraEnv !== "object" || Array.isArray(extraEnv) || Object.values(extraEnv as object).some((v) => typeof v !== "string")) fail(`env in ${where} must be a table of texts: env = { NAME = "value" }`, at("env"));
+    const args = w.args ?? [];
+    if (!Array.isArray(args) || args.some((a) => typeof a !== "string")) fail(`args in ${where} must be a list of texts: args = ["--model", "NAME"]`, at("args"));
     const cwd = w.cwd === undefined ? env.dir : typeof w.cwd === "string" ? (w.cwd.startsWith("/") ? w.cwd : `${env.dir}/${w.cwd}`) : fail(`cwd in ${where} must be a path`, at("cwd"));
     if (!env.isDir(cwd)) fail(`cwd ${cwd} of ${where} is not a directory: make it, or fix the path (relative paths are from the crew file's directory)`, at("cwd") ?? tableLine(text, i));
     let command: string[] | null = null;
@@ -119,7 +135,7 @@ export function parseCrew(text: string, file: string, env: ParseEnv): CrewSpec {
       if (typeof w.command === "string" && w.command.trim()) command = ["/bin/sh", "-c", w.command];
       else if (Array.isArray(w.command) && w.command.length && w.command.every((a) => typeof a === "string") && w.command[0]) command = w.command as string[];
       else fail(`${where} (exec) has no command: add command = ["PROGRAM", "ARG"] or command = "shell line"`, at("command") ?? tableLine(text, i));
-      for (const k of ["prompt", "keep_session"]) if (w[k] !== undefined) fail(`${k} in ${where} applies to agent workers, not exec: take it out`, at(k));
+      for (const k of AGENT_KEYS) if (w[k] !== undefined) fail(`${k} in ${where} applies to agent workers, not exec: take it out`, at(k));
       const prog = command![0];
       if (!env.which(prog.includes("/") && !prog.startsWith("/") ? `${cwd}/${prog}` : prog, cwd)) fail(`${prog} (the command of ${where}) is not an executable program here: install it, or fix the path (relative paths are from cwd, ${cwd})`, at("command"));
     } else {
@@ -136,7 +152,7 @@ export function parseCrew(text: string, file: string, env: ParseEnv): CrewSpec {
     for (const n of names) {
       if (seen.has(n)) fail(`two workers are named ${n} (workers ${seen.get(n)} and ${i + 1}): give each a name of its own`, at("name"));
       seen.set(n, i + 1);
-      workers.push({ name: n, crew: name as string, agent: agent as AgentKind, queues: queues as string[], command, selfFinish, prompt, keepSession, timeLimitSec, restarts: restarts as number, backoffSec, cwd });
+      workers.push({ name: n, crew: name as string, agent: agent as AgentKind, queues: queues as string[], command, selfFinish, prompt, keepSession, worktree, permissions: permissions as "edits" | "all", env: extraEnv as Record<string, string>, args: args as string[], timeLimitSec, restarts: restarts as number, backoffSec, cwd });
     }
   });
   return { name: name as string, file, leaseSec: leaseSec!, workers };

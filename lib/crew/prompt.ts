@@ -18,14 +18,9 @@
 import { randomHex } from "../core/digest";
 import { isoTime } from "../core/time";
 
-export interface Job {
-  queue: string;
-  id: string;
-  attempt: number;
-  token: string;
-  payload: string;
-  expiresAt: number;
-}
+import type { Job } from "./worker";
+
+export type { Job };
 
 export interface PromptContext {
   name: string; // the worker's a2a name

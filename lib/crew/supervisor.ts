@@ -44,7 +44,7 @@ export interface CrewEnd {
 const holderOf = (store: Store) => `${store.host.replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 100)}.${process.pid}`;
 
 export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {}): Promise<Outcome<CrewEnd>> {
-  const launchers: Partial<Record<AgentKind, Launcher>> = { exec: execLauncher(store.root), ...o.launchers };
+  const launchers: Partial<Record<AgentKind, Launcher>> = { exec: execLauncher, ...o.launchers };
   for (const w of spec.workers) {
     if (!launchers[w.agent]) throw new A2AError("EUSAGE", `${spec.file}: worker ${w.name} is a ${w.agent} worker, which crew up cannot start yet: use agent = "exec" for now`, { data: { worker: w.name, agent: w.agent } });
   }

@@ -8,9 +8,20 @@ import type { WorkerSpec } from "./file";
 export type { WorkerSpec };
 
 export interface Job { queue: string; id: string; attempt: number; token: string; payload: string; expiresAt: number }
-export interface LaunchSpec { cmd: string[]; cwd: string; env: Record<string, string | undefined>; stdin?: string }
+export interface LaunchSpec {
+  cmd: string[];
+  cwd: string;
+  env: Record<string, string | undefined>;
+  stdin?: string;
+  // After the process ended (not when the crew stopped it), before the attempt's end is decided:
+  // what the run left, as a line for the worker's log (an agent's worktree: its leftovers
+  // committed, its branch and commit).
+  after?: () => string | undefined;
+}
 // Supplied by the CLI adapter (cli/crew/launch.ts for agents; exec is lib/crew/worker.ts's): how to run `worker` on `job`.
-export type Launcher = (worker: WorkerSpec, job: Job) => Promise<LaunchSpec>;
+// `store`: the store as a worker's own a2a reaches it (A2A_DIR): a directory, or a database URL
+// as given (it may hold a password: it goes into the environment only, never argv or a file).
+export type Launcher = (worker: WorkerSpec, job: Job, store: string) => Promise<LaunchSpec>;
 
 // How an attempt's success is known once its process exits (lib/crew/attempt.ts):
 // "stdout": exit 0 is done with stdout as the result (the supervisor finishes the task);
@@ -32,4 +43,4 @@ export function jobEnv(w: WorkerSpec, job: Job, store: string): Record<string, s
 }
 
 // exec: the command, in its cwd, the payload on stdin.
-export const execLauncher = (store: string): Launcher => async (w, job) => ({ cmd: w.command!, cwd: w.cwd, env: jobEnv(w, job, store), stdin: job.payload });
+export const execLauncher: Launcher = async (w, job, store) => ({ cmd: w.command!, cwd: w.cwd, env: jobEnv(w, job, store), stdin: job.payload });

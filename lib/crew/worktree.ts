@@ -115,15 +115,9 @@ export interface Worktree {
 // `base`, else the checkout's HEAD; a branch a2a/NAME kept from before is checked out as it is),
 // reused when it is a2a's, refused when the path holds anything else.
 export function ensureWorktree(repo: string, name: string, o: { dir?: string; base?: string } = {}): Worktree {
-  checkWorkerName(name);
-  const c = checkoutOf(repo);
-  const path = worktreePath(c, name, o.dir);
+  const { c, path, there } = checkWorktree(repo, name, o);
   const branch = branchOf(name);
-  if (inside(path, c.root)) throw new A2AError("EUSAGE", `${path} is inside your checkout ${c.root}: give the crew a worktree directory outside it`, { data: { path } });
-  if (existsSync(path) || isSymlink(path)) {
-    if (!isCrewWorktree(c, path)) refuseTaken(path);
-    return { path, branch, created: false };
-  }
+  if (there) return { path, branch, created: false };
   const kept = tryGit(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`], c.root) !== undefined;
   if (kept) git(["worktree", "add", "--quiet", path, branch], c.root);
   else git(["worktree", "add", "--quiet", "-b", branch, path, o.base ?? "HEAD"], c.root);
@@ -131,6 +125,19 @@ export function ensureWorktree(repo: string, name: string, o: { dir?: string; ba
   if (!gitDir) throw new A2AError("EIO", `git worktree add made no linked worktree at ${path}: remove it, then try again`, { data: { path } });
   writeUserFile(join(gitDir, MARKER), JSON.stringify({ name, branch, checkout: c.root }) + "\n", { exclusive: true });
   return { path, branch, created: true };
+}
+
+// What ensureWorktree would refuse, refused before anything is made (crew up checks every worker
+// first): a name git cannot take as a branch, a directory outside a repository, a path inside the
+// checkout or held by anything but a2a. `there`: a2a's worktree is at the path already.
+export function checkWorktree(repo: string, name: string, o: { dir?: string } = {}): { c: Checkout; path: string; there: boolean } {
+  checkWorkerName(name);
+  const c = checkoutOf(repo);
+  const path = worktreePath(c, name, o.dir);
+  if (inside(path, c.root)) throw new A2AError("EUSAGE", `${path} is inside your checkout ${c.root}: give the crew a worktree directory outside it`, { data: { path } });
+  if (!existsSync(path) && !isSymlink(path)) return { c, path, there: false };
+  if (!isCrewWorktree(c, path)) refuseTaken(path);
+  return { c, path, there: true };
 }
 
 // A worker's name is a directory and a branch (a2a/NAME): an a2a name git takes as a branch name.

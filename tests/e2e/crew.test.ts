@@ -391,7 +391,7 @@ describe.concurrent("crew: bad crew files", () => {
     });
   }
 
-  test("a coding agent's worker, installed: accepted by the file, refused by crew up until its launch is in", async () => {
+  test("a coding agent's worker whose worktree cannot be made: outside a git repository, or its path held by the user: one line, exit 2, nothing written or started", async () => {
     using d = testStore();
     using w = tempDir();
     const bin = join(w.path, "bin");
@@ -399,9 +399,18 @@ describe.concurrent("crew: bad crew files", () => {
     writeFileSync(join(bin, "claude"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
     await add(d.path, "x");
     const before = snapshot(d.path);
-    const file = crewFile(w.path, '[[worker]]\nname = "w"\nagent = "claude"\nqueues = ["q"]\nprompt = "do {payload}"\nkeep_session = true\n');
-    const r = await a2a(["crew", "up", file], { dir: d.path, env: { PATH: `${bin}:${process.env.PATH}` } });
-    expectCleanError(r, 2, /^a2a: \S+crew\.toml: worker w is a claude worker, which crew up cannot start yet: use agent = "exec" for now\n$/);
+    const body = '[[worker]]\nname = "w"\nagent = "claude"\nqueues = ["q"]\nprompt = "do {payload}"\n';
+    const env = { PATH: `${bin}:${process.env.PATH}` };
+    const outside = crewFile(w.path, body);
+    expectCleanError(await a2a(["crew", "up", outside], { dir: d.path, env }), 2, /^a2a: \S+ is not in a git repository, so a worker cannot have a worktree there: run the crew in one, or turn the worker's worktree off\n$/);
+    const repo = join(w.path, "app");
+    mkdirSync(repo);
+    expect(Bun.spawnSync(["git", "init", "-q", repo]).exitCode).toBe(0);
+    mkdirSync(join(w.path, "app.crew", "w"), { recursive: true });
+    writeFileSync(join(w.path, "app.crew", "w", "mine.txt"), "the user's\n");
+    const held = crewFile(repo, body);
+    expectCleanError(await a2a(["crew", "up", held], { dir: d.path, env }), 2, /^a2a: \S+app\.crew\/w exists and is not an a2a crew worktree: move it aside, or give the crew another worktree directory; nothing was changed\n$/);
+    expect(readFileSync(join(w.path, "app.crew", "w", "mine.txt"), "utf8")).toBe("the user's\n");
     expect(snapshot(d.path)).toEqual(before);
   });
 

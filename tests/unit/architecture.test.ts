@@ -140,8 +140,6 @@ describe("architecture", () => {
       // The Engine (lib/engine/engine.ts): the interface over every room's storage interface,
       // types only; and the opening (open.ts), which gives a directory the file engine.
       engine: ["core", "fs", "slots", "mail", "tasks", "presence", "sessions", "topics", "leases", "reservations", "blobs", "search", "maintenance", "dashboard"],
-      // A crew (issue 36): its workers' prompts and git worktrees.
-      crew: ["core"],
     };
     // The Store (core/config.ts) holds its Engine, and the file engine's runtime state (its
     // directory watches, its inotify instance), typed: type imports, which load nothing.

@@ -1,0 +1,107 @@
+// A crew of two coding agents of different kinds, started by `a2a crew up` through the compiled
+// binary (issue 36): Claude Code (claude -p) and Codex CLI (codex exec), each against its model
+// stand-in, each in its own worktree (branch a2a/NAME beside the checkout). A queue of four tasks
+// is drained: each task done once, by the agent's own task_done, its file committed on the branch
+// of the worker that did it (Codex's sandbox keeps .git read-only: the supervisor commits what it
+// left, and says so in the worker's log); the user's checkout is untouched; crew down leaves no
+// process, no claim and no crew lease.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { a2a, BIN, exitWithin, ROOT, spawnA2A, tempDir, testStore } from "../harness/run";
+import { framing, GIT_ENV, sh, snapshot, userRepo } from "./fixtures/crew";
+import { skipped as claudeSkipped } from "./fixtures/claude";
+import { skipped as codexSkipped } from "./fixtures/codex";
+import { standIn } from "./fixtures/messages-api";
+import { standIn as responsesStandIn } from "./fixtures/openai-responses";
+
+setDefaultTimeout(240_000);
+
+const toml = (v: unknown): string => (Array.isArray(v) ? `[${v.map(toml).join(", ")}]` : typeof v === "object" ? `{ ${Object.entries(v as object).map(([k, x]) => `${k} = ${toml(x)}`).join(", ")} }` : JSON.stringify(v));
+const userText = (r: any) => JSON.stringify(r.body.messages?.[0] ?? "");
+
+describe("a2a crew up: coding agents", () => {
+  test("a Claude Code worker and a Codex worker drain a queue of four tasks: each done once, each file on its worker's branch, the checkout untouched; crew down leaves nothing running", async () => {
+    if ((await claudeSkipped("the crew of agents")) || (await codexSkipped("the crew of agents"))) return;
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const home = join(d.path, "home");
+    mkdirSync(home);
+    const wt = (name: string) => join(d.path, "app.crew", name);
+    // Claude Code: write the task's file, commit it, end the task.
+    const claudeApi = standIn((r) => {
+      if (!(r.body.tools ?? []).some((t: any) => t.name === "mcp__a2a__task_done")) return [{ text: "ok" }];
+      const f = framing(userText(r));
+      if (!f) return [{ text: "no task in the prompt" }];
+      const step = r.body.messages.filter((m: any) => m.role === "assistant").length;
+      if (step === 0) return [{ tool: "Write", input: { file_path: join(wt("ann"), `out-${f.id}.txt`), content: `ann did ${f.id}\n` } }];
+      if (step === 1) return [{ tool: "Bash", input: { command: `git add out-${f.id}.txt && git commit -q -m 'task ${f.id}'`, description: "commit" } }];
+      if (step === 2) return [{ tool: "mcp__a2a__task_done", input: { id: f.id, token: f.token, result: `ann did ${f.id}` } }];
+      return [{ text: "done" }];
+    });
+    // Codex: add the task's file with apply_patch, end the task (its sandbox cannot commit).
+    const codexApi = responsesStandIn((r) => {
+      const f = framing(JSON.stringify(r.body.input ?? ""));
+      if (!f) return [{ text: "no task in the prompt" }];
+      const calls = (r.body.input ?? []).filter((i: any) => i.type === "custom_tool_call" || i.type === "function_call").length;
+      if (calls === 0) return [{ patch: `*** Begin Patch\n*** Add File: out-${f.id}.txt\n+cy did ${f.id}\n*** End Patch\n` }];
+      if (calls === 1) return [{ tool: "mcp__a2a__task_done", input: { id: f.id, token: f.token, result: `cy did ${f.id}` } }];
+      return [{ text: "done" }];
+    });
+    const claudeEnv = { HOME: home, ANTHROPIC_BASE_URL: claudeApi.url, ANTHROPIC_API_KEY: "test-key-offline", ENABLE_TOOL_SEARCH: "false", DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_TELEMETRY: "1", ...GIT_ENV };
+    const codexArgs = ["-c", 'model="gpt-5.5"', "-c", 'model_provider="standin"', "-c", `model_providers.standin={ name = "standin", base_url = "${codexApi.url}", wire_api = "responses", env_key = "STANDIN_API_KEY", request_max_retries = 0, stream_max_retries = 0 }`];
+    const codexEnv = { HOME: home, STANDIN_API_KEY: "test-key-offline", ...GIT_ENV };
+    const file = join(repo, "crew.toml");
+    writeFileSync(file, [
+      'name = "mixed"',
+      "[[worker]]", 'name = "ann"', 'agent = "claude"', 'queues = ["work"]', 'time_limit = "2m"', "restarts = 2", `env = ${toml(claudeEnv)}`,
+      "[[worker]]", 'name = "cy"', 'agent = "codex"', 'queues = ["work"]', 'time_limit = "2m"', "restarts = 2", `env = ${toml(codexEnv)}`, `args = ${toml(codexArgs)}`,
+      "",
+    ].join("\n"));
+    const snap = snapshot(repo); // the crew file is the user's own, untracked, in the checkout
+    const PATH = `${join(ROOT, "node_modules", ".bin")}:${join(BIN, "..")}:${process.env.PATH}`;
+    const sup = spawnA2A(["crew", "up", file], { dir: store.path, cwd: repo, env: { PATH } });
+    try {
+      // Both workers are waiting on the queue before the tasks come: each gets one at once.
+      for (const w of ["ann", "cy"]) expect(JSON.parse((await a2a(["wait-state", w, "waiting", "--timeout", "60", "--json"], { dir: store.path })).stdout)).toMatchObject({ state: "waiting" });
+      const ids: string[] = [];
+      for (let i = 1; i <= 4; i++) ids.push((await a2a(["task", "add", "work", `task ${i}: write your file`], { dir: store.path })).stdout.trim());
+      const waited = await a2a(["task", "wait", ...ids, "--timeout", "180", "--json"], { dir: store.path });
+      expect({ code: waited.code, stderr: waited.stderr }).toEqual({ code: 0, stderr: "" });
+      const by: Record<string, string[]> = { ann: [], cy: [] };
+      for (const id of ids) {
+        const t = JSON.parse((await a2a(["task", "show", id, "--json"], { dir: store.path })).stdout);
+        expect({ id, state: t.state, attempt: t.attempt }).toEqual({ id, state: "done", attempt: 1 }); // once, at the first attempt
+        const who = t.result.split(" ")[0];
+        expect(t.result).toBe(`${who} did ${id}`);
+        by[who].push(id);
+        // Its file, committed on the branch of the worker that did it.
+        expect(sh(["git", "show", `a2a/${who}:out-${id}.txt`], repo)).toBe(`${who} did ${id}\n`);
+      }
+      expect(by.ann.length).toBeGreaterThan(0);
+      expect(by.cy.length).toBeGreaterThan(0);
+      const logs = await a2a(["crew", "logs", "cy"], { dir: store.path });
+      expect(logs.stdout).toMatch(/\[a2a crew\] task \S+: the work is on a2a\/cy at [0-9a-f]{12} \(what was left uncommitted was committed\)/);
+      expect(await a2a(["crew", "down", "mixed"], { dir: store.path })).toMatchObject({ code: 0 });
+      expect(await exitWithin(sup, 60_000)).toBe(0);
+      // Nothing left: no run of either agent in a worktree, no claim, no crew lease.
+      const running = readdirSync("/proc").filter((p) => /^\d+$/.test(p)).filter((p) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, "utf8").includes("app.crew") || readFileSync(`/proc/${p}/environ`, "utf8").includes(`A2A_AGENT=ann\0`) || readFileSync(`/proc/${p}/environ`, "utf8").includes(`A2A_AGENT=cy\0`);
+        } catch {
+          return false;
+        }
+      });
+      expect(running).toEqual([]);
+      expect(JSON.parse((await a2a(["task", "list", "work", "--json"], { dir: store.path })).stdout).filter((t: any) => t.state === "claimed")).toEqual([]);
+      expect(JSON.parse((await a2a(["lease", "list", "--json"], { dir: store.path })).stdout)).toEqual([]);
+      expect(existsSync(wt("ann")) && existsSync(wt("cy"))).toBe(true); // the worktrees hold the work
+      expect(snapshot(repo)).toEqual(snap);
+    } finally {
+      if (sup.exitCode === null) sup.kill("SIGKILL");
+      claudeApi.close();
+      codexApi.close();
+    }
+  });
+});
