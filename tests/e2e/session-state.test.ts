@@ -71,6 +71,40 @@ describe("session state", () => {
     }
   });
 
+  test("Claude Code's idle_prompt (its prompt idle for a minute) is no question to the user: the session shows idle, and a turn an interrupt or a rejected permission left marked shows idle too", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const session: Session = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "" });
+    const idlePrompt = { cwd, hook_event_name: "Notification", message: "Claude is waiting for your input", notification_type: "idle_prompt" };
+    try {
+      await hook(s.path, "user-prompt-submit", { cwd, prompt: "go" });
+      await hook(s.path, "stop", { cwd, stop_hook_active: false });
+      const idle = await stateOf(s.path, "alice");
+      expect(idle).toMatchObject({ state: "idle", on: null });
+      // A minute at its prompt: Claude Code says so; the session is idle (and reachable by a wake), since its stop.
+      expect(await hook(s.path, "notification", idlePrompt)).toMatchObject({ code: 0, stdout: "", stderr: "" });
+      expect(await stateOf(s.path, "alice")).toEqual(idle);
+      // An interrupted turn (Esc: Claude Code runs no Stop hook) left it working; its prompt idle since says idle.
+      await hook(s.path, "user-prompt-submit", { cwd, prompt: "go on" });
+      expect((await stateOf(s.path, "alice")).state).toBe("working");
+      await hook(s.path, "notification", idlePrompt);
+      expect(await stateOf(s.path, "alice")).toMatchObject({ state: "idle", on: null });
+      // A permission prompt the user rejected (the turn ends with no Stop hook): the same.
+      await hook(s.path, "user-prompt-submit", { cwd, prompt: "and more" });
+      await hook(s.path, "notification", { cwd, message: "Claude needs your permission to use Bash", notification_type: "permission_prompt" });
+      expect((await stateOf(s.path, "alice")).state).toBe("needs-you");
+      await hook(s.path, "notification", idlePrompt);
+      expect(await stateOf(s.path, "alice")).toMatchObject({ state: "idle", on: null });
+      // Nor is a notification that asks nothing a question: a background agent that finished.
+      await hook(s.path, "notification", { cwd, message: "build finished", notification_type: "agent_completed" });
+      expect((await stateOf(s.path, "alice")).state).toBe("idle");
+    } finally {
+      await session.close();
+    }
+  });
+
   test("a2a mcp marks the session waiting, on what, while task_claim blocks, and as before when it returns; list_peers shows it", async () => {
     using d = tempDir();
     using s = testStore();
