@@ -222,6 +222,41 @@ describe("session state", () => {
     }
   });
 
+  test("a wait in a session's shell killed with SIGKILL leaves no waiting mark behind: the session reads as the wait found it", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const alice = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "" });
+    try {
+      expect((await hook(s.path, "user-prompt-submit", { cwd, prompt: "go" })).code).toBe(0);
+      const marked = await stateOf(s.path, "alice");
+      expect(marked.state).toBe("working");
+      const wait = spawnA2A(["wait", "report", "--timeout", "60"], { dir: s.path, env: { A2A_AGENT: "alice" } });
+      expect(await whenWaiting(s.path, "alice")).toMatchObject({ state: "waiting", on: "slot report" });
+      wait.kill("SIGKILL"); // Esc in the agent, or its tool's timeout: no finally runs
+      await wait.exited;
+      expect(await stateOf(s.path, "alice")).toEqual(marked); // in its turn still, since the prompt
+      const r = await a2a(["wait-state", "alice", "working", "--timeout", "10", "--json"], { dir: s.path });
+      expect(r).toMatchObject({ code: 0, stderr: "" });
+      // From idle (its stop) it reads idle again.
+      expect((await hook(s.path, "stop", { cwd, stop_hook_active: false })).code).toBe(0);
+      const recv = spawnA2A(["recv", "--wait", "--timeout", "60"], { dir: s.path, env: { A2A_AGENT: "alice" } });
+      expect(await whenWaiting(s.path, "alice")).toMatchObject({ state: "waiting", on: "mail" });
+      recv.kill("SIGKILL");
+      await recv.exited;
+      expect((await stateOf(s.path, "alice")).state).toBe("idle");
+      // The next wait and its end work from there.
+      const again = spawnA2A(["wait", "report2", "--timeout", "60"], { dir: s.path, env: { A2A_AGENT: "alice" } });
+      expect(await whenWaiting(s.path, "alice")).toMatchObject({ state: "waiting", on: "slot report2" });
+      expect((await a2a(["publish", "report2", "ok"], { dir: s.path })).code).toBe(0);
+      expect(await collect(again)).toMatchObject({ code: 0, stdout: "ok" });
+      expect((await stateOf(s.path, "alice")).state).toBe("idle");
+    } finally {
+      await alice.close();
+    }
+  });
+
   test("a killed session is gone at once: peers never shows it, wait-state gone returns", async () => {
     using d = tempDir();
     using s = testStore();
