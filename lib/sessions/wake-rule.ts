@@ -121,6 +121,10 @@ function newest(senders: Record<string, number[]>): Record<string, number[]> {
 // WAKE_TAG, so a prompt hook tells a wake from the user's own prompt.
 export const WAKE_TAG = "[a2a wake]";
 
+// HUMAN's name on a message whose mark does not count (lib/mail/human.ts: its writer is not the
+// inbox's owner, or not the reader): another person's, no word of the user; an agent's, for the text.
+export const NOT_THE_USER = `${HUMAN} (another user's)`;
+
 // The person's own message (HUMAN, lib/mail/human.ts) is named as theirs; the rest stay data.
 export function wakeText(count: number, senders: string[], read: string): string {
   const agents = senders.filter((s) => s !== HUMAN);
