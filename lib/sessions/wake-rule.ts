@@ -63,11 +63,12 @@ export type WakeDecision =
   | { wake: false; why: Hold; retryAt?: number; mark?: WakeMark; first?: boolean };
 
 // A wake's batch is open while the wake is pending (the session still idle since before it, for
-// at most pendingSec) or the turn it started runs (a state entered after it, not idle yet).
+// at most pendingSec) or the turn it started runs (a state entered after it, not idle yet, and
+// no user prompt since: the prompt starts `run` over, and a turn of the user's is no wake's).
 function batchOpen(i: WakeInput, w: WakeMark, l: WakeLimits): boolean {
   if (!w.at || i.since === null) return false;
   if (i.state === "idle") return i.since <= w.at && i.now - w.at < l.pendingSec;
-  return i.since >= w.at;
+  return w.run > 0 && i.since >= w.at;
 }
 
 export function decideWake(i: WakeInput, l: WakeLimits = WAKE_LIMITS): WakeDecision {
