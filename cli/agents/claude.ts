@@ -94,6 +94,7 @@ export function toolHookInput(raw: Record<string, unknown>, fileOf: Record<strin
     files: typeof path === "string" && path ? [path] : undefined,
     asks: asksOf(raw),
     idle: raw.notification_type === "idle_prompt",
+    compacted: raw.source === "compact",
     prompt: typeof raw.prompt === "string" ? raw.prompt : undefined,
     session: typeof raw.session_id === "string" ? raw.session_id : undefined,
   };

@@ -139,7 +139,8 @@ export const commands = {
           if (o.agent === "codex" && (ev === "session-start" || ev === "user-prompt-submit")) await c.bus.sessions.noteThread(me.name, input.session);
           if (ev === "session-start") {
             const text = sessionStartText(c.bus.where, me.name, me.why, await c.bus.sessions.start(me.name));
-            await c.bus.sessions.mark(me.name, "idle");
+            // A compaction (Claude Code's automatic one runs mid-turn) starts no session: the state stays.
+            if (!input.compacted) await c.bus.sessions.mark(me.name, "idle");
             return say(format.context(ev, text));
           }
           if (ev === "user-prompt-submit") {

@@ -105,6 +105,27 @@ describe("session state", () => {
     }
   });
 
+  test("Claude Code's SessionStart after a compaction (source compact, mid-turn when automatic) leaves the state as it was; a start or a /clear marks idle", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const session: Session = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "" });
+    try {
+      await hook(s.path, "user-prompt-submit", { cwd, prompt: "refactor everything" });
+      const working = await stateOf(s.path, "alice");
+      expect(working.state).toBe("working");
+      const compacted = await hook(s.path, "session-start", { cwd, hook_event_name: "SessionStart", source: "compact" });
+      expect(compacted).toMatchObject({ code: 0, stderr: "" });
+      expect(JSON.parse(compacted.stdout).hookSpecificOutput.additionalContext).toContain("alice"); // who it is, said again
+      expect(await stateOf(s.path, "alice")).toEqual(working);
+      await hook(s.path, "session-start", { cwd, hook_event_name: "SessionStart", source: "clear" });
+      expect((await stateOf(s.path, "alice")).state).toBe("idle");
+    } finally {
+      await session.close();
+    }
+  });
+
   test("a2a mcp marks the session waiting, on what, while task_claim blocks, and as before when it returns; list_peers shows it", async () => {
     using d = tempDir();
     using s = testStore();
