@@ -30,6 +30,7 @@ import type { Outcome } from "../core/outcome";
 import { nowSec } from "../core/time";
 import { waitUntil } from "../core/watch";
 import { pidAlive } from "../core/holder";
+import { checkAgent } from "../core/names";
 import { isLive, listPeers, type Here, type Peer } from "../presence/peers";
 import { actingAgent } from "../presence/session-name";
 import type { Scope } from "../presence/scope";
@@ -133,6 +134,7 @@ export function stateOf(store: Store, peer: Peer | undefined, marked: StateMark 
 }
 
 export async function sessionState(store: Store, name: string): Promise<StateView> {
+  checkAgent(name, "session name"); // a name no session can have is a mistake, not a session not started yet
   const [peer, rec] = await Promise.all([presenceStorage(store).read(name), readRecord(store, name)]);
   return stateOf(store, peer, rec.state);
 }
@@ -173,6 +175,7 @@ export async function peersWithState(store: Store, scope: Scope, here: Here): Pr
 // change of the session's record and, every second, looks again: a process that dies writes
 // nothing, and presence has no channel.
 export function waitState(store: Store, name: string, states: SessionState[], o: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<Outcome<StateView | undefined>> {
+  checkAgent(name, "session name");
   const check = async () => {
     const v = await sessionState(store, name);
     return states.includes(v.state) ? v : undefined;

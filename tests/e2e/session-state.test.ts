@@ -299,7 +299,7 @@ describe("session state", () => {
     }
   });
 
-  test("wait-state: 124 on --timeout, a warning for a name not on the bus yet, 2 for an unknown state, one line each", async () => {
+  test("wait-state: 124 on --timeout, a warning for a name not on the bus yet, 2 for an unknown state or a name no session can have, one line each", async () => {
     using d = tempDir();
     using s = testStore();
     const cwd = join(d.path, "proj");
@@ -318,6 +318,13 @@ describe("session state", () => {
       expect(bad).toMatchObject({ code: 2, stdout: "" });
       expect(bad.stderr).toMatch(/^a2a: unknown session state "asleep": use working, idle, waiting, needs-you, gone/);
       expect(bad.stderr.split("\n").length).toBe(2);
+      // A name no session can have: said at once (it never starts), and nothing is read outside the store.
+      for (const name of ["bad name", "../../x", ""]) {
+        const r = await a2a(["wait-state", name, "idle,gone"], { dir: s.path });
+        expect(r).toMatchObject({ code: 2, stdout: "" });
+        expect(r.stderr).toMatch(/^a2a: invalid session name "[^"]*": /);
+        expect(r.stderr.split("\n").length).toBe(2);
+      }
     } finally {
       await alice.close();
     }
