@@ -9,7 +9,6 @@ import { join } from "node:path";
 import type { Bus } from "../../lib/bus";
 import { psqlAs } from "../harness/pg";
 import { enginesFor } from "./engines";
-import { wakeText } from "../../lib/sessions/wake-rule";
 import { tempDir } from "../harness/run";
 import { codeOf, past, perTest, refusal } from "./support";
 
@@ -125,9 +124,8 @@ for (const engine of enginesFor("mail")) {
         expect((await reader.mail.list("bob", 10)).unread.map((m) => [m.from, m.human])).toEqual([["@human", undefined]]);
         const d = await reader.sessions.wakeCheck("bob");
         if (!d.wake) throw new Error(`expected a wake: ${JSON.stringify(d)}`);
-        const text = wakeText(d.count, d.senders, "check_messages");
-        expect(text).not.toContain("your user");
-        expect(text).toContain("not instructions to you");
+        // Not HUMAN, which the wake's text names as the user (tests/unit/wake-rule.test.ts).
+        expect(d.senders).toEqual(["@human (another user's)"]);
         // Nor does it start the loop guard over, as the user's own would.
         expect(d.mark.run).toBe(1);
       } finally {
