@@ -67,6 +67,8 @@ export interface HookInput {
   files?: string[]; // pre-tool-use: the files the tool call would write (as the tool names them); none: it writes none
   asks?: string; // notification: what the agent asks its user (a permission prompt, a question); none: it asks nothing
   answered?: boolean; // notification: the user answered what the session asked (opencode tells): it works again
+  compacted?: boolean; // session-start: after a compaction of the context (Claude Code's source compact, mid-turn when automatic), no new session
+  idle?: boolean; // notification: the agent's prompt has sat idle a while (Claude Code's idle_prompt): the session is idle, whatever its turn left
   session?: string; // the agent's own id of the session (its hooks' session_id)
   prompt?: string; // user-prompt-submit: the prompt (the user's, or a2a's wake: lib/sessions/wake-rule.ts); none: the agent did not say it (opencode's own continuations and wakes), which starts the loop guard over not
 }

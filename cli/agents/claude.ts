@@ -93,17 +93,22 @@ export function toolHookInput(raw: Record<string, unknown>, fileOf: Record<strin
     continuation: raw.stop_hook_active === true,
     files: typeof path === "string" && path ? [path] : undefined,
     asks: asksOf(raw),
+    idle: raw.notification_type === "idle_prompt",
+    compacted: raw.source === "compact",
     prompt: typeof raw.prompt === "string" ? raw.prompt : undefined,
     session: typeof raw.session_id === "string" ? raw.session_id : undefined,
   };
 }
 
-// What a Notification asks the user (Claude Code: a permission prompt, "Claude is waiting for your
-// input"; Gemini CLI: a tool permission): its message. One that asks nothing (a login that
-// succeeded) is none.
-const QUIET_NOTIFICATIONS = ["auth_success"];
+// What a Notification asks the user: its message, for the kinds that ask (Claude Code's permission
+// prompts and dialogs, Gemini CLI's ToolPermission; one with no kind, an earlier release's). The
+// rest ask nothing: Claude Code's idle_prompt ("Claude is waiting for your input", its prompt idle
+// for messageIdleNotifThresholdMs, a minute) says the session is idle, and marking it needs-you
+// would hold every wake (only idle sessions are woken) until the user's next prompt.
+const ASKING = ["permission_prompt", "worker_permission_prompt", "elicitation_dialog", "elicitation_url_dialog", "agent_needs_input", "ToolPermission"];
 function asksOf(raw: Record<string, unknown>): string | undefined {
-  if (typeof raw.notification_type === "string" && QUIET_NOTIFICATIONS.includes(raw.notification_type)) return undefined;
+  const kind = raw.notification_type;
+  if (kind !== undefined && !(typeof kind === "string" && ASKING.includes(kind))) return undefined;
   return typeof raw.message === "string" && raw.message ? raw.message : undefined;
 }
 

@@ -11,10 +11,18 @@ export const SESSION_STATES: readonly SessionState[] = ["working", "idle", "wait
 const LIVE: readonly string[] = SESSION_STATES.filter((s) => s !== "gone");
 const MAX_ON = 200; // characters of what a session waits on or asks
 
-export const markOf = (v: any): StateMark | undefined =>
+const plain = (v: any): StateMark | undefined =>
   v && typeof v === "object" && LIVE.includes(v.state) && typeof v.since === "number" && Number.isFinite(v.since)
     ? { state: v.state, since: v.since, on: typeof v.on === "string" ? v.on.slice(0, MAX_ON) : null }
     : undefined;
+
+export function markOf(v: any): StateMark | undefined {
+  const m = plain(v);
+  if (m?.state !== "waiting") return m;
+  const by = v.by && typeof v.by.host === "string" && Number.isSafeInteger(v.by.pid) && v.by.pid > 0 ? { host: v.by.host, pid: v.by.pid } : undefined;
+  const was = plain(v.was);
+  return { ...m, ...(by ? { by } : {}), ...(was && was.state !== "waiting" ? { was: was as StateMark["was"] } : {}) };
+}
 
 export const mark = (state: LiveState, since: number, on: string | null = null): StateMark => ({ state, since, on: on === null ? null : on.slice(0, MAX_ON) });
 

@@ -11,6 +11,8 @@
 //      session's shell (a2a wait, recv --wait, task claim --wait: cli/shell-wait.ts), marks waiting, on what it
 //      awaits, and puts the mark it found back when the wait ends (unless something else marked
 //      the session meanwhile); at its start, a waiting mark an earlier holder left becomes idle;
+//      a shell's waiting mark names its process and the mark it found: should the process die
+//      (SIGKILL) before it puts that back, a reader on its host reads the mark as put back;
 //   3. a mark equal to the one kept (same state, same `on`) writes nothing: `since` is when the
 //      session entered the state, and a hook that changes nothing costs no write. A wait always
 //      writes its mark (one an earlier holder left may read the same).
@@ -27,6 +29,8 @@ import type { Store } from "../core/config";
 import type { Outcome } from "../core/outcome";
 import { nowSec } from "../core/time";
 import { waitUntil } from "../core/watch";
+import { pidAlive } from "../core/holder";
+import { checkAgent } from "../core/names";
 import { isLive, listPeers, type Here, type Peer } from "../presence/peers";
 import { actingAgent } from "../presence/session-name";
 import type { Scope } from "../presence/scope";
@@ -50,12 +54,25 @@ export interface StateView {
 
 // Marks session `name` as in `state` (on `on`); writes nothing when that is what its mark says.
 // Returns the mark it found (for a wait to put back).
-export async function markState(store: Store, name: string, state: LiveState, on: string | null = null): Promise<StateMark | undefined> {
+// `by`: the waiting mark is this process's (a shell's wait): it keeps the mark it found, for a
+// reader to put back should the process die first.
+export async function markState(store: Store, name: string, state: LiveState, on: string | null = null, by?: StateMark["by"]): Promise<StateMark | undefined> {
   const rec = await readRecord(store, name);
   const was = rec.state;
   if (was?.state === state && was.on === on && state !== "waiting") return was;
-  await writeRecord(store, { ...rec, state: mark(state, nowSec(), on) });
-  return was;
+  const found = was && settled(store, was);
+  // Another live wait's mark: what it found is what this one's would put back too.
+  const before = found?.state === "waiting" ? found.was : found && { state: found.state, since: found.since, on: found.on };
+  const keep = by ? { by, ...(before ? { was: before as StateMark["was"] } : {}) } : {};
+  await writeRecord(store, { ...rec, state: { ...mark(state, nowSec(), on), ...keep } });
+  return found;
+}
+
+// A shell's waiting mark whose process is gone (on this host) reads as what the wait's end would
+// have put back: the mark it found, none (idle) when there was none.
+function settled(store: Store, m: StateMark): StateMark | undefined {
+  if (m.state !== "waiting" || !m.by || m.by.host !== store.host || pidAlive(m.by.pid)) return m;
+  return m.was ? { ...m.was } : undefined;
 }
 
 // The user answered what session `name` asked (opencode's permission.replied): it works again,
@@ -84,7 +101,7 @@ export async function markShellWait(store: Store, given: string | undefined, cwd
   if (!me || me.source === "directory") return undefined;
   const peer = await presenceStorage(store).read(me.name).catch(() => undefined);
   if (!peer || !isLive(store, peer)) return undefined;
-  return { name: me.name, before: await markState(store, me.name, "waiting", on) };
+  return { name: me.name, before: await markState(store, me.name, "waiting", on, { host: store.host, pid: process.pid }) };
 }
 
 // The task session `name` holds now (`task`: one it claimed; null: it finished `done`, or none).
@@ -109,13 +126,15 @@ async function heldTask(store: Store, name: string, t: TaskRef | undefined): Pro
 }
 
 // The state of a session with presence `peer` (undefined or not live: gone) and mark `m`.
-export function stateOf(store: Store, peer: Peer | undefined, m: StateMark | undefined): StateView {
+export function stateOf(store: Store, peer: Peer | undefined, marked: StateMark | undefined): StateView {
   if (!peer || !isLive(store, peer)) return { state: "gone", since: peer?.heartbeat ?? null, on: null, host: peer?.host ?? null };
+  const m = marked && settled(store, marked);
   if (!m || (m.state === "waiting" && m.since < peer.started_at)) return { state: "idle", since: peer.started_at, on: null, host: peer.host };
   return { state: m.state, since: m.since, on: m.on, host: peer.host };
 }
 
 export async function sessionState(store: Store, name: string): Promise<StateView> {
+  checkAgent(name, "session name"); // a name no session can have is a mistake, not a session not started yet
   const [peer, rec] = await Promise.all([presenceStorage(store).read(name), readRecord(store, name)]);
   return stateOf(store, peer, rec.state);
 }
@@ -156,6 +175,7 @@ export async function peersWithState(store: Store, scope: Scope, here: Here): Pr
 // change of the session's record and, every second, looks again: a process that dies writes
 // nothing, and presence has no channel.
 export function waitState(store: Store, name: string, states: SessionState[], o: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<Outcome<StateView | undefined>> {
+  checkAgent(name, "session name");
   const check = async () => {
     const v = await sessionState(store, name);
     return states.includes(v.state) ? v : undefined;

@@ -35,6 +35,10 @@ export interface StateMark {
   state: "working" | "idle" | "waiting" | "needs-you";
   since: number;
   on: string | null;
+  // A wait in a shell: the process that waits, and the mark it found (what its end puts back),
+  // so a waiter killed before it could put it back (SIGKILL) leaves no waiting mark behind.
+  by?: { host: string; pid: number };
+  was?: { state: "working" | "idle" | "needs-you"; since: number; on: string | null };
 }
 
 // What the wake rule (wake-rule.ts) keeps of a session's wakes: written by its a2a mcp when it

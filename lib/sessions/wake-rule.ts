@@ -63,11 +63,12 @@ export type WakeDecision =
   | { wake: false; why: Hold; retryAt?: number; mark?: WakeMark; first?: boolean };
 
 // A wake's batch is open while the wake is pending (the session still idle since before it, for
-// at most pendingSec) or the turn it started runs (a state entered after it, not idle yet).
+// at most pendingSec) or the turn it started runs (a state entered after it, not idle yet, and
+// no user prompt since: the prompt starts `run` over, and a turn of the user's is no wake's).
 function batchOpen(i: WakeInput, w: WakeMark, l: WakeLimits): boolean {
   if (!w.at || i.since === null) return false;
   if (i.state === "idle") return i.since <= w.at && i.now - w.at < l.pendingSec;
-  return i.since >= w.at;
+  return w.run > 0 && i.since >= w.at;
 }
 
 export function decideWake(i: WakeInput, l: WakeLimits = WAKE_LIMITS): WakeDecision {
@@ -120,6 +121,10 @@ function newest(senders: Record<string, number[]>): Record<string, number[]> {
 // instructions, and how to read it (`read`: "check_messages", "`a2a recv`"...). Starts with
 // WAKE_TAG, so a prompt hook tells a wake from the user's own prompt.
 export const WAKE_TAG = "[a2a wake]";
+
+// HUMAN's name on a message whose mark does not count (lib/mail/human.ts: its writer is not the
+// inbox's owner, or not the reader): another person's, no word of the user; an agent's, for the text.
+export const NOT_THE_USER = `${HUMAN} (another user's)`;
 
 // The person's own message (HUMAN, lib/mail/human.ts) is named as theirs; the rest stay data.
 export function wakeText(count: number, senders: string[], read: string): string {

@@ -15,7 +15,8 @@ import { waitingFor } from "../mail/inbox";
 import { presenceStorage } from "../presence/storage";
 import { readRecord, writeRecord } from "./hooks";
 import { stateOf } from "./state";
-import { decideWake, isWakePrompt, userPrompted, type Mail, type WakeDecision, type WakeLimits, type WakeMark } from "./wake-rule";
+import { HUMAN } from "../core/names";
+import { decideWake, isWakePrompt, NOT_THE_USER, userPrompted, type Mail, type WakeDecision, type WakeLimits, type WakeMark } from "./wake-rule";
 
 const HEADS_MAX = 100; // new messages whose senders a decision looks at (the oldest)
 
@@ -26,7 +27,9 @@ export async function wakeCheck(store: Store, name: string, limits?: WakeLimits)
   const known = new Set(rec.wake?.ids ?? []);
   const fresh = mail.ids.filter((id) => !known.has(id)).slice(0, HEADS_MAX);
   const heads = fresh.length ? await mail.heads(fresh) : [];
-  const from = new Map(heads.map((m) => [m.id, m.from]));
+  // HUMAN whose mark does not count (another user's dashboard wrote it) is named as such: the
+  // wake's text would say it is the user's own word (wakeText goes by the name).
+  const from = new Map(heads.map((m) => [m.id, m.from === HUMAN && !m.human ? NOT_THE_USER : m.from]));
   // The person's own message (lib/mail/human.ts: marked only when its writer owns the inbox) is
   // the user speaking, as a prompt is: the loop guard starts over for it.
   const wake = heads.some((m) => m.human) ? (userPrompted(rec.wake) ?? rec.wake) : rec.wake;

@@ -81,6 +81,29 @@ for (const engine of enginesFor("sessions")) {
       }
     });
 
+    it("a shell's waiting mark whose process died on this host reads as the mark it found; another host's stays", async () => {
+      try {
+        await start(t.reopen({ A2A_AGENT: "gail" }));
+        await t.bus.sessions.mark("gail", "working");
+        const working = await stateOf("gail");
+        const dead = Bun.spawn(["true"]);
+        await dead.exited; // its pid names no process now
+        await t.bus.sessions.mark("gail", "waiting", "slot report", { host: t.bus.host, pid: dead.pid });
+        expect(await stateOf("gail")).toEqual(working);
+        expect((await t.reopen().sessions.waitState("gail", ["working"], { timeoutMs: 0 })).kind).toBe("done");
+        // The next wait finds it as read, and its end puts that back.
+        const before = await t.bus.sessions.mark("gail", "waiting", "mail", { host: t.bus.host, pid: process.pid });
+        expect((await stateOf("gail")).state).toBe("waiting");
+        await t.bus.sessions.endWait("gail", before);
+        expect(await stateOf("gail")).toEqual(working);
+        // Elsewhere the pid says nothing: the mark stands until its wait's end.
+        await t.bus.sessions.mark("gail", "waiting", "mail", { host: "another-host", pid: dead.pid });
+        expect((await stateOf("gail")).state).toBe("waiting");
+      } finally {
+        await cleanup();
+      }
+    });
+
     it("a wait for a state wakes on the mark that brings it; a name nothing is known of is gone until it starts", async () => {
       try {
         await start(t.reopen({ A2A_AGENT: "carol" }));

@@ -62,6 +62,38 @@ for (const engine of enginesFor("sessions")) {
       }
     });
 
+    it("mail that comes in a turn the user started, after a woken turn ended, wakes the session once it is idle: it joins no old batch", async () => {
+      const work = tempDir("a2a-contract-wake-").path;
+      let p: Presence | undefined;
+      try {
+        const cwd = join(work, "proj");
+        mkdirSync(cwd, { recursive: true });
+        p = await t.reopen({ A2A_AGENT: "alice" }).presence.start({ cwd });
+        await past(p.record().started_at);
+        await t.bus.mail.send("bob", "alice", "first");
+        const d = await t.reopen().sessions.wakeCheck("alice");
+        if (!d.wake) throw new Error("expected a wake");
+        await t.bus.sessions.keepWake("alice", d.mark);
+        // The woken turn runs, reads its mail and ends.
+        await past(d.mark.at);
+        await t.bus.sessions.prompted("alice", "[a2a wake] 1 new message in your a2a inbox from bob (other agents).");
+        await t.bus.sessions.mark("alice", "working");
+        await t.bus.mail.receive("alice", { max: 10 }, () => {});
+        await t.bus.sessions.mark("alice", "idle");
+        // Later the user prompts: a turn of theirs, in which mail comes.
+        await t.bus.sessions.prompted("alice", "fix the build");
+        await t.bus.sessions.mark("alice", "working");
+        const m2 = await t.bus.mail.send("carol", "alice", "second");
+        expect(await t.reopen().sessions.wakeCheck("alice", { ...LIMITS, gapSec: 0 })).toEqual({ wake: false, why: "not-idle" });
+        await t.bus.sessions.mark("alice", "idle"); // its stop, the mail not read (a stop let go)
+        const after = await t.reopen().sessions.wakeCheck("alice", { ...LIMITS, gapSec: 0 });
+        expect(after).toMatchObject({ wake: true, ids: [m2.id], senders: ["carol"] });
+      } finally {
+        await p?.close();
+        rmSync(work, { recursive: true, force: true });
+      }
+    });
+
     it("the loop guard holds agents' mail, and the person's own message (the dashboard's @human) starts it over, as a prompt does", async () => {
       const work = tempDir("a2a-contract-wake-").path;
       let p: Presence | undefined;

@@ -91,4 +91,52 @@ describe("real Claude Code, interactive", () => {
       api.close();
     }
   });
+  test("a session idle at its prompt stays idle through Claude Code's idle_prompt notification (it asks nothing), so mail can still wake it", async () => {
+    if (await skipped("the idle_prompt notification of an interactive session")) return;
+    using d = tempDir();
+    using store = testStore();
+    const home = join(d.path, "home");
+    const proj = join(d.path, "proj");
+    mkdirSync(home);
+    mkdirSync(proj);
+    const o = { home, store: store.path };
+    expect((await collect(setup(o))).code).toBe(0);
+    const cfgFile = join(home, ".claude.json");
+    const cfg = JSON.parse(readFileSync(cfgFile, "utf8"));
+    // Its idle notification after 1 s at the prompt rather than a minute.
+    writeFileSync(cfgFile, JSON.stringify({ ...cfg, hasCompletedOnboarding: true, theme: "dark", messageIdleNotifThresholdMs: 1000, customApiKeyResponses: { approved: ["test-key-offline"], rejected: [] }, projects: { [proj]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true } } }));
+    // A second Notification hook runs a2a's once more, then publishes the event: once the slot has
+    // it, the state that notification leaves is written.
+    const settingsFile = join(home, ".claude", "settings.json");
+    const settings = JSON.parse(readFileSync(settingsFile, "utf8"));
+    const ours: string = settings.hooks.Notification[0].hooks[0].command;
+    const bin = ours.split(" hook ")[0];
+    const observe = `f=$(mktemp) && cat > "$f" && ${ours} < "$f"; ${bin} publish notified "$(cat "$f")"`;
+    settings.hooks.Notification.push({ hooks: [{ type: "command", command: observe, timeout: 30 }] });
+    writeFileSync(settingsFile, JSON.stringify(settings));
+    const api = standIn(async () => [{ text: "hello" }]);
+    const env = childEnv({ dir: store.path, env: { ...claudeEnv({ ...o, apiUrl: api.url }), TERM: "xterm", SHELL: "/bin/sh" } });
+    const tty = Bun.spawn({ cmd: ["script", "-q", "-e", "-c", `${shq(CLAUDE)} --permission-mode default`, "/dev/null"], cwd: proj, env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const screen = watchScreen(tty.stdout);
+    const waitState = async (state: string) => {
+      const r = await a2a(["wait-state", "proj", state, "--timeout", "60", "--json"], { dir: store.path });
+      if (r.code !== 0) throw new Error(`wait-state ${state}: ${r.stderr}\nscreen: ${screen.text().slice(-2000)}`);
+      return JSON.parse(r.stdout);
+    };
+    try {
+      expect(await waitState("idle")).toMatchObject({ state: "idle" });
+      await screen.waitFor(/for shortcuts/);
+      tty.stdin.write("say hello\r");
+      tty.stdin.flush();
+      expect(await waitState("working")).toMatchObject({ state: "working" });
+      const idle = await waitState("idle");
+      const seen = await a2a(["wait", "notified", "--timeout", "60"], { dir: store.path });
+      expect(seen.code).toBe(0);
+      expect(JSON.parse(seen.stdout)).toMatchObject({ notification_type: "idle_prompt" });
+      expect(await waitState("idle")).toEqual(idle); // not needs-you, and since its stop
+    } finally {
+      tty.kill("SIGKILL");
+      api.close();
+    }
+  });
 });

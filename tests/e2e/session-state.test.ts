@@ -71,6 +71,61 @@ describe("session state", () => {
     }
   });
 
+  test("Claude Code's idle_prompt (its prompt idle for a minute) is no question to the user: the session shows idle, and a turn an interrupt or a rejected permission left marked shows idle too", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const session: Session = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "" });
+    const idlePrompt = { cwd, hook_event_name: "Notification", message: "Claude is waiting for your input", notification_type: "idle_prompt" };
+    try {
+      await hook(s.path, "user-prompt-submit", { cwd, prompt: "go" });
+      await hook(s.path, "stop", { cwd, stop_hook_active: false });
+      const idle = await stateOf(s.path, "alice");
+      expect(idle).toMatchObject({ state: "idle", on: null });
+      // A minute at its prompt: Claude Code says so; the session is idle (and reachable by a wake), since its stop.
+      expect(await hook(s.path, "notification", idlePrompt)).toMatchObject({ code: 0, stdout: "", stderr: "" });
+      expect(await stateOf(s.path, "alice")).toEqual(idle);
+      // An interrupted turn (Esc: Claude Code runs no Stop hook) left it working; its prompt idle since says idle.
+      await hook(s.path, "user-prompt-submit", { cwd, prompt: "go on" });
+      expect((await stateOf(s.path, "alice")).state).toBe("working");
+      await hook(s.path, "notification", idlePrompt);
+      expect(await stateOf(s.path, "alice")).toMatchObject({ state: "idle", on: null });
+      // A permission prompt the user rejected (the turn ends with no Stop hook): the same.
+      await hook(s.path, "user-prompt-submit", { cwd, prompt: "and more" });
+      await hook(s.path, "notification", { cwd, message: "Claude needs your permission to use Bash", notification_type: "permission_prompt" });
+      expect((await stateOf(s.path, "alice")).state).toBe("needs-you");
+      await hook(s.path, "notification", idlePrompt);
+      expect(await stateOf(s.path, "alice")).toMatchObject({ state: "idle", on: null });
+      // Nor is a notification that asks nothing a question: a background agent that finished.
+      await hook(s.path, "notification", { cwd, message: "build finished", notification_type: "agent_completed" });
+      expect((await stateOf(s.path, "alice")).state).toBe("idle");
+    } finally {
+      await session.close();
+    }
+  });
+
+  test("Claude Code's SessionStart after a compaction (source compact, mid-turn when automatic) leaves the state as it was; a start or a /clear marks idle", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const session: Session = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "" });
+    try {
+      await hook(s.path, "user-prompt-submit", { cwd, prompt: "refactor everything" });
+      const working = await stateOf(s.path, "alice");
+      expect(working.state).toBe("working");
+      const compacted = await hook(s.path, "session-start", { cwd, hook_event_name: "SessionStart", source: "compact" });
+      expect(compacted).toMatchObject({ code: 0, stderr: "" });
+      expect(JSON.parse(compacted.stdout).hookSpecificOutput.additionalContext).toContain("alice"); // who it is, said again
+      expect(await stateOf(s.path, "alice")).toEqual(working);
+      await hook(s.path, "session-start", { cwd, hook_event_name: "SessionStart", source: "clear" });
+      expect((await stateOf(s.path, "alice")).state).toBe("idle");
+    } finally {
+      await session.close();
+    }
+  });
+
   test("a2a mcp marks the session waiting, on what, while task_claim blocks, and as before when it returns; list_peers shows it", async () => {
     using d = tempDir();
     using s = testStore();
@@ -188,6 +243,41 @@ describe("session state", () => {
     }
   });
 
+  test("a wait in a session's shell killed with SIGKILL leaves no waiting mark behind: the session reads as the wait found it", async () => {
+    using d = tempDir();
+    using s = testStore();
+    const cwd = join(d.path, "proj");
+    mkdirSync(cwd);
+    const alice = await connect(s.path, { A2A_AGENT: "alice" }, { cwd, tools: "" });
+    try {
+      expect((await hook(s.path, "user-prompt-submit", { cwd, prompt: "go" })).code).toBe(0);
+      const marked = await stateOf(s.path, "alice");
+      expect(marked.state).toBe("working");
+      const wait = spawnA2A(["wait", "report", "--timeout", "60"], { dir: s.path, env: { A2A_AGENT: "alice" } });
+      expect(await whenWaiting(s.path, "alice")).toMatchObject({ state: "waiting", on: "slot report" });
+      wait.kill("SIGKILL"); // Esc in the agent, or its tool's timeout: no finally runs
+      await wait.exited;
+      expect(await stateOf(s.path, "alice")).toEqual(marked); // in its turn still, since the prompt
+      const r = await a2a(["wait-state", "alice", "working", "--timeout", "10", "--json"], { dir: s.path });
+      expect(r).toMatchObject({ code: 0, stderr: "" });
+      // From idle (its stop) it reads idle again.
+      expect((await hook(s.path, "stop", { cwd, stop_hook_active: false })).code).toBe(0);
+      const recv = spawnA2A(["recv", "--wait", "--timeout", "60"], { dir: s.path, env: { A2A_AGENT: "alice" } });
+      expect(await whenWaiting(s.path, "alice")).toMatchObject({ state: "waiting", on: "mail" });
+      recv.kill("SIGKILL");
+      await recv.exited;
+      expect((await stateOf(s.path, "alice")).state).toBe("idle");
+      // The next wait and its end work from there.
+      const again = spawnA2A(["wait", "report2", "--timeout", "60"], { dir: s.path, env: { A2A_AGENT: "alice" } });
+      expect(await whenWaiting(s.path, "alice")).toMatchObject({ state: "waiting", on: "slot report2" });
+      expect((await a2a(["publish", "report2", "ok"], { dir: s.path })).code).toBe(0);
+      expect(await collect(again)).toMatchObject({ code: 0, stdout: "ok" });
+      expect((await stateOf(s.path, "alice")).state).toBe("idle");
+    } finally {
+      await alice.close();
+    }
+  });
+
   test("a killed session is gone at once: peers never shows it, wait-state gone returns", async () => {
     using d = tempDir();
     using s = testStore();
@@ -209,7 +299,7 @@ describe("session state", () => {
     }
   });
 
-  test("wait-state: 124 on --timeout, a warning for a name not on the bus yet, 2 for an unknown state, one line each", async () => {
+  test("wait-state: 124 on --timeout, a warning for a name not on the bus yet, 2 for an unknown state or a name no session can have, one line each", async () => {
     using d = tempDir();
     using s = testStore();
     const cwd = join(d.path, "proj");
@@ -228,6 +318,13 @@ describe("session state", () => {
       expect(bad).toMatchObject({ code: 2, stdout: "" });
       expect(bad.stderr).toMatch(/^a2a: unknown session state "asleep": use working, idle, waiting, needs-you, gone/);
       expect(bad.stderr.split("\n").length).toBe(2);
+      // A name no session can have: said at once (it never starts), and nothing is read outside the store.
+      for (const name of ["bad name", "../../x", ""]) {
+        const r = await a2a(["wait-state", name, "idle,gone"], { dir: s.path });
+        expect(r).toMatchObject({ code: 2, stdout: "" });
+        expect(r.stderr).toMatch(/^a2a: invalid session name "[^"]*": /);
+        expect(r.stderr.split("\n").length).toBe(2);
+      }
     } finally {
       await alice.close();
     }
