@@ -2,11 +2,14 @@
 // 2025-03-26 requires a server to accept them, 2025-06-18 removed them (cli/mcp/batch.ts).
 // Under 2025-03-26 a batch is answered with one array of the responses to its requests (none
 // for its notifications, an error for a bad element); an empty array, or a batch under a later
-// version or before initialize, is one -32600 and runs nothing. Raw pipes: the SDK client
-// never sends a batch.
+// version or before initialize, is one -32600 and runs nothing. A batch's requests wait their
+// turn behind MAX_IN_FLIGHT, and its held answers count against MAX_UNWRITTEN. Raw pipes: the
+// SDK client never sends a batch.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cancelOf, RawClient, toolCall } from "../harness/mcp";
-import { a2a, testStore, until } from "../harness/run";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { a2a, tempDir, testStore, until } from "../harness/run";
 
 setDefaultTimeout(60_000);
 
@@ -70,6 +73,22 @@ describe("under 2025-03-26, a batch is served", () => {
     const arr = await answer(c, mark, Array.isArray);
     expect(arr.map((m: any) => m.id).sort((a: number, b: number) => a - b)).toEqual([...Array.from({ length: 19 }, (_, i) => 100 + i), 200]);
     for (const m of arr.filter((m: any) => m.id < 200)) expect(parsed(m)).toMatchObject({ ok: true, result: "here" });
+    c.kill();
+  });
+
+  test("a batch whose answers pass MAX_UNWRITTEN (4 MiB) is answered in more than one array, holding no more than single lines would", async () => {
+    using d = testStore();
+    using t = tempDir();
+    const big = join(t.path, "big.txt");
+    writeFileSync(big, "x".repeat(1_000_000)); // each answer carries it twice (text and structuredContent): about 2 MB
+    expect((await a2a(["publish", "big", "--file", big], { dir: d.path })).code).toBe(0);
+    const c = await server(d.path, "2025-03-26");
+    const mark = c.seen.length;
+    c.send(`[${[1, 2, 3, 4].map((id) => toolCall(id, "agent_wait", { name: "big" })).join(",")}]`);
+    await until(() => c.seen.slice(mark).filter(Array.isArray).flat().length === 4, 30_000, "all four answers");
+    const arrays = c.seen.slice(mark).filter(Array.isArray);
+    expect(arrays.map((a) => a.length)).toEqual([3, 1]); // the third passed the bound: the three held went out
+    for (const m of arrays.flat()) expect(parsed(m).result).toHaveLength(1_000_000);
     c.kill();
   });
 });
