@@ -5,7 +5,10 @@
 //   - "execution": {"taskSupport": "forbidden"} (absent means forbidden);
 //   - an annotation hint equal to its default (readOnlyHint false, destructiveHint true,
 //     idempotentHint false, openWorldHint true), and the annotations object once empty;
-//   - "maximum": 2^53-1 on an integer (zod's safe-integer bound: no client can send more anyway).
+//   - "maximum": 2^53-1 on an integer (zod's safe-integer bound: no client can send more anyway);
+//   - in an output schema, also "minimum": -(2^53-1), "propertyNames": {"type": "string"} (every
+//     JSON key is one) and "additionalProperties": false: a result may gain fields a client does
+//     not know, which it ignores (outputs.ts; the tests check every field is declared).
 // Nothing a client or a model acts on changes: tests/e2e/tool-budget.test.ts checks the list
 // still validates and holds every tool, and its size per set stays within budget.
 //
@@ -18,14 +21,15 @@ const HINT_DEFAULTS: Record<string, boolean> = { readOnlyHint: false, destructiv
 
 type Handler = (request: unknown, extra: unknown) => Promise<{ tools?: Record<string, unknown>[] }>;
 
-function compactSchema(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(compactSchema);
+function compactSchema(node: unknown, output = false): unknown {
+  if (Array.isArray(node)) return node.map((n) => compactSchema(n, output));
   if (!node || typeof node !== "object") return node;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(node)) {
     if (k === "$schema") continue;
     if (k === "maximum" && v === Number.MAX_SAFE_INTEGER) continue;
-    out[k] = k === "default" || k === "const" || k === "enum" ? v : compactSchema(v);
+    if (output && ((k === "minimum" && v === -Number.MAX_SAFE_INTEGER) || k === "propertyNames" || (k === "additionalProperties" && v === false))) continue;
+    out[k] = k === "default" || k === "const" || k === "enum" ? v : compactSchema(v, output);
   }
   return out;
 }
@@ -33,7 +37,7 @@ function compactSchema(node: unknown): unknown {
 export function compactTool(tool: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...tool };
   if (out.inputSchema) out.inputSchema = compactSchema(out.inputSchema);
-  if (out.outputSchema) out.outputSchema = compactSchema(out.outputSchema);
+  if (out.outputSchema) out.outputSchema = compactSchema(out.outputSchema, true);
   const exec = out.execution as { taskSupport?: string } | undefined;
   if (exec && Object.keys(exec).length === 1 && exec.taskSupport === "forbidden") delete out.execution;
   const notes = out.annotations as Record<string, unknown> | undefined;

@@ -33,6 +33,7 @@ import { instructionsFor } from "./instructions";
 import { startPush } from "./push";
 import { registerResources } from "./resources";
 import { registerBlobResource } from "./attachments";
+import { OUTPUTS } from "./outputs";
 import { openSession } from "./session";
 import { DeliveryTransport } from "./transport";
 import { registerChannelTools } from "./tools/channels";
@@ -64,12 +65,14 @@ const TOOL_GROUPS: ((server: McpServer, ctx: McpCtx) => void)[] = [
 
 const GRACE_MS = 2000; // the most shutdown waits for answers being written to settle, and for the store to close
 
-// A view of `server` that registers only the selected tools (the groups register them all).
+// A view of `server` that registers only the selected tools (the groups register them all),
+// each with its output schema (outputs.ts).
 function only(server: McpServer, tools: Set<string>): McpServer {
   return new Proxy(server, {
     get(target, key, receiver) {
       if (key !== "registerTool") return Reflect.get(target, key, receiver);
-      return (name: string, ...rest: unknown[]) => (tools.has(name) ? (target.registerTool as (...a: unknown[]) => unknown)(name, ...rest) : undefined);
+      return (name: string, config: object, cb: unknown) =>
+        tools.has(name) ? (target.registerTool as (...a: unknown[]) => unknown)(name, { ...config, outputSchema: OUTPUTS[name] }, cb) : undefined;
     },
   });
 }

@@ -27,12 +27,16 @@
 // request's id when it has a usable one, else null; a line over MAX_LINE -> -32600 and the
 // server keeps serving (the SDK's reader would close the transport instead); `arguments:
 // null` in tools/call is taken as no arguments. Those answers wait their turn like requests.
+// A JSON array (a batch) is served, element by element, only in a session that negotiated
+// 2025-03-26 (batch.ts); an empty one, or one under another version or before initialize,
+// is one -32600.
 
 import type { Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import { JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { responseId, type Deliveries } from "./delivery";
+import { BATCH_VERSION, Batches, type Batch } from "./batch";
 
 // The longest input line served.
 export const MAX_LINE = 10 * 1024 * 1024;
@@ -60,6 +64,9 @@ export class DeliveryTransport extends StdioServerTransport {
   private served = 0; // the sum of inFlight
   private unwritten = 0; // bytes handed to stdout whose write has not finished
   private holding = false; // requests wait for the client to read (logged once per episode)
+  private initId: RequestId | undefined; // the initialize request, whose answer says the version
+  private version: string | undefined; // the protocol version the session negotiated
+  private readonly batches = new Batches(MAX_UNWRITTEN, (d) => (this.unwritten += d), (ms) => this.writeBatch(ms));
 
   constructor(
     private readonly deliveries: Deliveries,
@@ -125,16 +132,36 @@ export class DeliveryTransport extends StdioServerTransport {
     } catch (e) {
       return this.refuse(-32700, `parse error: ${(e as Error).message.split("\n")[0]}: send one JSON-RPC 2.0 message per line`, null, line.length);
     }
+    if (!Array.isArray(value)) return this.acceptOne(value, line.length);
+    if (!value.length) return this.refuse(-32600, "invalid request: an empty batch: send at least one JSON-RPC 2.0 message", null, line.length);
+    if (this.version !== BATCH_VERSION) {
+      const under = this.version ? `protocol version ${this.version} has none` : "none comes before initialize";
+      return this.refuse(-32600, `invalid request: a batch (a JSON array) is served only under protocol version ${BATCH_VERSION}, and ${under}: send one JSON-RPC 2.0 message per line`, null, line.length);
+    }
+    const batch = this.batches.start();
+    for (const v of value) this.acceptOne(v, Math.ceil(line.length / value.length), batch);
+    this.batches.end(batch);
+  }
+
+  // One message, alone on its line or an element of `batch`.
+  private acceptOne(value: any, bytes: number, batch?: Batch): void {
     if (value && typeof value === "object" && value.method === "tools/call" && value.params && value.params.arguments === null) {
       delete value.params.arguments; // "no arguments", as a client meant it
     }
     const parsed = JSONRPCMessageSchema.safeParse(value);
     if (!parsed.success) {
       const id = value && typeof value === "object" && !Array.isArray(value) ? idOf(value.id) : null;
-      return this.refuse(-32600, `invalid request: not a JSON-RPC 2.0 message (jsonrpc "2.0", a string or number id, a method): check the message`, id, line.length);
+      const message = `invalid request: not a JSON-RPC 2.0 message (jsonrpc "2.0", a string or number id, a method): check the message`;
+      if (!batch) return this.refuse(-32600, message, id, bytes);
+      this.log(`bad batch element: -32600 ${message}`);
+      return void this.batches.hold(batch, { jsonrpc: "2.0", id, error: { code: -32600, message } } as unknown as JSONRPCMessage);
     }
     const msg = parsed.data;
-    if ("method" in msg && "id" in msg) return this.wait({ request: msg, cost: line.length + ITEM_COST });
+    if ("method" in msg && "id" in msg) {
+      if (msg.method === "initialize") this.initId = msg.id;
+      if (batch) this.batches.add(batch, msg.id);
+      return this.wait({ request: msg, cost: bytes + ITEM_COST });
+    }
     if ("method" in msg && msg.method === "notifications/cancelled") this.cancelled(idOf((msg.params as { requestId?: unknown } | undefined)?.requestId));
     this.onmessage?.(msg);
   }
@@ -151,6 +178,7 @@ export class DeliveryTransport extends StdioServerTransport {
       this.answered(id);
       this.deliveries.cancelled(id);
     }
+    this.batches.drop(id);
   }
 
   private answered(id: RequestId): void {
@@ -213,7 +241,12 @@ export class DeliveryTransport extends StdioServerTransport {
     if (id === undefined && "method" in message && !("id" in message) && this.unwritten > MAX_UNWRITTEN) {
       return Promise.reject(new Error("the client is not reading: notification not sent"));
     }
-    if (id !== undefined) this.answered(id);
+    if (id === undefined) return this.write(message, true);
+    this.answered(id);
+    if (id === this.initId && "result" in message) {
+      const v = (message.result as { protocolVersion?: unknown }).protocolVersion;
+      if (typeof v === "string") this.version = v;
+    }
     return this.write(message, true);
   }
 
@@ -222,8 +255,19 @@ export class DeliveryTransport extends StdioServerTransport {
   private write(message: JSONRPCMessage, receipts: boolean): Promise<void> {
     if (receipts) this.deliveries.sending(message);
     const id = receipts ? responseId(message) : undefined;
+    const held = id === undefined ? undefined : this.batches.answer(id, message);
+    if (held) queueMicrotask(() => this.pump()); // a place was freed, and no write's end will say so
+    return held ?? this.writeLine(serializeMessage(message), id === undefined ? [] : [id]);
+  }
+
+  // The answers of a batch as one array; each settles its receipts once written.
+  private writeBatch(messages: JSONRPCMessage[]): Promise<void> {
+    return this.writeLine(`${JSON.stringify(messages)}\n`, messages.map(responseId).filter((id): id is RequestId => id !== undefined));
+  }
+
+  private writeLine(line: string, ids: RequestId[]): Promise<void> {
     // Bytes, and nothing else of the message kept: a waiting answer costs its size once.
-    const data = Buffer.from(serializeMessage(message), "utf8");
+    const data = Buffer.from(line, "utf8");
     const bytes = data.length;
     this.unwritten += bytes;
     this.noteHolding();
@@ -233,7 +277,7 @@ export class DeliveryTransport extends StdioServerTransport {
         if (over) return;
         over = true;
         this.unwritten -= bytes;
-        if (id !== undefined) this.deliveries.written(id, err);
+        for (const id of ids) this.deliveries.written(id, err);
         if (err) reject(err);
         else resolve();
         this.pump();

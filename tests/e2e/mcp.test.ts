@@ -125,7 +125,7 @@ describe("a2a mcp", () => {
 
   test("agent_wait blocked in a fresh server is woken by a CLI publish", async () => {
     using d = testStore();
-    const s = await connect(d.path);
+    const s = await connect(d.path, {}, { tools: "slots" }); // no inbox push: its watch would be there from the start
     try {
       expect(listens(s.pid)).toBe(false); // nothing watched until the first wait
       const waiting = s.json("agent_wait", { name: "build", timeout: 60 });
@@ -165,7 +165,7 @@ describe("a2a mcp", () => {
 
   test("cancellation releases the wait and the next call is answered", async () => {
     using d = testStore();
-    const s = await connect(d.path, { A2A_LOG: "1" });
+    const s = await connect(d.path, { A2A_LOG: "1" }, { tools: "slots" }); // the only watch is the wait's
     try {
       const ac = new AbortController();
       const waiting = s.client.callTool({ name: "agent_wait", arguments: { name: "never", timeout: 3000 } }, undefined, { signal: ac.signal, timeout: 120_000 });

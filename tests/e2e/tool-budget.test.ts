@@ -25,6 +25,9 @@ describe("tool lists", () => {
           expect(t.inputSchema.type).toBe("object");
           expect(JSON.stringify(t.inputSchema)).not.toContain("$schema");
           expect((t as any).execution).toBeUndefined();
+          // Every tool says what its results are, with nothing a client need not be told.
+          expect(t.outputSchema?.type).toBe("object");
+          expect(JSON.stringify(t.outputSchema)).not.toMatch(/"\$schema"|"additionalProperties":false|"propertyNames"|"description"/);
         }
       } finally {
         await s.close();
