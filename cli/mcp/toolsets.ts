@@ -33,11 +33,17 @@ export const ALIASES: Record<string, string[]> = {
 
 export const DEFAULT_TOOLS = "default";
 
-// What a tools/list may cost, in bytes of its `tools` as JSON (about 4 bytes a token): every
-// session that loads a2a carries it in its context. tests/e2e/tool-budget.test.ts fails on a set
-// that grows past its budget; bench/mcp.ts prints each set's bytes and token estimate.
-// Each tool's outputSchema (outputs.ts) is about half of it: 8.1 KB of the default set's 14.4 KB.
+// What a tool list may cost, in bytes as JSON (about 4 bytes a token). MODEL_BUDGET: what a model
+// is shown of each tool (name, description, input schema: all the Anthropic, OpenAI and Gemini
+// tool definitions carry), which every session that loads a2a holds in its context. LIST_BUDGET:
+// the whole of tools/list, output schemas included (outputs.ts: 8.1 KB of the default set's
+// 14.4 KB), which a client reads to check results and no model API takes. tests/e2e/
+// tool-budget.test.ts fails on a set that grows past either; bench/mcp.ts prints both.
+export const MODEL_BUDGET: Record<string, number> = { default: 6144, agent2agent: 5120, "claude-peers": 2048, all: 30720 };
 export const LIST_BUDGET: Record<string, number> = { default: 15360, agent2agent: 8192, "claude-peers": 4608, all: 49152 };
+
+// A tool as a model is shown it (what the model APIs' tool definitions hold).
+export const modelView = (t: { name: string; description?: string; inputSchema: unknown }) => ({ name: t.name, description: t.description, input_schema: t.inputSchema });
 
 // The tool names a --tools value selects, in ALL_TOOLS order.
 export function selectTools(spec: string | undefined): Set<string> {

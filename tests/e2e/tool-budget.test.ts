@@ -4,7 +4,7 @@
 // every tool of the set is there with its arguments and required ones, hints that differ from
 // the protocol's defaults are kept, and no schema carries the SDK's draft-07 marker.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { ALIASES, LIST_BUDGET, selectTools } from "../../cli/mcp/toolsets";
+import { ALIASES, LIST_BUDGET, MODEL_BUDGET, modelView, selectTools } from "../../cli/mcp/toolsets";
 import { connect } from "../harness/mcp";
 import { testStore } from "../harness/run";
 
@@ -12,7 +12,7 @@ setDefaultTimeout(60_000);
 
 describe("tool lists", () => {
   for (const set of Object.keys(LIST_BUDGET)) {
-    test(`--tools ${set}: every tool of the set, within ${LIST_BUDGET[set]} bytes`, async () => {
+    test(`--tools ${set}: every tool of the set, within ${LIST_BUDGET[set]} bytes, ${MODEL_BUDGET[set]} of what a model is shown`, async () => {
       using d = testStore();
       const s = await connect(d.path, {}, { tools: set });
       try {
@@ -20,6 +20,8 @@ describe("tool lists", () => {
         const bytes = JSON.stringify(tools).length;
         expect(tools.map((t) => t.name).sort()).toEqual([...selectTools(set)].sort());
         expect(bytes).toBeLessThanOrEqual(LIST_BUDGET[set]);
+        // What a model is shown of them (name, description, input schema): its own, tighter budget.
+        expect(JSON.stringify(tools.map(modelView)).length).toBeLessThanOrEqual(MODEL_BUDGET[set]);
         for (const t of tools) {
           expect(t.description!.length).toBeGreaterThan(30);
           expect(t.inputSchema.type).toBe("object");
