@@ -1,0 +1,110 @@
+// A store URL naming several PostgreSQL servers, as libpq reads it (issue 38, "a primary that
+// fails over"): a2a writes to and waits on the one that accepts writes, never a standby, and
+// after a failover (the standby promoted, the old primary killed) its waits carry on on the new
+// primary. Two throwaway clusters with streaming replication (tests/harness/pg-replica.ts).
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { a2a, exitWithin, spawnA2A } from "../harness/run";
+import { replicaPair, replicaSkipReason, type Node, type ReplicaPair } from "../harness/pg-replica";
+
+setDefaultTimeout(120_000);
+
+const skip = replicaSkipReason();
+if (skip) console.warn(`pg-failover.test.ts: skipped: ${skip}`);
+
+// A port nothing listens on (taken and let go: nothing else binds it in a test's time).
+function deadPort(): number {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  return port;
+}
+
+function oneLine(stderr: string): void {
+  expect(stderr.trim().split("\n")).toHaveLength(1);
+  expect(stderr).not.toMatch(/\n\s+at |bun:sql|PostgresError/);
+}
+
+const count = async (n: Node, db: string, sql: string) => Number((await n.admin(sql, db)).trim());
+
+// Connections of `db` on `n` with a LISTEN in place (idle after it).
+const listening = (n: Node, db: string) => count(n, db, "select count(*) from pg_stat_activity where datname = current_database() and state = 'idle' and query ilike 'listen %'");
+
+async function until(cond: () => Promise<boolean>, what: string): Promise<void> {
+  const end = Date.now() + 60_000;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(20);
+  }
+}
+
+describe.skipIf(skip !== undefined)("a store URL with several servers", () => {
+  let pair: ReplicaPair;
+  let db: string;
+  beforeAll(async () => {
+    pair = await replicaPair({ sync: false });
+    db = await pair.createDatabase();
+  });
+  afterAll(async () => {
+    await pair?.stop();
+  });
+
+  test("a server that cannot be reached is passed over: the next one that accepts writes is used", async () => {
+    const dir = `${pair.url(db, [deadPort(), "primary"])}?schema=passed_over`;
+    expect((await a2a(["publish", "result", "on the primary"], { dir })).code).toBe(0);
+    const r = await a2a(["wait", "result", "--timeout", "5s"], { dir }); // published: answers at once
+    expect(r).toMatchObject({ code: 0, stdout: "on the primary" });
+    expect(await count(pair.primary, db, "select count(*) from passed_over.slots")).toBe(1);
+  });
+
+  test("a standby listed first is never written to nor listened on: the primary after it is", async () => {
+    const dir = `${pair.url(db, ["standby", "primary"])}?schema=standby_first&target_session_attrs=read-write`;
+    const waiter = spawnA2A(["wait", "result", "--timeout", "60s"], { dir });
+    await until(async () => (await listening(pair.primary, db)) >= 1, "the waiter's LISTEN on the primary");
+    expect(await listening(pair.standby, db)).toBe(0);
+    expect((await a2a(["publish", "result", "woken"], { dir })).code).toBe(0);
+    expect(await exitWithin(waiter, 60_000)).toBe(0);
+    expect(await new Response(waiter.stdout).text()).toBe("woken");
+    expect(await count(pair.primary, db, "select count(*) from standby_first.slots")).toBe(1);
+  });
+
+  test("PGHOST and PGPORT lists, when the URL names no host, are read as libpq reads them", async () => {
+    const env = { PGHOST: "127.0.0.1,127.0.0.1", PGPORT: `${pair.standby.port},${pair.primary.port}`, PGUSER: "postgres" };
+    const dir = `postgres:///${db}?schema=from_env`;
+    expect((await a2a(["publish", "result", "via PGHOST"], { dir, env })).code).toBe(0);
+    expect(await count(pair.primary, db, "select count(*) from from_env.slots")).toBe(1);
+  });
+
+  test("no server that accepts writes: one line naming each and what it was, exit 1, nothing written", async () => {
+    const dead = deadPort();
+    const dir = `${pair.url(db, ["standby", dead])}?schema=none_writable`;
+    const r = await a2a(["publish", "result", "x"], { dir });
+    expect(r.code).toBe(1);
+    oneLine(r.stderr);
+    expect(r.stderr).toContain(`no server of 127.0.0.1:${pair.standby.port},127.0.0.1:${dead}/${db} accepts writes`);
+    expect(r.stderr).toContain(`127.0.0.1:${pair.standby.port}/${db} is a standby (in recovery)`);
+    expect(r.stderr).toContain(`127.0.0.1:${dead}/${db} cannot be reached`);
+    expect(await count(pair.primary, db, "select count(*) from pg_namespace where nspname = 'none_writable'")).toBe(0);
+  });
+
+  test("target_session_attrs that asks for a standby is refused with what to use (exit 2); read-write, primary and any are taken", async () => {
+    for (const mode of ["read-only", "standby", "prefer-standby", "bogus"]) {
+      const r = await a2a(["status"], { dir: `${pair.url(db)}?target_session_attrs=${mode}` });
+      expect(r.code).toBe(2);
+      oneLine(r.stderr);
+      expect(r.stderr).toContain(`target_session_attrs="${mode}"`);
+      expect(r.stderr).toContain("use target_session_attrs=read-write");
+    }
+    for (const mode of ["read-write", "primary", "any"]) {
+      const r = await a2a(["publish", `mode_${mode}`, "x"], { dir: `${pair.url(db, ["standby", "primary"])}?schema=attrs&target_session_attrs=${mode}` });
+      expect(r.code).toBe(0);
+    }
+    expect(await count(pair.primary, db, "select count(*) from attrs.slots")).toBe(3);
+  });
+
+  test("a host list that is not HOST or HOST:PORT is refused (exit 2) with the form to use", async () => {
+    const r = await a2a(["status"], { dir: `postgres://postgres@127.0.0.1:${pair.primary.port},:x/${db}` });
+    expect(r.code).toBe(2);
+    oneLine(r.stderr);
+    expect(r.stderr).toContain("write the servers as h1:5432,h2:5432");
+  });
+});
