@@ -4,6 +4,7 @@
 // primary. Two throwaway clusters with streaming replication (tests/harness/pg-replica.ts).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { a2a, exitWithin, spawnA2A } from "../harness/run";
+import { connect } from "../harness/mcp";
 import { replicaPair, replicaSkipReason, type Node, type ReplicaPair } from "../harness/pg-replica";
 
 setDefaultTimeout(120_000);
@@ -106,5 +107,71 @@ describe.skipIf(skip !== undefined)("a store URL with several servers", () => {
     expect(r.code).toBe(2);
     oneLine(r.stderr);
     expect(r.stderr).toContain("write the servers as h1:5432,h2:5432");
+  });
+});
+
+describe.skipIf(skip !== undefined)("a failover: the old primary killed, the standby promoted (synchronous replication)", () => {
+  let pair: ReplicaPair;
+  let db: string;
+  beforeAll(async () => {
+    pair = await replicaPair({ sync: true });
+    db = await pair.createDatabase();
+  });
+  afterAll(async () => {
+    await pair?.stop();
+  });
+
+  test("a2a wait, recv --wait, agent_wait and task claim --wait carry on on the new primary: each message once, each task done once, nothing reported done lost", async () => {
+    const dir = `${pair.url(db)}?schema=failover`;
+    // Reported done before the failover: with synchronous replication the standby has them.
+    expect((await a2a(["send", "carol", "kept", "--as", "alice", "--key", "k0"], { dir })).code).toBe(0);
+    expect((await a2a(["task", "add", "other", "kept task"], { dir })).code).toBe(0);
+    const waiter = spawnA2A(["wait", "result", "--timeout", "90s"], { dir });
+    const receiver = spawnA2A(["recv", "--as", "bob", "--wait", "--timeout", "90s", "--json"], { dir });
+    const claimers = ["w1", "w2"].map((as) => spawnA2A(["task", "claim", "q", "--wait", "--timeout", "90s", "--json", "--as", as], { dir }));
+    const session = await connect(dir, { A2A_AGENT: "mcp_waiter" });
+    try {
+      const waiting = session.json("agent_wait", { name: "result", timeout: 90 });
+      await until(async () => (await listening(pair.primary, db)) >= 5, "the five waiters' LISTENs on the primary");
+      expect(await listening(pair.standby, db)).toBe(0);
+      await pair.killPrimary();
+      await pair.promote();
+      // Through the same URL: the first server refuses, the promoted one takes the changes.
+      expect((await a2a(["publish", "result", "after the failover"], { dir })).code).toBe(0);
+      expect((await a2a(["send", "bob", "hello after", "--as", "alice", "--key", "k1"], { dir })).code).toBe(0);
+      expect((await a2a(["task", "add", "q", "the one task"], { dir })).code).toBe(0);
+
+      expect(await exitWithin(waiter, 60_000)).toBe(0);
+      expect(await new Response(waiter.stdout).text()).toBe("after the failover");
+      expect(JSON.stringify(await waiting)).toContain("after the failover");
+      expect(await exitWithin(receiver, 60_000)).toBe(0);
+      expect(await new Response(receiver.stdout).text()).toContain("hello after");
+
+      const first = await Promise.race(claimers.map((p, i) => p.exited.then(() => i)));
+      const winner = claimers[first];
+      const other = claimers[1 - first];
+      expect(await winner.exited).toBe(0);
+      const claim = JSON.parse(await new Response(winner.stdout).text());
+      expect(claim).toMatchObject({ payload: "the one task", attempt: 1 });
+      expect(other.exitCode).toBeNull(); // still waiting: it did not claim the same task
+      expect((await a2a(["task", "add", "q", "the second"], { dir })).code).toBe(0);
+      expect(await exitWithin(other, 60_000)).toBe(0);
+      const second = JSON.parse(await new Response(other.stdout).text());
+      expect(second).toMatchObject({ payload: "the second", attempt: 1 });
+      for (const c of [claim, second]) expect((await a2a(["task", "done", c.id, c.token], { dir })).code).toBe(0);
+      const list = JSON.parse((await a2a(["task", "list", "q", "--json"], { dir })).stdout);
+      expect(list.map((t: { state: string; attempt: number }) => [t.state, t.attempt])).toEqual([["done", 1], ["done", 1]]);
+
+      // Each message once; what was reported done before the failover is there.
+      expect(JSON.parse((await a2a(["inbox", "--as", "bob", "--json"], { dir })).stdout).counts.unread).toBe(0);
+      const carol = await a2a(["recv", "--as", "carol", "--json"], { dir });
+      expect(carol.stdout).toContain("kept");
+      expect(JSON.parse((await a2a(["task", "list", "other", "--json"], { dir })).stdout)).toHaveLength(1);
+      for (const p of [waiter, receiver, ...claimers]) expect(await new Response(p.stderr).text()).toBe("");
+      expect(session.stderr.text()).not.toContain("bun:sql");
+    } finally {
+      for (const p of [waiter, receiver, ...claimers]) p.kill();
+      await session.close();
+    }
   });
 });
