@@ -101,9 +101,10 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
   // writes, chosen on first use and again after a failover (lib/pg/primary.ts).
   const single = target.candidates ? undefined : { sql: make(target), target };
   let chosen: Promise<Chosen> | undefined;
+  let picked: Chosen | undefined; // what `chosen` resolved to
   const current = (): Chosen | Promise<Chosen> => {
     if (single) return single;
-    const picking = (chosen ??= pickPrimary(target, make));
+    const picking = (chosen ??= pickPrimary(target, make).then((c) => (picked = c)));
     picking.catch(() => chosen === picking && (chosen = undefined));
     return picking;
   };
@@ -112,7 +113,10 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
   const failedOver = (c: Chosen, err: A2AError): boolean => {
     const unreached = err.data.outcome === undefined && UNREACHABLE.test(String(err.data.code ?? ""));
     if (single || !(err.data.outcome === "none" || unreached)) return false;
-    void chosen?.then((now) => now === c && ((chosen = undefined), void c.sql.close({ timeout: 0 }).catch(() => {})), () => {});
+    if (picked === c) {
+      chosen = picked = undefined; // at once: the retry that follows must not get this one again
+      void c.sql.close({ timeout: 0 }).catch(() => {});
+    }
     return true;
   };
   let migrated: Promise<number> | undefined;

@@ -175,3 +175,41 @@ describe.skipIf(skip !== undefined)("a failover: the old primary killed, the sta
     }
   });
 });
+
+describe.skipIf(skip !== undefined)("a server that stops accepting writes under a live session", () => {
+  let pair: ReplicaPair;
+  let db: string;
+  beforeAll(async () => {
+    pair = await replicaPair({ sync: false });
+    db = await pair.createDatabase();
+  });
+  afterAll(async () => {
+    await pair?.stop();
+  });
+
+  test("a write refused as read-only (25006) changed nothing: a2a mcp runs it once more on the server that accepts writes now; one server only: exit 1 saying so", async () => {
+    const dir = `${pair.url(db)}?schema=turned`;
+    const session = await connect(dir, { A2A_AGENT: "writer" });
+    try {
+      await session.json("agent_publish", { name: "before", result: "on the first primary" });
+      await pair.caughtUp();
+      // The standby promoted, the old primary kept up but made read-only (as a demotion leaves it):
+      // the session's connection to it is still open.
+      await pair.promote();
+      await pair.primary.admin("alter system set default_transaction_read_only = on");
+      await pair.primary.admin("select pg_reload_conf()");
+      await until(async () => (await pair.primary.admin("show default_transaction_read_only")).trim() === "on", "the old primary to turn read-only");
+      await session.json("agent_publish", { name: "after", result: "on the new primary" });
+      expect(await count(pair.standby, db, "select count(*) from turned.slots where name = 'after'")).toBe(1);
+      expect(await count(pair.primary, db, "select count(*) from turned.slots where name = 'after'")).toBe(0);
+      const r = await a2a(["publish", "single", "x"], { dir: `${pair.url(db, ["primary"])}?schema=turned` });
+      expect(r.code).toBe(1);
+      oneLine(r.stderr);
+      expect(r.stderr).toContain(`PostgreSQL at 127.0.0.1:${pair.primary.port}/${db} accepts no writes (a standby, or read-only)`);
+      expect(r.stderr).toContain("nothing was changed");
+      expect(await count(pair.primary, db, "select count(*) from turned.slots where name = 'single'")).toBe(0);
+    } finally {
+      await session.close();
+    }
+  });
+});
