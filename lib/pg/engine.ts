@@ -116,6 +116,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     if (picked === c) {
       chosen = picked = undefined; // at once: the retry that follows must not get this one again
       void c.sql.close({ timeout: 0 }).catch(() => {});
+      waker.reconnect(); // its LISTENs may be on the same old server, still up
     }
     return true;
   };

@@ -48,6 +48,9 @@ interface Listening {
 
 export interface Waker {
   watch(ch: Channel, listener: Listener): () => void;
+  // The operations found that the server is no longer the primary (`repick` only): LISTEN
+  // again on the one that is, even though this connection to the old one is still up.
+  reconnect(): void;
   close(): Promise<void>;
 }
 
@@ -140,6 +143,9 @@ export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: 
         mine.linger.unref?.();
         mine.timer.unref?.();
       };
+    },
+    reconnect() {
+      if (repick && sql) lost();
     },
     async close() {
       closed = true;

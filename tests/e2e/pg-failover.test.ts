@@ -187,11 +187,13 @@ describe.skipIf(skip !== undefined)("a server that stops accepting writes under 
     await pair?.stop();
   });
 
-  test("a write refused as read-only (25006) changed nothing: a2a mcp runs it once more on the server that accepts writes now; one server only: exit 1 saying so", async () => {
+  test("a write refused as read-only (25006) changed nothing: a2a mcp runs it once more on the server that accepts writes now, and its waits follow; one server only: exit 1 saying so", async () => {
     const dir = `${pair.url(db)}?schema=turned`;
     const session = await connect(dir, { A2A_AGENT: "writer" });
     try {
       await session.json("agent_publish", { name: "before", result: "on the first primary" });
+      const waiting = session.json("agent_wait", { name: "woken", timeout: 90 });
+      await until(async () => (await listening(pair.primary, db)) === 1, "agent_wait's LISTEN on the primary");
       await pair.caughtUp();
       // The standby promoted, the old primary kept up but made read-only (as a demotion leaves it):
       // the session's connection to it is still open.
@@ -202,6 +204,10 @@ describe.skipIf(skip !== undefined)("a server that stops accepting writes under 
       await session.json("agent_publish", { name: "after", result: "on the new primary" });
       expect(await count(pair.standby, db, "select count(*) from turned.slots where name = 'after'")).toBe(1);
       expect(await count(pair.primary, db, "select count(*) from turned.slots where name = 'after'")).toBe(0);
+      // The session's LISTEN followed its operations to the new primary; a publish there wakes it.
+      await until(async () => (await listening(pair.standby, db)) === 1, "agent_wait's LISTEN on the new primary");
+      expect((await a2a(["publish", "woken", "on the new primary"], { dir })).code).toBe(0);
+      expect(JSON.stringify(await waiting)).toContain("on the new primary");
       const r = await a2a(["publish", "single", "x"], { dir: `${pair.url(db, ["primary"])}?schema=turned` });
       expect(r.code).toBe(1);
       oneLine(r.stderr);
