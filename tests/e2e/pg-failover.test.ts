@@ -126,6 +126,9 @@ describe.skipIf(skip !== undefined)("a failover: the old primary killed, the sta
     // Reported done before the failover: with synchronous replication the standby has them.
     expect((await a2a(["send", "carol", "kept", "--as", "alice", "--key", "k0"], { dir })).code).toBe(0);
     expect((await a2a(["task", "add", "other", "kept task"], { dir })).code).toBe(0);
+    // Claimed before the failover, done after it (mid-claim).
+    expect((await a2a(["task", "add", "held", "claimed across"], { dir })).code).toBe(0);
+    const held = JSON.parse((await a2a(["task", "claim", "held", "--json", "--as", "w0"], { dir })).stdout);
     const waiter = spawnA2A(["wait", "result", "--timeout", "90s"], { dir });
     const receiver = spawnA2A(["recv", "--as", "bob", "--wait", "--timeout", "90s", "--json"], { dir });
     const claimers = ["w1", "w2"].map((as) => spawnA2A(["task", "claim", "q", "--wait", "--timeout", "90s", "--json", "--as", as], { dir }));
@@ -167,6 +170,9 @@ describe.skipIf(skip !== undefined)("a failover: the old primary killed, the sta
       const carol = await a2a(["recv", "--as", "carol", "--json"], { dir });
       expect(carol.stdout).toContain("kept");
       expect(JSON.parse((await a2a(["task", "list", "other", "--json"], { dir })).stdout)).toHaveLength(1);
+      expect((await a2a(["task", "done", held.id, held.token], { dir })).code).toBe(0);
+      const heldNow = JSON.parse((await a2a(["task", "list", "held", "--json"], { dir })).stdout);
+      expect(heldNow.map((t: { state: string; attempt: number }) => [t.state, t.attempt])).toEqual([["done", 1]]);
       for (const p of [waiter, receiver, ...claimers]) expect(await new Response(p.stderr).text()).toBe("");
       expect(session.stderr.text()).not.toContain("bun:sql");
     } finally {
@@ -217,5 +223,37 @@ describe.skipIf(skip !== undefined)("a server that stops accepting writes under 
     } finally {
       await session.close();
     }
+  });
+});
+
+describe.skipIf(skip !== undefined)("a failover with asynchronous replication", () => {
+  let pair: ReplicaPair;
+  let db: string;
+  beforeAll(async () => {
+    pair = await replicaPair({ sync: false });
+    db = await pair.createDatabase();
+  });
+  afterAll(async () => {
+    await pair?.stop();
+  });
+
+  test("a send reported done that the standby had not received is lost with the old primary; the same send --key again delivers it, once, and one that survived is not delivered twice", async () => {
+    const dir = `${pair.url(db)}?schema=async_loss`;
+    const send = (body: string, key: string) => a2a(["send", "bob", body, "--as", "alice", "--key", key], { dir });
+    expect((await send("replicated", "k1")).code).toBe(0);
+    await pair.caughtUp();
+    await pair.stopStandby(); // the standby misses what comes now
+    expect((await send("only on the old primary", "k2")).code).toBe(0);
+    await pair.killPrimary();
+    await pair.startStandby();
+    await pair.promote();
+    const before = await a2a(["recv", "--as", "bob", "--json", "--peek", "--all"], { dir });
+    expect(before.stdout).toContain("replicated");
+    expect(before.stdout).not.toContain("only on the old primary"); // lost, though reported done
+    expect((await send("only on the old primary", "k2")).code).toBe(0);
+    expect((await send("replicated", "k1")).code).toBe(0);
+    const after = await a2a(["recv", "--as", "bob", "--json", "--peek", "--all"], { dir });
+    expect(after.stdout.split("only on the old primary").length - 1).toBe(1);
+    expect(after.stdout.split("replicated").length - 1).toBe(1);
   });
 });

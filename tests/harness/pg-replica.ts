@@ -30,6 +30,8 @@ export interface ReplicaPair {
   caughtUp(): Promise<void>; // the standby has replayed all the primary has written
   promote(): Promise<void>; // the standby becomes a primary (pg_ctl promote -w)
   killPrimary(): Promise<void>; // the old primary, stopped as a crash would
+  stopStandby(): Promise<void>; // a fast stop: what the primary commits meanwhile, it never gets
+  startStandby(): Promise<void>; // back, with what it had (it streams again if the primary runs)
   stop(): Promise<void>;
 }
 
@@ -101,6 +103,12 @@ rm -rf "$2"`;
       caughtUp,
       async promote() {
         await pgCtl(bin, ["-D", s, "-w", "-t", "60", "promote"], join(dir, "s.log"));
+      },
+      async stopStandby() {
+        await pgCtl(bin, ["-D", s, "-m", "fast", "-w", "stop"], join(dir, "s.log"));
+      },
+      async startStandby() {
+        await pgCtl(bin, ["-D", s, "-l", join(dir, "s.log"), "-w", "-t", "60", "start"], join(dir, "s.log"));
       },
       async killPrimary() {
         await pgCtl(bin, ["-D", p, "-m", "immediate", "-w", "stop"], join(dir, "p.log"));
