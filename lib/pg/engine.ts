@@ -20,7 +20,7 @@ import type { Listener } from "../core/watch";
 import { A2AError, arg, text } from "../core/errors";
 import type { Engine } from "../engine/engine";
 import { pgError, targetOf, type Target } from "./connect";
-import { pickPrimary, UNREACHABLE, type Chosen, type MakeClient } from "./primary";
+import { noServerReport, pickPrimary, serversCheck, UNREACHABLE, type Chosen, type MakeClient } from "./primary";
 import { gcDatabase } from "./gc";
 import { pgBlobs } from "./blobs";
 import { pgLeases } from "./leases";
@@ -206,8 +206,16 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     gc: () => gcDatabase(store, client, tasks),
     assertStore: () => undefined, // a server holds the store: nothing to find missing before a removal
     checks: async () => {
-      const c = await current(); // loaded for doctor only
-      return (await import("./doctor")).serverChecks(c.sql, c.target, recheckMs);
+      let c: Chosen;
+      try {
+        c = await current();
+      } catch (err) {
+        if (err instanceof A2AError && !single) return noServerReport(err);
+        throw err;
+      }
+      const report = await (await import("./doctor")).serverChecks(c.sql, c.target, recheckMs); // loaded for doctor only
+      if (!single) report.checks.splice(1, 0, serversCheck(target, c));
+      return report;
     },
     async init(group) {
       noGroup(group);

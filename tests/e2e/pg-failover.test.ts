@@ -102,6 +102,15 @@ describe.skipIf(skip !== undefined)("a store URL with several servers", () => {
     expect(await count(pair.primary, db, "select count(*) from attrs.slots")).toBe(3);
   });
 
+  test("doctor says which server a2a writes to and why not the ones before it; with none, a problem naming each", async () => {
+    const ok = await a2a(["doctor"], { dir: pair.url(db, ["standby", "primary"]) });
+    expect(ok.stdout).toMatch(new RegExp(`ok +servers +writes and waits go to 127\\.0\\.0\\.1:${pair.primary.port}/${db}, the first of the 2 servers of the URL that accepts writes; passed over: 127\\.0\\.0\\.1:${pair.standby.port}/${db} is a standby \\(in recovery\\)`));
+    expect(ok.stdout).toContain(`at 127.0.0.1:${pair.primary.port}/${db}`);
+    const none = await a2a(["doctor"], { dir: pair.url(db, ["standby", deadPort()]) });
+    expect(none.code).toBe(1);
+    expect(none.stdout).toMatch(/PROBLEM +servers +no server of .* accepts writes: .* is a standby \(in recovery\); .* cannot be reached/);
+  });
+
   test("a host list that is not HOST or HOST:PORT is refused (exit 2) with the form to use", async () => {
     const r = await a2a(["status"], { dir: `postgres://postgres@127.0.0.1:${pair.primary.port},:x/${db}` });
     expect(r.code).toBe(2);
