@@ -19,6 +19,7 @@ import { readFileSync } from "node:fs";
 import type { SQL } from "bun";
 import type { Store } from "../core/config";
 import { A2AError, arg, op, text } from "../core/errors";
+import { cutHosts, envHosts, sessionAttrs, type HostPort } from "./hosts";
 
 export interface Target {
   url: string; // for the client: the store's URL without a2a's own parameters
@@ -30,6 +31,9 @@ export interface Target {
   password: string | undefined; // from the password file, when the URL and PGPASSWORD give none
   where: string; // host:port/database, for messages
   connectTimeoutSec: number; // how long a connection may take to be made (0: no limit)
+  // Several servers (lib/pg/hosts.ts): each one's own target, in the URL's order; this target
+  // then names them all (`where` h1:5432,h2:5433/db) and lib/pg/primary.ts picks one.
+  candidates?: Target[];
 }
 
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -42,7 +46,8 @@ export const CONNECT_TIMEOUT_SEC = 10;
 
 // The store's target; EUSAGE (nothing connected) when the URL cannot name one.
 export function targetOf(store: Store, env: Record<string, string | undefined> = process.env): Target {
-  const given = store.url!;
+  const cut = cutHosts(store.url!, store.root);
+  const given = cut.url;
   let u: URL;
   try {
     u = new URL(given);
@@ -53,7 +58,7 @@ export function targetOf(store: Store, env: Record<string, string | undefined> =
   // host, path or query: connecting there would be wrong, and naming it would print the
   // password. The location without its password (cut on the text, redact) must name the same
   // server and database.
-  const shown = new URL(store.root);
+  const shown = new URL(cutHosts(store.root, store.root).url);
   if (u.host !== shown.host || u.pathname !== shown.pathname) {
     throw new A2AError("EUSAGE", text`the password in the store's URL holds a character a URL cannot carry as it is (/ ? # @): percent-encode it, or leave it out of the URL and put it in PGPASSWORD or ~/.pgpass`);
   }
@@ -62,6 +67,7 @@ export function targetOf(store: Store, env: Record<string, string | undefined> =
     throw new A2AError("EUSAGE", text`invalid schema ${JSON.stringify(schema)} in ${store.root}: use 1-63 lowercase letters, digits and _, not starting with a digit (e.g. ?schema=team_a), or leave it out for ${DEFAULT_SCHEMA}`);
   }
   u.searchParams.delete("schema");
+  sessionAttrs(u, store.root);
   // libpq's modes. Another one reached the client, which threw a bare error taken for a bug.
   const sslmode = u.searchParams.get("sslmode");
   if (sslmode !== null && !SSLMODES.includes(sslmode)) {
@@ -69,8 +75,20 @@ export function targetOf(store: Store, env: Record<string, string | undefined> =
       data: { sslmode },
     });
   }
-  const host = u.hostname || "localhost";
-  const port = Number(u.port || 5432);
+  const hosts = cut.hosts ?? (u.hostname ? undefined : envHosts(env));
+  const one = targetAt(u, hosts?.[0], schema, store, env);
+  if (!hosts) return one;
+  const candidates = hosts.map((h) => targetAt(u, h, schema, store, env));
+  return { ...one, where: `${hosts.map((h) => `${h.host}:${h.port}`).join(",")}/${one.database}`, candidates };
+}
+
+// The target of the URL `u0`, or of its server `at` of several (its host and port in the
+// client's URL, its own password line); a URL of one server reaches the client as it was.
+function targetAt(u0: URL, at: HostPort | undefined, schema: string, store: Store, env: Record<string, string | undefined>): Target {
+  const u = new URL(u0);
+  if (at) (u.hostname = at.host), (u.port = String(at.port));
+  const host = at?.host ?? (u.hostname || "localhost");
+  const port = at?.port ?? Number(u.port || 5432);
   const user = decodeURIComponent(u.username) || env.PGUSER || env.USER || "postgres";
   const database = decodeURIComponent(u.pathname.replace(/^\//, "")) || user;
   const hasPassword = u.password !== "" || !!env.PGPASSWORD;
@@ -128,7 +146,7 @@ export async function transaction<T>(sql: SQL, fn: (tx: SQL) => Promise<T>): Pro
       return v;
     });
   } catch (err) {
-    throw !committing && lostConnection(err) ? new RolledBack(err) : err;
+    throw !committing && (lostConnection(err) || readOnly(err)) ? new RolledBack(err) : err;
   }
 }
 
@@ -138,9 +156,16 @@ export async function unchanged<T>(statement: Promise<T>): Promise<T> {
   try {
     return await statement;
   } catch (err) {
-    throw lostConnection(err) ? new RolledBack(err) : err;
+    throw lostConnection(err) || readOnly(err) ? new RolledBack(err) : err;
   }
 }
+
+// A write refused by a server that accepts none (a standby, promoted away from, or one made
+// read-only): 25006 read_only_sql_transaction. The statement changed nothing.
+export const readOnly = (err: unknown): boolean => (err as { errno?: string })?.errno === "25006";
+
+// Thrown when nothing was changed: a failover may run the operation again on the new primary.
+export const nothingChanged = (err: unknown): boolean => err instanceof RolledBack || readOnly(err);
 
 class RolledBack {
   constructor(readonly cause: unknown) {}
@@ -223,6 +248,11 @@ export function pgError(err: unknown, t: Pick<Target, "where" | "user"> & Partia
   if (state === "55P03") {
     return new A2AError("EIO", `another writer held what a2a was changing at ${t.where} for 30 s while ${doing} (${said}): another a2a process is in the middle of changing it; try again (pg_stat_activity on the server shows who holds it)`, {
       cause: err, data: { where: t.where, sqlstate: state, transient: true },
+    });
+  }
+  if (readOnly(err)) {
+    return new A2AError("EIO", `PostgreSQL at ${t.where} accepts no writes (a standby, or read-only) while ${doing} (${said}): nothing was changed; name the primary in the store's URL, or list every server (postgres://USER@h1:5432,h2:5432/DB) and a2a writes to the one that accepts writes`, {
+      cause: err, data: { where: t.where, sqlstate: state, transient: true, outcome: "none" },
     });
   }
   if (lostConnection(err)) {

@@ -20,6 +20,7 @@ import type { Listener } from "../core/watch";
 import { A2AError, arg, text } from "../core/errors";
 import type { Engine } from "../engine/engine";
 import { pgError, targetOf, type Target } from "./connect";
+import { noServerReport, pickPrimary, serversCheck, UNREACHABLE, type Chosen, type MakeClient } from "./primary";
 import { gcDatabase } from "./gc";
 import { pgBlobs } from "./blobs";
 import { pgLeases } from "./leases";
@@ -76,76 +77,113 @@ const ROLLBACK = Symbol("rollback");
 
 export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
   const target = targetOf(store);
-  const options = {
-    url: target.url,
-    database: target.database,
-    ...(target.password !== undefined ? { password: target.password } : {}),
+  const make: MakeClient = (t, onclose) => new SQL({
+    url: t.url,
+    database: t.database,
+    ...(t.password !== undefined ? { password: t.password } : {}),
     // Unnamed statements: a command runs each statement once, and a named one costs a round trip
     // more (Parse and Describe answered before Bind and Execute): `send` took 16 round trips with
     // them, 9 without. A pooler in transaction mode (PgBouncer) cannot carry named ones either.
     prepare: false,
     max: 1, // a command runs one statement at a time; the pool would connect them all at once
     connection: {
-      search_path: target.schema,
+      search_path: t.schema,
       // A writer frozen in the middle of a change (a stopped process, a laptop shut, a network
       // cut) holds its rows' locks: the server ends its session after this, as a stale lock
       // is broken on files (a2a's own transactions never idle: each decision is synchronous).
       idle_in_transaction_session_timeout: `${IDLE_IN_CHANGE_MS}ms`,
       lock_timeout: `${TURN_WAIT_MS}ms`, // and a change waits this long for its turn at most
     },
-    connectionTimeout: target.connectTimeoutSec, // lib/pg/connect.ts CONNECT_TIMEOUT_SEC
+    connectionTimeout: t.connectTimeoutSec, // lib/pg/connect.ts CONNECT_TIMEOUT_SEC
+    ...(onclose ? { onclose } : {}),
+  });
+  // One server: its client, made now (it connects on first use). Several: the one that accepts
+  // writes, chosen on first use and again after a failover (lib/pg/primary.ts).
+  const single = target.candidates ? undefined : { sql: make(target), target };
+  let chosen: Promise<Chosen> | undefined;
+  let picked: Chosen | undefined; // what `chosen` resolved to
+  const current = (): Chosen | Promise<Chosen> => {
+    if (single) return single;
+    const picking = (chosen ??= pickPrimary(target, make).then((c) => (picked = c)));
+    picking.catch(() => chosen === picking && (chosen = undefined));
+    return picking;
   };
-  const sql = new SQL(options);
+  // The chosen server failed under an operation in a way that says it may no longer be the
+  // primary (unreachable, or refusing writes): the next operation chooses again.
+  const failedOver = (c: Chosen, err: A2AError): boolean => {
+    const unreached = err.data.outcome === undefined && UNREACHABLE.test(String(err.data.code ?? ""));
+    if (single || !(err.data.outcome === "none" || unreached)) return false;
+    if (picked === c) {
+      chosen = picked = undefined; // at once: the retry that follows must not get this one again
+      void c.sql.close({ timeout: 0 }).catch(() => {});
+      waker.reconnect(); // its LISTENs may be on the same old server, still up
+    }
+    return true;
+  };
   let migrated: Promise<number> | undefined;
-  const waker = pgWaker((onclose) => new SQL({ ...options, onclose }), target.schema, recheckMs); // its own client: lib/pg/wake.ts
+  const waker = pgWaker(async (onclose) => (single ? make(target, onclose) : (await pickPrimary(target, make, onclose)).sql), target.schema, recheckMs, !single); // its own client: lib/pg/wake.ts
   // An inbox's notification carries the message's arrival number, not its id (any role may
   // listen: lib/pg/mail-tables.ts wake_inbox); the id is looked up as this reader, whom
   // row-level security shows it. A number that names nothing now (moved on, not ours) is no event.
   const byArrival = (agent: string, listener: Listener): Listener => (key) => {
     if (key === undefined || !/^\d+$/.test(key)) return listener(undefined);
-    sql`select id from messages where agent = ${agent} and arrived = ${key}::bigint`.then(
+    Promise.resolve(current()).then(({ sql }) => sql`select id from messages where agent = ${agent} and arrived = ${key}::bigint`).then(
       (rows: { id: string }[]) => rows.length && listener(rows[0].id),
       () => listener(undefined),
     );
   };
+  const runOn = async <T>({ sql, target: t }: Chosen, doing: string, fn: (sql: SQL) => Promise<T>): Promise<T> => {
+    try {
+      return await fn(sql);
+    } catch (err) {
+      if (!missing(err)) throw pgError(err, t, doing);
+    }
+    try {
+      await (migrated ??= migrate(sql, t));
+      return await fn(sql);
+    } catch (err) {
+      migrated = undefined;
+      throw pgError(err, t, doing);
+    }
+  };
+  const readOn = async <T>({ sql, target: t }: Chosen, doing: string, fn: (sql: SQL) => Promise<T>): Promise<T> => {
+    try {
+      return await fn(sql);
+    } catch (err) {
+      if (!missing(err)) throw pgError(err, t, doing);
+    }
+    let answer: T | undefined;
+    try {
+      await sql.begin(async (tx) => {
+        await migrateIn(tx, t.schema);
+        answer = await fn(tx);
+        throw ROLLBACK;
+      });
+    } catch (err) {
+      if (err !== ROLLBACK) throw pgError(await denied(sql, t, err), t, doing);
+    }
+    return answer as T;
+  };
+  // An operation that changed nothing on a server that is no longer the primary runs once more
+  // on the one that is now; one whose outcome is unknown is reported (lib/pg/connect.ts).
+  const once = async <T>(on: typeof runOn, doing: string, fn: (sql: SQL) => Promise<T>): Promise<T> => {
+    const c = await current();
+    try {
+      return await on(c, doing, fn);
+    } catch (err) {
+      if (!(err instanceof A2AError) || !failedOver(c, err)) throw err;
+    }
+    return on(await current(), doing, fn);
+  };
   const client: PgClient = {
     target,
-    async run(doing, fn) {
-      try {
-        return await fn(sql);
-      } catch (err) {
-        if (!missing(err)) throw pgError(err, target, doing);
-      }
-      try {
-        await (migrated ??= migrate(sql, target));
-        return await fn(sql);
-      } catch (err) {
-        migrated = undefined;
-        throw pgError(err, target, doing);
-      }
-    },
-    async read<T>(doing: string, fn: (sql: SQL) => Promise<T>): Promise<T> {
-      try {
-        return await fn(sql);
-      } catch (err) {
-        if (!missing(err)) throw pgError(err, target, doing);
-      }
-      let answer: T | undefined;
-      try {
-        await sql.begin(async (tx) => {
-          await migrateIn(tx, target.schema);
-          answer = await fn(tx);
-          throw ROLLBACK;
-        });
-      } catch (err) {
-        if (err !== ROLLBACK) throw pgError(await denied(sql, target, err), target, doing);
-      }
-      return answer as T;
-    },
+    run: (doing, fn) => once(runOn, doing, fn),
+    read: (doing, fn) => once(readOn, doing, fn),
     watch: (channel, listener) => waker.watch(channel, channel.on === "inbox" ? byArrival(channel.agent, listener) : listener),
     async close() {
       await waker.close();
-      await sql.close({ timeout: 5 });
+      const c = single ?? (await chosen?.catch(() => undefined));
+      await c?.sql.close({ timeout: 5 });
     },
   };
   const tasks = pgTasks(client, store);
@@ -167,7 +205,18 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     feed: async (on, opts) => (await import("../dashboard/feed-storage")).watchStorageFeed(store, on, opts),
     gc: () => gcDatabase(store, client, tasks),
     assertStore: () => undefined, // a server holds the store: nothing to find missing before a removal
-    checks: async () => (await import("./doctor")).serverChecks(sql, target, recheckMs), // loaded for doctor only
+    checks: async () => {
+      let c: Chosen;
+      try {
+        c = await current();
+      } catch (err) {
+        if (err instanceof A2AError && !single) return noServerReport(err);
+        throw err;
+      }
+      const report = await (await import("./doctor")).serverChecks(c.sql, c.target, recheckMs); // loaded for doctor only
+      if (!single) report.checks.splice(1, 0, serversCheck(target, c));
+      return report;
+    },
     async init(group) {
       noGroup(group);
       // A role that may not make the schema is told who can (lib/pg/schema.ts migrate).

@@ -48,14 +48,19 @@ interface Listening {
 
 export interface Waker {
   watch(ch: Channel, listener: Listener): () => void;
+  // The operations found that the server is no longer the primary (`repick` only): LISTEN
+  // again on the one that is, even though this connection to the old one is still up.
+  reconnect(): void;
   close(): Promise<void>;
 }
 
 // `connect(onclose)` makes the waker's client; `onclose` is to be called when one of its
-// connections closes (Bun.SQL's option of that name).
-export function pgWaker(connect: (onclose: () => void) => SQL, schema: string, recheckMs: number): Waker {
+// connections closes (Bun.SQL's option of that name). `repick`: the store lists several
+// servers, and a lost connection makes a new client, so the LISTENs go to whichever server
+// accepts writes now (lib/pg/primary.ts): after a failover, the promoted standby.
+export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: string, recheckMs: number, repick = false): Waker {
   const channels = new Map<string, Listening>();
-  let sql: SQL | undefined;
+  let sql: Promise<SQL> | undefined;
   let closed = false;
   let retry: ReturnType<typeof setTimeout> | undefined;
   let backoffMs = RETRY_MIN_MS;
@@ -72,8 +77,10 @@ export function pgWaker(connect: (onclose: () => void) => SQL, schema: string, r
   };
   const listen = (name: string, l: Listening) => {
     l.pending = true;
-    (sql ??= connect(lost))
-      .listen(name, (payload: string) => tell(l, payload || undefined), () => tell(l, undefined))
+    // Its closing matters while it is the waker's client, not once dropped for another.
+    const client: Promise<SQL> = (sql ??= connect(() => sql === client && lost()));
+    client
+      .then((s) => s.listen(name, (payload: string) => tell(l, payload || undefined), () => tell(l, undefined)))
       .then(
         (sub) => {
           l.pending = false;
@@ -83,6 +90,7 @@ export function pgWaker(connect: (onclose: () => void) => SQL, schema: string, r
         },
         () => {
           l.pending = false; // not listening: the checks' own queries say why, the timer rechecks
+          if (repick && sql === client) drop(); // no server accepted writes, or it failed: choose again
           if (channels.get(name) === l) schedule();
         },
       );
@@ -95,7 +103,13 @@ export function pgWaker(connect: (onclose: () => void) => SQL, schema: string, r
       void l.sub?.unlisten().catch(() => {});
       l.sub = undefined;
     }
+    if (repick) drop();
     schedule();
+  };
+  const drop = () => {
+    const old = sql;
+    sql = undefined;
+    void old?.then((s) => s.close({ timeout: 0 })).catch(() => {});
   };
   const end = async (name: string, l: Listening) => {
     channels.delete(name);
@@ -130,11 +144,14 @@ export function pgWaker(connect: (onclose: () => void) => SQL, schema: string, r
         mine.timer.unref?.();
       };
     },
+    reconnect() {
+      if (repick && sql) lost();
+    },
     async close() {
       closed = true;
       clearTimeout(retry);
       await Promise.all([...channels].map(([name, l]) => end(name, l).catch(() => {})));
-      await sql?.close({ timeout: 0 });
+      await sql?.then((s) => s.close({ timeout: 0 })).catch(() => {});
     },
   };
 }

@@ -50,7 +50,7 @@ export interface Cluster {
 const PG_LIB = "/usr/lib/postgresql";
 
 // The newest installed server's bin directory with what a cluster needs, or undefined.
-function serverBin(): string | undefined {
+export function serverBin(): string | undefined {
   let versions: string[];
   try {
     versions = readdirSync(PG_LIB);

@@ -19,6 +19,26 @@ describe("targetOf", () => {
     expect(targetOf(storeOf("postgresql://bob@h/x"), {})).toMatchObject({ port: 5432, schema: "a2a", database: "x" });
   });
 
+  test("several hosts (URL or PGHOST/PGPORT lists): one target each, in order, with its own password line; one host is left as it was", () => {
+    using d = tempDir();
+    const file = join(d.path, "pgpass");
+    writeFileSync(file, ["h2:5433:team:alice:second", "*:*:*:*:other", ""].join("\n"));
+    const t = targetOf(openStore({ dir: "postgres://alice:pw@h1,h2:5433/team?target_session_attrs=read-write", env: {} }), {});
+    expect(t.where).toBe("h1:5432,h2:5433/team");
+    expect(t.candidates!.map((c) => c.where)).toEqual(["h1:5432/team", "h2:5433/team"]);
+    expect(t.candidates!.map((c) => new URL(c.url).host)).toEqual(["h1:5432", "h2:5433"]);
+    expect(t.url).not.toContain("target_session_attrs");
+    const f = targetOf(openStore({ dir: "postgres://alice@h1,h2:5433/team", env: { PGPASSFILE: file } }), {});
+    expect(f.candidates!.map((c) => c.password)).toEqual(["other", "second"]);
+    const e = targetOf(storeOf("postgres:///team"), { PGHOST: "a,b", PGPORT: "1,2", PGUSER: "u" });
+    expect(e.candidates!.map((c) => c.where)).toEqual(["a:1/team", "b:2/team"]);
+    expect(targetOf(storeOf("postgres:///team"), { PGHOST: "a,b", PGPORT: "7" }).candidates!.map((c) => c.port)).toEqual([7, 7]);
+    expect(() => targetOf(storeOf("postgres:///team"), { PGHOST: "a,b", PGPORT: "1,2,3" })).toThrow("PGPORT lists 3 ports for the 2 hosts of PGHOST");
+    const one = targetOf(storeOf("postgres://alice@h1/team"), {});
+    expect(one.candidates).toBeUndefined();
+    expect(one.url).toBe("postgres://alice@h1/team");
+  });
+
   test("a schema that is no plain identifier is refused with the fix, nothing connected", () => {
     for (const bad of ["Team", "a-b", "1x", "x".repeat(64), "a;drop"]) {
       let err: unknown;
