@@ -25,7 +25,7 @@ ensureBinary(BIN);
 const wereAbsent = absent(watchedPaths());
 afterAll(() => {
   const back = refilled();
-  for (const p of back) rmSync(p, { recursive: true, force: true });
-  const found = [...appeared(wereAbsent).map((p) => `${p} was made`), ...back.map((p) => `${p}, removed by its test, was written again (removed now)`)];
+  for (const p of back) rmSync(p.path, { recursive: true, force: true });
+  const found = [...appeared(wereAbsent).map((p) => `${p} was made`), ...back.map((p) => `${p.note}, removed by its test, was written again (removed now)`)];
   if (found.length) throw new Error(`tests wrote outside their temp dirs (or you started chromium or opencode meanwhile): ${found.join("; ")}`);
 });

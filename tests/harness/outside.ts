@@ -7,7 +7,7 @@
 // changed. Only absent paths are watched: one that exists may be changing under the developer's
 // own browser or opencode session (an agent running the suite may be one), so its changes say
 // nothing about the tests; a fresh HOME, as CI's, watches them all.
-import { existsSync, lstatSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -37,13 +37,25 @@ export const absent = (paths: string[]): string[] => paths.filter((p) => !lstatI
 
 export const appeared = (wereAbsent: string[]): string[] => wereAbsent.filter((p) => lstatIf(p));
 
-// Directories tempDir() handed out and then removed: none may exist again at the end.
-const disposed = new Set<string>();
+// Directories tempDir() handed out and then removed: none may exist again at the end. Each is
+// kept with the test file that let it go (from the stack), and what is in it when it comes back,
+// so the failure names whose process went on writing.
+const disposed = new Map<string, string>();
 
 export function noteDisposed(path: string): void {
-  disposed.add(path);
+  const by = new Error().stack?.split("\n").map((l) => l.match(/tests\/(?:e2e|unit|contract)\/[\w.-]+\.test\.ts:\d+/)?.[0]).find(Boolean);
+  disposed.set(path, by ?? "an unknown test");
 }
 
-export function refilled(): string[] {
-  return [...disposed].filter((p) => existsSync(p));
+// Each refilled directory, with its test file and what is in it now.
+export function refilled(): { path: string; note: string }[] {
+  return [...disposed].filter(([p]) => existsSync(p)).map(([p, by]) => {
+    let inside = "";
+    try {
+      inside = (readdirSync(p, { recursive: true }) as string[]).slice(0, 8).join(", ");
+    } catch {
+      // gone again, or not a directory
+    }
+    return { path: p, note: `${p} (let go by ${by}; now holding: ${inside || "nothing"})` };
+  });
 }
