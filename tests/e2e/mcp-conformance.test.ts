@@ -6,10 +6,13 @@
 // server has (its test_* tools, test:// resources and prompts), each with why: any other
 // scenario that fails fails this test, and so does a listed one that passes (take it off).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startBridge } from "../harness/mcp-http";
-import { ROOT, tempDir, testStore } from "../harness/run";
+import { a2a, ROOT, tempDir, testStore } from "../harness/run";
 
 setDefaultTimeout(300_000);
 
@@ -73,5 +76,57 @@ describe("the official MCP conformance suite, through an HTTP bridge", () => {
     const passed = [...run.scenarios].filter(([name, checks]) => !(name in expected) && checks.some((c) => c.status === "SUCCESS")).map(([name]) => name);
     expect(passed.length, run.output.slice(-2000)).toBeGreaterThanOrEqual(6);
     expect(passed).toEqual(expect.arrayContaining(["server-initialize", "ping", "tools-list", "resources-list", "dns-rebinding-protection"]));
+  });
+});
+
+// What no conformance scenario makes a2a send, the bridge must still carry, or the run above
+// would say nothing of a2a's own notifications: progress on the stream of the call it belongs
+// to, list_changed on the newest open stream, and on the GET stream once no call is open.
+describe("the HTTP bridge", () => {
+  test("relays a2a's notifications: progress during agent_wait, resources/list_changed during a call and between calls", async () => {
+    using store = testStore();
+    const bridge = startBridge({ store: () => store.path, env: { A2A_AGENT: "bridged", A2A_MCP_PROGRESS_MS: "100" }, args: ["--tools", "slots"] });
+    const client = new Client({ name: "a2a-bridge-test", version: "1.0.0" });
+    let changes = 0;
+    let onChange = () => {};
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      changes++;
+      onChange();
+    });
+    const changed = (limitMs = 20_000) =>
+      new Promise<void>((resolve, reject) => {
+        const seen = changes;
+        const timer = setTimeout(() => reject(new Error(`no resources/list_changed within ${limitMs} ms`)), limitMs);
+        onChange = () => changes > seen && (clearTimeout(timer), resolve());
+      });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(bridge.url)));
+      expect((await client.listResources()).resources).toEqual([]);
+      let progressed!: () => void;
+      const gotProgress = new Promise<void>((r) => (progressed = r));
+      const progress: number[] = [];
+      const waiting = client.callTool({ name: "agent_wait", arguments: { name: "slow", timeout: 60 } }, undefined, {
+        timeout: 60_000,
+        onprogress: (p) => {
+          progress.push(p.progress);
+          progressed();
+        },
+      });
+      await gotProgress;
+      let next = changed();
+      expect((await a2a(["publish", "slow", "done"], { dir: store.path })).code).toBe(0);
+      await next;
+      expect((await waiting).structuredContent).toMatchObject({ ok: true, result: "done" });
+      expect(progress.length).toBeGreaterThan(0);
+      // No call open now: the next change can only come on the GET stream.
+      expect((await client.listResources()).resources.map((r) => r.name)).toEqual(["slow"]);
+      next = changed();
+      expect((await a2a(["publish", "later", "x"], { dir: store.path })).code).toBe(0);
+      await next;
+      expect((await client.listResources()).resources.map((r) => r.name).sort()).toEqual(["later", "slow"]);
+    } finally {
+      await client.close();
+      await bridge.stop();
+    }
   });
 });
