@@ -79,8 +79,24 @@ function sseStream(pending: Set<string>): { stream: Stream; response: Response; 
 }
 
 // `store` gives each new session its store (a fresh one per session, or one for all).
-export function startBridge(o: { store: () => string; env?: Record<string, string>; args?: string[] }): Bridge {
-  const sessions = new Map<string, Session>();
+// `maxSessions`: a client that never ends its sessions (the conformance suite opens one per
+// scenario and sends no DELETE) would leave one `a2a mcp` each running; past this many, the
+// least recently used session with no call open is ended.
+export function startBridge(o: { store: () => string; env?: Record<string, string>; args?: string[]; maxSessions?: number }): Bridge {
+  const sessions = new Map<string, Session>(); // least recently used first
+  const exits: Promise<number>[] = []; // every child's, ended sessions' too: stop waits for all
+  const use = (id: string, s: Session) => {
+    sessions.delete(id);
+    sessions.set(id, s);
+  };
+  const evict = () => {
+    for (const [id, s] of sessions) {
+      if (sessions.size < (o.maxSessions ?? 4)) return;
+      if (s.posts.length > 0) continue;
+      sessions.delete(id);
+      end(s);
+    }
+  };
 
   const deliver = (s: Session, m: Message) => {
     const isResponse = m.method === undefined;
@@ -106,6 +122,7 @@ export function startBridge(o: { store: () => string; env?: Record<string, strin
       stderr: "ignore",
     });
     const s: Session = { child, posts: [], get: null, queued: [] };
+    exits.push(child.exited);
     void (async () => {
       let buf = "";
       const dec = new TextDecoder();
@@ -145,12 +162,14 @@ export function startBridge(o: { store: () => string; env?: Record<string, strin
     let newId: string | undefined;
     if (id === null) {
       if (!messages.some((m) => m.method === "initialize")) return jsonError(400, -32000, "Bad Request: no Mcp-Session-Id, and this is not initialize");
+      evict();
       newId = crypto.randomUUID();
       s = spawn();
       sessions.set(newId, s);
     } else {
       s = sessions.get(id);
       if (!s) return jsonError(404, -32001, "Session not found");
+      use(id, s);
     }
     const requests = messages.filter((m) => m.method !== undefined && m.id !== undefined && m.id !== null);
     if (requests.length === 0) {
@@ -179,11 +198,11 @@ export function startBridge(o: { store: () => string; env?: Record<string, strin
     return response;
   };
 
-  const end = (s: Session) => {
+  function end(s: Session) {
     for (const p of s.posts) p.end();
     s.get?.end();
     s.child.stdin.end();
-  };
+  }
 
   const server = Bun.serve({
     port: 0,
@@ -210,7 +229,7 @@ export function startBridge(o: { store: () => string; env?: Record<string, strin
     url: `http://127.0.0.1:${server.port}/mcp`,
     async stop() {
       for (const s of sessions.values()) end(s);
-      await Promise.all([...sessions.values()].map((s) => s.child.exited));
+      await Promise.all(exits);
       sessions.clear();
       server.stop(true);
     },
