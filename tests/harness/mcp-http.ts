@@ -178,7 +178,10 @@ export function startBridge(o: { store: () => string; env?: Record<string, strin
     }
     const { stream, response, closed } = sseStream(new Set(requests.map((m) => key(m.id))));
     s.posts.push(stream);
-    void closed.then(() => s.posts.splice(s.posts.indexOf(stream) >>> 0, 1));
+    void closed.then(() => {
+      const i = s.posts.indexOf(stream);
+      if (i >= 0) s.posts.splice(i, 1);
+    });
     for (const m of s.queued.splice(0)) stream.send(m);
     write(s, messages);
     if (newId) response.headers.set("mcp-session-id", newId);
@@ -187,7 +190,7 @@ export function startBridge(o: { store: () => string; env?: Record<string, strin
 
   const get = (req: Request): Response => {
     const s = sessions.get(req.headers.get("mcp-session-id") ?? "");
-    if (!s) return jsonError(s === undefined && req.headers.has("mcp-session-id") ? 404 : 400, -32000, "Bad Request: no such session");
+    if (!s) return req.headers.has("mcp-session-id") ? jsonError(404, -32001, "Session not found") : jsonError(400, -32000, "Bad Request: no Mcp-Session-Id");
     if (s.get) return jsonError(409, -32000, "Conflict: this session has a GET stream already");
     const { stream, response, closed } = sseStream(new Set());
     s.get = stream;
