@@ -36,7 +36,7 @@ export async function bounded<T>(
     try {
       what = await progress();
     } catch (e) {
-      return ctx.log(`progress: ${(e as Error).message}`); // what is awaited could not be read: no notification this time
+      return ctx.warn(`progress: ${(e as Error).message}`); // what is awaited could not be read: no notification this time
     }
     if (over) return;
     await extra

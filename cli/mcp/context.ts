@@ -19,10 +19,14 @@ export interface McpCtx {
   progressMs: number;
   shutdown: AbortSignal; // aborted when the server stops: every wait returns at once
   log: (line: string) => void;
+  // Something a client is owed and did not get (a progress read, a watch, a push that failed):
+  // the A2A_LOG line, and once the server is up a notifications/message at level warning.
+  warn: (line: string) => void;
   tools: Set<string>; // the tools offered (toolsets.ts): results name only those
 }
 
 export function makeCtx(bus: Bus, session: Session, deliveries: Deliveries, shutdown: AbortSignal, tools: Set<string>): McpCtx {
+  const log = bus.settings.log ? (line: string) => err(`a2a mcp: ${line}\n`) : () => {};
   return {
     bus,
     session,
@@ -30,7 +34,8 @@ export function makeCtx(bus: Bus, session: Session, deliveries: Deliveries, shut
     maxWaitSec: bus.settings.maxWaitSec,
     progressMs: bus.settings.progressMs,
     shutdown,
-    log: bus.settings.log ? (line) => err(`a2a mcp: ${line}\n`) : () => {},
+    log,
+    warn: log,
     tools,
   };
 }

@@ -33,7 +33,7 @@ export function startPush(server: McpServer, ctx: McpCtx): () => void {
     // An agent a2a can wake gets one wake per batch of mail (wake.ts), not a push per message.
     const way = wayFor(server, ctx);
     if (way) return void (stop = startWake(ctx, way));
-    const onError = (e: unknown) => ctx.log(`inbox push: ${(e as Error).message}`);
+    const onError = (e: unknown) => ctx.warn(`inbox push: ${(e as Error).message}`);
     ctx.bus.mail
       .watch(
         ctx.session.me,

@@ -106,7 +106,7 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
       await track(name);
       if (name === undefined) for (const n of [...last.keys()]) await check(n);
       else if (last.has(name)) await check(name);
-    }).catch((e) => ctx.log(`resource watch: ${(e as Error).message}`)); // never let one slot break the shared watch
+    }).catch((e) => ctx.warn(`resource watch: ${(e as Error).message}`)); // never let one slot break the shared watch
   };
   // What resources/list answers is the client's baseline.
   const listed = (names: string[]) =>
@@ -115,7 +115,7 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
     });
   // Closes a watch; one that failed to start holds nothing (its error went to its subscriber).
   const unwatch = (w: Promise<() => void>): Promise<void> =>
-    w.then((off) => off(), () => {}).catch((e) => ctx.log(`resource watch: ${(e as Error).message}`));
+    w.then((off) => off(), () => {}).catch((e) => ctx.warn(`resource watch: ${(e as Error).message}`));
 
   server.server.setRequestHandler(SubscribeRequestSchema, async (req) => {
     const name = nameOfUri(req.params.uri);

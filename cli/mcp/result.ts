@@ -82,7 +82,7 @@ async function note(ctx: McpCtx): Promise<string> {
   try {
     return await ctx.session.unreadNote();
   } catch (e) {
-    ctx.log(`unread note: ${(e as Error).message}`);
+    ctx.warn(`unread note: ${(e as Error).message}`);
     return "";
   }
 }

@@ -102,12 +102,18 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
       capabilities: {
         tools: {},
         resources: { subscribe: true },
+        // ctx.warn's lines; the SDK answers logging/setLevel and drops what is below the level.
+        logging: {},
         experimental: { "claude/channel": {} },
       },
       instructions: instructionsFor(tools),
     },
   );
   oneLineValidationErrors(server);
+  ctx.warn = (line) => {
+    ctx.log(line);
+    void server.server.sendLoggingMessage({ level: "warning", logger: "a2a", data: line }).catch(() => {}); // no client left to tell
+  };
   for (const register of TOOL_GROUPS) register(only(server, tools), ctx);
   compactToolList(server);
   // The SDK declares listChanged for tools as it registers them; a session's tool list never
