@@ -2,7 +2,7 @@
 // the compiled binary with a stand-in agent on PATH: whatever the crew is given, the user's
 // checkout is never where a worker's worktree goes, and a refusal leaves everything as it was.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { collect, exitWithin, spawnA2A, tempDir, testStore, type RunOptions } from "../harness/run";
 import { expectCleanError } from "./fixtures/core";
@@ -50,4 +50,39 @@ describe("crew up: a worker's worktree is never inside the user's checkout", () 
       expect(snapshot(repo)).toEqual(before);
     });
   }
+});
+
+describe("crew up: an attempt's lease token never reaches what others read", () => {
+  test("a run that prints its token (whole, split over two writes, on stdout and stderr): the log, the reason and the status show it replaced", async () => {
+    using d = testStore();
+    using w = tempDir();
+    const id = (await collect(spawnA2A(["task", "add", "q", "x", "--max-attempts", "1"], { dir: d.path }))).stdout.trim();
+    writeFileSync(join(w.path, "crew.toml"), `
+[[worker]]
+name = "leaky"
+queues = ["q"]
+self_finish = true
+command = 'printf %s "$A2A_TASK_TOKEN" > tok; echo "token $A2A_TASK_TOKEN"; printf %s "$(cut -c1-5 tok)"; sleep 0.5; echo "$(cut -c6- tok)"; echo "err $A2A_TASK_TOKEN" >&2; exit 1'
+`);
+    const p = spawnA2A(["crew", "up", join(w.path, "crew.toml")], { dir: d.path });
+    try {
+      expect((await collect(spawnA2A(["task", "wait", id], { dir: d.path }))).code).toBe(1);
+    } finally {
+      p.kill("SIGTERM");
+      await exitWithin(p, 30_000);
+    }
+    const token = readFileSync(join(w.path, "tok"), "utf8");
+    expect(token).toMatch(/^1-[0-9a-f]{8,}$/);
+    const log = await collect(spawnA2A(["crew", "logs", "leaky"], { dir: d.path }));
+    const shown = await collect(spawnA2A(["task", "show", id, "--json"], { dir: d.path }));
+    const status = await collect(spawnA2A(["crew", "--json"], { dir: d.path }));
+    const said = await new Response(p.stderr).text();
+    expect(log.code).toBe(0);
+    expect(log.stdout).toContain("token [the task's token]");
+    expect(log.stdout).toContain("err [the task's token]");
+    expect(JSON.parse(shown.stdout).attempts[0].reason).toContain("[the task's token]");
+    for (const [what, text] of [["crew logs", log.stdout], ["task show", shown.stdout], ["crew --json", status.stdout], ["crew up's lines", said]]) {
+      expect({ what, leaks: text.includes(token) || text.includes(token.slice(5)) }).toEqual({ what, leaks: false });
+    }
+  });
 });
