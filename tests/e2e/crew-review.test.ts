@@ -52,6 +52,24 @@ describe("crew up: a worker's worktree is never inside the user's checkout", () 
   }
 });
 
+describe("crew up: a worker's branch checked out elsewhere", () => {
+  test("the user's checkout on a2a/NAME: refused at crew up in one line, exit 2, the task untouched (not three failed attempts and a dead letter)", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    sh(["git", "checkout", "-q", "-b", "a2a/ann"], repo);
+    writeFileSync(join(repo, "crew.toml"), 'lease = "3s"\n[[worker]]\nname = "ann"\nagent = "claude"\nqueues = ["q"]\nbackoff = "10ms"\n');
+    const id = (await collect(spawnA2A(["task", "add", "q", "x"], { dir: store.path }))).stdout.trim();
+    const before = snapshot(repo);
+    const r = await refusedUp(join(repo, "crew.toml"), { dir: store.path, env: { PATH: fakeAgent(d.path) } });
+    expectCleanError(r, 2, /^a2a: branch a2a\/ann, worker ann's, is checked out at .*\/app: switch that checkout to another branch/);
+    const t = JSON.parse((await collect(spawnA2A(["task", "show", id, "--json"], { dir: store.path }))).stdout);
+    expect({ state: t.state, attempts: t.attempts }).toEqual({ state: "ready", attempts: [] });
+    expect(existsSync(join(d.path, "app.crew"))).toBe(false);
+    expect(snapshot(repo)).toEqual(before);
+  });
+});
+
 describe("crew up: an attempt's lease token never reaches what others read", () => {
   test("a run that prints its token (whole, split over two writes, on stdout and stderr): the log, the reason and the status show it replaced", async () => {
     using d = testStore();
