@@ -2,7 +2,7 @@
 // the compiled binary with a stand-in agent on PATH: whatever the crew is given, the user's
 // checkout is never where a worker's worktree goes, and a refusal leaves everything as it was.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { collect, exitWithin, spawnA2A, tempDir, testStore, type RunOptions } from "../harness/run";
 import { expectCleanError } from "./fixtures/core";
@@ -101,6 +101,48 @@ command = 'printf %s "$A2A_TASK_TOKEN" > tok; echo "token $A2A_TASK_TOKEN"; prin
     expect(JSON.parse(shown.stdout).attempts[0].reason).toContain("[the task's token]");
     for (const [what, text] of [["crew logs", log.stdout], ["task show", shown.stdout], ["crew --json", status.stdout], ["crew up's lines", said]]) {
       expect({ what, leaks: text.includes(token) || text.includes(token.slice(5)) }).toEqual({ what, leaks: false });
+    }
+  });
+});
+
+// The processes whose command line holds `marker` (a number no other test uses).
+function procsWith(marker: string): number[] {
+  return readdirSync("/proc").filter((d) => /^\d+$/.test(d)).flatMap((d) => {
+    try {
+      return readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0").includes(marker) ? [Number(d)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+describe("crew up: a run that leaves a process outside its group", () => {
+  test("a setsid'd child holding the run's output: the attempt still ends (done with its stdout), and crew down returns", async () => {
+    using d = testStore();
+    using w = tempDir();
+    const id = (await collect(spawnA2A(["task", "add", "q", "x"], { dir: d.path }))).stdout.trim();
+    writeFileSync(join(w.path, "crew.toml"), `
+[[worker]]
+name = "daemonizer"
+queues = ["q"]
+command = 'setsid sleep 86413 & echo started; exit 0'
+`);
+    const p = spawnA2A(["crew", "up", join(w.path, "crew.toml")], { dir: d.path });
+    try {
+      const waited = spawnA2A(["task", "wait", id], { dir: d.path });
+      const done = await exitWithin(waited, 30_000).catch((e) => {
+        waited.kill();
+        throw e;
+      });
+      expect({ done, result: (await new Response(waited.stdout).text()).trim() }).toEqual({ done: 0, result: "started" });
+      const down = spawnA2A(["crew", "down"], { dir: d.path });
+      expect(await exitWithin(down, 30_000)).toBe(0);
+      expect(await exitWithin(p, 30_000)).toBe(0);
+      const log = await collect(spawnA2A(["crew", "logs", "daemonizer"], { dir: d.path }));
+      expect(log.stdout).toContain("[a2a crew] a process the run left outside its process group still holds its output: not read further");
+    } finally {
+      if (p.exitCode === null) p.kill("SIGKILL");
+      for (const pid of procsWith("86413")) process.kill(pid, "SIGKILL");
     }
   });
 });
