@@ -4,9 +4,12 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { collect, exitWithin, spawnA2A, tempDir, testStore, type RunOptions } from "../harness/run";
+import { BIN, collect, exitWithin, spawnA2A, tempDir, testStore, type RunOptions } from "../harness/run";
 import { expectCleanError } from "./fixtures/core";
-import { sh, snapshot, userRepo } from "./fixtures/crew";
+import { claimed, framing, GIT_ENV, sh, snapshot, spawnSpec, taskState, userRepo } from "./fixtures/crew";
+import { launchAgent, type AgentWorker } from "../../cli/crew/launch";
+import { CLAUDE, claudeEnv, skipped as claudeSkipped } from "./fixtures/claude";
+import { standIn, toolResults, type Request } from "./fixtures/messages-api";
 
 setDefaultTimeout(120_000);
 
@@ -143,6 +146,41 @@ command = 'setsid sleep 86413 & echo started; exit 0'
     } finally {
       if (p.exitCode === null) p.kill("SIGKILL");
       for (const pid of procsWith("86413")) process.kill(pid, "SIGKILL");
+    }
+  });
+});
+
+describe("crew worker (permissions \"edits\"): the git commands it may run write nothing outside its worktree", () => {
+  test("Claude Code: git diff --output and git log --output aimed outside are not run without a human", async () => {
+    if (await claudeSkipped("the crew worker")) return;
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const home = join(d.path, "home");
+    mkdirSync(home);
+    const before = snapshot(repo);
+    const job = await claimed(store.path, "ann", "review your changes");
+    const outside = [join(repo, "src", "api.ts.escaped"), join(d.path, "escaped-log.txt")];
+    const userText = (r: Request) => JSON.stringify(r.body.messages?.[0] ?? "");
+    const api = standIn((r) => {
+      if (!(r.body.tools ?? []).some((t: any) => t.name === "mcp__a2a__task_done")) return [{ text: "ok" }];
+      const f = framing(userText(r));
+      const step = r.body.messages.filter((m: any) => m.role === "assistant").length;
+      if (!f) return [{ text: "no task in the prompt" }];
+      if (step === 0) return [{ tool: "Bash", input: { command: `git diff --output=${outside[0]}`, description: "diff" } }];
+      if (step === 1) return [{ tool: "Bash", input: { command: `git log --output=${outside[1]}`, description: "log" } }];
+      if (step === 2) return [{ tool: "mcp__a2a__task_done", input: { id: f.id, token: f.token, result: "reviewed" } }];
+      return [{ text: `finished: ${toolResults(r).join(" ")}` }];
+    });
+    try {
+      const w: AgentWorker = { name: "ann", agent: "claude", worktree: true, repo, bin: CLAUDE, env: { ...(claudeEnv({ home, store: store.path, apiUrl: api.url }) as Record<string, string>), ...GIT_ENV } };
+      const run = await spawnSpec(await launchAgent(w, job, { store: store.path, a2aBin: BIN }));
+      expect(run.code).toBe(0);
+      expect((await taskState(store.path, job.id)).state).toBe("done"); // the run went through all its steps
+      for (const f of outside) expect({ f, written: existsSync(f) }).toEqual({ f, written: false });
+      expect(snapshot(repo)).toEqual(before);
+    } finally {
+      api.close();
     }
   });
 });
