@@ -4,7 +4,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, collect, exitWithin, spawnA2A, tempDir, testStore, type RunOptions } from "../harness/run";
+import { BIN, collect, exitWithin, readUntil, spawnA2A, tempDir, testStore, type RunOptions } from "../harness/run";
 import { expectCleanError } from "./fixtures/core";
 import { claimed, framing, GIT_ENV, sh, snapshot, spawnSpec, taskState, userRepo } from "./fixtures/crew";
 import { launchAgent, type AgentWorker } from "../../cli/crew/launch";
@@ -181,6 +181,27 @@ describe("crew worker (permissions \"edits\"): the git commands it may run write
       expect(snapshot(repo)).toEqual(before);
     } finally {
       api.close();
+    }
+  });
+});
+
+describe("crew up: a crew's name cannot collide with another crew's worker log", () => {
+  test('name = "app.web" is refused in one line, exit 2 (its status would be crew app\'s worker web\'s log); a file app.web.toml names crew app-web', async () => {
+    using d = testStore();
+    using w = tempDir();
+    const body = '[[worker]]\nname = "idle"\nqueues = ["other"]\ncommand = "true"\n';
+    writeFileSync(join(w.path, "dotted.toml"), `name = "app.web"\n${body}`);
+    const r = await refusedUp(join(w.path, "dotted.toml"), { dir: d.path });
+    expectCleanError(r, 2, /dotted\.toml:1: crew name "app\.web" holds a dot, which a crew's name cannot \(its workers' logs are crew\.NAME\.WORKER\): use "-" instead/);
+    writeFileSync(join(w.path, "app.web.toml"), body);
+    const p = spawnA2A(["crew", "up", join(w.path, "app.web.toml")], { dir: d.path });
+    try {
+      const said = await readUntil(p.stderr as ReadableStream<Uint8Array>, (t) => t.includes(" up: "), 30_000);
+      expect(said).toContain("crew app-web up: idle");
+      expect(await exitWithin(spawnA2A(["crew", "down", "app-web"], { dir: d.path }), 30_000)).toBe(0);
+      expect(await exitWithin(p, 30_000)).toBe(0);
+    } finally {
+      if (p.exitCode === null) p.kill("SIGKILL");
     }
   });
 });
