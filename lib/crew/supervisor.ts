@@ -118,8 +118,9 @@ export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {})
         }
       }
     })();
+    // Said once its status is there: a crew down run on seeing the line finds the crew up.
+    await publish();
     say(`crew ${spec.name} up: ${spec.workers.map((w) => w.name).join(", ")} (pid ${process.pid} on ${store.host})`);
-    publish();
     await Promise.all(spec.workers.map((w) => {
       const stop = AbortSignal.any([stopAll.signal, stops.get(w.name)!.signal]);
       return workerLoop(store, spec, w, launchers[w.agent]!, stop, set, say);

@@ -128,7 +128,7 @@ describe("crew up: a run that leaves a process outside its group", () => {
 [[worker]]
 name = "daemonizer"
 queues = ["q"]
-command = 'setsid sleep 86413 & echo started; exit 0'
+command = 'setsid sh -c "echo out > escaped; exec sleep 86413" & until [ -s escaped ]; do sleep 0.05; done; echo started; exit 0'
 `);
     const p = spawnA2A(["crew", "up", join(w.path, "crew.toml")], { dir: d.path });
     try {
