@@ -185,8 +185,11 @@ export function hooksCheck(title: string, id: string, events: Record<string, A2A
     : { check: `${title} hooks`, level: "ok", detail: `installed: ${all.map((ev) => `${ev}: ${found[ev]![0]}`).join("; ")}` };
 }
 
-// The git commands a crew worker runs to record its work (permissions "edits").
-export const WORKER_GIT = ["add", "commit", "status", "diff", "log"];
+// The git commands a crew worker runs to record its work (permissions "edits"): a rule allows a
+// command's prefix, whatever options follow, so none whose options write a file anywhere (diff
+// and log take --output=FILE: a worker could write into the user's checkout or another
+// worker's worktree).
+export const WORKER_GIT = ["add", "commit", "status"];
 
 // A crew worker's run: `claude -p` (the prompt on stdin), a2a's server (--mcp-config) and hooks
 // (--settings: added to the user's own, for this run only), stream-json so the supervisor's log

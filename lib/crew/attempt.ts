@@ -16,7 +16,7 @@ import { A2AError } from "../core/errors";
 import { claimTask, unclaimTask } from "../tasks/claim";
 import { completeTask, failTask, renewTask } from "../tasks/holder";
 import { findTask } from "../tasks/state";
-import type { Log } from "./log";
+import { scrub, secretsOf, type Log } from "./log";
 import { runProcess, type RunEnd } from "./process";
 import { endsBy, type Job, type Launcher, type WorkerSpec } from "./worker";
 
@@ -72,6 +72,10 @@ export async function runAttempt(store: Store, w: WorkerSpec, job: Job, launcher
     clearInterval(timer);
     await renewing;
   }
+  // The output's tail goes into the reason (the task's record, the status, the supervisor's
+  // lines): without the attempt's secrets, as the log.
+  const secrets = secretsOf(store, job.token);
+  r = { ...r, tail: scrub(r.tail, secrets), errTail: scrub(r.errTail, secrets) };
   if (r.stopped === "stop") {
     await unclaimTask(store, job).catch(() => false);
     return { ok: false, stopped: true, reason: null };

@@ -1,7 +1,7 @@
 // The crew file (TOML): who the crew's workers are, what each runs and how it is watched. A pure
 // module (no storage): the CLI parses and checks a file before anything is started or written.
 //
-//   name = "builders"            # optional: the file's name without its extension
+//   name = "builders"            # optional: the file's name without its extension (dots as "-")
 //   lease = "30s"                # optional: the crew's lease and each task claim's
 //   [[worker]]
 //   name = "builder"             # count > 1: builder-1 .. builder-N
@@ -94,8 +94,11 @@ export function parseCrew(text: string, file: string, env: ParseEnv): CrewSpec {
   }
   for (const k of Object.keys(doc)) if (!TOP_KEYS.includes(k)) fail(`unknown key ${k}: the keys of a crew file are ${TOP_KEYS.join(", ")} (a worker's keys go under [[worker]])`, lineOf(text, k));
   const base = file.split("/").pop()!.replace(/\.[^.]*$/, "");
-  const name = doc.name ?? base;
+  // No dot in a crew's name: its status is the slot crew.NAME and each worker's log crew.NAME.WORKER,
+  // so crew "app.web" would share its status with the log of crew "app"'s worker "web".
+  const name = doc.name ?? base.replaceAll(".", "-");
   if (!isValidName(name)) fail(`invalid crew name ${JSON.stringify(name)}: ${NAME_RULE}; set name = "..." in the file`, lineOf(text, "name"));
+  if ((name as string).includes(".")) fail(`crew name ${JSON.stringify(name)} holds a dot, which a crew's name cannot (its workers' logs are crew.NAME.WORKER): use "-" instead`, lineOf(text, "name"));
   const leaseSec = doc.lease === undefined ? DEFAULT_LEASE_SEC : duration(doc.lease, "lease", lineOf(text, "lease"), fail);
   if (leaseSec === null || leaseSec < 1) fail(`lease must be at least 1s: e.g. lease = "30s"`, lineOf(text, "lease"));
   const tables = doc.worker;

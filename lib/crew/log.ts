@@ -4,9 +4,12 @@
 // (what arrived within FLUSH_MS as one chunk), and its end is published. Bounded: at most
 // LOG_MAX bytes of one task's output are kept (then one line says the rest was left out), and
 // the slot expires LOG_TTL_SEC after its last task. A log that cannot be written never stops
-// the worker.
+// the worker. The attempt's secrets (its lease token, the store URL's password) never reach it:
+// a worker's output may echo its prompt or environment, and any reader of the bus (another
+// worker among them) reads the log, which would let it end a task it does not hold.
 
 import type { Store } from "../core/config";
+import { redact } from "../core/location";
 import { appendChunk, publishSlot, startSlot } from "../slots/slot";
 
 export const FLUSH_MS = 200;
@@ -20,7 +23,18 @@ export interface Log {
   end(result: string): Promise<void>;
 }
 
-export async function openLog(store: Store, slot: string, task: string): Promise<Log> {
+// What an attempt's output must not carry, each with what stands in its place.
+export type Secrets = [secret: string, shown: string][];
+
+export function secretsOf(store: Store, token: string): Secrets {
+  const out: Secrets = [[token, "[the task's token]"]];
+  if (store.url && redact(store.url) !== store.url) out.push([store.url, redact(store.url)]);
+  return out;
+}
+
+export const scrub = (text: string, secrets: Secrets): string => secrets.reduce((t, [s, shown]) => t.replaceAll(s, shown), text);
+
+export async function openLog(store: Store, slot: string, task: string, secrets: Secrets = []): Promise<Log> {
   await startSlot(store, slot, task, { ttlSec: LOG_TTL_SEC }).catch(() => {});
   const limit = Math.min(LOG_MAX, store.maxBytes);
   let buf = "";
@@ -28,10 +42,15 @@ export async function openLog(store: Store, slot: string, task: string): Promise
   let cut = false;
   let chain: Promise<unknown> = Promise.resolve();
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const flush = () => {
+  // A secret may come split over two writes: the last (longest secret - 1) characters wait for
+  // the next write, or the end.
+  const hold = Math.max(0, ...secrets.map(([x]) => x.length - 1));
+  const flush = (last = false) => {
     timer = undefined;
-    const chunk = buf;
-    buf = "";
+    const clean = scrub(buf, secrets);
+    const upTo = last ? clean.length : Math.max(0, clean.length - hold);
+    const chunk = clean.slice(0, upTo);
+    buf = clean.slice(upTo);
     if (chunk) chain = chain.then(() => appendChunk(store, slot, chunk)).catch(() => {});
   };
   return {
@@ -47,7 +66,7 @@ export async function openLog(store: Store, slot: string, task: string): Promise
     },
     async end(result: string) {
       clearTimeout(timer);
-      flush();
+      flush(true);
       await chain;
       await publishSlot(store, slot, result, { ttlSec: LOG_TTL_SEC }).catch(() => {});
     },

@@ -79,9 +79,14 @@ export async function runProcess(spec: LaunchSpec, o: RunOptions): Promise<RunEn
   const out: Uint8Array[] = [];
   let kept = 0;
   let overflow = false;
+  const readers: { cancel(): Promise<void> }[] = [];
   const pump = async (stream: ReadableStream<Uint8Array>, isOut: boolean) => {
     const dec = new TextDecoder();
-    for await (const chunk of stream) {
+    const reader = stream.getReader();
+    readers.push(reader);
+    for (;;) {
+      const { done, value: chunk } = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done || !chunk) break;
       if (isOut) {
         if (kept + chunk.length > o.keep) overflow = true;
         if (kept < o.keep) out.push(chunk.subarray(0, o.keep - kept));
@@ -111,10 +116,24 @@ export async function runProcess(spec: LaunchSpec, o: RunOptions): Promise<RunEn
   // The process is gone; anything it left behind in its group goes with it (and lets go of the
   // pipes, so its output ends).
   killGroup(p.pid, "SIGKILL");
-  await pumps;
+  // A process it started in a session of its own (setsid, a daemon) is out of the group and may
+  // hold the pipes open for ever: its output is read no further than GRACE_MS, so the attempt
+  // still ends (and a stop still returns).
+  if (!(await settles(pumps, GRACE_MS))) {
+    o.onOutput(`\n[a2a crew] a process the run left outside its process group still holds its output: not read further\n`);
+    await Promise.all(readers.map((r) => r.cancel().catch(() => {})));
+    await pumps;
+  }
   clearTimeout(limit);
   clearTimeout(killer);
   o.stop.removeEventListener("abort", onStop);
   const stdout = new TextDecoder().decode(Buffer.concat(out));
   return { code: p.signalCode ? null : p.exitCode, signal: p.signalCode ? String(p.signalCode) : null, stdout, overflow, tail, errTail, stopped };
+}
+
+// Whether `p` settles within `ms`.
+function settles(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return Promise.race([p.then(() => true, () => true), late]).finally(() => clearTimeout(timer));
 }

@@ -20,7 +20,7 @@ import { receive } from "../mail/receive";
 import { pidAlive } from "../core/holder";
 import { claimFor, runAttempt } from "./attempt";
 import type { AgentKind, CrewSpec, WorkerSpec } from "./file";
-import { logName, openLog } from "./log";
+import { logName, openLog, secretsOf } from "./log";
 import { workerPresence } from "./presence";
 import { killGroup, procStart } from "./process";
 import { controlName, crewStatus, leaseName, publishStatus, type Control, type CrewStatus, type WorkerStatus } from "./status";
@@ -118,8 +118,9 @@ export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {})
         }
       }
     })();
+    // Said once its status is there: a crew down run on seeing the line finds the crew up.
+    await publish();
     say(`crew ${spec.name} up: ${spec.workers.map((w) => w.name).join(", ")} (pid ${process.pid} on ${store.host})`);
-    publish();
     await Promise.all(spec.workers.map((w) => {
       const stop = AbortSignal.any([stopAll.signal, stops.get(w.name)!.signal]);
       return workerLoop(store, spec, w, launchers[w.agent]!, stop, set, say);
@@ -163,7 +164,7 @@ async function workerLoop(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
       if (!job) break;
       set(w.name, { state: "working", task: { queue: job.queue, id: job.id, attempt: job.attempt } });
       await presence.working(job);
-      const log = await openLog(store, logName(spec.name, w.name), `task ${job.id} attempt ${job.attempt} (queue ${job.queue})`);
+      const log = await openLog(store, logName(spec.name, w.name), `task ${job.id} attempt ${job.attempt} (queue ${job.queue})`, secretsOf(store, job.token));
       // Its process is in the status before it is said to run: a supervisor that takes over
       // after a kill -9 here ends what it finds there (takeOver).
       const end = await runAttempt(store, w, job, launcher, spec.leaseSec, stop, log, (pid) => {

@@ -134,10 +134,33 @@ export function checkWorktree(repo: string, name: string, o: { dir?: string } = 
   checkWorkerName(name);
   const c = checkoutOf(repo);
   const path = worktreePath(c, name, o.dir);
-  if (inside(path, c.root)) throw new A2AError("EUSAGE", `${path} is inside your checkout ${c.root}: give the crew a worktree directory outside it`, { data: { path } });
-  if (!existsSync(path) && !isSymlink(path)) return { c, path, there: false };
-  if (!isCrewWorktree(c, path)) refuseTaken(path);
-  return { c, path, there: true };
+  // Judged where the path really leads: REPO.crew (or a directory on the way) may be a symlink
+  // into the checkout or its git directory.
+  const real = realPathOf(path);
+  for (const dir of [c.root, c.common]) {
+    if (inside(path, dir) || inside(real, dir)) throw new A2AError("EUSAGE", `${path}${real !== path ? ` (${real})` : ""} is inside your checkout ${dir}: give the crew a worktree directory outside it`, { data: { path } });
+  }
+  if (existsSync(path) || isSymlink(path)) {
+    if (!isCrewWorktree(c, path)) refuseTaken(path);
+    return { c, path, there: true };
+  }
+  // git checks a branch out in one worktree only: refused here rather than at each task, where
+  // every attempt would fail, and the task go to the dead letters, without anything run.
+  const at = checkedOutAt(c, branchOf(name));
+  if (at !== undefined) {
+    throw new A2AError("EUSAGE", `branch ${branchOf(name)}, worker ${name}'s, is checked out at ${at}: switch that checkout to another branch (or git worktree prune, when its directory is gone), or rename the worker; nothing was changed`, { data: { name, branch: branchOf(name), at } });
+  }
+  return { c, path, there: false };
+}
+
+// The worktree of checkout `c` that has `branch` checked out, if one has.
+function checkedOutAt(c: Checkout, branch: string): string | undefined {
+  let at: string | undefined;
+  for (const line of git(["worktree", "list", "--porcelain"], c.root).split("\n")) {
+    if (line.startsWith("worktree ")) at = line.slice("worktree ".length);
+    else if (line === `branch refs/heads/${branch}`) return at;
+  }
+  return undefined;
 }
 
 // A worker's name is a directory and a branch (a2a/NAME): an a2a name git takes as a branch name.
@@ -145,6 +168,22 @@ function checkWorkerName(name: string): void {
   if (!isValidName(name)) throw new A2AError("EUSAGE", `worker name ${JSON.stringify(name)} is not valid: ${NAME_RULE}`, { data: { name } });
   if (tryGit(["check-ref-format", `refs/heads/${branchOf(name)}`], process.cwd()) === undefined) {
     throw new A2AError("EUSAGE", `worker name ${JSON.stringify(name)} cannot be a git branch (${branchOf(name)}): take out ".." and a ".lock" ending`, { data: { name } });
+  }
+}
+
+// Where `path` leads: its deepest existing directory resolved (symlinks followed), the rest as
+// written; a symlink at `path` itself is followed too.
+function realPathOf(path: string): string {
+  let dir = path;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return join(realpathSync(dir), ...rest);
+    } catch {
+      if (dirname(dir) === dir) return path;
+      rest.unshift(basename(dir));
+      dir = dirname(dir);
+    }
   }
 }
 
