@@ -14,7 +14,8 @@
 // For each N, a driver (this process, a bus of its own) publishes a session's slot, or sends to
 // its inbox, one at a time, round robin over the sessions, and the wake is the session's clock
 // (CLOCK_MONOTONIC, bench/lib/clock.ts) when its wait returned, minus the driver's before the
-// call. Then `a2a status` and `a2a publish` (spawn -> exit, alternated) on that store, and the
+// call; the CPU time of the server's processes and of the hosts over those wakes, less their idle
+// rate, per wake. Then `a2a status` and `a2a publish` (spawn -> exit, alternated) on that store, and the
 // server's memory: PSS and RSS of each session backend (/proc/PID/smaps_rollup; PSS shares
 // shared_buffers out among the processes that map them, RSS counts them whole in each), and the
 // PSS of every server process (the postmaster and its children) over its value with no session.
@@ -124,7 +125,7 @@ const cpuMs = (pids: number[]) => pids.reduce((a, pid) => {
 const serverPss = () => serverPids().reduce((a, p) => a + mem(p).pss, 0);
 const idlePss = serverPss();
 
-interface Level { n: number; slot: Summary; inbox: Summary; pubCall: Summary; sendCall: Summary; status: Summary; publish: Summary; pss: number; rss: number; total: number; hostRss: number; serverCpu: number; hostCpu: number; load: string }
+interface Level { n: number; slot: Summary; inbox: Summary; pubCall: Summary; sendCall: Summary; status: Summary; publish: Summary; pss: number; rss: number; total: number; hostRss: number; serverCpu: number; hostCpu: number; serverWake: number; hostWake: number; load: string }
 const levels: Level[] = [];
 const skipped: string[] = [];
 for (const N of LEVELS) {
@@ -186,12 +187,17 @@ for (const N of LEVELS) {
   const inbox: number[] = [];
   calls.s = [];
   calls.m = [];
+  const busy = [serverPids(), hosts.map((h) => h.pid)];
+  const b0 = busy.map(cpuMs);
+  const tb = mono();
   for (let k = 0; k < TRIALS; k++) {
     const i = pick(k); // each waited again long before its next turn
     slot.push(await once("s", i));
     inbox.push(await once("m", (i + 1) % N));
     await Bun.sleep(2); // pacing: one wake at a time, the idle load of N sessions between
   }
+  const tEnd = mono();
+  const cEnd = busy.map(cpuMs);
   // What N idle sessions cost by themselves (their safety rechecks: lib/pg/engine.ts PG_RECHECK_MS,
   // lib/mail/receive.ts RECOVER_MS): CPU of the server and of the hosts over IDLE_MS, as % of a core.
   const idle = [serverPids(), hosts.map((h) => h.pid)];
@@ -199,6 +205,9 @@ for (const N of LEVELS) {
   const i0 = mono();
   await Bun.sleep(IDLE_MS);
   const [serverCpu, hostCpu] = idle.map((p, k) => ((cpuMs(p) - c0[k]) / (mono() - i0)) * 100);
+  // CPU per wake (one publish and one send), the idle rate over the same time taken out: what a
+  // notification costs the server and the sessions' processes as N grows.
+  const [serverWake, hostWake] = busy.map((_, k) => (cEnd[k] - b0[k] - ((k ? hostCpu : serverCpu) / 100) * (tEnd - tb)) / (2 * TRIALS));
   const env = childEnv({ dir: url });
   const status: number[] = [];
   const publish: number[] = [];
@@ -213,7 +222,7 @@ for (const N of LEVELS) {
   const total = (serverPss() - idlePss) / N;
   levels.push({
     n: N, slot: summarize(slot), inbox: summarize(inbox), pubCall: summarize(calls.s), sendCall: summarize(calls.m), status: summarize(status), publish: summarize(publish),
-    pss: (2 * per.reduce((a, m) => a + m.pss, 0)) / per.length, rss: per.reduce((a, m) => a + m.rss, 0) / per.length, total, hostRss, serverCpu, hostCpu,
+    pss: (2 * per.reduce((a, m) => a + m.pss, 0)) / per.length, rss: per.reduce((a, m) => a + m.rss, 0) / per.length, total, hostRss, serverCpu, hostCpu, serverWake, hostWake,
     load: loadavg().map((x) => x.toFixed(2)).join(" "),
   });
   const v = levels.at(-1)!;
@@ -234,6 +243,9 @@ console.log(`pg-scale bench: ${new Date().toISOString()}, Bun ${Bun.version}, Po
 console.log(`wake (ms, p50 / p99; clock before the driver's call; the p99's multiple of the first level's in brackets; goal: p99 at 500 within 3x its value at 10)`);
 console.log(`sessions  slot publish -> wait    the publish call   send -> waiting receive   the send call      load`);
 for (const v of levels) console.log(`${String(v.n).padStart(8)}  ${(pp(v.slot) + x(v, "slot")).padEnd(23)}  ${pp(v.pubCall).padEnd(17)}  ${(pp(v.inbox) + x(v, "inbox")).padEnd(24)}  ${pp(v.sendCall).padEnd(17)}  ${v.load}`);
+console.log(`CPU per wake (ms, user + system, the idle rate taken out), of the server and of the session hosts: a notification's cost as sessions grow`);
+console.log(`sessions  server  hosts`);
+for (const v of levels) console.log(`${String(v.n).padStart(8)}  ${f(v.serverWake).padStart(6)}  ${f(v.hostWake).padStart(5)}`);
 console.log(`cost: CLI spawn -> exit (ms, p50); memory per session (MB): the server's PSS over idle, a session's two backends (PSS; one backend's RSS), the host's RSS;`);
 console.log(`  idle (N sessions waiting, nothing else): CPU of the server and of the session hosts, % of one core over ${IDLE_MS / 1000} s`);
 console.log(`sessions  a2a status  a2a publish  server PSS  2 backends PSS  backend RSS  host RSS  idle server CPU  idle hosts CPU`);
