@@ -22,6 +22,7 @@
 // A level is skipped when the memory it would take (the last level's PSS per session, server and
 // hosts) passes half of what the machine has free. Nothing asserts on time.
 
+import type { Subprocess } from "bun";
 import { readdirSync, readFileSync } from "node:fs";
 import { freemem, loadavg } from "node:os";
 import { join } from "node:path";
@@ -128,12 +129,25 @@ const idlePss = serverPss();
 interface Level { n: number; slot: Summary; inbox: Summary; pubCall: Summary; sendCall: Summary; status: Summary; publish: Summary; pss: number; rss: number; total: number; hostRss: number; serverCpu: number; hostCpu: number; serverWake: number; hostWake: number; load: string }
 const levels: Level[] = [];
 const skipped: string[] = [];
+const live: Subprocess[] = []; // the current level's hosts, killed if it fails
 for (const N of LEVELS) {
   const last = levels.at(-1);
   if (last && N * (last.total + last.hostRss) > freemem() / 2 ** 20 / 2) {
     skipped.push(`${N}: about ${((N * (last.total + last.hostRss)) / 1024).toFixed(1)} GB by the last level's figures, over half of the ${(freemem() / 2 ** 30).toFixed(1)} GB free`);
     continue;
   }
+  try {
+    await level(N);
+  } catch (err) {
+    // Where the machine stops holding it: say so, and measure no further.
+    for (const h of live.splice(0)) h.kill("SIGKILL");
+    skipped.push(`${N}: failed: ${String((err as Error)?.message ?? err).split("\n").at(-1)}`);
+    log(`pg-scale: ${skipped.at(-1)}`);
+    break;
+  }
+}
+
+async function level(N: number): Promise<void> {
   const db = await freshDatabase(server);
   const url = `${db.url}?schema=scale`;
   const driver = openBus({ dir: url, env: {} });
@@ -142,6 +156,7 @@ for (const N of LEVELS) {
     cmd: [process.execPath, import.meta.path, "host", url, String(h * PER_HOST), String(Math.min(PER_HOST, N - h * PER_HOST))],
     stdout: "pipe", stderr: "inherit",
   }));
+  live.push(...hosts);
   // Each host's lines: wakes go to whoever waits for that session's next one.
   const waiting = new Map<string, (t: number) => void>();
   const armed = hosts.map((h) => new Promise<void>((ok, fail) => {
@@ -231,6 +246,7 @@ for (const N of LEVELS) {
   await Promise.all(hosts.map((h) => h.exited));
   await driver.close();
   await db.drop();
+  live.splice(0);
 }
 await server.stop();
 
