@@ -20,7 +20,8 @@
 // shared_buffers out among the processes that map them, RSS counts them whole in each), and the
 // PSS of every server process (the postmaster and its children) over its value with no session.
 // A level is skipped when the memory it would take (the last level's PSS per session, server and
-// hosts) passes half of what the machine has free. Nothing asserts on time.
+// hosts) passes half of what the machine has free, and a level that fails (a host's connection
+// lost, the server too busy to connect) ends the run, named under the table. Nothing asserts on time.
 
 import type { Subprocess } from "bun";
 import { readdirSync, readFileSync } from "node:fs";
