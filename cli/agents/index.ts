@@ -7,8 +7,9 @@ import { codex } from "./codex";
 import { gemini } from "./gemini";
 import { opencode } from "./opencode";
 import { qwen } from "./qwen";
+import { copilot } from "./copilot";
 
-export const AGENTS: Record<string, Agent> = { claude, codex, gemini, opencode, qwen };
+export const AGENTS: Record<string, Agent> = { claude, codex, gemini, opencode, copilot, qwen };
 
 export const agentIds = () => Object.keys(AGENTS).join(", ");
 

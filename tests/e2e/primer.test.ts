@@ -40,11 +40,11 @@ describe("a2a setup AGENT --primer", () => {
     const home = join(d.path, "home");
     const repo = join(d.path, "repo");
     mkdirSync(join(repo, ".git"), { recursive: true });
-    const o = { env: { HOME: home, CODEX_HOME: undefined, GEMINI_CLI_HOME: undefined, QWEN_HOME: undefined, XDG_CONFIG_HOME: undefined, XDG_STATE_HOME: undefined }, cwd: repo };
+    const o = { env: { HOME: home, CODEX_HOME: undefined, GEMINI_CLI_HOME: undefined, QWEN_HOME: undefined, COPILOT_HOME: undefined, XDG_CONFIG_HOME: undefined, XDG_STATE_HOME: undefined }, cwd: repo };
     // The user's own CLAUDE.md, without a newline at its end.
     const mine = "# House rules\nRun the tests before you commit.";
     writeFileSync(join(repo, "CLAUDE.md"), mine);
-    for (const [agent, file] of [["claude", "CLAUDE.md"], ["gemini", "GEMINI.md"], ["codex", "AGENTS.md"], ["opencode", "AGENTS.md"], ["qwen", "QWEN.md"]]) {
+    for (const [agent, file] of [["claude", "CLAUDE.md"], ["gemini", "GEMINI.md"], ["codex", "AGENTS.md"], ["opencode", "AGENTS.md"], ["qwen", "QWEN.md"], ["copilot", ".github/copilot-instructions.md"]]) {
       const path = join(repo, file);
       const before = existsSync(path) ? readFileSync(path, "utf8") : undefined;
       expect(await a2a(["setup", agent, "--scope", "project", "--primer"], o)).toMatchObject({ code: 0, stderr: "" });
