@@ -33,7 +33,7 @@ if [ "${1:-}" = "--uninstall" ]; then
   # First a2a's own entries in each coding agent's settings (its MCP server and hooks run this
   # binary: left behind, every hook would fail and the agent would show a2a failing to start).
   if [ -x "$bindir/a2a" ]; then
-    for agent in claude codex gemini opencode; do
+    for agent in claude codex gemini opencode copilot qwen; do
       if setup_out=$("$bindir/a2a" setup "$agent" --remove 2>&1); then
         printf '%s\n' "$setup_out" | grep -E '^(/|a2a removed)' | grep -v ': unchanged' | sed "s/^/install.sh: $agent: /" || true
       else

@@ -6,8 +6,10 @@ import { claude } from "./claude";
 import { codex } from "./codex";
 import { gemini } from "./gemini";
 import { opencode } from "./opencode";
+import { qwen } from "./qwen";
+import { copilot } from "./copilot";
 
-export const AGENTS: Record<string, Agent> = { claude, codex, gemini, opencode };
+export const AGENTS: Record<string, Agent> = { claude, codex, gemini, opencode, copilot, qwen };
 
 export const agentIds = () => Object.keys(AGENTS).join(", ");
 

@@ -1,5 +1,5 @@
 // `a2a setup AGENT --primer`: one short block in the instructions file the agent reads at every
-// start (CLAUDE.md, AGENTS.md, GEMINI.md), saying to run `a2a primer` for the bus: for people
+// start (CLAUDE.md, AGENTS.md, GEMINI.md, QWEN.md, copilot-instructions.md), saying to run `a2a primer` for the bus: for people
 // who would rather their agents used a2a from the shell than through MCP (a few lines of
 // context instead of a tool list).
 //
@@ -20,11 +20,14 @@ const BLOCK_RE = /<!-- a2a:([012]): written by a2a setup --primer; a2a setup AGE
 
 // The instructions file each agent reads, per scope.
 export function instructionsFile(agent: string, scope: Scope, project: string, home: string, env: Record<string, string | undefined> = process.env): string {
-  const name = agent === "claude" ? "CLAUDE.md" : agent === "gemini" ? "GEMINI.md" : "AGENTS.md";
+  const name = agent === "claude" ? "CLAUDE.md" : agent === "gemini" ? "GEMINI.md" : agent === "qwen" ? "QWEN.md" : agent === "copilot" ? "copilot-instructions.md" : "AGENTS.md";
+  // Copilot CLI's own (`copilot instruction list`): .github/copilot-instructions.md, ~/.copilot/copilot-instructions.md.
+  if (agent === "copilot") return scope === "project" ? join(project, ".github", name) : join(env.COPILOT_HOME || join(home, ".copilot"), name);
   if (scope === "project") return join(project, name);
   if (agent === "claude") return join(home, ".claude", name);
   if (agent === "gemini") return join(home, ".gemini", name);
   if (agent === "codex") return join(env.CODEX_HOME || join(home, ".codex"), name);
+  if (agent === "qwen") return join(env.QWEN_HOME || join(home, ".qwen"), name);
   return join(env.XDG_CONFIG_HOME || join(home, ".config"), "opencode", name);
 }
 

@@ -52,7 +52,7 @@ export const WORKER_TOOLS = "default,tasks,files";
 // one not installed.
 export async function launchAgent(w: AgentWorker, job: Job, ctx: LaunchContext): Promise<LaunchSpec> {
   const agent = Object.hasOwn(AGENTS, w.agent) ? AGENTS[w.agent] : undefined;
-  if (!agent?.headless) throw new A2AError("EUSAGE", `worker ${w.name}: unknown agent ${JSON.stringify(w.agent)}: use one of ${Object.keys(AGENTS).join(", ")}`);
+  if (!agent?.headless) throw new A2AError("EUSAGE", `worker ${w.name}: unknown agent ${JSON.stringify(w.agent)}: use one of ${Object.values(AGENTS).filter((a) => a.headless).map((a) => a.id).join(", ")}`);
   const bin = w.bin ?? agent.bin;
   if (!Bun.which(bin, { PATH: w.env?.PATH ?? process.env.PATH ?? "" })) throw new A2AError("EUSAGE", `worker ${w.name}: ${agent.title} is not installed (no ${bin} on PATH): npm install -g ${agent.npm}, or give the worker its path`);
   const repo = w.repo ?? process.cwd();

@@ -88,6 +88,8 @@ describe.if(ON_FILES)("install.sh", () => {
     expect((await run([bin, "publish", "kept", "x", "-q"], s.home, s.env)).code).toBe(0);
     expect((await run([bin, "setup", "claude", "-q"], s.home, s.env)).code).toBe(0);
     expect((await run([bin, "setup", "codex", "-q"], s.home, s.env)).code).toBe(0);
+    expect((await run([bin, "setup", "qwen", "-q"], s.home, s.env)).code).toBe(0);
+    expect((await run([bin, "setup", "copilot", "-q"], s.home, s.env)).code).toBe(0);
     const codexToml = join(s.home, ".codex", "config.toml");
     expect(readFileSync(codexToml, "utf8")).toContain("[mcp_servers.a2a]");
     const settings = join(s.home, ".claude", "settings.json");
@@ -106,6 +108,10 @@ describe.if(ON_FILES)("install.sh", () => {
     // Every agent's, not only Claude Code's.
     expect(u.stdout).toContain("install.sh: codex: a2a removed from Codex CLI");
     expect(existsSync(codexToml)).toBe(false); // setup's own file too
+    expect(u.stdout).toContain("install.sh: qwen: a2a removed from Qwen Code");
+    expect(u.stdout).toContain("install.sh: copilot: a2a removed from Copilot CLI");
+    expect(existsSync(join(s.home, ".copilot", "mcp-config.json"))).toBe(false);
+    expect(existsSync(join(s.home, ".qwen", "settings.json"))).toBe(false);
     expect(u.stdout).toContain(`install.sh: removed ${bin}\n`);
     expect(u.stdout).toContain(`install.sh: removed ${comp}\n`);
     expect(u.stdout).toContain(`left in place: your store (${s.home}/.a2a`);

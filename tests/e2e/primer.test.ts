@@ -40,11 +40,11 @@ describe("a2a setup AGENT --primer", () => {
     const home = join(d.path, "home");
     const repo = join(d.path, "repo");
     mkdirSync(join(repo, ".git"), { recursive: true });
-    const o = { env: { HOME: home, CODEX_HOME: undefined, GEMINI_CLI_HOME: undefined, XDG_CONFIG_HOME: undefined, XDG_STATE_HOME: undefined }, cwd: repo };
+    const o = { env: { HOME: home, CODEX_HOME: undefined, GEMINI_CLI_HOME: undefined, QWEN_HOME: undefined, COPILOT_HOME: undefined, XDG_CONFIG_HOME: undefined, XDG_STATE_HOME: undefined }, cwd: repo };
     // The user's own CLAUDE.md, without a newline at its end.
     const mine = "# House rules\nRun the tests before you commit.";
     writeFileSync(join(repo, "CLAUDE.md"), mine);
-    for (const [agent, file] of [["claude", "CLAUDE.md"], ["gemini", "GEMINI.md"], ["codex", "AGENTS.md"], ["opencode", "AGENTS.md"]]) {
+    for (const [agent, file] of [["claude", "CLAUDE.md"], ["gemini", "GEMINI.md"], ["codex", "AGENTS.md"], ["opencode", "AGENTS.md"], ["qwen", "QWEN.md"], ["copilot", ".github/copilot-instructions.md"]]) {
       const path = join(repo, file);
       const before = existsSync(path) ? readFileSync(path, "utf8") : undefined;
       expect(await a2a(["setup", agent, "--scope", "project", "--primer"], o)).toMatchObject({ code: 0, stderr: "" });
@@ -63,5 +63,10 @@ describe("a2a setup AGENT --primer", () => {
     expect(readFileSync(join(home, ".claude", "CLAUDE.md"), "utf8")).toContain("a2a primer");
     expect(await a2a(["setup", "claude", "--remove"], o)).toMatchObject({ code: 0, stderr: "" });
     expect(existsSync(join(home, ".claude", "CLAUDE.md"))).toBe(false);
+    // Qwen Code's under ~/.qwen.
+    expect(await a2a(["setup", "qwen", "--primer"], o)).toMatchObject({ code: 0, stderr: "" });
+    expect(readFileSync(join(home, ".qwen", "QWEN.md"), "utf8")).toContain("a2a primer");
+    expect(await a2a(["setup", "qwen", "--remove"], o)).toMatchObject({ code: 0, stderr: "" });
+    expect(existsSync(join(home, ".qwen", "QWEN.md"))).toBe(false);
   });
 });
