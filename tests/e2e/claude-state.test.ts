@@ -10,6 +10,7 @@ import { a2a, childEnv, collect, descendants, tempDir, testStore } from "../harn
 import { CLAUDE, claudeEnv, setup, skipped } from "./fixtures/claude";
 import { newText, standIn, toolResults } from "./fixtures/messages-api";
 import { shq, watchScreen } from "./fixtures/pty";
+import { endTree } from "./fixtures/opencode";
 
 setDefaultTimeout(180_000);
 
@@ -87,7 +88,7 @@ describe("real Claude Code, interactive", () => {
       expect(await waitState("gone")).toMatchObject({ state: "gone" });
       expect(await peerState()).toBe("gone");
     } finally {
-      tty.kill("SIGKILL");
+      await endTree(tty.pid); // the terminal and Claude Code under it: none may write after the test
       api.close();
     }
   });
@@ -135,7 +136,7 @@ describe("real Claude Code, interactive", () => {
       expect(JSON.parse(seen.stdout)).toMatchObject({ notification_type: "idle_prompt" });
       expect(await waitState("idle")).toEqual(idle); // not needs-you, and since its stop
     } finally {
-      tty.kill("SIGKILL");
+      await endTree(tty.pid); // the terminal and Claude Code under it: none may write after the test
       api.close();
     }
   });
