@@ -9,7 +9,10 @@
 // latency, never correctness.
 
 export type Channel =
-  | { on: "slots" } // any slot's record; key: the slot's name
+  // Slot records; key: the slot's name. With `names`, only those slots' changes are wanted: an
+  // engine may tell of those alone (a channel per slot) or of every slot (the waiter's check
+  // looks at the key, so a change of another slot costs a look, never a wrong wake).
+  | { on: "slots"; names?: readonly string[] }
   | { on: "inbox"; agent: string } // unread mail arriving; key: the message id
   | { on: "inboxes" } // inboxes appearing; key: the agent's name
   | { on: "queue"; queue: string } // tasks of a queue becoming claimable

@@ -91,8 +91,12 @@ function open(store: Store, dir: string): DirWatch {
 function channelDir(store: Store, ch: Channel): { dir: string; key: (file: string) => string | undefined; make?: true } {
   const any = (file: string) => file;
   switch (ch.on) {
-    case "slots":
-      return { dir: slotsDir(store), key: slotNameOf, make: true };
+    case "slots": {
+      // One directory holds every slot: with `names`, another slot's change is no event at all.
+      const only = ch.names && new Set(ch.names);
+      const key = only ? (f: string) => { const n = slotNameOf(f); return n !== undefined && only.has(n) ? n : undefined; } : slotNameOf;
+      return { dir: slotsDir(store), key, make: true };
+    }
     case "inbox":
       return { dir: newDir(store, ch.agent), key: idOfFile };
     case "inboxes":

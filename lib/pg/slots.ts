@@ -47,6 +47,15 @@ export const SLOT_TABLES = [
   `create trigger wake after insert or update or delete on $S.slots for each row execute function $S.wake_slot()`,
 ];
 
+// Version 2: a slot's change also wakes the slot's own channel (`slot:NAME`), on which a wait for
+// a few named slots listens (lib/pg/wake.ts listenChannels), so a publish wakes its own waiters
+// and not every waiter on the bus. The trigger stays; its function is replaced.
+export const SLOT_TABLES_2 = [
+  `create or replace function $S.wake_slot() returns trigger language plpgsql as $$
+   declare n text := case when tg_op = 'DELETE' then old.name else new.name end;
+   begin perform pg_notify($S.channel('slots'), n); perform pg_notify($S.channel('slot:' || n), n); return null; end $$`,
+];
+
 const AGAIN = new Error("a concurrent change created the slot first");
 
 // The one statement of a change: the record written where the row holds `old` (or, with `old`
