@@ -74,10 +74,11 @@ export interface Waker {
 // connections closes (Bun.SQL's option of that name). `repick`: the store lists several
 // servers, and a lost connection makes a new client, so the LISTENs go to whichever server
 // accepts writes now (lib/pg/primary.ts): after a failover, the promoted standby.
-// `narrow(sql)`: whether the bus wakes slots' own channels (lib/pg/schema.ts slotChannels); where
-// it does not, a wait on named slots listens on `slots` under its own channel's entry, and its
+// `narrow()`: whether the bus wakes slots' own channels (lib/pg/schema.ts slotChannels, asked on
+// the operations' connection: a query on this client would open a connection beside its
+// LISTENs' own); where it does not, a wait on named slots listens on `slots` under its own channel's entry, and its
 // check, which looks at the key, passes over the other slots' changes.
-export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: string, recheckMs: number, repick = false, narrow: (sql: SQL) => Promise<boolean> = async () => true): Waker {
+export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: string, recheckMs: number, repick = false, narrow: () => Promise<boolean> = async () => true): Waker {
   const channels = new Map<string, Listening>();
   let sql: Promise<SQL> | undefined;
   let narrowed: Promise<boolean> | undefined; // narrow's answer on the current client
@@ -101,7 +102,7 @@ export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: 
     const client: Promise<SQL> = (sql ??= connect(() => sql === client && lost()));
     client
       .then(async (s) => {
-        const on = l.broad && !(await (narrowed ??= narrow(s).catch(() => false))) ? l.broad : name;
+        const on = l.broad && !(await (narrowed ??= narrow().catch(() => false))) ? l.broad : name;
         return s.listen(on, (payload: string) => tell(l, payload || l.whole), () => tell(l, l.whole));
       })
       .then(

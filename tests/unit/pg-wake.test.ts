@@ -34,7 +34,8 @@ describe.skipIf(skip !== undefined)("waking on PostgreSQL", () => {
       const listens = () => wire.simpleQueries().filter((q) => /^LISTEN .*linger\.slot:job/i.test(q)).length;
       const first = waiter.slots.wait(["job"], { timeoutMs: 30_000 });
       await until(() => listens() === 1, 30_000, "the first wait's LISTEN");
-      const connected = wire.connections(); // the waiter's two: its operations', its LISTENs'
+      const connected = wire.connections();
+      expect(connected).toBe(2); // the waiter's two: its operations', its LISTENs'
       await publisher.slots.publish("job", "one");
       expect((await first).kind).toBe("done");
       const second = waiter.slots.wait(["job"], { afterVersion: 1, timeoutMs: 30_000 });
