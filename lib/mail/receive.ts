@@ -89,10 +89,11 @@ export async function receive(
     let lastRecovery = Date.now();
     // Every RECOVER_MS the whole inbox is looked at again, claims of dead readers first. An
     // engine that ticks by itself (PostgreSQL: every 2 s, or A2A_POLL_MS) already tells the wait
-    // to look at everything that often: the recovery rides on its ticks, and a second timer
-    // would only double what every idle session costs the server.
+    // to look at everything that often: the recovery rides on its ticks (not on the other
+    // looks at everything, such as a LISTEN put in place), and a second timer would only double
+    // what every idle session costs the server.
     const tickMs = store.engine.tickMs;
-    const due = tickMs ? 0 : RECOVER_MS;
+    const due = tickMs ? tickMs / 2 : RECOVER_MS;
     const takeOrRecover = async (id: string | undefined) => {
       if (id === undefined && !opts.peek && Date.now() - lastRecovery >= due) {
         lastRecovery = Date.now();
@@ -104,7 +105,8 @@ export async function receive(
       }
       return take(id);
     };
-    const outcome = await waitUntil(store, { on: "inbox", agent }, takeOrRecover, { ...opts, recheckMs: tickMs ? undefined : RECOVER_MS });
+    // The take above was the wait's first check: the wait starts by watching.
+    const outcome = await waitUntil(store, { on: "inbox", agent }, takeOrRecover, { ...opts, recheckMs: tickMs ? undefined : RECOVER_MS, checked: true });
     if (outcome.kind !== "done") return ended(outcome.kind, [], [agent]);
     taken = outcome.value;
   }
