@@ -106,6 +106,10 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
   // write. Only a typo's guess asks `has`; an inbox is never taken away under a running process
   // but by gc of an empty, unowned one, which at worst skips a guess.
   const inboxes = new Set<string>();
+  // The row a claim of this process wrote, as the claim returned it: the read that follows a claim
+  // (a receive's next step) is answered from it. Nobody but its claimer changes a claimed row's
+  // record (a trigger keeps the words; only the place moves), so it is what a select would read.
+  const justClaimed = new Map<string, Row>();
 
   const move = (sql: SQL, agent: string, id: string, from: At, to: Place | "bad") =>
     typeof from === "string"
@@ -199,9 +203,12 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
       )),
     claim: (agent, id) => pg.run(`claiming message ${id}`, async (sql) => {
       const claim: Claim = { id, host: hostTag(store.host), pid: process.pid, ms: Date.now() };
-      const got = await sql`update messages set place = 'claimed', claim_host = ${claim.host}, claim_pid = ${claim.pid}, claim_ms = ${claim.ms}
-                            where agent = ${agent} and id = ${id} and place = 'unread' returning 1`;
-      return got.length ? claim : undefined;
+      const got = (await sql`update messages set place = 'claimed', claim_host = ${claim.host}, claim_pid = ${claim.pid}, claim_ms = ${claim.ms}
+                             where agent = ${agent} and id = ${id} and place = 'unread' returning *`) as Row[];
+      if (!got.length) return undefined;
+      if (justClaimed.size >= 64) justClaimed.clear();
+      justClaimed.set(`${agent}/${id}`, got[0]);
+      return claim;
     }),
     move: (agent, id, from, to) => pg.run(`moving message ${id}`, async (sql) => (await move(sql, agent, id, from, to)).length > 0),
     recover: (agent) => pg.run(`recovering the claims of ${agent}`, async (sql) => {
@@ -214,7 +221,9 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
       return n;
     }),
     read: (agent, id, at) => pg.read(`reading message ${id}`, async (sql): Promise<Found<Stored>> => {
-      const [r] = (await sql`select * from messages where agent = ${agent} and id = ${id}`) as Row[];
+      const mine = justClaimed.get(`${agent}/${id}`);
+      justClaimed.delete(`${agent}/${id}`);
+      const [r] = mine && typeof at === "object" && isAt(mine, at) ? [mine] : ((await sql`select * from messages where agent = ${agent} and id = ${id}`) as Row[]);
       return r && isAt(r, at) ? stored(r, Buffer.from(r.body).toString("utf8")) : "absent";
     }),
     heads: (agent, items, bodyChars) => pg.read(`listing the inbox of ${agent}`, async (sql): Promise<Found<Head>[]> => {

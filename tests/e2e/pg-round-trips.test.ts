@@ -80,6 +80,11 @@ describe.skipIf(skip !== undefined)("round trips of a change on PostgreSQL", () 
     expect(got.stdout).toContain("first");
     expect(got.stdout).toContain("second");
     expect(got.stdout).toContain("third");
+    // A receive's claim returns the row it claimed: the read after it is no round trip of its own.
+    await counted(dir, ["send", "bob", "fourth", "--as", "alice"]);
+    const one = await counted(dir, ["recv", "--as", "bob"]);
+    expect(one.stdout).toContain("fourth");
+    expect(one.trips).toBeLessThanOrEqual(6); // open, recover, policy, list, claim, move to read (it was 7)
   });
 
   test("a claim is its candidates' page and one change: 4 round trips (it was 7); its done 4 (it was 6)", async () => {
