@@ -8,6 +8,7 @@
 // exit or /proc, each with a generous bound.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { a2a, BIN, descendants, exitWithin, readUntil, spawnA2A, tempDir, testStore, until } from "../harness/run";
 import { expectCleanError, snapshot } from "./fixtures/core";
@@ -115,7 +116,7 @@ command = 'printf "%s by %s token=%s" "$(cat)" "$A2A_AGENT" "\${A2A_TASK_TOKEN:-
     expect(crews).toMatchObject([{ crew: "crew", state: "up", pid: c.p.pid, workers: [{ name: "drain-1", agent: "exec" }, { name: "drain-2", agent: "exec" }] }]);
     expect(crews[0].workers.reduce((n: number, x: any) => n + x.done, 0)).toBe(6);
     const table = await ok(["crew"], d.path);
-    expect(table).toMatch(new RegExp(`^crew crew: up, supervisor pid ${c.p.pid} on \\S+, \\S+/crew\\.toml\nWORKER +AGENT +STATE +SINCE +TASK +DONE +FAILED +LAST\ndrain-1 +exec +`));
+    expect(table).toMatch(new RegExp(`^crew crew: up, supervisor pid ${c.p.pid} on \\S+, \\S+/crew\\.toml\nWORKER +HOST +AGENT +STATE +SINCE +TASK +DONE +FAILED +LAST\ndrain-1 +\\S+ +exec +`));
     const worker = tasks[5].result.split(" ")[2];
     const logs = await a2a(["crew", "logs", worker], { dir: d.path });
     expect(logs.code).toBe(0);
@@ -281,7 +282,7 @@ command = 'sleep 972.5 & sleep 972.5'
     expect((await js(["crew", "solo"], d.path))[0].workers[0]).toMatchObject({ name: "sleeper", state: "working", task: { id, attempt: 1 } });
     expect((await js(["peers"], d.path)).peers.find((p: any) => p.name === "sleeper")).toMatchObject({ state: "working", task: { queue: "q", id } });
     const second = await a2a(["crew", "up", file], { dir: d.path });
-    expectCleanError(second, 4, new RegExp(`^a2a: crew solo is already up \\(its supervisor, pid ${c.p.pid} on \\S+, holds crew.solo until \\S+\\): stop it with a2a crew down solo`));
+    expectCleanError(second, 4, new RegExp(`^a2a: crew solo is already up on this host \\(its supervisor, pid ${c.p.pid} on \\S+, holds crewhost\\.solo\\.\\S+ until \\S+\\): stop it with a2a crew down solo`));
     c.p.kill("SIGINT");
     expect(await exitWithin(c.p, 30_000)).toBe(130);
     expect(procsWith("972.5")).toEqual([]);
@@ -348,8 +349,9 @@ command = 'if [ -e "${go}" ]; then cat; else exec sleep 974.5; fi'
     writeFileSync(go, "");
     // The dead supervisor's lease runs out (a wait on it, not a sleep), then a new one takes
     // over: it ends the run the dead one left (on this host), and finishes both tasks.
-    await ok(["lease", "take", "crew.crew", "--as", "probe", "--wait", "--timeout", "60"], d.path);
-    await ok(["lease", "release", "crew.crew", "--as", "probe"], d.path);
+    const lease = `crewhost.crew.${hostname().replace(/[^A-Za-z0-9._-]/g, "-")}`;
+    await ok(["lease", "take", lease, "--as", "probe", "--wait", "--timeout", "60"], d.path);
+    await ok(["lease", "release", lease, "--as", "probe"], d.path);
     using second = up(file, d.path);
     await second.until((t) => t.includes(`ended the run of phoenix (pid ${run}) that supervisor pid ${first.p.pid} left`), "that it ended the old run");
     await until(() => procsWith("974.5").length === 0, 10_000, "the old run to end");
