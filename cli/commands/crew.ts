@@ -143,7 +143,7 @@ export const commands = {
   crew: (p: Command) => {
     const t = command(p, "crew", {
       summary: "a crew of workers a2a starts, feeds from queues and watches: up, logs, stop, restart, down",
-      description: "Show the crews and their workers (on PostgreSQL every machine's: each machine runs its own supervisor for its own workers, each shown with its host): each worker's agent, state (waiting for a task, working, backoff after a failed attempt, gave-up, stopped; gone when its supervisor is), since when, its task and attempt, tasks done and attempts failed, and the last line of its output. Subcommands: up FILE (start a crew, or this host's part of it), logs NAME [-f], stop NAME, restart NAME, down [CREW].",
+      description: "Show the crews and their workers (on PostgreSQL every machine's: each machine runs its own supervisor for its own workers, each shown with its host): each worker's agent, state (waiting for a task, working, backoff after a failed attempt, gave-up, stopped; gone when its supervisor is), since when, its task and attempt, tasks done and attempts failed, and the last line of its output. Subcommands: up FILE (start a crew, or this host's part of it), logs NAME [-f], stop NAME, restart NAME, down [CREW] [--host H] (every host's part of the crew, or H's).",
       examples: ["a2a crew up crew.toml", "a2a crew", "a2a crew --json | jq '.[].workers[] | {name, state}'", "a2a crew logs builder-1 -f", "a2a crew down"],
       json: "print the crews' supervisors (one per crew and host) as a JSON array: {crew, host, pid, state, workers: [{name, agent, state, since, task, done, failed, reason, restarts, last}]}",
     })

@@ -154,9 +154,10 @@ export async function controlCrew(store: Store, crew: string | undefined, what: 
   const worker = "stop" in what ? what.stop : "restart" in what ? what.restart : undefined;
   const found = worker !== undefined ? await findWorker(store, worker) : undefined;
   const targets = found ? [found.crew] : await upCrews(store, crew, o.host);
-  for (const c of targets) if (c.state !== "up") throw new A2AError("ENOTFOUND", text`crew ${c.crew} is not up: nothing to stop`, { data: { crew: c.crew } });
+  const verb = "restart" in what ? "restart" : "stop";
+  for (const c of targets) if (c.state !== "up") throw new A2AError("ENOTFOUND", text`crew ${c.crew} is not up: nothing to ${verb}`, { data: { crew: c.crew } });
   if (found && ENDED.includes(found.worker.state)) {
-    throw new A2AError("ENOTFOUND", text`worker ${found.worker.name} of crew ${found.crew.crew} is not running (${found.worker.state}): nothing to ${"restart" in what ? "restart" : "stop"}`, { data: { crew: found.crew.crew, worker: found.worker.name, state: found.worker.state } });
+    throw new A2AError("ENOTFOUND", text`worker ${found.worker.name} of crew ${found.crew.crew} is not running (${found.worker.state}): nothing to ${verb}`, { data: { crew: found.crew.crew, worker: found.worker.name, state: found.worker.state } });
   }
   // A restart is over once the worker's run it ended is no longer the one it shows.
   const before = found?.worker;

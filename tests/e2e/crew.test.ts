@@ -325,6 +325,32 @@ command = 'sleep 973.5'
     expectCleanError(await a2a(["crew", "down"], { dir: d.path }), 3, /^a2a: no crew is up: start one with a2a crew up FILE\n$/);
   });
 
+  test("crew restart NAME ends the worker's run, gives its task back (no attempt used) and starts it again; a stopped worker is not restarted", async () => {
+    using d = testStore();
+    using w = tempDir();
+    const id = await add(d.path, "again");
+    const file = crewFile(w.path, `
+[[worker]]
+name = "again"
+queues = ["q"]
+command = 'exec sleep 982.5'
+`);
+    using c = up(file, d.path);
+    await until(() => procsWith("982.5").length === 1, 60_000, "the worker's sleep");
+    const [first] = procsWith("982.5");
+    expect(await a2a(["crew", "restart", "again"], { dir: d.path })).toEqual({ code: 0, stdout: "restarted again (crew crew)\n", stderr: "" });
+    await until(() => procsWith("982.5").length === 1 && !procsWith("982.5").includes(first), 30_000, "the run started again");
+    await c.until((t) => t.includes("crew restart again"), "that it restarts");
+    expect((await js(["crew"], d.path))[0].workers[0]).toMatchObject({ name: "again", state: "working", restarts: 1, failed: 0, task: { id, attempt: 1 } });
+    expect(await js(["task", "show", id], d.path)).toMatchObject({ state: "claimed", attempt: 1, attempts: [] });
+    expect((await a2a(["crew", "logs", "again"], { dir: d.path })).stdout).toMatch(new RegExp(`^-- task ${id} attempt 1 \\(queue q\\)\n`));
+    expect(await a2a(["crew", "stop", "again"], { dir: d.path })).toMatchObject({ code: 0 });
+    expect(await exitWithin(c.p, 30_000)).toBe(0); // its only worker stopped: the crew ends
+    expectCleanError(await a2a(["crew", "restart", "again"], { dir: d.path }), 3, /^a2a: crew crew is not up: nothing to restart\n$/);
+    expect(procsWith("982.5")).toEqual([]);
+    await nothingHeld(d.path, ["again"]);
+  });
+
   test("kill -9 of the supervisor loses no task: once its lease runs out, the next crew up finishes them", async () => {
     using d = testStore();
     using w = tempDir();
