@@ -7,18 +7,18 @@
 // Invariants:
 // - a second supervisor of the same crew on the same host is refused while its lease is held
 //   (ECONFLICT, naming the holder's pid); so is one whose worker's name another supervisor (any
-//   crew, any host) runs: a name is one session on the bus. All of them are taken at once;
-//   once a killed supervisor's leases run out, the next one takes over;
+//   crew, any host) runs: a name is one session on the bus. All of them are taken at once
+//   (lib/crew/hold.ts); once a killed supervisor's leases run out, the next one takes over;
 // - the lease is renewed at a third of its length; a supervisor that loses it (frozen past it)
 //   stops its workers, as another may have taken over;
 // - a stop ends every worker's process group within GRACE_MS, gives back each claim (not an
 //   attempt), removes the workers' presence and releases the lease: nothing is left held.
 
 import type { Store } from "../core/config";
-import { A2AError, op, text } from "../core/errors";
+import { A2AError, text } from "../core/errors";
 import { done, ended, type Outcome } from "../core/outcome";
-import { isoTime, nowSec } from "../core/time";
-import { listLeases, releaseLeases, renewLeases, takeLeases } from "../leases/lease";
+import { nowSec } from "../core/time";
+import { releaseLeases, renewLeases } from "../leases/lease";
 import { receive } from "../mail/receive";
 import { pidAlive } from "../core/holder";
 import { claimFor, runAttempt } from "./attempt";
@@ -26,7 +26,8 @@ import type { AgentKind, CrewSpec, WorkerSpec } from "./file";
 import { logName, openLog, secretsOf } from "./log";
 import { workerPresence } from "./presence";
 import { killGroup, procStart } from "./process";
-import { controlName, crewStatus, listCrews, leaseName, publishStatus, workerLeaseName, type Control, type CrewStatus, type WorkerStatus } from "./status";
+import { takeCrewLeases } from "./hold";
+import { controlName, crewStatus, leaseName, publishStatus, type Control, type CrewStatus, type WorkerStatus } from "./status";
 import { execLauncher, type Launcher } from "./worker";
 import { branchOf, tidyWorktree } from "./worktree";
 
@@ -55,13 +56,7 @@ export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {})
   const say = o.onLine ?? (() => {});
   const holder = holderOf(store);
   const lease = leaseName(spec.name, store.host);
-  const leases = [lease, ...spec.workers.map((w) => workerLeaseName(w.name))];
-  try {
-    await takeLeases(store, leases, { as: holder, ttlSec: spec.leaseSec });
-  } catch (e) {
-    if (!(e instanceof A2AError) || e.code !== "ECONFLICT") throw e;
-    await refuseTaken(store, spec, lease, holder);
-  }
+  const leases = await takeCrewLeases(store, spec, holder, o.signal);
   await takeOver(store, spec.name, say);
   const stopAll = new AbortController();
   const onSignal = () => stopAll.abort("signal");
@@ -247,27 +242,6 @@ function tidy(spec: CrewSpec, say: (l: string) => void): void {
       say(`${w.name}: left its worktree as it is: ${(e as Error).message}`);
     }
   }
-}
-
-// A lease of the crew's held by another: this host's supervisor of the crew, or another's (any
-// crew, any host) running a worker of the same name. ECONFLICT naming which.
-async function refuseTaken(store: Store, spec: CrewSpec, lease: string, holder: string): Promise<never> {
-  const held = await listLeases(store, [lease]);
-  if (held.length && held[0].holder !== holder) {
-    const s = (await crewStatus(store, spec.name, store.host).catch(() => undefined)) ?? { pid: 0, host: null };
-    const who = s.pid ? `its supervisor, pid ${s.pid} on ${s.host}, holds ${lease}` : `${held[0].holder} holds ${lease}`;
-    throw new A2AError("ECONFLICT", text`crew ${spec.name} is already up on this host (${who} until ${isoTime(held[0].expires_at)}): stop it with ${op("crew down", spec.name)} (or Ctrl-C where it runs); a supervisor that died is taken over once its lease runs out`, {
-      data: { crew: spec.name, holder: held[0].holder, host: s.host ?? null, pid: s.pid ?? null },
-    });
-  }
-  const names = new Map(spec.workers.map((w) => [workerLeaseName(w.name), w.name]));
-  const taken = (await listLeases(store, [...names.keys()])).find((l) => l.holder !== holder);
-  const worker = taken ? names.get(taken.name)! : spec.workers[0].name;
-  const other = taken ? (await listCrews(store)).find((c) => c.state === "up" && c.workers.some((w) => w.name === worker)) : undefined;
-  const where = other ? `crew ${other.crew} on ${other.host} (supervisor pid ${other.pid})` : `${taken?.holder ?? "another supervisor"}`;
-  throw new A2AError("ECONFLICT", text`worker ${worker} already runs under ${where}: a worker's name is one session on the bus, so each machine's workers need names of their own (a crew file per machine, or other names in this one); nothing was started`, {
-    data: { crew: spec.name, worker, holder: taken?.holder ?? null, host: other?.host ?? null },
-  });
 }
 
 // Waits `ms` unless `stop` comes first; false when it did.

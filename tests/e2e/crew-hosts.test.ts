@@ -129,4 +129,30 @@ describe.skipIf(!canUnshare)("crew across machines: one supervisor per crew and 
     await nothingHeld(d.path, ["wa", "wb"]);
     expect((await js(["task", "list", "q"], d.path)).map((t: any) => [t.state, t.attempt])).toEqual([["ready", 0], ["ready", 0]]);
   });
+
+  test("a machine's supervisor killed with -9: its worker's name is refused elsewhere while its leases hold, then another machine runs that worker", async () => {
+    using d = testStore();
+    using w = tempDir();
+    await ok(["task", "add", "q", "p"], d.path);
+    const f = join(w.path, "a.toml");
+    writeFileSync(f, `name = "duo"\nlease = "2s"\n[[worker]]\nname = "wa"\nqueues = ["q"]\ncommand = 'if [ "$(hostname)" = host-c ]; then cat; else exec sleep 978.7; fi'\n`);
+    using a = up(f, d.path, "host-a");
+    await until(() => procsWith("978.7").length === 1, 60_000, "host-a's worker at work");
+    a.p.kill("SIGKILL");
+    await a.p.exited;
+    const [left] = procsWith("978.7");
+    process.kill(-left, "SIGKILL"); // what host-a's dying took with it (the next crew up there would)
+    expectCleanError(await a2a(["crew", "up", f], { dir: d.path, prefix: on("host-c") }), 4, new RegExp(`^a2a: worker wa already runs under crew duo on host-a \\(supervisor pid ${a.p.pid}\\)`));
+    // host-a's lease runs out (a wait on it, not a sleep); its worker's a moment after: host-c takes over.
+    await ok(["lease", "take", "crewhost.duo.host-a", "--as", "probe", "--wait", "--timeout", "60"], d.path);
+    await ok(["lease", "release", "crewhost.duo.host-a", "--as", "probe"], d.path);
+    using c = up(f, d.path, "host-c");
+    await c.until((t) => t.includes("crew duo up: wa"), "it is up");
+    const [id] = (await js(["task", "list", "q"], d.path)).map((t: any) => t.id);
+    expect(await ok(["task", "wait", id], d.path)).toBe("p");
+    expect((await js(["crew"], d.path)).map((x: any) => [x.host, x.state])).toEqual([["host-a", "gone"], ["host-c", "up"]]);
+    expect(await ok(["crew", "down"], d.path)).toBe("crew duo is down\n");
+    expect(await exitWithin(c.p, 30_000)).toBe(0);
+    await nothingHeld(d.path, ["wa"]);
+  });
 });
