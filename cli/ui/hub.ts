@@ -17,6 +17,7 @@
 
 import type { Bus } from "../../lib/bus";
 import type { Board } from "../../lib/dashboard/board";
+import { statusName } from "../../lib/crew/names";
 import type { CrewStatus } from "../../lib/crew/status";
 import type { BusEvent } from "../../lib/dashboard/feed";
 import { BODY_CHARS, PREVIEW_CHARS, slotRow, type SlotRow } from "../../lib/dashboard/rows";
@@ -229,8 +230,16 @@ export class Hub {
     if (live) this.#broadcast("agents", rows);
   }
 
-  async #refreshCrews(live: boolean): Promise<void> {
-    this.crews = await this.bus.crew.list();
+  // Every supervisor (on start, and when sessions come and go), or the one whose status slot
+  // `slot` changed: read alone, not the whole list of slots at each worker's change.
+  async #refreshCrews(live: boolean, slot?: string): Promise<void> {
+    const m = slot === undefined ? null : /^crewhost\.([^.]+)\.(.+)$/.exec(slot);
+    if (!m) this.crews = await this.bus.crew.list();
+    else {
+      const s = await this.bus.crew.status(m[1], m[2]); // the host as its slot names it finds the same slot
+      const rest = this.crews.filter((c) => statusName(c.crew, c.host) !== slot);
+      this.crews = (s ? [...rest, s] : rest).sort((a, b) => byName(`${a.crew}\0${a.host}`, `${b.crew}\0${b.host}`));
+    }
     if (live) this.#broadcast("crews", this.crews);
   }
 
@@ -251,7 +260,7 @@ export class Hub {
         }
         const detail = s.event === "published" ? (s.preview ?? "") : s.event === "started" ? (s.task ?? "") : s.event === "appended" ? `chunk ${s.chunks}` : "";
         this.#note(s.event, s.name, detail, s.event === "published" || s.event === "started", s.at);
-        if (s.name.startsWith("crewhost.")) await this.#refreshCrews(true);
+        if (s.name.startsWith("crewhost.")) await this.#refreshCrews(true, s.name);
         return;
       }
       case "mail": {

@@ -14,9 +14,8 @@ import { A2AError, op, text } from "../core/errors";
 import { isoTime, nowSec } from "../core/time";
 import { listLeases, takeLeases } from "../leases/lease";
 import type { CrewSpec } from "./file";
-import { crewStatus, leaseName, listCrews, workerLeaseName } from "./status";
-
-const SUPERVISOR_LEASE = "crewhost.";
+import { leaseName, PREFIX as SUPERVISOR_LEASE, workerLeaseName } from "./names";
+import { crewStatus, listCrews } from "./status";
 
 // Takes the crew's leases on this host as `holder`; the names taken, or ECONFLICT.
 export async function takeCrewLeases(store: Store, spec: CrewSpec, holder: string, signal?: AbortSignal): Promise<string[]> {

@@ -17,6 +17,9 @@ import { readChunks } from "../slots/chunks";
 import { getSlot } from "../slots/read";
 import { listSlots, publishSlot } from "../slots/slot";
 import { logName } from "./log";
+import { controlName, leaseName, PREFIX, statusName } from "./names";
+
+export { controlName, leaseName, statusName, supervisorName, workerLeaseName } from "./names";
 
 export type WorkerState = "starting" | "waiting" | "working" | "backoff" | "stopped" | "gave-up" | "gone";
 
@@ -49,19 +52,6 @@ export interface CrewStatus {
   workers: WorkerStatus[];
 }
 
-// One name for a supervisor's lease, status slot and control inbox: its crew's and its host's
-// (the host as a name may hold it: other characters as "-", cut to fit a name's 128).
-const PREFIX = "crewhost.";
-export function supervisorName(crew: string, host: string): string {
-  const tag = host.replace(/[^A-Za-z0-9._-]/g, "-").replace(/^\.+/, "");
-  return `${PREFIX}${crew}.${tag.slice(0, Math.max(1, 127 - PREFIX.length - crew.length))}`;
-}
-export const statusName = supervisorName;
-export const leaseName = supervisorName;
-export const controlName = supervisorName;
-// A worker's name is held by one supervisor of any crew on any host at a time (a lease, taken
-// with the supervisor's own), so two machines never run two workers of one name.
-export const workerLeaseName = (worker: string) => (worker.length <= 116 ? `crewworker.${worker}` : `crewworker.h-${new Bun.CryptoHasher("sha256").update(worker).digest("hex").slice(0, 40)}`);
 const KEEP_SEC = 7 * 86400;
 
 export const publishStatus = (store: Store, s: CrewStatus) => publishSlot(store, statusName(s.crew, s.host), JSON.stringify(s), { ttlSec: KEEP_SEC });
