@@ -207,7 +207,11 @@ async function workerLoop(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
         return;
       }
       set(w.name, { state: "backoff", failed: ++failed, failures, task: null, reason: end.reason });
-      if (!(await pause(Math.min(w.backoffSec * 2 ** (failures - 1), BACKOFF_CAP_SEC) * 1000, stop))) break;
+      // A restart cuts the backoff short: the worker claims again at once.
+      if (!(await pause(Math.min(w.backoffSec * 2 ** (failures - 1), BACKOFF_CAP_SEC) * 1000, AbortSignal.any([stop, restart.get()])))) {
+        if (again()) continue;
+        break;
+      }
     }
     set(w.name, { state: "stopped", task: null });
   } finally {

@@ -351,6 +351,27 @@ command = 'exec sleep 982.5'
     await nothingHeld(d.path, ["again"]);
   });
 
+  test("crew restart of a worker in backoff cuts the backoff short: it claims again at once", async () => {
+    using d = testStore();
+    using w = tempDir();
+    const id = await add(d.path, "x", "--max-attempts", "5");
+    const file = crewFile(w.path, `
+[[worker]]
+name = "stubborn"
+queues = ["q"]
+command = 'echo no >&2; exit 1'
+backoff = "10m"
+restarts = 5
+`);
+    using c = up(file, d.path);
+    await c.until((t) => t.includes(`stubborn: task ${id} attempt 1 failed: `), "the first failure");
+    expect(await a2a(["crew", "restart", "stubborn"], { dir: d.path })).toEqual({ code: 0, stdout: "restarted stubborn (crew crew)\n", stderr: "" });
+    await c.until((t) => t.includes(`stubborn: task ${id} attempt 2 failed: `), "the second attempt, without the 10 minutes");
+    c.p.kill("SIGINT");
+    expect(await exitWithin(c.p, 30_000)).toBe(130);
+    await nothingHeld(d.path, ["stubborn"]);
+  });
+
   test("kill -9 of the supervisor loses no task: once its lease runs out, the next crew up finishes them", async () => {
     using d = testStore();
     using w = tempDir();
