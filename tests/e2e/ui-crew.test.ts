@@ -68,6 +68,7 @@ describe.skipIf(!!missing)("a2a ui: the crew view", () => {
       expect(text).toContain("exec");
       expect(text).toMatch(/q \S+ #1/);
       await page.screenshot({ path: join(shotDir.path, "crew-working.png"), fullPage: true });
+      await page.locator("#crew-view").screenshot({ path: join(shotDir.path, "crew-view.png") });
 
       // Restart: confirm names the CLI command; the run ends, the task goes back and is taken again.
       const [before] = procsWith("981.5").filter((p) => descendants(crew.pid).includes(p)).sort();
