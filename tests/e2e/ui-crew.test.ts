@@ -2,7 +2,8 @@
 // exec workers shows each worker (crew, host, agent, its session's state, its task, its last
 // lines of output); Restart ends a worker's run (its task given back, not counted) and starts
 // it again; Stop stops it. Both are the same bus operation as `a2a crew restart|stop NAME`,
-// behind the dashboard's gate (a session's token; refused read-only). No sleeps: every wait is
+// behind the dashboard's gate (a session's token; refused read-only). A second machine's part of
+// the crew (a UTS namespace with a hostname of its own) shows beside it, with its host. No sleeps: every wait is
 // on the page's DOM, /proc or a command's answer, with a generous bound.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -29,6 +30,7 @@ function procsWith(marker: string): number[] {
   }).map(Number);
 }
 
+const canUnshare = process.getuid?.() === 0 && Bun.which("unshare") !== null;
 const missing = browserMissing();
 if (missing) console.warn(`ui-crew.test.ts: skipping the browser test: ${missing}`);
 
@@ -50,6 +52,10 @@ describe.skipIf(!!missing)("a2a ui: the crew view", () => {
     const file = join(w.path, "site.toml");
     writeFileSync(file, `[[worker]]\nname = "hand"\ncount = 2\nqueues = ["q"]\ncommand = 'echo "working on $(cat)"; seq 1 40 | sed "s/^/step /"; exec sleep 981.5'\n`);
     const crew = spawnA2A(["crew", "up", file], { dir: d.path, env: { A2A_HEARTBEAT_MS: "500" } });
+    // The same crew's part on a second machine (a UTS namespace with its own hostname), where it can be made.
+    const farFile = join(w.path, "far.toml");
+    writeFileSync(farFile, `name = "site"\n[[worker]]\nname = "far"\nqueues = ["elsewhere"]\ncommand = "cat"\n`);
+    const far = canUnshare ? spawnA2A(["crew", "up", farFile], { dir: d.path, prefix: ["unshare", "-u", "sh", "-c", 'hostname "$0" && exec "$@"', "host-b"] }) : undefined;
     const u = await startUi([], { dir: d.path });
     const page = await browser.ctx.newPage();
     const errors: string[] = [];
@@ -67,12 +73,16 @@ describe.skipIf(!!missing)("a2a ui: the crew view", () => {
       expect(text).toContain(`site · ${hostname()}`);
       expect(text).toContain("exec");
       expect(text).toMatch(/q \S+ #1/);
+      if (far) {
+        await page.locator(row("far", '[data-state="waiting"]'), { hasText: "site · host-b" }).waitFor({ timeout: 30_000 });
+        expect(await page.textContent("#crew-count")).toBe("3 workers · 2 host(s)");
+      }
       await page.screenshot({ path: join(shotDir.path, "crew-working.png"), fullPage: true });
       await page.locator("#crew-view").screenshot({ path: join(shotDir.path, "crew-view.png") });
 
       // Restart: confirm names the CLI command; the run ends, the task goes back and is taken again.
       const [before] = procsWith("981.5").filter((p) => descendants(crew.pid).includes(p)).sort();
-      const held = (await js(["crew"], d.path))[0].workers.find((x: any) => x.name === "hand-1");
+      const held = (await js(["crew"], d.path)).find((c: any) => c.host === hostname()).workers.find((x: any) => x.name === "hand-1");
       const runOf = (s: any) => s.workers.find((x: any) => x.name === "hand-1").proc?.pid;
       await page.click(row("hand-1", ' button[data-act="restart"]'));
       await page.waitForSelector("#confirm[open]");
@@ -80,7 +90,7 @@ describe.skipIf(!!missing)("a2a ui: the crew view", () => {
       await page.click("#confirm-yes");
       await page.locator(row("hand-1"), { hasText: "1 restarted" }).waitFor({ timeout: 30_000 });
       await until(() => procsWith("981.5").length === 2 && !procsWith("981.5").includes(held.proc.pid), 30_000, "hand-1's run started again");
-      const after = (await js(["crew"], d.path))[0];
+      const after = (await js(["crew"], d.path)).find((c: any) => c.host === hostname());
       expect(after.workers.find((x: any) => x.name === "hand-1")).toMatchObject({ restarts: 1, failed: 0, state: "working" });
       expect(runOf(after)).not.toBe(held.proc.pid);
       expect(before).toBeDefined();
@@ -109,13 +119,15 @@ describe.skipIf(!!missing)("a2a ui: the crew view", () => {
       expect(ro.status).toBe(403);
       c.proc.kill("SIGINT");
       await exitWithin(c.proc, 15_000);
-      expect((await js(["crew"], d.path))[0].workers.find((x: any) => x.name === "hand-1").state).toBe("working");
+      expect((await js(["crew"], d.path)).find((c: any) => c.host === hostname()).workers.find((x: any) => x.name === "hand-1").state).toBe("working");
     } finally {
       await page.close();
       u.proc.kill("SIGINT");
       await exitWithin(u.proc, 15_000);
       crew.kill("SIGINT");
       await exitWithin(crew, 30_000);
+      far?.kill("SIGINT");
+      if (far) await exitWithin(far, 30_000);
     }
     expect(procsWith("981.5")).toEqual([]);
   });
