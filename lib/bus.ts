@@ -190,6 +190,7 @@ const OPS = {
   crew: {
     up: [CREW, "runCrew"],
     list: [CREW, "listCrews"],
+    status: [CREW, "crewStatus"],
     worker: [CREW, "findWorker"],
     logs: [CREW, "followLog"],
     control: [CREW, "controlCrew"],
