@@ -63,6 +63,7 @@ const OPS = {
     tail: [SLOTS, "tailSlot"],
     watch: [SLOTS, "watchSlots"],
     onChange: [SLOTS, "onSlotChange"],
+    onNamesChange: [SLOTS, "onSlotNamesChange"],
   },
   mail: {
     send: [MAIL, "sendMessage"],

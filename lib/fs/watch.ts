@@ -97,6 +97,8 @@ function channelDir(store: Store, ch: Channel): { dir: string; key: (file: strin
       const key = only ? (f: string) => { const n = slotNameOf(f); return n !== undefined && only.has(n) ? n : undefined; } : slotNameOf;
       return { dir: slotsDir(store), key, make: true };
     }
+    case "slot-names": // a directory says only that an entry changed: every slot change
+      return { dir: slotsDir(store), key: slotNameOf, make: true };
     case "inbox":
       return { dir: newDir(store, ch.agent), key: idOfFile };
     case "inboxes":

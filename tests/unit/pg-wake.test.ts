@@ -77,4 +77,29 @@ describe.skipIf(skip !== undefined)("waking on PostgreSQL", () => {
       await publisher.close();
     }
   });
+
+  test("a list of the slots' names is told of slots appearing and going away, not of every publish", async () => {
+    const publisher = openBus({ dir: `${db.url}?schema=names`, env: {} });
+    const lister = openBus({ dir: wire.url(db.name, "names"), env: {} });
+    const told: (string | undefined)[] = [];
+    const off = await lister.slots.onNamesChange((name) => told.push(name));
+    try {
+      await publisher.slots.publish("warm", "x");
+      await until(() => wire.simpleQueries().some((q) => /^LISTEN .*names\.slot-names/i.test(q)) && told.includes(undefined), 30_000, "the list's LISTEN in place");
+      told.length = 0;
+      const before = wire.notifications();
+      await publisher.slots.publish("x", "1"); // appears
+      await until(() => told.includes("x"), 30_000, "x appearing");
+      for (let i = 2; i <= 5; i++) await publisher.slots.publish("x", String(i)); // no news for a list
+      await publisher.slots.clear("x"); // goes away
+      await until(() => told.filter((n) => n === "x").length === 2, 30_000, "x going away");
+      await publisher.slots.publish("x", "back"); // appears again
+      await until(() => told.filter((n) => n === "x").length === 3, 30_000, "x appearing again");
+      expect(wire.notifications() - before).toBe(3);
+    } finally {
+      off();
+      await lister.close();
+      await publisher.close();
+    }
+  });
 });
