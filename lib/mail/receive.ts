@@ -95,6 +95,9 @@ export async function receive(
     const tickMs = store.engine.tickMs;
     const due = tickMs ? tickMs / 2 : RECOVER_MS;
     const takeOrRecover = async (id: string | undefined) => {
+      // An inbox with nothing unread and nothing claimed has nothing to take and no claim to
+      // recover: one look (a count), not three (claims, policy, list), at every idle tick.
+      if (id === undefined && (await mail.count(agent, true)) === 0) return undefined;
       if (id === undefined && !opts.peek && Date.now() - lastRecovery >= due) {
         lastRecovery = Date.now();
         try {
