@@ -73,7 +73,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 export class Revision {
   private readonly served = new Map<RequestId, string>(); // revision requests being served -> method
   private readonly listens = new Map<RequestId, Filter>();
-  private readonly internal = new Set<RequestId>();
+  private readonly internal = new Map<RequestId, RequestId | undefined>(); // a2a's own request -> the listen it arms
+  private readonly arming = new Map<RequestId, { left: number; ack: JSONRPCMessage }>(); // listen -> its ack, once armed
   private legacy = false; // `initialize` came: 2025-era notifications, unsolicited
   private modern = false;
   private named = false; // the client's identity was told
@@ -121,6 +122,7 @@ export class Revision {
     const filter = this.listens.get(id);
     if (!filter) return undefined;
     this.listens.delete(id);
+    this.arming.delete(id);
     const held = new Set([...this.listens.values()].flatMap((f) => f.resourceSubscriptions ?? []));
     return (filter.resourceSubscriptions ?? []).filter((uri) => !held.has(uri)).map((uri) => this.own("resources/unsubscribe", { uri }));
   }
@@ -129,7 +131,7 @@ export class Revision {
   // dropped, a change notification routed to the listens that asked for it.
   outbound(msg: JSONRPCMessage): JSONRPCMessage[] {
     if ("id" in msg && !("method" in msg)) {
-      if (this.internal.delete(msg.id as RequestId)) return [];
+      if (this.internal.has(msg.id as RequestId)) return this.armed(msg.id as RequestId);
       const method = this.served.get(msg.id as RequestId);
       if (method === undefined) return [msg];
       this.served.delete(msg.id as RequestId);
@@ -166,9 +168,19 @@ export class Revision {
     return { pass: false, replies: [out], internal };
   }
 
-  private own(method: string, params: Record<string, unknown> = {}): Request {
+  // The answer to a2a's own request came: a listen it armed is acknowledged once all of its are.
+  private armed(id: RequestId): JSONRPCMessage[] {
+    const listen = this.internal.get(id);
+    this.internal.delete(id);
+    const a = listen === undefined ? undefined : this.arming.get(listen);
+    if (!a || --a.left > 0) return [];
+    this.arming.delete(listen!);
+    return this.listens.has(listen!) ? [a.ack] : [];
+  }
+
+  private own(method: string, params: Record<string, unknown> = {}, listen?: RequestId): Request {
     const id = `a2a-${REVISION}-${++this.seq}`;
-    this.internal.add(id);
+    this.internal.set(id, listen);
     return { jsonrpc: "2.0", id, method, params };
   }
 
@@ -178,9 +190,9 @@ export class Revision {
     return { jsonrpc: "2.0", method: msg.method, params: { ...params, _meta: { ...meta, [SUBSCRIPTION_ID]: id } } } as JSONRPCMessage;
   }
 
-  // subscriptions/listen: acknowledged at once with what a2a can send of what was asked; the
-  // request stays open (unanswered) until the client cancels it. The resources it names are
-  // subscribed, and the list baseline taken, by requests of a2a's own to the same handlers.
+  // subscriptions/listen: acknowledged with what a2a can send of what was asked; the request
+  // stays open (unanswered) until the client cancels it. The resources it names are subscribed,
+  // and the list baseline taken, by requests of a2a's own to the same handlers.
   private listen(msg: Request): Inbound {
     const asked = msg.params?.notifications;
     if (!isObject(asked) || (asked.resourceSubscriptions !== undefined && !(Array.isArray(asked.resourceSubscriptions) && asked.resourceSubscriptions.every((u) => typeof u === "string")))) {
@@ -196,14 +208,18 @@ export class Revision {
     if (asked.resourcesListChanged === true && caps.resources?.listChanged) honored.resourcesListChanged = true;
     const uris = (asked.resourceSubscriptions as string[] | undefined) ?? [];
     if (uris.length > 0 && caps.resources?.subscribe) honored.resourceSubscriptions = [...uris];
-    const internal = (honored.resourceSubscriptions ?? []).map((uri) => this.own("resources/subscribe", { uri }));
-    if (honored.resourcesListChanged) internal.push(this.own("resources/list"));
+    const internal = (honored.resourceSubscriptions ?? []).map((uri) => this.own("resources/subscribe", { uri }, msg.id));
+    if (honored.resourcesListChanged) internal.push(this.own("resources/list", {}, msg.id));
     const ack = this.stamp({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { notifications: honored } }, msg.id);
     if (Object.keys(honored).length === 0) {
       // Nothing a2a can send: the listen ends at once, gracefully.
       return { pass: false, replies: [ack, { jsonrpc: "2.0", id: msg.id, result: this.complete("subscriptions/listen", { _meta: { [SUBSCRIPTION_ID]: msg.id } }) } as unknown as JSONRPCMessage], internal };
     }
+    // Acknowledged once the watches and the list's baseline are in place, so that any change
+    // after the ack is notified.
     this.listens.set(msg.id, honored);
-    return { pass: false, replies: [ack], internal };
+    if (internal.length === 0) return { pass: false, replies: [ack], internal };
+    this.arming.set(msg.id, { left: internal.length, ack });
+    return { pass: false, replies: [], internal };
   }
 }
