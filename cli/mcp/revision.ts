@@ -39,6 +39,7 @@ const CHANGES: Record<string, keyof Filter> = {
   "notifications/resources/list_changed": "resourcesListChanged",
 };
 const MAX_LISTENS = 64;
+const MAX_URIS = 256; // per listen: each is a watch subscription, asked of the SDK at once
 // What the revision removed (the handshake, ping, session-wide subscriptions and log level, the
 // SDK's own tasks): under it they are methods like any unknown one.
 const REMOVED = new Set(["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"]);
@@ -73,8 +74,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 export class Revision {
   private readonly served = new Map<RequestId, string>(); // revision requests being served -> method
   private readonly listens = new Map<RequestId, Filter>();
-  private readonly internal = new Map<RequestId, RequestId | undefined>(); // a2a's own request -> the listen it arms
-  private readonly arming = new Map<RequestId, { left: number; ack: JSONRPCMessage }>(); // listen -> its ack, once armed
+  private readonly internal = new Map<RequestId, { listen?: RequestId; uri?: string }>(); // a2a's own request -> what it arms
+  private readonly arming = new Map<RequestId, number>(); // listen -> its own requests not yet answered
   private legacy = false; // `initialize` came: 2025-era notifications, unsolicited
   private modern = false;
   private named = false; // the client's identity was told
@@ -131,7 +132,7 @@ export class Revision {
   // dropped, a change notification routed to the listens that asked for it.
   outbound(msg: JSONRPCMessage): JSONRPCMessage[] {
     if ("id" in msg && !("method" in msg)) {
-      if (this.internal.has(msg.id as RequestId)) return this.armed(msg.id as RequestId);
+      if (this.internal.has(msg.id as RequestId)) return this.armed(msg.id as RequestId, "error" in msg);
       const method = this.served.get(msg.id as RequestId);
       if (method === undefined) return [msg];
       this.served.delete(msg.id as RequestId);
@@ -168,19 +169,37 @@ export class Revision {
     return { pass: false, replies: [out], internal };
   }
 
-  // The answer to a2a's own request came: a listen it armed is acknowledged once all of its are.
-  private armed(id: RequestId): JSONRPCMessage[] {
-    const listen = this.internal.get(id);
+  // The answer to a2a's own request came: a listen it armed is acknowledged once all of its
+  // are, without the URIs a2a could not watch (not a slot's: their subscribe failed).
+  private armed(id: RequestId, failed: boolean): JSONRPCMessage[] {
+    const { listen, uri } = this.internal.get(id)!;
     this.internal.delete(id);
-    const a = listen === undefined ? undefined : this.arming.get(listen);
-    if (!a || --a.left > 0) return [];
+    const filter = listen === undefined ? undefined : this.listens.get(listen);
+    if (!filter) return [];
+    if (failed && uri !== undefined) {
+      filter.resourceSubscriptions = filter.resourceSubscriptions?.filter((u) => u !== uri);
+      if (!filter.resourceSubscriptions?.length) delete filter.resourceSubscriptions;
+    }
+    const left = (this.arming.get(listen!) ?? 1) - 1;
+    if (left > 0) {
+      this.arming.set(listen!, left);
+      return [];
+    }
     this.arming.delete(listen!);
-    return this.listens.has(listen!) ? [a.ack] : [];
+    return this.acknowledge(listen!, filter);
+  }
+
+  // The ack of a listen with what it honors; one that honors nothing ends at once, gracefully.
+  private acknowledge(id: RequestId, honored: Filter): JSONRPCMessage[] {
+    const ack = this.stamp({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { notifications: { ...honored } } }, id);
+    if (Object.keys(honored).length > 0) return [ack];
+    this.listens.delete(id);
+    return [ack, { jsonrpc: "2.0", id, result: this.complete("subscriptions/listen", { _meta: { [SUBSCRIPTION_ID]: id } }) } as unknown as JSONRPCMessage];
   }
 
   private own(method: string, params: Record<string, unknown> = {}, listen?: RequestId): Request {
     const id = `a2a-${REVISION}-${++this.seq}`;
-    this.internal.set(id, listen);
+    this.internal.set(id, { listen, uri: typeof params.uri === "string" ? params.uri : undefined });
     return { jsonrpc: "2.0", id, method, params };
   }
 
@@ -198,28 +217,24 @@ export class Revision {
     if (!isObject(asked) || (asked.resourceSubscriptions !== undefined && !(Array.isArray(asked.resourceSubscriptions) && asked.resourceSubscriptions.every((u) => typeof u === "string")))) {
       return this.reply(msg, undefined, error(msg.id, INVALID_PARAMS, "invalid params: subscriptions/listen needs notifications, an object (toolsListChanged, resourcesListChanged: booleans; resourceSubscriptions: URIs)"));
     }
-    if (this.listens.size >= MAX_LISTENS || this.listens.has(msg.id)) {
-      return this.reply(msg, undefined, error(msg.id, INVALID_PARAMS, `invalid params: ${this.listens.has(msg.id) ? "a listen with this id is open already: use a new id" : `${MAX_LISTENS} listens are open already: cancel one first`}`));
-    }
+    const uris = (asked.resourceSubscriptions as string[] | undefined) ?? [];
+    const refused = this.listens.has(msg.id) ? "a listen with this id is open already: use a new id"
+      : this.listens.size >= MAX_LISTENS ? `${MAX_LISTENS} listens are open already: cancel one first`
+      : uris.length > MAX_URIS ? `${uris.length} resourceSubscriptions: at most ${MAX_URIS} per listen` : undefined;
+    if (refused) return this.reply(msg, undefined, error(msg.id, INVALID_PARAMS, `invalid params: ${refused}`));
     const caps = this.host.capabilities();
     const honored: Filter = {};
     if (asked.toolsListChanged === true && caps.tools?.listChanged) honored.toolsListChanged = true;
     if (asked.promptsListChanged === true && caps.prompts?.listChanged) honored.promptsListChanged = true;
     if (asked.resourcesListChanged === true && caps.resources?.listChanged) honored.resourcesListChanged = true;
-    const uris = (asked.resourceSubscriptions as string[] | undefined) ?? [];
-    if (uris.length > 0 && caps.resources?.subscribe) honored.resourceSubscriptions = [...uris];
+    if (uris.length > 0 && caps.resources?.subscribe) honored.resourceSubscriptions = [...new Set(uris)];
     const internal = (honored.resourceSubscriptions ?? []).map((uri) => this.own("resources/subscribe", { uri }, msg.id));
     if (honored.resourcesListChanged) internal.push(this.own("resources/list", {}, msg.id));
-    const ack = this.stamp({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { notifications: honored } }, msg.id);
-    if (Object.keys(honored).length === 0) {
-      // Nothing a2a can send: the listen ends at once, gracefully.
-      return { pass: false, replies: [ack, { jsonrpc: "2.0", id: msg.id, result: this.complete("subscriptions/listen", { _meta: { [SUBSCRIPTION_ID]: msg.id } }) } as unknown as JSONRPCMessage], internal };
-    }
     // Acknowledged once the watches and the list's baseline are in place, so that any change
     // after the ack is notified.
     this.listens.set(msg.id, honored);
-    if (internal.length === 0) return { pass: false, replies: [ack], internal };
-    this.arming.set(msg.id, { left: internal.length, ack });
+    if (internal.length === 0) return { pass: false, replies: this.acknowledge(msg.id, honored), internal };
+    this.arming.set(msg.id, internal.length);
     return { pass: false, replies: [], internal };
   }
 }

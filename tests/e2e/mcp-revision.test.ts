@@ -108,6 +108,17 @@ describe("revision 2026-07-28 on stdio, no initialize", () => {
       c.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "listen-1" } }));
       expect((await c.request("tools/list", withMeta())).result).toBeDefined();
       expect(c.seen.some((m) => m.id === "listen-1")).toBe(false);
+
+      // A URI a2a cannot watch is left out of the ack; a listen left with nothing ends at once.
+      const from = c.seen.length;
+      c.send(JSON.stringify({ jsonrpc: "2.0", id: "listen-2", method: "subscriptions/listen", params: withMeta({ notifications: { resourceSubscriptions: ["test://elsewhere"] } }) }));
+      const [end] = await seen(c, from, (m) => m.id === "listen-2");
+      expect(end.result).toMatchObject({ resultType: "complete", _meta: { [SUB_KEY]: "listen-2" } });
+      expect(c.seen.slice(from).find((m) => m.method === "notifications/subscriptions/acknowledged").params.notifications).toEqual({});
+      const many = Array.from({ length: 257 }, (_, i) => `a2a://slot/s${i}`);
+      const tooMany = await c.request("subscriptions/listen", withMeta({ notifications: { resourceSubscriptions: many } }));
+      expect(tooMany.error).toMatchObject({ code: -32602 });
+      expect(tooMany.error.message).toContain("at most 256");
     } finally {
       c.kill();
     }
