@@ -108,7 +108,9 @@ export function startBridge(o: { store: () => string; env?: Record<string, strin
       if (owner.pending.size === 0) owner.end();
       return;
     }
-    const target = s.posts.at(-1) ?? s.get;
+    // A stream that got its last answer has ended, though its removal from s.posts waits a
+    // tick: a notification right behind that answer must not go to it (and be lost).
+    const target = s.posts.findLast((p) => p.pending.size > 0) ?? s.get;
     if (target) target.send(m);
     else s.queued.push(m);
   };
