@@ -138,14 +138,18 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
     sayClient();
   };
   // Revision 2026-07-28 has no handshake: the first request's envelope says who the client is,
-  // and the SDK's Server keeps it where `initialize` would have put it (wake-ways.ts reads it).
+  // and the SDK's Server keeps it where `initialize` would have put it (wake-ways.ts reads it);
+  // what starts once a handshake is done (the inbox push, the client's name) starts then.
+  let opened = false;
   const revision = new Revision({
     capabilities: () => (server.server as unknown as { getCapabilities(): ServerCapabilities }).getCapabilities(), // private in 1.32.2's types only
     serverInfo,
     instructions: instructionsFor(tools),
     client(info, capabilities) {
       Object.assign(server.server as unknown as Record<string, unknown>, { _clientCapabilities: capabilities, _clientVersion: info });
-      sayClient();
+      if (opened) return sayClient();
+      opened = true;
+      server.server.oninitialized?.();
     },
   });
 

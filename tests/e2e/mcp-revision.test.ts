@@ -147,6 +147,23 @@ describe("revision 2026-07-28 on stdio, no initialize", () => {
   });
 });
 
+describe("the inbox push under the revision", () => {
+  test("from the first request with the envelope, each message for the session is pushed as a channel notification", async () => {
+    using d = testStore();
+    const c = new RawClient(d.path, { A2A_AGENT: "pushed" });
+    try {
+      expect((await c.request("tools/list", withMeta())).result).toBeDefined();
+      const mark = c.seen.length;
+      expect((await a2a(["send", "pushed", "hello from the shell", "--as", "shell"], { dir: d.path })).code).toBe(0);
+      const [push] = await seen(c, mark, (m) => m.method === "notifications/claude/channel");
+      expect(push.params.meta.from).toBe("shell");
+      expect(push.params.content).toContain("hello from the shell");
+    } finally {
+      c.kill();
+    }
+  });
+});
+
 describe("beside the revision, a session opened by initialize is served as before", () => {
   test("2025-11-25: no resultType, no cache hints, ping answered, list_changed unsolicited", async () => {
     using d = testStore();
