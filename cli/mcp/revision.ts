@@ -87,7 +87,7 @@ export class Revision {
   inbound(msg: Request): Inbound {
     const meta = isObject(msg.params?._meta) ? msg.params._meta : undefined;
     if (!meta || !(PROTOCOL_VERSION in meta)) {
-      if (msg.method === "initialize") this.legacy = true;
+      if (msg.method === "initialize") [this.legacy, this.modern] = [true, false]; // a session from now on
       if (msg.method !== "server/discover") return PASS; // 2025-era traffic
       return this.reply(msg, undefined, error(msg.id, INVALID_PARAMS, `invalid _meta envelope: ${PROTOCOL_VERSION} is missing: send the per-request envelope (${REVISION}) with server/discover`, { envelope: { key: PROTOCOL_VERSION, problem: "missing" } }));
     }

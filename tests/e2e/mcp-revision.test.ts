@@ -182,4 +182,18 @@ describe("beside the revision, a session opened by initialize is served as befor
       c.kill();
     }
   });
+  test("an initialize after requests with the envelope makes a session: its list changes go out unsolicited again", async () => {
+    using d = testStore();
+    const c = new RawClient(d.path, { A2A_AGENT: "both" });
+    try {
+      expect((await c.request("tools/list", withMeta())).result.resultType).toBe("complete");
+      expect((await c.initialize(15_000, "2025-11-25")).result.protocolVersion).toBe("2025-11-25");
+      expect((await c.request("resources/list", {})).result.resources).toEqual([]);
+      const mark = c.seen.length;
+      expect((await a2a(["publish", "fresh", "x"], { dir: d.path })).code).toBe(0);
+      await seen(c, mark, (m) => m.method === "notifications/resources/list_changed");
+    } finally {
+      c.kill();
+    }
+  });
 });
