@@ -11,13 +11,14 @@
 // and +2.9 MiB of RSS, and porting to it redoes transport.ts's flow control, compact.ts,
 // protocol-errors.ts and every registration. What the revision changes on stdio is an envelope
 // around the same methods: this module checks it, completes the results and routes the
-// notifications; the SDK's handlers serve the methods whatever the revision.
+// notifications; the SDK's handlers serve the methods whatever the revision. It costs +24 KB of
+// binary, and start to tools/list and RSS within noise of none (30 interleaved starts each).
 //
 // A request is served under the revision when its _meta names a protocol version (the claim);
 // one without is 2025-era traffic, answered as before. Once a revision request is seen and no
 // `initialize` was, the session is the revision's: list_changed and resources/updated go only
-// to the listens that asked for them (with their subscription id); progress, log lines and the
-// channel push are not subscription-gated and go out as before.
+// to the listens that asked for them (with their subscription id), log lines only at or above
+// the level an envelope asked for; progress and the channel push go out as before.
 
 import type { JSONRPCMessage, RequestId, ServerCapabilities, Implementation } from "@modelcontextprotocol/sdk/types.js";
 
