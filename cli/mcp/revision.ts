@@ -239,3 +239,19 @@ export class Revision {
     return { pass: false, replies: [], internal };
   }
 }
+
+// The revision on a plain transport already connected to a server (unavailable.ts: no flow
+// control there): requests go through inbound, messages out through outbound.
+export function withRevision(t: { onmessage?: (m: JSONRPCMessage, extra?: any) => void; send(m: JSONRPCMessage): Promise<void> }, revision: Revision): void {
+  const deliver = t.onmessage!;
+  const send = t.send.bind(t);
+  t.onmessage = (m, extra) => {
+    const r = "method" in m && "id" in m ? revision.inbound(m as Request) : { pass: true as const };
+    if (r.pass) return deliver(m, extra);
+    for (const reply of r.replies) void send(reply).catch(() => {});
+    for (const own of r.internal) deliver(own as JSONRPCMessage);
+  };
+  t.send = async (m) => {
+    for (const out of revision.outbound(m)) await send(out);
+  };
+}

@@ -147,6 +147,23 @@ describe("revision 2026-07-28 on stdio, no initialize", () => {
   });
 });
 
+describe("a2a mcp that cannot work (a bad setting) under the revision", () => {
+  test("discover answers, and a tool call gets the one-line error to relay", async () => {
+    using d = testStore();
+    const c = new RawClient(d.path, { A2A_MCP_MAX_WAIT: "soon" });
+    try {
+      const discover = await c.request("server/discover", withMeta());
+      expect(discover.result).toMatchObject({ supportedVersions: [REVISION], resultType: "complete" });
+      expect(discover.result.instructions).toMatch(/^a2a cannot work here: A2A_MCP_MAX_WAIT="soon"/);
+      const r = await c.request("tools/call", withMeta({ name: "agent_status", arguments: {} }));
+      expect(r.result).toMatchObject({ isError: true, resultType: "complete" });
+      expect(r.result.content[0].text).toMatch(/^a2a cannot work here: A2A_MCP_MAX_WAIT="soon" is not a positive number of seconds/);
+    } finally {
+      c.kill();
+    }
+  });
+});
+
 describe("the inbox push under the revision", () => {
   test("from the first request with the envelope, each message for the session is pushed as a channel notification", async () => {
     using d = testStore();
