@@ -21,6 +21,7 @@
 //   push, which name check_messages, are on only when that tool is offered.
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import pkg from "../../package.json" with { type: "json" };
 import { openBus, type Bus } from "../../lib/bus";
 import { compactToolList } from "./compact";
@@ -28,6 +29,7 @@ import { makeCtx, type McpCtx } from "./context";
 import { err } from "../io";
 import { oneLineValidationErrors } from "./args";
 import { protocolErrors } from "./protocol-errors";
+import { Revision } from "./revision";
 import { Deliveries } from "./delivery";
 import { instructionsFor } from "./instructions";
 import { startPush } from "./push";
@@ -96,8 +98,9 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
   const ctx = makeCtx(bus, session, deliveries, stopping.signal, tools);
   for (const k of ["log", "info", "debug", "warn", "error"] as const) console[k] = (...a: unknown[]) => ctx.log(a.map(String).join(" "));
 
+  const serverInfo = { name: "a2a", title: "a2a: coordination bus for AI agents", version: pkg.version };
   const server = new McpServer(
-    { name: "a2a", title: "a2a: coordination bus for AI agents", version: pkg.version },
+    serverInfo,
     {
       capabilities: {
         tools: {},
@@ -124,13 +127,31 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
   const stopPush = tools.has("check_messages") ? startPush(server, ctx) : () => {};
   server.server.onerror = (e) => ctx.log(`protocol: ${e.message.split("\n")[0]}`);
   // Which agent this session is (a2a peers shows it): the client's name from its handshake.
-  const prevInit = server.server.oninitialized;
-  server.server.oninitialized = () => {
-    prevInit?.();
+  const sayClient = () => {
     const v = server.server.getClientVersion();
     const client = typeof v?.name === "string" ? `${v.name} ${typeof v.version === "string" ? v.version : ""}`.trim() : "";
     if (client) session.presence.setClient(client).then(() => ctx.log(`client: ${client}`), (e) => ctx.log(`saying the client: ${(e as Error).message}`));
   };
+  const prevInit = server.server.oninitialized;
+  server.server.oninitialized = () => {
+    prevInit?.();
+    sayClient();
+  };
+  // Revision 2026-07-28 has no handshake: the first request's envelope says who the client is,
+  // and the SDK's Server keeps it where `initialize` would have put it (wake-ways.ts reads it);
+  // what starts once a handshake is done (the inbox push, the client's name) starts then.
+  let opened = false;
+  const revision = new Revision({
+    capabilities: () => (server.server as unknown as { getCapabilities(): ServerCapabilities }).getCapabilities(), // private in 1.32.2's types only
+    serverInfo,
+    instructions: instructionsFor(tools),
+    client(info, capabilities) {
+      Object.assign(server.server as unknown as Record<string, unknown>, { _clientCapabilities: capabilities, _clientVersion: info });
+      if (opened) return sayClient();
+      opened = true;
+      server.server.oninitialized?.();
+    },
+  });
 
   let stopped: Promise<void> | undefined;
   const shutdown = (why: string) =>
@@ -165,7 +186,7 @@ export async function runMcpServer(dir?: string, toolsSpec?: string): Promise<vo
   process.on("unhandledRejection", (e) => ctx.log(`unhandled: ${(e as Error)?.stack ?? e}`));
 
   protocolErrors(server); // last: every handler is registered by now
-  await server.connect(new DeliveryTransport(deliveries, process.stdout, process.stdin, ctx.log));
+  await server.connect(new DeliveryTransport(deliveries, process.stdout, process.stdin, ctx.log, revision));
   ctx.log(`serving on stdio, store ${bus.where}, max wait ${ctx.maxWaitSec} s`);
   await new Promise<never>(() => {}); // runs until shutdown exits the process
 }

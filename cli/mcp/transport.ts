@@ -1,6 +1,5 @@
-// The stdio transport of `a2a mcp`: JSON-RPC lines in on stdin, answers out on stdout, and
-// bounds on what a client can make the server hold, whatever it sends and however little of
-// the answers it reads.
+// The stdio transport of `a2a mcp`: JSON-RPC lines in on stdin, answers out on stdout, and bounds
+// on what a client can make the server hold, whatever it sends and however little it reads.
 //
 // Flow control:
 // - at most MAX_IN_FLIGHT requests are served at once (handed to the SDK, not yet answered
@@ -8,28 +7,24 @@
 //   wait to be written to stdout (a client that does not read). The rest wait here, in
 //   order, read and parsed. So the answers held in memory are MAX_UNWRITTEN bytes and those
 //   of at most MAX_IN_FLIGHT more requests, each bounded by its tool (result.ts ANSWER_BUDGET);
-// - notifications and responses from the client are never held: a cancel always gets
-//   through, and a request still waiting here that it cancels is dropped unanswered (as the
-//   SDK drops the answer of one it serves);
-// - stdin is read on while requests wait, so its end (the client is gone) is seen and the
-//   server exits even with stdout full; only past MAX_BACKLOG bytes of waiting requests is
-//   stdin paused, until the client reads answers again;
-// - while answers wait unwritten, the server's own notifications (progress, resource
-//   updates, mail pushes) are refused, not queued: each is sent again or superseded later.
+// - notifications and responses from the client are never held: a cancel always gets through,
+//   and a request still waiting here that it cancels is dropped unanswered (as the SDK does);
+// - stdin is read on while requests wait, so its end (the client is gone) is seen and the server
+//   exits even with stdout full; past MAX_BACKLOG bytes of waiting requests it is paused;
+// - while answers wait unwritten, the server's own notifications (progress, resource updates,
+//   mail pushes) are refused, not queued: each is sent again or superseded later.
 //
 // Writing: send() resolves when the bytes were handed to the kernel's pipe (the write's
-// callback), not when stdout.write() returned, which says nothing about them (a full pipe
-// queues them in memory, and a write error is only an 'error' event). It tells Deliveries
-// when a response starts being written and when it was (delivery.ts).
+// callback), not when stdout.write() returned (a full pipe queues them in memory, a write error
+// is only an 'error' event). It tells Deliveries when a response is being written and was.
 //
-// Bad input, per JSON-RPC 2.0: every input line gets an answer or a dispatch: not JSON ->
-// -32700, not a valid message (jsonrpc "1.0", an object id, no method) -> -32600, with the
-// request's id when it has a usable one, else null; a line over MAX_LINE -> -32600 and the
-// server keeps serving (the SDK's reader would close the transport instead); `arguments:
-// null` in tools/call is taken as no arguments. Those answers wait their turn like requests.
+// Bad input, per JSON-RPC 2.0: not JSON -> -32700, not a valid message (jsonrpc "1.0", an object
+// id, no method) -> -32600, with the request's id if usable, else null; a line over MAX_LINE ->
+// -32600 and the server keeps serving (the SDK's reader would close the transport); `arguments:
+// null` in tools/call is no arguments. Those answers wait their turn like requests.
 // A JSON array (a batch) is served, element by element, only in a session that negotiated
-// 2025-03-26 (batch.ts); an empty one, or one under another version or before initialize,
-// is one -32600.
+// 2025-03-26 (batch.ts); else it is one -32600. Revision 2026-07-28 (revision.ts) sees each
+// request and each message out.
 
 import type { Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -37,6 +32,7 @@ import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import { JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { responseId, type Deliveries } from "./delivery";
 import { BATCH_VERSION, Batches, type Batch } from "./batch";
+import type { Revision } from "./revision";
 
 // The longest input line served.
 export const MAX_LINE = 10 * 1024 * 1024;
@@ -49,8 +45,8 @@ const idOf = (v: unknown): RequestId | null => (typeof v === "string" || (typeof
 const ID_RE = /"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,16})/;
 const MiB = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
 
-// What waits its turn: a request to hand to the SDK, or the error answer to a bad line.
-type Waiting = { cost: number } & ({ request: JSONRPCMessage & { id: RequestId } } | { error: { code: number; message: string; id: RequestId | null } });
+// What waits its turn: a request to hand to the SDK, or an answer a2a gives (a bad line's error).
+type Waiting = { cost: number } & ({ request: JSONRPCMessage & { id: RequestId } } | { answer: JSONRPCMessage });
 
 export class DeliveryTransport extends StdioServerTransport {
   private pending: Buffer[] = []; // the start of a line not yet ended
@@ -73,6 +69,7 @@ export class DeliveryTransport extends StdioServerTransport {
     private readonly out: Writable = process.stdout,
     private readonly input: NodeJS.ReadableStream = process.stdin,
     private readonly log: (line: string) => void = () => {},
+    private readonly revision?: Revision,
   ) {
     super(process.stdin, out);
   }
@@ -84,9 +81,7 @@ export class DeliveryTransport extends StdioServerTransport {
 
   override async close(): Promise<void> {
     this.input.off("data", this.take);
-    this.pending = [];
-    this.waiting = [];
-    this.head = 0;
+    [this.pending, this.waiting, this.head] = [[], [], 0];
     this.onclose?.();
   }
 
@@ -159,6 +154,8 @@ export class DeliveryTransport extends StdioServerTransport {
     const msg = parsed.data;
     if ("method" in msg && "id" in msg) {
       if (msg.method === "initialize") this.initId = msg.id;
+      const r = batch ? undefined : this.revision?.inbound(msg as Parameters<Revision["inbound"]>[0]);
+      if (r && !r.pass) return this.own(r.internal, r.replies.map((answer) => ({ answer, cost: bytes + ITEM_COST })));
       if (batch) this.batches.add(batch, msg.id);
       return this.wait({ request: msg, cost: bytes + ITEM_COST });
     }
@@ -170,6 +167,8 @@ export class DeliveryTransport extends StdioServerTransport {
   // answered by nobody (the SDK drops its answer), so it no longer counts as served.
   private cancelled(id: RequestId | null): void {
     if (id === null) return;
+    const ended = this.revision?.cancelled(id); // a listen (revision.ts): no request of the SDK's
+    if (ended) return this.own(ended);
     const i = this.waiting.findIndex((w) => w && "request" in w && w.request.id === id);
     if (i >= 0) {
       this.waitingCost -= this.waiting[i]!.cost;
@@ -179,6 +178,13 @@ export class DeliveryTransport extends StdioServerTransport {
       this.deliveries.cancelled(id);
     }
     this.batches.drop(id);
+  }
+
+  // Answers of revision.ts wait their turn; its own requests go to the SDK at once (their
+  // answers are dropped).
+  private own(requests: unknown[], answers: Waiting[] = []): void {
+    for (const a of answers) this.wait(a);
+    for (const r of requests) this.onmessage?.(r as JSONRPCMessage);
   }
 
   private answered(id: RequestId): void {
@@ -191,7 +197,7 @@ export class DeliveryTransport extends StdioServerTransport {
 
   private refuse(code: number, message: string, id: RequestId | null, bytes: number): void {
     this.log(`bad input line: ${code} ${message}`);
-    this.wait({ error: { code, message, id }, cost: bytes + ITEM_COST });
+    this.wait({ answer: { jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage, cost: bytes + ITEM_COST });
   }
 
   private wait(w: Waiting): void {
@@ -205,9 +211,8 @@ export class DeliveryTransport extends StdioServerTransport {
       const w = this.waiting[this.head]!;
       this.waiting[this.head++] = undefined; // handed over: not kept here
       this.waitingCost -= w.cost;
-      if ("error" in w) {
-        const { code, message, id } = w.error;
-        this.write({ jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage, false).catch(() => {});
+      if ("answer" in w) {
+        this.write(w.answer, false).catch(() => {});
         continue;
       }
       this.inFlight.set(w.request.id, (this.inFlight.get(w.request.id) ?? 0) + 1);
@@ -225,9 +230,8 @@ export class DeliveryTransport extends StdioServerTransport {
     else input.resume?.();
   }
 
-  // Says so once when requests wait because the client does not read: checked where either
-  // side moves (a request arriving, an answer queued, a write done), since an answer queued
-  // while no request arrives is what crosses the bound.
+  // Says so once when requests wait because the client does not read: checked where either side
+  // moves (a request arriving, an answer queued, a write done).
   private noteHolding(): void {
     const unread = this.head < this.waiting.length && this.unwritten > MAX_UNWRITTEN;
     if (unread && !this.holding) {
@@ -236,7 +240,11 @@ export class DeliveryTransport extends StdioServerTransport {
     this.holding = unread;
   }
 
-  override send(message: JSONRPCMessage): Promise<void> {
+  override send(sent: JSONRPCMessage): Promise<void> {
+    return Promise.all((this.revision?.outbound(sent) ?? [sent]).map((m) => this.sendOne(m))).then(() => {});
+  }
+
+  private sendOne(message: JSONRPCMessage): Promise<void> {
     const id = responseId(message);
     if (id === undefined && "method" in message && !("id" in message) && this.unwritten > MAX_UNWRITTEN) {
       return Promise.reject(new Error("the client is not reading: notification not sent"));
@@ -250,8 +258,8 @@ export class DeliveryTransport extends StdioServerTransport {
     return this.write(message, true);
   }
 
-  // Writes one message: the SDK's (`receipts`: it may settle Deliveries' receipts), or the
-  // answer to a bad line, which answers no request (its id may be any request's).
+  // Writes one message: the SDK's (`receipts`: it may settle Deliveries' receipts), or an answer
+  // of a2a's own (a bad line's: its id may be any request's).
   private write(message: JSONRPCMessage, receipts: boolean): Promise<void> {
     if (receipts) this.deliveries.sending(message);
     const id = receipts ? responseId(message) : undefined;

@@ -11,12 +11,14 @@ import pkg from "../../package.json" with { type: "json" };
 import { asA2AError, phrase } from "../../lib/core/errors";
 import { err } from "../io";
 import { MODEL } from "./phrase";
+import { Revision, withRevision } from "./revision";
 
 export async function serveUnavailable(e: unknown, tools: Set<string>): Promise<void> {
   const a = asA2AError(e);
   const message = `a2a cannot work here: ${phrase(a, MODEL)} (${a.code}). Tell your user; after fixing it, restart the session (or /mcp reconnect).`;
   err(`a2a mcp: ${phrase(a, MODEL)}: serving every tool as this error\n`);
-  const server = new McpServer({ name: "a2a", title: "a2a: coordination bus for AI agents (unavailable)", version: pkg.version }, { capabilities: { tools: {} }, instructions: message });
+  const serverInfo = { name: "a2a", title: "a2a: coordination bus for AI agents (unavailable)", version: pkg.version };
+  const server = new McpServer(serverInfo, { capabilities: { tools: {} }, instructions: message });
   for (const name of tools) {
     server.registerTool(name, { title: `${name} (unavailable)`, description: `Unavailable: ${message}`, inputSchema: {} }, async () => ({
       content: [{ type: "text", text: message }],
@@ -28,6 +30,10 @@ export async function serveUnavailable(e: unknown, tools: Set<string>): Promise<
   process.stdin.on("end", stop);
   process.stdin.on("close", stop);
   for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(sig, stop);
-  await server.connect(new StdioServerTransport());
+  // A client of revision 2026-07-28 is told too (revision.ts).
+  const transport = new StdioServerTransport();
+  await server.connect(transport);
+  const capabilities = { tools: { listChanged: false } };
+  withRevision(transport, new Revision({ capabilities: () => capabilities, serverInfo, instructions: message, client: () => {} }));
   await new Promise<never>(() => {});
 }

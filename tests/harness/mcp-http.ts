@@ -1,7 +1,8 @@
 // A Streamable HTTP front for `a2a mcp`, for clients that speak only HTTP (the official MCP
 // conformance suite): a test harness, not part of the product, which is stdio only. Each
 // session (an `initialize` POST without Mcp-Session-Id) runs its own `a2a mcp` on a store the
-// caller gives, and JSON-RPC is relayed both ways, line for line.
+// caller gives, and JSON-RPC is relayed both ways, line for line. A POST without a session that
+// is not `initialize` is revision 2026-07-28's (mcp-http-stateless.ts).
 //
 // A POST carrying a request is answered with an SSE stream that stays open until every request
 // in it has its response; what the server sends meanwhile (notifications, its own requests to
@@ -9,8 +10,7 @@
 // stream, else it waits for one. A POST of notifications or responses only gets 202.
 import type { Subprocess } from "bun";
 import { BIN, childEnv } from "./run";
-
-type Message = { id?: string | number | null; method?: string; [k: string]: unknown };
+import { isStateless, statelessPost, type Message } from "./mcp-http-stateless";
 
 interface Stream {
   pending: Set<string>; // ids of the requests this stream still owes a response
@@ -108,12 +108,14 @@ export function startBridge(o: { store: () => string; env?: Record<string, strin
       if (owner.pending.size === 0) owner.end();
       return;
     }
-    const target = s.posts.at(-1) ?? s.get;
+    // A stream that got its last answer has ended, though its removal from s.posts waits a
+    // tick: a notification right behind that answer must not go to it (and be lost).
+    const target = s.posts.findLast((p) => p.pending.size > 0) ?? s.get;
     if (target) target.send(m);
     else s.queued.push(m);
   };
 
-  const spawn = (): Session => {
+  const start = () => {
     const child = Bun.spawn({
       cmd: [BIN, "mcp", ...(o.args ?? [])],
       env: childEnv({ dir: o.store(), env: o.env }),
@@ -121,8 +123,13 @@ export function startBridge(o: { store: () => string; env?: Record<string, strin
       stdout: "pipe",
       stderr: "ignore",
     });
-    const s: Session = { child, posts: [], get: null, queued: [] };
     exits.push(child.exited);
+    return child;
+  };
+
+  const spawn = (): Session => {
+    const child = start();
+    const s: Session = { child, posts: [], get: null, queued: [] };
     void (async () => {
       let buf = "";
       const dec = new TextDecoder();
@@ -161,7 +168,7 @@ export function startBridge(o: { store: () => string; env?: Record<string, strin
     let s: Session | undefined;
     let newId: string | undefined;
     if (id === null) {
-      if (!messages.some((m) => m.method === "initialize")) return jsonError(400, -32000, "Bad Request: no Mcp-Session-Id, and this is not initialize");
+      if (isStateless(messages)) return statelessPost(req, messages, start);
       evict();
       newId = crypto.randomUUID();
       s = spawn();
