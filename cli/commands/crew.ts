@@ -10,6 +10,7 @@ import { A2AError, arg, op, text } from "../../lib/core/errors";
 import { parseCrew } from "../../lib/crew/file";
 import type { LogPart } from "../../lib/crew/follow";
 import type { CrewStatus } from "../../lib/crew/status";
+import type { Usage } from "../../lib/crew/usage";
 import type { Launcher } from "../../lib/crew/worker";
 import { launchAgent, type AgentId } from "../crew/launch";
 import { checkWorktree } from "../../lib/crew/worktree";
@@ -31,14 +32,20 @@ function readCrewFile(path: string): string {
   }
 }
 
+const usageCell = (u: Usage) => `${u.input}/${u.output}${u.cost === null ? "" : ` $${u.cost.toFixed(4)}`}`;
+
 function crewTable(crews: CrewStatus[]): string {
   if (!crews.length) return "no crews: a2a crew up FILE starts one\n";
   return crews.map((s) => {
     const head = `crew ${s.crew}: ${s.state}${s.state === "gone" ? " (its supervisor is gone: its tasks go back when their leases run out)" : ""}, supervisor pid ${s.pid} on ${s.host}, ${s.file}\n`;
+    // Tokens and cost: only for a crew whose agents reported some (an exec crew has none).
+    const usage = s.workers.some((w) => w.usage);
     const rows = s.workers.map((w) => [
-      w.name, w.agent, w.state, age(w.since), w.task ? `${w.task.id} #${w.task.attempt}` : "-", String(w.done), String(w.failed), preview(w.state === "gave-up" || w.state === "backoff" ? (w.reason ?? "") : (w.last ?? ""), 50),
+      w.name, w.agent, w.state, age(w.since), w.task ? `${w.task.id} #${w.task.attempt}` : "-", String(w.done), String(w.failed),
+      ...(usage ? [w.usage ? usageCell(w.usage) : "-"] : []),
+      preview(w.state === "gave-up" || w.state === "backoff" ? (w.reason ?? "") : (w.last ?? ""), 50),
     ]);
-    return head + table(["WORKER", "AGENT", "STATE", "SINCE", "TASK", "DONE", "FAILED", "LAST"], rows);
+    return head + table(["WORKER", "AGENT", "STATE", "SINCE", "TASK", "DONE", "FAILED", ...(usage ? ["TOKENS IN/OUT, COST"] : []), "LAST"], rows);
   }).join("\n");
 }
 
@@ -127,7 +134,7 @@ export const commands = {
       summary: "a crew of workers a2a starts, feeds from queues and watches: up, logs, stop, down",
       description: "Show the crews and their workers: each worker's agent, state (waiting for a task, working, backoff after a failed attempt, gave-up, stopped; gone when its supervisor is), since when, its task and attempt, tasks done and attempts failed, and the last line of its output. Subcommands: up FILE (start a crew), logs NAME [-f], stop NAME, down [CREW].",
       examples: ["a2a crew up crew.toml", "a2a crew", "a2a crew --json | jq '.[].workers[] | {name, state}'", "a2a crew logs builder-1 -f", "a2a crew down"],
-      json: "print the crews as a JSON array: {crew, host, pid, state, workers: [{name, agent, state, since, task, done, failed, reason, last}]}",
+      json: "print the crews as a JSON array: {crew, host, pid, state, workers: [{name, agent, state, since, task, done, failed, reason, last, usage}]} (usage: {input, output, cost} tokens and US dollars over the worker's runs, where its agent reports them; cost null where it gives none)",
     })
       .argument("[crew]", "only this crew")
       .action(action(async (c: Ctx, crew: string | undefined) => {

@@ -16,6 +16,7 @@ import { readChunks } from "../slots/chunks";
 import { getSlot } from "../slots/read";
 import { listSlots, publishSlot } from "../slots/slot";
 import { logName } from "./log";
+import type { Usage } from "./usage";
 
 export type WorkerState = "starting" | "waiting" | "working" | "backoff" | "stopped" | "gave-up" | "gone";
 
@@ -30,6 +31,7 @@ export interface WorkerStatus {
   failed: number; // attempts that failed
   failures: number; // failed attempts in a row (restarts: the bound)
   reason: string | null; // the last failed attempt's, or why it stopped
+  usage?: Usage | null; // tokens and cost of its runs so far, where its agent reports them (lib/crew/usage.ts)
   proc?: { pid: number; start: string | null } | null; // the run's process (group leader), while it runs
   last?: string; // the last line of its log (added by the reader)
 }

@@ -23,6 +23,7 @@ import type { AgentKind, CrewSpec, WorkerSpec } from "./file";
 import { logName, openLog, secretsOf } from "./log";
 import { workerPresence } from "./presence";
 import { killGroup, procStart } from "./process";
+import { addUsage, usageText, type Usage } from "./usage";
 import { controlName, crewStatus, leaseName, publishStatus, type Control, type CrewStatus, type WorkerStatus } from "./status";
 import { execLauncher, type Launcher } from "./worker";
 
@@ -148,6 +149,7 @@ async function workerLoop(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
   let failures = 0;
   let done = 0;
   let failed = 0;
+  let usage: Usage | null = null; // the worker's running total, as its agent reported it
   try {
     while (!stop.aborted) {
       set(w.name, { state: "waiting", task: null });
@@ -170,8 +172,10 @@ async function workerLoop(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
       const end = await runAttempt(store, w, job, launcher, spec.leaseSec, stop, log, (pid) => {
         set(w.name, { proc: { pid, start: procStart(pid) } }).then(() => say(`${w.name}: task ${job.id} attempt ${job.attempt}, pid ${pid}`));
       });
-      set(w.name, { proc: null });
-      await log.end(end.stopped ? `stopped: task ${job.id} given back` : end.ok ? `done: task ${job.id}` : `failed: task ${job.id}: ${end.reason}`);
+      usage = addUsage(usage, end.usage);
+      set(w.name, { proc: null, ...(end.usage ? { usage } : {}) });
+      const cost = end.usage ? ` (${usageText(end.usage)})` : "";
+      await log.end(end.stopped ? `stopped: task ${job.id} given back${cost}` : end.ok ? `done: task ${job.id}${cost}` : `failed: task ${job.id}${cost}: ${end.reason}`);
       if (end.stopped) break;
       if (end.ok) {
         failures = 0;

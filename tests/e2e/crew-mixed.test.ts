@@ -4,7 +4,8 @@
 // is drained: each task done once, by the agent's own task_done, its file committed on the branch
 // of the worker that did it (Codex's sandbox keeps .git read-only: the supervisor commits what it
 // left, and says so in the worker's log); the user's checkout is untouched; crew down leaves no
-// process, no claim and no crew lease.
+// process, no claim and no crew lease. Each worker's tokens (and Claude Code's cost), as its agent reported
+// them, are in its log and `a2a crew`: the sums of what its stand-in answered, not a constant.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -19,6 +20,8 @@ setDefaultTimeout(240_000);
 
 const toml = (v: unknown): string => (Array.isArray(v) ? `[${v.map(toml).join(", ")}]` : typeof v === "object" ? `{ ${Object.entries(v as object).map(([k, x]) => `${k} = ${toml(x)}`).join(", ")} }` : JSON.stringify(v));
 const userText = (r: any) => JSON.stringify(r.body.messages?.[0] ?? "");
+// Each answer reports tokens of its own (none twice the same), so a total is the sum of these.
+const tokens = (r: { n: number }) => ({ input: 1000 * r.n + 7, output: 10 * r.n + 3 });
 
 describe("a2a crew up: coding agents", () => {
   test("a Claude Code worker and a Codex worker drain a queue of four tasks: each done once, each file on its worker's branch, the checkout untouched; crew down leaves nothing running", async () => {
@@ -39,7 +42,7 @@ describe("a2a crew up: coding agents", () => {
       if (step === 1) return [{ tool: "Bash", input: { command: `git add out-${f.id}.txt && git commit -q -m 'task ${f.id}'`, description: "commit" } }];
       if (step === 2) return [{ tool: "mcp__a2a__task_done", input: { id: f.id, token: f.token, result: `ann did ${f.id}` } }];
       return [{ text: "done" }];
-    });
+    }, tokens);
     // Codex: add the task's file with apply_patch, end the task (its sandbox cannot commit).
     const codexApi = responsesStandIn((r) => {
       const f = framing(JSON.stringify(r.body.input ?? ""));
@@ -48,7 +51,7 @@ describe("a2a crew up: coding agents", () => {
       if (calls === 0) return [{ patch: `*** Begin Patch\n*** Add File: out-${f.id}.txt\n+cy did ${f.id}\n*** End Patch\n` }];
       if (calls === 1) return [{ tool: "mcp__a2a__task_done", input: { id: f.id, token: f.token, result: `cy did ${f.id}` } }];
       return [{ text: "done" }];
-    });
+    }, tokens);
     const claudeEnv = { HOME: home, ANTHROPIC_BASE_URL: claudeApi.url, ANTHROPIC_API_KEY: "test-key-offline", ENABLE_TOOL_SEARCH: "false", DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_TELEMETRY: "1", ...GIT_ENV };
     const codexArgs = ["-c", 'model="gpt-5.5"', "-c", 'model_provider="standin"', "-c", `model_providers.standin={ name = "standin", base_url = "${codexApi.url}", wire_api = "responses", env_key = "STANDIN_API_KEY", request_max_retries = 0, stream_max_retries = 0 }`];
     const codexEnv = { HOME: home, STANDIN_API_KEY: "test-key-offline", ...GIT_ENV };
@@ -81,7 +84,22 @@ describe("a2a crew up: coding agents", () => {
       }
       expect(by.ann.length).toBeGreaterThan(0);
       expect(by.cy.length).toBeGreaterThan(0);
+      // Tokens and cost, as each agent reported them: once every run has ended (each worker's
+      // done count in), each worker's total is the sum of what its stand-in's answers reported.
+      const crew = async () => JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0];
+      let status = await crew();
+      for (const end = Date.now() + 60_000; status.workers.reduce((n: number, w: any) => n + w.done, 0) < 4 && Date.now() < end;) status = await crew();
+      const sum = (api: { requests: { n: number }[] }) => api.requests.map(tokens).reduce((a, t) => ({ input: a.input + t.input, output: a.output + t.output }), { input: 0, output: 0 });
+      const usage = Object.fromEntries(status.workers.map((w: any) => [w.name, w.usage]));
+      expect(usage).toEqual({ ann: { ...sum(claudeApi), cost: expect.any(Number) }, cy: { ...sum(codexApi), cost: null } }); // Codex reports no cost
+      expect(usage.ann.cost).toBeGreaterThan(0);
+      const shown = (await a2a(["crew"], { dir: store.path })).stdout;
+      expect(shown).toContain(`${usage.ann.input}/${usage.ann.output} $${usage.ann.cost.toFixed(4)}`);
+      expect(shown).toContain(`${usage.cy.input}/${usage.cy.output} `);
+      const annLog = await a2a(["crew", "logs", "ann"], { dir: store.path });
+      expect(annLog.stdout).toMatch(/\n\[a2a crew\] task \S+ attempt 1: \d+ tokens in, \d+ out, \$\d+\.\d{4}\n-- done: task \S+ \(\d+ tokens in, \d+ out, \$\d+\.\d{4}\)\n$/);
       const logs = await a2a(["crew", "logs", "cy"], { dir: store.path });
+      expect(logs.stdout).toMatch(/\[a2a crew\] task \S+ attempt 1: \d+ tokens in, \d+ out\n/);
       expect(logs.stdout).toMatch(/\[a2a crew\] task \S+: the work is on a2a\/cy at [0-9a-f]{12} \(what was left uncommitted was committed\)/);
       expect(await a2a(["crew", "down", "mixed"], { dir: store.path })).toMatchObject({ code: 0 });
       expect(await exitWithin(sup, 60_000)).toBe(0);
