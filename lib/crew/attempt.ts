@@ -35,7 +35,7 @@ const tailOf = (s: string) => s.trim().split("\n").slice(-5).join("\n").slice(-1
 
 // Why a run failed: how it ended, and the tail of what it said (`errors`: of its stderr, where
 // its stdout is its result; else of all its output), so the reason shows the error.
-function why(w: WorkerSpec, r: RunEnd, what: string, errors = false): string {
+export function why(w: WorkerSpec, r: RunEnd, what: string, errors = false): string {
   const how = r.stopped === "time" ? `time limit ${shortDuration(w.timeLimitSec!)} reached`
     : r.code !== null ? `${what} with exit ${r.code}`
     : r.signal ? `killed by ${r.signal}` : "could not be started"; // the launcher or the spawn failed

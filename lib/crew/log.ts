@@ -23,8 +23,10 @@ export interface Log {
   end(result: string): Promise<void>;
 }
 
-// What an attempt's output must not carry, each with what stands in its place.
-export type Secrets = [secret: string, shown: string][];
+// What an attempt's output must not carry, each with what stands in its place: a text, or (a long
+// session, whose tokens come as it claims) a pattern, global, of what it may be.
+export type Secrets = [secret: string | RegExp, shown: string][];
+const PATTERN_HOLD = 32; // a pattern's match may come split over two writes: at most this long
 
 export function secretsOf(store: Store, token: string): Secrets {
   const out: Secrets = [[token, "[the task's token]"]];
@@ -44,7 +46,7 @@ export async function openLog(store: Store, slot: string, task: string, secrets:
   let timer: ReturnType<typeof setTimeout> | undefined;
   // A secret may come split over two writes: the last (longest secret - 1) characters wait for
   // the next write, or the end.
-  const hold = Math.max(0, ...secrets.map(([x]) => x.length - 1));
+  const hold = Math.max(0, ...secrets.map(([x]) => (typeof x === "string" ? x.length - 1 : PATTERN_HOLD)));
   const flush = (last = false) => {
     timer = undefined;
     const clean = scrub(buf, secrets);

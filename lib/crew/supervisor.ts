@@ -24,6 +24,7 @@ import { logName, openLog, secretsOf } from "./log";
 import { workerPresence } from "./presence";
 import { killGroup, procStart } from "./process";
 import { addUsage, usageText, type Usage } from "./usage";
+import { sessionLoop } from "./session";
 import { controlName, crewStatus, leaseName, publishStatus, type Control, type CrewStatus, type WorkerStatus } from "./status";
 import { execLauncher, type Launcher } from "./worker";
 
@@ -124,7 +125,7 @@ export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {})
     say(`crew ${spec.name} up: ${spec.workers.map((w) => w.name).join(", ")} (pid ${process.pid} on ${store.host})`);
     await Promise.all(spec.workers.map((w) => {
       const stop = AbortSignal.any([stopAll.signal, stops.get(w.name)!.signal]);
-      return workerLoop(store, spec, w, launchers[w.agent]!, stop, set, say);
+      return w.keepSession ? sessionLoop(store, spec, w, launchers[w.agent]!, stop, set, say, pause, BACKOFF_CAP_SEC) : workerLoop(store, spec, w, launchers[w.agent]!, stop, set, say);
     }));
   } finally {
     // Whatever ended the crew, nothing it holds is left: the workers have stopped (their loops

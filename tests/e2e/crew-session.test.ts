@@ -1,0 +1,100 @@
+// keep_session (issue 36): a crew worker whose coding agent runs as one long session that claims
+// its tasks itself (task_claim with wait), ends each (task_done) and claims again, through
+// `a2a crew up` and the compiled binary, with real Claude Code (claude -p) against its model
+// stand-in. The supervisor starts it once and watches the claims it holds: two tasks are done
+// by one agent process (its pid unchanged), each once at attempt 1; crew down ends the session
+// and leaves no claim, lease or process. An agent whose headless mode is not built for it is
+// refused in one line naming the agents that are.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { a2a, BIN, descendants, exitWithin, readUntil, ROOT, spawnA2A, tempDir, testStore } from "../harness/run";
+import { GIT_ENV, userRepo } from "./fixtures/crew";
+import { skipped as claudeSkipped } from "./fixtures/claude";
+import { newText, standIn, type Request } from "./fixtures/messages-api";
+
+setDefaultTimeout(240_000);
+
+const toml = (v: unknown): string => (typeof v === "object" ? `{ ${Object.entries(v as object).map(([k, x]) => `${k} = ${toml(x)}`).join(", ")} }` : JSON.stringify(v));
+
+// The model of a session that loops: claim with wait, end the task it got, claim again.
+function looping(r: Request) {
+  if (!(r.body.tools ?? []).some((t: any) => t.name === "mcp__a2a__task_claim")) return [{ text: "ok" }];
+  const calls = (r.body.messages as any[]).flatMap((m) => (m.role === "assistant" && Array.isArray(m.content) ? m.content : [])).filter((c: any) => c.type === "tool_use");
+  const last = calls.at(-1)?.name;
+  const got = newText(r).match(/task_done\(id=\\*"([^"\\]+)\\*", token=\\*"(\d+-[0-9a-f]{16})/);
+  if (last === "mcp__a2a__task_claim" && got) return [{ tool: "mcp__a2a__task_done", input: { id: got[1], token: got[2], result: `session did ${got[1]}` } }];
+  return [{ tool: "mcp__a2a__task_claim", input: { queue: "work", wait: true, timeout: 20 } }];
+}
+
+describe("a2a crew up: keep_session", () => {
+  test("a keep_session Claude Code worker does two tasks in one agent process, each done once; crew down ends it and leaves nothing held", async () => {
+    if (await claudeSkipped("the keep_session worker")) return;
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const home = join(d.path, "home");
+    mkdirSync(home);
+    const api = standIn(looping);
+    const env = { HOME: home, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "test-key-offline", ENABLE_TOOL_SEARCH: "false", DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_TELEMETRY: "1", ...GIT_ENV };
+    const file = join(repo, "crew.toml");
+    writeFileSync(file, ['name = "long"', "[[worker]]", 'name = "sal"', 'agent = "claude"', 'queues = ["work"]', "keep_session = true", 'time_limit = "2m"', `env = ${toml(env)}`, ""].join("\n"));
+    const PATH = `${join(ROOT, "node_modules", ".bin")}:${join(BIN, "..")}:${process.env.PATH}`;
+    const sup = spawnA2A(["crew", "up", file], { dir: store.path, cwd: repo, env: { PATH } });
+    let said = "";
+    try {
+      said += await readUntil(sup.stderr as ReadableStream<Uint8Array>, (t) => / sal: session pid \d+\n/.test(said + t), 60_000);
+      const pid = Number(said.match(/ sal: session pid (\d+)\n/)![1]);
+      const ids: string[] = [];
+      // One task, then the next once the first is done: the same session claims both.
+      for (let i = 1; i <= 2; i++) {
+        const id = (await a2a(["task", "add", "work", `task ${i}`], { dir: store.path })).stdout.trim();
+        ids.push(id);
+        const waited = await a2a(["task", "wait", id, "--timeout", "120"], { dir: store.path });
+        expect({ code: waited.code, stdout: waited.stdout, stderr: waited.stderr }).toEqual({ code: 0, stdout: `session did ${id}`, stderr: "" });
+        const t = JSON.parse((await a2a(["task", "show", id, "--json"], { dir: store.path })).stdout);
+        expect({ state: t.state, attempt: t.attempt }).toEqual({ state: "done", attempt: 1 }); // once, at the first attempt
+      }
+      // One agent process did both: started once, still the one running.
+      const status = JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0];
+      expect(status.workers[0].proc?.pid).toBe(pid);
+      expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("claude");
+      expect(api.requests.filter((r) => JSON.stringify(r.body.messages?.[0] ?? "").includes("never end yourself")).length).toBeGreaterThan(0);
+      expect(await a2a(["crew", "down", "long"], { dir: store.path })).toMatchObject({ code: 0 });
+      expect(await exitWithin(sup, 60_000)).toBe(0);
+      expect(existsSync(`/proc/${pid}`)).toBe(false);
+      // The session's log, complete: both tasks said done, no claim token (the session's own
+      // claims bring them, so they are replaced by their pattern).
+      const log = (await a2a(["crew", "logs", "sal"], { dir: store.path })).stdout;
+      for (const id of ids) expect(log).toContain(`[a2a crew] task ${id} attempt 1: done`);
+      expect(log).toContain("[a task's token]");
+      expect(log).not.toMatch(/\b\d+-[0-9a-f]{16}\b/);
+      expect(JSON.parse((await a2a(["task", "list", "work", "--json"], { dir: store.path })).stdout).map((t: any) => t.state)).toEqual(["done", "done"]);
+      expect(JSON.parse((await a2a(["lease", "list", "--json"], { dir: store.path })).stdout)).toEqual([]);
+      expect(JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0]).toMatchObject({ state: "stopped", done: 2, failed: 0, failures: 0 }); // never restarted
+    } finally {
+      if (sup.exitCode === null) {
+        for (const p of descendants(sup.pid)) {
+          try {
+            process.kill(-p, "SIGKILL");
+          } catch {
+            // not a group leader, or gone
+          }
+        }
+        sup.kill("SIGKILL");
+      }
+      api.close();
+    }
+  });
+
+  test("keep_session for an agent it is not built for: one line naming the agents it is, exit 2, nothing started", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const file = join(d.path, "crew.toml");
+    writeFileSync(file, '[[worker]]\nname = "w"\nagent = "codex"\nqueues = ["q"]\nkeep_session = true\n');
+    const PATH = `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH}`;
+    const r = await a2a(["crew", "up", file], { dir: store.path, env: { PATH } });
+    expect(r).toMatchObject({ code: 2, stdout: "" });
+    expect(r.stderr).toMatch(/^a2a: \S+crew\.toml:5: keep_session in worker w: one long session per worker is built for claude workers only; take it out \(codex gets a fresh session for each task\)\n$/);
+  });
+});
