@@ -8,7 +8,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, BIN, descendants, exitWithin, readUntil, ROOT, spawnA2A, tempDir, testStore } from "../harness/run";
+import { a2a, BIN, descendants, exitWithin, readUntil, ROOT, spawnA2A, tempDir, testStore, until } from "../harness/run";
 import { GIT_ENV, userRepo } from "./fixtures/crew";
 import { skipped as claudeSkipped } from "./fixtures/claude";
 import { newText, standIn, type Request } from "./fixtures/messages-api";
@@ -27,6 +27,48 @@ function looping(r: Request) {
   return [{ tool: "mcp__a2a__task_claim", input: { queue: "work", wait: true, timeout: 20 } }];
 }
 
+// The crew file of one keep_session claude worker "sal" on queue work, against `api`.
+function sessionCrew(repo: string, home: string, api: { url: string }, extra: string[] = []): string {
+  const env = { HOME: home, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "test-key-offline", ENABLE_TOOL_SEARCH: "false", DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_TELEMETRY: "1", ...GIT_ENV };
+  const file = join(repo, "crew.toml");
+  writeFileSync(file, ['name = "long"', "[[worker]]", 'name = "sal"', 'agent = "claude"', 'queues = ["work"]', "keep_session = true", ...extra, `env = ${toml(env)}`, ""].join("\n"));
+  return file;
+}
+
+// `a2a crew up` of that file, its stderr read as it comes; disposed: nothing of it left running.
+function upSession(file: string, repo: string, store: string) {
+  const PATH = `${join(ROOT, "node_modules", ".bin")}:${join(BIN, "..")}:${process.env.PATH}`;
+  const p = spawnA2A(["crew", "up", file], { dir: store, cwd: repo, env: { PATH } });
+  let said = "";
+  return {
+    p,
+    get said() {
+      return said;
+    },
+    async until(re: RegExp) {
+      if (!re.test(said)) said += await readUntil(p.stderr as ReadableStream<Uint8Array>, (t) => re.test(said + t), 60_000);
+      return said.match(re)!;
+    },
+    [Symbol.dispose]() {
+      if (p.exitCode !== null || p.signalCode !== null) return;
+      for (const pid of descendants(p.pid)) {
+        try {
+          process.kill(-pid, "SIGKILL");
+        } catch {
+          // not a group leader, or gone
+        }
+      }
+      p.kill("SIGKILL");
+    },
+  };
+}
+
+// A task claimed in this request's new tool results: its id, token and attempt.
+const claimedIn = (r: Request) => {
+  const m = newText(r).match(/\\*"id\\*":\\*"(\d+-[0-9a-f]{8})\\*",\\*"queue\\*":\\*"work\\*",\\*"attempt\\*":(\d+),\\*"token\\*":\\*"(\d+-[0-9a-f]{16})/);
+  return m ? { id: m[1], attempt: Number(m[2]), token: m[3] } : undefined;
+};
+
 describe("a2a crew up: keep_session", () => {
   test("a keep_session Claude Code worker does two tasks in one agent process, each done once; crew down ends it and leaves nothing held", async () => {
     if (await claudeSkipped("the keep_session worker")) return;
@@ -36,15 +78,9 @@ describe("a2a crew up: keep_session", () => {
     const home = join(d.path, "home");
     mkdirSync(home);
     const api = standIn(looping);
-    const env = { HOME: home, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "test-key-offline", ENABLE_TOOL_SEARCH: "false", DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_TELEMETRY: "1", ...GIT_ENV };
-    const file = join(repo, "crew.toml");
-    writeFileSync(file, ['name = "long"', "[[worker]]", 'name = "sal"', 'agent = "claude"', 'queues = ["work"]', "keep_session = true", 'time_limit = "2m"', `env = ${toml(env)}`, ""].join("\n"));
-    const PATH = `${join(ROOT, "node_modules", ".bin")}:${join(BIN, "..")}:${process.env.PATH}`;
-    const sup = spawnA2A(["crew", "up", file], { dir: store.path, cwd: repo, env: { PATH } });
-    let said = "";
+    using sup = upSession(sessionCrew(repo, home, api, ['time_limit = "2m"']), repo, store.path);
     try {
-      said += await readUntil(sup.stderr as ReadableStream<Uint8Array>, (t) => / sal: session pid \d+\n/.test(said + t), 60_000);
-      const pid = Number(said.match(/ sal: session pid (\d+)\n/)![1]);
+      const pid = Number((await sup.until(/ sal: session pid (\d+)\n/))[1]);
       const ids: string[] = [];
       // One task, then the next once the first is done: the same session claims both.
       for (let i = 1; i <= 2; i++) {
@@ -61,7 +97,7 @@ describe("a2a crew up: keep_session", () => {
       expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("claude");
       expect(api.requests.filter((r) => JSON.stringify(r.body.messages?.[0] ?? "").includes("never end yourself")).length).toBeGreaterThan(0);
       expect(await a2a(["crew", "down", "long"], { dir: store.path })).toMatchObject({ code: 0 });
-      expect(await exitWithin(sup, 60_000)).toBe(0);
+      expect(await exitWithin(sup.p, 60_000)).toBe(0);
       expect(existsSync(`/proc/${pid}`)).toBe(false);
       // The session's log, complete: both tasks said done, no claim token (the session's own
       // claims bring them, so they are replaced by their pattern).
@@ -73,16 +109,84 @@ describe("a2a crew up: keep_session", () => {
       expect(JSON.parse((await a2a(["lease", "list", "--json"], { dir: store.path })).stdout)).toEqual([]);
       expect(JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0]).toMatchObject({ state: "stopped", done: 2, failed: 0, failures: 0 }); // never restarted
     } finally {
-      if (sup.exitCode === null) {
-        for (const p of descendants(sup.pid)) {
-          try {
-            process.kill(-p, "SIGKILL");
-          } catch {
-            // not a group leader, or gone
-          }
-        }
-        sup.kill("SIGKILL");
+      api.close();
+    }
+  });
+
+  test("a task held past time_limit ends the session and fails that attempt; the session is started again and does the task at attempt 2", async () => {
+    if (await claudeSkipped("the keep_session worker")) return;
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const home = join(d.path, "home");
+    mkdirSync(home);
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    // Attempt 1: the model never answers after the claim (a stuck turn); later ones end the task.
+    const api = standIn(async (r) => {
+      const c = claimedIn(r);
+      if (c?.attempt === 1) {
+        await released;
+        return [{ text: "too late" }];
       }
+      if (c) return [{ tool: "mcp__a2a__task_done", input: { id: c.id, token: c.token, result: `session did ${c.id} at attempt ${c.attempt}` } }];
+      return looping(r);
+    });
+    using sup = upSession(sessionCrew(repo, home, api, ['time_limit = "3s"', 'backoff = "1s"']), repo, store.path);
+    try {
+      const first = Number((await sup.until(/ sal: session pid (\d+)\n/))[1]);
+      const id = (await a2a(["task", "add", "work", "the stuck one"], { dir: store.path })).stdout.trim();
+      const waited = await a2a(["task", "wait", id, "--timeout", "120"], { dir: store.path });
+      expect({ code: waited.code, stdout: waited.stdout }).toEqual({ code: 0, stdout: `session did ${id} at attempt 2` });
+      const t = JSON.parse((await a2a(["task", "show", id, "--json"], { dir: store.path })).stdout);
+      expect(t.attempts).toEqual([expect.objectContaining({ attempt: 1, assignee: "sal", outcome: "failed", reason: "time limit 3s reached" })]);
+      // Two sessions: the first one ended (its process gone), a second one started.
+      const second = Number((await sup.until(/ sal: session pid \d+\n[^]* sal: session pid (\d+)\n/))[1]);
+      expect(second).not.toBe(first);
+      await until(() => !existsSync(`/proc/${first}`), 30_000, "the first session's process to be gone");
+      expect(sup.said).toContain(`sal: its session ended: time limit 3s reached on task ${id}`);
+      expect(await a2a(["crew", "down", "long"], { dir: store.path })).toMatchObject({ code: 0 });
+      expect(await exitWithin(sup.p, 60_000)).toBe(0);
+      expect(JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0]).toMatchObject({ state: "stopped", done: 1, failed: 1 });
+    } finally {
+      release();
+      api.close();
+    }
+  });
+
+  test("a stop while the session holds a task gives the task back, not counted as an attempt", async () => {
+    if (await claudeSkipped("the keep_session worker")) return;
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const home = join(d.path, "home");
+    mkdirSync(home);
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let claimed!: () => void;
+    const held = new Promise<void>((r) => (claimed = r));
+    const api = standIn(async (r) => {
+      if (claimedIn(r)) {
+        claimed();
+        await released; // working on it until the crew stops
+        return [{ text: "stopped" }];
+      }
+      return looping(r);
+    });
+    using sup = upSession(sessionCrew(repo, home, api), repo, store.path);
+    try {
+      const pid = Number((await sup.until(/ sal: session pid (\d+)\n/))[1]);
+      const id = (await a2a(["task", "add", "work", "a long one"], { dir: store.path })).stdout.trim();
+      await held;
+      expect(JSON.parse((await a2a(["task", "show", id, "--json"], { dir: store.path })).stdout)).toMatchObject({ state: "claimed", assignee: "sal", attempt: 1 });
+      expect(await a2a(["crew", "down", "long"], { dir: store.path })).toMatchObject({ code: 0 });
+      expect(await exitWithin(sup.p, 60_000)).toBe(0);
+      expect(existsSync(`/proc/${pid}`)).toBe(false);
+      const t = JSON.parse((await a2a(["task", "show", id, "--json"], { dir: store.path })).stdout);
+      expect({ state: t.state, attempts: t.attempts, attempts_left: t.attempts_left }).toEqual({ state: "ready", attempts: [], attempts_left: 3 });
+      expect(JSON.parse((await a2a(["lease", "list", "--json"], { dir: store.path })).stdout)).toEqual([]);
+    } finally {
+      release();
       api.close();
     }
   });
