@@ -11,7 +11,7 @@
 //   command = ["make", "step"]   # exec: an argv array, or a shell string (sh -c)
 //   self_finish = false          # exec: true = the command ends the task itself (a2a task done/fail)
 //   prompt = "..."               # agents: the task prompt template
-//   keep_session = false         # claude: one long session that claims its own tasks, instead of one per task
+//   keep_session = false         # claude, codex: one long session that claims its own tasks, not one per task
 //   worktree = true              # agents: its own git worktree, branch a2a/NAME beside the checkout
 //   permissions = "edits"        # agents: "edits" (its worktree, git, a2a's tools) or "all" (no prompts at all)
 //   env = { K = "v" }            # agents: more environment (its model, its key)
@@ -31,7 +31,7 @@ import { parseDuration } from "../core/time";
 export const AGENTS = ["exec", "claude", "codex", "gemini", "opencode"] as const;
 export type AgentKind = (typeof AGENTS)[number];
 // The agents whose headless mode holds one long session that claims its own tasks (keep_session).
-export const SESSION_AGENTS = ["claude"] as const;
+export const SESSION_AGENTS = ["claude", "codex"] as const;
 
 export interface WorkerSpec {
   name: string; // its name on the bus: the tasks' assignee, its session, its log

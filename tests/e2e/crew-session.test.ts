@@ -1,10 +1,12 @@
 // keep_session (issue 36): a crew worker whose coding agent runs as one long session that claims
 // its tasks itself (task_claim with wait), ends each (task_done) and claims again, through
-// `a2a crew up` and the compiled binary, with real Claude Code (claude -p) against its model
-// stand-in. The supervisor starts it once and watches the claims it holds: two tasks are done
-// by one agent process (its pid unchanged), each once at attempt 1; crew down ends the session
-// and leaves no claim, lease or process. An agent whose headless mode is not built for it is
-// refused in one line naming the agents that are.
+// `a2a crew up` and the compiled binary, with real Claude Code (claude -p) and Codex CLI (codex
+// exec) against their model stand-ins. The supervisor starts it once and watches the claims it
+// holds: two tasks are done by one agent process (its pid unchanged), each once at attempt 1;
+// crew down ends the session and leaves no claim, lease or process; a task held past time_limit
+// ends the session and fails that attempt, and the restarted session does it; a stop gives back
+// what the session holds. An agent whose headless mode is not built for it is refused in one
+// line naming the agents that are.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,6 +14,8 @@ import { a2a, BIN, descendants, exitWithin, readUntil, ROOT, spawnA2A, tempDir, 
 import { GIT_ENV, userRepo } from "./fixtures/crew";
 import { skipped as claudeSkipped } from "./fixtures/claude";
 import { newText, standIn, type Request } from "./fixtures/messages-api";
+import { skipped as codexSkipped } from "./fixtures/codex";
+import { newText as newItemsText, standIn as responsesStandIn } from "./fixtures/openai-responses";
 
 setDefaultTimeout(240_000);
 
@@ -191,14 +195,48 @@ describe("a2a crew up: keep_session", () => {
     }
   });
 
+  test("a keep_session Codex worker (codex exec) does two tasks in one agent process, each done once", async () => {
+    if (await codexSkipped("the keep_session worker")) return;
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const home = join(d.path, "home");
+    mkdirSync(home);
+    const api = responsesStandIn((r) => {
+      const got = newItemsText(r).match(/task_done\(id=\\*"([^"\\]+)\\*", token=\\*"(\d+-[0-9a-f]{16})/);
+      if (got) return [{ tool: "mcp__a2a__task_done", input: { id: got[1], token: got[2], result: `codex session did ${got[1]}` } }];
+      return [{ tool: "mcp__a2a__task_claim", input: { queue: "work", wait: true, timeout: 20 } }];
+    });
+    const args = ["-c", 'model="gpt-5.5"', "-c", 'model_provider="standin"', "-c", `model_providers.standin={ name = "standin", base_url = "${api.url}", wire_api = "responses", env_key = "STANDIN_API_KEY", request_max_retries = 0, stream_max_retries = 0 }`];
+    const file = join(repo, "crew.toml");
+    writeFileSync(file, ['name = "long"', "[[worker]]", 'name = "cyd"', 'agent = "codex"', 'queues = ["work"]', "keep_session = true", `env = ${toml({ HOME: home, STANDIN_API_KEY: "test-key-offline", ...GIT_ENV })}`, `args = [${args.map((a) => JSON.stringify(a)).join(", ")}]`, ""].join("\n"));
+    using sup = upSession(file, repo, store.path);
+    try {
+      const pid = Number((await sup.until(/ cyd: session pid (\d+)\n/))[1]);
+      for (let i = 1; i <= 2; i++) {
+        const id = (await a2a(["task", "add", "work", `task ${i}`], { dir: store.path })).stdout.trim();
+        const waited = await a2a(["task", "wait", id, "--timeout", "120"], { dir: store.path });
+        expect({ code: waited.code, stdout: waited.stdout }).toEqual({ code: 0, stdout: `codex session did ${id}` });
+        expect(JSON.parse((await a2a(["task", "show", id, "--json"], { dir: store.path })).stdout)).toMatchObject({ state: "done", attempt: 1 });
+      }
+      expect(JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0].proc?.pid).toBe(pid);
+      expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("codex");
+      expect(await a2a(["crew", "down", "long"], { dir: store.path })).toMatchObject({ code: 0 });
+      expect(await exitWithin(sup.p, 60_000)).toBe(0);
+      expect(JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0]).toMatchObject({ state: "stopped", done: 2, failed: 0, failures: 0 });
+    } finally {
+      api.close();
+    }
+  });
+
   test("keep_session for an agent it is not built for: one line naming the agents it is, exit 2, nothing started", async () => {
     using d = tempDir();
     using store = testStore();
     const file = join(d.path, "crew.toml");
-    writeFileSync(file, '[[worker]]\nname = "w"\nagent = "codex"\nqueues = ["q"]\nkeep_session = true\n');
+    writeFileSync(file, '[[worker]]\nname = "w"\nagent = "opencode"\nqueues = ["q"]\nkeep_session = true\n');
     const PATH = `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH}`;
     const r = await a2a(["crew", "up", file], { dir: store.path, env: { PATH } });
     expect(r).toMatchObject({ code: 2, stdout: "" });
-    expect(r.stderr).toMatch(/^a2a: \S+crew\.toml:5: keep_session in worker w: one long session per worker is built for claude workers only; take it out \(codex gets a fresh session for each task\)\n$/);
+    expect(r.stderr).toMatch(/^a2a: \S+crew\.toml:5: keep_session in worker w: one long session per worker is built for claude, codex workers only; take it out \(opencode gets a fresh session for each task\)\n$/);
   });
 });
