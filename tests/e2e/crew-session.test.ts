@@ -1,12 +1,11 @@
 // keep_session (issue 36): a crew worker whose coding agent runs as one long session that claims
 // its tasks itself (task_claim with wait), ends each (task_done) and claims again, through
-// `a2a crew up` and the compiled binary, with real Claude Code (claude -p) and Codex CLI (codex
-// exec) against their model stand-ins. The supervisor starts it once and watches the claims it
-// holds: two tasks are done by one agent process (its pid unchanged), each once at attempt 1;
-// crew down ends the session and leaves no claim, lease or process; a task held past time_limit
-// ends the session and fails that attempt, and the restarted session does it; a stop gives back
-// what the session holds. An agent whose headless mode is not built for it is refused in one
-// line naming the agents that are.
+// `a2a crew up` and the compiled binary, with each real agent CLI (claude -p, codex exec, gemini
+// -p, opencode run) against its model stand-in. The supervisor starts it once and watches the
+// claims it holds: two tasks are done by one agent process (its pid unchanged), each once at
+// attempt 1; crew down ends the session and leaves no claim, lease or process; a task held past
+// time_limit ends the session and fails that attempt, and the restarted session does it; a stop
+// gives back what the session holds.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -15,6 +14,9 @@ import { GIT_ENV, userRepo } from "./fixtures/crew";
 import { skipped as claudeSkipped } from "./fixtures/claude";
 import { newText, standIn, type Request } from "./fixtures/messages-api";
 import { skipped as codexSkipped } from "./fixtures/codex";
+import { newText as newContentsText, standIn as geminiStandIn } from "./fixtures/gemini-api";
+import { newText as newChatText, standIn as chatStandIn } from "./fixtures/openai-chat";
+import { OPENCODE, provider as opencodeProvider, skipPluginInstall } from "./fixtures/opencode";
 import { newText as newItemsText, standIn as responsesStandIn } from "./fixtures/openai-responses";
 
 setDefaultTimeout(240_000);
@@ -229,14 +231,78 @@ describe("a2a crew up: keep_session", () => {
     }
   });
 
-  test("keep_session for an agent it is not built for: one line naming the agents it is, exit 2, nothing started", async () => {
+  test("a keep_session Gemini CLI worker (gemini -p) does two tasks in one agent process, each done once", async () => {
+    const GEMINI = join(ROOT, "node_modules", ".bin", "gemini");
+    if (!existsSync(GEMINI)) return void console.log(`SKIPPED the keep_session worker: ${GEMINI} is missing (bun install installs @google/gemini-cli)`);
     using d = tempDir();
     using store = testStore();
-    const file = join(d.path, "crew.toml");
-    writeFileSync(file, '[[worker]]\nname = "w"\nagent = "opencode"\nqueues = ["q"]\nkeep_session = true\n');
-    const PATH = `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH}`;
-    const r = await a2a(["crew", "up", file], { dir: store.path, env: { PATH } });
-    expect(r).toMatchObject({ code: 2, stdout: "" });
-    expect(r.stderr).toMatch(/^a2a: \S+crew\.toml:5: keep_session in worker w: one long session per worker is built for claude, codex workers only; take it out \(opencode gets a fresh session for each task\)\n$/);
+    const repo = userRepo(d.path);
+    const home = join(d.path, "home");
+    mkdirSync(join(home, ".gemini"), { recursive: true });
+    writeFileSync(join(home, ".gemini", "settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, privacy: { usageStatisticsEnabled: false } }));
+    const api = geminiStandIn((r) => {
+      const got = newContentsText(r).match(/task_done\(id=\\*"([^"\\]+)\\*", token=\\*"(\d+-[0-9a-f]{16})/);
+      if (got) return [{ call: "mcp_a2a_task_done", args: { id: got[1], token: got[2], result: `gemini session did ${got[1]}` } }];
+      return [{ call: "mcp_a2a_task_claim", args: { queue: "work", wait: true, timeout: 20 } }];
+    });
+    const file = join(repo, "crew.toml");
+    writeFileSync(file, ['name = "long"', "[[worker]]", 'name = "gil"', 'agent = "gemini"', 'queues = ["work"]', "keep_session = true", 'args = ["-m", "gemini-2.5-flash"]', `env = ${toml({ HOME: home, GEMINI_API_KEY: "test-key-offline", GOOGLE_GEMINI_BASE_URL: api.url, NO_COLOR: "1", ...GIT_ENV })}`, ""].join("\n"));
+    using sup = upSession(file, repo, store.path);
+    try {
+      const pid = Number((await sup.until(/ gil: session pid (\d+)\n/))[1]);
+      for (let i = 1; i <= 2; i++) {
+        const id = (await a2a(["task", "add", "work", `task ${i}`], { dir: store.path })).stdout.trim();
+        const waited = await a2a(["task", "wait", id, "--timeout", "120"], { dir: store.path });
+        expect({ code: waited.code, stdout: waited.stdout }).toEqual({ code: 0, stdout: `gemini session did ${id}` });
+        expect(JSON.parse((await a2a(["task", "show", id, "--json"], { dir: store.path })).stdout)).toMatchObject({ state: "done", attempt: 1 });
+      }
+      expect(JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0].proc?.pid).toBe(pid);
+      expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("gemini");
+      expect(await a2a(["crew", "down", "long"], { dir: store.path })).toMatchObject({ code: 0 });
+      expect(await exitWithin(sup.p, 60_000)).toBe(0);
+      expect(JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0]).toMatchObject({ state: "stopped", done: 2, failed: 0, failures: 0 });
+    } finally {
+      api.close();
+    }
+  });
+
+  test("a keep_session opencode worker (opencode run) does two tasks in one agent process, each done once", async () => {
+    if (!existsSync(OPENCODE)) return void console.log(`SKIPPED the keep_session worker: ${OPENCODE} is missing (bun install installs opencode-ai)`);
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const api = chatStandIn((r) => {
+      if (!(r.body.tools ?? []).length) return [{ text: "a title" }];
+      const got = newChatText(r).match(/task_done\(id=\\*"([^"\\]+)\\*", token=\\*"(\d+-[0-9a-f]{16})/);
+      if (got) return [{ tool: "a2a_task_done", input: { id: got[1], token: got[2], result: `opencode session did ${got[1]}` } }];
+      return [{ tool: "a2a_task_claim", input: { queue: "work", wait: true, timeout: 20 } }];
+    });
+    // The user's own opencode config: the stand-in as its model; no plugin download, no update check.
+    const home = join(d.path, "home");
+    const config = join(home, ".config", "opencode");
+    mkdirSync(config, { recursive: true });
+    mkdirSync(join(home, "tmp"));
+    skipPluginInstall(config);
+    writeFileSync(join(config, "opencode.json"), JSON.stringify(opencodeProvider(api.url), null, 2));
+    const env = { HOME: home, TMPDIR: join(home, "tmp"), XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, ".local", "share"), XDG_CACHE_HOME: join(home, ".cache"), XDG_STATE_HOME: join(home, ".local", "state"), OPENCODE_DISABLE_AUTOUPDATE: "1", OPENCODE_DISABLE_MODELS_FETCH: "1", ...GIT_ENV };
+    const file = join(repo, "crew.toml");
+    writeFileSync(file, ['name = "long"', "[[worker]]", 'name = "oli"', 'agent = "opencode"', 'queues = ["work"]', "keep_session = true", 'args = ["-m", "standin/m"]', `env = ${toml(env)}`, ""].join("\n"));
+    using sup = upSession(file, repo, store.path);
+    try {
+      const pid = Number((await sup.until(/ oli: session pid (\d+)\n/))[1]);
+      for (let i = 1; i <= 2; i++) {
+        const id = (await a2a(["task", "add", "work", `task ${i}`], { dir: store.path })).stdout.trim();
+        const waited = await a2a(["task", "wait", id, "--timeout", "120"], { dir: store.path });
+        expect({ code: waited.code, stdout: waited.stdout }).toEqual({ code: 0, stdout: `opencode session did ${id}` });
+        expect(JSON.parse((await a2a(["task", "show", id, "--json"], { dir: store.path })).stdout)).toMatchObject({ state: "done", attempt: 1 });
+      }
+      expect(JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0].proc?.pid).toBe(pid);
+      expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("opencode");
+      expect(await a2a(["crew", "down", "long"], { dir: store.path })).toMatchObject({ code: 0 });
+      expect(await exitWithin(sup.p, 60_000)).toBe(0);
+      expect(JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0]).toMatchObject({ state: "stopped", done: 2, failed: 0, failures: 0 });
+    } finally {
+      api.close();
+    }
   });
 });
