@@ -301,6 +301,11 @@ describe("a2a crew up: keep_session", () => {
       expect(await a2a(["crew", "down", "long"], { dir: store.path })).toMatchObject({ code: 0 });
       expect(await exitWithin(sup.p, 60_000)).toBe(0);
       expect(JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0]).toMatchObject({ state: "stopped", done: 2, failed: 0, failures: 0 });
+      // opencode reports each step's tokens as it ends (the others theirs at the session's end, which
+      // a stop cuts short): the steps it finished, as the stand-in answered them (1 in, 1 out each).
+      const usage = JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0].usage;
+      expect(usage.input).toBeGreaterThanOrEqual(2);
+      expect(usage).toEqual({ input: usage.input, output: usage.input, cost: 0 });
     } finally {
       api.close();
     }
