@@ -20,6 +20,7 @@ import { unclaimTask } from "../tasks/claim";
 import { failTask, renewTask } from "../tasks/holder";
 import { listTasks } from "../tasks/query";
 import { findTask } from "../tasks/state";
+import { readRecord } from "../sessions/hooks";
 import { shortDuration, why } from "./attempt";
 import type { CrewSpec, WorkerSpec } from "./file";
 import { logName, openLog, scrub, secretsOf, type Secrets } from "./log";
@@ -33,7 +34,7 @@ const TOKENS = /\b[1-9]\d{0,9}-[0-9a-f]{16}\b/g;
 const WATCH_MS = 500; // how often the session's claims are looked at (a bound on noticing one)
 
 type Set = (w: string, p: Partial<WorkerStatus>) => Promise<unknown>;
-interface Held { id: string; queue: string; attempt: number; token: string; claimedAt: number }
+interface Held { id: string; queue: string; attempt: number; token: string; claimedAt: number; leaseSec: number }
 
 export async function sessionLoop(store: Store, spec: CrewSpec, w: WorkerSpec, launcher: Launcher, stop: AbortSignal, set: Set, say: (l: string) => void, pause: (ms: number, stop: AbortSignal) => Promise<boolean>, backoffCapSec: number): Promise<void> {
   const presence = workerPresence(store, w);
@@ -64,15 +65,22 @@ export async function sessionLoop(store: Store, spec: CrewSpec, w: WorkerSpec, l
   }
 }
 
-// The tasks of w's queues claimed under its name, with their tokens and claim times.
-async function heldBy(store: Store, w: WorkerSpec): Promise<Held[]> {
-  const out: Held[] = [];
-  for (const queue of w.queues) {
-    const views = await listTasks(store, { queue, state: "claimed" }).catch(() => []);
-    for (const v of views.filter((t) => t.assignee === w.name)) {
-      const rec = await findTask(store, v.id).catch(() => undefined);
-      if (rec?.state === "claimed" && rec.claim) out.push({ id: rec.id, queue: rec.queue, attempt: rec.claim.attempt, token: rec.claim.token, claimedAt: rec.claim.claimed_at });
+// What the session holds, of the tasks of w's queues claimed under its name: the one its a2a mcp
+// recorded as claimed last (the session's record: one small read), each one seen held before,
+// and, when `full`, every claimed task of its queues (a claim the record does not name).
+async function heldBy(store: Store, w: WorkerSpec, known: Iterable<string>, full: boolean): Promise<Held[]> {
+  const ids = new Set(known);
+  const rec = await readRecord(store, w.name).catch(() => undefined);
+  if (rec?.task && w.queues.includes(rec.task.queue)) ids.add(rec.task.id);
+  if (full) {
+    for (const queue of w.queues) {
+      for (const v of await listTasks(store, { queue, state: "claimed" }).catch(() => [])) if (v.assignee === w.name) ids.add(v.id);
     }
+  }
+  const out: Held[] = [];
+  for (const id of ids) {
+    const t = await findTask(store, id).catch(() => undefined);
+    if (t?.state === "claimed" && t.claim?.assignee === w.name && w.queues.includes(t.queue)) out.push({ id: t.id, queue: t.queue, attempt: t.claim.attempt, token: t.claim.token, claimedAt: t.claim.claimed_at, leaseSec: t.claim.lease_sec });
   }
   return out;
 }
@@ -108,9 +116,12 @@ async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
     partial = text.slice(-64);
   };
   let looking: Promise<unknown> = Promise.resolve();
-  const look = async () => {
+  let scanned = 0; // when its queues were last scanned whole (at a third of the crew's lease)
+  const look = async (full = false) => {
     const now = nowSec();
-    const current = await heldBy(store, w);
+    full ||= now - scanned >= spec.leaseSec / 3;
+    if (full) scanned = now;
+    const current = await heldBy(store, w, held.keys(), full);
     for (const [id, h] of held) if (!current.some((c) => c.id === id && c.attempt === h.attempt)) {
       held.delete(id);
       await settle(h);
@@ -125,9 +136,7 @@ async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
         overTime = c;
         ended.abort();
       }
-      const rec = await findTask(store, c.id).catch(() => undefined);
-      const lease = rec?.claim?.lease_sec ?? spec.leaseSec;
-      if (now - (renewedAt.get(c.id) ?? c.claimedAt) >= lease / 3) {
+      if (now - (renewedAt.get(c.id) ?? c.claimedAt) >= c.leaseSec / 3) {
         renewedAt.set(c.id, now);
         await renewTask(store, c.id, c.token).catch(() => {}); // ended meanwhile: the next look sees it
       }
@@ -139,7 +148,7 @@ async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
     }
     if (!current.length && held.size === 0) await set(w.name, { state: "waiting", task: null });
   };
-  const timer = setInterval(() => (looking = looking.then(look).catch(() => {})), WATCH_MS);
+  const timer = setInterval(() => (looking = looking.then(() => look()).catch(() => {})), WATCH_MS);
   let r: RunEnd;
   try {
     const spec_ = await launcher(w, null, store.url ?? store.root);
@@ -164,7 +173,7 @@ async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
   r = { ...r, tail: scrub(r.tail, secrets), errTail: scrub(r.errTail, secrets) };
   set(w.name, { proc: null });
   // What it still holds: given back (a stop), or failed (the time limit, or it exited).
-  await look().catch(() => {});
+  await look(true).catch(() => {});
   const reason = overTime ? `time limit ${shortDuration(w.timeLimitSec!)} reached on task ${overTime.id}` : why(w, r, "exited");
   for (const h of held.values()) {
     if (stop.aborted && !overTime) await unclaimTask(store, h).catch(() => false);
