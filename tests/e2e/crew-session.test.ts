@@ -160,6 +160,30 @@ describe("a2a crew up: keep_session", () => {
     }
   });
 
+  test("a session that exits holding a task fails that attempt and is started again; after `restarts` ends in a row with no task done the worker gives up", async () => {
+    if (await claudeSkipped("the keep_session worker")) return;
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const home = join(d.path, "home");
+    mkdirSync(home);
+    // The model claims, then ends its turn with the task unfinished: claude -p exits 0.
+    const api = standIn((r) => (claimedIn(r) ? [{ text: "I stop here" }] : looping(r)));
+    const id = (await a2a(["task", "add", "work", "never finished"], { dir: store.path })).stdout.trim();
+    using sup = upSession(sessionCrew(repo, home, api, ["restarts = 2", 'backoff = "0"']), repo, store.path);
+    try {
+      expect(await exitWithin(sup.p, 120_000)).toBe(1); // every worker stopped, one gave up
+      const t = JSON.parse((await a2a(["task", "show", id, "--json"], { dir: store.path })).stdout);
+      expect(t.attempts.map((a: any) => [a.attempt, a.reason.split(":")[0]])).toEqual([[1, "its session exited 0 without ending the task"], [2, "its session exited 0 without ending the task"]]);
+      expect(t.state).toBe("ready"); // its third attempt is the queue's to hand out
+      const w = JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0];
+      expect(w).toMatchObject({ state: "gave-up", failed: 2, reason: expect.stringMatching(/^gave up after 2 session ends in a row with no task done between \(last: exited with exit 0/) });
+      expect(JSON.parse((await a2a(["lease", "list", "--json"], { dir: store.path })).stdout)).toEqual([]);
+    } finally {
+      api.close();
+    }
+  });
+
   test("a stop while the session holds a task gives the task back, not counted as an attempt", async () => {
     if (await claudeSkipped("the keep_session worker")) return;
     using d = tempDir();
