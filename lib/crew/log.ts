@@ -36,7 +36,9 @@ export function secretsOf(store: Store, token: string): Secrets {
 
 export const scrub = (text: string, secrets: Secrets): string => secrets.reduce((t, [s, shown]) => t.replaceAll(s, shown), text);
 
-export async function openLog(store: Store, slot: string, task: string, secrets: Secrets = []): Promise<Log> {
+// `rolling` (a long session's log, which has no end to wait for): over the bound, the log starts
+// again with what comes next, rather than leaving the rest out.
+export async function openLog(store: Store, slot: string, task: string, secrets: Secrets = [], rolling = false): Promise<Log> {
   await startSlot(store, slot, task, { ttlSec: LOG_TTL_SEC }).catch(() => {});
   const limit = Math.min(LOG_MAX, store.maxBytes);
   let buf = "";
@@ -58,7 +60,12 @@ export async function openLog(store: Store, slot: string, task: string, secrets:
   return {
     write(text: string) {
       if (cut) return;
-      if (written + Buffer.byteLength(text) > limit) {
+      if (written + Buffer.byteLength(text) > limit && rolling) {
+        clearTimeout(timer);
+        flush(true);
+        chain = chain.then(() => startSlot(store, slot, `${task}, continued (the earlier output was over ${limit} bytes)`, { ttlSec: LOG_TTL_SEC })).catch(() => {});
+        written = 0;
+      } else if (written + Buffer.byteLength(text) > limit) {
         cut = true;
         text = `\n[a2a crew: the rest of this task's output is left out of the log (over ${limit} bytes)]\n`;
       }

@@ -87,7 +87,7 @@ async function heldBy(store: Store, w: WorkerSpec, known: Iterable<string>, full
 
 async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher: Launcher, stop: AbortSignal, set: Set, say: (l: string) => void, counts: { done: number; failed: number; failures: number }, presence: ReturnType<typeof workerPresence>): Promise<{ reason: string; usage: Usage | null }> {
   const secrets: Secrets = [...secretsOf(store, "").filter(([s]) => s !== ""), [TOKENS, "[a task's token]"]];
-  const log = await openLog(store, logName(spec.name, w.name), `session (queues ${w.queues.join(", ")})`, secrets);
+  const log = await openLog(store, logName(spec.name, w.name), `session (queues ${w.queues.join(", ")})`, secrets, true);
   const meter = usageMeter(w.agent);
   const ended = new AbortController(); // the session ended by the supervisor: a time limit
   let overTime: Held | undefined;

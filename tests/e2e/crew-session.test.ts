@@ -42,9 +42,9 @@ function sessionCrew(repo: string, home: string, api: { url: string }, extra: st
 }
 
 // `a2a crew up` of that file, its stderr read as it comes; disposed: nothing of it left running.
-function upSession(file: string, repo: string, store: string) {
+function upSession(file: string, repo: string, store: string, env: Record<string, string> = {}) {
   const PATH = `${join(ROOT, "node_modules", ".bin")}:${join(BIN, "..")}:${process.env.PATH}`;
-  const p = spawnA2A(["crew", "up", file], { dir: store, cwd: repo, env: { PATH } });
+  const p = spawnA2A(["crew", "up", file], { dir: store, cwd: repo, env: { PATH, ...env } });
   let said = "";
   return {
     p,
@@ -114,6 +114,34 @@ describe("a2a crew up: keep_session", () => {
       expect(JSON.parse((await a2a(["task", "list", "work", "--json"], { dir: store.path })).stdout).map((t: any) => t.state)).toEqual(["done", "done"]);
       expect(JSON.parse((await a2a(["lease", "list", "--json"], { dir: store.path })).stdout)).toEqual([]);
       expect(JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0]).toMatchObject({ state: "stopped", done: 2, failed: 0, failures: 0 }); // never restarted
+    } finally {
+      api.close();
+    }
+  });
+
+  test("a long session's log starts again once over its bound, rather than leaving the rest out", async () => {
+    if (await claudeSkipped("the keep_session worker")) return;
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const home = join(d.path, "home");
+    mkdirSync(home);
+    const api = standIn(looping);
+    // A small bound (the bus's limit, A2A_MAX_BYTES): Claude Code's start-up events alone fill it.
+    using sup = upSession(sessionCrew(repo, home, api), repo, store.path, { A2A_MAX_BYTES: "16384" });
+    try {
+      await sup.until(/ sal: session pid (\d+)\n/);
+      const ids: string[] = [];
+      for (let i = 1; i <= 3; i++) {
+        ids.push((await a2a(["task", "add", "work", `task ${i}`], { dir: store.path })).stdout.trim());
+        expect(await a2a(["task", "wait", ids.at(-1)!, "--timeout", "120"], { dir: store.path })).toMatchObject({ code: 0 });
+      }
+      expect(await a2a(["crew", "down", "long"], { dir: store.path })).toMatchObject({ code: 0 });
+      expect(await exitWithin(sup.p, 60_000)).toBe(0);
+      const log = (await a2a(["crew", "logs", "sal"], { dir: store.path })).stdout;
+      expect(log).toStartWith("-- session (queues work), continued (the earlier output was over 16384 bytes)\n");
+      expect(log).toContain(`[a2a crew] task ${ids[2]} attempt 1: done`);
+      expect(log).not.toContain("left out of the log");
     } finally {
       api.close();
     }
