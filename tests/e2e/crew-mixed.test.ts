@@ -5,7 +5,8 @@
 // of the worker that did it (Codex's sandbox keeps .git read-only: the supervisor commits what it
 // left, and says so in the worker's log); the user's checkout is untouched; crew down leaves no
 // process, no claim and no crew lease. Each worker's tokens (and Claude Code's cost), as its agent reported
-// them, are in its log and `a2a crew`: the sums of what its stand-in answered, not a constant.
+// them, are in its log and `a2a crew`: the sums of what its stand-in answered, not a constant;
+// so are a Gemini CLI worker's and an opencode worker's.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -15,6 +16,9 @@ import { skipped as claudeSkipped } from "./fixtures/claude";
 import { skipped as codexSkipped } from "./fixtures/codex";
 import { standIn } from "./fixtures/messages-api";
 import { standIn as responsesStandIn } from "./fixtures/openai-responses";
+import { newText as geminiNew, standIn as geminiStandIn } from "./fixtures/gemini-api";
+import { newText as chatNew, standIn as chatStandIn } from "./fixtures/openai-chat";
+import { OPENCODE, provider as opencodeProvider, skipPluginInstall } from "./fixtures/opencode";
 
 setDefaultTimeout(240_000);
 
@@ -120,6 +124,68 @@ describe("a2a crew up: coding agents", () => {
       if (sup.exitCode === null) sup.kill("SIGKILL");
       claudeApi.close();
       codexApi.close();
+    }
+  });
+
+  test("a Gemini CLI worker and an opencode worker: each run's tokens (and opencode's cost) as the agent reported them, summed per worker", async () => {
+    const GEMINI = join(ROOT, "node_modules", ".bin", "gemini");
+    if (!existsSync(GEMINI) || !existsSync(OPENCODE)) return void console.log("SKIPPED the tokens of gemini and opencode workers: bun install installs them");
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const home = join(d.path, "home");
+    mkdirSync(join(home, ".gemini"), { recursive: true });
+    writeFileSync(join(home, ".gemini", "settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, privacy: { usageStatisticsEnabled: false } }));
+    const geminiApi = geminiStandIn((r) => {
+      const f = framing(JSON.stringify(r.body.contents ?? ""));
+      if (!f || geminiNew(r).includes(`Task ${f.id} is done.`)) return [{ text: "done" }];
+      return [{ call: "mcp_a2a_task_done", args: { id: f.id, token: f.token, result: `gil did ${f.id}` } }];
+    }, tokens);
+    const chatApi = chatStandIn((r) => {
+      const f = framing(JSON.stringify(r.body.messages ?? ""));
+      if (!(r.body.tools ?? []).length || !f || chatNew(r).includes(`Task ${f.id} is done.`)) return [{ text: "done" }];
+      return [{ tool: "a2a_task_done", input: { id: f.id, token: f.token, result: `oli did ${f.id}` } }];
+    }, tokens);
+    const config = join(home, ".config", "opencode");
+    mkdirSync(config, { recursive: true });
+    mkdirSync(join(home, "tmp"));
+    skipPluginInstall(config);
+    writeFileSync(join(config, "opencode.json"), JSON.stringify(opencodeProvider(chatApi.url), null, 2));
+    const geminiEnv = { HOME: home, GEMINI_API_KEY: "test-key-offline", GOOGLE_GEMINI_BASE_URL: geminiApi.url, NO_COLOR: "1", ...GIT_ENV };
+    const opencodeEnv = { HOME: home, TMPDIR: join(home, "tmp"), XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, ".local", "share"), XDG_CACHE_HOME: join(home, ".cache"), XDG_STATE_HOME: join(home, ".local", "state"), OPENCODE_DISABLE_AUTOUPDATE: "1", OPENCODE_DISABLE_MODELS_FETCH: "1", ...GIT_ENV };
+    const file = join(repo, "crew.toml");
+    writeFileSync(file, [
+      'name = "counted"',
+      "[[worker]]", 'name = "gil"', 'agent = "gemini"', 'queues = ["g"]', 'args = ["-m", "gemini-2.5-flash"]', `env = ${toml(geminiEnv)}`,
+      "[[worker]]", 'name = "oli"', 'agent = "opencode"', 'queues = ["o"]', 'args = ["-m", "standin/m"]', `env = ${toml(opencodeEnv)}`,
+      "",
+    ].join("\n"));
+    const PATH = `${join(ROOT, "node_modules", ".bin")}:${join(BIN, "..")}:${process.env.PATH}`;
+    const sup = spawnA2A(["crew", "up", file], { dir: store.path, cwd: repo, env: { PATH } });
+    try {
+      const ids: string[] = [];
+      for (const q of ["g", "o", "g", "o"]) ids.push((await a2a(["task", "add", q, `task for ${q}`], { dir: store.path })).stdout.trim());
+      const waited = await a2a(["task", "wait", ...ids, "--timeout", "180"], { dir: store.path });
+      expect({ code: waited.code, stderr: waited.stderr }).toEqual({ code: 0, stderr: "" });
+      const crew = async () => JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0];
+      let status = await crew();
+      for (const end = Date.now() + 60_000; status.workers.reduce((n: number, w: any) => n + w.done, 0) < 4 && Date.now() < end;) status = await crew();
+      const usage = Object.fromEntries(status.workers.map((w: any) => [w.name, w.usage]));
+      // Gemini CLI: every answer of its model (a next-speaker check counts 1 and 1); opencode: the
+      // answers of its steps (the ones with tools; a title's answer is no step), at a cost of 0
+      // for a provider it has no prices for.
+      const sum = (rs: { n: number }[], extra = 0) => rs.map(tokens).reduce((a, t) => ({ input: a.input + t.input, output: a.output + t.output }), { input: extra, output: extra });
+      expect(usage).toEqual({
+        gil: { ...sum(geminiApi.requests, geminiApi.others()), cost: null },
+        oli: { ...sum(chatApi.requests.filter((r) => (r.body.tools ?? []).length)), cost: 0 },
+      });
+      for (const id of ids) expect(JSON.parse((await a2a(["task", "show", id, "--json"], { dir: store.path })).stdout)).toMatchObject({ state: "done", attempt: 1 });
+      expect(await a2a(["crew", "down", "counted"], { dir: store.path })).toMatchObject({ code: 0 });
+      expect(await exitWithin(sup, 60_000)).toBe(0);
+    } finally {
+      if (sup.exitCode === null) sup.kill("SIGKILL");
+      geminiApi.close();
+      chatApi.close();
     }
   });
 });
