@@ -8,8 +8,8 @@
 // (s<i>, the next version) and its own inbox (a<i>) at once, and waits again after each wake.
 // The sessions live in host processes of up to PER_HOST each (a process per session would be
 // the real thing; 2,000 Bun processes do not fit this machine beside the server); the server
-// sees what N `a2a mcp` processes would give it: 2N connections, N slot LISTENs on the one
-// slots channel, N inbox LISTENs, N safety rechecks every 2 s.
+// sees what N `a2a mcp` processes would give it: 2N connections, N slot LISTENs (each on its
+// slot's own channel), N inbox LISTENs, the safety rechecks every 2 s.
 //
 // For each N, a driver (this process, a bus of its own) publishes a session's slot, or sends to
 // its inbox, one at a time, round robin over the sessions, and the wake is the session's clock

@@ -63,6 +63,7 @@ const OPS = {
     tail: [SLOTS, "tailSlot"],
     watch: [SLOTS, "watchSlots"],
     onChange: [SLOTS, "onSlotChange"],
+    onNamesChange: [SLOTS, "onSlotNamesChange"],
   },
   mail: {
     send: [MAIL, "sendMessage"],
@@ -190,6 +191,7 @@ const OPS = {
   crew: {
     up: [CREW, "runCrew"],
     list: [CREW, "listCrews"],
+    status: [CREW, "crewStatus"],
     worker: [CREW, "findWorker"],
     logs: [CREW, "followLog"],
     control: [CREW, "controlCrew"],

@@ -34,18 +34,21 @@ function readCrewFile(path: string): string {
 
 const usageCell = (u: Usage) => `${u.input}/${u.output}${u.cost === null ? "" : ` $${u.cost.toFixed(4)}`}`;
 
+// One block a crew: a line per supervisor (one per host), then every host's workers.
 function crewTable(crews: CrewStatus[]): string {
   if (!crews.length) return "no crews: a2a crew up FILE starts one\n";
-  return crews.map((s) => {
-    const head = `crew ${s.crew}: ${s.state}${s.state === "gone" ? " (its supervisor is gone: its tasks go back when their leases run out)" : ""}, supervisor pid ${s.pid} on ${s.host}, ${s.file}\n`;
+  const names = [...new Set(crews.map((s) => s.crew))];
+  return names.map((name) => {
+    const sups = crews.filter((s) => s.crew === name);
+    const head = sups.map((s) => `crew ${s.crew}: ${s.state}${s.state === "gone" ? " (its supervisor is gone: its tasks go back when their leases run out)" : ""}, supervisor pid ${s.pid} on ${s.host}, ${s.file}\n`).join("");
     // Tokens and cost: only for a crew whose agents reported some (an exec crew has none).
-    const usage = s.workers.some((w) => w.usage);
-    const rows = s.workers.map((w) => [
-      w.name, w.agent, w.state, age(w.since), w.task ? `${w.task.id} #${w.task.attempt}` : "-", String(w.done), String(w.failed),
+    const usage = sups.some((s) => s.workers.some((w) => w.usage));
+    const rows = sups.flatMap((s) => s.workers.map((w) => [
+      w.name, s.host, w.agent, w.state, age(w.since), w.task ? `${w.task.id} #${w.task.attempt}` : "-", String(w.done), String(w.failed),
       ...(usage ? [w.usage ? usageCell(w.usage) : "-"] : []),
       preview(w.state === "gave-up" || w.state === "backoff" ? (w.reason ?? "") : (w.last ?? ""), 50),
-    ]);
-    return head + table(["WORKER", "AGENT", "STATE", "SINCE", "TASK", "DONE", "FAILED", ...(usage ? ["TOKENS IN/OUT, COST"] : []), "LAST"], rows);
+    ]));
+    return head + table(["WORKER", "HOST", "AGENT", "STATE", "SINCE", "TASK", "DONE", "FAILED", ...(usage ? ["TOKENS IN/OUT, COST"] : []), "LAST"], rows);
   }).join("\n");
 }
 
@@ -109,32 +112,47 @@ function crewCommands(t: Command): void {
     .option(...TIMEOUT)
     .action(action(async (c: Ctx, name: string, o) => {
       const outcome = await c.bus.crew.control(undefined, { stop: name }, { timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() });
-      const s = end(c, outcome, { timeout: () => text`timed out waiting for ${name} to stop: see ${op("crew")}` })!;
+      const s = end(c, outcome, { timeout: () => text`timed out waiting for ${name} to stop: see ${op("crew")}` })![0];
       c.confirm(s, `stopped ${name} (crew ${s.crew})`);
+    }));
+
+  command(t, "restart", {
+    summary: "restart one worker of a crew that is up: its run ends, its task given back, and it goes on",
+    description: "Ask the supervisor of worker NAME to restart it: its process group ends, its task goes back to the queue (not counted as an attempt, so it is claimed again, by this worker or another), and the worker claims its next task as before. A waiting worker starts its wait again. The dashboard's restart does the same. Waits until it has. Exit 3 if no crew that is up has a worker NAME running, 124 on --timeout.",
+    examples: ["a2a crew restart builder-2"],
+    json: "print the crew's status once the worker has restarted",
+  })
+    .argument("<name>", "the worker")
+    .option(...TIMEOUT)
+    .action(action(async (c: Ctx, name: string, o) => {
+      const outcome = await c.bus.crew.control(undefined, { restart: name }, { timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() });
+      const s = end(c, outcome, { timeout: () => text`timed out waiting for ${name} to restart: see ${op("crew")}` })![0];
+      c.confirm(s, `restarted ${name} (crew ${s.crew})`);
     }));
 
   command(t, "down", {
     summary: "stop a crew that is up: every worker, its tasks given back, its leases released",
-    description: "Ask the supervisor of crew CREW (or of the only crew that is up) to stop, from any terminal (on PostgreSQL from any machine): every worker's process group ends, each task it held goes back to its queue (not counted as an attempt), the workers leave the bus and the crew's lease is released. Waits until it has. Exit 3 if the crew is not up, 124 on --timeout.",
-    examples: ["a2a crew down", "a2a crew down build --timeout 1m"],
-    json: "print the crew's last status",
+    description: "Ask the supervisors of crew CREW (or of the only crew that is up) to stop, every host's (one per machine; --host: that one's only), from any terminal (on PostgreSQL from any machine): every worker's process group ends, each task it held goes back to its queue (not counted as an attempt), the workers leave the bus, the worktrees a2a made for them are removed when everything in them is committed (the branch a2a/NAME stays: it holds the work; one kept with changes is named on stderr), and the crew's leases are released. Waits until it has. Exit 3 if the crew is not up (on that host), 124 on --timeout.",
+    examples: ["a2a crew down", "a2a crew down build --timeout 1m", "a2a crew down build --host build-2"],
+    json: "print the last status of each supervisor it stopped, as a JSON array",
   })
     .argument("[crew]", "the crew (default: the only one up)")
+    .option("--host <host>", "stop only the crew's supervisor on this host (as a2a crew shows it)")
     .option(...TIMEOUT)
     .action(action(async (c: Ctx, crew: string | undefined, o) => {
-      const outcome = await c.bus.crew.control(crew, { down: true }, { timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal() });
-      const s = end(c, outcome, { timeout: () => text`timed out waiting for crew ${crew ?? ""} to stop: see ${op("crew")}` })!;
-      c.confirm(s, `crew ${s.crew} is down`);
+      const outcome = await c.bus.crew.control(crew, { down: true }, { timeoutMs: durationMs(o.timeout, "--timeout"), signal: c.signal(), host: o.host });
+      const all = end(c, outcome, { timeout: () => text`timed out waiting for crew ${crew ?? ""} to stop: see ${op("crew")}` })!;
+      c.confirm(all, `crew ${all[0].crew} is down${o.host !== undefined ? ` on ${o.host}` : all.length > 1 ? ` (${all.map((s) => s.host).join(", ")})` : ""}`);
     }));
 }
 
 export const commands = {
   crew: (p: Command) => {
     const t = command(p, "crew", {
-      summary: "a crew of workers a2a starts, feeds from queues and watches: up, logs, stop, down",
-      description: "Show the crews and their workers: each worker's agent, state (waiting for a task, working, backoff after a failed attempt, gave-up, stopped; gone when its supervisor is), since when, its task and attempt, tasks done and attempts failed, and the last line of its output. Subcommands: up FILE (start a crew), logs NAME [-f], stop NAME, down [CREW].",
+      summary: "a crew of workers a2a starts, feeds from queues and watches: up, logs, stop, restart, down",
+      description: "Show the crews and their workers (on PostgreSQL every machine's: each machine runs its own supervisor for its own workers, each shown with its host): each worker's agent, state (waiting for a task, working, backoff after a failed attempt, gave-up, stopped; gone when its supervisor is), since when, its task and attempt, tasks done and attempts failed, and the last line of its output. Subcommands: up FILE (start a crew, or this host's part of it), logs NAME [-f], stop NAME, restart NAME, down [CREW] [--host H] (every host's part of the crew, or H's).",
       examples: ["a2a crew up crew.toml", "a2a crew", "a2a crew --json | jq '.[].workers[] | {name, state}'", "a2a crew logs builder-1 -f", "a2a crew down"],
-      json: "print the crews as a JSON array: {crew, host, pid, state, workers: [{name, agent, state, since, task, done, failed, reason, last, usage}]} (usage: {input, output, cost} tokens and US dollars over the worker's runs, where its agent reports them; cost null where it gives none)",
+      json: "print the crews' supervisors (one per crew and host) as a JSON array: {crew, host, pid, state, workers: [{name, agent, state, since, task, done, failed, reason, restarts, last, usage}]} (usage: {input, output, cost} tokens and US dollars over the worker's runs, where its agent reports them; cost null where it gives none)",
     })
       .argument("[crew]", "only this crew")
       .action(action(async (c: Ctx, crew: string | undefined) => {

@@ -8,9 +8,11 @@
 // filesystem, never sends a notification for nothing. The reads behind it run one at a time,
 // in the order the events came (a baseline taken by resources/subscribe included), so an older
 // read never overtakes a newer one.
-// Once a client has read resources/list, the same watch tells it when a slot appears or goes
-// away (notifications/resources/list_changed); the tool list never changes in a session, so
-// tools are declared without listChanged (server.ts).
+// Once a client has read resources/list, a watch of the slots' names (bus.slots.onNamesChange:
+// on PostgreSQL told only of slots appearing and going away, not of every publish on the bus,
+// which every session that lists resources, as Claude Code does at start, would pay) tells it
+// when a slot appears or goes away (notifications/resources/list_changed); the tool list never
+// changes in a session, so tools are declared without listChanged (server.ts).
 
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -41,7 +43,7 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
     "slot",
     new ResourceTemplate(PREFIX + "{name}", {
       list: async () => {
-        await (watching ??= bus.slots.onChange(onChange)); // up before the read: nothing made meanwhile is missed
+        await (naming ??= bus.slots.onNamesChange(onNames)); // up before the read: nothing made meanwhile is missed
         const { records } = await bus.slots.list();
         await listed(records.map((r) => r.name));
         return {
@@ -69,6 +71,7 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
 
   const last = new Map<string, string>(); // subscribed name -> signature last notified
   let watching: Promise<() => void> | undefined; // the shared watch, once a subscription wants it
+  let naming: Promise<() => void> | undefined; // the watch of the names, once the list was read
   let subscribing = 0; // subscriptions under way: their watch must not be closed under them
   const inTurn = turns();
   const signature = async (name: string): Promise<string | undefined> => {
@@ -101,9 +104,11 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
     else known.delete(name);
     listChanged();
   };
+  const onNames = (name: string | undefined) => {
+    inTurn(() => track(name)).catch((e) => ctx.warn(`resource watch: ${(e as Error).message}`));
+  };
   const onChange = (name: string | undefined) => {
     inTurn(async () => {
-      await track(name);
       if (name === undefined) for (const n of [...last.keys()]) await check(n);
       else if (last.has(name)) await check(name);
     }).catch((e) => ctx.warn(`resource watch: ${(e as Error).message}`)); // never let one slot break the shared watch
@@ -128,7 +133,7 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
         if (!last.has(name)) last.set(name, (await signature(name)) ?? "");
       });
     } catch (e) {
-      if (watching === w && last.size === 0 && subscribing === 1 && !known) {
+      if (watching === w && last.size === 0 && subscribing === 1) {
         watching = undefined; // nobody uses it: the next subscribe starts afresh
         void unwatch(w);
       }
@@ -141,7 +146,7 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
   });
   server.server.setRequestHandler(UnsubscribeRequestSchema, async (req) => {
     last.delete(nameOfUri(req.params.uri));
-    if (last.size === 0 && subscribing === 0 && !known && watching) {
+    if (last.size === 0 && subscribing === 0 && watching) {
       const w = watching;
       watching = undefined;
       await unwatch(w);
@@ -151,7 +156,8 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
   return {
     close() {
       if (watching) void unwatch(watching);
-      watching = undefined;
+      if (naming) void unwatch(naming);
+      watching = naming = undefined;
     },
   };
 }

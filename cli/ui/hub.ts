@@ -17,6 +17,8 @@
 
 import type { Bus } from "../../lib/bus";
 import type { Board } from "../../lib/dashboard/board";
+import { statusName } from "../../lib/crew/names";
+import type { CrewStatus } from "../../lib/crew/status";
 import type { BusEvent } from "../../lib/dashboard/feed";
 import { BODY_CHARS, PREVIEW_CHARS, slotRow, type SlotRow } from "../../lib/dashboard/rows";
 import type { AgentRow, TopicRow } from "../../lib/dashboard/view";
@@ -56,6 +58,7 @@ export class Hub {
   readonly topics = new Map<string, TopicRow>();
   board: Board = { available: false, queues: [], leases: [], reservations: [] }; // read before the hub is handed out (open)
   readonly timeline: TimelineEntry[] = [];
+  crews: CrewStatus[] = []; // every crew's supervisors (one per host); re-read when one publishes, or sessions come and go
   #runs = new Map<string, Run>();
   #peers = new Map<string, Peer>();
   #clients = new Set<ReadableStreamDefaultController<Uint8Array>>();
@@ -106,6 +109,7 @@ export class Hub {
     const { records } = await this.bus.slots.list();
     for (const r of records) if (!this.slots.has(r.name)) await this.#putRecord(r, false);
     await this.#refreshAgents(false);
+    await this.#refreshCrews(false);
     for (const t of await this.bus.dashboard.topicRows(TOPIC_KEEP)) this.topics.set(t.topic, t);
   }
 
@@ -128,6 +132,7 @@ export class Hub {
       agents: [...this.agents.values()],
       topics: [...this.topics.values()],
       board: this.board,
+      crews: this.crews,
       timeline: this.timeline,
     };
   }
@@ -225,6 +230,19 @@ export class Hub {
     if (live) this.#broadcast("agents", rows);
   }
 
+  // Every supervisor (on start, and when sessions come and go), or the one whose status slot
+  // `slot` changed: read alone, not the whole list of slots at each worker's change.
+  async #refreshCrews(live: boolean, slot?: string): Promise<void> {
+    const m = slot === undefined ? null : /^crewhost\.([^.]+)\.(.+)$/.exec(slot);
+    if (!m) this.crews = await this.bus.crew.list();
+    else {
+      const s = await this.bus.crew.status(m[1], m[2]); // the host as its slot names it finds the same slot
+      const rest = this.crews.filter((c) => statusName(c.crew, c.host) !== slot);
+      this.crews = (s ? [...rest, s] : rest).sort((a, b) => byName(`${a.crew}\0${a.host}`, `${b.crew}\0${b.host}`));
+    }
+    if (live) this.#broadcast("crews", this.crews);
+  }
+
   #on(e: BusEvent): void {
     this.#inTurn(() => this.#handle(e)).catch(() => {
       // A store that changed under the read (a vanished inbox, a damaged file) must not stop
@@ -242,6 +260,7 @@ export class Hub {
         }
         const detail = s.event === "published" ? (s.preview ?? "") : s.event === "started" ? (s.task ?? "") : s.event === "appended" ? `chunk ${s.chunks}` : "";
         this.#note(s.event, s.name, detail, s.event === "published" || s.event === "started", s.at);
+        if (s.name.startsWith("crewhost.")) await this.#refreshCrews(true, s.name);
         return;
       }
       case "mail": {
@@ -259,6 +278,7 @@ export class Hub {
         await this.#refreshAgents(true);
         for (const n of e.joined) this.#note("joined", n, "", false, e.at);
         for (const n of e.left) this.#note("left", n, "", false, e.at);
+        await this.#refreshCrews(true);
         return;
       case "topic": {
         const m = e.message;

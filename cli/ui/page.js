@@ -86,6 +86,7 @@
   const agents = new Map(); // name -> row
   const topics = new Map(); // topic -> row
   let board = { available: false, queues: [], leases: [], reservations: [] };
+  let crews = []; // every crew's supervisors, one per host (lib/crew/status.ts)
   let paused = false;
   const pending = []; // timeline entries that came in while paused
   let openSlot = null; // the name shown in the detail view
@@ -571,6 +572,48 @@
     $("reservations-empty").hidden = board.reservations.length > 0;
     summary(by);
   }
+  // ---- the crew: every host's workers, each with its session's state, task and output ----------
+  // State: the worker's session state (working, idle, waiting, needs-you, gone), its supervisor's
+  // word (backoff, gave-up, stopped) beside it; the output: its log slot's last lines.
+  const ENDED = ["stopped", "gave-up", "gone"];
+  function renderCrew() {
+    const tb = $("crew");
+    tb.replaceChildren();
+    let n = 0;
+    for (const c of crews) {
+      for (const w of c.workers) {
+        n++;
+        const tr = el("tr");
+        tr.dataset.worker = w.name;
+        const s = agents.get(w.name);
+        const ended = c.state !== "up" || ENDED.includes(w.state);
+        const state = ended ? "gone" : s && s.live ? s.state : w.state === "working" ? "working" : "waiting";
+        tr.dataset.state = state;
+        tr.dataset.crewState = w.state;
+        const st = el("td", "state " + state, `${state} ${age(ended ? w.since : (s?.state_since ?? w.since))}`);
+        if (w.state !== state) st.append(el("div", "sub-line", w.state + (w.reason ? ": " : "")), ...(w.reason ? [agentEl("span", oneLine(w.reason, 80))] : []));
+        const task = el("td", "mono", w.task ? `${w.task.queue} ${w.task.id} #${w.task.attempt}` : "-");
+        task.append(el("div", "sub-line", `${w.done} done · ${w.failed} failed${w.restarts ? ` · ${w.restarts} restarted` : ""}`));
+        const log = slots.get(`crew.${c.crew}.${w.name}`)?.row;
+        const out = el("td");
+        const text = (log?.tail || w.last || "").trimEnd().split("\n").slice(-5).join("\n");
+        if (text) out.append(agentEl("pre", visible(text)));
+        const act = el("td");
+        for (const [label, verb] of [["Stop…", "stop"], ["Restart…", "restart"]]) {
+          const b = el("button", "small" + (verb === "stop" ? " danger" : ""), label);
+          b.dataset.act = verb;
+          b.disabled = config.read_only || ended;
+          const what = verb === "stop" ? "its run ends, its task goes back to the queue, and it takes no more tasks" : "its run ends, its task goes back to the queue (not counted as an attempt), and it starts again";
+          b.addEventListener("click", () => act2(`${label.slice(0, -1)} ${w.name}?`, `Crew ${c.crew} on ${c.host}: ${what}.`, `a2a crew ${verb} ${w.name}`, `/api/crew/${verb}`, { worker: w.name }));
+          act.append(b, " ");
+        }
+        tr.append(el("td", "name", w.name), el("td", "", `${c.crew} · ${c.host}`), el("td", "", w.agent), st, task, out, act);
+        tb.append(tr);
+      }
+    }
+    $("crew-empty").hidden = n > 0;
+    put($("crew-count"), n ? `${n} worker${n === 1 ? "" : "s"} · ${new Set(crews.map((c) => c.host)).size} host(s)` : "");
+  }
   async function act2(title, text, cmd, path, body) {
     if (!(await confirmAction(title, text, cmd))) return;
     try {
@@ -720,6 +763,8 @@
     renderTopics();
     board = s.board;
     renderBoard();
+    crews = s.crews ?? [];
+    renderCrew();
     $("timeline").replaceChildren();
     pending.length = 0;
     for (const e of s.timeline) addTimeline(e);
@@ -735,6 +780,7 @@
     on("slot", (r) => {
       upsertSlot(r);
       slotsChanged();
+      if (r.name.startsWith("crew.")) renderCrew(); // a worker's log: its last lines
       // The open detail follows a publish or a new run of its slot.
       if (r.name === openSlot && $("detail").open && (r.state !== $("detail-state").textContent || r.started_at !== openRun)) openDetail(r.name);
     });
@@ -747,11 +793,13 @@
     on("agent", (a) => {
       agents.set(a.name, a);
       renderAgents();
+      if (crews.length) renderCrew();
     });
     on("agents", (rows) => {
       agents.clear();
       for (const a of rows) agents.set(a.name, a);
       renderAgents();
+      if (crews.length) renderCrew();
     });
     on("topic", ({ topic, message }) => {
       const t = topics.get(topic) ?? { topic, last_id: 0, recent: [] };
@@ -760,6 +808,10 @@
       t.last_id = Math.max(t.last_id, message.id);
       topics.set(topic, t);
       renderTopics();
+    });
+    on("crews", (c) => {
+      crews = c;
+      renderCrew();
     });
     on("board", (b) => {
       board = b;

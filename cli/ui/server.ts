@@ -14,7 +14,9 @@
 //   write -> bus.mail.sendAsHuman (the person at the page writing to a session of theirs as
 //   themselves, no --as needed: lib/mail/human.ts),
 //   and the board's retry / cancel / release -> bus.dashboard's (lib/dashboard/tasks.ts: a2a
-//   task retry ID, a2a task cancel ID, a2a lease release NAME; a2a release PATTERN --as HOLDER); POST only, refused when read-only;
+//   task retry ID, a2a task cancel ID, a2a lease release NAME; a2a release PATTERN --as HOLDER),
+//   and the crew view's stop / restart -> bus.crew.control (a2a crew stop NAME, a2a crew
+//   restart NAME: waits until the supervisor has done it); POST only, refused when read-only;
 // - nothing here writes to the store but those actions.
 
 import type { Bus } from "../../lib/bus";
@@ -97,6 +99,8 @@ export async function serveUi(bus: Bus, o: UiOptions): Promise<Ui> {
     "/api/task/retry": async (b) => (await bus.dashboard.retry(str(b.queue, "the queue"), str(b.id, "the task id"), need()), { ok: true }),
     "/api/task/cancel": async (b) => (await bus.dashboard.cancel(str(b.queue, "the queue"), str(b.id, "the task id"), need()), { ok: true }),
     "/api/lease/release": async (b) => (await bus.dashboard.release(str(b.name, "the lease name"), need()), { ok: true }),
+    "/api/crew/stop": async (b) => crewAct(bus, { stop: checkName(str(b.worker, "the worker"), "worker name") }),
+    "/api/crew/restart": async (b) => crewAct(bus, { restart: checkName(str(b.worker, "the worker"), "worker name") }),
     "/api/reservation/release": async (b) =>
       (await bus.dashboard.releaseReservation({ repo: str(b.repo, "the repository"), holder: str(b.holder, "the holder"), pattern: str(b.pattern, "the pattern") }, need()), { ok: true }),
   };
@@ -191,6 +195,14 @@ export async function serveUi(bus: Bus, o: UiOptions): Promise<Ui> {
       }
     },
   };
+}
+
+// A crew worker stopped or restarted as `a2a crew stop|restart NAME` does it, once done.
+const CREW_WAIT_MS = 60_000;
+async function crewAct(bus: Bus, what: { stop: string } | { restart: string }) {
+  const out = await bus.crew.control(undefined, what, { timeoutMs: CREW_WAIT_MS });
+  if (out.kind !== "done") throw new A2AError("ETIMEDOUT", `the crew's supervisor did not confirm within ${CREW_WAIT_MS / 1000} s: see a2a crew`);
+  return { ok: true };
 }
 
 // What the search box finds (lib/search/): as the page's --as, whose mail is searched with the

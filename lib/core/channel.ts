@@ -9,7 +9,13 @@
 // latency, never correctness.
 
 export type Channel =
-  | { on: "slots" } // any slot's record; key: the slot's name
+  // Slot records; key: the slot's name. With `names`, only those slots' changes are wanted: an
+  // engine may tell of those alone (a channel per slot) or of every slot (the waiter's check
+  // looks at the key, so a change of another slot costs a look, never a wrong wake).
+  | { on: "slots"; names?: readonly string[] }
+  // Slots appearing or going away (a first start or publish, a clear, an expiry's tombstone, a
+  // removal); key: the slot's name. An engine may tell of any slot change here too.
+  | { on: "slot-names" }
   | { on: "inbox"; agent: string } // unread mail arriving; key: the message id
   | { on: "inboxes" } // inboxes appearing; key: the agent's name
   | { on: "queue"; queue: string } // tasks of a queue becoming claimable
@@ -26,6 +32,8 @@ export function channelName(ch: Channel): string {
   switch (ch.on) {
     case "slots":
       return "slots";
+    case "slot-names":
+      return "slot-names";
     case "inbox":
       return `inbox:${ch.agent}`;
     case "inboxes":

@@ -42,6 +42,9 @@ export interface WaitUntilOptions extends WaitOptions {
   // Also re-run the check for everything this often: for conditions no directory event
   // announces (a holder that died, a lease that ran out).
   recheckMs?: number;
+  // The caller has just run the check and it did not hold: start at step 1 (subscribe, then
+  // check again), without running it a second time first.
+  checked?: boolean;
 }
 
 // Runs `check` until it returns a value (done), the time runs out (timeout) or the signal
@@ -133,6 +136,7 @@ export function waitUntil<T>(
       if (opts.recheckMs) recheck = setInterval(() => run(undefined), opts.recheckMs);
       run(undefined);
     };
+    if (opts.checked) return subscribeAndRecheck();
     let first;
     try {
       first = check(undefined);

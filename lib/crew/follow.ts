@@ -36,12 +36,12 @@ export async function followLog(store: Store, worker: string, show: (p: LogPart)
       }
     }
     // Over when not following, or when the worker will write no more.
-    const me = (await crewStatus(store, crew.crew))?.workers.find((w) => w.name === worker)?.state ?? "gone";
+    const me = (await crewStatus(store, crew.crew, crew.host))?.workers.find((w) => w.name === worker)?.state ?? "gone";
     if (!o.follow || (OVER.includes(me) && (r.kind !== "ok" || ended_ || r.record.state !== "running"))) return { worker, state: me };
     return undefined;
   };
   if (!o.follow) return done((await drain())!);
-  const slot = statusName(crew.crew);
+  const slot = statusName(crew.crew, crew.host);
   const outcome = await waitUntil(store, { on: "slots" }, (changed) => (changed === undefined || changed === log || changed === slot ? drain() : undefined), {
     timeoutMs: o.timeoutMs, signal: o.signal, recheckMs: 1000, // a supervisor that died writes nothing
   });

@@ -36,18 +36,26 @@ const WATCH_MS = 500; // how often the session's claims are looked at (a bound o
 type Set = (w: string, p: Partial<WorkerStatus>) => Promise<unknown>;
 interface Held { id: string; queue: string; attempt: number; token: string; claimedAt: number; leaseSec: number }
 
-export async function sessionLoop(store: Store, spec: CrewSpec, w: WorkerSpec, launcher: Launcher, stop: AbortSignal, set: Set, say: (l: string) => void, pause: (ms: number, stop: AbortSignal) => Promise<boolean>, backoffCapSec: number): Promise<void> {
+// `restart` (crew restart): ends the session as a stop does (what it holds given back), and it
+// is started again at once.
+export async function sessionLoop(store: Store, spec: CrewSpec, w: WorkerSpec, launcher: Launcher, stop: AbortSignal, restart: { get(): AbortSignal; renew(): void }, set: Set, say: (l: string) => void, pause: (ms: number, stop: AbortSignal) => Promise<boolean>, backoffCapSec: number): Promise<void> {
   const presence = workerPresence(store, w);
   const counts = { done: 0, failed: 0, failures: 0 };
   let usage: Usage | null = null;
+  let restarted = 0;
   try {
     while (!stop.aborted) {
       set(w.name, { state: "waiting", task: null });
       await presence.waiting();
-      const end = await runSession(store, spec, w, launcher, stop, set, say, counts, presence);
+      const end = await runSession(store, spec, w, launcher, AbortSignal.any([stop, restart.get()]), set, say, counts, presence);
       usage = addUsage(usage, end.usage);
       if (end.usage) set(w.name, { usage });
       if (stop.aborted) break;
+      if (restart.get().aborted) {
+        restart.renew();
+        set(w.name, { restarts: ++restarted });
+        continue;
+      }
       counts.failures++;
       say(`${w.name}: its session ended: ${end.reason}`);
       if (counts.failures >= w.restarts) {

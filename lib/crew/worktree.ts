@@ -15,7 +15,7 @@
 // - git runs without the caller's GIT_DIR, GIT_WORK_TREE and the like (a supervisor started from a
 //   git hook must not aim git at another repository), never through a shell.
 
-import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmdirSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { A2AError } from "../core/errors";
 import { isValidName, NAME_RULE } from "../core/names";
@@ -257,4 +257,33 @@ export const gitDirOf = (path: string): string => git(["rev-parse", "--absolute-
 // What an attempt left, for the task's record: the worker's branch and its commit.
 export function worktreeResult(path: string): { branch: string; commit: string } {
   return { branch: git(["symbolic-ref", "--short", "HEAD"], path), commit: git(["rev-parse", "HEAD"], path) };
+}
+
+// When a crew stops: worker `name`'s worktree removed when a2a made it, nothing in it is left
+// uncommitted and its HEAD is its branch (which stays: it holds the work); else kept, with why.
+// A worktree whose directory is gone is a2a's to forget (git's record of it) only when its
+// record holds MARKER. Never a worktree a2a did not make.
+export function tidyWorktree(repo: string, name: string): { removed: boolean; kept?: string; path: string } {
+  const c = checkoutOf(repo);
+  const path = worktreePath(c, name);
+  if (!existsSync(path)) {
+    const admin = join(c.common, "worktrees");
+    for (const id of existsSync(admin) ? readdirSync(admin) : []) {
+      const gitdir = tryRead(join(admin, id, "gitdir"));
+      if (gitdir?.trim() === join(path, ".git") && existsSync(join(admin, id, MARKER))) return { removed: tryGit(["worktree", "remove", path], c.root) !== undefined, path };
+    }
+    return { removed: false, path };
+  }
+  if (!isCrewWorktree(c, path)) return { removed: false, path };
+  if (git(["status", "--porcelain", "--untracked-files=all"], path)) return { removed: false, kept: "it has changes not committed", path };
+  if (tryGit(["symbolic-ref", "--quiet", "HEAD"], path) !== `refs/heads/${branchOf(name)}`) return { removed: false, kept: `its HEAD is not branch ${branchOf(name)}`, path };
+  return { removed: removeWorktree(repo, name), path };
+}
+
+function tryRead(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
 }

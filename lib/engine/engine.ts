@@ -76,6 +76,11 @@ export interface Engine {
   prepare?(room: string): Promise<void>;
   // Waking: calls `listener` for every change on `channel` until the returned function is called.
   watch(channel: Channel, listener: Listener): () => void;
+  // How often every watch is told "look at everything" (undefined) by the engine itself, as a
+  // safety net for a lost event; undefined when it is not (the file engine: a local watch is
+  // trusted, a polled directory ticks on its own interval). A room's periodic look that only
+  // needs some tick rides on these instead of adding its own timer (lib/mail/receive.ts).
+  readonly tickMs?: number;
   // The dashboard's feed (lib/dashboard/feed.ts watchBus): every change as one stream of events.
   feed(on: (e: BusEvent) => void, opts: BusOptions): Promise<Outcome<number>>;
   // `a2a gc`'s sweeps that are the engine's own: `tmpMaxAgeMs`, how old an abandoned temp file

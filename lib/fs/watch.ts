@@ -91,7 +91,13 @@ function open(store: Store, dir: string): DirWatch {
 function channelDir(store: Store, ch: Channel): { dir: string; key: (file: string) => string | undefined; make?: true } {
   const any = (file: string) => file;
   switch (ch.on) {
-    case "slots":
+    case "slots": {
+      // One directory holds every slot: with `names`, another slot's change is no event at all.
+      const only = ch.names && new Set(ch.names);
+      const key = only ? (f: string) => { const n = slotNameOf(f); return n !== undefined && only.has(n) ? n : undefined; } : slotNameOf;
+      return { dir: slotsDir(store), key, make: true };
+    }
+    case "slot-names": // a directory says only that an entry changed: every slot change
       return { dir: slotsDir(store), key: slotNameOf, make: true };
     case "inbox":
       return { dir: newDir(store, ch.agent), key: idOfFile };

@@ -12,8 +12,9 @@
 //      throws (stdout closed) they return to unread; if the reader dies, step 1 of the next
 //      reader returns them.
 // With `peek` nothing moves. With `wait`, steps 2-5 run on every change of the inbox
-// (lib/core/watch.ts waitUntil) until something was taken, and step 1 repeats every RECOVER_MS,
-// so mail whose reader died is picked up by a waiting reader too.
+// (lib/core/watch.ts waitUntil) until something was taken, and step 1 repeats every RECOVER_MS
+// (or at each of the engine's own ticks, where it has them), so mail whose reader died is picked
+// up by a waiting reader too.
 
 import { type Store } from "../core/config";
 import { done, ended, type Outcome } from "../core/outcome";
@@ -86,9 +87,15 @@ export async function receive(
   let taken = await take(undefined);
   if (!taken && opts.wait) {
     let lastRecovery = Date.now();
-    // Every RECOVER_MS the whole inbox is looked at again, claims of dead readers first.
+    // Every RECOVER_MS the whole inbox is looked at again, claims of dead readers first. An
+    // engine that ticks by itself (PostgreSQL: every 2 s, or A2A_POLL_MS) already tells the wait
+    // to look at everything that often: the recovery rides on its ticks (not on the other
+    // looks at everything, such as a LISTEN put in place), and a second timer would only double
+    // what every idle session costs the server.
+    const tickMs = store.engine.tickMs;
+    const due = tickMs ? tickMs / 2 : RECOVER_MS;
     const takeOrRecover = async (id: string | undefined) => {
-      if (id === undefined && !opts.peek && Date.now() - lastRecovery >= RECOVER_MS) {
+      if (id === undefined && !opts.peek && Date.now() - lastRecovery >= due) {
         lastRecovery = Date.now();
         try {
           await mail.recover(agent);
@@ -98,7 +105,8 @@ export async function receive(
       }
       return take(id);
     };
-    const outcome = await waitUntil(store, { on: "inbox", agent }, takeOrRecover, { ...opts, recheckMs: RECOVER_MS });
+    // The take above was the wait's first check: the wait starts by watching.
+    const outcome = await waitUntil(store, { on: "inbox", agent }, takeOrRecover, { ...opts, recheckMs: tickMs ? undefined : RECOVER_MS, checked: true });
     if (outcome.kind !== "done") return ended(outcome.kind, [], [agent]);
     taken = outcome.value;
   }

@@ -25,7 +25,7 @@ import { gcDatabase } from "./gc";
 import { pgBlobs } from "./blobs";
 import { pgLeases } from "./leases";
 import { pgReservations } from "./reservations";
-import { denied, migrate, migrateIn, schemaScript, SCHEMA_VERSION } from "./schema";
+import { denied, migrate, migrateIn, schemaScript, SCHEMA_VERSION, slotChannels } from "./schema";
 import { pgMail } from "./mail";
 import { pgPresence } from "./presence";
 import { pgSessions } from "./sessions";
@@ -121,7 +121,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
     return true;
   };
   let migrated: Promise<number> | undefined;
-  const waker = pgWaker(async (onclose) => (single ? make(target, onclose) : (await pickPrimary(target, make, onclose)).sql), target.schema, recheckMs, !single); // its own client: lib/pg/wake.ts
+  const waker = pgWaker(async (onclose) => (single ? make(target, onclose) : (await pickPrimary(target, make, onclose)).sql), target.schema, recheckMs, !single, async () => { const c = await current(); return slotChannels(c.sql, c.target); }); // its own client: lib/pg/wake.ts
   // An inbox's notification carries the message's arrival number, not its id (any role may
   // listen: lib/pg/mail-tables.ts wake_inbox); the id is looked up as this reader, whom
   // row-level security shows it. A number that names nothing now (moved on, not ours) is no event.
@@ -190,6 +190,7 @@ export function openPg(store: Store, recheckMs = PG_RECHECK_MS): PgEngine {
   return {
     ...client,
     name: "postgres",
+    tickMs: recheckMs,
     writer: "role",
     slots: pgSlots(client),
     mail: pgMail(client, store),

@@ -10,8 +10,9 @@
 // - a message's writer is the role that inserted it, set by the server and kept by every later
 //   update (the reader's moves do not make it theirs); so an update may change only its place
 //   and claim (a trigger refuses any other, whoever makes it: no one rewrites another's words);
-// - a delivery is one transaction: the key (if any), the unread count and the insert; a key is
-//   a row whose insert waits for a concurrent one of the same key, so a key delivers once;
+// - a delivery commits at once or not at all: the unread count and the insert (one statement),
+//   with a key in one transaction with its row, whose insert waits for a concurrent one of the
+//   same key, so a key delivers once;
 // - a message entering unread wakes the inbox's channel at commit with its arrival number, never
 //   its id (any role may listen: the id is the inbox owner's to read);
 // - an inbox's owner is the role that first opened it as its own (a sender's delivery makes
@@ -29,7 +30,7 @@ import { A2AError, arg, text } from "../core/errors";
 import { holderGone, hostTag } from "../core/holder";
 import { namedThread, type Message } from "../mail/message";
 import type { Policy } from "../mail/policy";
-import type { At, Claim, Filed, Found, Head, MailStorage, Place, PolicyRead, Stored } from "../mail/storage";
+import type { At, Claim, Delivery, Filed, Found, Head, MailStorage, Place, PolicyRead, Stored } from "../mail/storage";
 import { attachmentsOf } from "../blobs/attachment";
 import { transaction } from "./connect";
 import type { PgClient } from "./engine";
@@ -81,10 +82,34 @@ const asPolicy = (p: any): Policy | undefined =>
 
 const FULL = new Error("the inbox is full");
 
+// A delivery without a key in one statement, which commits alone (one round trip, not the five
+// of a transaction): the inbox made if new, its load counted, the message written only where
+// the load is under the limit. A key needs the transaction (its row's insert waits for a
+// concurrent one), so a keyed send is not this.
+async function deliverAtOnce(sql: SQL, to: string, m: Message, limit: number): Promise<Delivery> {
+  const [r] = await sql`with ib as (insert into inboxes (agent) values (${to}) on conflict (agent) do nothing),
+      load as (select inbox_load(${to}) as n),
+      w as (insert into messages (agent, id, place, sender, body, size, sent_at, reply_to, thread, host, pid, attachments)
+            select ${to}, ${m.id}, 'unread', ${m.from}, ${Buffer.from(m.body, "utf8")}, ${m.size}, ${m.sent_at}, ${m.reply_to},
+                   ${namedThread(m) ?? null}, ${m.host}, ${m.pid}, ${m.attachments ? JSON.stringify(m.attachments) : null}::jsonb
+            from load where load.n < ${limit} returning 1)
+    select (select n from load) as n, (select count(*)::int from w) as written`;
+  return r.written ? { kind: "delivered", message: m } : { kind: "full", unread: r.n };
+}
+
 export function pgMail(pg: PgClient, store: Store): MailStorage {
   const where = pg.target.where;
   let role: Promise<string> | undefined;
   const me = () => (role ??= pg.run("asking the server who we are", async (sql) => (await sql`select current_user as me`)[0].me as string));
+  // Inboxes seen to exist: a policy's read says so, and who we are, in its one statement, since a
+  // send asks all three (its policy, its writer, whether the recipient is known) before its one
+  // write. Only a typo's guess asks `has`; an inbox is never taken away under a running process
+  // but by gc of an empty, unowned one, which at worst skips a guess.
+  const inboxes = new Set<string>();
+  // The row a claim of this process wrote, as the claim returned it: the read that follows a claim
+  // (a receive's next step) is answered from it. Nobody but its claimer changes a claimed row's
+  // record (a trigger keeps the words; only the place moves), so it is what a select would read.
+  const justClaimed = new Map<string, Row>();
 
   const move = (sql: SQL, agent: string, id: string, from: At, to: Place | "bad") =>
     typeof from === "string"
@@ -124,10 +149,11 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
         });
       }
     }),
-    has: (agent) => pg.read(`reading the inbox of ${agent}`, async (sql) => (await sql`select 1 from inboxes where agent = ${agent}`).length > 0),
+    has: async (agent) => inboxes.has(agent) || pg.read(`reading the inbox of ${agent}`, async (sql) => (await sql`select 1 from inboxes where agent = ${agent}`).length > 0),
     agents: () => pg.read("listing inboxes", async (sql) => (await sql`select agent from inboxes`).map((r: { agent: string }) => r.agent)),
     writer: () => me(),
     deliver: (to, build, opts) => pg.run(`sending to ${to}`, async (sql) => {
+      if (!opts.key) return deliverAtOnce(sql, to, build(opts.freshId), opts.limit);
       let unread = 0; // how many the inbox held when it was found full
       try {
         return await transaction(sql, async (tx) => {
@@ -177,9 +203,12 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
       )),
     claim: (agent, id) => pg.run(`claiming message ${id}`, async (sql) => {
       const claim: Claim = { id, host: hostTag(store.host), pid: process.pid, ms: Date.now() };
-      const got = await sql`update messages set place = 'claimed', claim_host = ${claim.host}, claim_pid = ${claim.pid}, claim_ms = ${claim.ms}
-                            where agent = ${agent} and id = ${id} and place = 'unread' returning 1`;
-      return got.length ? claim : undefined;
+      const got = (await sql`update messages set place = 'claimed', claim_host = ${claim.host}, claim_pid = ${claim.pid}, claim_ms = ${claim.ms}
+                             where agent = ${agent} and id = ${id} and place = 'unread' returning *`) as Row[];
+      if (!got.length) return undefined;
+      if (justClaimed.size >= 64) justClaimed.clear();
+      justClaimed.set(`${agent}/${id}`, got[0]);
+      return claim;
     }),
     move: (agent, id, from, to) => pg.run(`moving message ${id}`, async (sql) => (await move(sql, agent, id, from, to)).length > 0),
     recover: (agent) => pg.run(`recovering the claims of ${agent}`, async (sql) => {
@@ -192,7 +221,9 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
       return n;
     }),
     read: (agent, id, at) => pg.read(`reading message ${id}`, async (sql): Promise<Found<Stored>> => {
-      const [r] = (await sql`select * from messages where agent = ${agent} and id = ${id}`) as Row[];
+      const mine = justClaimed.get(`${agent}/${id}`);
+      justClaimed.delete(`${agent}/${id}`);
+      const [r] = mine && typeof at === "object" && isAt(mine, at) ? [mine] : ((await sql`select * from messages where agent = ${agent} and id = ${id}`) as Row[]);
       return r && isAt(r, at) ? stored(r, Buffer.from(r.body).toString("utf8")) : "absent";
     }),
     heads: (agent, items, bodyChars) => pg.read(`listing the inbox of ${agent}`, async (sql): Promise<Found<Head>[]> => {
@@ -233,8 +264,10 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
       where: `${where} (schema ${pg.target.schema}, table messages, place bad)`,
     })),
     policy: (agent) => pg.read(`reading the policy of ${agent}`, async (sql) => {
-      const [r] = await sql`select p.record, p.writer, i.owner from (select ${agent}::text as agent) a
+      const [r] = await sql`select p.record, p.writer, i.owner, i.agent is not null as has, current_user as me from (select ${agent}::text as agent) a
                               left join policies p on p.agent = a.agent left join inboxes i on i.agent = a.agent`;
+      role ??= Promise.resolve(r.me as string);
+      if (r.has) inboxes.add(agent);
       return policyOf(agent, r);
     }),
     changePolicy: (agent, decide) => pg.run(`changing the policy of ${agent}`, (sql) =>

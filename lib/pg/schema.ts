@@ -24,7 +24,7 @@ import { MAIL_ROW_SECURITY } from "./mail-trust";
 import { BLOB_ROW_SECURITY } from "./blob-trust";
 import { PRESENCE_TABLES } from "./presence";
 import { SESSION_TABLES } from "./sessions";
-import { SLOT_TABLES } from "./slots";
+import { SLOT_TABLES, SLOT_TABLES_2 } from "./slots";
 import { TASK_TABLES } from "./task-tables";
 import { TOPIC_TABLES } from "./topics";
 import { SEARCH_TABLES } from "./search";
@@ -42,9 +42,12 @@ const COMMON = [
    select case when octet_length('$S.' || name) <= 63 then '$S.' || name else '#' || md5('$S.' || name) end $$`,
 ];
 
-// Each step is every room's tables at that version, in order. Until the engine is released
-// (issue 22), version 1 is still being written: each room module owns its statements.
-const STEPS: string[][] = [[...COMMON, ...SLOT_TABLES, ...MAIL_TABLES, ...TASK_TABLES, ...PRESENCE_TABLES, ...SESSION_TABLES, ...TOPIC_TABLES, ...LEASE_TABLES, ...RESERVATION_TABLES, ...BLOB_TABLES, ...SEARCH_TABLES]];
+// Each step is what that version adds, in order; each room module owns its statements. A step is
+// never changed once written: a database made by an older a2a runs only the steps after its own.
+const STEPS: string[][] = [
+  [...COMMON, ...SLOT_TABLES, ...MAIL_TABLES, ...TASK_TABLES, ...PRESENCE_TABLES, ...SESSION_TABLES, ...TOPIC_TABLES, ...LEASE_TABLES, ...RESERVATION_TABLES, ...BLOB_TABLES, ...SEARCH_TABLES],
+  SLOT_TABLES_2, // a channel per slot (issue 38)
+];
 
 export const SCHEMA_VERSION = STEPS.length;
 
@@ -108,6 +111,22 @@ export async function migrateIn(tx: SQL, schema: string): Promise<number> {
     await tx.unsafe(`insert into ${schema}.meta (key, value) values ('version', '${SCHEMA_VERSION}') on conflict (key) do update set value = excluded.value`);
   }
   return found;
+}
+
+// Whether the bus wakes each slot's own channel (version 2), for a waiter about to LISTEN on one
+// (lib/pg/wake.ts). Operations assume the schema current and migrate only when they find
+// something missing, which a replaced trigger function is not: so a waiter looks, once per
+// connection, and brings a version-1 bus up to date itself. One it may not migrate (a role
+// without the rights) is false: the waiter listens on `slots`, as every waiter once did.
+export async function slotChannels(sql: SQL, target: Pick<Target, "schema" | "where" | "user">): Promise<boolean> {
+  try {
+    const rows = await sql.unsafe(`select value from ${target.schema}.meta where key = 'version'`);
+    if (rows.length && Number(rows[0].value) < 2) await migrate(sql, target);
+    return true;
+  } catch (err) {
+    // No bus yet: the first write makes it at this version, which wakes slot channels.
+    return (err as { errno?: string })?.errno === "42P01";
+  }
 }
 
 // What `migrate` runs on an empty database, as one script a database's administrator can read

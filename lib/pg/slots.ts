@@ -47,6 +47,27 @@ export const SLOT_TABLES = [
   `create trigger wake after insert or update or delete on $S.slots for each row execute function $S.wake_slot()`,
 ];
 
+// Version 2: a slot's change also wakes the slot's own channel (`slot:NAME`), on which a wait for
+// a few named slots listens (lib/pg/wake.ts listenChannels), so a publish wakes its own waiters
+// and not every waiter on the bus; and `slot-names` when the slot appears or goes away (its row
+// made or removed, or its record becoming or ceasing to be a tombstone), on which a list of the
+// names listens (an MCP session that has read resources/list). A record is a2a's JSON with its
+// keys in a fixed order (lib/slots/record.ts), so `,"state":"cleared",` is there only in a
+// tombstone: no string value holds an unescaped quote. The trigger stays; its function is replaced.
+export const SLOT_TABLES_2 = [
+  `create or replace function $S.wake_slot() returns trigger language plpgsql as $$
+   declare
+     n text := case when tg_op = 'DELETE' then old.name else new.name end;
+     was boolean := tg_op <> 'INSERT' and position(',"state":"cleared",' in old.record) = 0;
+     live boolean := tg_op <> 'DELETE' and position(',"state":"cleared",' in new.record) = 0;
+   begin
+     perform pg_notify($S.channel('slots'), n);
+     perform pg_notify($S.channel('slot:' || n), n);
+     if was <> live then perform pg_notify($S.channel('slot-names'), n); end if;
+     return null;
+   end $$`,
+];
+
 const AGAIN = new Error("a concurrent change created the slot first");
 
 // The one statement of a change: the record written where the row holds `old` (or, with `old`

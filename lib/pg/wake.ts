@@ -32,14 +32,30 @@ const MAX_CHANNEL_BYTES = 63;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5_000;
 const LINGER_MS = 10_000;
+const NAMED_MAX = 32;
 
-export function pgChannel(schema: string, ch: Channel): string {
-  const name = `${schema}.${channelName(ch)}`;
+export function pgChannel(schema: string, ch: Channel | string): string {
+  const name = `${schema}.${typeof ch === "string" ? ch : channelName(ch)}`;
   return Buffer.byteLength(name) <= MAX_CHANNEL_BYTES ? name : `#${hashHex("md5", name)}`;
+}
+
+// The LISTEN channels a watch of `ch` needs, each with the key that "look again" means on it:
+// a wait on a few named slots listens on each slot's own channel (`slot:NAME`, which the slots'
+// trigger wakes beside `slots`), so a publish wakes only its slot's waiters, not every waiter on
+// the bus; a tick or a LISTEN put in place then rechecks that slot alone. A wait on many names
+// (past NAMED_MAX, a LISTEN round trip each) or on every slot listens on `slots`.
+export function listenChannels(schema: string, ch: Channel): { name: string; key: string | undefined; broad?: string }[] {
+  if (ch.on === "slots" && ch.names && ch.names.length <= NAMED_MAX) {
+    const broad = pgChannel(schema, { on: "slots" });
+    return ch.names.map((n) => ({ name: pgChannel(schema, `slot:${n}`), key: n, broad }));
+  }
+  return [{ name: pgChannel(schema, ch), key: undefined }];
 }
 
 interface Listening {
   listeners: Set<Listener>;
+  whole: string | undefined; // the key of "look again" (a tick, a LISTEN in place): all, or the one slot
+  broad?: string; // a slot's own channel: what to listen on instead on a bus that does not wake it
   timer: ReturnType<typeof setInterval>;
   sub?: { unlisten(): Promise<void> }; // its LISTEN, while in place
   pending: boolean; // a LISTEN is being sent
@@ -58,9 +74,14 @@ export interface Waker {
 // connections closes (Bun.SQL's option of that name). `repick`: the store lists several
 // servers, and a lost connection makes a new client, so the LISTENs go to whichever server
 // accepts writes now (lib/pg/primary.ts): after a failover, the promoted standby.
-export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: string, recheckMs: number, repick = false): Waker {
+// `narrow()`: whether the bus wakes slots' own channels (lib/pg/schema.ts slotChannels, asked on
+// the operations' connection: a query on this client would open a connection beside its
+// LISTENs' own); where it does not, a wait on named slots listens on `slots` under its own channel's entry, and its
+// check, which looks at the key, passes over the other slots' changes.
+export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: string, recheckMs: number, repick = false, narrow: () => Promise<boolean> = async () => true): Waker {
   const channels = new Map<string, Listening>();
   let sql: Promise<SQL> | undefined;
+  let narrowed: Promise<boolean> | undefined; // narrow's answer on the current client
   let closed = false;
   let retry: ReturnType<typeof setTimeout> | undefined;
   let backoffMs = RETRY_MIN_MS;
@@ -80,7 +101,10 @@ export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: 
     // Its closing matters while it is the waker's client, not once dropped for another.
     const client: Promise<SQL> = (sql ??= connect(() => sql === client && lost()));
     client
-      .then((s) => s.listen(name, (payload: string) => tell(l, payload || undefined), () => tell(l, undefined)))
+      .then(async (s) => {
+        const on = l.broad && !(await (narrowed ??= narrow().catch(() => false))) ? l.broad : name;
+        return s.listen(on, (payload: string) => tell(l, payload || l.whole), () => tell(l, l.whole));
+      })
       .then(
         (sub) => {
           l.pending = false;
@@ -109,6 +133,7 @@ export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: 
   const drop = () => {
     const old = sql;
     sql = undefined;
+    narrowed = undefined;
     void old?.then((s) => s.close({ timeout: 0 })).catch(() => {});
   };
   const end = async (name: string, l: Listening) => {
@@ -119,30 +144,33 @@ export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: 
     l.sub = undefined;
     await sub?.unlisten();
   };
+  const watchOne = (name: string, whole: string | undefined, broad: string | undefined, listener: Listener): (() => void) => {
+    let l = channels.get(name);
+    if (!l) {
+      const fresh: Listening = { listeners: new Set(), whole, broad, pending: false, timer: setInterval(() => tell(fresh, whole), recheckMs) };
+      channels.set(name, (l = fresh));
+      listen(name, fresh);
+    }
+    if (l.linger) {
+      clearTimeout(l.linger);
+      l.linger = undefined;
+      l.timer.ref?.();
+    }
+    l.listeners.add(listener);
+    const mine = l;
+    return () => {
+      mine.listeners.delete(listener);
+      if (mine.listeners.size || channels.get(name) !== mine || mine.linger) return;
+      // Neither lingers a process alive: close() ends them, and an exit needs no UNLISTEN.
+      mine.linger = setTimeout(() => void end(name, mine).catch(() => {}), LINGER_MS);
+      mine.linger.unref?.();
+      mine.timer.unref?.();
+    };
+  };
   return {
     watch(ch, listener) {
-      const name = pgChannel(schema, ch);
-      let l = channels.get(name);
-      if (!l) {
-        const fresh: Listening = { listeners: new Set(), pending: false, timer: setInterval(() => tell(fresh, undefined), recheckMs) };
-        channels.set(name, (l = fresh));
-        listen(name, fresh);
-      }
-      if (l.linger) {
-        clearTimeout(l.linger);
-        l.linger = undefined;
-        l.timer.ref?.();
-      }
-      l.listeners.add(listener);
-      const mine = l;
-      return () => {
-        mine.listeners.delete(listener);
-        if (mine.listeners.size || channels.get(name) !== mine || mine.linger) return;
-        // Neither lingers a process alive: close() ends them, and an exit needs no UNLISTEN.
-        mine.linger = setTimeout(() => void end(name, mine).catch(() => {}), LINGER_MS);
-        mine.linger.unref?.();
-        mine.timer.unref?.();
-      };
+      const offs = listenChannels(schema, ch).map(({ name, key, broad }) => watchOne(name, key, broad, listener));
+      return offs.length === 1 ? offs[0] : () => offs.forEach((off) => off());
     },
     reconnect() {
       if (repick && sql) lost();

@@ -104,3 +104,9 @@ export async function watchSlots(store: Store, only: string[], onEvent: (e: Slot
 export function onSlotChange(store: Store, listener: (name: string | undefined) => void): () => void {
   return watchChannel(store, { on: "slots" }, listener);
 }
+
+// The same for slots appearing or going away (an engine may tell of other changes too): what a
+// list of the slots' names depends on, without hearing every publish on the bus.
+export function onSlotNamesChange(store: Store, listener: (name: string | undefined) => void): () => void {
+  return watchChannel(store, { on: "slot-names" }, listener);
+}

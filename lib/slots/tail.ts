@@ -54,7 +54,7 @@ export async function tailSlot(
   if (!opts.follow) return done((await drain())!);
   const outcome = await waitUntil(
     store,
-    { on: "slots" },
+    { on: "slots", names: [name] },
     (changed) => (changed === undefined || changed === name ? drain() : undefined),
     opts,
   );

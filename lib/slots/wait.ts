@@ -44,7 +44,7 @@ export async function waitSlots(store: Store, names: string[], opts: WaitSlotsOp
   };
   const outcome = await waitUntil(
     store,
-    { on: "slots" },
+    { on: "slots", names },
     async (name) => {
       if (name === undefined) for (const n of [...pending]) await look(n);
       else if (pending.has(name)) await look(name);

@@ -118,7 +118,9 @@ describe("a2a crew up: coding agents", () => {
       expect(running).toEqual([]);
       expect(JSON.parse((await a2a(["task", "list", "work", "--json"], { dir: store.path })).stdout).filter((t: any) => t.state === "claimed")).toEqual([]);
       expect(JSON.parse((await a2a(["lease", "list", "--json"], { dir: store.path })).stdout)).toEqual([]);
-      expect(existsSync(wt("ann")) && existsSync(wt("cy"))).toBe(true); // the worktrees hold the work
+      // Everything committed: the worktrees are gone, their branches hold the work (above).
+      expect([existsSync(wt("ann")), existsSync(wt("cy"))]).toEqual([false, false]);
+      expect(sh(["git", "worktree", "list", "--porcelain"], repo).split("\n").filter((l) => l.startsWith("worktree "))).toEqual([`worktree ${repo}`]);
       expect(snapshot(repo)).toEqual(snap);
     } finally {
       if (sup.exitCode === null) sup.kill("SIGKILL");

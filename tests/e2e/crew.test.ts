@@ -8,6 +8,7 @@
 // exit or /proc, each with a generous bound.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { a2a, BIN, descendants, exitWithin, readUntil, spawnA2A, tempDir, testStore, until } from "../harness/run";
 import { expectCleanError, snapshot } from "./fixtures/core";
@@ -115,7 +116,7 @@ command = 'printf "%s by %s token=%s" "$(cat)" "$A2A_AGENT" "\${A2A_TASK_TOKEN:-
     expect(crews).toMatchObject([{ crew: "crew", state: "up", pid: c.p.pid, workers: [{ name: "drain-1", agent: "exec" }, { name: "drain-2", agent: "exec" }] }]);
     expect(crews[0].workers.reduce((n: number, x: any) => n + x.done, 0)).toBe(6);
     const table = await ok(["crew"], d.path);
-    expect(table).toMatch(new RegExp(`^crew crew: up, supervisor pid ${c.p.pid} on \\S+, \\S+/crew\\.toml\nWORKER +AGENT +STATE +SINCE +TASK +DONE +FAILED +LAST\ndrain-1 +exec +`));
+    expect(table).toMatch(new RegExp(`^crew crew: up, supervisor pid ${c.p.pid} on \\S+, \\S+/crew\\.toml\nWORKER +HOST +AGENT +STATE +SINCE +TASK +DONE +FAILED +LAST\ndrain-1 +\\S+ +exec +`));
     const worker = tasks[5].result.split(" ")[2];
     const logs = await a2a(["crew", "logs", worker], { dir: d.path });
     expect(logs.code).toBe(0);
@@ -281,7 +282,7 @@ command = 'sleep 972.5 & sleep 972.5'
     expect((await js(["crew", "solo"], d.path))[0].workers[0]).toMatchObject({ name: "sleeper", state: "working", task: { id, attempt: 1 } });
     expect((await js(["peers"], d.path)).peers.find((p: any) => p.name === "sleeper")).toMatchObject({ state: "working", task: { queue: "q", id } });
     const second = await a2a(["crew", "up", file], { dir: d.path });
-    expectCleanError(second, 4, new RegExp(`^a2a: crew solo is already up \\(its supervisor, pid ${c.p.pid} on \\S+, holds crew.solo until \\S+\\): stop it with a2a crew down solo`));
+    expectCleanError(second, 4, new RegExp(`^a2a: crew solo is already up on this host \\(its supervisor, pid ${c.p.pid} on \\S+, holds crewhost\\.solo\\.\\S+ until \\S+\\): stop it with a2a crew down solo`));
     c.p.kill("SIGINT");
     expect(await exitWithin(c.p, 30_000)).toBe(130);
     expect(procsWith("972.5")).toEqual([]);
@@ -324,6 +325,53 @@ command = 'sleep 973.5'
     expectCleanError(await a2a(["crew", "down"], { dir: d.path }), 3, /^a2a: no crew is up: start one with a2a crew up FILE\n$/);
   });
 
+  test("crew restart NAME ends the worker's run, gives its task back (no attempt used) and starts it again; a stopped worker is not restarted", async () => {
+    using d = testStore();
+    using w = tempDir();
+    const id = await add(d.path, "again");
+    const file = crewFile(w.path, `
+[[worker]]
+name = "again"
+queues = ["q"]
+command = 'exec sleep 982.5'
+`);
+    using c = up(file, d.path);
+    await until(() => procsWith("982.5").length === 1, 60_000, "the worker's sleep");
+    const [first] = procsWith("982.5");
+    expect(await a2a(["crew", "restart", "again"], { dir: d.path })).toEqual({ code: 0, stdout: "restarted again (crew crew)\n", stderr: "" });
+    await until(() => procsWith("982.5").length === 1 && !procsWith("982.5").includes(first), 30_000, "the run started again");
+    await c.until((t) => t.includes("crew restart again"), "that it restarts");
+    expect((await js(["crew"], d.path))[0].workers[0]).toMatchObject({ name: "again", state: "working", restarts: 1, failed: 0, task: { id, attempt: 1 } });
+    expect(await js(["task", "show", id], d.path)).toMatchObject({ state: "claimed", attempt: 1, attempts: [] });
+    expect((await a2a(["crew", "logs", "again"], { dir: d.path })).stdout).toMatch(new RegExp(`^-- task ${id} attempt 1 \\(queue q\\)\n`));
+    expect(await a2a(["crew", "stop", "again"], { dir: d.path })).toMatchObject({ code: 0 });
+    expect(await exitWithin(c.p, 30_000)).toBe(0); // its only worker stopped: the crew ends
+    expectCleanError(await a2a(["crew", "restart", "again"], { dir: d.path }), 3, /^a2a: crew crew is not up: nothing to restart\n$/);
+    expect(procsWith("982.5")).toEqual([]);
+    await nothingHeld(d.path, ["again"]);
+  });
+
+  test("crew restart of a worker in backoff cuts the backoff short: it claims again at once", async () => {
+    using d = testStore();
+    using w = tempDir();
+    const id = await add(d.path, "x", "--max-attempts", "5");
+    const file = crewFile(w.path, `
+[[worker]]
+name = "stubborn"
+queues = ["q"]
+command = 'echo no >&2; exit 1'
+backoff = "10m"
+restarts = 5
+`);
+    using c = up(file, d.path);
+    await c.until((t) => t.includes(`stubborn: task ${id} attempt 1 failed: `), "the first failure");
+    expect(await a2a(["crew", "restart", "stubborn"], { dir: d.path })).toEqual({ code: 0, stdout: "restarted stubborn (crew crew)\n", stderr: "" });
+    await c.until((t) => t.includes(`stubborn: task ${id} attempt 2 failed: `), "the second attempt, without the 10 minutes");
+    c.p.kill("SIGINT");
+    expect(await exitWithin(c.p, 30_000)).toBe(130);
+    await nothingHeld(d.path, ["stubborn"]);
+  });
+
   test("kill -9 of the supervisor loses no task: once its lease runs out, the next crew up finishes them", async () => {
     using d = testStore();
     using w = tempDir();
@@ -348,8 +396,9 @@ command = 'if [ -e "${go}" ]; then cat; else exec sleep 974.5; fi'
     writeFileSync(go, "");
     // The dead supervisor's lease runs out (a wait on it, not a sleep), then a new one takes
     // over: it ends the run the dead one left (on this host), and finishes both tasks.
-    await ok(["lease", "take", "crew.crew", "--as", "probe", "--wait", "--timeout", "60"], d.path);
-    await ok(["lease", "release", "crew.crew", "--as", "probe"], d.path);
+    const lease = `crewhost.crew.${hostname().replace(/[^A-Za-z0-9._-]/g, "-")}`;
+    await ok(["lease", "take", lease, "--as", "probe", "--wait", "--timeout", "60"], d.path);
+    await ok(["lease", "release", lease, "--as", "probe"], d.path);
     using second = up(file, d.path);
     await second.until((t) => t.includes(`ended the run of phoenix (pid ${run}) that supervisor pid ${first.p.pid} left`), "that it ended the old run");
     await until(() => procsWith("974.5").length === 0, 10_000, "the old run to end");

@@ -76,6 +76,31 @@ describe.skipIf(skip !== undefined)("a2a init and a2a doctor on PostgreSQL", () 
     expect(await metaVersion(db, "team")).toBe(String(SCHEMA_VERSION));
   });
 
+  test("a bus made at version 1 is brought to this a2a's version by its first waiter: a slot's change then wakes the slot's own channel too", async () => {
+    const db = await fresh();
+    expect((await run(["init"], db.url)).code).toBe(0);
+    // Version 1 as an a2a of before the channel per slot made it: its trigger function, its version row.
+    await server.admin(
+      `create or replace function a2a.wake_slot() returns trigger language plpgsql as $$
+       begin perform pg_notify(a2a.channel('slots'), case when tg_op = 'DELETE' then old.name else new.name end); return null; end $$;
+       update a2a.meta set value = '1' where key = 'version'`,
+      db.name,
+    );
+    const wakes = async () => (await server.admin(`select prosrc from pg_proc where proname = 'wake_slot' and pronamespace = 'a2a'::regnamespace`, db.name)).includes("'slot:'");
+    expect(await wakes()).toBe(false);
+    // A change assumes the schema current (it migrates only what it finds missing): still 1.
+    expect(await run(["publish", "warm", "x"], db.url)).toMatchObject({ code: 0, stderr: "" });
+    expect(await metaVersion(db)).toBe("1");
+    // A waiter, about to listen on its slot's own channel, brings the bus up to date first.
+    const waiting = run(["wait", "job", "--timeout", "60"], db.url);
+    for (const end = Date.now() + 30_000; (await metaVersion(db)) !== String(SCHEMA_VERSION); await Bun.sleep(20)) {
+      if (Date.now() > end) throw new Error("the waiter did not migrate the bus within 30 s");
+    }
+    expect(await wakes()).toBe(true);
+    expect(await run(["publish", "job", "done"], db.url)).toMatchObject({ code: 0, stderr: "" });
+    expect(await waiting).toMatchObject({ code: 0, stdout: "done" });
+  });
+
   test("a schema that holds another application's tables is refused in one line, exit 2, by a write, a read and init; nothing of a2a is made there", async () => {
     const db = await fresh();
     await server.admin(`create table public.users (id int primary key); create table public.meta (k text)`, db.name);

@@ -106,7 +106,7 @@ describe.skipIf(skip !== undefined)("a2a on PostgreSQL when the connection or wh
       try {
         expect((await a2a(["publish", "other", "x"], { dir })).code).toBe(0);
         const waiting = session.json("agent_wait", { name: "result", timeout: 90 });
-        await untilServer(async () => (await listeners(server, db.name, { channel: "restart_mcp.slots" })) === 1, "agent_wait's LISTEN");
+        await untilServer(async () => (await listeners(server, db.name, { channel: "restart_mcp.slot:result" })) === 1, "agent_wait's LISTEN");
         await restart(server);
         expect((await a2a(["publish", "result", "for mcp"], { dir })).code).toBe(0);
         const r = await waiting;
@@ -317,7 +317,7 @@ describe.skipIf(netSkip !== undefined)("a2a on PostgreSQL across two network nam
     const dir = on("partition_wait");
     expect((await a2a(["publish", "other", "x"], { dir, prefix: hosts.client.prefix })).code).toBe(0);
     const waiter = spawnA2A(["wait", "result", "--timeout", "120s"], { dir, prefix: hosts.client.prefix });
-    await untilServer(async () => (await listeners(server, db.name, { channel: "partition_wait.slots" })) === 1, "the waiter's LISTEN");
+    await untilServer(async () => (await listeners(server, db.name, { channel: "partition_wait.slot:result" })) === 1, "the waiter's LISTEN");
     hosts.down();
     try {
       expect((await a2a(["publish", "result", "published during the partition"], { dir, prefix: hosts.server.prefix })).code).toBe(0);

@@ -70,6 +70,23 @@ describe.skipIf(skip !== undefined)("round trips of a change on PostgreSQL", () 
     expect((await a2a(["tail", "stream"], { dir })).stdout).toBe("one two");
   });
 
+  test("a send without a key is one read (the recipient's policy, whether it has an inbox, who we are) and one statement: 2 round trips (it was 7); the message arrives whole", async () => {
+    const dir = wire.url(db.name, "send");
+    await counted(dir, ["send", "bob", "first", "--as", "alice"]);
+    expect((await counted(dir, ["send", "bob", "second", "--as", "alice"])).trips).toBeLessThanOrEqual(2);
+    // A key is a row written in one transaction with the message: still at most 7.
+    expect((await counted(dir, ["send", "bob", "third", "--as", "alice", "--key", "k1"])).trips).toBeLessThanOrEqual(7);
+    const got = await a2a(["recv", "--as", "bob", "--all"], { dir });
+    expect(got.stdout).toContain("first");
+    expect(got.stdout).toContain("second");
+    expect(got.stdout).toContain("third");
+    // A receive's claim returns the row it claimed: the read after it is no round trip of its own.
+    await counted(dir, ["send", "bob", "fourth", "--as", "alice"]);
+    const one = await counted(dir, ["recv", "--as", "bob"]);
+    expect(one.stdout).toContain("fourth");
+    expect(one.trips).toBeLessThanOrEqual(6); // open, recover, policy, list, claim, move to read (it was 7)
+  });
+
   test("a claim is its candidates' page and one change: 4 round trips (it was 7); its done 4 (it was 6)", async () => {
     const dir = wire.url(db.name, "claim");
     await counted(dir, ["task", "add", "q", "one"]);

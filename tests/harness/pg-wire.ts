@@ -15,6 +15,7 @@ export interface WireCounter {
   roundTrips(): number; // exchanges since the relay started, over every connection
   connections(): number; // connections made through the relay so far
   simpleQueries(): string[]; // the text of every simple query ('Q') so far, in order (BEGIN, LISTEN ...)
+  notifications(): number; // NotificationResponses ('A') the server sent to the clients so far
   close(): void;
 }
 
@@ -25,8 +26,9 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
   const target = new URL(serverUrl);
   let trips = 0;
   let connections = 0;
+  let notices = 0;
   const simple: string[] = [];
-  type Side = { peer?: Socket<Side>; pending: Uint8Array[]; buf: Buffer; started: boolean; client: boolean };
+  type Side = { peer?: Socket<Side>; pending: Uint8Array[]; buf: Buffer; started: boolean; client: boolean; answer?: Side };
   // Counts the client's messages that end an exchange; `started` once its startup message passed.
   const parse = (s: Side, data: Uint8Array) => {
     s.buf = Buffer.concat([s.buf, data]);
@@ -37,6 +39,7 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
         if (s.buf.length < len) return;
         const code = s.buf.readInt32BE(4);
         s.started = code !== SSL_REQUEST && code !== GSS_REQUEST;
+        if (!s.started && s.answer) s.answer.started = false; // the server answers it with one bare byte
         s.buf = s.buf.subarray(len);
         continue;
       }
@@ -46,6 +49,24 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
       const type = String.fromCharCode(s.buf[0]);
       if (type === "Q" || type === "S") trips++;
       if (type === "Q") simple.push(s.buf.subarray(5, 1 + len).toString("utf8").replace(/\0$/, ""));
+      s.buf = s.buf.subarray(1 + len);
+    }
+  };
+  // The server's side: every message is a type byte and a length that counts itself, but the
+  // one-byte answer to an SSLRequest; counts the notifications it delivers.
+  const readServer = (s: Side, data: Uint8Array) => {
+    s.buf = Buffer.concat([s.buf, data]);
+    for (;;) {
+      if (!s.started) {
+        if (s.buf.length < 1) return;
+        s.started = true;
+        s.buf = s.buf.subarray(1);
+        continue;
+      }
+      if (s.buf.length < 5) return;
+      const len = s.buf.readInt32BE(1);
+      if (s.buf.length < 1 + len) return;
+      if (s.buf[0] === 0x41) notices++; // 'A'
       s.buf = s.buf.subarray(1 + len);
     }
   };
@@ -59,17 +80,20 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
     socket: {
       open(client) {
         connections++;
-        client.data = { pending: [], buf: Buffer.alloc(0), started: false, client: true };
+        const answer: Side = { pending: [], buf: Buffer.alloc(0), started: true, client: false };
+        client.data = { pending: [], buf: Buffer.alloc(0), started: false, client: true, answer };
         void Bun.connect<Side>({
           hostname: target.hostname,
           port: Number(target.port || 5432),
           socket: {
             open(server) {
-              server.data = { peer: client, pending: [], buf: Buffer.alloc(0), started: true, client: false };
+              server.data = client.data.answer!;
+              server.data.peer = client;
               client.data.peer = server;
               for (const d of client.data.pending.splice(0)) server.write(d);
             },
             data(server, d) {
+              readServer(server.data, d);
               client.write(d);
             },
             close() {
@@ -105,6 +129,7 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
     roundTrips: () => trips,
     connections: () => connections,
     simpleQueries: () => [...simple],
+    notifications: () => notices,
     close: () => listener.stop(true),
   };
 }

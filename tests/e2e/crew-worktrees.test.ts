@@ -1,0 +1,79 @@
+// `crew down` leaves no stray worktree (issue 36), through the compiled binary with a stand-in
+// agent on PATH: the worktrees a2a made for its agent workers are removed when everything in
+// them is committed (their branches stay: they hold the work), kept with one line when not; a
+// worktree a2a did not make, beside them, is never touched; and nothing else is left: no
+// process, no claim, no lease.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { a2a, exitWithin, readUntil, spawnA2A, tempDir, testStore, until } from "../harness/run";
+import { GIT_ENV, sh, userRepo } from "./fixtures/crew";
+
+setDefaultTimeout(120_000);
+
+const js = async (args: string[], dir: string) => {
+  const r = await a2a([...args, "--json"], { dir });
+  expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: "" });
+  return JSON.parse(r.stdout);
+};
+
+function procsWith(marker: string): number[] {
+  return readdirSync("/proc").filter((d) => {
+    try {
+      return /^\d+$/.test(d) && readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0").includes(marker);
+    } catch {
+      return false;
+    }
+  }).map(Number);
+}
+
+// A stand-in `claude`: it leaves a file in its worktree, commits it when it is worker "neat",
+// and then works on until stopped.
+function standIn(root: string): string {
+  const bin = join(root, "bin");
+  mkdirSync(bin);
+  writeFileSync(join(bin, "claude"), `#!/bin/sh
+cat >/dev/null
+echo "$A2A_AGENT" > "work-$A2A_AGENT.txt"
+if [ "$A2A_AGENT" = neat ]; then git add work-neat.txt && git commit -q -m "neat's work"; fi
+exec sleep 979.5
+`);
+  chmodSync(join(bin, "claude"), 0o755);
+  return `${bin}:${process.env.PATH}`;
+}
+
+describe("crew down: no stray worktree", () => {
+  test("a committed worktree is removed (its branch stays), one with changes kept with a line, the user's own untouched; no process, claim or lease left", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const crewDir = join(d.path, "app.crew");
+    sh(["git", "worktree", "add", "-q", "-b", "mine", join(crewDir, "mine")], repo); // the user's own
+    for (const p of ["one", "two"]) expect((await a2a(["task", "add", "q", p], { dir: store.path })).code).toBe(0);
+    writeFileSync(join(repo, "..", "crew.toml"), 'name = "tidy"\n[[worker]]\nname = "neat"\nagent = "claude"\nqueues = ["q"]\ncwd = "app"\n[[worker]]\nname = "messy"\nagent = "claude"\nqueues = ["q"]\ncwd = "app"\n');
+    const up = spawnA2A(["crew", "up", join(d.path, "crew.toml")], { dir: store.path, env: { ...GIT_ENV, PATH: standIn(d.path) } });
+    const stderr = up.stderr as ReadableStream<Uint8Array>;
+    try {
+      await until(() => procsWith("979.5").length === 2, 60_000, "both workers at work");
+      await until(() => sh(["git", "log", "--format=%s", "a2a/neat"], repo).includes("neat's work"), 30_000, "neat's commit");
+      const down = await a2a(["crew", "down", "tidy"], { dir: store.path });
+      expect(down).toEqual({ code: 0, stdout: "crew tidy is down\n", stderr: "" });
+      expect(await exitWithin(up, 30_000)).toBe(0);
+      const said = await readUntil(stderr, () => false, 5_000);
+      expect(said).toContain(`a2a crew: neat: removed its worktree ${join(crewDir, "neat")}; the work is on branch a2a/neat\n`);
+      expect(said).toContain(`a2a crew: messy: kept its worktree ${join(crewDir, "messy")}: it has changes not committed (its branch a2a/messy holds what was committed)\n`);
+    } finally {
+      if (up.exitCode === null) up.kill("SIGKILL");
+    }
+    expect(procsWith("979.5")).toEqual([]);
+    expect(await js(["task", "list", "--state", "claimed"], store.path)).toEqual([]);
+    expect(await js(["lease", "list"], store.path)).toEqual([]);
+    // neat's worktree gone, its work on its branch; messy's kept as it was; the user's untouched.
+    expect(existsSync(join(crewDir, "neat"))).toBe(false);
+    expect(sh(["git", "show", "a2a/neat:work-neat.txt"], repo)).toBe("neat\n");
+    expect(readFileSync(join(crewDir, "messy", "work-messy.txt"), "utf8")).toBe("messy\n");
+    expect(existsSync(join(crewDir, "mine", "src", "api.ts"))).toBe(true);
+    const listed = sh(["git", "worktree", "list", "--porcelain"], repo).split("\n").filter((l) => l.startsWith("branch ")).sort();
+    expect(listed).toEqual(["branch refs/heads/a2a/messy", "branch refs/heads/main", "branch refs/heads/mine"]);
+  });
+});
