@@ -7,8 +7,8 @@
 //   bun run bench [--quick] [-n N] [--slow-n N] [--rounds R] [--only LIST] [--base DIR]
 //                 [--write | --out FILE]
 //
-// Sections (--only takes a comma list): wake, scale, poll, process, throughput, mcp, messaging, tasks, pg, pg-load, pg-scale, reservations, search, blobs.
-// mcp, messaging, tasks, pg, pg-load, pg-scale, reservations, search and blobs run bench/mcp.ts, bench/messaging.ts, bench/tasks.ts, bench/pg.ts, bench/pg-load.ts, bench/pg-scale.ts, bench/reservations.ts, bench/search.ts and bench/blobs.ts (owned by their
+// Sections (--only takes a comma list): wake, scale, poll, process, throughput, mcp, messaging, tasks, pg, pg-load, pg-scale, reservations, search, blobs, crew.
+// mcp, messaging, tasks, pg, pg-load, pg-scale, reservations, search, blobs and crew run bench/mcp.ts, bench/messaging.ts, bench/tasks.ts, bench/pg.ts, bench/pg-load.ts, bench/pg-scale.ts, bench/reservations.ts, bench/search.ts, bench/blobs.ts and bench/crew.ts (owned by their
 // authors) as `bun bench/X.ts` with A2A_BIN set (with --quick: mcp.ts --quick, messaging.ts
 // --trials 40 --messages 400, tasks.ts --trials 30 --messages 300 --spawns 3), and include their
 // stdout verbatim; a missing script is skipped with a message.
@@ -39,7 +39,7 @@ import { mdTable, textTable } from "./lib/table";
 import { burstAllRun, throughputRun, wakeRun, type Ctx, type ThroughputResult, type WakeConfig } from "./lib/wake";
 
 const ROOT = resolve(import.meta.dir, "..");
-const SECTIONS = ["wake", "scale", "poll", "process", "throughput", "mcp", "messaging", "tasks", "pg", "pg-load", "pg-scale", "reservations", "search", "blobs"];
+const SECTIONS = ["wake", "scale", "poll", "process", "throughput", "mcp", "messaging", "tasks", "pg", "pg-load", "pg-scale", "reservations", "search", "blobs", "crew"];
 
 const OPTIONS = {
   quick: { type: "boolean", default: false },
@@ -373,7 +373,7 @@ if (only.has("throughput")) {
 
 // Sections owned by others: run them as they are and keep what they print.
 const external: { name: string; script: string; text: string; note: string }[] = [];
-for (const name of ["mcp", "messaging", "tasks", "pg", "pg-load", "pg-scale", "reservations", "search", "blobs"]) {
+for (const name of ["mcp", "messaging", "tasks", "pg", "pg-load", "pg-scale", "reservations", "search", "blobs", "crew"]) {
   if (!only.has(name)) continue;
   const script = join(ROOT, "bench", `${name}.ts`);
   if (!existsSync(script)) {
@@ -382,7 +382,7 @@ for (const name of ["mcp", "messaging", "tasks", "pg", "pg-load", "pg-scale", "r
     continue;
   }
   // Their own smoke-run flags: mcp.ts takes --quick; messaging.ts and tasks.ts take --trials/--messages.
-  const QUICK: Record<string, string[]> = { mcp: ["--quick"], messaging: ["--trials", "40", "--messages", "400"], tasks: ["--trials", "30", "--messages", "300", "--spawns", "3"], pg: ["--n", "20"], "pg-load": ["--tasks", "300", "--pending", "3000", "--agents", "20", "--messages", "20", "--trials", "50"], "pg-scale": ["--sessions", "10,100,500", "--trials", "30", "--cli", "3"], reservations: ["--n", "40"], search: ["--n", "20", "--messages", "2000", "--posts", "2000", "--rounds", "2"], blobs: ["--n", "1", "--mib", "32"] };
+  const QUICK: Record<string, string[]> = { mcp: ["--quick"], messaging: ["--trials", "40", "--messages", "400"], tasks: ["--trials", "30", "--messages", "300", "--spawns", "3"], pg: ["--n", "20"], "pg-load": ["--tasks", "300", "--pending", "3000", "--agents", "20", "--messages", "20", "--trials", "50"], "pg-scale": ["--sessions", "10,100,500", "--trials", "30", "--cli", "3"], reservations: ["--n", "40"], search: ["--n", "20", "--messages", "2000", "--posts", "2000", "--rounds", "2"], blobs: ["--n", "1", "--mib", "32"], crew: ["--tasks", "20", "--rounds", "1"] };
   const quickArgs = quick ? QUICK[name] : [];
   log(`\n[${name}] bun bench/${name}.ts ${quickArgs.join(" ")}`);
   const t = performance.now();
@@ -582,7 +582,7 @@ function resultsMarkdown(): string {
     "",
   );
   for (const e of external) {
-    L.push(`## ${{ mcp: "MCP", messaging: "Messaging", tasks: "Work queues", pg: "PostgreSQL engine", "pg-load": "PostgreSQL under load", reservations: "File reservations", search: "Search", blobs: "Attachments (blobs)" }[e.name]} (bench/${e.name}.ts)`, "");
+    L.push(`## ${{ mcp: "MCP", messaging: "Messaging", tasks: "Work queues", pg: "PostgreSQL engine", "pg-load": "PostgreSQL under load", reservations: "File reservations", search: "Search", blobs: "Attachments (blobs)", crew: "Crew" }[e.name]} (bench/${e.name}.ts)`, "");
     if (e.note) L.push(`_${e.note}_`, "");
     // Markdown (a table) goes in as it is; aligned text keeps its columns in a code block.
     // Markdown goes in with its headings moved below this section's; aligned text keeps its

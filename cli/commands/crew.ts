@@ -10,6 +10,7 @@ import { A2AError, arg, op, text } from "../../lib/core/errors";
 import { parseCrew } from "../../lib/crew/file";
 import type { LogPart } from "../../lib/crew/follow";
 import type { CrewStatus } from "../../lib/crew/status";
+import type { Usage } from "../../lib/crew/usage";
 import type { Launcher } from "../../lib/crew/worker";
 import { launchAgent, type AgentId } from "../crew/launch";
 import { checkWorktree } from "../../lib/crew/worktree";
@@ -31,6 +32,8 @@ function readCrewFile(path: string): string {
   }
 }
 
+const usageCell = (u: Usage) => `${u.input}/${u.output}${u.cost === null ? "" : ` $${u.cost.toFixed(4)}`}`;
+
 // One block a crew: a line per supervisor (one per host), then every host's workers.
 function crewTable(crews: CrewStatus[]): string {
   if (!crews.length) return "no crews: a2a crew up FILE starts one\n";
@@ -38,10 +41,14 @@ function crewTable(crews: CrewStatus[]): string {
   return names.map((name) => {
     const sups = crews.filter((s) => s.crew === name);
     const head = sups.map((s) => `crew ${s.crew}: ${s.state}${s.state === "gone" ? " (its supervisor is gone: its tasks go back when their leases run out)" : ""}, supervisor pid ${s.pid} on ${s.host}, ${s.file}\n`).join("");
+    // Tokens and cost: only for a crew whose agents reported some (an exec crew has none).
+    const usage = sups.some((s) => s.workers.some((w) => w.usage));
     const rows = sups.flatMap((s) => s.workers.map((w) => [
-      w.name, s.host, w.agent, w.state, age(w.since), w.task ? `${w.task.id} #${w.task.attempt}` : "-", String(w.done), String(w.failed), preview(w.state === "gave-up" || w.state === "backoff" ? (w.reason ?? "") : (w.last ?? ""), 50),
+      w.name, s.host, w.agent, w.state, age(w.since), w.task ? `${w.task.id} #${w.task.attempt}` : "-", String(w.done), String(w.failed),
+      ...(usage ? [w.usage ? usageCell(w.usage) : "-"] : []),
+      preview(w.state === "gave-up" || w.state === "backoff" ? (w.reason ?? "") : (w.last ?? ""), 50),
     ]));
-    return head + table(["WORKER", "HOST", "AGENT", "STATE", "SINCE", "TASK", "DONE", "FAILED", "LAST"], rows);
+    return head + table(["WORKER", "HOST", "AGENT", "STATE", "SINCE", "TASK", "DONE", "FAILED", ...(usage ? ["TOKENS IN/OUT, COST"] : []), "LAST"], rows);
   }).join("\n");
 }
 
@@ -63,7 +70,7 @@ function crewCommands(t: Command): void {
       // a directory outside a repository, or a path that holds something not a2a's.
       for (const w of spec.workers) if (w.agent !== "exec" && w.worktree) checkWorktree(w.cwd, w.name);
       const agent: Launcher = (w, job, store) =>
-        launchAgent({ name: w.name, agent: w.agent as AgentId, prompt: w.prompt ?? undefined, worktree: w.worktree, repo: w.cwd, permissions: w.permissions, env: w.env, args: w.args }, job, { store, a2aBin: process.execPath });
+        launchAgent({ name: w.name, agent: w.agent as AgentId, prompt: w.prompt ?? undefined, queues: w.queues, worktree: w.worktree, repo: w.cwd, permissions: w.permissions, env: w.env, args: w.args }, job, { store, a2aBin: process.execPath });
       const launchers: Record<string, Launcher> = { claude: agent, codex: agent, gemini: agent, opencode: agent };
       const outcome = await c.bus.crew.up(spec, { launchers, signal: c.signal(), onLine: (l) => err(`a2a crew: ${l}\n`) });
       const r = end(c, outcome, { timeout: "ok", aborted: () => text`crew ${spec.name} stopped: every worker's process ended and its task was given back` });
@@ -145,7 +152,7 @@ export const commands = {
       summary: "a crew of workers a2a starts, feeds from queues and watches: up, logs, stop, restart, down",
       description: "Show the crews and their workers (on PostgreSQL every machine's: each machine runs its own supervisor for its own workers, each shown with its host): each worker's agent, state (waiting for a task, working, backoff after a failed attempt, gave-up, stopped; gone when its supervisor is), since when, its task and attempt, tasks done and attempts failed, and the last line of its output. Subcommands: up FILE (start a crew, or this host's part of it), logs NAME [-f], stop NAME, restart NAME, down [CREW] [--host H] (every host's part of the crew, or H's).",
       examples: ["a2a crew up crew.toml", "a2a crew", "a2a crew --json | jq '.[].workers[] | {name, state}'", "a2a crew logs builder-1 -f", "a2a crew down"],
-      json: "print the crews' supervisors (one per crew and host) as a JSON array: {crew, host, pid, state, workers: [{name, agent, state, since, task, done, failed, reason, restarts, last}]}",
+      json: "print the crews' supervisors (one per crew and host) as a JSON array: {crew, host, pid, state, workers: [{name, agent, state, since, task, done, failed, reason, restarts, last, usage}]} (usage: {input, output, cost} tokens and US dollars over the worker's runs, where its agent reports them; cost null where it gives none)",
     })
       .argument("[crew]", "only this crew")
       .action(action(async (c: Ctx, crew: string | undefined) => {

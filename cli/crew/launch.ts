@@ -13,7 +13,7 @@ import { readText } from "../agents/edit";
 import { writeUserFile } from "../../lib/core/user-file";
 import { A2AError } from "../../lib/core/errors";
 import { isAbsolute, relative } from "node:path";
-import { taskPrompt, type Job } from "../../lib/crew/prompt";
+import { sessionPrompt, taskPrompt, type Job } from "../../lib/crew/prompt";
 import type { LaunchSpec } from "../../lib/crew/worker";
 import { AGENTS } from "../agents";
 import type { Permissions } from "../agents/agent";
@@ -29,6 +29,7 @@ export interface AgentWorker {
   name: string;
   agent: AgentId;
   prompt?: string; // the template (lib/crew/prompt.ts names its placeholders)
+  queues?: string[]; // a long session's (job null): the queues it claims from itself
   worktree: boolean; // its own git worktree (branch a2a/NAME) rather than the checkout itself
   repo?: string; // the user's repository (git root); default: the supervisor's directory
   worktreeDir?: string; // where worktrees go (default: REPO.crew beside the checkout)
@@ -49,8 +50,8 @@ export interface LaunchContext {
 export const WORKER_TOOLS = "default,tasks,files";
 
 // Refused before anything is made (EUSAGE, one line with the fix): an agent a2a does not know, or
-// one not installed.
-export async function launchAgent(w: AgentWorker, job: Job, ctx: LaunchContext): Promise<LaunchSpec> {
+// one not installed. `job` null: one long session (keep_session) that claims its tasks itself.
+export async function launchAgent(w: AgentWorker, job: Job | null, ctx: LaunchContext): Promise<LaunchSpec> {
   const agent = Object.hasOwn(AGENTS, w.agent) ? AGENTS[w.agent] : undefined;
   if (!agent?.headless) throw new A2AError("EUSAGE", `worker ${w.name}: unknown agent ${JSON.stringify(w.agent)}: use one of ${Object.values(AGENTS).filter((a) => a.headless).map((a) => a.id).join(", ")}`);
   const bin = w.bin ?? agent.bin;
@@ -58,7 +59,8 @@ export async function launchAgent(w: AgentWorker, job: Job, ctx: LaunchContext):
   const repo = w.repo ?? process.cwd();
   const wt = w.worktree ? ensureWorktree(repo, w.name, { dir: w.worktreeDir, base: w.base }) : undefined;
   const cwd = wt?.path ?? repo;
-  const prompt = taskPrompt(job, { name: w.name, branch: wt?.branch, worktree: cwd }, w.prompt);
+  const where = { name: w.name, branch: wt?.branch, worktree: cwd };
+  const prompt = job ? taskPrompt(job, where, w.prompt) : sessionPrompt(w.queues ?? [], where, w.prompt);
   // The user's own settings (A2A_REPO among them) pass; the store and the name are the crew's.
   const env: Record<string, string | undefined> = { ...process.env, ...w.env, A2A_DIR: ctx.store, A2A_AGENT: w.name, PWD: cwd };
   const pass = Object.keys(env).filter((k) => k.startsWith("A2A_") || k.startsWith("PG")).sort();
@@ -78,9 +80,9 @@ export async function launchAgent(w: AgentWorker, job: Job, ctx: LaunchContext):
   // committed on its branch; the branch and commit, for the worker's log.
   const after = wt
     ? () => {
-        const committed = commitLeftovers(cwd, w.name, `a2a crew: what ${w.name} left uncommitted in task ${job.id} (attempt ${job.attempt})`);
+        const committed = commitLeftovers(cwd, w.name, `a2a crew: what ${w.name} left uncommitted in ${job ? `task ${job.id} (attempt ${job.attempt})` : "its session"}`);
         const r = worktreeResult(cwd);
-        return `[a2a crew] task ${job.id}: the work is on ${r.branch} at ${r.commit.slice(0, 12)}${committed ? " (what was left uncommitted was committed)" : ""}`;
+        return `[a2a crew] ${job ? `task ${job.id}` : "session"}: the work is on ${r.branch} at ${r.commit.slice(0, 12)}${committed ? " (what was left uncommitted was committed)" : ""}`;
       }
     : undefined;
   return { cmd: [bin, ...run.args, ...(w.args ?? [])], cwd, env: { ...env, ...run.env }, stdin: prompt, after };

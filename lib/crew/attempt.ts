@@ -18,12 +18,14 @@ import { completeTask, failTask, renewTask } from "../tasks/holder";
 import { findTask } from "../tasks/state";
 import { scrub, secretsOf, type Log } from "./log";
 import { runProcess, type RunEnd } from "./process";
+import { usageMeter, usageText, type Usage } from "./usage";
 import { endsBy, type Job, type Launcher, type WorkerSpec } from "./worker";
 
 export interface AttemptEnd {
   ok: boolean;
   stopped: boolean; // given back (not an attempt)
   reason: string | null; // why it failed
+  usage: Usage | null; // what the agent's run reported it cost (lib/crew/usage.ts); null: nothing reported
 }
 
 export const shortDuration = (sec: number) =>
@@ -33,7 +35,7 @@ const tailOf = (s: string) => s.trim().split("\n").slice(-5).join("\n").slice(-1
 
 // Why a run failed: how it ended, and the tail of what it said (`errors`: of its stderr, where
 // its stdout is its result; else of all its output), so the reason shows the error.
-function why(w: WorkerSpec, r: RunEnd, what: string, errors = false): string {
+export function why(w: WorkerSpec, r: RunEnd, what: string, errors = false): string {
   const how = r.stopped === "time" ? `time limit ${shortDuration(w.timeLimitSec!)} reached`
     : r.code !== null ? `${what} with exit ${r.code}`
     : r.signal ? `killed by ${r.signal}` : "could not be started"; // the launcher or the spawn failed
@@ -53,9 +55,10 @@ export async function runAttempt(store: Store, w: WorkerSpec, job: Job, launcher
     });
   }, (leaseSec * 1000) / 3);
   let r: RunEnd;
+  const meter = w.agent === "exec" ? undefined : usageMeter(w.agent);
   try {
     const spec = await launcher(w, job, store.url ?? store.root);
-    r = await runProcess(spec, { keep: store.maxBytes, timeLimitMs: w.timeLimitSec === null ? null : w.timeLimitSec * 1000, stop, onOutput: (s) => log.write(s), onStart });
+    r = await runProcess(spec, { keep: store.maxBytes, timeLimitMs: w.timeLimitSec === null ? null : w.timeLimitSec * 1000, stop, onOutput: (s) => log.write(s), onStdout: meter?.feed, onStart });
     if (spec.after && r.stopped !== "stop") {
       try {
         const note = spec.after();
@@ -76,14 +79,17 @@ export async function runAttempt(store: Store, w: WorkerSpec, job: Job, launcher
   // lines): without the attempt's secrets, as the log.
   const secrets = secretsOf(store, job.token);
   r = { ...r, tail: scrub(r.tail, secrets), errTail: scrub(r.errTail, secrets) };
+  const usage = meter?.read() ?? null;
+  if (usage) log.write(`[a2a crew] task ${job.id} attempt ${job.attempt}: ${usageText(usage)}\n`);
   if (r.stopped === "stop") {
     await unclaimTask(store, job).catch(() => false);
-    return { ok: false, stopped: true, reason: null };
+    return { ok: false, stopped: true, reason: null, usage };
   }
-  return endsBy(w) === "stdout" ? endByStdout(store, w, job, r) : endBySelf(store, w, job, r);
+  const end = await (endsBy(w) === "stdout" ? endByStdout(store, w, job, r) : endBySelf(store, w, job, r));
+  return { ...end, usage };
 }
 
-async function endByStdout(store: Store, w: WorkerSpec, job: Job, r: RunEnd): Promise<AttemptEnd> {
+async function endByStdout(store: Store, w: WorkerSpec, job: Job, r: RunEnd): Promise<Omit<AttemptEnd, "usage">> {
   let reason: string;
   if (r.stopped === null && r.code === 0 && !r.overflow) {
     try {
@@ -98,7 +104,7 @@ async function endByStdout(store: Store, w: WorkerSpec, job: Job, r: RunEnd): Pr
   return fail(store, job, reason);
 }
 
-async function endBySelf(store: Store, w: WorkerSpec, job: Job, r: RunEnd): Promise<AttemptEnd> {
+async function endBySelf(store: Store, w: WorkerSpec, job: Job, r: RunEnd): Promise<Omit<AttemptEnd, "usage">> {
   const rec = await findTask(store, job.id).catch(() => undefined);
   if (rec?.state === "claimed" && rec.claim?.token === job.token) {
     const reason = r.stopped === "time" ? why(w, r, "") : `${why(w, r, "exited")}`.replace(/^exited with exit (\d+)/, "exited $1 without ending the task (task done or fail)");
@@ -109,7 +115,7 @@ async function endBySelf(store: Store, w: WorkerSpec, job: Job, r: RunEnd): Prom
   return { ok: false, stopped: false, reason: mine ? mine.reason : `task ${job.id} is ${rec?.state ?? "gone"}` };
 }
 
-async function fail(store: Store, job: Job, reason: string): Promise<AttemptEnd> {
+async function fail(store: Store, job: Job, reason: string): Promise<Omit<AttemptEnd, "usage">> {
   await failTask(store, job.id, job.token, { reason: reason.slice(0, 4000) }).catch(() => {});
   return { ok: false, stopped: false, reason };
 }

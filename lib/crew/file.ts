@@ -11,7 +11,7 @@
 //   command = ["make", "step"]   # exec: an argv array, or a shell string (sh -c)
 //   self_finish = false          # exec: true = the command ends the task itself (a2a task done/fail)
 //   prompt = "..."               # agents: the task prompt template
-//   keep_session = false         # agents: one long session instead of one per task (not yet: true is refused)
+//   keep_session = false         # agents: one long session that claims its own tasks, not one per task
 //   worktree = true              # agents: its own git worktree, branch a2a/NAME beside the checkout
 //   permissions = "edits"        # agents: "edits" (its worktree, git, a2a's tools) or "all" (no prompts at all)
 //   env = { K = "v" }            # agents: more environment (its model, its key)
@@ -123,9 +123,8 @@ export function parseCrew(text: string, file: string, env: ParseEnv): CrewSpec {
     };
     const selfFinish = bool("self_finish");
     const keepSession = bool("keep_session");
-    // One long session that waits on the queue is not built yet: a file asking for it is told so,
-    // not run one session a task as if it had been heard.
-    if (keepSession) fail(`keep_session in ${where}: one long session per worker is not supported yet (each task gets a fresh session); take it out`, at("keep_session"));
+    // keep_session: one long session that claims its own tasks (lib/crew/session.ts), for every
+    // coding agent; an exec worker is refused it below (its keys are not an agent's).
     const worktree = w.worktree === undefined ? true : bool("worktree");
     const permissions = w.permissions ?? "edits";
     if (permissions !== "edits" && permissions !== "all") fail(`permissions in ${where} must be "edits" (its worktree, git and a2a's tools) or "all" (no prompts at all)`, at("permissions"));

@@ -23,8 +23,10 @@ export interface Log {
   end(result: string): Promise<void>;
 }
 
-// What an attempt's output must not carry, each with what stands in its place.
-export type Secrets = [secret: string, shown: string][];
+// What an attempt's output must not carry, each with what stands in its place: a text, or (a long
+// session, whose tokens come as it claims) a pattern, global, of what it may be.
+export type Secrets = [secret: string | RegExp, shown: string][];
+const PATTERN_HOLD = 32; // a pattern's match may come split over two writes: at most this long
 
 export function secretsOf(store: Store, token: string): Secrets {
   const out: Secrets = [[token, "[the task's token]"]];
@@ -34,7 +36,9 @@ export function secretsOf(store: Store, token: string): Secrets {
 
 export const scrub = (text: string, secrets: Secrets): string => secrets.reduce((t, [s, shown]) => t.replaceAll(s, shown), text);
 
-export async function openLog(store: Store, slot: string, task: string, secrets: Secrets = []): Promise<Log> {
+// `rolling` (a long session's log, which has no end to wait for): over the bound, the log starts
+// again with what comes next, rather than leaving the rest out.
+export async function openLog(store: Store, slot: string, task: string, secrets: Secrets = [], rolling = false): Promise<Log> {
   await startSlot(store, slot, task, { ttlSec: LOG_TTL_SEC }).catch(() => {});
   const limit = Math.min(LOG_MAX, store.maxBytes);
   let buf = "";
@@ -44,7 +48,7 @@ export async function openLog(store: Store, slot: string, task: string, secrets:
   let timer: ReturnType<typeof setTimeout> | undefined;
   // A secret may come split over two writes: the last (longest secret - 1) characters wait for
   // the next write, or the end.
-  const hold = Math.max(0, ...secrets.map(([x]) => x.length - 1));
+  const hold = Math.max(0, ...secrets.map(([x]) => (typeof x === "string" ? x.length - 1 : PATTERN_HOLD)));
   const flush = (last = false) => {
     timer = undefined;
     const clean = scrub(buf, secrets);
@@ -56,7 +60,12 @@ export async function openLog(store: Store, slot: string, task: string, secrets:
   return {
     write(text: string) {
       if (cut) return;
-      if (written + Buffer.byteLength(text) > limit) {
+      if (written + Buffer.byteLength(text) > limit && rolling) {
+        clearTimeout(timer);
+        flush(true);
+        chain = chain.then(() => startSlot(store, slot, `${task}, continued (the earlier output was over ${limit} bytes)`, { ttlSec: LOG_TTL_SEC })).catch(() => {});
+        written = 0;
+      } else if (written + Buffer.byteLength(text) > limit) {
         cut = true;
         text = `\n[a2a crew: the rest of this task's output is left out of the log (over ${limit} bytes)]\n`;
       }

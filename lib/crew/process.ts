@@ -25,6 +25,7 @@ export interface RunOptions {
   timeLimitMs: number | null;
   stop: AbortSignal; // a stop of the worker or the crew
   onOutput: (text: string) => void;
+  onStdout?: (text: string) => void; // stdout alone, as it comes (an agent's JSON events)
   onStart?: (pid: number) => void;
 }
 
@@ -95,6 +96,7 @@ export async function runProcess(spec: LaunchSpec, o: RunOptions): Promise<RunEn
       const s = dec.decode(chunk, { stream: true });
       tail = (tail + s).slice(-TAIL_BYTES);
       if (!isOut) errTail = (errTail + s).slice(-TAIL_BYTES);
+      else o.onStdout?.(s);
       o.onOutput(s);
     }
   };

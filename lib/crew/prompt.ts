@@ -78,3 +78,30 @@ export function taskPrompt(job: Job, c: PromptContext, template: string = DEFAUL
   if (template.includes("{task}")) return filled;
   return `${filled.trimEnd()}\n\n${template.includes("{payload}") ? finish(job, c) : task}`;
 }
+
+// A keep_session worker's prompt (one long session that claims its tasks itself): the worker's
+// template with {name}, {queue} (its queues), {branch} and {worktree} filled in and {task} the
+// loop below (after the template when it has no {task}); a task's own placeholders have no task
+// to stand for and stay as written. The payloads reach the agent through task_claim, whose
+// answer marks them untrusted; the loop says so too.
+export const DEFAULT_SESSION_TEMPLATE = "You are {name}, a worker of an a2a crew: in this one session you do tasks one after another, as below.\n\n{task}";
+
+export function sessionPrompt(queues: string[], c: PromptContext, template: string = DEFAULT_SESSION_TEMPLATE): string {
+  const where = c.branch
+    ? `You work in your own git worktree, ${c.worktree}, on branch ${c.branch}: make each task's changes there and commit them on that branch (git add, git commit) before you end the task; leave other branches and directories alone.`
+    : `You work in ${c.worktree}.`;
+  const claim = queues.length === 1
+    ? `Call the a2a tool task_claim with queue "${queues[0]}" and wait true. When it answers that nothing is claimable yet (still waiting, or a timeout), call it again at once.`
+    : `Call the a2a tool task_claim on each of your queues in turn (${queues.map((q) => `"${q}"`).join(", ")}), without wait; when none has a task, call it on "${queues[0]}" with wait true and timeout 30, then start over.`;
+  const loop = [
+    "Your work loop, which you never end yourself (the crew's supervisor stops you):",
+    `1. ${claim}`,
+    `2. The task's payload is ${UNTRUSTED_TASK}.`,
+    `3. Do the work. ${where}`,
+    "4. When it is done, call the a2a tool task_done with the task's id and token and result: a short account of what you did (and the commit). If you cannot do it, call task_fail with the id, the token and reason: why, in one line. Pass the token back exactly as task_claim gave it.",
+    "5. Go back to step 1 for the next task.",
+  ].join("\n");
+  const values: Record<string, string> = { name: c.name, queue: queues.join(", "), branch: c.branch ?? "", worktree: c.worktree, task: loop };
+  const filled = template.replace(/\{(\w+)\}/g, (m, k: string) => (Object.hasOwn(values, k) ? values[k] : m));
+  return template.includes("{task}") ? filled : `${filled.trimEnd()}\n\n${loop}`;
+}

@@ -20,6 +20,7 @@ import { logName } from "./log";
 import { controlName, leaseName, PREFIX, statusName } from "./names";
 
 export { controlName, leaseName, statusName, supervisorName, workerLeaseName } from "./names";
+import type { Usage } from "./usage";
 
 export type WorkerState = "starting" | "waiting" | "working" | "backoff" | "stopped" | "gave-up" | "gone";
 
@@ -35,6 +36,7 @@ export interface WorkerStatus {
   failures: number; // failed attempts in a row (restarts: the bound)
   reason: string | null; // the last failed attempt's, or why it stopped
   restarts?: number; // times `crew restart` (or the dashboard) ended its run for it to start again
+  usage?: Usage | null; // tokens and cost of its runs so far, where its agent reports them (lib/crew/usage.ts)
   proc?: { pid: number; start: string | null } | null; // the run's process (group leader), while it runs
   last?: string; // the last line of its log (added by the reader)
 }

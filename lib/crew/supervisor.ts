@@ -27,6 +27,8 @@ import { logName, openLog, secretsOf } from "./log";
 import { workerPresence } from "./presence";
 import { killGroup, procStart } from "./process";
 import { takeCrewLeases } from "./hold";
+import { addUsage, usageText, type Usage } from "./usage";
+import { sessionLoop } from "./session";
 import { controlName, crewStatus, leaseName, publishStatus, type Control, type CrewStatus, type WorkerStatus } from "./status";
 import { execLauncher, type Launcher } from "./worker";
 import { branchOf, tidyWorktree } from "./worktree";
@@ -123,7 +125,7 @@ export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {})
     await Promise.all(spec.workers.map((w) => {
       const stop = AbortSignal.any([stopAll.signal, stops.get(w.name)!.signal]);
       const restart = { get: () => restarts.get(w.name)!.signal, renew: () => void restarts.set(w.name, new AbortController()) };
-      return workerLoop(store, spec, w, launchers[w.agent]!, stop, restart, set, say);
+      return w.keepSession ? sessionLoop(store, spec, w, launchers[w.agent]!, stop, restart, set, say, pause, BACKOFF_CAP_SEC) : workerLoop(store, spec, w, launchers[w.agent]!, stop, restart, set, say);
     }));
   } finally {
     // Whatever ended the crew, nothing it holds is left: the workers have stopped (their loops
@@ -152,6 +154,7 @@ async function workerLoop(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
   let failures = 0;
   let done = 0;
   let failed = 0;
+  let usage: Usage | null = null; // the worker's running total, as its agent reported it
   let restarted = 0;
   // Restarted rather than stopped: the run (or the wait for a task) ended, the worker goes on.
   const again = () => {
@@ -186,9 +189,11 @@ async function workerLoop(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
       const end = await runAttempt(store, w, job, launcher, spec.leaseSec, run, log, (pid) => {
         set(w.name, { proc: { pid, start: procStart(pid) } }).then(() => say(`${w.name}: task ${job.id} attempt ${job.attempt}, pid ${pid}`));
       });
-      set(w.name, { proc: null });
+      usage = addUsage(usage, end.usage);
+      set(w.name, { proc: null, ...(end.usage ? { usage } : {}) });
       const restarting = end.stopped && !stop.aborted && restart.get().aborted;
-      await log.end(end.stopped ? `${restarting ? "restarted" : "stopped"}: task ${job.id} given back` : end.ok ? `done: task ${job.id}` : `failed: task ${job.id}: ${end.reason}`);
+      const cost = end.usage ? ` (${usageText(end.usage)})` : "";
+      await log.end(end.stopped ? `${restarting ? "restarted" : "stopped"}: task ${job.id} given back${cost}` : end.ok ? `done: task ${job.id}${cost}` : `failed: task ${job.id}${cost}: ${end.reason}`);
       if (end.stopped) {
         if (again()) continue;
         break;

@@ -3,6 +3,7 @@
 // (claude, codex, gemini, opencode) is the CLI's (cli/crew/launch.ts), handed to the supervisor.
 // A pure module: it builds the spec, lib/crew/process.ts runs it.
 
+import { A2AError } from "../core/errors";
 import type { WorkerSpec } from "./file";
 
 export type { WorkerSpec };
@@ -21,7 +22,8 @@ export interface LaunchSpec {
 // Supplied by the CLI adapter (cli/crew/launch.ts for agents; exec is lib/crew/worker.ts's): how to run `worker` on `job`.
 // `store`: the store as a worker's own a2a reaches it (A2A_DIR): a directory, or a database URL
 // as given (it may hold a password: it goes into the environment only, never argv or a file).
-export type Launcher = (worker: WorkerSpec, job: Job, store: string) => Promise<LaunchSpec>;
+// `job` null: one long session of a keep_session worker, which claims its tasks itself.
+export type Launcher = (worker: WorkerSpec, job: Job | null, store: string) => Promise<LaunchSpec>;
 
 // How an attempt's success is known once its process exits (lib/crew/attempt.ts):
 // "stdout": exit 0 is done with stdout as the result (the supervisor finishes the task);
@@ -43,4 +45,7 @@ export function jobEnv(w: WorkerSpec, job: Job, store: string): Record<string, s
 }
 
 // exec: the command, in its cwd, the payload on stdin.
-export const execLauncher: Launcher = async (w, job, store) => ({ cmd: w.command!, cwd: w.cwd, env: jobEnv(w, job, store), stdin: job.payload });
+export const execLauncher: Launcher = async (w, job, store) => {
+  if (!job) throw new A2AError("EUSAGE", `worker ${w.name}: an exec worker has no long session: take keep_session out`); // refused in the crew file already
+  return { cmd: w.command!, cwd: w.cwd, env: jobEnv(w, job, store), stdin: job.payload };
+};

@@ -415,7 +415,7 @@ describe.concurrent("crew: bad crew files", () => {
   const cases: [string, string, RegExp, Record<string, string>?][] = [
     ["unknown top-level key", 'nmae = "x"\n[[worker]]\nname = "w"\nqueues = ["q"]\ncommand = "true"\n', /^a2a: \S+crew\.toml:1: unknown key nmae: the keys of a crew file are name, lease, worker/],
     ["unknown worker key", '[[worker]]\nname = "w"\nqueues = ["q"]\ncomand = "true"\n', /^a2a: \S+crew\.toml:4: unknown key comand in worker w: a worker's keys are /],
-    ["keep_session, not built yet", '[[worker]]\nname = "w"\nagent = "claude"\nqueues = ["q"]\nkeep_session = true\n', /^a2a: \S+crew\.toml:5: keep_session in worker w: one long session per worker is not supported yet \(each task gets a fresh session\); take it out\n$/],
+    ["keep_session for an exec worker", '[[worker]]\nname = "w"\nqueues = ["q"]\ncommand = "cat"\nkeep_session = true\n', /^a2a: \S+crew\.toml:5: keep_session in worker w applies to agent workers, not exec: take it out\n$/],
     ["unknown agent", '[[worker]]\nname = "w"\nagent = "gpt"\nqueues = ["q"]\n', /^a2a: \S+crew\.toml:3: unknown agent "gpt" in worker w: use one of exec, claude, codex, gemini, opencode\n$/],
     ["agent not installed", '[[worker]]\nname = "w"\nagent = "claude"\nqueues = ["q"]\n', /^a2a: \S+crew\.toml:3: claude \(the agent of worker w\) is not installed: no claude on PATH; install it, or use another agent\n$/, { PATH: "/nonexistent" }],
     ["command not installed", '[[worker]]\nname = "w"\nqueues = ["q"]\ncommand = ["no-such-program-36"]\n', /^a2a: \S+crew\.toml:4: no-such-program-36 \(the command of worker w\) is not an executable program here/],
