@@ -82,9 +82,9 @@ describe.skipIf(skip !== undefined)("waking on PostgreSQL", () => {
     const publisher = openBus({ dir: `${db.url}?schema=names`, env: {} });
     const lister = openBus({ dir: wire.url(db.name, "names"), env: {} });
     const told: (string | undefined)[] = [];
+    await publisher.slots.publish("warm", "x"); // the schema made, and its news out, before the list listens
     const off = await lister.slots.onNamesChange((name) => told.push(name));
     try {
-      await publisher.slots.publish("warm", "x");
       await until(() => wire.simpleQueries().some((q) => /^LISTEN .*names\.slot-names/i.test(q)) && told.includes(undefined), 30_000, "the list's LISTEN in place");
       told.length = 0;
       const before = wire.notifications();
