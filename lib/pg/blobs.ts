@@ -5,7 +5,8 @@
 // Invariants:
 // - parts are written a few at a time (GROUP), each group one transaction begun only once its
 //   parts are in hand, so a put holds no transaction open while bytes stream in (an hour-long
-//   upload is no hour-long transaction) and memory holds a group at most;
+//   upload is no hour-long transaction); one group is written while the next fills (reading and
+//   hashing the source overlap the server's write), so memory holds two groups at most;
 // - a group's commit does not wait for its WAL flush (synchronous_commit off); the commit of the
 //   `blobs` row does, and the WAL is one sequence, so that flush makes every part before it
 //   durable too: a reported put is durable whole (PROTOCOL.md §19), one flush a put;
@@ -68,6 +69,7 @@ function upload(pg: PgClient): Upload {
   let held: Uint8Array[] = []; // what waits for a whole part
   let heldBytes = 0;
   let ready: Buffer[] = []; // whole parts not written yet
+  let inflight: Promise<void> = Promise.resolve(); // the group being written
   const write = async () => {
     if (!ready.length) return;
     const parts = ready.map((data) => ({ n: n++, data }));
@@ -83,7 +85,14 @@ function upload(pg: PgClient): Upload {
     if (heldBytes) ready.push(Buffer.concat(held, heldBytes));
     held = [];
     heldBytes = 0;
-    if (ready.length >= GROUP) await write();
+    if (ready.length >= GROUP) await send();
+  };
+  // Waits for the group in flight (its failure surfaces here), then starts the next one.
+  const send = async () => {
+    await inflight;
+    const w = write();
+    w.catch(() => {}); // seen by the next send or by commit, not as an unhandled rejection
+    inflight = w;
   };
   const drop = (sql: SQL) => sql`delete from blob_parts where upload = ${id}`;
   return {
@@ -100,7 +109,8 @@ function upload(pg: PgClient): Upload {
     },
     async commit(hex, size) {
       await flush();
-      await write();
+      await send();
+      await inflight;
       return pg.run("storing a blob", (sql) =>
         transaction(sql, async (tx) => {
           // The upload holds its parts whole, all its own (lib/pg/blob-trust.ts keep_parts keeps
@@ -130,6 +140,7 @@ function upload(pg: PgClient): Upload {
       );
     },
     async abort() {
+      await inflight.catch(() => {}); // no part of this upload is written after its parts are dropped
       held = [];
       heldBytes = 0;
       ready = [];
