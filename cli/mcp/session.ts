@@ -73,7 +73,10 @@ export async function openSession(bus: Bus, cwd: string, log: (line: string) => 
         clearTimeout(timer);
         if (marked && --waits === 0) {
           const found = before;
-          void serial(async () => bus.sessions.endWait(me, (await found) as never), "marking the session as before its wait");
+          // After the answer's own reads (the unread note): on a database they share one
+          // connection, and the bookkeeping must not stand in front of the answer.
+          const after = () => new Promise((r) => setImmediate(r));
+          void serial(async () => after().then(async () => bus.sessions.endWait(me, (await found) as never)), "marking the session as before its wait");
         }
       }
     },
