@@ -275,9 +275,20 @@ export function tidyWorktree(repo: string, name: string): { removed: boolean; ke
     return { removed: false, path };
   }
   if (!isCrewWorktree(c, path)) return { removed: false, path };
-  if (git(["status", "--porcelain", "--untracked-files=all"], path)) return { removed: false, kept: "it has changes not committed", path };
+  const kept = wouldLose(path);
+  if (kept) return { removed: false, kept, path };
   if (tryGit(["symbolic-ref", "--quiet", "HEAD"], path) !== `refs/heads/${branchOf(name)}`) return { removed: false, kept: `its HEAD is not branch ${branchOf(name)}`, path };
   return { removed: removeWorktree(repo, name), path };
+}
+
+// What removing the worktree at `path` would lose that no branch holds: changes not committed, or
+// a repository inside (an ignored one too: git worktree remove takes it silently, history and all;
+// git names it DIR/, listing every other file). Ignored files go: build output, the agent's settings.
+function wouldLose(path: string): string | undefined {
+  const entries = git(["status", "--porcelain", "-z", "--ignored=traditional", "--untracked-files=all"], path).split("\0").filter(Boolean);
+  if (entries.some((e) => !e.startsWith("!! "))) return "it has changes not committed";
+  const repo = entries.find((e) => e.endsWith("/"));
+  return repo ? `it holds a git repository of its own, ${repo.slice(3, -1)}` : undefined;
 }
 
 function tryRead(path: string): string | undefined {

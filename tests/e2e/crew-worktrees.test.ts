@@ -76,4 +76,42 @@ describe("crew down: no stray worktree", () => {
     const listed = sh(["git", "worktree", "list", "--porcelain"], repo).split("\n").filter((l) => l.startsWith("branch ")).sort();
     expect(listed).toEqual(["branch refs/heads/a2a/messy", "branch refs/heads/main", "branch refs/heads/mine"]);
   });
+
+  test("a worktree holding a git repository of its own (ignored, with commits only it has) is kept, naming it; one whose only leftovers are ignored build output is removed", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const crewDir = join(d.path, "app.crew");
+    for (const p of ["one", "two"]) expect((await a2a(["task", "add", "q", p], { dir: store.path })).code).toBe(0);
+    // Each worker commits a .gitignore on its branch, then leaves an ignored directory: "nest" a
+    // repository with a commit of its own, "built" build output.
+    const bin = join(d.path, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "claude"), `#!/bin/sh
+cat >/dev/null
+echo "out/" > .gitignore && git add .gitignore && git commit -q -m ignore
+mkdir out
+if [ "$A2A_AGENT" = nest ]; then git init -q out && (cd out && echo precious > p && git add p && git commit -q -m only-here); else echo built > out/app.js; fi
+touch "$READY_DIR/$A2A_AGENT.ready"
+exec sleep 979.5
+`);
+    chmodSync(join(bin, "claude"), 0o755);
+    writeFileSync(join(d.path, "crew.toml"), 'name = "nests"\n[[worker]]\nname = "nest"\nagent = "claude"\nqueues = ["q"]\ncwd = "app"\n[[worker]]\nname = "built"\nagent = "claude"\nqueues = ["q"]\ncwd = "app"\n');
+    const up = spawnA2A(["crew", "up", join(d.path, "crew.toml")], { dir: store.path, env: { ...GIT_ENV, READY_DIR: d.path, PATH: `${bin}:${process.env.PATH}` } });
+    const stderr = up.stderr as ReadableStream<Uint8Array>;
+    try {
+      await until(() => existsSync(join(d.path, "nest.ready")) && existsSync(join(d.path, "built.ready")), 60_000, "both workers' leftovers");
+      const down = await a2a(["crew", "down", "nests"], { dir: store.path });
+      expect(down).toEqual({ code: 0, stdout: "crew nests is down\n", stderr: "" });
+      expect(await exitWithin(up, 30_000)).toBe(0);
+      const said = await readUntil(stderr, () => false, 5_000);
+      expect(said).toContain(`a2a crew: nest: kept its worktree ${join(crewDir, "nest")}: it holds a git repository of its own, out (its branch a2a/nest holds what was committed)\n`);
+      expect(said).toContain(`a2a crew: built: removed its worktree ${join(crewDir, "built")}; the work is on branch a2a/built\n`);
+    } finally {
+      if (up.exitCode === null) up.kill("SIGKILL");
+    }
+    expect(sh(["git", "log", "--format=%s"], join(crewDir, "nest", "out"))).toBe("only-here\n");
+    expect(readFileSync(join(crewDir, "nest", "out", "p"), "utf8")).toBe("precious\n");
+    expect(existsSync(join(crewDir, "built"))).toBe(false);
+  });
 });
