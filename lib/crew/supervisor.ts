@@ -18,6 +18,7 @@ import type { Store } from "../core/config";
 import { A2AError, text } from "../core/errors";
 import { done, ended, type Outcome } from "../core/outcome";
 import { nowSec } from "../core/time";
+import { randomHex } from "../core/digest";
 import { releaseLeases, renewLeases } from "../leases/lease";
 import { receive } from "../mail/receive";
 import { pidAlive } from "../core/holder";
@@ -45,8 +46,10 @@ export interface CrewEnd {
   gaveUp: string[];
 }
 
-// The holder of the crew's lease: this process (a lease holder is a name).
-const holderOf = (store: Store) => `${store.host.replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 100)}.${process.pid}`;
+// The holder of the crew's leases: this process, and no other anywhere (a lease holder is a name,
+// and a take by the same holder extends it): host and pid alone are one holder in two containers
+// of one hostname whose supervisors are both pid 1, so a random part follows them.
+const holderOf = (store: Store) => `${store.host.replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 100)}.${process.pid}.${randomHex(4)}`;
 
 export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {}): Promise<Outcome<CrewEnd>> {
   const launchers: Partial<Record<AgentKind, Launcher>> = { exec: execLauncher, ...o.launchers };
