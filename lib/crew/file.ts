@@ -60,7 +60,7 @@ export interface CrewSpec {
 export const DEFAULT_LEASE_SEC = 30;
 const DEFAULTS = { timeLimit: 30 * 60, restarts: 3, backoff: 1 };
 const MAX_COUNT = 100;
-const MAX_CREW_NAME = 128 - "crewhost.".length - ".H".length;
+const MAX_CREW_NAME = 128 - "crewhost.".length - ".".length - "-0123abcd".length; // room for the host's mark (names.ts)
 const TOP_KEYS = ["name", "lease", "worker"];
 const WORKER_KEYS = ["name", "agent", "count", "queues", "command", "self_finish", "prompt", "keep_session", "worktree", "permissions", "env", "args", "time_limit", "restarts", "backoff", "cwd"];
 const AGENT_KEYS = ["prompt", "keep_session", "worktree", "permissions", "env", "args"];

@@ -172,4 +172,27 @@ describe.skipIf(!canUnshare)("crew across machines: one supervisor per crew and 
     expect(await exitWithin(a.p, 30_000)).toBe(0);
     await nothingHeld(d.path, ["wa"]);
   });
+
+  test("two hosts whose names are one once cut to fit the crew's lease name (64 characters, a 60-character crew) each run their part: neither is taken for the other", async () => {
+    using d = testStore();
+    using w = tempDir();
+    const crew = "c".repeat(60);
+    const [ha, hb] = ["a", "b"].map((x) => `${"h".repeat(63)}${x}`);
+    const f = (worker: string, marker: string) => {
+      const p = join(w.path, `${worker}.toml`);
+      writeFileSync(p, `name = "${crew}"\nlease = "5s"\n[[worker]]\nname = "${worker}"\nqueues = ["q"]\ncommand = 'sleep ${marker}'\n`);
+      return p;
+    };
+    using a = up(f("wa", "978.9"), d.path, ha);
+    await a.until((t) => t.includes(`crew ${crew} up: wa`), "it is up");
+    using b = up(f("wb", "979.1"), d.path, hb);
+    await b.until((t) => t.includes(`crew ${crew} up: wb`), "it is up");
+    expect((await js(["crew"], d.path)).map((c: any) => [c.host, c.state, c.workers.map((x: any) => x.name)])).toEqual([[ha, "up", ["wa"]], [hb, "up", ["wb"]]]);
+    expect(await ok(["crew", "down", crew, "--host", hb], d.path)).toBe(`crew ${crew} is down on ${hb}\n`);
+    expect(await exitWithin(b.p, 30_000)).toBe(0);
+    expect((await js(["crew"], d.path)).map((c: any) => [c.host, c.state])).toEqual([[ha, "up"], [hb, "stopped"]]);
+    expect(await ok(["crew", "down"], d.path)).toBe(`crew ${crew} is down\n`);
+    expect(await exitWithin(a.p, 30_000)).toBe(0);
+    await nothingHeld(d.path, ["wa", "wb"]);
+  });
 });
