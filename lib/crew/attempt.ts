@@ -77,8 +77,11 @@ export async function runAttempt(store: Store, w: WorkerSpec, job: Job, launcher
   const secrets = secretsOf(store, job.token);
   r = { ...r, tail: scrub(r.tail, secrets), errTail: scrub(r.errTail, secrets) };
   if (r.stopped === "stop") {
-    await unclaimTask(store, job).catch(() => false);
-    return { ok: false, stopped: true, reason: null };
+    if (await unclaimTask(store, job).catch(() => false)) return { ok: false, stopped: true, reason: null };
+    // Not given back: the process may have done the task itself before the stop reached it, and
+    // then it is done by this attempt (the worker's count, its log), not "given back".
+    const rec = await findTask(store, job.id).catch(() => undefined);
+    return rec?.state === "done" && rec.attempt === job.attempt ? { ok: true, stopped: false, reason: null } : { ok: false, stopped: true, reason: null };
   }
   return endsBy(w) === "stdout" ? endByStdout(store, w, job, r) : endBySelf(store, w, job, r);
 }
