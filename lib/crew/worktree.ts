@@ -65,8 +65,7 @@ export function checkoutOf(dir: string): Checkout {
   return { root: realpathSync(root), common: realpathSync(common) };
 }
 
-// Where worker `name`'s worktree goes: NAME under `dir` when the crew names one, else
-// REPO.crew/NAME beside the checkout.
+// Where worker `name`'s worktree goes: NAME under `dir` when given, else REPO.crew/NAME.
 export function worktreePath(c: Checkout, name: string, dir?: string): string {
   return dir ? join(resolve(c.root, dir), name) : join(dirname(c.root), `${basename(c.root)}.crew`, name);
 }
@@ -118,6 +117,7 @@ export function ensureWorktree(repo: string, name: string, o: { dir?: string; ba
   const { c, path, there } = checkWorktree(repo, name, o);
   const branch = branchOf(name);
   if (there) return { path, branch, created: false };
+  if (goneRecord(c, path)) git(["worktree", "remove", path], c.root);
   const kept = tryGit(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`], c.root) !== undefined;
   if (kept) git(["worktree", "add", "--quiet", path, branch], c.root);
   else git(["worktree", "add", "--quiet", "-b", branch, path, o.base ?? "HEAD"], c.root);
@@ -146,8 +146,9 @@ export function checkWorktree(repo: string, name: string, o: { dir?: string } = 
   }
   // git checks a branch out in one worktree only: refused here rather than at each task, where
   // every attempt would fail, and the task go to the dead letters, without anything run.
+  // a2a's own record here, its directory gone (removed by hand, a crash mid-removal): forgotten.
   const at = checkedOutAt(c, branchOf(name));
-  if (at !== undefined) {
+  if (at !== undefined && !(at === path && goneRecord(c, path))) {
     throw new A2AError("EUSAGE", `branch ${branchOf(name)}, worker ${name}'s, is checked out at ${at}: switch that checkout to another branch (or git worktree prune, when its directory is gone), or rename the worker; nothing was changed`, { data: { name, branch: branchOf(name), at } });
   }
   return { c, path, there: false };
@@ -250,8 +251,7 @@ export function keepOutOfCommits(path: string, rel: string): void {
   writeUserFile(ignore, `${had}${had && !had.endsWith("\n") ? "\n" : ""}# a2a crew: this worker's own settings, kept out of its commits\n${lines.join("\n")}\n`);
 }
 
-// The git directory of the work tree at `path` (a worktree's own, private one): where a run keeps
-// files that are no file of the work tree (git never shows them).
+// The worktree's own git directory: where a run keeps files no file of the work tree (git never shows them).
 export const gitDirOf = (path: string): string => git(["rev-parse", "--absolute-git-dir"], path);
 
 // What an attempt left, for the task's record: the worker's branch and its commit.
@@ -259,21 +259,13 @@ export function worktreeResult(path: string): { branch: string; commit: string }
   return { branch: git(["symbolic-ref", "--short", "HEAD"], path), commit: git(["rev-parse", "HEAD"], path) };
 }
 
-// When a crew stops: worker `name`'s worktree removed when a2a made it, nothing in it is left
-// uncommitted and its HEAD is its branch (which stays: it holds the work); else kept, with why.
-// A worktree whose directory is gone is a2a's to forget (git's record of it) only when its
-// record holds MARKER. Never a worktree a2a did not make.
+// When a crew stops: worker `name`'s worktree removed when a2a made it, nothing in it would be
+// lost and its HEAD is its branch (which stays: it holds the work); else kept, with why; a2a's
+// record of one whose directory is gone, forgotten. Never a worktree a2a did not make.
 export function tidyWorktree(repo: string, name: string): { removed: boolean; kept?: string; path: string } {
   const c = checkoutOf(repo);
   const path = worktreePath(c, name);
-  if (!existsSync(path)) {
-    const admin = join(c.common, "worktrees");
-    for (const id of existsSync(admin) ? readdirSync(admin) : []) {
-      const gitdir = tryRead(join(admin, id, "gitdir"));
-      if (gitdir?.trim() === join(path, ".git") && existsSync(join(admin, id, MARKER))) return { removed: tryGit(["worktree", "remove", path], c.root) !== undefined, path };
-    }
-    return { removed: false, path };
-  }
+  if (!existsSync(path)) return { removed: goneRecord(c, path) && tryGit(["worktree", "remove", path], c.root) !== undefined, path };
   if (!isCrewWorktree(c, path)) return { removed: false, path };
   const kept = wouldLose(path);
   if (kept) return { removed: false, kept, path };
@@ -289,6 +281,13 @@ function wouldLose(path: string): string | undefined {
   if (entries.some((e) => !e.startsWith("!! "))) return "it has changes not committed";
   const repo = entries.find((e) => e.endsWith("/"));
   return repo ? `it holds a git repository of its own, ${repo.slice(3, -1)}` : undefined;
+}
+
+// git keeps a record of a worktree a2a made (MARKER) at `path`, whose directory is gone.
+function goneRecord(c: Checkout, path: string): boolean {
+  if (existsSync(path) || isSymlink(path)) return false;
+  const admin = join(c.common, "worktrees");
+  return (existsSync(admin) ? readdirSync(admin) : []).some((id) => tryRead(join(admin, id, "gitdir"))?.trim() === join(path, ".git") && existsSync(join(admin, id, MARKER)));
 }
 
 function tryRead(path: string): string | undefined {

@@ -4,7 +4,7 @@
 // worktree a2a did not make, beside them, is never touched; and nothing else is left: no
 // process, no claim, no lease.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { a2a, exitWithin, readUntil, spawnA2A, tempDir, testStore, until } from "../harness/run";
 import { GIT_ENV, sh, userRepo } from "./fixtures/crew";
@@ -113,5 +113,35 @@ exec sleep 979.5
     expect(sh(["git", "log", "--format=%s"], join(crewDir, "nest", "out"))).toBe("only-here\n");
     expect(readFileSync(join(crewDir, "nest", "out", "p"), "utf8")).toBe("precious\n");
     expect(existsSync(join(crewDir, "built"))).toBe(false);
+  });
+
+  test("a worktree a2a kept, then deleted by hand (or left half-removed by a crash): the next crew up forgets git's record of it and makes it again on its branch, rather than refusing", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const path = join(d.path, "app.crew", "again");
+    for (const p of ["one", "two"]) expect((await a2a(["task", "add", "q", p], { dir: store.path })).code).toBe(0);
+    const bin = join(d.path, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "claude"), `#!/bin/sh\ncat >/dev/null\necho wip > wip.txt\nexec sleep 979.6\n`);
+    chmodSync(join(bin, "claude"), 0o755);
+    const file = join(d.path, "crew.toml");
+    writeFileSync(file, 'name = "tidy"\n[[worker]]\nname = "again"\nagent = "claude"\nqueues = ["q"]\ncwd = "app"\n');
+    const env = { ...GIT_ENV, PATH: `${bin}:${process.env.PATH}` };
+    for (const round of [1, 2]) {
+      const up = spawnA2A(["crew", "up", file], { dir: store.path, env });
+      try {
+        await until(() => procsWith("979.6").length === 1 || up.exitCode !== null, 60_000, `round ${round}: the worker at work`);
+        expect({ round, running: procsWith("979.6").length, exit: up.exitCode, stderr: up.exitCode === null ? "" : await new Response(up.stderr as ReadableStream).text() }).toEqual({ round, running: 1, exit: null, stderr: "" });
+        expect(readFileSync(join(path, "wip.txt"), "utf8")).toBe("wip\n");
+        expect((await a2a(["crew", "down", "tidy"], { dir: store.path })).code).toBe(0);
+        expect(await exitWithin(up, 30_000)).toBe(0);
+      } finally {
+        if (up.exitCode === null) up.kill("SIGKILL");
+      }
+      expect(existsSync(path)).toBe(true); // kept: wip.txt is not committed
+      rmSync(path, { recursive: true }); // the careless user
+    }
+    expect(sh(["git", "rev-parse", "--verify", "--quiet", "refs/heads/a2a/again"], repo)).toMatch(/^[0-9a-f]{40}\n$/);
   });
 });
