@@ -30,7 +30,8 @@ import { killGroup, procStart } from "./process";
 import { takeCrewLeases } from "./hold";
 import { controlName, crewStatus, leaseName, publishStatus, type Control, type CrewStatus, type WorkerStatus } from "./status";
 import { execLauncher, type Launcher } from "./worker";
-import { branchOf, tidyWorktree } from "./worktree";
+import { branchOf } from "./worktree";
+import { tidyWorktree } from "./tidy";
 
 export const BACKOFF_CAP_SEC = 60;
 
@@ -134,7 +135,7 @@ export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {})
     if (!stopAll.signal.aborted) stopAll.abort("done");
     clearInterval(renewal);
     await control;
-    tidy(spec, say);
+    tidy(store, spec, say);
     await publish("stopped");
     await releaseLeases(store, leases, { as: holder }).catch(() => []);
     o.signal?.removeEventListener("abort", onSignal);
@@ -238,11 +239,11 @@ async function takeOver(store: Store, crew: string, say: (l: string) => void): P
 
 // The worktrees a2a made for the crew's agent workers, removed where nothing would be lost (their
 // branches stay), kept with a line saying why where something would.
-function tidy(spec: CrewSpec, say: (l: string) => void): void {
+function tidy(store: Store, spec: CrewSpec, say: (l: string) => void): void {
   for (const w of spec.workers) {
     if (w.agent === "exec" || !w.worktree) continue;
     try {
-      const t = tidyWorktree(w.cwd, w.name);
+      const t = tidyWorktree(w.cwd, w.name, store.root);
       if (t.kept) say(`${w.name}: kept its worktree ${t.path}: ${t.kept} (its branch ${branchOf(w.name)} holds what was committed)`);
       else if (t.removed) say(`${w.name}: removed its worktree ${t.path}; the work is on branch ${branchOf(w.name)}`);
     } catch (e) {

@@ -83,17 +83,19 @@ function linkedGitDir(path: string): string | undefined {
   }
 }
 
-// True when `path` is a worktree a2a made for checkout `c` (the marker in its private git
-// directory, and that directory under c's common git directory).
-export function isCrewWorktree(c: Checkout, path: string): boolean {
+// What a2a wrote in MARKER when `path` is a worktree it made for checkout `c` (the marker in its
+// private git directory, and that directory under c's common git directory); `bus`: the store
+// (as shown: no password) of the crew that made it (absent in a marker from before it was kept).
+export function markOf(c: Checkout, path: string): { name?: string; bus?: string } | undefined {
   const gitDir = linkedGitDir(path);
-  if (!gitDir || !existsSync(join(gitDir, MARKER))) return false;
+  const mark = gitDir ? tryRead(join(gitDir, MARKER)) : undefined;
   try {
-    return realpathSync(dirname(dirname(gitDir))) === c.common;
+    return mark !== undefined && realpathSync(dirname(dirname(gitDir!))) === c.common ? JSON.parse(mark) : undefined;
   } catch {
-    return false;
+    return mark === undefined ? undefined : {};
   }
 }
+export const isCrewWorktree = (c: Checkout, path: string) => markOf(c, path) !== undefined;
 
 const inside = (path: string, dir: string) => {
   const r = relative(dir, path);
@@ -113,7 +115,7 @@ export interface Worktree {
 // Worker `name`'s worktree of the checkout around `repo`, made when absent (its branch from
 // `base`, else the checkout's HEAD; a branch a2a/NAME kept from before is checked out as it is),
 // reused when it is a2a's, refused when the path holds anything else.
-export function ensureWorktree(repo: string, name: string, o: { dir?: string; base?: string } = {}): Worktree {
+export function ensureWorktree(repo: string, name: string, o: { dir?: string; base?: string; bus?: string } = {}): Worktree {
   const { c, path, there } = checkWorktree(repo, name, o);
   const branch = branchOf(name);
   if (there) return { path, branch, created: false };
@@ -123,14 +125,14 @@ export function ensureWorktree(repo: string, name: string, o: { dir?: string; ba
   else git(["worktree", "add", "--quiet", "-b", branch, path, o.base ?? "HEAD"], c.root);
   const gitDir = linkedGitDir(path);
   if (!gitDir) throw new A2AError("EIO", `git worktree add made no linked worktree at ${path}: remove it, then try again`, { data: { path } });
-  writeUserFile(join(gitDir, MARKER), JSON.stringify({ name, branch, checkout: c.root }) + "\n", { exclusive: true });
+  writeUserFile(join(gitDir, MARKER), JSON.stringify({ name, branch, checkout: c.root, bus: o.bus }) + "\n", { exclusive: true });
   return { path, branch, created: true };
 }
 
 // What ensureWorktree would refuse, refused before anything is made (crew up checks every worker
 // first): a name git cannot take as a branch, a directory outside a repository, a path inside the
 // checkout or held by anything but a2a. `there`: a2a's worktree is at the path already.
-export function checkWorktree(repo: string, name: string, o: { dir?: string } = {}): { c: Checkout; path: string; there: boolean } {
+export function checkWorktree(repo: string, name: string, o: { dir?: string; bus?: string } = {}): { c: Checkout; path: string; there: boolean } {
   checkWorkerName(name);
   const c = checkoutOf(repo);
   const path = worktreePath(c, name, o.dir);
@@ -141,7 +143,9 @@ export function checkWorktree(repo: string, name: string, o: { dir?: string } = 
     if (inside(path, dir) || inside(real, dir)) throw new A2AError("EUSAGE", `${path}${real !== path ? ` (${real})` : ""} is inside your checkout ${dir}: give the crew a worktree directory outside it`, { data: { path } });
   }
   if (existsSync(path) || isSymlink(path)) {
-    if (!isCrewWorktree(c, path)) refuseTaken(path);
+    const mark = markOf(c, path) ?? refuseTaken(path);
+    // Another bus's crew runs (or ran) its worker of this name there: two agents in one directory.
+    if (o.bus && mark.bus && mark.bus !== o.bus) throw new A2AError("EUSAGE", `${path} is the worktree of worker ${name} of a crew on another bus (${mark.bus}): rename this crew's worker, or stop that crew and remove the worktree; nothing was changed`, { data: { path, bus: mark.bus } });
     return { c, path, there: true };
   }
   // git checks a branch out in one worktree only: refused here rather than at each task, where
@@ -191,7 +195,7 @@ function realPathOf(path: string): string {
 // A dangling symlink is something at the path too (existsSync follows links).
 const isSymlink = (path: string) => lstatSync(path, { throwIfNoEntry: false }) !== undefined;
 
-function tryGit(args: string[], cwd: string): string | undefined {
+export function tryGit(args: string[], cwd: string): string | undefined {
   try {
     return git(args, cwd);
   } catch {
@@ -259,32 +263,8 @@ export function worktreeResult(path: string): { branch: string; commit: string }
   return { branch: git(["symbolic-ref", "--short", "HEAD"], path), commit: git(["rev-parse", "HEAD"], path) };
 }
 
-// When a crew stops: worker `name`'s worktree removed when a2a made it, nothing in it would be
-// lost and its HEAD is its branch (which stays: it holds the work); else kept, with why; a2a's
-// record of one whose directory is gone, forgotten. Never a worktree a2a did not make.
-export function tidyWorktree(repo: string, name: string): { removed: boolean; kept?: string; path: string } {
-  const c = checkoutOf(repo);
-  const path = worktreePath(c, name);
-  if (!existsSync(path)) return { removed: goneRecord(c, path) && tryGit(["worktree", "remove", path], c.root) !== undefined, path };
-  if (!isCrewWorktree(c, path)) return { removed: false, path };
-  const kept = wouldLose(path);
-  if (kept) return { removed: false, kept, path };
-  if (tryGit(["symbolic-ref", "--quiet", "HEAD"], path) !== `refs/heads/${branchOf(name)}`) return { removed: false, kept: `its HEAD is not branch ${branchOf(name)}`, path };
-  return { removed: removeWorktree(repo, name), path };
-}
-
-// What removing the worktree at `path` would lose that no branch holds: changes not committed, or
-// a repository inside (an ignored one too: git worktree remove takes it silently, history and all;
-// git names it DIR/, listing every other file). Ignored files go: build output, the agent's settings.
-function wouldLose(path: string): string | undefined {
-  const entries = git(["status", "--porcelain", "-z", "--ignored=traditional", "--untracked-files=all"], path).split("\0").filter(Boolean);
-  if (entries.some((e) => !e.startsWith("!! "))) return "it has changes not committed";
-  const repo = entries.find((e) => e.endsWith("/"));
-  return repo ? `it holds a git repository of its own, ${repo.slice(3, -1)}` : undefined;
-}
-
 // git keeps a record of a worktree a2a made (MARKER) at `path`, whose directory is gone.
-function goneRecord(c: Checkout, path: string): boolean {
+export function goneRecord(c: Checkout, path: string): boolean {
   if (existsSync(path) || isSymlink(path)) return false;
   const admin = join(c.common, "worktrees");
   return (existsSync(admin) ? readdirSync(admin) : []).some((id) => tryRead(join(admin, id, "gitdir"))?.trim() === join(path, ".git") && existsSync(join(admin, id, MARKER)));

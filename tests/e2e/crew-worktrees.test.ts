@@ -144,4 +144,39 @@ exec sleep 979.5
     }
     expect(sh(["git", "rev-parse", "--verify", "--quiet", "refs/heads/a2a/again"], repo)).toMatch(/^[0-9a-f]{40}\n$/);
   });
+
+  test("a second bus's crew with a worker of the same name in the same repository is refused its worktree (one line, exit 2), never sharing it nor removing it under the first crew's worker", async () => {
+    using d = tempDir();
+    using one = testStore();
+    using two = testStore();
+    userRepo(d.path);
+    const path = join(d.path, "app.crew", "dev");
+    for (const s of [one, two]) expect((await a2a(["task", "add", "q", "x"], { dir: s.path })).code).toBe(0);
+    const bin = join(d.path, "bin");
+    mkdirSync(bin);
+    // Its work committed at once: the worktree is clean while the worker still runs.
+    writeFileSync(join(bin, "claude"), `#!/bin/sh\ncat >/dev/null\necho work > bus.txt && git add bus.txt && git commit -q -m work\nexec sleep 979.8\n`);
+    chmodSync(join(bin, "claude"), 0o755);
+    const file = join(d.path, "crew.toml");
+    writeFileSync(file, 'name = "dup"\n[[worker]]\nname = "dev"\nagent = "claude"\nqueues = ["q"]\ncwd = "app"\n');
+    const env = { ...GIT_ENV, PATH: `${bin}:${process.env.PATH}` };
+    const first = spawnA2A(["crew", "up", file], { dir: one.path, env });
+    const second = () => spawnA2A(["crew", "up", file], { dir: two.path, env });
+    let other: ReturnType<typeof second> | undefined;
+    try {
+      await until(() => procsWith("979.8").length === 1 && existsSync(join(path, "bus.txt")), 60_000, "the first crew's worker at work");
+      other = second();
+      expect(await exitWithin(other, 30_000)).toBe(2);
+      const said = await new Response(other.stderr as ReadableStream).text();
+      expect(said).toMatch(new RegExp(`^a2a: ${path.replaceAll(".", "\\.")} is the worktree of worker dev of a crew on another bus \\(\\S+\\): rename this crew's worker, or stop that crew and remove the worktree; nothing was changed\n$`));
+      expect(procsWith("979.8").length).toBe(1);
+      expect(sh(["git", "log", "--format=%s", "-n", "2"], path)).toBe("work\nfirst\n"); // one run only: the first crew's
+      expect((await a2a(["task", "list", "q", "--json"], { dir: two.path })).stdout).toContain('"state":"ready"');
+      expect((await a2a(["crew", "down", "dup"], { dir: one.path })).code).toBe(0);
+      expect(await exitWithin(first, 30_000)).toBe(0);
+    } finally {
+      for (const p of [first, other]) if (p && p.exitCode === null) p.kill("SIGKILL");
+    }
+    expect(existsSync(path)).toBe(false); // its own crew's down removed it: everything in it committed
+  });
 });
