@@ -172,7 +172,7 @@ function checkedOutAt(c: Checkout, branch: string): string | undefined {
 function checkWorkerName(name: string): void {
   if (!isValidName(name)) throw new A2AError("EUSAGE", `worker name ${JSON.stringify(name)} is not valid: ${NAME_RULE}`, { data: { name } });
   if (tryGit(["check-ref-format", `refs/heads/${branchOf(name)}`], process.cwd()) === undefined) {
-    throw new A2AError("EUSAGE", `worker name ${JSON.stringify(name)} cannot be a git branch (${branchOf(name)}): take out ".." and a ".lock" ending`, { data: { name } });
+    throw new A2AError("EUSAGE", `worker name ${JSON.stringify(name)} cannot be a git branch (${branchOf(name)}): take out "..", and a "." or ".lock" at its end`, { data: { name } });
   }
 }
 
