@@ -32,11 +32,13 @@ function gitEnv(): Record<string, string> {
   return env;
 }
 
-// `git ARGS` in `cwd`: its stdout, trimmed; a failure is one line with git's first complaint.
+// `git ARGS` in `cwd`: its stdout, trimmed; a failure is one line with git's first complaint. In
+// a session of its own: a terminal's Ctrl-C (sent to its whole foreground group) is a2a's to
+// handle, and must not kill git halfway through making or removing a worktree.
 export function git(args: string[], cwd: string): string {
   let r;
   try {
-    r = Bun.spawnSync(["git", ...args], { cwd, env: gitEnv(), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    r = Bun.spawnSync(["git", ...args], { cwd, env: gitEnv(), stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true });
   } catch (e) {
     throw new A2AError("EIO", `cannot run git (${(e as Error).message}): install git or put it on PATH`, { cause: e });
   }

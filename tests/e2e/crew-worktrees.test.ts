@@ -179,4 +179,46 @@ exec sleep 979.5
     }
     expect(existsSync(path)).toBe(false); // its own crew's down removed it: everything in it committed
   });
+
+  test("Ctrl-C again while crew down removes a worktree (a terminal signals the whole process group) does not kill git halfway: the worktree is gone whole, with git's record of it", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const path = join(d.path, "app.crew", "big");
+    expect((await a2a(["task", "add", "q", "x"], { dir: store.path })).code).toBe(0);
+    const bin = join(d.path, "bin");
+    mkdirSync(bin);
+    // Build output to remove: enough ignored files that git takes a while over them.
+    writeFileSync(join(bin, "claude"), `#!/bin/sh
+cat >/dev/null
+echo "out/" > .gitignore && git add .gitignore && git commit -q -m ignore
+mkdir -p out && cd out && seq 1 60000 | xargs touch && cd ..
+touch "$READY_DIR/ready"
+exec sleep 979.95
+`);
+    chmodSync(join(bin, "claude"), 0o755);
+    writeFileSync(join(d.path, "crew.toml"), 'name = "big"\n[[worker]]\nname = "big"\nagent = "claude"\nqueues = ["q"]\ncwd = "app"\n');
+    // Its own session and process group, as a terminal's foreground job.
+    const up = spawnA2A(["crew", "up", join(d.path, "crew.toml")], { dir: store.path, prefix: ["setsid"], env: { ...GIT_ENV, READY_DIR: d.path, PATH: `${bin}:${process.env.PATH}` } });
+    try {
+      await until(() => existsSync(join(d.path, "ready")), 60_000, "the worker's build output");
+      expect(up.exitCode).toBe(null);
+      const down = spawnA2A(["crew", "down", "big"], { dir: store.path });
+      const removing = () => readdirSync("/proc").some((p) => {
+        try {
+          return /^\d+$/.test(p) && readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0").slice(0, 4).join(" ") === `git worktree remove ${path}`;
+        } catch {
+          return false;
+        }
+      });
+      await until(removing, 60_000, "git removing the worktree");
+      process.kill(-up.pid, "SIGINT");
+      await exitWithin(up, 60_000);
+      await exitWithin(down, 60_000);
+    } finally {
+      if (up.exitCode === null) up.kill("SIGKILL");
+    }
+    expect(existsSync(path)).toBe(false);
+    expect(sh(["git", "worktree", "list", "--porcelain"], repo)).not.toContain("a2a/big");
+  });
 });
