@@ -68,9 +68,9 @@ function crewCommands(t: Command): void {
       // worktree, set up for a2a for that run only; exec's is lib/crew/worker.ts's own.
       // Every agent worker's worktree is checked before anything starts: one line and exit 2 for
       // a directory outside a repository, or a path that holds something not a2a's.
-      for (const w of spec.workers) if (w.agent !== "exec" && w.worktree) checkWorktree(w.cwd, w.name);
+      for (const w of spec.workers) if (w.agent !== "exec" && w.worktree) checkWorktree(w.cwd, w.name, { bus: c.bus.where });
       const agent: Launcher = (w, job, store) =>
-        launchAgent({ name: w.name, agent: w.agent as AgentId, prompt: w.prompt ?? undefined, queues: w.queues, worktree: w.worktree, repo: w.cwd, permissions: w.permissions, env: w.env, args: w.args }, job, { store, a2aBin: process.execPath });
+        launchAgent({ name: w.name, agent: w.agent as AgentId, prompt: w.prompt ?? undefined, queues: w.queues, worktree: w.worktree, repo: w.cwd, permissions: w.permissions, env: w.env, args: w.args }, job, { store, a2aBin: process.execPath, bus: c.bus.where });
       const launchers: Record<string, Launcher> = { claude: agent, codex: agent, gemini: agent, opencode: agent };
       const outcome = await c.bus.crew.up(spec, { launchers, signal: c.signal(), onLine: (l) => err(`a2a crew: ${l}\n`) });
       const r = end(c, outcome, { timeout: "ok", aborted: () => text`crew ${spec.name} stopped: every worker's process ended and its task was given back` });

@@ -44,6 +44,7 @@ export interface AgentWorker {
 export interface LaunchContext {
   store: string; // the store as a2a reads it (A2A_DIR): a directory or a database URL
   a2aBin: string; // the a2a binary the agent's MCP server and hooks run
+  bus?: string; // the store as shown (no password): whose worktree it is (lib/crew/worktree.ts)
 }
 
 // The tools a worker's a2a mcp offers: the usual ones, the queue's, and file reservations.
@@ -57,7 +58,7 @@ export async function launchAgent(w: AgentWorker, job: Job | null, ctx: LaunchCo
   const bin = w.bin ?? agent.bin;
   if (!Bun.which(bin, { PATH: w.env?.PATH ?? process.env.PATH ?? "" })) throw new A2AError("EUSAGE", `worker ${w.name}: ${agent.title} is not installed (no ${bin} on PATH): npm install -g ${agent.npm}, or give the worker its path`);
   const repo = w.repo ?? process.cwd();
-  const wt = w.worktree ? ensureWorktree(repo, w.name, { dir: w.worktreeDir, base: w.base }) : undefined;
+  const wt = w.worktree ? ensureWorktree(repo, w.name, { dir: w.worktreeDir, base: w.base, bus: ctx.bus }) : undefined;
   const cwd = wt?.path ?? repo;
   const where = { name: w.name, branch: wt?.branch, worktree: cwd };
   const prompt = job ? taskPrompt(job, where, w.prompt) : sessionPrompt(w.queues ?? [], where, w.prompt);

@@ -82,8 +82,11 @@ export async function runAttempt(store: Store, w: WorkerSpec, job: Job, launcher
   const usage = meter?.read() ?? null;
   if (usage) log.write(`[a2a crew] task ${job.id} attempt ${job.attempt}: ${usageText(usage)}\n`);
   if (r.stopped === "stop") {
-    await unclaimTask(store, job).catch(() => false);
-    return { ok: false, stopped: true, reason: null, usage };
+    if (await unclaimTask(store, job).catch(() => false)) return { ok: false, stopped: true, reason: null, usage };
+    // Not given back: the process may have done the task itself before the stop reached it, and
+    // then it is done by this attempt (the worker's count, its log), not "given back".
+    const rec = await findTask(store, job.id).catch(() => undefined);
+    return rec?.state === "done" && rec.attempt === job.attempt ? { ok: true, stopped: false, reason: null, usage } : { ok: false, stopped: true, reason: null, usage };
   }
   const end = await (endsBy(w) === "stdout" ? endByStdout(store, w, job, r) : endBySelf(store, w, job, r));
   return { ...end, usage };

@@ -60,6 +60,7 @@ export interface CrewSpec {
 export const DEFAULT_LEASE_SEC = 30;
 const DEFAULTS = { timeLimit: 30 * 60, restarts: 3, backoff: 1 };
 const MAX_COUNT = 100;
+const MAX_CREW_NAME = 128 - "crewhost.".length - ".".length - "-0123abcd".length; // room for the host's mark (names.ts)
 const TOP_KEYS = ["name", "lease", "worker"];
 const WORKER_KEYS = ["name", "agent", "count", "queues", "command", "self_finish", "prompt", "keep_session", "worktree", "permissions", "env", "args", "time_limit", "restarts", "backoff", "cwd"];
 const AGENT_KEYS = ["prompt", "keep_session", "worktree", "permissions", "env", "args"];
@@ -98,6 +99,8 @@ export function parseCrew(text: string, file: string, env: ParseEnv): CrewSpec {
   // so crew "app.web" would share its status with the log of crew "app"'s worker "web".
   const name = doc.name ?? base.replaceAll(".", "-");
   if (!isValidName(name)) fail(`invalid crew name ${JSON.stringify(name)}: ${NAME_RULE}; set name = "..." in the file`, lineOf(text, "name"));
+  // crewhost.NAME.HOST holds at least one character of the host.
+  if ((name as string).length > MAX_CREW_NAME) fail(`crew name ${JSON.stringify(name)} is ${(name as string).length} characters, over ${MAX_CREW_NAME} (the crew's lease is crewhost.NAME.HOST): set a shorter name = "..."`, lineOf(text, "name"));
   if ((name as string).includes(".")) fail(`crew name ${JSON.stringify(name)} holds a dot, which a crew's name cannot (its workers' logs are crew.NAME.WORKER): use "-" instead`, lineOf(text, "name"));
   const leaseSec = doc.lease === undefined ? DEFAULT_LEASE_SEC : duration(doc.lease, "lease", lineOf(text, "lease"), fail);
   if (leaseSec === null || leaseSec < 1) fail(`lease must be at least 1s: e.g. lease = "30s"`, lineOf(text, "lease"));
@@ -155,6 +158,8 @@ export function parseCrew(text: string, file: string, env: ParseEnv): CrewSpec {
     const backoffSec = w.backoff === undefined ? DEFAULTS.backoff : duration(w.backoff, `backoff in ${where}`, at("backoff"), fail) ?? 0;
     const names = count === 1 ? [w.name as string] : Array.from({ length: count as number }, (_, n) => `${w.name}-${n + 1}`);
     for (const n of names) {
+      // The worker's log is the slot crew.CREW.WORKER: a name over 128 could never be written.
+      if (!isValidName(n) || `crew.${name}.${n}`.length > 128) fail(`worker name ${n} is too long for crew ${name}: its log crew.${name}.${n} must fit in 128 characters; shorten the worker's name or the crew's`, at("name"));
       if (seen.has(n)) fail(`two workers are named ${n} (workers ${seen.get(n)} and ${i + 1}): give each a name of its own`, at("name"));
       seen.set(n, i + 1);
       workers.push({ name: n, crew: name as string, agent: agent as AgentKind, queues: queues as string[], command, selfFinish, prompt, keepSession, worktree, permissions: permissions as "edits" | "all", env: extraEnv as Record<string, string>, args: args as string[], timeLimitSec, restarts: restarts as number, backoffSec, cwd });

@@ -3,11 +3,16 @@
 // and one lease a worker, so a worker's name runs under one supervisor at a time.
 
 // One name for a supervisor's lease, status slot and control inbox: its crew's and its host's
-// (the host as a name may hold it: other characters as "-", cut to fit a name's 128).
+// (the host as a name may hold it: other characters as "-", cut to fit a name's 128). A host
+// changed on the way ends in 8 hex of its SHA-256, so two hosts never share one (hosts cut to
+// one prefix, or "büro" and "bäro", would be one supervisor, the second refused as this host's).
 export const PREFIX = "crewhost.";
 export function supervisorName(crew: string, host: string): string {
+  const room = 127 - PREFIX.length - crew.length; // at least 9: lib/crew/file.ts MAX_CREW_NAME
   const tag = host.replace(/[^A-Za-z0-9._-]/g, "-").replace(/^\.+/, "");
-  return `${PREFIX}${crew}.${tag.slice(0, Math.max(1, 127 - PREFIX.length - crew.length))}`;
+  if (tag === host && tag.length <= room) return `${PREFIX}${crew}.${tag}`;
+  const mark = `-${new Bun.CryptoHasher("sha256").update(host).digest("hex").slice(0, 8)}`;
+  return `${PREFIX}${crew}.${tag.slice(0, room - mark.length)}${mark}`;
 }
 export const statusName = supervisorName;
 export const leaseName = supervisorName;

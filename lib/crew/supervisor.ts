@@ -18,6 +18,7 @@ import type { Store } from "../core/config";
 import { A2AError, text } from "../core/errors";
 import { done, ended, type Outcome } from "../core/outcome";
 import { nowSec } from "../core/time";
+import { randomHex } from "../core/digest";
 import { releaseLeases, renewLeases } from "../leases/lease";
 import { receive } from "../mail/receive";
 import { pidAlive } from "../core/holder";
@@ -31,7 +32,8 @@ import { addUsage, usageText, type Usage } from "./usage";
 import { sessionLoop } from "./session";
 import { controlName, crewStatus, leaseName, publishStatus, type Control, type CrewStatus, type WorkerStatus } from "./status";
 import { execLauncher, type Launcher } from "./worker";
-import { branchOf, tidyWorktree } from "./worktree";
+import { branchOf } from "./worktree";
+import { tidyWorktree } from "./tidy";
 
 export const BACKOFF_CAP_SEC = 60;
 
@@ -47,8 +49,10 @@ export interface CrewEnd {
   gaveUp: string[];
 }
 
-// The holder of the crew's lease: this process (a lease holder is a name).
-const holderOf = (store: Store) => `${store.host.replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 100)}.${process.pid}`;
+// The holder of the crew's leases: this process, and no other anywhere (a lease holder is a name,
+// and a take by the same holder extends it): host and pid alone are one holder in two containers
+// of one hostname whose supervisors are both pid 1, so a random part follows them.
+const holderOf = (store: Store) => `${store.host.replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 100)}.${process.pid}.${randomHex(4)}`;
 
 export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {}): Promise<Outcome<CrewEnd>> {
   const launchers: Partial<Record<AgentKind, Launcher>> = { exec: execLauncher, ...o.launchers };
@@ -133,7 +137,7 @@ export async function runCrew(store: Store, spec: CrewSpec, o: CrewOptions = {})
     if (!stopAll.signal.aborted) stopAll.abort("done");
     clearInterval(renewal);
     await control;
-    tidy(spec, say);
+    tidy(store, spec, say);
     await publish("stopped");
     await releaseLeases(store, leases, { as: holder }).catch(() => []);
     o.signal?.removeEventListener("abort", onSignal);
@@ -240,11 +244,11 @@ async function takeOver(store: Store, crew: string, say: (l: string) => void): P
 
 // The worktrees a2a made for the crew's agent workers, removed where nothing would be lost (their
 // branches stay), kept with a line saying why where something would.
-function tidy(spec: CrewSpec, say: (l: string) => void): void {
+function tidy(store: Store, spec: CrewSpec, say: (l: string) => void): void {
   for (const w of spec.workers) {
     if (w.agent === "exec" || !w.worktree) continue;
     try {
-      const t = tidyWorktree(w.cwd, w.name);
+      const t = tidyWorktree(w.cwd, w.name, store.root);
       if (t.kept) say(`${w.name}: kept its worktree ${t.path}: ${t.kept} (its branch ${branchOf(w.name)} holds what was committed)`);
       else if (t.removed) say(`${w.name}: removed its worktree ${t.path}; the work is on branch ${branchOf(w.name)}`);
     } catch (e) {

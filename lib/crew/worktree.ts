@@ -32,11 +32,13 @@ function gitEnv(): Record<string, string> {
   return env;
 }
 
-// `git ARGS` in `cwd`: its stdout, trimmed; a failure is one line with git's first complaint.
+// `git ARGS` in `cwd`: its stdout, trimmed; a failure is one line with git's first complaint. In
+// a session of its own: a terminal's Ctrl-C (sent to its whole foreground group) is a2a's to
+// handle, and must not kill git halfway through making or removing a worktree.
 export function git(args: string[], cwd: string): string {
   let r;
   try {
-    r = Bun.spawnSync(["git", ...args], { cwd, env: gitEnv(), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    r = Bun.spawnSync(["git", ...args], { cwd, env: gitEnv(), stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true });
   } catch (e) {
     throw new A2AError("EIO", `cannot run git (${(e as Error).message}): install git or put it on PATH`, { cause: e });
   }
@@ -65,8 +67,7 @@ export function checkoutOf(dir: string): Checkout {
   return { root: realpathSync(root), common: realpathSync(common) };
 }
 
-// Where worker `name`'s worktree goes: NAME under `dir` when the crew names one, else
-// REPO.crew/NAME beside the checkout.
+// Where worker `name`'s worktree goes: NAME under `dir` when given, else REPO.crew/NAME.
 export function worktreePath(c: Checkout, name: string, dir?: string): string {
   return dir ? join(resolve(c.root, dir), name) : join(dirname(c.root), `${basename(c.root)}.crew`, name);
 }
@@ -84,17 +85,19 @@ function linkedGitDir(path: string): string | undefined {
   }
 }
 
-// True when `path` is a worktree a2a made for checkout `c` (the marker in its private git
-// directory, and that directory under c's common git directory).
-export function isCrewWorktree(c: Checkout, path: string): boolean {
+// What a2a wrote in MARKER when `path` is a worktree it made for checkout `c` (the marker in its
+// private git directory, and that directory under c's common git directory); `bus`: the store
+// (as shown: no password) of the crew that made it (absent in a marker from before it was kept).
+export function markOf(c: Checkout, path: string): { name?: string; bus?: string } | undefined {
   const gitDir = linkedGitDir(path);
-  if (!gitDir || !existsSync(join(gitDir, MARKER))) return false;
+  const mark = gitDir ? tryRead(join(gitDir, MARKER)) : undefined;
   try {
-    return realpathSync(dirname(dirname(gitDir))) === c.common;
+    return mark !== undefined && realpathSync(dirname(dirname(gitDir!))) === c.common ? JSON.parse(mark) : undefined;
   } catch {
-    return false;
+    return mark === undefined ? undefined : {};
   }
 }
+export const isCrewWorktree = (c: Checkout, path: string) => markOf(c, path) !== undefined;
 
 const inside = (path: string, dir: string) => {
   const r = relative(dir, path);
@@ -114,23 +117,24 @@ export interface Worktree {
 // Worker `name`'s worktree of the checkout around `repo`, made when absent (its branch from
 // `base`, else the checkout's HEAD; a branch a2a/NAME kept from before is checked out as it is),
 // reused when it is a2a's, refused when the path holds anything else.
-export function ensureWorktree(repo: string, name: string, o: { dir?: string; base?: string } = {}): Worktree {
+export function ensureWorktree(repo: string, name: string, o: { dir?: string; base?: string; bus?: string } = {}): Worktree {
   const { c, path, there } = checkWorktree(repo, name, o);
   const branch = branchOf(name);
   if (there) return { path, branch, created: false };
+  if (goneRecord(c, path)) git(["worktree", "remove", path], c.root);
   const kept = tryGit(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`], c.root) !== undefined;
   if (kept) git(["worktree", "add", "--quiet", path, branch], c.root);
   else git(["worktree", "add", "--quiet", "-b", branch, path, o.base ?? "HEAD"], c.root);
   const gitDir = linkedGitDir(path);
   if (!gitDir) throw new A2AError("EIO", `git worktree add made no linked worktree at ${path}: remove it, then try again`, { data: { path } });
-  writeUserFile(join(gitDir, MARKER), JSON.stringify({ name, branch, checkout: c.root }) + "\n", { exclusive: true });
+  writeUserFile(join(gitDir, MARKER), JSON.stringify({ name, branch, checkout: c.root, bus: o.bus }) + "\n", { exclusive: true });
   return { path, branch, created: true };
 }
 
 // What ensureWorktree would refuse, refused before anything is made (crew up checks every worker
 // first): a name git cannot take as a branch, a directory outside a repository, a path inside the
 // checkout or held by anything but a2a. `there`: a2a's worktree is at the path already.
-export function checkWorktree(repo: string, name: string, o: { dir?: string } = {}): { c: Checkout; path: string; there: boolean } {
+export function checkWorktree(repo: string, name: string, o: { dir?: string; bus?: string } = {}): { c: Checkout; path: string; there: boolean } {
   checkWorkerName(name);
   const c = checkoutOf(repo);
   const path = worktreePath(c, name, o.dir);
@@ -141,13 +145,16 @@ export function checkWorktree(repo: string, name: string, o: { dir?: string } = 
     if (inside(path, dir) || inside(real, dir)) throw new A2AError("EUSAGE", `${path}${real !== path ? ` (${real})` : ""} is inside your checkout ${dir}: give the crew a worktree directory outside it`, { data: { path } });
   }
   if (existsSync(path) || isSymlink(path)) {
-    if (!isCrewWorktree(c, path)) refuseTaken(path);
+    const mark = markOf(c, path) ?? refuseTaken(path);
+    // Another bus's crew runs (or ran) its worker of this name there: two agents in one directory.
+    if (o.bus && mark.bus && mark.bus !== o.bus) throw new A2AError("EUSAGE", `${path} is the worktree of worker ${name} of a crew on another bus (${mark.bus}): rename this crew's worker, or stop that crew and remove the worktree; nothing was changed`, { data: { path, bus: mark.bus } });
     return { c, path, there: true };
   }
   // git checks a branch out in one worktree only: refused here rather than at each task, where
   // every attempt would fail, and the task go to the dead letters, without anything run.
+  // a2a's own record here, its directory gone (removed by hand, a crash mid-removal): forgotten.
   const at = checkedOutAt(c, branchOf(name));
-  if (at !== undefined) {
+  if (at !== undefined && !(at === path && goneRecord(c, path))) {
     throw new A2AError("EUSAGE", `branch ${branchOf(name)}, worker ${name}'s, is checked out at ${at}: switch that checkout to another branch (or git worktree prune, when its directory is gone), or rename the worker; nothing was changed`, { data: { name, branch: branchOf(name), at } });
   }
   return { c, path, there: false };
@@ -167,7 +174,7 @@ function checkedOutAt(c: Checkout, branch: string): string | undefined {
 function checkWorkerName(name: string): void {
   if (!isValidName(name)) throw new A2AError("EUSAGE", `worker name ${JSON.stringify(name)} is not valid: ${NAME_RULE}`, { data: { name } });
   if (tryGit(["check-ref-format", `refs/heads/${branchOf(name)}`], process.cwd()) === undefined) {
-    throw new A2AError("EUSAGE", `worker name ${JSON.stringify(name)} cannot be a git branch (${branchOf(name)}): take out ".." and a ".lock" ending`, { data: { name } });
+    throw new A2AError("EUSAGE", `worker name ${JSON.stringify(name)} cannot be a git branch (${branchOf(name)}): take out "..", and a "." or ".lock" at its end`, { data: { name } });
   }
 }
 
@@ -190,7 +197,7 @@ function realPathOf(path: string): string {
 // A dangling symlink is something at the path too (existsSync follows links).
 const isSymlink = (path: string) => lstatSync(path, { throwIfNoEntry: false }) !== undefined;
 
-function tryGit(args: string[], cwd: string): string | undefined {
+export function tryGit(args: string[], cwd: string): string | undefined {
   try {
     return git(args, cwd);
   } catch {
@@ -250,8 +257,7 @@ export function keepOutOfCommits(path: string, rel: string): void {
   writeUserFile(ignore, `${had}${had && !had.endsWith("\n") ? "\n" : ""}# a2a crew: this worker's own settings, kept out of its commits\n${lines.join("\n")}\n`);
 }
 
-// The git directory of the work tree at `path` (a worktree's own, private one): where a run keeps
-// files that are no file of the work tree (git never shows them).
+// The worktree's own git directory: where a run keeps files no file of the work tree (git never shows them).
 export const gitDirOf = (path: string): string => git(["rev-parse", "--absolute-git-dir"], path);
 
 // What an attempt left, for the task's record: the worker's branch and its commit.
@@ -259,25 +265,11 @@ export function worktreeResult(path: string): { branch: string; commit: string }
   return { branch: git(["symbolic-ref", "--short", "HEAD"], path), commit: git(["rev-parse", "HEAD"], path) };
 }
 
-// When a crew stops: worker `name`'s worktree removed when a2a made it, nothing in it is left
-// uncommitted and its HEAD is its branch (which stays: it holds the work); else kept, with why.
-// A worktree whose directory is gone is a2a's to forget (git's record of it) only when its
-// record holds MARKER. Never a worktree a2a did not make.
-export function tidyWorktree(repo: string, name: string): { removed: boolean; kept?: string; path: string } {
-  const c = checkoutOf(repo);
-  const path = worktreePath(c, name);
-  if (!existsSync(path)) {
-    const admin = join(c.common, "worktrees");
-    for (const id of existsSync(admin) ? readdirSync(admin) : []) {
-      const gitdir = tryRead(join(admin, id, "gitdir"));
-      if (gitdir?.trim() === join(path, ".git") && existsSync(join(admin, id, MARKER))) return { removed: tryGit(["worktree", "remove", path], c.root) !== undefined, path };
-    }
-    return { removed: false, path };
-  }
-  if (!isCrewWorktree(c, path)) return { removed: false, path };
-  if (git(["status", "--porcelain", "--untracked-files=all"], path)) return { removed: false, kept: "it has changes not committed", path };
-  if (tryGit(["symbolic-ref", "--quiet", "HEAD"], path) !== `refs/heads/${branchOf(name)}`) return { removed: false, kept: `its HEAD is not branch ${branchOf(name)}`, path };
-  return { removed: removeWorktree(repo, name), path };
+// git keeps a record of a worktree a2a made (MARKER) at `path`, whose directory is gone.
+export function goneRecord(c: Checkout, path: string): boolean {
+  if (existsSync(path) || isSymlink(path)) return false;
+  const admin = join(c.common, "worktrees");
+  return (existsSync(admin) ? readdirSync(admin) : []).some((id) => tryRead(join(admin, id, "gitdir"))?.trim() === join(path, ".git") && existsSync(join(admin, id, MARKER)));
 }
 
 function tryRead(path: string): string | undefined {

@@ -38,9 +38,12 @@ function procsWith(marker: string): number[] {
   return found;
 }
 
+// ...or in a container of its own named `host`: a pid namespace too, where a2a is pid 1.
+const inContainer = (host: string) => ["unshare", "-u", "-p", "-f", "sh", "-c", 'hostname "$0" && exec "$@"', host];
+
 // `a2a crew up FILE` on machine `host`, its stderr read as it comes.
-function up(file: string, store: string, host: string) {
-  const p = spawnA2A(["crew", "up", file], { dir: store, prefix: on(host), env: { A2A_HEARTBEAT_MS: "500" } });
+function up(file: string, store: string, host: string, prefix = on(host)) {
+  const p = spawnA2A(["crew", "up", file], { dir: store, prefix, env: { A2A_HEARTBEAT_MS: "500" } });
   let seen = "";
   const stderr = p.stderr as ReadableStream<Uint8Array>;
   return {
@@ -154,5 +157,42 @@ describe.skipIf(!canUnshare)("crew across machines: one supervisor per crew and 
     expect(await ok(["crew", "down"], d.path)).toBe("crew duo is down\n");
     expect(await exitWithin(c.p, 30_000)).toBe(0);
     await nothingHeld(d.path, ["wa"]);
+  });
+
+  test("two containers of one hostname, each supervisor pid 1: the second crew up is refused as on the same host, and the first one's leases stay its own", async () => {
+    using d = testStore();
+    using w = tempDir();
+    const f = file(w.path, "a.toml", "wa", "978.8");
+    using a = up(f, d.path, "box", inContainer("box"));
+    await a.until((t) => t.includes("crew duo up: wa (pid 1 on box)"), "it is up");
+    const second = await a2a(["crew", "up", f], { dir: d.path, prefix: inContainer("box") });
+    expectCleanError(second, 4, /^a2a: crew duo is already up on this host \(its supervisor, pid 1 on box, holds crewhost\.duo\.box until \S+\): stop it with a2a crew down duo/);
+    expect((await js(["lease", "list"], d.path)).map((l: any) => l.name).sort()).toEqual(["crewhost.duo.box", "crewworker.wa"]);
+    expect(await ok(["crew", "down"], d.path)).toBe("crew duo is down\n");
+    expect(await exitWithin(a.p, 30_000)).toBe(0);
+    await nothingHeld(d.path, ["wa"]);
+  });
+
+  test("two hosts whose names are one once cut to fit the crew's lease name (64 characters, a 60-character crew) each run their part: neither is taken for the other", async () => {
+    using d = testStore();
+    using w = tempDir();
+    const crew = "c".repeat(60);
+    const [ha, hb] = ["a", "b"].map((x) => `${"h".repeat(63)}${x}`);
+    const f = (worker: string, marker: string) => {
+      const p = join(w.path, `${worker}.toml`);
+      writeFileSync(p, `name = "${crew}"\nlease = "5s"\n[[worker]]\nname = "${worker}"\nqueues = ["q"]\ncommand = 'sleep ${marker}'\n`);
+      return p;
+    };
+    using a = up(f("wa", "978.9"), d.path, ha);
+    await a.until((t) => t.includes(`crew ${crew} up: wa`), "it is up");
+    using b = up(f("wb", "979.1"), d.path, hb);
+    await b.until((t) => t.includes(`crew ${crew} up: wb`), "it is up");
+    expect((await js(["crew"], d.path)).map((c: any) => [c.host, c.state, c.workers.map((x: any) => x.name)])).toEqual([[ha, "up", ["wa"]], [hb, "up", ["wb"]]]);
+    expect(await ok(["crew", "down", crew, "--host", hb], d.path)).toBe(`crew ${crew} is down on ${hb}\n`);
+    expect(await exitWithin(b.p, 30_000)).toBe(0);
+    expect((await js(["crew"], d.path)).map((c: any) => [c.host, c.state])).toEqual([[ha, "up"], [hb, "stopped"]]);
+    expect(await ok(["crew", "down"], d.path)).toBe(`crew ${crew} is down\n`);
+    expect(await exitWithin(a.p, 30_000)).toBe(0);
+    await nothingHeld(d.path, ["wa", "wb"]);
   });
 });

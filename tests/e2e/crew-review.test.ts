@@ -4,7 +4,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, collect, exitWithin, readUntil, spawnA2A, tempDir, testStore, type RunOptions } from "../harness/run";
+import { a2a, BIN, collect, exitWithin, readUntil, spawnA2A, tempDir, testStore, type RunOptions } from "../harness/run";
 import { expectCleanError } from "./fixtures/core";
 import { claimed, framing, GIT_ENV, sh, snapshot, spawnSpec, taskState, userRepo } from "./fixtures/crew";
 import { launchAgent, type AgentWorker } from "../../cli/crew/launch";
@@ -203,5 +203,21 @@ describe("crew up: a crew's name cannot collide with another crew's worker log",
     } finally {
       if (p.exitCode === null) p.kill("SIGKILL");
     }
+  });
+});
+
+describe("crew up: names too long for what the crew keeps on the bus", () => {
+  test("a crew name over 109 characters (its lease crewhost.NAME.HOST) and a worker whose log crew.CREW.WORKER would pass 128 are refused at their line, exit 2, nothing run", async () => {
+    using d = testStore();
+    using w = tempDir();
+    expect((await a2a(["task", "add", "q", "hi"], { dir: d.path })).code).toBe(0);
+    const crew = "c".repeat(110);
+    writeFileSync(join(w.path, "long.toml"), `name = "${crew}"\n[[worker]]\nname = "w"\nqueues = ["q"]\ncommand = "cat"\n`);
+    expectCleanError(await refusedUp(join(w.path, "long.toml"), { dir: d.path }), 2, new RegExp(`long\\.toml:1: crew name "${crew}" is 110 characters, over 109 \\(the crew's lease is crewhost\\.NAME\\.HOST\\): set a shorter name = "\\.\\.\\."`));
+    const worker = "w".repeat(70);
+    writeFileSync(join(w.path, "wide.toml"), `name = "${"c".repeat(60)}"\n[[worker]]\nname = "${worker}"\nqueues = ["q"]\ncommand = "cat"\n`);
+    expectCleanError(await refusedUp(join(w.path, "wide.toml"), { dir: d.path }), 2, new RegExp(`wide\\.toml:3: worker name ${worker} is too long for crew c{60}: its log crew\\.c{60}\\.${worker} must fit in 128 characters; shorten the worker's name or the crew's`));
+    const tasks = JSON.parse((await a2a(["task", "list", "q", "--json"], { dir: d.path })).stdout);
+    expect(tasks.map((t: any) => [t.state, t.attempt])).toEqual([["ready", 0]]);
   });
 });

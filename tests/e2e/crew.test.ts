@@ -351,6 +351,31 @@ command = 'exec sleep 982.5'
     await nothingHeld(d.path, ["again"]);
   });
 
+  test("crew restart of a worker whose process has done its task already: the task is done once, counted done, its log says done, not given back", async () => {
+    using d = testStore();
+    using w = tempDir();
+    const id = await add(d.path, "close");
+    const file = crewFile(w.path, `
+[[worker]]
+name = "closer"
+queues = ["q"]
+self_finish = true
+command = '"${BIN}" task done "$A2A_TASK_ID" "$A2A_TASK_TOKEN" closed >/dev/null; exec sleep 982.7'
+`);
+    using c = up(file, d.path);
+    expect(await ok(["task", "wait", id], d.path)).toBe("closed");
+    await until(() => procsWith("982.7").length === 1, 60_000, "the process lingering after its done");
+    expect(await a2a(["crew", "restart", "closer"], { dir: d.path })).toEqual({ code: 0, stdout: "restarted closer (crew crew)\n", stderr: "" });
+    expect((await js(["crew"], d.path))[0].workers[0]).toMatchObject({ name: "closer", done: 1, failed: 0, restarts: 1 });
+    expect(await js(["task", "show", id], d.path)).toMatchObject({ state: "done", attempt: 1, result: "closed" });
+    const log = (await a2a(["crew", "logs", "closer"], { dir: d.path })).stdout;
+    expect(log).not.toContain("given back");
+    expect(log).toContain(`done: task ${id}`);
+    c.p.kill("SIGINT");
+    expect(await exitWithin(c.p, 30_000)).toBe(130);
+    await nothingHeld(d.path, ["closer"]);
+  });
+
   test("crew restart of a worker in backoff cuts the backoff short: it claims again at once", async () => {
     using d = testStore();
     using w = tempDir();
