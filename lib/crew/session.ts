@@ -65,7 +65,12 @@ export async function sessionLoop(store: Store, spec: CrewSpec, w: WorkerSpec, l
         return;
       }
       set(w.name, { state: "backoff", failures: counts.failures, task: null, reason: end.reason });
-      if (!(await pause(Math.min(w.backoffSec * 2 ** (counts.failures - 1), backoffCapSec) * 1000, stop))) break;
+      // A restart cuts the backoff short: the session is started again at once.
+      if (!(await pause(Math.min(w.backoffSec * 2 ** (counts.failures - 1), backoffCapSec) * 1000, AbortSignal.any([stop, restart.get()])))) {
+        if (stop.aborted) break;
+        restart.renew();
+        set(w.name, { restarts: ++restarted });
+      }
     }
     set(w.name, { state: "stopped", task: null });
   } finally {
@@ -116,6 +121,10 @@ async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
   // A task claimed and ended between two looks is never seen held: the session's own output says
   // it ended one (task_done's answer, "Task ID is done.", which the agent's JSON events carry),
   // and the task's record says whether it is so.
+  // A model's text can say so too, of any task: only one done since this session began counts
+  // (one done before, by an earlier session or another worker, would count again and reset the
+  // give-up count of a session that does nothing).
+  const began = nowSec();
   const saidDone = new Set<string>();
   let partial = "";
   const hear = (chunk: string) => {
@@ -152,7 +161,7 @@ async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
     for (const id of saidDone) {
       saidDone.delete(id);
       const rec = await findTask(store, id).catch(() => undefined);
-      if (rec && w.queues.includes(rec.queue) && !held.has(id)) await settle({ id, attempt: rec.attempt }, true);
+      if (rec && w.queues.includes(rec.queue) && !held.has(id) && rec.updated_at >= began) await settle({ id, attempt: rec.attempt }, true);
     }
     if (!current.length && held.size === 0) await set(w.name, { state: "waiting", task: null });
   };

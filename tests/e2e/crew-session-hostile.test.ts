@@ -1,0 +1,158 @@
+// keep_session (issue 36) against a hostile agent and a careless user, through `a2a crew up` and
+// the compiled binary: the agent is a stand-in `claude` on the worker's PATH that prints what a
+// hostile model (or a broken CLI) would, or the real claude -p against a model stand-in.
+//   - a session's text saying "Task X is done." of a task it did not do this session (done before
+//     it started) is not counted as done, nor resets the give-up count;
+//   - usage an agent reports as negative, or beyond any number, is not added to the worker's totals;
+//   - `crew restart` of a keep_session worker: a held task given back (no attempt used), a new
+//     session; one in backoff starts its session again at once (as a per-task worker claims again).
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { a2a, BIN, descendants, exitWithin, readUntil, ROOT, spawnA2A, tempDir, testStore } from "../harness/run";
+import { skipped as claudeSkipped } from "./fixtures/claude";
+import { GIT_ENV, userRepo } from "./fixtures/crew";
+import { newText, standIn, type Request } from "./fixtures/messages-api";
+
+setDefaultTimeout(240_000);
+
+const toml = (v: unknown): string => (typeof v === "object" ? `{ ${Object.entries(v as object).map(([k, x]) => `${k} = ${toml(x)}`).join(", ")} }` : JSON.stringify(v));
+
+// A stand-in `claude`: reads its prompt, prints `lines` on stdout (its stream-json events) and exits 0.
+function fakeClaude(dir: string, lines: unknown[]): string {
+  const bin = join(dir, "bin");
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(join(bin, "out.jsonl"), lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+  writeFileSync(join(bin, "claude"), `#!/bin/sh\ncat >/dev/null\ncat '${join(bin, "out.jsonl")}'\n`);
+  chmodSync(join(bin, "claude"), 0o755);
+  return bin;
+}
+
+function crewFile(repo: string, env: Record<string, string>, extra: string[]): string {
+  const file = join(repo, "crew.toml");
+  writeFileSync(file, ['name = "long"', "[[worker]]", 'name = "sal"', 'agent = "claude"', 'queues = ["work"]', "keep_session = true", ...extra, `env = ${toml({ ...GIT_ENV, ...env })}`, ""].join("\n"));
+  return file;
+}
+
+function upSession(file: string, repo: string, store: string) {
+  const PATH = `${join(ROOT, "node_modules", ".bin")}:${join(BIN, "..")}:${process.env.PATH}`;
+  const p = spawnA2A(["crew", "up", file], { dir: store, cwd: repo, env: { PATH } });
+  let said = "";
+  return {
+    p,
+    async until(re: RegExp, limitMs = 60_000) {
+      if (!re.test(said)) said += await readUntil(p.stderr as ReadableStream<Uint8Array>, (t) => re.test(said + t), limitMs);
+      const m = said.match(re);
+      if (!m) throw new Error(`crew up never said ${re}; it said:\n${said}`);
+      return m;
+    },
+    [Symbol.dispose]() {
+      if (p.exitCode !== null || p.signalCode !== null) return;
+      for (const pid of descendants(p.pid)) {
+        try {
+          process.kill(-pid, "SIGKILL");
+        } catch {
+          // not a group leader, or gone
+        }
+      }
+      p.kill("SIGKILL");
+    },
+  };
+}
+
+const status = async (store: string) => JSON.parse((await a2a(["crew", "--json"], { dir: store })).stdout)[0].workers[0];
+const show = async (store: string, id: string) => JSON.parse((await a2a(["task", "show", id, "--json"], { dir: store })).stdout);
+
+describe("a2a crew up: keep_session against a hostile agent", () => {
+  test("a session saying a task is done that it did not do is not counted, and does not keep it from giving up", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    // A task of its queue, done by someone else before the crew starts.
+    const id = (await a2a(["task", "add", "work", "someone else's"], { dir: store.path })).stdout.trim();
+    const c = JSON.parse((await a2a(["task", "claim", "work", "--as", "other", "--json"], { dir: store.path })).stdout);
+    expect(await a2a(["task", "done", id, c.token, "by other"], { dir: store.path })).toMatchObject({ code: 0 });
+    const said = `Task ${id} is done.`;
+    const bin = fakeClaude(d.path, [{ type: "assistant", message: { content: [{ type: "text", text: said }] } }, { type: "result", subtype: "success", result: said }]);
+    using sup = upSession(crewFile(repo, { PATH: `${bin}:${process.env.PATH}` }, ["restarts = 2", 'backoff = "0"']), repo, store.path);
+    expect(await exitWithin(sup.p, 60_000)).toBe(1); // gave up: two session ends in a row, nothing done
+    expect(await status(store.path)).toMatchObject({ state: "gave-up", done: 0, failures: 2 });
+    expect(await show(store.path, id)).toMatchObject({ state: "done", result: "by other", attempt: 1 });
+  });
+
+  test("usage an agent reports as negative or beyond any number is left out of the worker's totals", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const bin = fakeClaude(d.path, [
+      { type: "result", subtype: "success", result: "ok", usage: { input_tokens: 1e308, output_tokens: -50, cache_read_input_tokens: "9" }, total_cost_usd: -5 },
+    ]);
+    using sup = upSession(crewFile(repo, { PATH: `${bin}:${process.env.PATH}` }, ["restarts = 2", 'backoff = "0"']), repo, store.path);
+    expect(await exitWithin(sup.p, 60_000)).toBe(1);
+    expect((await status(store.path)).usage).toEqual({ input: 0, output: 0, cost: null });
+  });
+
+  test("crew restart of a keep_session worker in backoff starts its session again at once", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const bin = fakeClaude(d.path, [{ type: "result", subtype: "success", result: "nothing to do" }]);
+    using sup = upSession(crewFile(repo, { PATH: `${bin}:${process.env.PATH}` }, ["restarts = 5", 'backoff = "10m"']), repo, store.path);
+    await sup.until(/sal: its session ended: exited with exit 0/);
+    expect(await status(store.path)).toMatchObject({ state: "backoff", failures: 1 });
+    const restarting = a2a(["crew", "restart", "sal"], { dir: store.path });
+    // The backoff cut short: a second session, which ends as the first did, well before the first
+    // session's backoff (10m, capped at 60 s) would have ended.
+    await sup.until(/its session ended: [^]*its session ended: exited with exit 0/, 30_000);
+    expect(await restarting).toMatchObject({ code: 0 });
+    expect(await status(store.path)).toMatchObject({ restarts: 1, failures: 2 });
+    expect(await a2a(["crew", "down", "long"], { dir: store.path })).toMatchObject({ code: 0 });
+    expect(await exitWithin(sup.p, 60_000)).toBe(0);
+  });
+
+  test("crew restart of a keep_session worker holding a task gives it back (no attempt used) and starts a new session, which does it", async () => {
+    if (await claudeSkipped("the keep_session worker")) return;
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const home = join(d.path, "home");
+    mkdirSync(home);
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let claimed!: () => void;
+    const held = new Promise<void>((r) => (claimed = r));
+    let claims = 0;
+    // The model works on its first claim until the restart; the next session's claim it ends.
+    const api = standIn(async (r: Request) => {
+      if (!(r.body.tools ?? []).some((t: any) => t.name === "mcp__a2a__task_claim")) return [{ text: "ok" }];
+      const m = newText(r).match(/\\*"id\\*":\\*"(\d+-[0-9a-f]{8})\\*",\\*"queue\\*":\\*"work\\*",\\*"attempt\\*":(\d+),\\*"token\\*":\\*"(\d+-[0-9a-f]{16})/);
+      if (m && ++claims === 1) {
+        claimed();
+        await released;
+        return [{ text: "cut short" }];
+      }
+      if (m) return [{ tool: "mcp__a2a__task_done", input: { id: m[1], token: m[3], result: `done at attempt ${m[2]}` } }];
+      return [{ tool: "mcp__a2a__task_claim", input: { queue: "work", wait: true, timeout: 20 } }];
+    });
+    const env = { HOME: home, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "test-key-offline", ENABLE_TOOL_SEARCH: "false", DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_TELEMETRY: "1" };
+    using sup = upSession(crewFile(repo, env, []), repo, store.path);
+    try {
+      const first = Number((await sup.until(/ sal: session pid (\d+)\n/))[1]);
+      const id = (await a2a(["task", "add", "work", "a long one"], { dir: store.path })).stdout.trim();
+      await held;
+      expect(await a2a(["crew", "restart", "sal"], { dir: store.path })).toMatchObject({ code: 0 });
+      const second = Number((await sup.until(/ sal: session pid \d+\n[^]* sal: session pid (\d+)\n/))[1]);
+      expect(second).not.toBe(first);
+      const waited = await a2a(["task", "wait", id, "--timeout", "120"], { dir: store.path });
+      expect({ code: waited.code, stdout: waited.stdout }).toEqual({ code: 0, stdout: expect.stringMatching(/^done at attempt \d+$/) });
+      expect((await show(store.path, id)).attempts).toEqual([]); // the given-back claim is no attempt
+      expect(await status(store.path)).toMatchObject({ restarts: 1, failed: 0, failures: 0 });
+      expect(await a2a(["crew", "down", "long"], { dir: store.path })).toMatchObject({ code: 0 });
+      expect(await exitWithin(sup.p, 60_000)).toBe(0);
+      expect(await status(store.path)).toMatchObject({ state: "stopped", done: 1, failed: 0 });
+    } finally {
+      release();
+      api.close();
+    }
+  });
+});
