@@ -92,6 +92,30 @@ describe("a2a crew up: keep_session against a hostile agent", () => {
     expect((await status(store.path)).usage).toEqual({ input: 0, output: 0, cost: null });
   });
 
+  test("a session's escape sequences and control characters reach no terminal through its reasons: the supervisor's lines, the status, the task it held", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const id = (await a2a(["task", "add", "work", "one"], { dir: store.path })).stdout.trim();
+    // It claims (as the worker: A2A_AGENT), then prints a title, a clear screen, colours, a bell,
+    // a carriage return, and exits 1 holding the task.
+    const bin = join(d.path, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "claude"), `#!/bin/sh\ncat >/dev/null\n'${BIN}' task claim work >/dev/null 2>&1 || exit 9\nprintf 'evil \\033]0;pwned\\007\\033[2J\\033[31mred\\033[0m\\007 \\001x\\r\\nlast line\\n'\nexit 1\n`);
+    chmodSync(join(bin, "claude"), 0o755);
+    using sup = upSession(crewFile(repo, { PATH: `${bin}:${process.env.PATH}` }, ["restarts = 1"]), repo, store.path);
+    expect(await exitWithin(sup.p, 60_000)).toBe(1);
+    const said = await new Response(sup.p.stderr).text().catch(() => "");
+    const reason = (await show(store.path, id)).attempts[0].reason;
+    expect(reason).toBe("its session exited 1 without ending the task: evil red   x\nlast line");
+    const w = await status(store.path);
+    expect(w.reason).toMatch(/^gave up after 1 session ends in a row with no task done between \(last: exited with exit 1: evil red   x\nlast line\)$/);
+    expect(said).toContain("its session ended: exited with exit 1: evil red   x\n");
+    expect(said).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
+    // The log keeps the output as it came.
+    expect((await a2a(["crew", "logs", "sal"], { dir: store.path })).stdout).toContain("\x1b]0;pwned\x07");
+  });
+
   test("crew restart of a keep_session worker in backoff starts its session again at once", async () => {
     using d = tempDir();
     using store = testStore();
