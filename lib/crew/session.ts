@@ -78,13 +78,15 @@ export async function sessionLoop(store: Store, spec: CrewSpec, w: WorkerSpec, l
   }
 }
 
-// What the session holds, of the tasks of w's queues claimed under its name: the one its a2a mcp
-// recorded as claimed last (the session's record: one small read), each one seen held before,
-// and, when `full`, every claimed task of its queues (a claim the record does not name).
+// What the session holds, the tasks claimed under its name: the one its a2a mcp recorded as
+// claimed last (the session's record: one small read), each one seen held before, and, when
+// `full`, every claimed task of its queues (a claim the record does not name). A claim from a
+// queue not its own counts as well (a model may claim anywhere): renewed while it runs, given back
+// or failed when it ends, rather than left held after the crew is gone.
 async function heldBy(store: Store, w: WorkerSpec, known: Iterable<string>, full: boolean): Promise<Held[]> {
   const ids = new Set(known);
   const rec = await readRecord(store, w.name).catch(() => undefined);
-  if (rec?.task && w.queues.includes(rec.task.queue)) ids.add(rec.task.id);
+  if (rec?.task) ids.add(rec.task.id);
   if (full) {
     for (const queue of w.queues) {
       for (const v of await listTasks(store, { queue, state: "claimed" }).catch(() => [])) if (v.assignee === w.name) ids.add(v.id);
@@ -93,7 +95,7 @@ async function heldBy(store: Store, w: WorkerSpec, known: Iterable<string>, full
   const out: Held[] = [];
   for (const id of ids) {
     const t = await findTask(store, id).catch(() => undefined);
-    if (t?.state === "claimed" && t.claim?.assignee === w.name && w.queues.includes(t.queue)) out.push({ id: t.id, queue: t.queue, attempt: t.claim.attempt, token: t.claim.token, claimedAt: t.claim.claimed_at, leaseSec: t.claim.lease_sec });
+    if (t?.state === "claimed" && t.claim?.assignee === w.name) out.push({ id: t.id, queue: t.queue, attempt: t.claim.attempt, token: t.claim.token, claimedAt: t.claim.claimed_at, leaseSec: t.claim.lease_sec });
   }
   return out;
 }

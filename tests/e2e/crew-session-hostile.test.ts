@@ -116,6 +116,32 @@ describe("a2a crew up: keep_session against a hostile agent", () => {
     expect((await a2a(["crew", "logs", "sal"], { dir: store.path })).stdout).toContain("\x1b]0;pwned\x07");
   });
 
+  test("a claim the session makes from a queue not its own is not left held: failed with the session's exit, like its own", async () => {
+    if (await claudeSkipped("the keep_session worker")) return;
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const home = join(d.path, "home");
+    mkdirSync(home);
+    const id = (await a2a(["task", "add", "other", "not sal's"], { dir: store.path })).stdout.trim();
+    // The model claims from queue other, then ends its turn: claude -p exits 0 holding it.
+    const api = standIn((r: Request) => {
+      if (!(r.body.tools ?? []).some((t: any) => t.name === "mcp__a2a__task_claim")) return [{ text: "ok" }];
+      if (/\\*"queue\\*":\\*"other\\*"/.test(newText(r))) return [{ text: "I stop here" }];
+      return [{ tool: "mcp__a2a__task_claim", input: { queue: "other" } }];
+    });
+    const env = { HOME: home, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "test-key-offline", ENABLE_TOOL_SEARCH: "false", DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_TELEMETRY: "1" };
+    using sup = upSession(crewFile(repo, env, ["restarts = 1"]), repo, store.path);
+    try {
+      expect(await exitWithin(sup.p, 120_000)).toBe(1);
+      const t = await show(store.path, id);
+      expect({ state: t.state, attempts: t.attempts.map((a: any) => [a.attempt, a.assignee, a.reason.split(":")[0]]) }).toEqual({ state: "ready", attempts: [[1, "sal", "its session exited 0 without ending the task"]] });
+      expect(JSON.parse((await a2a(["task", "list", "--state", "claimed", "--json"], { dir: store.path })).stdout)).toEqual([]);
+    } finally {
+      api.close();
+    }
+  });
+
   test("crew restart of a keep_session worker in backoff starts its session again at once", async () => {
     using d = tempDir();
     using store = testStore();
