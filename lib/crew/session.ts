@@ -134,13 +134,17 @@ async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
     for (const m of text.matchAll(/Task (\d+-[0-9a-f]{8}) is done\./g)) saidDone.add(m[1]);
     partial = text.slice(-64);
   };
+  // Claims under its name from before this session (a run of a supervisor killed with -9, ended
+  // by the takeover) are not this session's: adopted, they were renewed for ever (and ended an
+  // innocent session at the time limit); left alone, they run out and go back to their queue.
+  const stale = new Set((await heldBy(store, w, [], true).catch(() => [])).map((h) => `${h.id} ${h.attempt}`));
   let looking: Promise<unknown> = Promise.resolve();
   let scanned = 0; // when its queues were last scanned whole (at a third of the crew's lease)
   const look = async (full = false) => {
     const now = nowSec();
     full ||= now - scanned >= spec.leaseSec / 3;
     if (full) scanned = now;
-    const current = await heldBy(store, w, held.keys(), full);
+    const current = (await heldBy(store, w, held.keys(), full)).filter((c) => !stale.has(`${c.id} ${c.attempt}`));
     for (const [id, h] of held) if (!current.some((c) => c.id === id && c.attempt === h.attempt)) {
       held.delete(id);
       await settle(h);

@@ -7,9 +7,10 @@
 //   - `crew restart` of a keep_session worker: a held task given back (no attempt used), a new
 //     session; one in backoff starts its session again at once (as a per-task worker claims again).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
-import { a2a, BIN, descendants, exitWithin, readUntil, ROOT, spawnA2A, tempDir, testStore } from "../harness/run";
+import { a2a, BIN, descendants, exitWithin, readUntil, ROOT, spawnA2A, tempDir, testStore, until } from "../harness/run";
 import { skipped as claudeSkipped } from "./fixtures/claude";
 import { GIT_ENV, userRepo } from "./fixtures/crew";
 import { newText, standIn, type Request } from "./fixtures/messages-api";
@@ -140,6 +141,38 @@ describe("a2a crew up: keep_session against a hostile agent", () => {
     } finally {
       api.close();
     }
+  });
+
+  test("after a kill -9 of the supervisor, the next one's session does not take up the claim the dead one's session left: it runs out and goes back to the queue", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const id = (await a2a(["task", "add", "work", "one"], { dir: store.path })).stdout.trim();
+    // Each session claims what it can (a lease of 3 s), then works on it for ever.
+    const bin = join(d.path, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "claude"), `#!/bin/sh\ncat >/dev/null\n'${BIN}' task claim work --lease 3 >/dev/null 2>&1\nexec sleep 974.25\n`);
+    chmodSync(join(bin, "claude"), 0o755);
+    const file = crewFile(repo, { PATH: `${bin}:${process.env.PATH}` }, []);
+    writeFileSync(file, `lease = "2s"\n${readFileSync(file, "utf8")}`);
+    using first = upSession(file, repo, store.path);
+    const pid = Number((await first.until(/ sal: session pid (\d+)\n/))[1]);
+    await until(() => JSON.parse(Bun.spawnSync([BIN, "task", "show", id, "--json"], { env: { ...process.env, A2A_DIR: store.path } }).stdout.toString()).state === "claimed", 30_000, "the session's claim");
+    first.p.kill("SIGKILL");
+    await first.p.exited;
+    // Its lease runs out (a wait on it), then the next supervisor ends the run it left.
+    const lease = `crewhost.long.${hostname().replace(/[^A-Za-z0-9._-]/g, "-")}`;
+    expect(await a2a(["lease", "take", lease, "--as", "probe", "--wait", "--timeout", "60"], { dir: store.path })).toMatchObject({ code: 0 });
+    expect(await a2a(["lease", "release", lease, "--as", "probe"], { dir: store.path })).toMatchObject({ code: 0 });
+    using second = upSession(file, repo, store.path);
+    await second.until(new RegExp(`ended the run of sal \\(pid ${pid}\\)`));
+    await second.until(/ sal: session pid \d+\n/);
+    // Not renewed by the new session: the claim runs out, an expired attempt, and the task is ready.
+    await until(() => JSON.parse(Bun.spawnSync([BIN, "task", "show", id, "--json"], { env: { ...process.env, A2A_DIR: store.path } }).stdout.toString()).state === "ready", 30_000, "the left claim to run out", 100);
+    expect((await show(store.path, id)).attempts).toEqual([expect.objectContaining({ attempt: 1, outcome: "expired", assignee: "sal" })]);
+    expect(await status(store.path)).toMatchObject({ state: "waiting", task: null });
+    expect(await a2a(["crew", "down", "long"], { dir: store.path })).toMatchObject({ code: 0 });
+    expect(await exitWithin(second.p, 60_000)).toBe(0);
   });
 
   test("crew restart of a keep_session worker in backoff starts its session again at once", async () => {
