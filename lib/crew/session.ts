@@ -138,6 +138,7 @@ async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
   // by the takeover) are not this session's: adopted, they were renewed for ever (and ended an
   // innocent session at the time limit); left alone, they run out and go back to their queue.
   const stale = new Set((await heldBy(store, w, [], true).catch(() => [])).map((h) => `${h.id} ${h.attempt}`));
+  let idle = true; // the worker is said `waiting` (sessionLoop said so before starting it)
   let looking: Promise<unknown> = Promise.resolve();
   let scanned = 0; // when its queues were last scanned whole (at a third of the crew's lease)
   const look = async (full = false) => {
@@ -152,6 +153,7 @@ async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
     for (const c of current) {
       if (!held.has(c.id)) {
         held.set(c.id, c);
+        idle = false;
         await presence.working(c);
         await set(w.name, { state: "working", task: { queue: c.queue, id: c.id, attempt: c.attempt } });
       }
@@ -169,7 +171,12 @@ async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
       const rec = await findTask(store, id).catch(() => undefined);
       if (rec && w.queues.includes(rec.queue) && !held.has(id) && rec.updated_at >= began) await settle({ id, attempt: rec.attempt }, true);
     }
-    if (!current.length && held.size === 0) await set(w.name, { state: "waiting", task: null });
+    // Said once, as it becomes so: each set publishes the crew's status (a write, and a wake of
+    // every reader), and an idle session is looked at twice a second.
+    if (!current.length && held.size === 0 && !idle) {
+      idle = true;
+      await set(w.name, { state: "waiting", task: null });
+    }
   };
   const timer = setInterval(() => (looking = looking.then(() => look()).catch(() => {})), WATCH_MS);
   let r: RunEnd;

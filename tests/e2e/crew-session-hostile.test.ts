@@ -175,6 +175,35 @@ describe("a2a crew up: keep_session against a hostile agent", () => {
     expect(await exitWithin(second.p, 60_000)).toBe(0);
   });
 
+  test("an idle session does not publish the crew's status at each look: it is written when something changes", async () => {
+    using d = tempDir();
+    using store = testStore();
+    const repo = userRepo(d.path);
+    const bin = join(d.path, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "claude"), `#!/bin/sh\ncat >/dev/null\nexec sleep 974.5\n`);
+    chmodSync(join(bin, "claude"), 0o755);
+    const file = crewFile(repo, { PATH: `${bin}:${process.env.PATH}` }, []);
+    writeFileSync(file, `lease = "3s"\n${readFileSync(file, "utf8")}`);
+    using sup = upSession(file, repo, store.path);
+    await sup.until(/ sal: session pid \d+\n/);
+    const crew = async () => JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0];
+    const before = await crew();
+    expect(before.workers[0]).toMatchObject({ state: "waiting", task: null });
+    // Two renewals of the crew's lease (every second): several looks at the session (every 0.5 s).
+    const lease = `crewhost.long.${hostname().replace(/[^A-Za-z0-9._-]/g, "-")}`;
+    const expiry = async () => JSON.parse((await a2a(["lease", "list", lease, "--json"], { dir: store.path })).stdout)[0].expires_at;
+    const bound = Date.now() + 30_000;
+    for (let seen = await expiry(), renewals = 0; renewals < 2; ) {
+      if (Date.now() > bound) throw new Error("the crew's lease was not renewed twice in 30 s");
+      const now = await expiry();
+      if (now !== seen) (seen = now), renewals++;
+    }
+    expect((await crew()).updated_at).toBe(before.updated_at);
+    expect(await a2a(["crew", "down", "long"], { dir: store.path })).toMatchObject({ code: 0 });
+    expect(await exitWithin(sup.p, 60_000)).toBe(0);
+  });
+
   test("crew restart of a keep_session worker in backoff starts its session again at once", async () => {
     using d = tempDir();
     using store = testStore();
