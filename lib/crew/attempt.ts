@@ -31,7 +31,13 @@ export interface AttemptEnd {
 export const shortDuration = (sec: number) =>
   sec % 3600 === 0 ? `${sec / 3600}h` : sec % 60 === 0 ? `${sec / 60}m` : sec >= 1 ? `${+sec.toFixed(3)}s` : `${Math.round(sec * 1000)}ms`;
 
-const tailOf = (s: string) => s.trim().split("\n").slice(-5).join("\n").slice(-1000);
+// A run's output is anyone's text (a model's, a tool's): in a reason it is shown on terminals
+// (the supervisor's lines, a2a crew, task show), so its escape sequences (colours, but also a
+// title, a clear screen, the clipboard) are dropped and other control characters but the line
+// ends made spaces; the log keeps the output as it came.
+const ESCAPES = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|\x9b[0-?]*[ -/]*[@-~]/g;
+const printable = (s: string) => s.replace(ESCAPES, "").replace(/\r\n?/g, "\n").replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, " ");
+const tailOf = (s: string) => printable(s).trim().split("\n").slice(-5).join("\n").slice(-1000);
 
 // Why a run failed: how it ended, and the tail of what it said (`errors`: of its stderr, where
 // its stdout is its result; else of all its output), so the reason shows the error.

@@ -65,7 +65,12 @@ export async function sessionLoop(store: Store, spec: CrewSpec, w: WorkerSpec, l
         return;
       }
       set(w.name, { state: "backoff", failures: counts.failures, task: null, reason: end.reason });
-      if (!(await pause(Math.min(w.backoffSec * 2 ** (counts.failures - 1), backoffCapSec) * 1000, stop))) break;
+      // A restart cuts the backoff short: the session is started again at once.
+      if (!(await pause(Math.min(w.backoffSec * 2 ** (counts.failures - 1), backoffCapSec) * 1000, AbortSignal.any([stop, restart.get()])))) {
+        if (stop.aborted) break;
+        restart.renew();
+        set(w.name, { restarts: ++restarted });
+      }
     }
     set(w.name, { state: "stopped", task: null });
   } finally {
@@ -73,13 +78,15 @@ export async function sessionLoop(store: Store, spec: CrewSpec, w: WorkerSpec, l
   }
 }
 
-// What the session holds, of the tasks of w's queues claimed under its name: the one its a2a mcp
-// recorded as claimed last (the session's record: one small read), each one seen held before,
-// and, when `full`, every claimed task of its queues (a claim the record does not name).
+// What the session holds, the tasks claimed under its name: the one its a2a mcp recorded as
+// claimed last (the session's record: one small read), each one seen held before, and, when
+// `full`, every claimed task of its queues (a claim the record does not name). A claim from a
+// queue not its own counts as well (a model may claim anywhere): renewed while it runs, given back
+// or failed when it ends, rather than left held after the crew is gone.
 async function heldBy(store: Store, w: WorkerSpec, known: Iterable<string>, full: boolean): Promise<Held[]> {
   const ids = new Set(known);
   const rec = await readRecord(store, w.name).catch(() => undefined);
-  if (rec?.task && w.queues.includes(rec.task.queue)) ids.add(rec.task.id);
+  if (rec?.task) ids.add(rec.task.id);
   if (full) {
     for (const queue of w.queues) {
       for (const v of await listTasks(store, { queue, state: "claimed" }).catch(() => [])) if (v.assignee === w.name) ids.add(v.id);
@@ -88,7 +95,7 @@ async function heldBy(store: Store, w: WorkerSpec, known: Iterable<string>, full
   const out: Held[] = [];
   for (const id of ids) {
     const t = await findTask(store, id).catch(() => undefined);
-    if (t?.state === "claimed" && t.claim?.assignee === w.name && w.queues.includes(t.queue)) out.push({ id: t.id, queue: t.queue, attempt: t.claim.attempt, token: t.claim.token, claimedAt: t.claim.claimed_at, leaseSec: t.claim.lease_sec });
+    if (t?.state === "claimed" && t.claim?.assignee === w.name) out.push({ id: t.id, queue: t.queue, attempt: t.claim.attempt, token: t.claim.token, claimedAt: t.claim.claimed_at, leaseSec: t.claim.lease_sec });
   }
   return out;
 }
@@ -116,6 +123,10 @@ async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
   // A task claimed and ended between two looks is never seen held: the session's own output says
   // it ended one (task_done's answer, "Task ID is done.", which the agent's JSON events carry),
   // and the task's record says whether it is so.
+  // A model's text can say so too, of any task: only one done since this session began counts
+  // (one done before, by an earlier session or another worker, would count again and reset the
+  // give-up count of a session that does nothing).
+  const began = nowSec();
   const saidDone = new Set<string>();
   let partial = "";
   const hear = (chunk: string) => {
@@ -123,13 +134,18 @@ async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
     for (const m of text.matchAll(/Task (\d+-[0-9a-f]{8}) is done\./g)) saidDone.add(m[1]);
     partial = text.slice(-64);
   };
+  // Claims under its name from before this session (a run of a supervisor killed with -9, ended
+  // by the takeover) are not this session's: adopted, they were renewed for ever (and ended an
+  // innocent session at the time limit); left alone, they run out and go back to their queue.
+  const stale = new Set((await heldBy(store, w, [], true).catch(() => [])).map((h) => `${h.id} ${h.attempt}`));
+  let idle = true; // the worker is said `waiting` (sessionLoop said so before starting it)
   let looking: Promise<unknown> = Promise.resolve();
   let scanned = 0; // when its queues were last scanned whole (at a third of the crew's lease)
   const look = async (full = false) => {
     const now = nowSec();
     full ||= now - scanned >= spec.leaseSec / 3;
     if (full) scanned = now;
-    const current = await heldBy(store, w, held.keys(), full);
+    const current = (await heldBy(store, w, held.keys(), full)).filter((c) => !stale.has(`${c.id} ${c.attempt}`));
     for (const [id, h] of held) if (!current.some((c) => c.id === id && c.attempt === h.attempt)) {
       held.delete(id);
       await settle(h);
@@ -137,6 +153,7 @@ async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
     for (const c of current) {
       if (!held.has(c.id)) {
         held.set(c.id, c);
+        idle = false;
         await presence.working(c);
         await set(w.name, { state: "working", task: { queue: c.queue, id: c.id, attempt: c.attempt } });
       }
@@ -152,9 +169,14 @@ async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
     for (const id of saidDone) {
       saidDone.delete(id);
       const rec = await findTask(store, id).catch(() => undefined);
-      if (rec && w.queues.includes(rec.queue) && !held.has(id)) await settle({ id, attempt: rec.attempt }, true);
+      if (rec && w.queues.includes(rec.queue) && !held.has(id) && rec.updated_at >= began) await settle({ id, attempt: rec.attempt }, true);
     }
-    if (!current.length && held.size === 0) await set(w.name, { state: "waiting", task: null });
+    // Said once, as it becomes so: each set publishes the crew's status (a write, and a wake of
+    // every reader), and an idle session is looked at twice a second.
+    if (!current.length && held.size === 0 && !idle) {
+      idle = true;
+      await set(w.name, { state: "waiting", task: null });
+    }
   };
   const timer = setInterval(() => (looking = looking.then(() => look()).catch(() => {})), WATCH_MS);
   let r: RunEnd;

@@ -17,20 +17,24 @@ export interface Usage {
   cost: number | null; // US dollars, where the agent says
 }
 
-const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0);
+// What an agent's stream says is not trusted (a broken CLI, a proxy, a model's own output): a
+// count of tokens is a whole number, a cost a finite one, neither negative; anything else is no
+// count (0 tokens) or an unknown cost (null), never a figure that would lower, or overflow, a total.
+const n = (v: unknown) => (Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : 0);
+const usd = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : null);
 
 // One event's usage, and whether it replaces what was counted so far (a run's totals) or adds to it.
 function eventUsage(agent: string, e: any): { u: Usage; total: boolean } | undefined {
   if (!e || typeof e !== "object") return undefined;
   if (agent === "claude" && e.type === "result" && e.usage) {
     const u = e.usage;
-    return { u: { input: n(u.input_tokens) + n(u.cache_creation_input_tokens) + n(u.cache_read_input_tokens), output: n(u.output_tokens), cost: typeof e.total_cost_usd === "number" ? e.total_cost_usd : null }, total: true };
+    return { u: { input: n(u.input_tokens) + n(u.cache_creation_input_tokens) + n(u.cache_read_input_tokens), output: n(u.output_tokens), cost: usd(e.total_cost_usd) }, total: true };
   }
   if (agent === "codex" && e.type === "turn.completed" && e.usage) return { u: { input: n(e.usage.input_tokens), output: n(e.usage.output_tokens), cost: null }, total: false };
   if (agent === "gemini" && e.type === "result" && e.stats) return { u: { input: n(e.stats.input_tokens), output: n(e.stats.output_tokens), cost: null }, total: true };
   if (agent === "opencode" && e.type === "step_finish" && e.part?.tokens) {
     const t = e.part.tokens;
-    return { u: { input: n(t.input) + n(t.cache?.read) + n(t.cache?.write), output: n(t.output) + n(t.reasoning), cost: typeof e.part.cost === "number" ? e.part.cost : null }, total: false };
+    return { u: { input: n(t.input) + n(t.cache?.read) + n(t.cache?.write), output: n(t.output) + n(t.reasoning), cost: usd(e.part.cost) }, total: false };
   }
   return undefined;
 }
