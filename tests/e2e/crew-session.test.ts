@@ -350,6 +350,10 @@ describe("a2a crew up: keep_session", () => {
       }
       expect(JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0].proc?.pid).toBe(pid);
       expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("opencode");
+      // A task claimed and done between two of the supervisor's looks is counted when the session
+      // says so in its output, which may come a moment after the task's record: wait for the count.
+      const done = async () => JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0].done;
+      for (const end = Date.now() + 60_000; (await done()) !== 2; await Bun.sleep(100)) if (Date.now() > end) throw new Error("the supervisor did not count both tasks within 60 s");
       expect(await a2a(["crew", "down", "long"], { dir: store.path })).toMatchObject({ code: 0 });
       expect(await exitWithin(sup.p, 60_000)).toBe(0);
       expect(JSON.parse((await a2a(["crew", "--json"], { dir: store.path })).stdout)[0].workers[0]).toMatchObject({ state: "stopped", done: 2, failed: 0, failures: 0 });
