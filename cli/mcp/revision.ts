@@ -94,7 +94,9 @@ export class Revision {
     }
     const version = meta[PROTOCOL_VERSION];
     if (version !== REVISION) {
-      return this.reply(msg, undefined, error(msg.id, UNSUPPORTED_VERSION, `unsupported protocol version ${JSON.stringify(version)}: send ${REVISION} in _meta, or none and initialize`, { supported: [REVISION], requested: String(version) }));
+      // Not String(version): an object without a usable toString throws. Cut: it is echoed twice.
+      const requested = (typeof version === "string" ? version : JSON.stringify(version) ?? "undefined").slice(0, 100);
+      return this.reply(msg, undefined, error(msg.id, UNSUPPORTED_VERSION, `unsupported protocol version ${JSON.stringify(requested)}: send ${REVISION} in _meta, or none and initialize`, { supported: [REVISION], requested }));
     }
     const caps = meta[CLIENT_CAPABILITIES];
     if (!isObject(caps)) {
@@ -108,7 +110,8 @@ export class Revision {
       this.host.client(this.named ? (info as Implementation) : undefined, caps);
     }
     if (REMOVED.has(msg.method)) return this.reply(msg, undefined, error(msg.id, METHOD_NOT_FOUND, `method not found: ${msg.method} is not part of protocol version ${REVISION}`));
-    const level = LEVELS.indexOf(String(meta[LOG_LEVEL]));
+    // indexOf, not String(): a client's value may be an object no string can be made of.
+    const level = LEVELS.indexOf(meta[LOG_LEVEL] as string);
     if (level >= 0) this.logLevel = level;
     if (msg.method === "server/discover") return this.reply(msg, this.complete("server/discover", this.discover()));
     if (msg.method === "subscriptions/listen") return this.listen(msg);
@@ -140,7 +143,7 @@ export class Revision {
       return "result" in msg ? [{ ...msg, result: this.complete(method, msg.result as Record<string, unknown>) } as JSONRPCMessage] : [msg];
     }
     if (!this.modern || !("method" in msg) || "id" in msg) return [msg];
-    if (msg.method === "notifications/message") return LEVELS.indexOf(String(msg.params?.level)) >= this.logLevel ? [msg] : [];
+    if (msg.method === "notifications/message") return LEVELS.indexOf(msg.params?.level as string) >= this.logLevel ? [msg] : [];
     const uri = (msg.params as { uri?: unknown } | undefined)?.uri;
     const gate = CHANGES[msg.method];
     if (!gate && msg.method !== "notifications/resources/updated") return [msg];

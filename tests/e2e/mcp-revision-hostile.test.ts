@@ -1,0 +1,50 @@
+// Revision 2026-07-28 on `a2a mcp`'s stdio against a client that does not play by the book
+// (cli/mcp/revision.ts, issue 37): envelope values that are no strings. Raw lines, several in
+// one write where the order on the wire matters.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { RawClient } from "../harness/mcp";
+import { a2a, testStore, until } from "../harness/run";
+
+setDefaultTimeout(60_000);
+
+const REVISION = "2026-07-28";
+const VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
+const CAPS_KEY = "io.modelcontextprotocol/clientCapabilities";
+const envelope = { [VERSION_KEY]: REVISION, [CAPS_KEY]: {}, "io.modelcontextprotocol/clientInfo": { name: "hostile", version: "1" } };
+const line = (id: string, method: string, params: Record<string, unknown>) => JSON.stringify({ jsonrpc: "2.0", id, method, params });
+
+// The messages the server wrote after `from` that `pred` accepts, once there are `n` of them.
+async function seen(c: RawClient, from: number, pred: (m: any) => boolean, n = 1): Promise<any[]> {
+  await until(() => c.seen.slice(from).filter(pred).length >= n, 30_000, "the server's messages");
+  return c.seen.slice(from).filter(pred);
+}
+
+describe("revision 2026-07-28: hostile envelopes", () => {
+  test("an envelope value no string can be made of is refused with its code, and the requests after it in the same write are served", async () => {
+    using d = testStore();
+    const c = new RawClient(d.path, { A2A_AGENT: "hostile" });
+    try {
+      // {"toString": 1}: String() of it throws; that threw out of the transport's reader and
+      // lost this request and every line after it in the chunk, unanswered.
+      const lines = [
+        line("bad-version", "tools/list", { _meta: { [VERSION_KEY]: { toString: 1 }, [CAPS_KEY]: {} } }),
+        line("bad-level", "tools/list", { _meta: { ...envelope, "io.modelcontextprotocol/logLevel": { toString: 1 } } }),
+        line("after", "tools/list", { _meta: envelope }),
+      ];
+      c.send(lines.join("\n"));
+      const answers = await seen(c, 0, (m) => ["bad-version", "bad-level", "after"].includes(m.id), 3);
+      const by = Object.fromEntries(answers.map((m) => [m.id, m]));
+      expect(by["bad-version"].error).toMatchObject({ code: -32022, data: { supported: [REVISION], requested: '{"toString":1}' } });
+      expect(by["bad-version"].error.message).not.toContain("\n");
+      // A log level that is none is no level: the request is served, with no log lines asked for.
+      expect(by["bad-level"].result).toMatchObject({ resultType: "complete" });
+      expect(by.after.result.tools.length).toBeGreaterThan(0);
+      // A version as long as a line is not echoed whole, twice.
+      const long = await c.request("tools/list", { _meta: { [VERSION_KEY]: "9".repeat(100_000), [CAPS_KEY]: {} } });
+      expect(long.error.code).toBe(-32022);
+      expect(JSON.stringify(long.error).length).toBeLessThan(1000);
+    } finally {
+      c.kill();
+    }
+  });
+});
