@@ -1,6 +1,7 @@
 // Revision 2026-07-28 on `a2a mcp`'s stdio against a client that does not play by the book
-// (cli/mcp/revision.ts, issue 37): envelope values that are no strings. Raw lines, several in
-// one write where the order on the wire matters.
+// (cli/mcp/revision.ts, issue 37): envelope values that are no strings, listens cancelled while
+// they are being acknowledged. Raw lines, several in one write where the order on the wire
+// matters.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { RawClient } from "../harness/mcp";
 import { a2a, testStore, until } from "../harness/run";
@@ -43,6 +44,36 @@ describe("revision 2026-07-28: hostile envelopes", () => {
       const long = await c.request("tools/list", { _meta: { [VERSION_KEY]: "9".repeat(100_000), [CAPS_KEY]: {} } });
       expect(long.error.code).toBe(-32022);
       expect(JSON.stringify(long.error).length).toBeLessThan(1000);
+    } finally {
+      c.kill();
+    }
+  });
+});
+
+describe("revision 2026-07-28: listens cancelled while acknowledged", () => {
+  test("a listen cancelled right behind its request leaves its slot watched for nobody: an initialize later sends no update of it", async () => {
+    using d = testStore();
+    for (const name of ["watched", "marker"]) expect((await a2a(["publish", name, "v1"], { dir: d.path })).code).toBe(0);
+    const c = new RawClient(d.path, { A2A_AGENT: "canceller" });
+    try {
+      // Each cancel follows its listen in the same write: the unsubscribe a2a makes for it
+      // overtook the subscribe's baseline read, which then subscribed the slot again.
+      for (let i = 0; i < 20; i++) {
+        const listen = line(`listen-${i}`, "subscriptions/listen", { notifications: { resourceSubscriptions: ["a2a://slot/watched"] }, _meta: envelope });
+        c.send(`${listen}\n${JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: `listen-${i}` } })}`);
+      }
+      expect((await c.request("tools/list", { _meta: envelope })).result).toBeDefined();
+      // A session now: its updates go out unsolicited, for what it subscribed (the marker) only.
+      expect((await c.initialize(15_000, "2025-11-25")).result.protocolVersion).toBe("2025-11-25");
+      expect((await c.request("resources/subscribe", { uri: "a2a://slot/marker" })).result).toEqual({});
+      const mark = c.seen.length;
+      // The slots' changes are read in the order they came: the marker's update comes after
+      // any of the watched slot's.
+      expect((await a2a(["publish", "watched", "v2"], { dir: d.path })).code).toBe(0);
+      expect((await a2a(["publish", "marker", "v2"], { dir: d.path })).code).toBe(0);
+      await seen(c, mark, (m) => m.method === "notifications/resources/updated" && m.params?.uri === "a2a://slot/marker");
+      expect(c.seen.slice(mark).filter((m) => m.method === "notifications/resources/updated").map((m) => m.params.uri)).toEqual(["a2a://slot/marker"]);
+      expect(c.seen.some((m) => typeof m.id === "string" && m.id.startsWith("listen-"))).toBe(false);
     } finally {
       c.kill();
     }
