@@ -28,6 +28,7 @@ const CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
 const CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
 const SERVER_INFO = "io.modelcontextprotocol/serverInfo";
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
+export const ACKNOWLEDGED = "notifications/subscriptions/acknowledged";
 const UNSUPPORTED_VERSION = -32022;
 const INVALID_PARAMS = -32602;
 const METHOD_NOT_FOUND = -32601;
@@ -40,7 +41,7 @@ const CHANGES: Record<string, keyof Filter> = {
   "notifications/resources/list_changed": "resourcesListChanged",
 };
 const MAX_LISTENS = 64;
-const MAX_URIS = 256; // per listen: each is a watch subscription, asked of the SDK at once
+const MAX_URIS = 256; // per listen: each is a watch subscription asked of the SDK, served at once
 // What the revision removed (the handshake, ping, session-wide subscriptions and log level, the
 // SDK's own tasks): under it they are methods like any unknown one.
 const REMOVED = new Set(["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"]);
@@ -195,7 +196,7 @@ export class Revision {
 
   // The ack of a listen with what it honors; one that honors nothing ends at once, gracefully.
   private acknowledge(id: RequestId, honored: Filter): JSONRPCMessage[] {
-    const ack = this.stamp({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { notifications: { ...honored } } }, id);
+    const ack = this.stamp({ jsonrpc: "2.0", method: ACKNOWLEDGED, params: { notifications: { ...honored } } }, id);
     if (Object.keys(honored).length > 0) return [ack];
     this.listens.delete(id);
     return [ack, { jsonrpc: "2.0", id, result: this.complete("subscriptions/listen", { _meta: { [SUBSCRIPTION_ID]: id } }) } as unknown as JSONRPCMessage];

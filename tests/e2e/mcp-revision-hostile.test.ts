@@ -1,10 +1,10 @@
 // Revision 2026-07-28 on `a2a mcp`'s stdio against a client that does not play by the book
 // (cli/mcp/revision.ts, issue 37): envelope values that are no strings, listens cancelled while
-// they are being acknowledged. Raw lines, several in one write where the order on the wire
-// matters.
+// they are being acknowledged, listens from a client that does not read its answers. Raw lines,
+// several in one write where the order on the wire matters.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { RawClient } from "../harness/mcp";
-import { a2a, testStore, until } from "../harness/run";
+import { RawClient, UnreadClient } from "../harness/mcp";
+import { a2a, tempDir, testStore, until } from "../harness/run";
 
 setDefaultTimeout(60_000);
 
@@ -76,6 +76,36 @@ describe("revision 2026-07-28: listens cancelled while acknowledged", () => {
       expect(c.seen.some((m) => typeof m.id === "string" && m.id.startsWith("listen-"))).toBe(false);
     } finally {
       c.kill();
+    }
+  });
+});
+
+describe("revision 2026-07-28: a client that does not read its answers", () => {
+  test("its listen waits its turn like any request, and is acknowledged once the client reads", async () => {
+    using d = testStore();
+    using f = tempDir("a2a-fifo-");
+    expect((await a2a(["publish", "big", "-", "-q"], { dir: d.path, stdin: "x".repeat(1024 * 1024) })).code).toBe(0);
+    const c = new UnreadClient(d.path, f.path, { A2A_LOG: "1" });
+    try {
+      // Eight answers of 2 MiB each that nobody reads: the server holds what comes next.
+      const waits = Array.from({ length: 8 }, (_, i) => line(`w${i}`, "tools/call", { name: "agent_wait", arguments: { name: "big" }, _meta: envelope }));
+      c.send(...waits);
+      await c.stderrUntil((t) => /agent_wait -> ok/.test(t));
+      c.send(line("held", "tools/list", { _meta: envelope }));
+      await c.stderrUntil((t) => /not reading its answers/.test(t));
+      // The listen was armed at once, past the bounds, and its ack, a notification sent while
+      // answers waited unwritten, was refused: the client never heard its listen was in place.
+      c.send(line("listen", "subscriptions/listen", { notifications: { resourcesListChanged: true }, _meta: envelope }));
+      const r = c.reader();
+      const ack = await r.until((m) => m.method === "notifications/subscriptions/acknowledged", 30_000);
+      expect(ack.params).toMatchObject({ notifications: { resourcesListChanged: true }, _meta: { "io.modelcontextprotocol/subscriptionId": "listen" } });
+      await r.until((m) => m.id === "held");
+      // In its turn: after every request before it was answered.
+      const at = (pred: (m: any) => boolean) => r.seen.findIndex(pred);
+      expect(at((m) => m.id === "held")).toBeLessThan(at((m) => m.method === "notifications/subscriptions/acknowledged"));
+      r.stop();
+    } finally {
+      c.close();
     }
   });
 });
