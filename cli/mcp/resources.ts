@@ -128,6 +128,9 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
   const subscriptions = turns();
   const subscribe = async (uri: string) => {
     const name = nameOfUri(uri);
+    // Updates name the slot's own URI: one subscribed under another spelling (a needless
+    // percent-escape) would never match them (a listen's filter, a client's own).
+    if (uri !== slotUri(name)) throw new McpError(ErrorCode.InvalidParams, `not a slot's own URI: ${uri}: use ${slotUri(name)} (resources/list shows them)`);
     // Watch first, then take the baseline: a change between the two is never missed.
     const w = (watching ??= bus.slots.onChange(onChange));
     subscribing++;

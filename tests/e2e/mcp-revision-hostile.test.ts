@@ -80,6 +80,29 @@ describe("revision 2026-07-28: listens cancelled while acknowledged", () => {
   });
 });
 
+describe("revision 2026-07-28: listens on URIs that are no slot's own spelling", () => {
+  test("a percent-escaped slot URI is left out of the ack (no update would ever match it), and subscribe refuses it naming the slot's URI", async () => {
+    using d = testStore();
+    expect((await a2a(["publish", "watched", "v1"], { dir: d.path })).code).toBe(0);
+    const c = new RawClient(d.path, { A2A_AGENT: "escaper" });
+    try {
+      // %77 is "w": the slot's updates go out as a2a://slot/watched, which this listen's filter
+      // never matched, though its ack said it was honored.
+      const from = c.seen.length;
+      c.send(line("escaped", "subscriptions/listen", { notifications: { resourceSubscriptions: ["a2a://slot/%77atched"] }, _meta: envelope }));
+      const [end] = await seen(c, from, (m) => m.id === "escaped");
+      expect(end.result).toMatchObject({ resultType: "complete" });
+      expect(c.seen.slice(from).find((m) => m.method === "notifications/subscriptions/acknowledged").params.notifications).toEqual({});
+      expect((await c.initialize(15_000, "2025-11-25")).result.protocolVersion).toBe("2025-11-25");
+      const r = await c.request("resources/subscribe", { uri: "a2a://slot/%77atched" });
+      expect(r.error.code).toBe(-32602);
+      expect(r.error.message).toBe("not a slot's own URI: a2a://slot/%77atched: use a2a://slot/watched (resources/list shows them)");
+    } finally {
+      c.kill();
+    }
+  });
+});
+
 describe("revision 2026-07-28: a client that does not read its answers", () => {
   test("its listen waits its turn like any request, and is acknowledged once the client reads", async () => {
     using d = testStore();
