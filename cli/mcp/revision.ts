@@ -20,6 +20,7 @@
 // to the listens that asked for them (with their subscription id), log lines only at or above
 // the level an envelope asked for; progress and the channel push go out as before.
 
+import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId, ServerCapabilities, Implementation } from "@modelcontextprotocol/sdk/types.js";
 
 export const REVISION = "2026-07-28";
@@ -82,6 +83,9 @@ export class Revision {
   private modern = false;
   private named = false; // the client's identity was told
   private seq = 0;
+  // In a2a's own request ids: a client's request of the same id would take their answer (and
+  // a2a its), so the ids are none a client could know.
+  private readonly nonce = randomUUID();
   private logLevel = LEVELS.length; // log lines a revision client asked for (_meta logLevel): none by default
 
   constructor(private readonly host: RevisionHost) {}
@@ -203,7 +207,7 @@ export class Revision {
   }
 
   private own(method: string, params: Record<string, unknown> = {}, listen?: RequestId): Request {
-    const id = `a2a-${REVISION}-${++this.seq}`;
+    const id = `a2a-${this.nonce}-${++this.seq}`;
     this.internal.set(id, { listen, uri: typeof params.uri === "string" ? params.uri : undefined });
     return { jsonrpc: "2.0", id, method, params };
   }

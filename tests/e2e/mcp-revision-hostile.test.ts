@@ -80,6 +80,25 @@ describe("revision 2026-07-28: listens cancelled while acknowledged", () => {
   });
 });
 
+describe("revision 2026-07-28: request ids", () => {
+  test("a client's request whose id is the one a2a gave its own request (arming a listen) gets its own answer", async () => {
+    using d = testStore();
+    const c = new RawClient(d.path, { A2A_AGENT: "guesser" });
+    try {
+      // a2a's first own request had the id a2a-2026-07-28-1: a client's tools/list of that id
+      // got the resources/list answer a2a made to arm the listen, or none.
+      const from = c.seen.length;
+      c.send([line("listen", "subscriptions/listen", { notifications: { resourcesListChanged: true }, _meta: envelope }), line(`a2a-${REVISION}-1`, "tools/list", { _meta: envelope })].join("\n"));
+      await seen(c, from, (m) => m.method === "notifications/subscriptions/acknowledged");
+      const [answer] = await seen(c, from, (m) => m.id === `a2a-${REVISION}-1`);
+      expect(answer.result.tools.map((t: any) => t.name)).toContain("agent_publish");
+      expect(answer.result.resources).toBeUndefined();
+    } finally {
+      c.kill();
+    }
+  });
+});
+
 describe("revision 2026-07-28: listens on URIs that are no slot's own spelling", () => {
   test("a percent-escaped slot URI is left out of the ack (no update would ever match it), and subscribe refuses it naming the slot's URI", async () => {
     using d = testStore();
