@@ -33,6 +33,7 @@ export const ACKNOWLEDGED = "notifications/subscriptions/acknowledged";
 const UNSUPPORTED_VERSION = -32022;
 const INVALID_PARAMS = -32602;
 const METHOD_NOT_FOUND = -32601;
+const INVALID_REQUEST = -32600;
 const LOG_LEVEL = "io.modelcontextprotocol/logLevel";
 // Results a client may cache: a2a's change at any moment (slots come and go), so never for long.
 const CACHEABLE = new Set(["server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read", "prompts/list"]);
@@ -90,8 +91,11 @@ export class Revision {
 
   constructor(private readonly host: RevisionHost) {}
 
-  inbound(msg: Request): Inbound {
+  // `batched`: an element of a 2025-03-26 batch. The revision has no batches: one of its
+  // requests there is refused, not served as the session's (ping answered, discover unknown).
+  inbound(msg: Request, batched = false): Inbound {
     const meta = isObject(msg.params?._meta) ? msg.params._meta : undefined;
+    if (batched) return meta && PROTOCOL_VERSION in meta ? this.reply(msg, undefined, error(msg.id, INVALID_REQUEST, `invalid request: a batch holds no request of protocol version ${REVISION}, which has no batches: send it alone on its line`)) : PASS;
     if (!meta || !(PROTOCOL_VERSION in meta)) {
       if (msg.method === "initialize") [this.legacy, this.modern] = [true, false]; // a session from now on
       if (msg.method !== "server/discover") return PASS; // 2025-era traffic

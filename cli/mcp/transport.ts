@@ -211,10 +211,10 @@ export class DeliveryTransport extends StdioServerTransport {
         this.write(w.answer, false).catch(() => {});
         continue;
       }
-      const r = w.batched ? undefined : this.revision?.inbound(w.request as Parameters<Revision["inbound"]>[0]);
+      const r = this.revision?.inbound(w.request as Parameters<Revision["inbound"]>[0], w.batched);
       if (!r || r.pass) this.serve(w.request);
       else {
-        for (const answer of r.replies) this.write(answer, false).catch(() => {});
+        for (const answer of r.replies) this.write(answer, !!w.batched).catch(() => {}); // batched: into its array
         for (const own of r.internal) this.serve(own as Served);
       }
     }

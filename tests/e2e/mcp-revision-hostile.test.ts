@@ -80,6 +80,36 @@ describe("revision 2026-07-28: listens cancelled while acknowledged", () => {
   });
 });
 
+describe("revision 2026-07-28: inside a 2025-03-26 batch", () => {
+  test("an element with the revision's envelope is refused in the batch's answer; the session's elements are served", async () => {
+    using d = testStore();
+    const c = new RawClient(d.path, { A2A_AGENT: "batcher" });
+    try {
+      expect((await c.initialize(15_000, "2025-03-26")).result.protocolVersion).toBe("2025-03-26");
+      const from = c.seen.length;
+      // Served as the session's, they were answered otherwise than alone on their line: ping
+      // (removed by the revision) answered, server/discover unknown.
+      const batch = [
+        { jsonrpc: "2.0", id: "discover", method: "server/discover", params: { _meta: envelope } },
+        { jsonrpc: "2.0", id: "ping", method: "ping", params: { _meta: envelope } },
+        { jsonrpc: "2.0", id: "session", method: "ping" },
+      ];
+      c.send(JSON.stringify(batch));
+      await until(() => c.seen.length > from && Array.isArray(c.seen.at(-1)), 30_000, "the batch's answer");
+      const answers = Object.fromEntries((c.seen.at(-1) as any[]).map((m) => [m.id, m]));
+      for (const id of ["discover", "ping"]) {
+        expect(answers[id].error).toMatchObject({ code: -32600 });
+        expect(answers[id].error.message).toContain("send it alone on its line");
+      }
+      expect(answers.session.result).toEqual({});
+      // Alone on its line, the same request is the revision's.
+      expect((await c.request("server/discover", { _meta: envelope })).result.supportedVersions).toEqual([REVISION]);
+    } finally {
+      c.kill();
+    }
+  });
+});
+
 describe("revision 2026-07-28: request ids", () => {
   test("a client's request whose id is the one a2a gave its own request (arming a listen) gets its own answer", async () => {
     using d = testStore();
