@@ -159,8 +159,8 @@ describe("revision 2026-07-28: a client that does not read its answers", () => {
     expect((await a2a(["publish", "big", "-", "-q"], { dir: d.path, stdin: "x".repeat(1024 * 1024) })).code).toBe(0);
     const c = new UnreadClient(d.path, f.path, { A2A_LOG: "1" });
     try {
-      // Eight answers of 2 MiB each that nobody reads: the server holds what comes next.
-      const waits = Array.from({ length: 8 }, (_, i) => line(`w${i}`, "tools/call", { name: "agent_wait", arguments: { name: "big" }, _meta: envelope }));
+      // Answers of 2 MiB each that nobody reads: the server holds what comes next.
+      const waits = Array.from({ length: 40 }, (_, i) => line(`w${i}`, "tools/call", { name: "agent_wait", arguments: { name: "big" }, _meta: envelope }));
       c.send(...waits);
       await c.stderrUntil((t) => /agent_wait -> ok/.test(t));
       c.send(line("held", "tools/list", { _meta: envelope }));
