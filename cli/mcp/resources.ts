@@ -122,8 +122,15 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
   const unwatch = (w: Promise<() => void>): Promise<void> =>
     w.then((off) => off(), () => {}).catch((e) => ctx.warn(`resource watch: ${(e as Error).message}`));
 
-  server.server.setRequestHandler(SubscribeRequestSchema, async (req) => {
-    const name = nameOfUri(req.params.uri);
+  // Subscribes and unsubscribes run one at a time, in the order they came: an unsubscribe that
+  // overtook its subscribe's baseline read (sent right behind it, or a listen cancelled while
+  // being acknowledged: revision.ts) was undone by it, and the slot stayed watched for nobody.
+  const subscriptions = turns();
+  const subscribe = async (uri: string) => {
+    const name = nameOfUri(uri);
+    // Updates name the slot's own URI: one subscribed under another spelling (a needless
+    // percent-escape) would never match them (a listen's filter, a client's own).
+    if (uri !== slotUri(name)) throw new McpError(ErrorCode.InvalidParams, `not a slot's own URI: ${uri}: use ${slotUri(name)} (resources/list shows them)`);
     // Watch first, then take the baseline: a change between the two is never missed.
     const w = (watching ??= bus.slots.onChange(onChange));
     subscribing++;
@@ -141,18 +148,20 @@ export function registerResources(server: McpServer, ctx: McpCtx): { close(): vo
     } finally {
       subscribing--;
     }
-    ctx.log(`subscribed to ${req.params.uri}`);
+    ctx.log(`subscribed to ${uri}`);
     return {};
-  });
-  server.server.setRequestHandler(UnsubscribeRequestSchema, async (req) => {
-    last.delete(nameOfUri(req.params.uri));
+  };
+  const unsubscribe = async (uri: string) => {
+    last.delete(nameOfUri(uri));
     if (last.size === 0 && subscribing === 0 && watching) {
       const w = watching;
       watching = undefined;
       await unwatch(w);
     }
     return {};
-  });
+  };
+  server.server.setRequestHandler(SubscribeRequestSchema, (req) => subscriptions(() => subscribe(req.params.uri)));
+  server.server.setRequestHandler(UnsubscribeRequestSchema, (req) => subscriptions(() => unsubscribe(req.params.uri)));
   return {
     close() {
       if (watching) void unwatch(watching);

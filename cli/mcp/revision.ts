@@ -20,6 +20,7 @@
 // to the listens that asked for them (with their subscription id), log lines only at or above
 // the level an envelope asked for; progress and the channel push go out as before.
 
+import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId, ServerCapabilities, Implementation } from "@modelcontextprotocol/sdk/types.js";
 
 export const REVISION = "2026-07-28";
@@ -28,9 +29,11 @@ const CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
 const CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
 const SERVER_INFO = "io.modelcontextprotocol/serverInfo";
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
+export const ACKNOWLEDGED = "notifications/subscriptions/acknowledged";
 const UNSUPPORTED_VERSION = -32022;
 const INVALID_PARAMS = -32602;
 const METHOD_NOT_FOUND = -32601;
+const INVALID_REQUEST = -32600;
 const LOG_LEVEL = "io.modelcontextprotocol/logLevel";
 // Results a client may cache: a2a's change at any moment (slots come and go), so never for long.
 const CACHEABLE = new Set(["server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read", "prompts/list"]);
@@ -40,7 +43,7 @@ const CHANGES: Record<string, keyof Filter> = {
   "notifications/resources/list_changed": "resourcesListChanged",
 };
 const MAX_LISTENS = 64;
-const MAX_URIS = 256; // per listen: each is a watch subscription, asked of the SDK at once
+const MAX_URIS = 256; // per listen: each is a watch subscription asked of the SDK, served at once
 // What the revision removed (the handshake, ping, session-wide subscriptions and log level, the
 // SDK's own tasks): under it they are methods like any unknown one.
 const REMOVED = new Set(["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"]);
@@ -81,12 +84,18 @@ export class Revision {
   private modern = false;
   private named = false; // the client's identity was told
   private seq = 0;
+  // In a2a's own request ids: a client's request of the same id would take their answer (and
+  // a2a its), so the ids are none a client could know.
+  private readonly nonce = randomUUID();
   private logLevel = LEVELS.length; // log lines a revision client asked for (_meta logLevel): none by default
 
   constructor(private readonly host: RevisionHost) {}
 
-  inbound(msg: Request): Inbound {
+  // `batched`: an element of a 2025-03-26 batch. The revision has no batches: one of its
+  // requests there is refused, not served as the session's (ping answered, discover unknown).
+  inbound(msg: Request, batched = false): Inbound {
     const meta = isObject(msg.params?._meta) ? msg.params._meta : undefined;
+    if (batched) return meta && PROTOCOL_VERSION in meta ? this.reply(msg, undefined, error(msg.id, INVALID_REQUEST, `invalid request: a batch holds no request of protocol version ${REVISION}, which has no batches: send it alone on its line`)) : PASS;
     if (!meta || !(PROTOCOL_VERSION in meta)) {
       if (msg.method === "initialize") [this.legacy, this.modern] = [true, false]; // a session from now on
       if (msg.method !== "server/discover") return PASS; // 2025-era traffic
@@ -94,7 +103,9 @@ export class Revision {
     }
     const version = meta[PROTOCOL_VERSION];
     if (version !== REVISION) {
-      return this.reply(msg, undefined, error(msg.id, UNSUPPORTED_VERSION, `unsupported protocol version ${JSON.stringify(version)}: send ${REVISION} in _meta, or none and initialize`, { supported: [REVISION], requested: String(version) }));
+      // Not String(version): an object without a usable toString throws. Cut: it is echoed twice.
+      const requested = (typeof version === "string" ? version : JSON.stringify(version) ?? "undefined").slice(0, 100);
+      return this.reply(msg, undefined, error(msg.id, UNSUPPORTED_VERSION, `unsupported protocol version ${JSON.stringify(requested)}: send ${REVISION} in _meta, or none and initialize`, { supported: [REVISION], requested }));
     }
     const caps = meta[CLIENT_CAPABILITIES];
     if (!isObject(caps)) {
@@ -108,7 +119,8 @@ export class Revision {
       this.host.client(this.named ? (info as Implementation) : undefined, caps);
     }
     if (REMOVED.has(msg.method)) return this.reply(msg, undefined, error(msg.id, METHOD_NOT_FOUND, `method not found: ${msg.method} is not part of protocol version ${REVISION}`));
-    const level = LEVELS.indexOf(String(meta[LOG_LEVEL]));
+    // indexOf, not String(): a client's value may be an object no string can be made of.
+    const level = LEVELS.indexOf(meta[LOG_LEVEL] as string);
     if (level >= 0) this.logLevel = level;
     if (msg.method === "server/discover") return this.reply(msg, this.complete("server/discover", this.discover()));
     if (msg.method === "subscriptions/listen") return this.listen(msg);
@@ -140,7 +152,7 @@ export class Revision {
       return "result" in msg ? [{ ...msg, result: this.complete(method, msg.result as Record<string, unknown>) } as JSONRPCMessage] : [msg];
     }
     if (!this.modern || !("method" in msg) || "id" in msg) return [msg];
-    if (msg.method === "notifications/message") return LEVELS.indexOf(String(msg.params?.level)) >= this.logLevel ? [msg] : [];
+    if (msg.method === "notifications/message") return LEVELS.indexOf(msg.params?.level as string) >= this.logLevel ? [msg] : [];
     const uri = (msg.params as { uri?: unknown } | undefined)?.uri;
     const gate = CHANGES[msg.method];
     if (!gate && msg.method !== "notifications/resources/updated") return [msg];
@@ -192,14 +204,14 @@ export class Revision {
 
   // The ack of a listen with what it honors; one that honors nothing ends at once, gracefully.
   private acknowledge(id: RequestId, honored: Filter): JSONRPCMessage[] {
-    const ack = this.stamp({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { notifications: { ...honored } } }, id);
+    const ack = this.stamp({ jsonrpc: "2.0", method: ACKNOWLEDGED, params: { notifications: { ...honored } } }, id);
     if (Object.keys(honored).length > 0) return [ack];
     this.listens.delete(id);
     return [ack, { jsonrpc: "2.0", id, result: this.complete("subscriptions/listen", { _meta: { [SUBSCRIPTION_ID]: id } }) } as unknown as JSONRPCMessage];
   }
 
   private own(method: string, params: Record<string, unknown> = {}, listen?: RequestId): Request {
-    const id = `a2a-${REVISION}-${++this.seq}`;
+    const id = `a2a-${this.nonce}-${++this.seq}`;
     this.internal.set(id, { listen, uri: typeof params.uri === "string" ? params.uri : undefined });
     return { jsonrpc: "2.0", id, method, params };
   }

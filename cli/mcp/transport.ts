@@ -12,7 +12,8 @@
 // - stdin is read on while requests wait, so its end (the client is gone) is seen and the server
 //   exits even with stdout full; past MAX_BACKLOG bytes of waiting requests it is paused;
 // - while answers wait unwritten, the server's own notifications (progress, resource updates,
-//   mail pushes) are refused, not queued: each is sent again or superseded later.
+//   mail pushes; not a listen's ack: its answer) are refused, not queued: each is sent again or
+//   superseded later.
 //
 // Writing: send() resolves when the bytes were handed to the kernel's pipe (the write's
 // callback), not when stdout.write() returned (a full pipe queues them in memory, a write error
@@ -24,7 +25,7 @@
 // null` in tools/call is no arguments. Those answers wait their turn like requests.
 // A JSON array (a batch) is served, element by element, only in a session that negotiated
 // 2025-03-26 (batch.ts); else it is one -32600. Revision 2026-07-28 (revision.ts) sees each
-// request and each message out.
+// request in its turn (its own, a listen's watches, count as served) and each message out.
 
 import type { Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -32,7 +33,7 @@ import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import { JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { responseId, type Deliveries } from "./delivery";
 import { BATCH_VERSION, Batches, type Batch } from "./batch";
-import type { Revision } from "./revision";
+import { ACKNOWLEDGED, type Revision } from "./revision";
 
 // The longest input line served.
 export const MAX_LINE = 10 * 1024 * 1024;
@@ -43,10 +44,10 @@ const ITEM_COST = 512; // what a waiting request costs besides its bytes (the pa
 
 const idOf = (v: unknown): RequestId | null => (typeof v === "string" || (typeof v === "number" && Number.isFinite(v)) ? v : null);
 const ID_RE = /"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,16})/;
-const MiB = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
 
 // What waits its turn: a request to hand to the SDK, or an answer a2a gives (a bad line's error).
-type Waiting = { cost: number } & ({ request: JSONRPCMessage & { id: RequestId } } | { answer: JSONRPCMessage });
+type Served = JSONRPCMessage & { id: RequestId };
+type Waiting = { cost: number } & ({ request: Served; batched?: true } | { answer: JSONRPCMessage });
 
 export class DeliveryTransport extends StdioServerTransport {
   private pending: Buffer[] = []; // the start of a line not yet ended
@@ -140,9 +141,7 @@ export class DeliveryTransport extends StdioServerTransport {
 
   // One message, alone on its line or an element of `batch`.
   private acceptOne(value: any, bytes: number, batch?: Batch): void {
-    if (value && typeof value === "object" && value.method === "tools/call" && value.params && value.params.arguments === null) {
-      delete value.params.arguments; // "no arguments", as a client meant it
-    }
+    if (value?.method === "tools/call" && value.params?.arguments === null) delete value.params.arguments; // "no arguments", as a client meant it
     const parsed = JSONRPCMessageSchema.safeParse(value);
     if (!parsed.success) {
       const id = value && typeof value === "object" && !Array.isArray(value) ? idOf(value.id) : null;
@@ -154,10 +153,8 @@ export class DeliveryTransport extends StdioServerTransport {
     const msg = parsed.data;
     if ("method" in msg && "id" in msg) {
       if (msg.method === "initialize") this.initId = msg.id;
-      const r = batch ? undefined : this.revision?.inbound(msg as Parameters<Revision["inbound"]>[0]);
-      if (r && !r.pass) return this.own(r.internal, r.replies.map((answer) => ({ answer, cost: bytes + ITEM_COST })));
       if (batch) this.batches.add(batch, msg.id);
-      return this.wait({ request: msg, cost: bytes + ITEM_COST });
+      return this.wait({ request: msg, cost: bytes + ITEM_COST, ...(batch ? { batched: true as const } : {}) });
     }
     if ("method" in msg && msg.method === "notifications/cancelled") this.cancelled(idOf((msg.params as { requestId?: unknown } | undefined)?.requestId));
     this.onmessage?.(msg);
@@ -168,7 +165,7 @@ export class DeliveryTransport extends StdioServerTransport {
   private cancelled(id: RequestId | null): void {
     if (id === null) return;
     const ended = this.revision?.cancelled(id); // a listen (revision.ts): no request of the SDK's
-    if (ended) return this.own(ended);
+    if (ended) return ended.forEach((r) => this.serve(r as Served));
     const i = this.waiting.findIndex((w) => w && "request" in w && w.request.id === id);
     if (i >= 0) {
       this.waitingCost -= this.waiting[i]!.cost;
@@ -180,19 +177,18 @@ export class DeliveryTransport extends StdioServerTransport {
     this.batches.drop(id);
   }
 
-  // Answers of revision.ts wait their turn; its own requests go to the SDK at once (their
-  // answers are dropped).
-  private own(requests: unknown[], answers: Waiting[] = []): void {
-    for (const a of answers) this.wait(a);
-    for (const r of requests) this.onmessage?.(r as JSONRPCMessage);
-  }
-
-  private answered(id: RequestId): void {
-    const n = this.inFlight.get(id);
-    if (!n) return;
-    if (n > 1) this.inFlight.set(id, n - 1);
-    else this.inFlight.delete(id);
+  private answered(id: RequestId | undefined): boolean {
+    const n = id === undefined ? 0 : this.inFlight.get(id);
+    if (!n) return false;
+    if (n > 1) this.inFlight.set(id!, n - 1);
+    else this.inFlight.delete(id!);
     this.served--;
+    return true;
+  }
+  private serve(request: Served): void { // to the SDK, as served
+    this.inFlight.set(request.id, (this.inFlight.get(request.id) ?? 0) + 1);
+    this.served++;
+    this.onmessage?.(request);
   }
 
   private refuse(code: number, message: string, id: RequestId | null, bytes: number): void {
@@ -215,9 +211,12 @@ export class DeliveryTransport extends StdioServerTransport {
         this.write(w.answer, false).catch(() => {});
         continue;
       }
-      this.inFlight.set(w.request.id, (this.inFlight.get(w.request.id) ?? 0) + 1);
-      this.served++;
-      this.onmessage?.(w.request);
+      const r = this.revision?.inbound(w.request as Parameters<Revision["inbound"]>[0], w.batched);
+      if (!r || r.pass) this.serve(w.request);
+      else {
+        for (const answer of r.replies) this.write(answer, !!w.batched).catch(() => {}); // batched: into its array
+        for (const own of r.internal) this.serve(own as Served);
+      }
     }
     // Handed-over entries are dropped in bulk, not by one shift (a copy of the array) each.
     if (this.head > 1024 && this.head * 2 > this.waiting.length) {
@@ -235,22 +234,24 @@ export class DeliveryTransport extends StdioServerTransport {
   private noteHolding(): void {
     const unread = this.head < this.waiting.length && this.unwritten > MAX_UNWRITTEN;
     if (unread && !this.holding) {
-      this.log(`the client is not reading its answers (${MiB(this.unwritten)} unwritten): holding ${this.waiting.length - this.head} request(s) until it does`);
+      this.log(`the client is not reading its answers (${(this.unwritten / 2 ** 20).toFixed(1)} MiB unwritten): holding ${this.waiting.length - this.head} request(s) until it does`);
     }
     this.holding = unread;
   }
 
   override send(sent: JSONRPCMessage): Promise<void> {
-    return Promise.all((this.revision?.outbound(sent) ?? [sent]).map((m) => this.sendOne(m))).then(() => {});
+    const freed = this.answered(responseId(sent));
+    const out = this.revision?.outbound(sent) ?? [sent];
+    if (freed && !out.length) queueMicrotask(() => this.pump()); // dropped (revision.ts): no write's end will
+    return Promise.all(out.map((m) => this.sendOne(m))).then(() => {});
   }
 
   private sendOne(message: JSONRPCMessage): Promise<void> {
     const id = responseId(message);
-    if (id === undefined && "method" in message && !("id" in message) && this.unwritten > MAX_UNWRITTEN) {
+    if (id === undefined && "method" in message && !("id" in message) && message.method !== ACKNOWLEDGED && this.unwritten > MAX_UNWRITTEN) {
       return Promise.reject(new Error("the client is not reading: notification not sent"));
     }
     if (id === undefined) return this.write(message, true);
-    this.answered(id);
     if (id === this.initId && "result" in message) {
       const v = (message.result as { protocolVersion?: unknown }).protocolVersion;
       if (typeof v === "string") this.version = v;
@@ -275,8 +276,7 @@ export class DeliveryTransport extends StdioServerTransport {
 
   private writeLine(line: string, ids: RequestId[]): Promise<void> {
     // Bytes, and nothing else of the message kept: a waiting answer costs its size once.
-    const data = Buffer.from(line, "utf8");
-    const bytes = data.length;
+    const data = Buffer.from(line, "utf8"), bytes = data.length;
     this.unwritten += bytes;
     this.noteHolding();
     return new Promise<void>((resolve, reject) => {
