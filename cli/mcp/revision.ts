@@ -35,6 +35,8 @@ const INVALID_PARAMS = -32602;
 const METHOD_NOT_FOUND = -32601;
 const INVALID_REQUEST = -32600;
 const LOG_LEVEL = "io.modelcontextprotocol/logLevel";
+// Clients served the 2025 handshake even when they would take this revision (inbound).
+const WANTS_2025 = new Set(["claude-code"]);
 // Results a client may cache: a2a's change at any moment (slots come and go), so never for long.
 const CACHEABLE = new Set(["server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read", "prompts/list"]);
 const CHANGES: Record<string, keyof Filter> = {
@@ -113,6 +115,13 @@ export class Revision {
       return this.reply(msg, undefined, error(msg.id, INVALID_PARAMS, `invalid _meta envelope: ${CLIENT_CAPABILITIES} is ${problem}: send the client's capabilities on each request`, { envelope: { key: CLIENT_CAPABILITIES, problem } }));
     }
     const info = meta[CLIENT_INFO];
+    // Claude Code (2.x) skips channel notifications on a connection of this revision ("no
+    // unsolicited notification path"), and its channel is a2a's way into an idle session
+    // (wake-ways.ts): its discover is answered as a 2025 server answers it, so it falls back to
+    // initialize and a 2025 session, where the channel works.
+    if (msg.method === "server/discover" && isObject(info) && WANTS_2025.has(info.name as string)) {
+      return this.reply(msg, undefined, error(msg.id, METHOD_NOT_FOUND, `method not found: server/discover: this server speaks 2025-11-25 to ${info.name}, whose channel needs it: initialize`));
+    }
     if (!this.legacy) this.modern = true;
     if (!this.named) {
       this.named = isObject(info) && typeof info.name === "string";

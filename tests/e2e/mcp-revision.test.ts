@@ -59,6 +59,20 @@ describe("revision 2026-07-28 on stdio, no initialize", () => {
     }
   });
 
+  test("Claude Code's discover is answered as a 2025 server answers it, so it takes the handshake whose channel carries a2a's wake", async () => {
+    using d = testStore();
+    const c = new RawClient(d.path, { A2A_AGENT: "cc" });
+    try {
+      const claude = { ...envelope, "io.modelcontextprotocol/clientInfo": { name: "claude-code", version: "2.1.0" } };
+      const discover = await c.request("server/discover", withMeta({}, claude));
+      expect(discover.error).toMatchObject({ code: -32601 });
+      const init = await c.request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "claude-code", version: "2.1.0" } });
+      expect(init.result).toMatchObject({ protocolVersion: "2025-11-25", capabilities: { experimental: { "claude/channel": {} } } });
+    } finally {
+      c.kill();
+    }
+  });
+
   test("a bad envelope, an unsupported version and the removed methods are refused with the revision's codes", async () => {
     using d = testStore();
     const c = new RawClient(d.path, { A2A_AGENT: "modern" });
