@@ -8,7 +8,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { a2a, childEnv, tempDir, testStore } from "../harness/run";
+import { a2a, childEnv, tempDir, testStore, until } from "../harness/run";
 import { standIn, toolNames, toolResults, type Request } from "./fixtures/openai-chat";
 import { endTree, env, OPENCODE, serve, sessionSandbox, skipped, watchText, type Sandbox } from "./fixtures/opencode";
 
@@ -159,6 +159,7 @@ describe("opencode: mail wakes an idle session", () => {
     using d = tempDir();
     using store = testStore();
     const wakes: Record<string, number> = { ann: 0, bob: 0 };
+    const greeted: Record<string, number> = { ann: 0, bob: 0 }; // its user's first turn answered
     // Each session's model: woken, it reads its mail and answers the other session.
     const model = (me: string, other: string) => standIn(async (r) => {
       if (!byTools(r)) return [{ text: "a title" }];
@@ -169,6 +170,7 @@ describe("opencode: mail wakes an idle session", () => {
           return [{ tool: "a2a_check_messages", input: {} }];
         }
         if (userTexts(r).at(-1)?.includes("start the talk")) return [{ tool: "a2a_send_message", input: { to_id: other, message: "hello" } }];
+        greeted[me]++;
         return [{ text: "ok" }];
       }
       if (last === "a2a_check_messages") return [{ tool: "a2a_send_message", input: { to_id: other, message: `answer ${wakes[me]} from ${me}` } }];
@@ -182,7 +184,9 @@ describe("opencode: mail wakes an idle session", () => {
       // Each session's first turn, its user's: then both sit idle at their prompts.
       const ids = { ann: await servers.ann.newSession(), bob: await servers.bob.newSession() };
       await servers.bob.prompt(ids.bob, "hi");
-      await waitState(bob, "bob", "working");
+      // The turn is marked working before its model is asked, and may be over before a wait for
+      // `working` looks (the stand-in answers at once): wait for the answer, then for idle.
+      await until(() => greeted.bob > 0, 60_000, "bob's model to answer its user");
       await waitState(bob, "bob", "idle");
       await servers.ann.prompt(ids.ann, "start the talk with bob");
       // ann's mail wakes bob, bob's answer wakes ann, ...: bob's 6th wake is held.
