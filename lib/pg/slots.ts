@@ -8,7 +8,8 @@
 //   only where there is no row); where it does not, another change came first and the whole
 //   change runs again on what it wrote (decide is synchronous and pure: running it twice is
 //   safe). Two round trips, not four (BEGIN, select ... for update, write, COMMIT): the lock
-//   held across a round trip bought nothing a compare on the record does not;
+//   held across a round trip bought nothing a compare on the record does not; and one for a
+//   slot not there yet, whose insert is tried first and returns the record it found instead;
 // - what a change writes (chunk, record, dropped chunks) is that one statement (data-modifying
 //   CTEs that write only where the record was written), so it commits at once or not at all, and
 //   the row's trigger wakes the slots channel at that commit. The rare decisions one statement
@@ -73,22 +74,29 @@ const AGAIN = new Error("a concurrent change created the slot first");
 // The one statement of a change: the record written where the row holds `old` (or, with `old`
 // undefined, created where there is no row), with the decision's chunk stored and the run's
 // chunks dropped only where it was. The count of rows written: 0 when another change came first.
-async function compareAndSet(sql: SQL, name: string, old: string | undefined, text: string, chunk: Decision<unknown>["chunk"], drop: boolean): Promise<number> {
+// With `old` undefined it also returns the record it found instead (`found`), so a change whose
+// first guess was "no slot yet" needs no read before it: see `change`.
+async function compareAndSet(sql: SQL, name: string, old: string | undefined, text: string, chunk: Decision<unknown>["chunk"], drop: boolean): Promise<{ n: number; found?: string }> {
   const n = chunk ? chunk.n : null;
   const body = chunk ? Buffer.from(chunk.text, "utf8") : null;
   const rows = old === undefined
-    ? await sql`with w as (insert into slots (name, record) values (${name}, ${text}) on conflict (name) do nothing returning name),
+    ? await sql`with o as (select record from slots where name = ${name}),
+                w as (insert into slots (name, record) select ${name}, ${text} where not exists (select 1 from o)
+                      on conflict (name) do nothing returning name),
                 c as (insert into slot_chunks (name, n, body) select name, ${n}::integer, ${body}::bytea from w where ${n}::integer is not null
                       on conflict (name, n) do update set body = excluded.body),
                 d as (delete from slot_chunks where name = ${name} and ${drop}::boolean and exists (select 1 from w))
-           select count(*)::int as n from w`
+           select (select count(*)::int from w) as n, (select record from o) as found`
     : await sql`with w as (update slots set record = ${text} where name = ${name} and record = ${old} returning name),
                 c as (insert into slot_chunks (name, n, body) select name, ${n}::integer, ${body}::bytea from w where ${n}::integer is not null
                       on conflict (name, n) do update set body = excluded.body),
                 d as (delete from slot_chunks where name = ${name} and ${drop}::boolean and exists (select 1 from w))
            select count(*)::int as n from w`;
-  return rows[0].n;
+  return { n: rows[0].n, found: rows[0].found ?? undefined };
 }
+
+// A decision one statement can write (see the header); the others run `locked`.
+const oneStatement = (d: Decision<unknown>) => !(d.removeDamaged || (d.chunk && d.dropChunks) || (!d.record && (d.chunk || d.dropChunks)));
 
 export function pgSlots(pg: PgClient): SlotStorage {
   // The rare decisions one statement cannot say, with the row locked while `decide` runs.
@@ -115,15 +123,36 @@ export function pgSlots(pg: PgClient): SlotStorage {
       }
     }
   };
+  // A change first guesses that the slot is not there yet (a publish of a new name, the most
+  // common write): the decision on "absent" goes to the statement that creates the row only where
+  // there is none and otherwise returns the record it found. A new slot costs one round trip, not
+  // two; an existing one what it did (that statement instead of the read, then the compare-and-set
+  // on the record it returned). A decision the guess cannot write (it throws, writes nothing, or
+  // needs the row locked) is not tried: the record is read first. decide is pure: it runs again.
   const change = async <T>(sql: SQL, name: string, decide: (current: ReadResult) => Decision<T>): Promise<T> => {
+    // A connection lost under this read changed nothing (unchanged: the command says so).
+    const readOld = async () => ((rows) => (rows.length ? (rows[0].record as string) : undefined))(await unchanged(sql`select record from slots where name = ${name}`));
+    let guessing = true;
+    let old: string | undefined;
     for (;;) {
-      // A connection lost under this read changed nothing (unchanged: the command says so).
-      const rows = await unchanged(sql`select record from slots where name = ${name}`);
-      const old = rows.length ? (rows[0].record as string) : undefined;
-      const d = decide(old !== undefined ? readRow(name, old) : { kind: "absent" });
-      if (d.removeDamaged || (d.chunk && d.dropChunks) || (!d.record && (d.chunk || d.dropChunks))) return locked(sql, name, decide);
+      let d: Decision<T>;
+      try {
+        d = decide(old !== undefined ? readRow(name, old) : { kind: "absent" });
+      } catch (err) {
+        if (!guessing) throw err;
+        d = { value: undefined as T };
+      }
+      if (guessing && (!d.record || !oneStatement(d))) {
+        guessing = false;
+        old = await readOld();
+        continue;
+      }
+      if (!oneStatement(d)) return locked(sql, name, decide);
       if (!d.record) return d.value; // nothing to write: the record read is the answer
-      if (await compareAndSet(sql, name, old, encodeRecord(d.record), d.chunk, !!d.dropChunks)) return d.value;
+      const r = await compareAndSet(sql, name, old, encodeRecord(d.record), d.chunk, !!d.dropChunks);
+      if (r.n) return d.value;
+      guessing = false;
+      old = old === undefined && r.found !== undefined ? r.found : await readOld();
     }
   };
   return {
