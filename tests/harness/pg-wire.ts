@@ -15,6 +15,9 @@ export interface WireCounter {
   roundTrips(): number; // exchanges since the relay started, over every connection
   connections(): number; // connections made through the relay so far
   simpleQueries(): string[]; // the text of every simple query ('Q') so far, in order (BEGIN, LISTEN ...)
+  // Every exchange so far, in order, over every connection: a simple query's text, or the SQL of
+  // the statements an extended exchange ran (joined by "; "), so a test can say which were which.
+  exchanges(): string[];
   notifications(): number; // NotificationResponses ('A') the server sent to the clients so far
   close(): void;
 }
@@ -28,7 +31,28 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
   let connections = 0;
   let notices = 0;
   const simple: string[] = [];
-  type Side = { peer?: Socket<Side>; pending: Uint8Array[]; buf: Buffer; started: boolean; client: boolean; answer?: Side };
+  const exchanges: string[] = [];
+  type Side = {
+    peer?: Socket<Side>;
+    pending: Uint8Array[];
+    buf: Buffer;
+    started: boolean;
+    client: boolean;
+    answer?: Side;
+    statements?: Map<string, string>; // the client's prepared statements, by name
+    bound?: string[]; // the SQL bound since its last Sync
+  };
+  // The NUL-terminated strings at the start of a message's body.
+  const cstrings = (body: Buffer, n: number) => {
+    const out: string[] = [];
+    let at = 0;
+    for (let i = 0; i < n; i++) {
+      const end = body.indexOf(0, at);
+      out.push(body.subarray(at, end < 0 ? body.length : end).toString("utf8"));
+      at = end + 1;
+    }
+    return out;
+  };
   // Counts the client's messages that end an exchange; `started` once its startup message passed.
   const parse = (s: Side, data: Uint8Array) => {
     s.buf = Buffer.concat([s.buf, data]);
@@ -47,8 +71,18 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
       const len = s.buf.readInt32BE(1);
       if (s.buf.length < 1 + len) return;
       const type = String.fromCharCode(s.buf[0]);
+      const body = s.buf.subarray(5, 1 + len);
       if (type === "Q" || type === "S") trips++;
-      if (type === "Q") simple.push(s.buf.subarray(5, 1 + len).toString("utf8").replace(/\0$/, ""));
+      if (type === "Q") {
+        simple.push(body.toString("utf8").replace(/\0$/, ""));
+        exchanges.push(simple[simple.length - 1]);
+      }
+      if (type === "P") {
+        const [name, text] = cstrings(body, 2);
+        (s.statements ??= new Map()).set(name, text);
+      }
+      if (type === "B") (s.bound ??= []).push(s.statements?.get(cstrings(body, 2)[1]) ?? "?");
+      if (type === "S") exchanges.push((s.bound ?? []).splice(0).join("; ") || "sync");
       s.buf = s.buf.subarray(1 + len);
     }
   };
@@ -129,6 +163,7 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
     roundTrips: () => trips,
     connections: () => connections,
     simpleQueries: () => [...simple],
+    exchanges: () => [...exchanges],
     notifications: () => notices,
     close: () => listener.stop(true),
   };
