@@ -33,7 +33,7 @@ export type MailListener = (m: ReceivedMessage) => void | Promise<unknown>;
 // Calls `listener` on every change the engine tells of among `agent`'s unread mail (an arrival
 // or a return to unread; on files, a departure too; undefined: a tick or a watch put in place,
 // anything may have changed) until the returned function is called. Nothing is read: a count
-// kept by the caller (the MCP session's unread note) knows when to count again.
+// kept by the caller (a front end's unread note) knows when to count again.
 export function onInboxChange(store: Store, agent: string, listener: (id: string | undefined) => void): () => void {
   return watchChannel(store, { on: "inbox", agent }, listener);
 }
