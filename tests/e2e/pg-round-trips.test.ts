@@ -125,6 +125,31 @@ describe.skipIf(skip !== undefined)("round trips of agent_wait's wake in a2a mcp
     await db?.drop();
   });
 
+  // The inbox's watch in place: every LISTEN sent so far answered (the inbox's, which the note's
+  // count is told of as a change), then one call through the server, which has read that answer
+  // by then. After that nothing changes in the inbox and no tick comes (A2A_POLL_MS).
+  const inboxWatched = async (s: Awaited<ReturnType<typeof connect>>) => {
+    const sent = () => wire.simpleQueries().filter((q) => /^LISTEN/i.test(q));
+    await until(() => sent().some((q) => q.includes("inbox:")) && wire.listensDone() >= sent().length, 20_000, "the inbox's LISTEN in place");
+    await s.json("whoami");
+  };
+
+  // The note's count is one statement with the places written in it: an array parameter had Bun
+  // describe the statement in a round trip of its own first (2 round trips, issue 34).
+  test("a result's unread note is 1 round trip", async () => {
+    const dir = wire.url(db.name, "mcpnote");
+    const s = await connect(dir, { A2A_POLL_MS: "600000" });
+    try {
+      await s.json("whoami");
+      await inboxWatched(s);
+      const before = wire.exchanges().length;
+      await s.json("agent_status");
+      expect(wire.exchanges().slice(before).filter((q) => /from messages/i.test(q))).toEqual([expect.stringMatching(/^select count\(\*\).* from messages where agent = \$1 +and place = 'unread'$/)]);
+    } finally {
+      await s.close();
+    }
+  });
+
   // From the notification to the answer, the wait reads the slot it was told of and nothing else
   // stands in front of the answer: the unread note is a count kept live, not a query per result
   // (it was 2: the count's Parse/Describe, then the count). The session's own marks (a wait past
@@ -137,18 +162,18 @@ describe.skipIf(skip !== undefined)("round trips of agent_wait's wake in a2a mcp
     const s = await connect(dir, { A2A_POLL_MS: "600000" });
     try {
       await s.json("whoami");
-      // The inbox's LISTEN sent (the push's, the note's): its being in place, told to the note as
-      // a change, comes before the first wait's own LISTEN is (one connection, in order).
-      await until(() => wire.exchanges().some((q) => /^LISTEN.*inbox:/i.test(q)), 20_000, "the inbox's LISTEN");
+      await inboxWatched(s);
       const trips: string[][] = [];
       for (let i = 0; i < 3; i++) {
         const name = `w${i}`;
+        const start = wire.exchanges().length;
         const call = s.json("agent_wait", { name, timeout: 60 });
-        // In place: its LISTEN, then the look at the slot after it (the check that misses nothing).
+        // In place: its LISTEN, then the look at the slot after it (the check that misses nothing),
+        // and the note's count, started with the call.
         await until(() => {
-          const ex = wire.exchanges();
+          const ex = wire.exchanges().slice(start);
           const at = ex.findIndex((q) => /^LISTEN/i.test(q) && q.includes(`slot:${name}`));
-          return at >= 0 && ex.slice(at + 1).some((q) => /from slots/i.test(q));
+          return at >= 0 && ex.slice(at + 1).some((q) => /from slots/i.test(q)) && ex.some((q) => /count.*from messages/i.test(q));
         }, 20_000, `the wait on ${name} in place`);
         const before = wire.exchanges().length;
         await publisher.slots.publish(name, "x");

@@ -16,9 +16,11 @@ export interface WireCounter {
   connections(): number; // connections made through the relay so far
   simpleQueries(): string[]; // the text of every simple query ('Q') so far, in order (BEGIN, LISTEN ...)
   // Every exchange so far, in order, over every connection: a simple query's text, or the SQL of
-  // the statements an extended exchange ran (joined by "; "), so a test can say which were which.
+  // the statements an extended exchange ran (joined by "; "; one that only parsed and described
+  // them: "describe SQL"), so a test can say which were which.
   exchanges(): string[];
   notifications(): number; // NotificationResponses ('A') the server sent to the clients so far
+  listensDone(): number; // LISTENs the server has answered (CommandComplete "LISTEN") so far
   close(): void;
 }
 
@@ -30,6 +32,7 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
   let trips = 0;
   let connections = 0;
   let notices = 0;
+  let listens = 0;
   const simple: string[] = [];
   const exchanges: string[] = [];
   type Side = {
@@ -41,6 +44,7 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
     answer?: Side;
     statements?: Map<string, string>; // the client's prepared statements, by name
     bound?: string[]; // the SQL bound since its last Sync
+    parsed?: string[]; // the SQL parsed since then (a Parse and Describe alone: "describe SQL")
   };
   // The NUL-terminated strings at the start of a message's body.
   const cstrings = (body: Buffer, n: number) => {
@@ -80,9 +84,13 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
       if (type === "P") {
         const [name, text] = cstrings(body, 2);
         (s.statements ??= new Map()).set(name, text);
+        (s.parsed ??= []).push(text);
       }
       if (type === "B") (s.bound ??= []).push(s.statements?.get(cstrings(body, 2)[1]) ?? "?");
-      if (type === "S") exchanges.push((s.bound ?? []).splice(0).join("; ") || "sync");
+      if (type === "S") {
+        const parsed = (s.parsed ?? []).splice(0);
+        exchanges.push((s.bound ?? []).splice(0).join("; ") || parsed.map((q) => `describe ${q}`).join("; ") || "sync");
+      }
       s.buf = s.buf.subarray(1 + len);
     }
   };
@@ -101,6 +109,7 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
       const len = s.buf.readInt32BE(1);
       if (s.buf.length < 1 + len) return;
       if (s.buf[0] === 0x41) notices++; // 'A'
+      if (s.buf[0] === 0x43 && s.buf.subarray(5, 1 + len).toString("utf8").replace(/\0$/, "") === "LISTEN") listens++; // 'C'
       s.buf = s.buf.subarray(1 + len);
     }
   };
@@ -165,6 +174,7 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
     simpleQueries: () => [...simple],
     exchanges: () => [...exchanges],
     notifications: () => notices,
+    listensDone: () => listens,
     close: () => listener.stop(true),
   };
 }
