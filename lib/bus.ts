@@ -77,6 +77,7 @@ const OPS = {
     unread: [MAIL, "unreadCount"],
     ensureInbox: [MAIL, "ensureInbox"],
     watch: [MAIL, "watchInbox"],
+    onChange: [MAIL, "onInboxChange"],
     policy: [MAIL, "readPolicy"],
     setMode: [MAIL, "setPolicyMode"],
     allow: [MAIL, "allowSenders"],

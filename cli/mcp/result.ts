@@ -13,7 +13,8 @@
 // timing out, clearing an absent slot) are ordinary results with ok: false, as in agent2agent.
 //
 // Unread mail is announced on every result: an `unread` field and a second text block, so
-// content[0] stays what it was.
+// content[0] stays what it was. Its count starts with the call, not after the tool's work
+// (session.ts says what that guarantees): on a database it was the answer's last round trips.
 //
 // Size: what one answer carries of what other agents wrote (results, messages, chunks, tasks)
 // is bounded by ANSWER_BUDGET (Budget): a list stops before the item that would pass it,
@@ -77,48 +78,56 @@ export class Framed {
 }
 export const framed = (body: Body, text: string) => new Framed(body, text);
 
-async function note(ctx: McpCtx): Promise<string> {
-  if (!ctx.tools.has("check_messages")) return ""; // the note names a tool this session lacks
+// The unread note, counted from now (session.ts unreadNote): `() => ""` when the session lacks
+// the tool it names.
+type Note = () => Promise<string>;
+const startNote = (ctx: McpCtx): Note => (ctx.tools.has("check_messages") ? ctx.session.unreadNote() : async () => "");
+
+async function note(ctx: McpCtx, counted: Note | undefined): Promise<string> {
   try {
-    return await ctx.session.unreadNote();
+    return await (counted ?? startNote(ctx))();
   } catch (e) {
     ctx.warn(`unread note: ${(e as Error).message}`);
     return "";
   }
 }
 
-async function build(ctx: McpCtx, body: Body, text: ((full: Body) => string) | string, isError: boolean): Promise<CallToolResult> {
-  const unread = await note(ctx);
+async function build(ctx: McpCtx, body: Body, text: ((full: Body) => string) | string, isError: boolean, counted?: Note): Promise<CallToolResult> {
+  const unread = await note(ctx, counted);
   const full = unread ? { ...body, unread } : body;
   const content: CallToolResult["content"] = [{ type: "text", text: typeof text === "string" ? text : text(full) }];
   if (unread) content.push({ type: "text", text: unread });
   return isError ? { content, structuredContent: full, isError } : { content, structuredContent: full };
 }
 
-export function reply(ctx: McpCtx, r: Body | Framed): Promise<CallToolResult> {
-  return r instanceof Framed ? build(ctx, r.body, r.text, false) : build(ctx, r, JSON.stringify, false);
+// `counted`: the note started with the call (handler); without it, counted now.
+export function reply(ctx: McpCtx, r: Body | Framed, counted?: Note): Promise<CallToolResult> {
+  return r instanceof Framed ? build(ctx, r.body, r.text, false, counted) : build(ctx, r, JSON.stringify, false, counted);
 }
 
-export function errorReply(ctx: McpCtx, e: unknown): Promise<CallToolResult> {
+export function errorReply(ctx: McpCtx, e: unknown, counted?: Note): Promise<CallToolResult> {
   const a = asA2AError(e);
   const message = phrase(a, MODEL);
   const body: Body = { ok: false, error: a.code, message, ...(Object.keys(a.data).length ? { data: a.data } : {}) };
-  return build(ctx, body, `a2a: ${message} (${a.code})`, true);
+  return build(ctx, body, `a2a: ${message} (${a.code})`, true, counted);
 }
 
 // Wraps a tool's function: its body becomes a reply, anything it throws a tool error; one log line.
-export function handler<A>(ctx: McpCtx, tool: string, fn: (args: A, extra: Extra) => Promise<Body | Framed> | Body | Framed) {
+// The note is counted from the call's start, beside the tool's work; `inbox`: the tool reads or
+// changes this session's own inbox, so its note is counted after that work.
+export function handler<A>(ctx: McpCtx, tool: string, fn: (args: A, extra: Extra) => Promise<Body | Framed> | Body | Framed, inbox = false) {
   return async (args: A, extra: Extra): Promise<CallToolResult> => {
     const t0 = performance.now();
     let outcome = "ok";
+    const counted = inbox ? undefined : startNote(ctx);
     try {
       const r = await fn(args, extra);
       const body = r instanceof Framed ? r.body : r;
       if (body.ok === false) outcome = String(body.error ?? "not ok");
-      return await reply(ctx, r);
+      return await reply(ctx, r, counted);
     } catch (e) {
       outcome = asA2AError(e).code;
-      return await errorReply(ctx, e);
+      return await errorReply(ctx, e, counted);
     } finally {
       ctx.log(`${tool} -> ${outcome} in ${((performance.now() - t0) / 1000).toFixed(3)} s`);
     }

@@ -12,7 +12,18 @@
 //   of several waits at once marks it, the last one to end puts back the mark found before; at
 //   the start, a waiting mark an earlier holder of the name left is put back to idle;
 // - a call that answers within MARK_AFTER_MS (refused arguments, a value already there) never
-//   blocked and writes nothing: a refused call leaves the store as it was.
+//   blocked and writes nothing: a refused call leaves the store as it was;
+// - the unread note counts every message whose delivery ended before the call was made: its
+//   count is started when the call starts, beside the tool's own work (one query, not one in
+//   front of the answer), and taken again after that work when the engine told of a change in
+//   the inbox meanwhile (bus.mail.onChange: an arrival, a return to unread, a tick, a watch put
+//   back in place) or when the tool read or changed this session's inbox. A wait's answer so
+//   announces the mail that came during it: on one watch, mail is told of before the later
+//   publish that ends the wait. What the note may lag behind (docs/PROTOCOL.md §22) is mail
+//   read by another reader while the call ran: on PostgreSQL a read is told of by no
+//   notification, so only the engine's tick (2 s) bounds it; on files the read's rename is an
+//   event. The note is then high, never low. Counting after the work cost every answer on a
+//   database two round trips in front of it (issue 34: agent_wait's wake).
 
 import type { Bus } from "../../lib/bus";
 
@@ -25,9 +36,11 @@ export interface Session {
   readonly identity: Identity;
   readonly presence: Presence;
   readonly cwd: string;
-  // "2 unread messages: call check_messages", or "" when nothing waits (mail being read
-  // right now by this or another reader does not count).
-  unreadNote(): Promise<string>;
+  // Starts counting the unread mail now; the function returned gives the note for an answer
+  // built later: "2 unread messages: call check_messages", or "" when nothing waits (mail being
+  // read right now by this or another reader does not count). It counts again when the inbox
+  // changed since (see the header).
+  unreadNote(): () => Promise<string>;
   // Runs `wait` with the session marked waiting on what `on` says (a marking that fails is
   // logged, never fails the tool).
   waiting<T>(on: () => string | Promise<string>, wait: () => Promise<T>): Promise<T>;
@@ -44,6 +57,24 @@ export async function openSession(bus: Bus, cwd: string, log: (line: string) => 
   const presence = await bus.presence.start({ cwd });
   const me = presence.identity.name;
   await bus.mail.ensureInbox(me, true);
+  // The changes the engine told of in the inbox: a count started before one is taken again. The
+  // watch starts with the first note (a session without check_messages never watches), and a
+  // count started before it was up is taken again too.
+  let seen = 0;
+  let watched = false;
+  let watch: Promise<() => void> | undefined;
+  const watching = () =>
+    (watch ??= bus.mail.onChange(me, () => void seen++).then(
+      (off) => {
+        watched = true;
+        return off;
+      },
+      (e) => {
+        watch = undefined; // the next note tries again
+        throw e;
+      },
+    ));
+  const count = () => bus.mail.unread(me, false);
   const marking = (what: string) => (e: unknown) => log(`marking the session ${what}: ${(e as Error).message}`);
   await bus.sessions.endWait(me, { state: "idle", since: presence.record().started_at, on: null }).catch(marking("idle"));
   // The marks a wait writes, one after another (a wait's end never overtakes the next wait's
@@ -57,9 +88,16 @@ export async function openSession(bus: Bus, cwd: string, log: (line: string) => 
     identity: presence.identity,
     presence,
     cwd,
-    async unreadNote() {
-      const n = await bus.mail.unread(me, false);
-      return n ? `${n} unread message${n === 1 ? "" : "s"}: call check_messages` : "";
+    unreadNote() {
+      const up = watching();
+      const [sure, at] = [watched, seen];
+      const early = count();
+      early.catch(() => {}); // its failure is the answer's, when it asks
+      return async () => {
+        await up;
+        const n = sure && seen === at ? await early : await count();
+        return n ? `${n} unread message${n === 1 ? "" : "s"}: call check_messages` : "";
+      };
     },
     async waiting(on, wait) {
       let marked = false;
@@ -81,6 +119,9 @@ export async function openSession(bus: Bus, cwd: string, log: (line: string) => 
       }
     },
     update: async (what, write) => void (await serial(write, what)),
-    close: () => presence.close(),
+    close: () => {
+      void watch?.then((off) => off(), () => {});
+      return presence.close();
+    },
   };
 }

@@ -4,4 +4,4 @@ export { allowSenders, denySenders, readPolicy, setPolicyMode } from "./policy";
 export { receive, request } from "./receive";
 export { replyTo, sendAsHuman, sendMessage } from "./send";
 export { readThread } from "./thread";
-export { watchInbox } from "./watch-inbox";
+export { onInboxChange, watchInbox } from "./watch-inbox";

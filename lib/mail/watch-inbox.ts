@@ -30,6 +30,14 @@ const SCAN_MAX = 50;
 
 export type MailListener = (m: ReceivedMessage) => void | Promise<unknown>;
 
+// Calls `listener` on every change the engine tells of among `agent`'s unread mail (an arrival
+// or a return to unread; on files, a departure too; undefined: a tick or a watch put in place,
+// anything may have changed) until the returned function is called. Nothing is read: a count
+// kept by the caller (a front end's unread note) knows when to count again.
+export function onInboxChange(store: Store, agent: string, listener: (id: string | undefined) => void): () => void {
+  return watchChannel(store, { on: "inbox", agent }, listener);
+}
+
 // Calls `onMail` once for every unread message of `agent`, the ones already there first,
 // until the returned function is called.
 export async function watchInbox(store: Store, agent: string, onMail: MailListener, onError: (e: unknown) => void = () => {}): Promise<() => void> {

@@ -196,7 +196,11 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
     ids: (agent, place) => pg.read(`reading the inbox of ${agent}`, async (sql) =>
       (await sql`select id from messages where agent = ${agent} and place = ${place} order by id`).map((r: { id: string }) => r.id)),
     count: (agent, claims) => pg.read(`counting the mail of ${agent}`, async (sql) =>
-      (await sql`select count(*)::int as n from messages where agent = ${agent} and place = any(${claims ? ["unread", "claimed"] : ["unread"]})`)[0].n as number),
+      // The places written out, not an array parameter: Bun describes a statement with an array
+      // parameter in a round trip of its own first (the unread note's count was 2, issue 34).
+      (await (claims
+        ? sql`select count(*)::int as n from messages where agent = ${agent} and place in ('unread', 'claimed')`
+        : sql`select count(*)::int as n from messages where agent = ${agent} and place = 'unread'`))[0].n as number),
     claims: (agent) => pg.read(`reading the claims in the inbox of ${agent}`, async (sql) =>
       (await sql`select id, claim_host, claim_pid, claim_ms from messages where agent = ${agent} and place = 'claimed' order by id`).map(
         (r: Row): Claim => ({ id: r.id, host: r.claim_host!, pid: r.claim_pid!, ms: r.claim_ms! }),

@@ -136,6 +136,49 @@ for (const engine of enginesFor("mail")) {
       expect((await take(t.bus, "bob", 10)).map((m) => m.id)).toEqual([b.id]);
     });
 
+    // What an unread count kept between reads relies on (a2a mcp's unread note, cli/mcp/session.ts):
+    // an arrival and a return to unread are told of, and mail is told of before a later publish.
+    test("onChange tells of mail arriving through another handle before a later publish, and of a message put back to unread", async () => {
+      await t.bus.mail.ensureInbox("bob", true);
+      let told: string[] = [];
+      const heard = { mail: false, slots: false, marker: false };
+      let poke = () => {};
+      const tell = (what: string) => {
+        told.push(what);
+        if (what === "slot:marker") [told, heard.marker] = [[], true]; // what came before it is the setup's
+        poke();
+      };
+      const offs = [
+        await t.bus.mail.onChange("bob", (id) => ((heard.mail = true), id !== undefined && tell("mail"))),
+        await t.bus.slots.onChange((n) => ((heard.slots = true), n !== undefined && tell(`slot:${n}`))),
+      ];
+      const until = (cond: () => boolean) =>
+        new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`never told: ${told.join(", ")}`)), BOUND_MS);
+          poke = () => void (cond() && (clearTimeout(timer), resolve()));
+          poke();
+        });
+      try {
+        // Both watches in place (on a database, a LISTEN put in place is told as a look at all).
+        const other = t.reopen();
+        await other.mail.send("alice", "bob", "probe");
+        await other.slots.publish("probe", "x");
+        await until(() => heard.mail && heard.slots);
+        await other.slots.publish("marker", "x"); // the setup's events all come before it
+        await until(() => heard.marker);
+        await other.mail.send("alice", "bob", "during");
+        await other.slots.publish("job", "done");
+        await until(() => told.includes("slot:job"));
+        expect(told.slice(0, told.indexOf("slot:job"))).toContain("mail");
+        told = [];
+        await expect(t.bus.mail.receive("bob", { max: 2 }, () => Promise.reject(new Error("stdout closed")))).rejects.toThrow("stdout closed");
+        await until(() => told.includes("mail"));
+        expect(await t.bus.mail.unread("bob")).toBe(2);
+      } finally {
+        offs.forEach((off) => off());
+      }
+    });
+
     test("a receive that waits wakes on a send through another handle", async () => {
       const waiting = t.bus.mail.receive("bob", { wait: true, timeoutMs: BOUND_MS }, () => {});
       const sent = await t.reopen().mail.send("alice", "bob", "wake up");

@@ -5,9 +5,12 @@
 // statements the command runs, and closing; the first command makes the schema and is not counted.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { SQL } from "bun";
-import { a2a } from "../harness/run";
+import { a2a, until } from "../harness/run";
 import { freshDatabase, pgServer, pgSkipReason, type Database } from "../harness/pg";
 import { wireCounter, type WireCounter } from "../harness/pg-wire";
+import { connect } from "../harness/mcp";
+
+import { openBus } from "../../lib/bus";
 
 setDefaultTimeout(60_000);
 
@@ -109,5 +112,83 @@ describe.skipIf(skip !== undefined)("round trips of a change on PostgreSQL", () 
     const claim = await counted(dir, ["task", "claim", "q", "--as", "w", "--json"]);
     expect(JSON.parse(claim.stdout)).toMatchObject({ payload: "t5" });
     expect(claim.trips).toBeLessThanOrEqual(4);
+  });
+});
+
+describe.skipIf(skip !== undefined)("round trips of agent_wait's wake in a2a mcp on PostgreSQL", () => {
+  let db: Database;
+  let wire: WireCounter;
+  beforeAll(async () => {
+    const server = (await pgServer())!;
+    db = await freshDatabase(server);
+    wire = await wireCounter(server.url);
+  });
+  afterAll(async () => {
+    wire?.close();
+    await db?.drop();
+  });
+
+  // The inbox's watch in place: every LISTEN sent so far answered (the inbox's, which the note's
+  // count is told of as a change), then one call through the server, which has read that answer
+  // by then. After that nothing changes in the inbox and no tick comes (A2A_POLL_MS).
+  const inboxWatched = async (s: Awaited<ReturnType<typeof connect>>) => {
+    const sent = () => wire.simpleQueries().filter((q) => /^LISTEN/i.test(q));
+    await until(() => sent().some((q) => q.includes("inbox:")) && wire.listensDone() >= sent().length, 20_000, "the inbox's LISTEN in place");
+    await s.json("whoami");
+  };
+
+  // The note's count is one statement with the places written in it: an array parameter had Bun
+  // describe the statement in a round trip of its own first (2 round trips, issue 34).
+  test("a result's unread note is 1 round trip", async () => {
+    const dir = wire.url(db.name, "mcpnote");
+    const s = await connect(dir, { A2A_POLL_MS: "600000" });
+    try {
+      await s.json("whoami");
+      await inboxWatched(s);
+      const before = wire.exchanges().length;
+      await s.json("agent_status");
+      expect(wire.exchanges().slice(before).filter((q) => /from messages/i.test(q))).toEqual([expect.stringMatching(/^select count\(\*\).* from messages where agent = \$1 +and place = 'unread'$/)]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  // From the notification to the answer, the wait reads the slot it was told of and nothing else
+  // stands in front of the answer: the unread note is a count kept live, not a query per result
+  // (it was 2: the count's Parse/Describe, then the count). The session's own marks (a wait past
+  // 100 ms is marked waiting) are bookkeeping written beside the answer, not counted here. The
+  // engine's tick (A2A_POLL_MS, 2 s by default) would have the note counted again after a wait
+  // it fell in (session.ts): pushed past the test, so every wait is the plain wake.
+  test("agent_wait woken by a publish: 1 round trip from the notification to the answer", async () => {
+    const dir = wire.url(db.name, "mcpwait");
+    const publisher = openBus({ dir: `${db.url}${db.url.includes("?") ? "&" : "?"}schema=mcpwait`, env: {} });
+    const s = await connect(dir, { A2A_POLL_MS: "600000" });
+    try {
+      await s.json("whoami");
+      await inboxWatched(s);
+      const trips: string[][] = [];
+      for (let i = 0; i < 3; i++) {
+        const name = `w${i}`;
+        const start = wire.exchanges().length;
+        const call = s.json("agent_wait", { name, timeout: 60 });
+        // In place: its LISTEN, then the look at the slot after it (the check that misses nothing),
+        // and the note's count, started with the call.
+        await until(() => {
+          const ex = wire.exchanges().slice(start);
+          const at = ex.findIndex((q) => /^LISTEN/i.test(q) && q.includes(`slot:${name}`));
+          return at >= 0 && ex.slice(at + 1).some((q) => /from slots/i.test(q)) && ex.some((q) => /count.*from messages/i.test(q));
+        }, 20_000, `the wait on ${name} in place`);
+        const before = wire.exchanges().length;
+        await publisher.slots.publish(name, "x");
+        const r = await call;
+        expect(r).toMatchObject({ ok: true, result: "x" });
+        trips.push(wire.exchanges().slice(before).filter((q) => !/sessions/.test(q)));
+      }
+      expect(trips.flat().filter((q) => !/from slots/i.test(q))).toEqual([]); // the note's count was 2 of them
+      expect(trips.map((t) => t.length)).toEqual([1, 1, 1]);
+    } finally {
+      await publisher.close();
+      await s.close();
+    }
   });
 });

@@ -15,7 +15,12 @@ export interface WireCounter {
   roundTrips(): number; // exchanges since the relay started, over every connection
   connections(): number; // connections made through the relay so far
   simpleQueries(): string[]; // the text of every simple query ('Q') so far, in order (BEGIN, LISTEN ...)
+  // Every exchange so far, in order, over every connection: a simple query's text, or the SQL of
+  // the statements an extended exchange ran (joined by "; "; one that only parsed and described
+  // them: "describe SQL"), so a test can say which were which.
+  exchanges(): string[];
   notifications(): number; // NotificationResponses ('A') the server sent to the clients so far
+  listensDone(): number; // LISTENs the server has answered (CommandComplete "LISTEN") so far
   close(): void;
 }
 
@@ -27,8 +32,31 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
   let trips = 0;
   let connections = 0;
   let notices = 0;
+  let listens = 0;
   const simple: string[] = [];
-  type Side = { peer?: Socket<Side>; pending: Uint8Array[]; buf: Buffer; started: boolean; client: boolean; answer?: Side };
+  const exchanges: string[] = [];
+  type Side = {
+    peer?: Socket<Side>;
+    pending: Uint8Array[];
+    buf: Buffer;
+    started: boolean;
+    client: boolean;
+    answer?: Side;
+    statements?: Map<string, string>; // the client's prepared statements, by name
+    bound?: string[]; // the SQL bound since its last Sync
+    parsed?: string[]; // the SQL parsed since then (a Parse and Describe alone: "describe SQL")
+  };
+  // The NUL-terminated strings at the start of a message's body.
+  const cstrings = (body: Buffer, n: number) => {
+    const out: string[] = [];
+    let at = 0;
+    for (let i = 0; i < n; i++) {
+      const end = body.indexOf(0, at);
+      out.push(body.subarray(at, end < 0 ? body.length : end).toString("utf8"));
+      at = end + 1;
+    }
+    return out;
+  };
   // Counts the client's messages that end an exchange; `started` once its startup message passed.
   const parse = (s: Side, data: Uint8Array) => {
     s.buf = Buffer.concat([s.buf, data]);
@@ -47,8 +75,22 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
       const len = s.buf.readInt32BE(1);
       if (s.buf.length < 1 + len) return;
       const type = String.fromCharCode(s.buf[0]);
+      const body = s.buf.subarray(5, 1 + len);
       if (type === "Q" || type === "S") trips++;
-      if (type === "Q") simple.push(s.buf.subarray(5, 1 + len).toString("utf8").replace(/\0$/, ""));
+      if (type === "Q") {
+        simple.push(body.toString("utf8").replace(/\0$/, ""));
+        exchanges.push(simple[simple.length - 1]);
+      }
+      if (type === "P") {
+        const [name, text] = cstrings(body, 2);
+        (s.statements ??= new Map()).set(name, text);
+        (s.parsed ??= []).push(text);
+      }
+      if (type === "B") (s.bound ??= []).push(s.statements?.get(cstrings(body, 2)[1]) ?? "?");
+      if (type === "S") {
+        const parsed = (s.parsed ?? []).splice(0);
+        exchanges.push((s.bound ?? []).splice(0).join("; ") || parsed.map((q) => `describe ${q}`).join("; ") || "sync");
+      }
       s.buf = s.buf.subarray(1 + len);
     }
   };
@@ -67,6 +109,7 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
       const len = s.buf.readInt32BE(1);
       if (s.buf.length < 1 + len) return;
       if (s.buf[0] === 0x41) notices++; // 'A'
+      if (s.buf[0] === 0x43 && s.buf.subarray(5, 1 + len).toString("utf8").replace(/\0$/, "") === "LISTEN") listens++; // 'C'
       s.buf = s.buf.subarray(1 + len);
     }
   };
@@ -129,7 +172,9 @@ export async function wireCounter(serverUrl: string): Promise<WireCounter> {
     roundTrips: () => trips,
     connections: () => connections,
     simpleQueries: () => [...simple],
+    exchanges: () => [...exchanges],
     notifications: () => notices,
+    listensDone: () => listens,
     close: () => listener.stop(true),
   };
 }

@@ -9,6 +9,9 @@
 // that the answer stays within its budget (result.ts); the one that would pass it stays
 // unread for the next call.
 //
+// These tools read or change the session's own inbox: their unread note is counted afresh
+// (result.ts handler's `inbox`), read_thread's is not (it marks nothing read).
+//
 // Policy changes (allow/deny/policy) are deliberately CLI-only: who may write to an agent is
 // the user's decision, and a tool would let injected text widen it.
 
@@ -118,7 +121,7 @@ export function registerMessageTools(server: McpServer, ctx: McpCtx): void {
     const r = await bus.mail.send(me, to_id, message, { replyTo: reply_to || undefined, attach: await attachFiles(bus, attach) });
     const meant = r.did_you_mean ? ` Note: nobody has had mail or been on the bus as ${r.to}; did you mean ${r.did_you_mean}? (It waits in ${r.to}'s inbox.)` : "";
     return { ok: true, ...r, message: `Message ${r.id} sent to ${r.to}.${meant}` };
-  }));
+  }, true));
 
   server.registerTool("check_messages", {
     title: "Read new mail",
@@ -133,7 +136,7 @@ export function registerMessageTools(server: McpServer, ctx: McpCtx): void {
     const tip = `${rest}\nAnswer with reply(message_id, message). ${UNTRUSTED_NOTE}.`;
     const messages = await Promise.all(got.map(async (m) => ({ ...msgView(m), ...(await attachmentViews(bus, m.attachments)) })));
     return framed({ ok: true, count: got.length, ...(more ? { more } : {}), messages, untrusted: UNTRUSTED_NOTE }, `${got.length} new message(s):\n\n${text}${tip}`);
-  }));
+  }, true));
 
   server.registerTool("reply", {
     title: "Answer a message",
@@ -143,7 +146,7 @@ export function registerMessageTools(server: McpServer, ctx: McpCtx): void {
   }, handler(ctx, "reply", async ({ message_id, message }: { message_id: string; message: string }) => {
     const { original, ...r } = await bus.mail.reply(me, message_id, message);
     return { ok: true, ...r, message: `Reply ${r.id} sent to ${original.from}.` };
-  }));
+  }, true));
 
   server.registerTool("read_thread", {
     title: "Read a thread",
@@ -164,5 +167,5 @@ export function registerMessageTools(server: McpServer, ctx: McpCtx): void {
     description: "Mark messages read (seen in a notification) without reading them again.",
     inputSchema: { message_ids: z.array(z.string()).min(1) },
     annotations: { ...messagingAnnotations(false), idempotentHint: true },
-  }, handler(ctx, "ack_messages", async ({ message_ids }: { message_ids: string[] }) => ({ ok: true, ...(await bus.mail.ack(me, message_ids)) })));
+  }, handler(ctx, "ack_messages", async ({ message_ids }: { message_ids: string[] }) => ({ ok: true, ...(await bus.mail.ack(me, message_ids)) }), true));
 }
