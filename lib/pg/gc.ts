@@ -27,6 +27,7 @@ import type { DamagedChain } from "../tasks/state";
 import type { TaskStorage } from "../tasks/storage";
 import { DEAD_KEEP_SEC, LEASE_KEEP_SEC, TASK_KEEP_SEC } from "../tasks/retention";
 import type { PgClient } from "./engine";
+import { textArray } from "./text-array";
 
 export interface PgGcOptions {
   now: number; // unix seconds, this host's clock: task and lease records are dated on the writers'
@@ -137,7 +138,7 @@ async function sweepQueue(pg: PgClient, tasks: TaskStorage, queue: string, now: 
   );
   if (!old.length) return 0;
   return pg.run(`removing old tasks of queue ${queue}`, async (sql) => {
-    const deps = (await sql`select dep_id, queue, id from task_deps where dep_queue = ${queue} and dep_id = any(${old.map((r) => r.id)})`) as { dep_id: string; queue: string; id: string }[];
+    const deps = (await sql`select dep_id, queue, id from task_deps where dep_queue = ${queue} and dep_id = any(${textArray(old.map((r) => r.id))}::text[])`) as { dep_id: string; queue: string; id: string }[];
     const held = new Set<string>(); // ids with a damaged dependant
     for (const dq of new Set(deps.map((d) => d.queue))) {
       const mine = deps.filter((d) => d.queue === dq);

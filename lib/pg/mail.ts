@@ -34,6 +34,7 @@ import type { At, Claim, Delivery, Filed, Found, Head, MailStorage, Place, Polic
 import { attachmentsOf } from "../blobs/attachment";
 import { transaction } from "./connect";
 import type { PgClient } from "./engine";
+import { textArray } from "./text-array";
 
 interface Row {
   id: string;
@@ -236,7 +237,7 @@ export function pgMail(pg: PgClient, store: Store): MailStorage {
       // in UTF-8), never the whole of a big one: a listing costs the messages' count, not their bytes.
       const rows = (await sql`select id, place, agent, sender, substring(body from 1 for ${bodyChars * 3}) as body, octet_length(body) as bytes,
                                      size, sent_at, reply_to, thread, host, pid, attachments, claim_host, claim_pid, claim_ms, writer
-                              from messages where agent = ${agent} and id = any(${items.map((i) => i.id)})`) as (Row & { bytes: number })[];
+                              from messages where agent = ${agent} and id = any(${textArray(items.map((i) => i.id))}::text[])`) as (Row & { bytes: number })[];
       const byId = new Map(rows.map((r) => [r.id, r]));
       return items.map(({ id, at }) => {
         const r = byId.get(id);

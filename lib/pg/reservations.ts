@@ -15,6 +15,7 @@
 import type { SQL } from "bun";
 import type { Reservation, ReservationStorage } from "../reservations/storage";
 import type { PgClient } from "./engine";
+import { textArray } from "./text-array";
 
 export const RESERVATION_TABLES = [
   `create table $S.reservations (
@@ -57,7 +58,7 @@ export function pgReservations(pg: PgClient): ReservationStorage {
       const wanted = [...new Set(repos)];
       if (!wanted.length) return [];
       const rows = (await pg.read(`reading the reservations of ${wanted[0]}${wanted.length > 1 ? ` and ${wanted.length - 1} more` : ""}`, (sql) =>
-        sql`select repo, pattern, holder, exclusive, reason, created_at, expires_at, host, pid, writer from reservations where repo = any(${wanted})`)) as (Row & { repo: string })[];
+        sql`select repo, pattern, holder, exclusive, reason, created_at, expires_at, host, pid, writer from reservations where repo = any(${textArray(wanted)}::text[])`)) as (Row & { repo: string })[];
       return wanted.flatMap((repo) => rows.filter((r) => r.repo === repo).map((r) => recordOf(repo, r)));
     },
     change: (repo, decide) => pg.run(`changing the reservations of ${repo}`, (sql) =>

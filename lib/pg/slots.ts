@@ -22,6 +22,7 @@ import { decodeRecord, encodeRecord } from "../slots/record";
 import { readOf, type Decision, type ReadResult, type SlotStorage } from "../slots/storage";
 import { transaction, unchanged } from "./connect";
 import type { PgClient } from "./engine";
+import { textArray } from "./text-array";
 
 // A row's record: a2a's own (name and checks included), or damage someone wrote by hand.
 function readRow(name: string, text: unknown): ReadResult {
@@ -161,7 +162,7 @@ export function pgSlots(pg: PgClient): SlotStorage {
       return rows.length ? readRow(name, rows[0].record) : { kind: "absent" };
     }),
     readMany: (names) => pg.read("reading slots", async (sql) => {
-      const rows = await sql`select name, record from slots where name = any(${names})`;
+      const rows = await sql`select name, record from slots where name = any(${textArray(names)}::text[])`;
       const got = new Map<string, unknown>(rows.map((r: { name: string; record: string }) => [r.name, r.record]));
       return names.map((n) => (got.has(n) ? readRow(n, got.get(n)) : { kind: "absent" }));
     }),

@@ -41,6 +41,7 @@ import type { TaskHead, TaskStorage } from "../tasks/storage";
 import { transaction } from "./connect";
 import type { PgClient } from "./engine";
 import { pgTaskRestore } from "./task-restore";
+import { textArray } from "./text-array";
 
 // A key's row, hashed as the file engine names a key's file (lib/fs/tasks.ts).
 const keyHash = (key: string) => hashHex("sha256", key).slice(0, 32);
@@ -227,7 +228,7 @@ export function pgTasks(pg: PgClient, store: Store): TaskStorage {
     records: (queue, ids, damaged) =>
       pg.read(`reading the tasks of queue ${queue}`, async (sql) => {
         if (!ids.length) return [];
-        const rows = (await sql`select id, version, record from tasks where queue = ${queue} and id = any(${ids})`) as Row[];
+        const rows = (await sql`select id, version, record from tasks where queue = ${queue} and id = any(${textArray(ids)}::text[])`) as Row[];
         const byId = new Map(rows.map((r) => [r.id, r]));
         const out: TaskRecord[] = [];
         for (const id of ids) {

@@ -8,6 +8,7 @@ import { SQL } from "bun";
 import { a2a, until } from "../harness/run";
 import { freshDatabase, pgServer, pgSkipReason, type Database } from "../harness/pg";
 import { wireCounter, type WireCounter } from "../harness/pg-wire";
+import { textArray } from "../../lib/pg/text-array";
 import { connect } from "../harness/mcp";
 
 import { openBus } from "../../lib/bus";
@@ -54,6 +55,28 @@ describe.skipIf(skip !== undefined)("round trips of a change on PostgreSQL", () 
     expect({ listed: status.stdout.split("\n").filter((l) => /^[ab] /.test(l)).length, trips: status.trips }).toEqual({ listed: 2, trips: floor });
     const wait = await counted(dir, ["wait", "a"]);
     expect({ out: wait.stdout, trips: wait.trips }).toEqual({ out: "1", trips: floor });
+  });
+
+  test("a list of names is one text parameter, not an array Bun describes in a round trip first: `a2a status A B` takes the floor's round trips; any text survives the literal", async () => {
+    const dir = wire.url(db.name, "lists");
+    for (const [name, value] of [["a", "1"], ["b", "2"]]) await counted(dir, ["publish", name, value]);
+    const bare = new URL(dir);
+    bare.search = "";
+    const before = wire.roundTrips();
+    const sql = new SQL({ url: bare.toString(), max: 1 });
+    await sql`select 1`;
+    await sql.close();
+    const floor = wire.roundTrips() - before;
+    const status = await counted(dir, ["status", "a", "b"]);
+    expect({ listed: status.stdout.split("\n").filter((l) => /^[ab] /.test(l)).length, trips: status.trips }).toEqual({ listed: 2, trips: floor });
+    const texts = ["a", 'with "quotes"', "back\\slash\\", "comma,brace{}", " space ", "NULL", "", "ünï", "{\"a\",\"b\"}"];
+    const direct = new SQL({ url: db.url, max: 1 });
+    try {
+      const rows = await direct`select x from unnest(${textArray(texts)}::text[]) as x`;
+      expect(rows.map((r: { x: string }) => r.x)).toEqual(texts);
+    } finally {
+      await direct.close();
+    }
   });
 
   test("a publish of a new name is one statement (1 round trip); of an existing one, that statement and one that writes where the record is still the one it found: 2 (it was 4)", async () => {
