@@ -1,7 +1,8 @@
 // Running one worker process: started in a process group of its own (detached), so that a time
 // limit or a stop ends everything it started (kill -TERM the group, then -KILL after a bounded
-// grace); its stdout kept up to a bound (the result of an exec), the tail of its output kept for
-// a reason, and every line handed to `onOutput` (the worker's log on the bus).
+// grace), and, if asked (a long session, which never ends by itself), ended with us; its stdout
+// kept up to a bound (the result of an exec), the tail of its output kept for a reason, and every
+// line handed to `onOutput` (the worker's log on the bus).
 
 import { readFileSync } from "node:fs";
 import { A2AError } from "../core/errors";
@@ -27,6 +28,10 @@ export interface RunOptions {
   onOutput: (text: string) => void;
   onStdout?: (text: string) => void; // stdout alone, as it comes (an agent's JSON events)
   onStart?: (pid: number) => void;
+  // The process is ended (KILL) by the kernel the moment this one dies, even by kill -9: Linux's
+  // parent-death signal, set by util-linux's setpriv, which then runs the command in its own
+  // place (same pid). Where setpriv is missing the process outlives us, as without this.
+  endsWithUs?: boolean;
 }
 
 // The environment a worker gets: the supervisor's, with the launch's on top (undefined removes).
@@ -58,7 +63,9 @@ export function killGroup(pid: number, signal: "SIGTERM" | "SIGKILL"): void {
 export async function runProcess(spec: LaunchSpec, o: RunOptions): Promise<RunEnd> {
   let p: ReturnType<typeof Bun.spawn>;
   try {
-    p = Bun.spawn({ cmd: spec.cmd, cwd: spec.cwd, env: envOf(spec), stdin: spec.stdin === undefined ? "ignore" : "pipe", stdout: "pipe", stderr: "pipe", detached: true });
+    const setpriv = o.endsWithUs ? Bun.which("setpriv") : null;
+    const cmd = setpriv ? [setpriv, "--pdeathsig", "KILL", "--", ...spec.cmd] : spec.cmd;
+    p = Bun.spawn({ cmd, cwd: spec.cwd, env: envOf(spec), stdin: spec.stdin === undefined ? "ignore" : "pipe", stdout: "pipe", stderr: "pipe", detached: true });
   } catch (e) {
     throw new A2AError("EFAILED", `cannot start ${spec.cmd[0]}: ${(e as Error).message}`, { data: { cmd: spec.cmd[0] } });
   }

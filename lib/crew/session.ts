@@ -182,7 +182,7 @@ async function runSession(store: Store, spec: CrewSpec, w: WorkerSpec, launcher:
   let r: RunEnd;
   try {
     const spec_ = await launcher(w, null, store.url ?? store.root);
-    r = await runProcess(spec_, { keep: 0, timeLimitMs: null, stop: AbortSignal.any([stop, ended.signal]), onOutput: (s) => log.write(s), onStdout: (c) => (meter.feed(c), hear(c)), onStart: (pid) => {
+    r = await runProcess(spec_, { keep: 0, timeLimitMs: null, stop: AbortSignal.any([stop, ended.signal]), endsWithUs: true, onOutput: (s) => log.write(s), onStdout: (c) => (meter.feed(c), hear(c)), onStart: (pid) => {
       set(w.name, { proc: { pid, start: procStart(pid) } }).then(() => say(`${w.name}: session pid ${pid}`));
     } });
     if (spec_.after && !stop.aborted) {
