@@ -71,7 +71,7 @@ function crewCommands(t: Command): void {
       for (const w of spec.workers) if (w.agent !== "exec" && w.worktree) checkWorktree(w.cwd, w.name, { bus: c.bus.where });
       const agent: Launcher = (w, job, store) =>
         launchAgent({ name: w.name, agent: w.agent as AgentId, prompt: w.prompt ?? undefined, queues: w.queues, worktree: w.worktree, repo: w.cwd, permissions: w.permissions, env: w.env, args: w.args }, job, { store, a2aBin: process.execPath, bus: c.bus.where });
-      const launchers: Record<string, Launcher> = { claude: agent, codex: agent, gemini: agent, opencode: agent };
+      const launchers: Record<string, Launcher> = { claude: agent, codex: agent, gemini: agent, opencode: agent, copilot: agent, qwen: agent };
       const outcome = await c.bus.crew.up(spec, { launchers, signal: c.signal(), onLine: (l) => err(`a2a crew: ${l}\n`) });
       const r = end(c, outcome, { timeout: "ok", aborted: () => text`crew ${spec.name} stopped: every worker's process ended and its task was given back` });
       if (c.json) out(json(r));
