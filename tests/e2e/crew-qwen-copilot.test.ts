@@ -83,6 +83,11 @@ describe("a2a crew up: Qwen Code and Copilot CLI workers", () => {
         const log = (await a2a(["crew", "logs", who], { dir: store.path })).stdout;
         expect(log).toMatch(new RegExp(`\\[a2a crew\\] task \\S+: the work is on a2a/${who} at [0-9a-f]{12} \\(what was left uncommitted was committed\\)`));
       }
+      // a2a's settings for the run name the store only by reference (a database URL's password
+      // among it): never its value in a file.
+      const settings = [join(wt("quinn"), ".qwen", "settings.json"), join(wt("cope"), ".github", "mcp.json"), join(wt("cope"), ".github", "copilot", "settings.json")];
+      for (const f of settings) expect(readFileSync(f, "utf8")).not.toContain(store.path);
+      expect(JSON.parse(readFileSync(settings[1], "utf8")).mcpServers.a2a.env.A2A_DIR).toBe("${A2A_DIR}");
       expect(await a2a(["crew", "down", "forks"], { dir: store.path })).toMatchObject({ code: 0 });
       expect(await exitWithin(sup, 60_000)).toBe(0);
       // Each file on its worker's branch, committed with nothing else (a2a's settings files stay out).
