@@ -84,14 +84,16 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
 // command line does not. Hooks are read from settings files only: a2a's go into the worktree's
 // project settings, .qwen/settings.json (a2a's members only, the project's own kept, as `a2a setup
 // qwen --scope project` does), which cli/crew/launch.ts keeps out of the worker's commits.
-// "edits": auto-edit, a2a's tools trusted, git's recording commands allowed (permissions.allow,
-// its Claude Code style rules); "all": yolo.
+// "edits": auto-edit, a2a's tools trusted, git's recording commands allowed (permissions.allow
+// under the shell's own name: a headless run bans the shell unless a rule names it so, and
+// Claude Code's Bash(...) does not; any other command is declined, no one being there to ask);
+// "all": yolo.
 function headless(o: HeadlessOptions): Headless {
   const a2a = { command: o.a2a, pre: [] };
   const server = { ...withMcp({}, a2a, o.tools, false).mcpServers.a2a, trust: true, timeout: 600_000 };
   const worker = (v: Record<string, any>) => {
     const allow: string[] = Array.isArray(v.permissions?.allow) ? v.permissions.allow : [];
-    const mine = WORKER_GIT.map((c) => `Bash(git ${c} *)`).filter((t) => !allow.includes(t));
+    const mine = WORKER_GIT.map((c) => `run_shell_command(git ${c} *)`).filter((t) => !allow.includes(t));
     return withHookGroups({ ...v, permissions: { ...(v.permissions ?? {}), allow: [...allow, ...mine] } }, HOOK_EVENTS, HOOK_MATCHERS, a2a, { remove: false, agent: "qwen" });
   };
   const perms = ["--approval-mode", o.permissions === "all" ? "yolo" : "auto-edit"];

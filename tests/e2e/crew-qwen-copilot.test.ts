@@ -1,11 +1,13 @@
 // A crew of a Qwen Code worker (qwen -p) and a GitHub Copilot CLI worker (copilot, prompt mode),
 // started by `a2a crew up` through the compiled binary (issue 36), each against the Chat
 // Completions stand-in (fixtures/openai-chat.ts: Qwen Code's "openai" auth type, Copilot CLI's
-// offline BYOK provider). Each takes one task, writes its file with the agent's own file tool and
-// ends the task with task_done (a2a's hooks refuse it the file another worker reserved) through a2a's MCP server (given in the worktree's project settings
-// for that run only); the supervisor commits what it left on a2a/NAME. Each task done once, at
-// attempt 1; Qwen Code's tokens as it reported them (Copilot CLI reports none: unknown); the
-// user's checkout untouched; crew down leaves no process, no claim and no crew lease.
+// offline BYOK provider), with a2a's server and hooks given for that run only. Each takes one
+// task: a2a's hooks refuse it the file another worker reserved, "edits" refuses it a shell command
+// that is not git's, it writes its file with its own file tool, commits it on a2a/NAME with git
+// and ends the task with task_done through a2a's MCP. Each task done once, at attempt 1; Qwen
+// Code's tokens as it reported them (Copilot CLI reports none: unknown); the store named by
+// reference only in the run's settings; the user's checkout untouched; crew down leaves no
+// process, no claim and no crew lease.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -20,18 +22,23 @@ const COPILOT = join(ROOT, "node_modules", ".bin", "copilot");
 const toml = (v: unknown): string => (Array.isArray(v) ? `[${v.map(toml).join(", ")}]` : typeof v === "object" ? `{ ${Object.entries(v as object).map(([k, x]) => `${k} = ${toml(x)}`).join(", ")} }` : JSON.stringify(v));
 const tokens = (r: { n: number }) => ({ input: 1000 * r.n + 7, output: 10 * r.n + 3 });
 
+type Call = { tool: string; input: Record<string, unknown> };
 // The model's script: write the file another worker reserved (a2a's PreToolUse hook refuses it),
-// write the task's file with the agent's file tool, then task_done; text for anything else (a
+// run a shell command that is not git's (refused: nobody is there to approve it), write the task's file with the agent's file tool, stage and commit it with its shell tool (git's
+// recording commands are what "edits" allows it), then task_done; text for anything else (a
 // request with no tools, or no task in it). What each tool answered is kept.
-function script(write: (path: string, text: string) => { tool: string; input: Record<string, unknown> }, wt: string, done: string, who: string, said: string[]) {
+function script(write: (path: string, text: string) => Call, shell: (command: string) => Call, wt: string, done: string, who: string, said: string[]) {
   return (r: any) => {
     const f = framing(JSON.stringify(r.body.messages ?? ""));
     if (!f || !(r.body.tools ?? []).length || newText(r).includes(`Task ${f.id} is done.`)) return [{ text: "done" }];
     said.push(...toolResults(r));
     const calls = (r.body.messages ?? []).filter((m: any) => m.role === "assistant" && m.tool_calls?.length).length;
     if (calls === 0) return [write(join(wt, "src", "theirs.ts"), "taken\n")];
-    if (calls === 1) return [write(join(wt, `out-${f.id}.txt`), `${who} did ${f.id}\n`)];
-    if (calls === 2) return [{ tool: done, input: { id: f.id, token: f.token, result: `${who} did ${f.id}` } }];
+    if (calls === 1) return [shell("touch not-git.txt")];
+    if (calls === 2) return [write(join(wt, `out-${f.id}.txt`), `${who} did ${f.id}\n`)];
+    if (calls === 3) return [shell(`git add out-${f.id}.txt`)];
+    if (calls === 4) return [shell(`git commit -q -m '${who}: task ${f.id}'`)];
+    if (calls === 5) return [{ tool: done, input: { id: f.id, token: f.token, result: `${who} did ${f.id}` } }];
     return [{ text: "done" }];
   };
 }
@@ -48,8 +55,8 @@ describe("a2a crew up: Qwen Code and Copilot CLI workers", () => {
     // A new file another worker reserved (a new one: Qwen Code overwrites no file it has not read).
     expect(await a2a(["reserve", "src/theirs.ts", "--as", "other-worker", "-q"], { dir: store.path, cwd: repo })).toMatchObject({ code: 0 });
     const said: Record<string, string[]> = { quinn: [], cope: [] };
-    const qwenApi = standIn(script((path, content) => ({ tool: "write_file", input: { file_path: path, content } }), wt("quinn"), "mcp__a2a__task_done", "quinn", said.quinn), tokens);
-    const copilotApi = standIn(script((path, file_text) => ({ tool: "create", input: { path, file_text } }), wt("cope"), "a2a-task_done", "cope", said.cope), tokens);
+    const qwenApi = standIn(script((path, content) => ({ tool: "write_file", input: { file_path: path, content } }), (command) => ({ tool: "run_shell_command", input: { command, is_background: false } }), wt("quinn"), "mcp__a2a__task_done", "quinn", said.quinn), tokens);
+    const copilotApi = standIn(script((path, file_text) => ({ tool: "create", input: { path, file_text } }), (command) => ({ tool: "bash", input: { command, description: "git", mode: "sync", initial_wait: 30 } }), wt("cope"), "a2a-task_done", "cope", said.cope), tokens);
     const qwenEnv = { HOME: home, OPENAI_API_KEY: "test-key-offline", OPENAI_BASE_URL: qwenApi.url, OPENAI_MODEL: "qwen3-coder-plus", NO_COLOR: "1", ...GIT_ENV };
     const copilotEnv = { HOME: home, XDG_CACHE_HOME: join(ROOT, "node_modules", ".cache"), COPILOT_OFFLINE: "true", COPILOT_PROVIDER_BASE_URL: copilotApi.url, COPILOT_PROVIDER_API_KEY: "test-key-offline", COPILOT_MODEL: "gpt-4.1", COPILOT_AUTO_UPDATE: "false", NO_COLOR: "1", ...GIT_ENV };
     const file = join(repo, "crew.toml");
@@ -79,9 +86,13 @@ describe("a2a crew up: Qwen Code and Copilot CLI workers", () => {
       expect(Object.fromEntries(status.workers.map((w: any) => [w.name, w.usage]))).toEqual({ quinn: { ...sum(qwenApi.requests), cost: null }, cope: undefined }); // Copilot CLI reports no tokens: none shown, never 0
       // a2a's hooks ran in each run: the reserved file's write was refused, naming its holder.
       for (const who of ["quinn", "cope"]) expect(said[who][0]).toMatch(/src\/theirs\.ts is reserved by other-worker/);
+      // "edits": a shell command other than git's recording ones is refused, not run.
+      expect(said.quinn[1]).toMatch(/^Qwen Code requires permission to use "run_shell_command", but that permission was declined/);
+      expect(said.cope[1]).toMatch(/^Permission denied because no interactive user response was available/);
+      for (const who of ["quinn", "cope"]) expect(existsSync(join(wt(who), "not-git.txt"))).toBe(false);
       for (const who of ["quinn", "cope"]) {
         const log = (await a2a(["crew", "logs", who], { dir: store.path })).stdout;
-        expect(log).toMatch(new RegExp(`\\[a2a crew\\] task \\S+: the work is on a2a/${who} at [0-9a-f]{12} \\(what was left uncommitted was committed\\)`));
+        expect(log).toMatch(new RegExp(`\\[a2a crew\\] task \\S+: the work is on a2a/${who} at [0-9a-f]{12}\n`)); // the agent committed it all itself
       }
       // a2a's settings for the run name the store only by reference (a database URL's password
       // among it): never its value in a file.
@@ -93,6 +104,7 @@ describe("a2a crew up: Qwen Code and Copilot CLI workers", () => {
       // Each file on its worker's branch, committed with nothing else (a2a's settings files stay out).
       for (const [who, id] of Object.entries(ids)) {
         expect(sh(["git", "show", `a2a/${who}:out-${id}.txt`], repo)).toBe(`${who} did ${id}\n`);
+        expect(sh(["git", "log", "--format=%s", `HEAD..a2a/${who}`], repo).trim()).toBe(`${who}: task ${id}`);
         expect(sh(["git", "diff", "--name-only", "HEAD", `a2a/${who}`], repo).trim()).toBe(`out-${id}.txt`); // not the reserved file, nor a2a's settings
       }
       const running = readdirSync("/proc").filter((p) => /^\d+$/.test(p)).filter((p) => {
