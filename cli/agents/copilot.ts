@@ -14,8 +14,8 @@
 // It cannot be woken while idle at its prompt: mail waits for the next prompt or stop.
 
 import { join } from "node:path";
-import type { A2ACommand, Agent, Check, DoctorContext, HookFormat, Scope, SetupOptions } from "./agent";
-import { a2aHooks, claudeHook, HOOK_EVENTS, hooksCheck, mcpList, notSetUp, registered, toolHookInput, withHookGroups } from "./claude";
+import type { A2ACommand, Agent, Check, DoctorContext, Headless, HeadlessOptions, HookFormat, Scope, SetupOptions } from "./agent";
+import { a2aHooks, claudeHook, HOOK_EVENTS, hooksCheck, mcpList, notSetUp, registered, toolHookInput, withHookGroups, WORKER_GIT } from "./claude";
 import { readJsonQuietly } from "./edit";
 import { jsoncChange } from "./jsonc-edit";
 import { json } from "../io";
@@ -73,6 +73,32 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
   return checks;
 }
 
+// A crew worker's run: `copilot` with the prompt piped on stdin (its prompt mode, as -p), JSONL
+// output (--output-format json: its events carry no token count, so the attempt's usage stays
+// unknown). Copilot CLI reads hooks from settings files only, so a2a's server and hooks go into
+// the worktree's project files, .github/mcp.json and .github/copilot/settings.json (a2a's members
+// only, the project's own kept, as `a2a setup copilot --scope project` does), which
+// cli/crew/launch.ts keeps out of the worker's commits; --trust-folder has this one run read them
+// (no trust saved). The store's variables reach the server as ${NAME} references, which Copilot
+// CLI expands (no value in the file); its timeout is 600 s, as Gemini CLI's, above a2a mcp's cap
+// on a task_claim wait. "edits": file writes, a2a's tools and git's recording
+// commands allowed (--allow-tool), anything else denied for want of a human; "all": --allow-all.
+function headless(o: HeadlessOptions): Headless {
+  const a2a = { command: o.a2a, pre: [] };
+  const files = filesFor("project", o.cwd, "");
+  const server = (v: Record<string, any>) => {
+    const next = withMcp(v, a2a, o.tools, false);
+    next.mcpServers.a2a = { ...next.mcpServers.a2a, env: Object.fromEntries(o.pass.map((k) => [k, `\${${k}}`])), timeout: 600_000 };
+    return next;
+  };
+  const perms = o.permissions === "all" ? ["--allow-all"] : ["--allow-tool", "write", "--allow-tool", "a2a", ...WORKER_GIT.flatMap((c) => ["--allow-tool", `shell(git ${c})`])];
+  return {
+    args: ["--output-format", "json", "--no-color", "--no-ask-user", "--trust-folder", ...perms],
+    env: {},
+    edits: [jsoncChange(files.mcp, "copilot", server), jsoncChange(files.settings, "copilot", (v) => withHookGroups(v, HOOK_EVENTS, HOOK_MATCHERS, a2a, { remove: false, agent: "copilot" }))],
+  };
+}
+
 export const copilot: Agent = {
   id: "copilot",
   title: "Copilot CLI",
@@ -88,6 +114,7 @@ export const copilot: Agent = {
   },
   doctor,
   hook: copilotHook,
+  headless,
   done: (o) =>
     o.remove
       ? "a2a removed from Copilot CLI; sessions already running keep it until they restart"

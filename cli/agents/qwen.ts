@@ -15,8 +15,8 @@
 // It cannot be woken while idle at its prompt (no channel, no way in for a background command).
 
 import { join } from "node:path";
-import type { A2ACommand, Agent, Check, DoctorContext, HookFormat, Scope, SetupOptions } from "./agent";
-import { a2aHooks, claudeHook, hooksCheck, mcpList, notSetUp, registered, toolHookInput, withHookGroups, HOOK_EVENTS } from "./claude";
+import type { A2ACommand, Agent, Check, DoctorContext, Headless, HeadlessOptions, HookFormat, Scope, SetupOptions } from "./agent";
+import { a2aHooks, claudeHook, hooksCheck, mcpList, notSetUp, registered, toolHookInput, withHookGroups, HOOK_EVENTS, WORKER_GIT } from "./claude";
 import { readJsonQuietly } from "./edit";
 import { jsoncChange } from "./jsonc-edit";
 
@@ -77,6 +77,29 @@ async function doctor(d: DoctorContext): Promise<Check[]> {
   return checks;
 }
 
+// A crew worker's run: `qwen -p ""` (the prompt on stdin, which it appends), stream-json output
+// (its last {"type":"result"} holds the run's usage). a2a's server comes by --mcp-config (no
+// secret in it: Qwen Code gives its MCP servers its own environment, A2A_DIR and A2A_AGENT among
+// them); a server of the project's settings would wait for `qwen mcp approve`, one given on the
+// command line does not. Hooks are read from settings files only: a2a's go into the worktree's
+// project settings, .qwen/settings.json (a2a's members only, the project's own kept, as `a2a setup
+// qwen --scope project` does), which cli/crew/launch.ts keeps out of the worker's commits.
+// "edits": auto-edit, a2a's tools trusted, git's recording commands allowed (permissions.allow
+// under the shell's own name: a headless run bans the shell unless a rule names it so, and
+// Claude Code's Bash(...) does not; any other command is declined, no one being there to ask);
+// "all": yolo.
+function headless(o: HeadlessOptions): Headless {
+  const a2a = { command: o.a2a, pre: [] };
+  const server = { ...withMcp({}, a2a, o.tools, false).mcpServers.a2a, trust: true, timeout: 600_000 };
+  const worker = (v: Record<string, any>) => {
+    const allow: string[] = Array.isArray(v.permissions?.allow) ? v.permissions.allow : [];
+    const mine = WORKER_GIT.map((c) => `run_shell_command(git ${c} *)`).filter((t) => !allow.includes(t));
+    return withHookGroups({ ...v, permissions: { ...(v.permissions ?? {}), allow: [...allow, ...mine] } }, HOOK_EVENTS, HOOK_MATCHERS, a2a, { remove: false, agent: "qwen" });
+  };
+  const perms = ["--approval-mode", o.permissions === "all" ? "yolo" : "auto-edit"];
+  return { args: ["-p", "", "-o", "stream-json", "--mcp-config", JSON.stringify({ mcpServers: { a2a: server } }), ...perms], env: {}, edits: [jsoncChange(settingsFile("project", o.cwd, ""), "qwen", worker)] };
+}
+
 export const qwen: Agent = {
   id: "qwen",
   title: "Qwen Code",
@@ -88,6 +111,7 @@ export const qwen: Agent = {
   },
   doctor,
   hook: qwenHook,
+  headless,
   done: (o) =>
     o.remove
       ? "a2a removed from Qwen Code; sessions already running keep it until they restart"

@@ -22,7 +22,7 @@ export type { Job };
 
 export type { LaunchSpec };
 
-export type AgentId = "claude" | "codex" | "gemini" | "opencode";
+export type AgentId = "claude" | "codex" | "gemini" | "opencode" | "qwen" | "copilot";
 
 // The worker as the crew file gives it (the parts a launch needs).
 export interface AgentWorker {

@@ -28,7 +28,7 @@ import { A2AError } from "../core/errors";
 import { isValidName, NAME_RULE } from "../core/names";
 import { parseDuration } from "../core/time";
 
-export const AGENTS = ["exec", "claude", "codex", "gemini", "opencode"] as const;
+export const AGENTS = ["exec", "claude", "codex", "gemini", "opencode", "copilot", "qwen"] as const;
 export type AgentKind = (typeof AGENTS)[number];
 
 export interface WorkerSpec {

@@ -9,7 +9,11 @@
 //     among them), output_tokens}} per turn, summed;
 //   gemini -p -o stream-json (0.61): the last {"type":"result", stats {input_tokens, output_tokens}};
 //   opencode run --format json (1.18): one {"type":"step_finish", part {tokens {input, output,
-//     reasoning, cache {read, write}}, cost}} per step, summed.
+//     reasoning, cache {read, write}}, cost}} per step, summed;
+//   qwen -p -o stream-json (0.24): the last {"type":"result", usage {input_tokens (cached ones
+//     among them), output_tokens}};
+//   copilot --output-format json (1.0.102): no token count in its events (premium requests only):
+//     a Copilot CLI worker's usage stays unknown.
 
 export interface Usage {
   input: number; // tokens read, cached ones among them
@@ -32,6 +36,7 @@ function eventUsage(agent: string, e: any): { u: Usage; total: boolean } | undef
   }
   if (agent === "codex" && e.type === "turn.completed" && e.usage) return { u: { input: n(e.usage.input_tokens), output: n(e.usage.output_tokens), cost: null }, total: false };
   if (agent === "gemini" && e.type === "result" && e.stats) return { u: { input: n(e.stats.input_tokens), output: n(e.stats.output_tokens), cost: null }, total: true };
+  if (agent === "qwen" && e.type === "result" && e.usage) return { u: { input: n(e.usage.input_tokens), output: n(e.usage.output_tokens), cost: null }, total: true };
   if (agent === "opencode" && e.type === "step_finish" && e.part?.tokens) {
     const t = e.part.tokens;
     return { u: { input: n(t.input) + n(t.cache?.read) + n(t.cache?.write), output: n(t.output) + n(t.reasoning), cost: usd(e.part.cost) }, total: false };

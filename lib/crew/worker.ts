@@ -1,6 +1,6 @@
 // What the supervisor runs for a worker's task, whatever the worker is: a Launcher turns (worker,
 // job) into a process to start (LaunchSpec). exec workers' launcher is here; the coding agents'
-// (claude, codex, gemini, opencode) is the CLI's (cli/crew/launch.ts), handed to the supervisor.
+// (claude, codex, gemini, opencode, copilot, qwen) is the CLI's (cli/crew/launch.ts), handed to the supervisor.
 // A pure module: it builds the spec, lib/crew/process.ts runs it.
 
 import { A2AError } from "../core/errors";

@@ -289,8 +289,10 @@ describe("crew worker: bad input is refused before anything is made", () => {
       throw new Error("not refused");
     };
     const cases: [AgentWorker, RegExp][] = [
-      [{ name: "ann", agent: "aider" as AgentWorker["agent"], worktree: true, repo }, /^worker ann: unknown agent "aider": use one of claude, codex, gemini, opencode$/],
+      [{ name: "ann", agent: "aider" as AgentWorker["agent"], worktree: true, repo }, /^worker ann: unknown agent "aider": use one of claude, codex, gemini, opencode, copilot, qwen$/],
       [{ name: "ann", agent: "codex", worktree: true, repo, bin: "no-such-codex" }, /^worker ann: Codex CLI is not installed \(no no-such-codex on PATH\): npm install -g @openai\/codex, or give the worker its path$/],
+      [{ name: "ann", agent: "qwen", worktree: true, repo, bin: "no-such-qwen" }, /^worker ann: Qwen Code is not installed \(no no-such-qwen on PATH\): npm install -g @qwen-code\/qwen-code, or give the worker its path$/],
+      [{ name: "ann", agent: "copilot", worktree: true, repo, bin: "no-such-copilot" }, /^worker ann: Copilot CLI is not installed \(no no-such-copilot on PATH\): npm install -g @github\/copilot, or give the worker its path$/],
       [{ name: "a..b", agent: "claude", worktree: true, repo, bin: "true" }, /^worker name "a\.\.b" cannot be a git branch \(a2a\/a\.\.b\): take out "\.\.", and a "\." or "\.lock" at its end$/],
       [{ name: "x.", agent: "claude", worktree: true, repo, bin: "true" }, /^worker name "x\." cannot be a git branch \(a2a\/x\.\): take out "\.\.", and a "\." or "\.lock" at its end$/],
       [{ name: "../up", agent: "claude", worktree: true, repo, bin: "true" }, /^worker name "\.\.\/up" is not valid: names are/],

@@ -33,6 +33,15 @@ describe("crew usage: each agent's own report", () => {
       { type: "step_finish", part: { type: "step-finish", tokens: { input: 5, output: 1, reasoning: 0, cache: { read: 0, write: 0 } }, cost: 0.25 } },
     ])).toEqual({ input: 20, output: 4, cost: 0.75 });
   });
+  test("qwen: the last result's usage (its assistant messages' own ignored), no cost", () => {
+    expect(feedSplit("qwen", [
+      { type: "assistant", message: { usage: { input_tokens: 9, output_tokens: 9 } } },
+      { type: "result", subtype: "success", usage: { input_tokens: 2468, output_tokens: 112, cache_read_input_tokens: 0, total_tokens: 2580 } },
+    ])).toEqual({ input: 2468, output: 112, cost: null });
+  });
+  test("copilot: its result carries no token count (premium requests only): unknown", () => {
+    expect(feedSplit("copilot", [{ type: "assistant.message", data: { content: "tokens" } }, { type: "result", exitCode: 0, usage: { premiumRequests: 0, totalApiDurationMs: 18, sessionDurationMs: 232 } }])).toBeNull();
+  });
   test("nothing reported is unknown (null), not zero; a last line without its newline is read", () => {
     expect(feedSplit("claude", [{ type: "assistant" }])).toBeNull();
     const m = usageMeter("gemini");
