@@ -4,6 +4,7 @@ import type { SlotRecord } from "../lib/slots/record";
 import { done, ended } from "../lib/core/outcome";
 import { stdinLines } from "./io";
 import { end, type Ctx } from "./run";
+import { utf8Length } from "../lib/core/utf8";
 
 // `append --lines`: stdin as it comes, in chunks cut before one would pass the size limit.
 // Without `flushMs`, a chunk is what stdin has brought so far: the lines already read are
@@ -42,7 +43,7 @@ export async function appendLines(c: Ctx, name: string, flushMs: number | undefi
     const next = await Promise.race([lines.next(), stopped]);
     if (next === "stopped" || next.done) break;
     const line = next.value;
-    const n = Buffer.byteLength(line);
+    const n = utf8Length(line);
     if (batchBytes + n > limit) await flush();
     batch += line;
     batchBytes += n;

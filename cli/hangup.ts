@@ -15,7 +15,7 @@ const POLLERR = 0x8;
 const POLLHUP = 0x10;
 const EVERY_MS = 200;
 
-function loadPoll(): ((fds: Buffer) => number) | undefined {
+function loadPoll(): ((fds: Uint8Array) => number) | undefined {
   const lib = process.platform === "linux" ? "libc.so.6" : process.platform === "darwin" ? "libc.dylib" : undefined;
   if (!lib) return undefined;
   try {
@@ -40,11 +40,16 @@ export function watchStdoutHangup(gone: () => void): () => void {
   if (!st.isFIFO() && !st.isSocket()) return () => {}; // a terminal, a file, /dev/null: nobody to lose
   const poll = loadPoll();
   if (!poll) return () => {};
-  const fds = Buffer.alloc(8); // struct pollfd { int fd; short events; short revents; }
-  fds.writeInt32LE(1, 0);
+  // struct pollfd { int fd; short events; short revents; }, in the machine's byte order. A
+  // Uint8Array, not a Buffer: a wait on a database can arm this, and Buffer's first touch costs
+  // a start-up as much again (lib/core/utf8.ts).
+  const fds = new Uint8Array(8);
+  const view = new DataView(fds.buffer);
+  const le = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+  view.setInt32(0, 1, le);
   const timer = setInterval(() => {
-    fds.writeInt16LE(0, 6);
-    if (poll(fds) > 0 && fds.readInt16LE(6) & (POLLERR | POLLHUP)) {
+    view.setInt16(6, 0, le);
+    if (poll(fds) > 0 && view.getInt16(6, le) & (POLLERR | POLLHUP)) {
       clearInterval(timer);
       gone();
     }

@@ -13,6 +13,7 @@ import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from "
 import { A2AError, ioError } from "../lib/core/errors";
 import { platformFor } from "../lib/core/platform";
 import { parseDuration } from "../lib/core/time";
+import { encodeUtf8 } from "../lib/core/utf8";
 
 // The reader of stdout went away (EPIPE) before a non-durable output was all written: the
 // command stops where it is and exits 0, as `head` expects of any Unix filter.
@@ -29,7 +30,7 @@ export class StdoutClosed extends Error {
 type OnClosed = "strict" | "stop" | "ignore";
 
 function writeAll(fd: number, text: string | Uint8Array, onClosed: OnClosed): void {
-  const buf = typeof text === "string" ? Buffer.from(text, "utf8") : text;
+  const buf = typeof text === "string" ? encodeUtf8(text) : text;
   let off = 0;
   while (off < buf.length) {
     try {

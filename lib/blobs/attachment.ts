@@ -9,6 +9,8 @@
 //   characters, at most 255 bytes; it is never used as a path inside the store.
 // This module is pure (records decode with it): it reaches no storage.
 
+import { utf8Length } from "../core/utf8";
+
 
 export interface Attachment {
   digest: string; // sha256:HEX
@@ -38,7 +40,7 @@ export function mediaType(name: string): string {
 }
 
 export function isAttachmentName(name: unknown): name is string {
-  return typeof name === "string" && name.length > 0 && Buffer.byteLength(name, "utf8") <= 255 && !name.includes("/") && name !== "." && name !== ".." && !/[\u0000-\u001f\u007f]/.test(name);
+  return typeof name === "string" && name.length > 0 && utf8Length(name) <= 255 && !name.includes("/") && name !== "." && name !== ".." && !/[\u0000-\u001f\u007f]/.test(name);
 }
 
 // The attachments a stored record holds, or undefined (none, or a field that is not a list of

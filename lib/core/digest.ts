@@ -2,8 +2,10 @@
 // start-up ~10 ms in a compiled binary (the bundle hoists node built-ins to the top). Bun's
 // global Web Crypto and CryptoHasher are already there.
 
+import { hex } from "./utf8";
+
 export function randomHex(bytes: number): string {
-  return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("hex");
+  return hex(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
 export function hashHex(algorithm: "md5" | "sha1" | "sha256", text: string): string {

@@ -4,6 +4,7 @@
 
 import type { Store } from "./config";
 import { A2AError } from "./errors";
+import { utf8Length } from "./utf8";
 
 // The most A2A_MAX_BYTES may be (lib/core/config.ts refuses more). Each process reads the
 // setting from its own environment, so a reader's bound cannot follow the writer's setting:
@@ -25,7 +26,7 @@ export const RECORD_LIMIT = MAX_MAX_BYTES * 6 + 1024 * 1024;
 export function fitRecord(store: Store, line: string, what: string): string {
   const limit = RECORD_LIMIT;
   if (line.length * 3 <= limit) return line; // a UTF-16 unit is at most 3 UTF-8 bytes
-  const bytes = Buffer.byteLength(line, "utf8");
+  const bytes = utf8Length(line);
   if (bytes <= limit) return line;
   throw new A2AError(
     "ETOOBIG",

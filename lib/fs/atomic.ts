@@ -22,6 +22,7 @@ import { basename, dirname } from "node:path";
 import { type Store } from "../core/config";
 import type { Scratch } from "../blobs/storage";
 import { ensureDir } from "./guard";
+import { encodeUtf8 } from "../core/utf8";
 
 export const TMP_STALE_MS = 60 * 60 * 1000;
 
@@ -44,7 +45,7 @@ function writeTemp(store: Store, data: string | Uint8Array, opts: WriteOptions =
   const spare = store.spare;
   store.spare = undefined;
   const temp = spare?.path ?? tempName(store);
-  const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+  const buf = typeof data === "string" ? encodeUtf8(data) : data;
   const fd = spare?.fd ?? openSync(temp, "wx", store.fileMode);
   try {
     if (!spare) fchmodSync(fd, store.fileMode); // the umask must not decide who may read it

@@ -23,6 +23,7 @@ import { dirname, sep } from "node:path";
 import type { Store } from "../core/config";
 import { A2AError, ioError } from "../core/errors";
 import { RECORD_LIMIT } from "../core/record";
+import { decodeUtf8 } from "../core/utf8";
 
 // The one refusal of a store directory that is not what a2a made (writers and readers alike).
 export function refuseDir(path: string, what: string): never {
@@ -128,14 +129,14 @@ export function syncDir(store: Store, dir: string): void {
 }
 
 export type BoundedRead =
-  | { kind: "ok"; bytes: Buffer; uid: number; mtimeMs: number }
+  | { kind: "ok"; bytes: Uint8Array; uid: number; mtimeMs: number }
   | { kind: "absent"; stale?: boolean }
   | { kind: "invalid"; why: string };
 
 // Reads the store's regular file `path` of at most `limit` bytes (see the header).
 export function readBounded(store: Store, path: string, limit: number): BoundedRead {
   return withRecordFile(store, path, limit, (fd, st) => {
-    const buf = Buffer.allocUnsafe(Math.min(limit, st.size) + 1);
+    const buf = new Uint8Array(Math.min(limit, st.size) + 1);
     let off = 0;
     for (;;) {
       const n = readSync(fd, buf, off, buf.length - off, null);
@@ -172,7 +173,7 @@ export function readEnds(store: Store, path: string, limit: number, head: number
 }
 
 // Fills `buf` from offset `pos` of `fd`; false when the file ends first.
-function readAt(fd: number, buf: Buffer, pos: number): boolean {
+function readAt(fd: number, buf: Uint8Array, pos: number): boolean {
   for (let off = 0; off < buf.length; ) {
     const n = readSync(fd, buf, off, buf.length - off, pos + off);
     if (n === 0) return false;
@@ -224,7 +225,7 @@ export function readJsonLine<T>(store: Store, path: string, decode: (value: any)
   const r = readBounded(store, path, RECORD_LIMIT);
   if (r.kind !== "ok") return r;
   if (r.bytes.every((b) => b === 0)) return { kind: "invalid", why: "empty (its bytes never reached the disk)", lost: true };
-  const text = r.bytes.toString("utf8");
+  const text = decodeUtf8(r.bytes);
   if (!text.endsWith("\n")) return { kind: "invalid", why: "incomplete (no final newline)" };
   let parsed: unknown;
   try {

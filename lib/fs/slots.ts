@@ -27,6 +27,7 @@ import { withLock } from "./lock";
 import { chunkFile, slotFile, slotNameOf, slotsDir, streamDir } from "./paths";
 import { decodeRecord, encodeRecord } from "../slots/record";
 import { readOf, type Decision, type ReadResult, type SlotStorage } from "../slots/storage";
+import { decodeUtf8 } from "../core/utf8";
 
 export function fileSlots(store: Store): SlotStorage {
   return {
@@ -51,7 +52,7 @@ export function readSlotFile(store: Store, name: string, retries = 3): ReadResul
       if (i >= retries) return { kind: "corrupt" };
       continue; // ESTALE: the file was replaced while we opened it; the next open sees the new one
     }
-    const record = decodeRecord(r.bytes.toString("utf8"));
+    const record = decodeRecord(decodeUtf8(r.bytes));
     if (record && record.name === name) return readOf(record);
     if (i >= retries) return { kind: "corrupt" };
     Bun.sleepSync(1 + i * 5);
@@ -120,7 +121,7 @@ function readChunks(store: Store, name: string, after: number, upTo: number): st
         data: { slot: name, chunk: n },
       });
     }
-    out.push(r.bytes.toString("utf8"));
+    out.push(decodeUtf8(r.bytes));
   }
   return out;
 }

@@ -33,6 +33,7 @@ import { ensureDir, myUid, removeFile } from "./guard";
 import { userName } from "./owner";
 import { cursorFile, subsDir, subscriberDir, subscriberFile, topicDir, topicIdOf, topicMessageFile, topicsDir } from "./paths";
 import { nowSec } from "../core/time";
+import { decodeUtf8 } from "../core/utf8";
 import type { TopicMessage, TopicStorage } from "../topics/storage";
 
 export function fileTopics(store: Store): TopicStorage {
@@ -215,6 +216,6 @@ function subscriberSince(store: Store, name: string): number {
 function readCursor(store: Store, name: string, topic: string): number | undefined {
   const r = readBounded(store, cursorFile(store, name, topic), 64);
   if (r.kind !== "ok") return undefined;
-  const n = Number(r.bytes.toString("utf8").trim());
+  const n = Number(decodeUtf8(r.bytes).trim());
   return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 }

@@ -8,6 +8,7 @@
 
 import { attachmentsOf, type Attachment } from "../blobs/attachment";
 import { nowSec } from "../core/time";
+import { utf8Length } from "../core/utf8";
 
 // "cleared" is a tombstone: the slot is absent, but its version lives on, so a version never
 // repeats and `wait --after-version N` still sees the next publish after a clear or expiry.
@@ -38,7 +39,7 @@ export function encodeRecord(r: SlotRecord): string {
     state: r.state,
     task: r.task,
     result: r.result,
-    size: r.result === null ? 0 : Buffer.byteLength(r.result, "utf8"),
+    size: r.result === null ? 0 : utf8Length(r.result),
     version: r.version,
     started_at: r.started_at,
     published_at: r.published_at,
@@ -65,7 +66,7 @@ export function decodeRecord(text: string): SlotRecord | undefined {
   if (typeof r.name !== "string" || !["running", "done", "cleared"].includes(r.state)) return undefined;
   if (!Number.isInteger(r.version) || r.version < 1) return undefined;
   if (r.result !== null && typeof r.result !== "string") return undefined;
-  if (r.size !== (r.result === null ? 0 : Buffer.byteLength(r.result, "utf8"))) return undefined;
+  if (r.size !== (r.result === null ? 0 : utf8Length(r.result))) return undefined;
   if (typeof r.task !== "string" || !Number.isInteger(r.chunks)) return undefined;
   if (r.attachments !== undefined && !attachmentsOf(r.attachments)) return undefined;
   return r as SlotRecord;

@@ -23,6 +23,7 @@ import { byName, checkName } from "../core/names";
 import { checkDuration, isoTime, nowSec } from "../core/time";
 import type { SlotRecord } from "./record";
 import { slotStorage, type Decision, type ReadResult } from "./storage";
+import { utf8Length } from "../core/utf8";
 
 export interface TtlOption {
   ttlSec?: number; // seconds until the record counts as absent
@@ -130,7 +131,7 @@ export async function publishSlot(store: Store, name: string, result: string, op
     return {
       record: {
         ...base(store, name, now),
-        state: "done", task: old?.task ?? "", result, size: Buffer.byteLength(result, "utf8"),
+        state: "done", task: old?.task ?? "", result, size: utf8Length(result),
         version: lastVersion + 1,
         started_at: old?.started_at ?? now,
         published_at: now,
