@@ -24,7 +24,31 @@ export interface DirWatch {
   listeners: Set<Listener>;
   wd?: number; // its watch on the store's inotify instance
   watcher?: FSWatcher; // or its fs.watch
-  timer?: ReturnType<typeof setInterval>;
+  polled?: () => void; // stops its ticks (see ticking)
+}
+
+// Every polled directory of a store ticks on one timer, each tick telling them all in one turn
+// of the event loop. A timer per directory ticked each at its own phase: a wait on the slots
+// could end on their tick before the inbox's tick told of mail that came before the publish,
+// and an unread count kept between ticks (a2a mcp's note) then missed it. Keyed by the store's
+// map of watches, which closeWatches empties.
+const tickers = new WeakMap<Map<string, DirWatch>, { timer: ReturnType<typeof setInterval>; ticks: Set<() => void> }>();
+function ticking(store: Store, tick: () => void): () => void {
+  let t = tickers.get(store.watches);
+  if (!t) {
+    const ticks = new Set<() => void>();
+    t = { timer: setInterval(() => [...ticks].forEach((f) => f()), store.pollMs), ticks };
+    tickers.set(store.watches, t);
+  }
+  const mine = t;
+  mine.ticks.add(tick);
+  return () => {
+    mine.ticks.delete(tick);
+    if (!mine.ticks.size && tickers.get(store.watches) === mine) {
+      clearInterval(mine.timer);
+      tickers.delete(store.watches);
+    }
+  };
 }
 
 // How `dir` is watched: "watch" (events), "poll" (ticks), or "both" (auto mode on a network
@@ -54,12 +78,12 @@ function open(store: Store, dir: string): DirWatch {
   };
   const tick = () => {
     if (mode !== "poll" && w.wd === undefined && !w.watcher && store.inotify && watchInotify() && mode === "watch") {
-      clearInterval(w.timer);
-      w.timer = undefined;
+      w.polled?.();
+      w.polled = undefined;
     }
     fire(undefined);
   };
-  const poll = () => (w.timer ??= setInterval(tick, store.pollMs));
+  const poll = () => (w.polled ??= ticking(store, tick));
   if (mode !== "poll") watchInotify();
   if (mode !== "poll" && w.wd === undefined) {
     try {
@@ -149,7 +173,7 @@ export function closeWatches(store: Store): void {
   const watches = store.watches;
   for (const w of watches.values()) {
     w.watcher?.close();
-    if (w.timer) clearInterval(w.timer);
+    w.polled?.();
   }
   watches.clear();
   store.inotify?.close();
