@@ -9,7 +9,10 @@
 //   waker's own (made on the first watch), whose one connection holds the LISTENs;
 // - a waiter is told "look at everything" (undefined) when its LISTEN is in place and again
 //   after every reconnect: a notification sent while the connection was down is lost, so the
-//   check after it is what misses nothing;
+//   check after it is what misses nothing; and while its LISTEN is not in place (being sent,
+//   or lost and not back), whatever another channel of the waker is told it is told to look
+//   again: an event there may follow one of its own it could not hear (mail sent before the
+//   publish that ends a wait: a2a mcp's unread note counts on being told of it);
 // - and every `recheckMs` besides, the slow safety net for notifications that never come (a
 //   pooler in transaction mode drops LISTEN, a listener that has not noticed it is cut off): one
 //   timer for every channel, each tick telling them all in the same turn, so the tick on which a
@@ -92,12 +95,16 @@ export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: 
   // a waiter, and ends with the last channel.
   const ticking = () => {
     if (!channels.size || closed) return void (clearInterval(ticker), (ticker = undefined));
-    ticker ??= setInterval(() => [...channels.values()].forEach((l) => tell(l, l.whole)), recheckMs);
+    ticker ??= setInterval(() => [...channels.values()].forEach((l) => own(l, l.whole)), recheckMs);
     if ([...channels.values()].some((l) => l.listeners.size)) ticker.ref?.();
     else ticker.unref?.();
   };
-  const tell = (l: Listening, key: string | undefined) => {
+  const own = (l: Listening, key: string | undefined) => {
     for (const f of [...l.listeners]) f(key);
+  };
+  const tell = (l: Listening, key: string | undefined) => {
+    own(l, key);
+    for (const c of [...channels.values()]) if (c !== l && !c.sub) own(c, c.whole); // deaf: see the header
   };
   const schedule = () => {
     if (retry || closed) return;
