@@ -27,26 +27,18 @@ export interface DirWatch {
   polled?: () => void; // stops its ticks (see ticking)
 }
 
-// Every polled directory of a store ticks on one timer, each tick telling them all in one turn
-// of the event loop. A timer per directory ticked each at its own phase: a wait on the slots
-// could end on their tick before the inbox's tick told of mail that came before the publish,
-// and an unread count kept between ticks (a2a mcp's note) then missed it. Keyed by the store's
-// map of watches, which closeWatches empties.
-const tickers = new WeakMap<Map<string, DirWatch>, { timer: ReturnType<typeof setInterval>; ticks: Set<() => void> }>();
+// Every polled directory of a store ticks on one timer (store.ticker), each tick telling them
+// all in one turn of the event loop. A timer per directory ticked each at its own phase: a wait
+// on the slots could end on their tick before the inbox's tick told of mail that came before
+// the publish, and an unread count kept between ticks (a2a mcp's note) then missed it.
 function ticking(store: Store, tick: () => void): () => void {
-  let t = tickers.get(store.watches);
-  if (!t) {
-    const ticks = new Set<() => void>();
-    t = { timer: setInterval(() => [...ticks].forEach((f) => f()), store.pollMs), ticks };
-    tickers.set(store.watches, t);
-  }
-  const mine = t;
-  mine.ticks.add(tick);
+  const t = (store.ticker ??= { timer: setInterval(() => [...t.ticks].forEach((f) => f()), store.pollMs), ticks: new Set() });
+  t.ticks.add(tick);
   return () => {
-    mine.ticks.delete(tick);
-    if (!mine.ticks.size && tickers.get(store.watches) === mine) {
-      clearInterval(mine.timer);
-      tickers.delete(store.watches);
+    t.ticks.delete(tick);
+    if (!t.ticks.size && store.ticker === t) {
+      clearInterval(t.timer);
+      store.ticker = undefined;
     }
   };
 }
