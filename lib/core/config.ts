@@ -76,6 +76,7 @@ export interface Store extends Settings {
   host: string;
   // Runtime state of this process for this root.
   watches: Map<string, DirWatch>; // one directory watch per directory (lib/fs/watch.ts)
+  ticker: { timer: ReturnType<typeof setInterval>; ticks: Set<() => void> } | undefined; // the one timer of the polled watches (lib/fs/watch.ts)
   inotify: Inotify | null | undefined; // their inotify instance on Linux (null: none to be had), once asked
   lastIdUs: number; // the last message id's microseconds: ids grow strictly (lib/mail/message.ts)
   users: Map<number, string> | undefined; // uid -> user name, read from /etc/passwd once
@@ -255,6 +256,7 @@ export function readStore(opts: StoreOptions = {}): Store {
       return (host ??= settings.platform.hostname()); // only a command that writes a record asks
     },
     watches: new Map(),
+    ticker: undefined,
     inotify: undefined,
     lastIdUs: 0,
     users: undefined,

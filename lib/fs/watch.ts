@@ -24,7 +24,23 @@ export interface DirWatch {
   listeners: Set<Listener>;
   wd?: number; // its watch on the store's inotify instance
   watcher?: FSWatcher; // or its fs.watch
-  timer?: ReturnType<typeof setInterval>;
+  polled?: () => void; // stops its ticks (see ticking)
+}
+
+// Every polled directory of a store ticks on one timer (store.ticker), each tick telling them
+// all in one turn of the event loop. A timer per directory ticked each at its own phase: a wait
+// on the slots could end on their tick before the inbox's tick told of mail that came before
+// the publish, and an unread count kept between ticks (a2a mcp's note) then missed it.
+function ticking(store: Store, tick: () => void): () => void {
+  const t = (store.ticker ??= { timer: setInterval(() => [...t.ticks].forEach((f) => f()), store.pollMs), ticks: new Set() });
+  t.ticks.add(tick);
+  return () => {
+    t.ticks.delete(tick);
+    if (!t.ticks.size && store.ticker === t) {
+      clearInterval(t.timer);
+      store.ticker = undefined;
+    }
+  };
 }
 
 // How `dir` is watched: "watch" (events), "poll" (ticks), or "both" (auto mode on a network
@@ -54,12 +70,12 @@ function open(store: Store, dir: string): DirWatch {
   };
   const tick = () => {
     if (mode !== "poll" && w.wd === undefined && !w.watcher && store.inotify && watchInotify() && mode === "watch") {
-      clearInterval(w.timer);
-      w.timer = undefined;
+      w.polled?.();
+      w.polled = undefined;
     }
     fire(undefined);
   };
-  const poll = () => (w.timer ??= setInterval(tick, store.pollMs));
+  const poll = () => (w.polled ??= ticking(store, tick));
   if (mode !== "poll") watchInotify();
   if (mode !== "poll" && w.wd === undefined) {
     try {
@@ -149,7 +165,7 @@ export function closeWatches(store: Store): void {
   const watches = store.watches;
   for (const w of watches.values()) {
     w.watcher?.close();
-    if (w.timer) clearInterval(w.timer);
+    w.polled?.();
   }
   watches.clear();
   store.inotify?.close();

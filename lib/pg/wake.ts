@@ -9,9 +9,15 @@
 //   waker's own (made on the first watch), whose one connection holds the LISTENs;
 // - a waiter is told "look at everything" (undefined) when its LISTEN is in place and again
 //   after every reconnect: a notification sent while the connection was down is lost, so the
-//   check after it is what misses nothing;
+//   check after it is what misses nothing; and while its LISTEN is not in place (being sent,
+//   or lost and not back), whatever another channel of the waker is told it is told to look
+//   again: an event there may follow one of its own it could not hear (mail sent before the
+//   publish that ends a wait: a2a mcp's unread note counts on being told of it);
 // - and every `recheckMs` besides, the slow safety net for notifications that never come (a
-//   pooler in transaction mode drops LISTEN, a listener that has not noticed it is cut off);
+//   pooler in transaction mode drops LISTEN, a listener that has not noticed it is cut off): one
+//   timer for every channel, each tick telling them all in the same turn, so the tick on which a
+//   wait sees a publish has told the inbox of mail sent before it (a timer per channel ticked at
+//   its own phase: with the LISTENs down, a2a mcp's unread note could miss that mail);
 // - a channel's LISTEN stays LINGER_MS after its last waiter leaves: a process that waits again
 //   (a lib caller's loop of waits, a claimer's next claim) finds it in place. Without it the
 //   last UNLISTEN closes the client's LISTEN connection (Bun.SQL ends it when it holds no
@@ -56,7 +62,6 @@ interface Listening {
   listeners: Set<Listener>;
   whole: string | undefined; // the key of "look again" (a tick, a LISTEN in place): all, or the one slot
   broad?: string; // a slot's own channel: what to listen on instead on a bus that does not wake it
-  timer: ReturnType<typeof setInterval>;
   sub?: { unlisten(): Promise<void> }; // its LISTEN, while in place
   pending: boolean; // a LISTEN is being sent
   linger?: ReturnType<typeof setTimeout>; // no waiter left: when its LISTEN ends
@@ -85,8 +90,21 @@ export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: 
   let closed = false;
   let retry: ReturnType<typeof setTimeout> | undefined;
   let backoffMs = RETRY_MIN_MS;
-  const tell = (l: Listening, key: string | undefined) => {
+  let ticker: ReturnType<typeof setInterval> | undefined;
+  // The one timer of the ticks (see the header): it keeps the process alive while a channel has
+  // a waiter, and ends with the last channel.
+  const ticking = () => {
+    if (!channels.size || closed) return void (clearInterval(ticker), (ticker = undefined));
+    ticker ??= setInterval(() => [...channels.values()].forEach((l) => own(l, l.whole)), recheckMs);
+    if ([...channels.values()].some((l) => l.listeners.size)) ticker.ref?.();
+    else ticker.unref?.();
+  };
+  const own = (l: Listening, key: string | undefined) => {
     for (const f of [...l.listeners]) f(key);
+  };
+  const tell = (l: Listening, key: string | undefined) => {
+    own(l, key);
+    for (const c of [...channels.values()]) if (c !== l && !c.sub) own(c, c.whole); // deaf: see the header
   };
   const schedule = () => {
     if (retry || closed) return;
@@ -138,7 +156,7 @@ export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: 
   };
   const end = async (name: string, l: Listening) => {
     channels.delete(name);
-    clearInterval(l.timer);
+    ticking();
     clearTimeout(l.linger);
     const sub = l.sub;
     l.sub = undefined;
@@ -147,16 +165,16 @@ export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: 
   const watchOne = (name: string, whole: string | undefined, broad: string | undefined, listener: Listener): (() => void) => {
     let l = channels.get(name);
     if (!l) {
-      const fresh: Listening = { listeners: new Set(), whole, broad, pending: false, timer: setInterval(() => tell(fresh, whole), recheckMs) };
+      const fresh: Listening = { listeners: new Set(), whole, broad, pending: false };
       channels.set(name, (l = fresh));
       listen(name, fresh);
     }
     if (l.linger) {
       clearTimeout(l.linger);
       l.linger = undefined;
-      l.timer.ref?.();
     }
     l.listeners.add(listener);
+    ticking();
     const mine = l;
     return () => {
       mine.listeners.delete(listener);
@@ -164,7 +182,7 @@ export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: 
       // Neither lingers a process alive: close() ends them, and an exit needs no UNLISTEN.
       mine.linger = setTimeout(() => void end(name, mine).catch(() => {}), LINGER_MS);
       mine.linger.unref?.();
-      mine.timer.unref?.();
+      ticking();
     };
   };
   return {
@@ -178,6 +196,7 @@ export function pgWaker(connect: (onclose: () => void) => Promise<SQL>, schema: 
     async close() {
       closed = true;
       clearTimeout(retry);
+      ticking();
       await Promise.all([...channels].map(([name, l]) => end(name, l).catch(() => {})));
       await sql?.then((s) => s.close({ timeout: 0 })).catch(() => {});
     },

@@ -179,6 +179,43 @@ for (const engine of enginesFor("mail")) {
       }
     });
 
+    // The same where the store is polled (A2A_WATCH=poll; a network filesystem polls as well):
+    // a tick is the whole store's, so the tick on which a wait sees a publish has told the inbox
+    // too. Here the inbox is watched from the slots' first tick on (on a timer of its own, it
+    // ticked just after them), the mail and the publish go in right after an inbox tick, and the
+    // slot tick that shows the publish is looked at as a wait's check would, once it is handled.
+    test("on a polled store, the tick that shows a publish has told the inbox of mail sent before it", async () => {
+      const env = { A2A_WATCH: "poll", A2A_POLL_MS: "100" };
+      const s = await t.open(env);
+      await s.bus.mail.ensureInbox("bob", true);
+      let inbox = 0;
+      const next: { slot?: () => void; inbox?: () => void } = {};
+      const event = (k: "slot" | "inbox") => new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${k} event`)), BOUND_MS);
+        next[k] = () => ((next[k] = undefined), clearTimeout(timer), resolve());
+      });
+      const offs = [await s.bus.slots.onChange(() => next.slot?.())];
+      try {
+        await event("slot");
+        offs.push(await s.bus.mail.onChange("bob", () => (inbox++, next.inbox?.())));
+        const other = s.reopen(env);
+        await event("inbox");
+        const before = inbox;
+        await other.mail.send("alice", "bob", "during");
+        await other.slots.publish("job", "done");
+        for (;;) {
+          await event("slot"); // resumed once the tick's turn is over
+          const told = inbox;
+          if (await s.bus.slots.get("job")) {
+            expect(told).toBeGreaterThan(before);
+            break;
+          }
+        }
+      } finally {
+        offs.forEach((off) => off());
+      }
+    });
+
     test("a receive that waits wakes on a send through another handle", async () => {
       const waiting = t.bus.mail.receive("bob", { wait: true, timeoutMs: BOUND_MS }, () => {});
       const sent = await t.reopen().mail.send("alice", "bob", "wake up");

@@ -118,7 +118,7 @@ describe("where inotify is not to be had", () => {
       const w = store.watches.get(slotsDir(store));
       expect(w?.watcher).toBeDefined();
       expect(w?.wd).toBeUndefined();
-      expect(w?.timer).toBeUndefined();
+      expect(w?.polled).toBeUndefined();
       plantRecord(d.path, "f", "through fs.watch");
       const o = await waiting;
       expect(o.kind).toBe("done");
