@@ -71,6 +71,7 @@ describe("opencode: mail wakes an idle session", () => {
     using store = testStore();
     let s!: Sandbox;
     const seen: { wake: string; state: string; unread: number }[] = [];
+    let answered = 0; // the user's first turn answered by the model
     let read!: (r: Request) => void;
     const mailRead = new Promise<Request>((res) => (read = res));
     const api = standIn(async (r) => {
@@ -80,7 +81,10 @@ describe("opencode: mail wakes an idle session", () => {
         read(r);
         return [{ text: "read it" }];
       }
-      if (!wake) return [{ text: "nothing to do" }];
+      if (!wake) {
+        answered++;
+        return [{ text: "nothing to do" }];
+      }
       const inbox = await a2a(["inbox", "--json"], { dir: s.store, env: { A2A_AGENT: "proj" } });
       seen.push({ wake, state: await peerState(s, "proj"), unread: JSON.parse(inbox.stdout).unread.length });
       return [{ tool: "a2a_check_messages", input: {} }];
@@ -90,7 +94,9 @@ describe("opencode: mail wakes an idle session", () => {
     try {
       const id = await oc.newSession();
       await oc.prompt(id, "look around");
-      await waitState(s, "proj", "working");
+      // The turn is marked working before its model is asked, and may be over before a wait for
+      // `working` looks (the stand-in answers at once): wait for the answer, then for idle.
+      await until(() => answered > 0, 60_000, "the model to answer the user's first turn");
       expect(await waitState(s, "proj", "idle")).toMatchObject({ state: "idle" });
       const before = api.requests.filter(byTools).length;
       expect(before).toBe(1);
@@ -134,8 +140,9 @@ describe("opencode: mail wakes an idle session", () => {
     try {
       await screen.waitFor(/ask anything|tab agents|ctrl\+p/i);
       type("say hello\r");
+      // Its model was asked (the turn is under way, and may be over already: the stand-in answers
+      // at once, so a wait for `working` could miss it): then idle.
       await asked((r) => userTexts(r).some((t) => t.includes("say hello")));
-      await waitState(s, "proj", "working");
       await waitState(s, "proj", "idle");
       type("half a li");
       await screen.waitFor(/half a li/);
