@@ -184,7 +184,10 @@ for (const engine of enginesFor("mail")) {
     // too. Here the inbox is watched from the slots' first tick on (on a timer of its own, it
     // ticked just after them), the mail and the publish go in right after an inbox tick, and the
     // slot tick that shows the publish is looked at as a wait's check would, once it is handled.
-    test("on a polled store, the tick that shows a publish has told the inbox of mail sent before it", async () => {
+    // A polled store is the file engine's (A2A_WATCH=poll; PostgreSQL's waker has its own tests of
+    // one tick for every channel: tests/unit/pg-wake-ticks.test.ts). On PostgreSQL this ran as a
+    // test of notification order and failed once in 3 fresh-clone CI runs: left open (close note).
+    if (engine.name === "file") test("on a polled store, the tick that shows a publish has told the inbox of mail sent before it", async () => {
       const env = { A2A_WATCH: "poll", A2A_POLL_MS: "100" };
       const s = await t.open(env);
       await s.bus.mail.ensureInbox("bob", true);
